@@ -1,0 +1,56 @@
+"""Built-in defaults: the outermost settings layer.
+
+The keyless providers are enabled out of the box; the keyed ones are defined too and become
+available as soon as a key resolves (setting, tenant credential, or the operator's environment).
+Only endpoints whose protocol is installed are defined, so a slim install stays valid.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+BUILTIN_ENDPOINTS: tuple[tuple[str, str, dict[str, str]], ...] = (
+    # (instance id, protocol id, extra settings). Order = cascade order where nothing else is said:
+    # keyed web providers first (best for WEB when a key exists), then the keyless ones.
+    ("serper", "serper", {}),
+    ("brave", "brave", {}),
+    ("exa", "exa", {}),
+    ("tavily", "tavily", {}),
+    ("wikipedia", "wikipedia", {}),
+    ("openalex", "openalex", {}),
+    ("arxiv", "arxiv", {}),
+    ("pubmed", "pubmed", {}),
+    ("openlibrary", "openlibrary", {}),
+    ("hackernews", "hackernews", {}),
+    ("local", "local", {}),
+)
+
+SERVICE_DEFAULTS: dict[str, str] = {
+    "research.deadlineMs": "20000",
+    "research.cache.ttlSeconds": "600",
+    "research.cache.ttlSeconds.news": "120",
+    "research.cache.ttlSeconds.encyclopedia": "86400",
+    "research.cache.ttlSeconds.book": "86400",
+    "research.cache.ttlSeconds.academic": "86400",
+    "research.hedge.afterMs": "0",
+    "research.provenance": "false",
+    "research.factory.cache.ttlMinutes": "5",
+    "research.quota.cache.ttlMinutes": "5",
+    "research.log.retentionDays": "30",
+    "research.content.maxBytes": str(20 * 1024 * 1024),
+    "research.content.allowPrivate": "false",
+    "research.investigate.minHits": "3",
+}
+
+
+def builtin_settings(installed_protocols: Iterable[str]) -> dict[str, str]:
+    """The built-in layer for the protocols that are installed."""
+    installed = set(installed_protocols)
+    out = dict(SERVICE_DEFAULTS)
+    for instance_id, protocol_id, extras in BUILTIN_ENDPOINTS:
+        if protocol_id not in installed:
+            continue
+        out[f"research.endpoint.{instance_id}.protocol"] = protocol_id
+        for suffix, value in extras.items():
+            out[f"research.endpoint.{instance_id}.{suffix}"] = value
+    return out

@@ -1,0 +1,206 @@
+"""SearchProviderFactory: the provider instances of a `(tenant, project)`, built from settings.
+
+Instances are cached per scope for `research.factory.cache.ttlMinutes` (and rebuilt sooner when
+the settings changed). `dispose(scope)` — `zarniwoop projects stop` — evicts a scope and calls
+`dispose()` on each of its instances. Two projects using the same endpoint get two instances:
+own cooldowns, own quota cache, own workspace, no reference counting.
+
+Key resolution per endpoint: the `.apiKey` setting, then a tenant credential (when a credential
+lookup is wired in), then the operator's environment variable (`SERPER_API_KEY`, …) unless the
+scope sets `research.operatorKeys: deny`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..contract.errors import ConfigError
+from ..contract.protocol import InstanceConfig, ProviderInstance, SearchProtocol, Secret
+from ..contract.query import SearchScope
+from ..dispatch.instance import HttpProviderInstance
+from . import keys as K
+
+if TYPE_CHECKING:
+    from ..transport.http import HttpTransport
+    from .settings import ScopedSettings, SettingService
+
+OPERATOR_KEY_ENV: dict[str, str] = {
+    "serper": "SERPER_API_KEY",
+    "brave": "BRAVE_API_KEY",
+    "exa": "EXA_API_KEY",
+    "tavily": "TAVILY_API_KEY",
+    "pubmed": "NCBI_API_KEY",
+}
+
+CredentialLookup = Callable[[SearchScope, str], "Secret | None"]
+"""`(scope, credential name) -> key`: tenant credentials (the LLM credential store), when wired in."""
+
+
+@dataclass(slots=True)
+class ProviderSet:
+    """The instances of one scope, in settings order, with the settings they were built from."""
+
+    scope: SearchScope
+    settings: ScopedSettings
+    instances: dict[str, ProviderInstance]
+    built_at: float
+    settings_version: int
+    errors: dict[str, str] = field(default_factory=dict)
+    """Endpoints that could not be built (unknown protocol, …), with the reason."""
+
+
+def endpoint_ids(settings: ScopedSettings) -> list[str]:
+    """Every endpoint id named under `research.endpoint.`, in settings order."""
+    seen: dict[str, None] = {}
+    for rest in settings.with_prefix(K.ENDPOINT_PREFIX):
+        instance_id = rest.split(".", 1)[0]
+        seen.setdefault(instance_id, None)
+    return list(seen)
+
+
+def instance_config(
+    settings: ScopedSettings,
+    instance_id: str,
+    protocol: SearchProtocol,
+    credential_lookup: CredentialLookup | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> InstanceConfig:
+    prefix = f"{K.ENDPOINT_PREFIX}{instance_id}."
+    raw = settings.with_prefix(prefix)
+    key, source = _resolve_key(settings, instance_id, protocol, credential_lookup, environ or os.environ)
+    extras = {
+        suffix: settings.get(prefix + suffix) or ""
+        for suffix in raw
+        if suffix
+        not in (
+            K.SUFFIX_PROTOCOL,
+            K.SUFFIX_BASE_URL,
+            K.SUFFIX_API_KEY,
+            K.SUFFIX_ENABLED,
+            K.SUFFIX_TIMEOUT_MS,
+            K.SUFFIX_RATE,
+            K.SUFFIX_HEDGE,
+        )
+    }
+    return InstanceConfig(
+        instance_id=instance_id,
+        protocol_id=protocol.id,
+        base_url=settings.get(prefix + K.SUFFIX_BASE_URL) or None,
+        api_key=key,
+        key_source=source,
+        enabled=settings.get_bool(prefix + K.SUFFIX_ENABLED, True),
+        timeout_ms=settings.get_int(prefix + K.SUFFIX_TIMEOUT_MS, 8000),
+        rate_per_second=settings.get_float(
+            prefix + K.SUFFIX_RATE, getattr(protocol, "default_rate_per_second", None)
+        ),
+        hedge=settings.get_bool(prefix + K.SUFFIX_HEDGE, True),
+        extras=extras,
+    )
+
+
+def _resolve_key(
+    settings: ScopedSettings,
+    instance_id: str,
+    protocol: SearchProtocol,
+    credential_lookup: CredentialLookup | None,
+    environ: Mapping[str, str],
+) -> tuple[Secret | None, str | None]:
+    secret = settings.secret(K.endpoint_key(instance_id, K.SUFFIX_API_KEY))
+    if secret:
+        return secret, "setting"
+    if credential_lookup is not None:
+        for name in (instance_id, protocol.id):
+            found = credential_lookup(settings.scope, name)
+            if found:
+                return found, f"credential:{name}"
+    if (settings.get(K.OPERATOR_KEYS) or "allow").lower() != "deny":
+        env_name = getattr(protocol, "env_key", None) or OPERATOR_KEY_ENV.get(protocol.id)
+        if env_name and environ.get(env_name):
+            return Secret(environ[env_name]), f"env:{env_name}"
+    return None, None
+
+
+class ProviderFactory:
+    def __init__(
+        self,
+        settings: SettingService,
+        protocols: Mapping[str, SearchProtocol],
+        transport: HttpTransport,
+        *,
+        credential_lookup: CredentialLookup | None = None,
+    ) -> None:
+        self.settings = settings
+        self.protocols = protocols
+        self.transport = transport
+        self.credential_lookup = credential_lookup
+        self._cache: dict[SearchScope, ProviderSet] = {}
+        self._lock = asyncio.Lock()
+
+    async def providers(self, scope: SearchScope) -> ProviderSet:
+        cached = self._cache.get(scope)
+        if cached is not None and cached.settings_version == self.settings.version:
+            ttl = cached.settings.get_int(K.FACTORY_TTL_MINUTES, 5) * 60
+            if time.monotonic() - cached.built_at < ttl:
+                return cached
+        async with self._lock:
+            await self.settings.refresh(max_age=1.0)
+            cached = self._cache.get(scope)
+            if cached is not None and cached.settings_version == self.settings.version:
+                ttl = cached.settings.get_int(K.FACTORY_TTL_MINUTES, 5) * 60
+                if time.monotonic() - cached.built_at < ttl:
+                    return cached
+            built = self.build(scope)
+            if cached is not None:
+                await _dispose_all(cached)
+            self._cache[scope] = built
+            return built
+
+    def build(self, scope: SearchScope, overrides: Mapping[str, str] | None = None) -> ProviderSet:
+        settings = self.settings.scoped(scope, overrides)
+        instances: dict[str, ProviderInstance] = {}
+        errors: dict[str, str] = {}
+        for instance_id in endpoint_ids(settings):
+            protocol_id = settings.get(K.endpoint_key(instance_id, K.SUFFIX_PROTOCOL))
+            if not protocol_id:
+                continue  # the seed: without `.protocol` an endpoint is ignored
+            protocol = self.protocols.get(protocol_id)
+            if protocol is None:
+                errors[instance_id] = f"unknown protocol {protocol_id!r}"
+                continue
+            try:
+                config = instance_config(settings, instance_id, protocol, self.credential_lookup)
+                validate = getattr(protocol, "validate_config", None)
+                if validate is not None:
+                    validate(config)
+            except ConfigError as exc:
+                errors[instance_id] = exc.reason
+                continue
+            custom = getattr(protocol, "instantiate", None)
+            instances[instance_id] = (
+                custom(config, self.transport)
+                if custom
+                else HttpProviderInstance(protocol, config, self.transport)
+            )
+        return ProviderSet(scope, settings, instances, time.monotonic(), self.settings.version, errors)
+
+    async def dispose(self, scope: SearchScope) -> int:
+        """Evict a scope's instances and dispose each; returns how many were disposed."""
+        cached = self._cache.pop(scope, None)
+        if cached is None:
+            return 0
+        await _dispose_all(cached)
+        return len(cached.instances)
+
+    async def aclose(self) -> None:
+        for scope in list(self._cache):
+            await self.dispose(scope)
+
+
+async def _dispose_all(provider_set: ProviderSet) -> None:
+    for instance in provider_set.instances.values():
+        await instance.dispose()

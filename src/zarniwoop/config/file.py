@@ -1,0 +1,149 @@
+"""The YAML config file: parsed, `${env:NAME}`/`${file:PATH}` expanded, checked, then seeded into settings.
+
+The file is the source of truth for the keys it names: each is upserted at start-up into its
+scope; keys it does not name are left as the database has them.
+
+    database_url: sqlite:///.zarniwoop/zarniwoop.db
+    redis_url: null
+    settings: {research.default.academic: openalex}
+    tenants:
+      acme:
+        settings: {research.endpoint.serper-main.protocol: serper}
+        projects: {review: {settings: {research.endpoint.serper-main.enabled: false}}}
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..contract.errors import ConfigError
+
+_REF = re.compile(r"\$\{(env|file):([^}]+)\}")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-.]*$")
+
+ScalarSettings = dict[str, str | int | float | bool | None]
+
+
+class _Node(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ProjectConfig(_Node):
+    team: str | None = None
+    settings: ScalarSettings = Field(default_factory=dict)
+    llm: dict[str, Any] = Field(default_factory=dict)
+
+
+class TeamConfig(_Node):
+    llm: dict[str, Any] = Field(default_factory=dict)
+
+
+class AccountConfig(_Node):
+    teams: list[str] = Field(default_factory=list)
+    llm: dict[str, Any] = Field(default_factory=dict)
+
+
+class TenantConfig(_Node):
+    settings: ScalarSettings = Field(default_factory=dict)
+    llm: dict[str, Any] = Field(default_factory=dict)
+    teams: dict[str, TeamConfig] = Field(default_factory=dict)
+    accounts: dict[str, AccountConfig] = Field(default_factory=dict)
+    projects: dict[str, ProjectConfig] = Field(default_factory=dict)
+
+    @field_validator("projects", "teams", "accounts")
+    @classmethod
+    def _names(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for name in value:
+            if not _NAME.match(name) or name.startswith("_"):
+                raise ValueError(
+                    f"invalid name {name!r} (letters, digits, '-', '_', '.'; not starting with '_')"
+                )
+        return value
+
+
+class ConfigFile(_Node):
+    database_url: str | None = None
+    redis_url: str | None = None
+    settings: ScalarSettings = Field(default_factory=dict)
+    tenants: dict[str, TenantConfig] = Field(default_factory=dict)
+    path: Path | None = None
+
+    @field_validator("tenants")
+    @classmethod
+    def _tenant_names(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for name in value:
+            if not _NAME.match(name) or name.startswith("_"):
+                raise ValueError(f"invalid tenant name {name!r}")
+        return value
+
+    def scoped_settings(self) -> list[tuple[str, str, str, Any]]:
+        """Every `(tenant, project, key, value)` the file names, outermost scope first."""
+        out: list[tuple[str, str, str, Any]] = [
+            ("_system", "_tenant", k, v) for k, v in self.settings.items()
+        ]
+        for tenant_name, tenant in self.tenants.items():
+            out += [(tenant_name, "_tenant", k, v) for k, v in tenant.settings.items()]
+            for project_name, project in tenant.projects.items():
+                out += [(tenant_name, project_name, k, v) for k, v in project.settings.items()]
+        return out
+
+
+def load_config(path: str | Path | None) -> ConfigFile:
+    """Read and check the config file; every problem is a `ConfigError` naming the key or line."""
+    if path is None:
+        return ConfigFile()
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(str(file), f"cannot read config file: {exc.strerror or exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(str(file), f"malformed YAML: {where}{problem}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(str(file), f"expected a mapping at the top level, got {type(data).__name__}")
+    data = _expand(data, "", file.parent)
+    try:
+        config = ConfigFile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        location = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        raise ConfigError(location, first["msg"]) from None
+    config.path = file
+    return config
+
+
+def _expand(value: Any, where: str, base: Path) -> Any:
+    if isinstance(value, dict):
+        return {k: _expand(v, f"{where}.{k}" if where else str(k), base) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expand(v, f"{where}[{i}]", base) for i, v in enumerate(value)]
+    if isinstance(value, str) and "${" in value:
+        return _REF.sub(lambda m: _resolve_ref(m.group(1), m.group(2).strip(), where, base), value)
+    return value
+
+
+def _resolve_ref(kind: str, name: str, where: str, base: Path) -> str:
+    if kind == "env":
+        if name not in os.environ:
+            raise ConfigError(where, f"environment variable {name} is not set")
+        return os.environ[name]
+    target = Path(name).expanduser()
+    if not target.is_absolute():
+        target = base / target
+    try:
+        return target.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ConfigError(where, f"cannot read {target}: {exc.strerror or exc}") from None

@@ -1,0 +1,79 @@
+"""Setting keys: one source of truth for the factory, the dispatcher, the tools and validation."""
+
+from __future__ import annotations
+
+import re
+
+from ..contract.enums import Modality
+
+SYSTEM_TENANT = "_system"
+TENANT_LEVEL = "_tenant"
+"""Project name that stands for "the whole tenant" in a scope."""
+
+ENDPOINT_PREFIX = "research.endpoint."
+DEADLINE_MS = "research.deadlineMs"
+CACHE_TTL_SECONDS = "research.cache.ttlSeconds"
+HEDGE_AFTER_MS = "research.hedge.afterMs"
+PROVENANCE = "research.provenance"
+OPERATOR_KEYS = "research.operatorKeys"
+FACTORY_TTL_MINUTES = "research.factory.cache.ttlMinutes"
+QUOTA_CACHE_TTL_MINUTES = "research.quota.cache.ttlMinutes"
+LOG_RETENTION_DAYS = "research.log.retentionDays"
+CONTENT_MAX_BYTES = "research.content.maxBytes"
+CONTENT_ALLOW_PRIVATE = "research.content.allowPrivate"
+
+# Endpoint suffixes with a meaning of their own; every other suffix is passed to the protocol as an extra.
+SUFFIX_PROTOCOL = "protocol"
+SUFFIX_BASE_URL = "baseUrl"
+SUFFIX_API_KEY = "apiKey"
+SUFFIX_ENABLED = "enabled"
+SUFFIX_TIMEOUT_MS = "timeoutMs"
+SUFFIX_RATE = "rateLimit.perSecond"
+SUFFIX_HEDGE = "hedge"
+
+
+def endpoint_key(instance_id: str, suffix: str) -> str:
+    return f"{ENDPOINT_PREFIX}{instance_id}.{suffix}"
+
+
+def default_key(modality: Modality) -> str:
+    return f"research.default.{modality.setting_name}"
+
+
+def fallback_key(modality: Modality) -> str:
+    return f"research.fallback.{modality.setting_name}"
+
+
+def cache_ttl_key(modality: Modality) -> str:
+    return f"{CACHE_TTL_SECONDS}.{modality.setting_name}"
+
+
+def cooldown_subject(instance_id: str, modality: Modality) -> str:
+    return f"research:{instance_id}:{modality.setting_name}"
+
+
+_SECRET_KEY = re.compile(r"(^|\.)(apiKey|api_key|password|secret|token)$", re.IGNORECASE)
+_BOOL_KEYS = re.compile(r"(\.enabled|\.hedge|^research\.provenance|^research\.content\.allowPrivate)$")
+_INT_KEYS = re.compile(
+    r"(\.timeoutMs|\.quota\.daily|\.quota\.monthly|^research\.deadlineMs|^research\.cache\.ttlSeconds(\.\w+)?"
+    r"|^research\.hedge\.afterMs|^research\.factory\.cache\.ttlMinutes|^research\.quota\.cache\.ttlMinutes"
+    r"|^research\.log\.retentionDays|^research\.content\.maxBytes|^research\.investigate\.minHits)$"
+)
+
+
+def infer_type(key: str) -> str:
+    """The stored type of a key: PASSWORD for credentials, INT/BOOL for known numeric/boolean keys."""
+    if _SECRET_KEY.search(key):
+        return "PASSWORD"
+    if _BOOL_KEYS.search(key):
+        return "BOOL"
+    if _INT_KEYS.search(key):
+        return "INT"
+    return "STRING"
+
+
+_KEY_SYNTAX = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-]*(\.[A-Za-z0-9_\-:]+)+$")
+
+
+def is_valid_key(key: str) -> bool:
+    return bool(_KEY_SYNTAX.match(key))

@@ -1,0 +1,270 @@
+"""SettingService: typed flat keys per scope, resolved through the cascade (DESIGN §2).
+
+    built-in defaults → (_system, _tenant) → (tenant, _tenant) → (tenant, project) → per-call overrides
+
+The innermost level wins per key. Rows live in the database; a process keeps a snapshot in
+memory and reloads it when another process (a CLI `settings set`, another replica) changed the
+table — `refresh()` checks a cheap fingerprint first. PASSWORD values are sealed with the
+`SecretBox` and only opened when asked for with `secret()`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from ..contract.errors import ConfigError, InvalidRequestError
+from ..contract.protocol import Secret
+from ..contract.query import SearchScope
+from .keys import SYSTEM_TENANT, TENANT_LEVEL, infer_type, is_valid_key
+
+if TYPE_CHECKING:
+    from ..storage.crypto import SecretBox
+    from ..storage.db import Database
+
+TYPES = ("STRING", "INT", "BOOL", "PASSWORD")
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off"}
+
+
+@dataclass(frozen=True, slots=True)
+class SettingRow:
+    tenant: str
+    project: str
+    key: str
+    type: str
+    value: str  # sealed for PASSWORD
+    seq: int = 0
+
+    @property
+    def level(self) -> str:
+        if self.tenant == "_builtin":
+            return "builtin"
+        if self.tenant == SYSTEM_TENANT:
+            return "system"
+        return "tenant" if self.project == TENANT_LEVEL else "project"
+
+
+def coerce(key: str, value: object, type_: str) -> str:
+    """Validate and normalise a value for its type; the error names the key and what was expected."""
+    text = str(value).strip() if not isinstance(value, bool) else ("true" if value else "false")
+    if type_ == "INT":
+        try:
+            return str(int(text))
+        except ValueError:
+            raise InvalidRequestError(key, f"expected an integer, got {text!r}") from None
+    if type_ == "BOOL":
+        lowered = text.lower()
+        if lowered in _TRUE:
+            return "true"
+        if lowered in _FALSE:
+            return "false"
+        raise InvalidRequestError(key, f"expected true or false, got {text!r}")
+    if type_ not in TYPES:
+        raise InvalidRequestError("type", f"expected one of {', '.join(TYPES)}, got {type_!r}")
+    return str(value)
+
+
+class ScopedSettings:
+    """The merged view of one scope. Cheap to build; read-only."""
+
+    def __init__(self, merged: Mapping[str, SettingRow], box: SecretBox | None, scope: SearchScope) -> None:
+        self._merged = merged
+        self._box = box
+        self.scope = scope
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._merged
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._merged)
+
+    def keys(self) -> Iterator[str]:
+        return iter(self._merged)
+
+    def row(self, key: str) -> SettingRow | None:
+        return self._merged.get(key)
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        row = self._merged.get(key)
+        if row is None:
+            return default
+        if row.type == "PASSWORD":
+            secret = self.secret(key)
+            return secret.reveal() if secret else default
+        return row.value
+
+    def secret(self, key: str) -> Secret | None:
+        row = self._merged.get(key)
+        if row is None or not row.value:
+            return None
+        if row.type != "PASSWORD" or self._box is None:
+            return Secret(row.value)
+        return Secret(self._box.open(row.value, aad=_aad(row.tenant, row.project, row.key)))
+
+    def get_int(self, key: str, default: int) -> int:
+        raw = self.get(key)
+        if raw is None or raw == "":
+            return default
+        try:
+            return int(raw)
+        except ValueError:
+            raise ConfigError(key, f"expected an integer, got {raw!r}") from None
+
+    def get_float(self, key: str, default: float | None) -> float | None:
+        raw = self.get(key)
+        if raw is None or raw == "":
+            return default
+        try:
+            return float(raw)
+        except ValueError:
+            raise ConfigError(key, f"expected a number, got {raw!r}") from None
+
+    def get_bool(self, key: str, default: bool) -> bool:
+        raw = self.get(key)
+        if raw is None or raw == "":
+            return default
+        lowered = raw.strip().lower()
+        if lowered in _TRUE:
+            return True
+        if lowered in _FALSE:
+            return False
+        raise ConfigError(key, f"expected true or false, got {raw!r}")
+
+    def get_list(self, key: str) -> list[str]:
+        raw = self.get(key) or ""
+        return [part.strip() for part in raw.split(",") if part.strip()]
+
+    def with_prefix(self, prefix: str) -> dict[str, str]:
+        """Every key under `prefix` (prefix stripped), in settings order. Secrets stay sealed."""
+        return {k[len(prefix) :]: r.value for k, r in self._merged.items() if k.startswith(prefix)}
+
+
+def _aad(tenant: str, project: str, key: str) -> bytes:
+    return f"setting:{tenant}/{project}/{key}".encode()
+
+
+class SettingService:
+    """Reads and writes settings; resolves scopes. One per process."""
+
+    def __init__(self, db: Database, box: SecretBox | None, builtins: Mapping[str, str]) -> None:
+        self.db = db
+        self.box = box
+        self._builtins = [
+            SettingRow("_builtin", "_builtin", key, infer_type(key), value, seq=i)
+            for i, (key, value) in enumerate(builtins.items())
+        ]
+        self._rows: dict[tuple[str, str], list[SettingRow]] = {}
+        self._fingerprint: tuple[object, ...] | None = None
+        self._checked_at = 0.0
+        self.version = 0
+        """Bumped on every reload; caches built from settings compare against it."""
+
+    async def refresh(self, *, max_age: float = 0.0) -> bool:
+        """Reload the snapshot if the table changed; returns True when it did."""
+        now = time.monotonic()
+        if self._fingerprint is not None and now - self._checked_at < max_age:
+            return False
+        self._checked_at = now
+        fingerprint = await self.db.fetchone(
+            "SELECT COUNT(*), COALESCE(MAX(seq), 0), MAX(updated_at) FROM settings"
+        )
+        if fingerprint == self._fingerprint:
+            return False
+        rows = await self.db.fetchall(
+            "SELECT tenant, project, key, type, value, seq FROM settings ORDER BY seq"
+        )
+        grouped: dict[tuple[str, str], list[SettingRow]] = {}
+        for tenant, project, key, type_, value, seq in rows:
+            grouped.setdefault((tenant, project), []).append(
+                SettingRow(tenant, project, key, type_, value, seq)
+            )
+        self._rows = grouped
+        self._fingerprint = fingerprint
+        self.version += 1
+        return True
+
+    def scoped(self, scope: SearchScope, overrides: Mapping[str, str] | None = None) -> ScopedSettings:
+        """The cascade for a scope. Configured keys come first in settings order, built-in ones last,
+        so an operator's endpoints are tried before the built-in ones where no routing is set."""
+        merged: dict[str, SettingRow] = {}
+        levels = [
+            self._rows.get((SYSTEM_TENANT, TENANT_LEVEL), []),
+            self._rows.get((scope.tenant, TENANT_LEVEL), []) if scope.tenant != SYSTEM_TENANT else [],
+            self._rows.get((scope.tenant, scope.project), []) if scope.project != TENANT_LEVEL else [],
+        ]
+        for level in levels:
+            for row in level:
+                merged.pop(row.key, None)
+                merged[row.key] = row
+        for row in self._builtins:
+            merged.setdefault(row.key, row)
+        for key, value in (overrides or {}).items():
+            merged[key] = SettingRow("_override", "_override", key, "STRING", str(value))
+        # Re-sort: configured rows by seq (global insertion order), built-ins after them in their own order.
+        ordered = sorted(merged.values(), key=lambda r: (r.tenant == "_builtin", r.seq))
+        return ScopedSettings({r.key: r for r in ordered}, self.box, scope)
+
+    async def set(
+        self, tenant: str, project: str, key: str, value: object, type_: str | None = None
+    ) -> SettingRow:
+        if not is_valid_key(key):
+            raise InvalidRequestError(
+                "key", f"expected a dotted setting key like research.default.web, got {key!r}"
+            )
+        kind = (type_ or infer_type(key)).upper()
+        normalised = coerce(key, value, kind)
+        stored = normalised
+        if kind == "PASSWORD" and normalised:
+            if self.box is None:
+                raise ConfigError(key, "cannot store a PASSWORD setting without a master key")
+            stored = self.box.seal(normalised, aad=_aad(tenant, project, key))
+        now = datetime.now(UTC).isoformat()
+        await self.db.execute(
+            "INSERT INTO settings (tenant, project, key, type, value, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (tenant, project, key) DO UPDATE SET type = excluded.type, value = excluded.value, "
+            "updated_at = excluded.updated_at",
+            (tenant, project, key, kind, stored, now),
+        )
+        await self.refresh()
+        return SettingRow(tenant, project, key, kind, stored)
+
+    async def delete(self, tenant: str, project: str, key: str) -> bool:
+        count = await self.db.execute(
+            "DELETE FROM settings WHERE tenant = ? AND project = ? AND key = ?", (tenant, project, key)
+        )
+        await self.refresh()
+        return count > 0
+
+    def invalidate(self) -> None:
+        """Forget the snapshot; the next `refresh()` reloads (after a rolled-back transaction)."""
+        self._fingerprint = None
+        self._rows = {}
+
+    def scoped_value(self, row: SettingRow) -> str:
+        """The plain value of a stored row (PASSWORD rows opened)."""
+        if row.type != "PASSWORD" or self.box is None or not row.value:
+            return row.value
+        return self.box.open(row.value, aad=_aad(row.tenant, row.project, row.key))
+
+    def rows(self, tenant: str | None = None, project: str | None = None) -> list[SettingRow]:
+        out = [r for level in self._rows.values() for r in level]
+        if tenant is not None:
+            out = [r for r in out if r.tenant == tenant]
+        if project is not None:
+            out = [r for r in out if r.project == project]
+        return sorted(out, key=lambda r: r.seq)
+
+    def builtin_rows(self) -> list[SettingRow]:
+        return list(self._builtins)
+
+    def scopes(self) -> list[SearchScope]:
+        """Every (tenant, project) that has settings of its own, plus the default scope."""
+        seen = {SearchScope("default", "default")}
+        for tenant, project in self._rows:
+            if tenant != SYSTEM_TENANT:
+                seen.add(SearchScope(tenant, project))
+        return sorted(seen, key=lambda s: (s.tenant, s.project))

@@ -1,0 +1,91 @@
+"""Boot validation: a bad configuration is reported at start-up, naming the key, not at the first search.
+
+Checked for every scope that has settings: each endpoint's protocol exists and accepts its config
+(SearXNG without `baseUrl`, …); `research.default.<modality>` / `research.fallback.<modality>`
+name a real modality and an existing, enabled endpoint that serves it; typed keys parse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from ..contract.enums import Modality
+from ..contract.errors import ConfigError
+from ..contract.query import SearchScope
+from . import keys as K
+from .factory import endpoint_ids, instance_config
+
+if TYPE_CHECKING:
+    from ..contract.protocol import SearchProtocol
+    from .settings import ScopedSettings, SettingService
+
+_ROUTING = ("research.default.", "research.fallback.")
+
+
+def validate_settings(service: SettingService, protocols: Mapping[str, SearchProtocol]) -> list[ConfigError]:
+    """Every problem in every scope (empty list = valid)."""
+    problems: dict[str, ConfigError] = {}
+    scopes = [SearchScope("_system", "_tenant"), *service.scopes()]
+    for scope in scopes:
+        for error in validate_scope(service.scoped(scope), protocols):
+            problems.setdefault(error.key, error)
+    return list(problems.values())
+
+
+def validate_scope(settings: ScopedSettings, protocols: Mapping[str, SearchProtocol]) -> list[ConfigError]:
+    errors: list[ConfigError] = []
+    endpoints: dict[str, SearchProtocol] = {}
+    for instance_id in endpoint_ids(settings):
+        key = K.endpoint_key(instance_id, K.SUFFIX_PROTOCOL)
+        protocol_id = settings.get(key)
+        if not protocol_id:
+            continue
+        protocol = protocols.get(protocol_id)
+        if protocol is None:
+            errors.append(
+                ConfigError(
+                    key, f"unknown protocol {protocol_id!r}; installed: {', '.join(sorted(protocols))}"
+                )
+            )
+            continue
+        try:
+            config = instance_config(settings, instance_id, protocol)
+            validate = getattr(protocol, "validate_config", None)
+            if validate is not None:
+                validate(config)
+        except ConfigError as exc:
+            errors.append(exc)
+            continue
+        endpoints[instance_id] = protocol
+    for key in list(settings.keys()):
+        if not key.startswith(_ROUTING):
+            continue
+        name = key.split(".", 2)[2]
+        try:
+            modality = Modality.parse(name, field=key)
+        except Exception:
+            valid = ", ".join(m.setting_name for m in Modality)
+            errors.append(ConfigError(key, f"unknown modality {name!r}; expected one of {valid}"))
+            continue
+        for instance_id in settings.get_list(key):
+            protocol = endpoints.get(instance_id)
+            if protocol is None:
+                errors.append(ConfigError(key, f"names endpoint {instance_id!r}, which is not defined"))
+            elif not settings.get_bool(K.endpoint_key(instance_id, K.SUFFIX_ENABLED), True):
+                errors.append(ConfigError(key, f"names endpoint {instance_id!r}, which is disabled"))
+            elif modality not in protocol.modalities:
+                errors.append(
+                    ConfigError(
+                        key, f"endpoint {instance_id!r} ({protocol.id}) does not serve {modality.value}"
+                    )
+                )
+    for key in list(settings.keys()):
+        row = settings.row(key)
+        if row is None or row.type not in ("INT", "BOOL"):
+            continue
+        try:
+            settings.get_int(key, 0) if row.type == "INT" else settings.get_bool(key, False)
+        except ConfigError as exc:
+            errors.append(exc)
+    return errors

@@ -1,0 +1,67 @@
+"""The search contract: plain typed data and the protocol SPI. Imports nothing else of ours."""
+
+from .enums import EXPERT_PARAMS, Availability, ContentInline, Modality, Outcome, Tier
+from .errors import (
+    AccessDeniedError,
+    AuthError,
+    ConfigError,
+    InvalidRequestError,
+    NoProviderAvailableError,
+    ParseError,
+    ProviderError,
+    ProviderHTTPError,
+    ProviderTimeoutError,
+    QuotaExceededError,
+    RateLimitedError,
+    ResponseTooLargeError,
+    TransportError,
+    ZarniwoopError,
+)
+from .protocol import (
+    InstanceConfig,
+    ProviderInstance,
+    RawResponse,
+    RequestSpec,
+    SearchPage,
+    SearchProtocol,
+    Secret,
+)
+from .query import SearchRequest, SearchScope
+from .results import Attempt, ContentRef, QuotaStatus, SearchHit, SearchResult
+
+__all__ = [
+    "EXPERT_PARAMS",
+    "AccessDeniedError",
+    "Attempt",
+    "AuthError",
+    "Availability",
+    "ConfigError",
+    "ContentInline",
+    "ContentRef",
+    "InstanceConfig",
+    "InvalidRequestError",
+    "Modality",
+    "NoProviderAvailableError",
+    "Outcome",
+    "ParseError",
+    "ProviderError",
+    "ProviderHTTPError",
+    "ProviderInstance",
+    "ProviderTimeoutError",
+    "QuotaExceededError",
+    "QuotaStatus",
+    "RateLimitedError",
+    "RawResponse",
+    "RequestSpec",
+    "ResponseTooLargeError",
+    "SearchHit",
+    "SearchPage",
+    "SearchProtocol",
+    "SearchRequest",
+    "SearchResult",
+    "SearchScope",
+    "Secret",
+    "Tier",
+    "TransportError",
+    "ZarniwoopError",
+]

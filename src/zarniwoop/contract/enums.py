@@ -1,0 +1,87 @@
+"""Closed vocabularies of the search contract (DESIGN §3)."""
+
+from __future__ import annotations
+
+import enum
+
+
+class _WireEnum(enum.StrEnum):
+    """A string enum that accepts any case on input and prints upper-case on the wire."""
+
+    @classmethod
+    def parse(cls, value: str | _WireEnum, *, field: str) -> _WireEnum:
+        from .errors import InvalidRequestError
+
+        if isinstance(value, cls):
+            return value
+        try:
+            return cls(str(value).strip().upper())
+        except ValueError:
+            valid = ", ".join(m.value for m in cls)
+            raise InvalidRequestError(field, f"expected one of {valid}, got {value!r}") from None
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Modality(_WireEnum):
+    WEB = "WEB"
+    IMAGE = "IMAGE"
+    VIDEO = "VIDEO"
+    PDF = "PDF"
+    NEWS = "NEWS"
+    ACADEMIC = "ACADEMIC"
+    ENCYCLOPEDIA = "ENCYCLOPEDIA"
+    BOOK = "BOOK"
+    MAP = "MAP"
+    CODE = "CODE"
+    INTERNAL_DOC = "INTERNAL_DOC"
+    RAG = "RAG"
+
+    @property
+    def setting_name(self) -> str:
+        """The lower-case spelling used in setting keys (`research.default.academic`)."""
+        return self.value.lower()
+
+
+class Tier(_WireEnum):
+    NORMAL = "NORMAL"
+    EXPERT = "EXPERT"
+
+
+class ContentInline(_WireEnum):
+    EMBED_TEXT = "EMBED_TEXT"
+    STASH_ON_DEMAND = "STASH_ON_DEMAND"
+
+
+class Availability(_WireEnum):
+    READY = "READY"
+    EXHAUSTED = "EXHAUSTED"
+    COOLDOWN = "COOLDOWN"
+    DISABLED = "DISABLED"
+
+
+class Outcome(enum.StrEnum):
+    """What happened to one candidate during a dispatch (the `attempts[].outcome` values)."""
+
+    SUCCESS = "success"
+    EMPTY = "empty"
+    SOFT_ERROR = "soft_error"
+    HARD_ERROR = "hard_error"
+    TIMEOUT = "timeout"
+    SKIPPED_COOLDOWN = "skipped_cooldown"
+    SKIPPED_DISABLED = "skipped_disabled"
+    SKIPPED_EXHAUSTED = "skipped_exhausted"
+    SKIPPED_NO_KEY = "skipped_no_key"
+    SKIPPED_UNSUPPORTED = "skipped_unsupported"
+
+    @property
+    def is_skip(self) -> bool:
+        return self.value.startswith("skipped_")
+
+    def __str__(self) -> str:
+        return self.value
+
+
+EXPERT_PARAMS: tuple[str, ...] = ("site", "filetype", "dateFrom", "dateTo", "domain", "language")
+"""Expert parameters every protocol may map onto its own syntax (DESIGN §3)."""

@@ -1,0 +1,138 @@
+"""The one exception tree of Zarniwoop.
+
+    ZarniwoopError
+    ├── InvalidRequestError(field, reason)      bad input from a caller           → exit 2 / HTTP 422
+    ├── ConfigError(key, reason)                bad configuration                  → exit 2
+    ├── ProviderError(instance_id)              one provider call failed hard      → cooldown
+    │   ├── TransportError                      network error, refused, reset
+    │   ├── ProviderTimeoutError                no answer within the timeout
+    │   ├── ProviderHTTPError(status)           any non-2xx status
+    │   │   ├── RateLimitedError(retry_after)   429
+    │   │   └── AuthError                       401 / 403
+    │   ├── ResponseTooLargeError               body over the size cap
+    │   └── ParseError                          body not what the protocol expects
+    ├── QuotaExceededError(level)               a budget is exhausted              → exit 4
+    ├── AccessDeniedError                       token/scope not allowed            → exit 5 / HTTP 401/403
+    └── NoProviderAvailableError(attempts)      every candidate failed             → exit 3
+
+Every error keeps its context in plain attributes and survives pickling (`__reduce__`),
+so it can cross a process boundary (workers, multiprocessing tests) unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ZarniwoopError(Exception):
+    """Base class of every error Zarniwoop raises on purpose."""
+
+    exit_code: int = 1
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.__dict__))
+
+
+def _rebuild(cls: type[ZarniwoopError], state: dict[str, Any]) -> ZarniwoopError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, state.get("message", ""))
+    err.__dict__.update(state)
+    return err
+
+
+class InvalidRequestError(ZarniwoopError):
+    """A caller's input is wrong; names the field and what was expected."""
+
+    exit_code = 2
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+class ConfigError(ZarniwoopError):
+    """The configuration is wrong; names the key (or file) and the reason."""
+
+    exit_code = 2
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(f"config error: {key}: {reason}")
+        self.key = key
+        self.reason = reason
+
+
+class ProviderError(ZarniwoopError):
+    """A provider call failed hard; the dispatcher turns it into a cooldown."""
+
+    def __init__(self, message: str, *, instance_id: str | None = None) -> None:
+        super().__init__(message)
+        self.instance_id = instance_id
+
+
+class TransportError(ProviderError):
+    """Connection refused, reset, DNS failure, redirect to another host."""
+
+
+class ProviderTimeoutError(ProviderError):
+    """No complete answer within the endpoint timeout or the call deadline."""
+
+
+class ProviderHTTPError(ProviderError):
+    """The provider answered with a non-2xx status."""
+
+    def __init__(self, status: int, message: str | None = None, *, instance_id: str | None = None) -> None:
+        super().__init__(message or f"HTTP {status}", instance_id=instance_id)
+        self.status = status
+
+
+class RateLimitedError(ProviderHTTPError):
+    """HTTP 429; `retry_after` is the provider's `Retry-After` in seconds, if it sent one."""
+
+    def __init__(
+        self, retry_after: float | None = None, message: str | None = None, *, instance_id: str | None = None
+    ) -> None:
+        super().__init__(429, message or "HTTP 429", instance_id=instance_id)
+        self.retry_after = retry_after
+
+
+class AuthError(ProviderHTTPError):
+    """HTTP 401/403: the key is missing, wrong or not allowed."""
+
+
+class ResponseTooLargeError(ProviderError):
+    """The body exceeded the transport's size cap; reading stopped there."""
+
+
+class ParseError(ProviderError):
+    """The body could not be parsed as the protocol's wire format."""
+
+
+class QuotaExceededError(ZarniwoopError):
+    """A budget is exhausted; `level` names which one (endpoint, project, tenant, …)."""
+
+    exit_code = 4
+
+    def __init__(self, level: str, message: str | None = None) -> None:
+        super().__init__(message or f"{level} quota exhausted")
+        self.level = level
+
+
+class AccessDeniedError(ZarniwoopError):
+    """The caller may not do this (missing/invalid token, other project's resource)."""
+
+    exit_code = 5
+
+
+class NoProviderAvailableError(ZarniwoopError):
+    """Every candidate failed or was skipped; `attempts` says why for each."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, attempts: tuple[Any, ...] = ()) -> None:
+        super().__init__(message)
+        self.attempts = attempts

@@ -1,0 +1,170 @@
+"""The protocol SPI: how a wire format plugs into Zarniwoop.
+
+A protocol is pure: `build_request()` turns a `SearchRequest` into a `RequestSpec`, and
+`parse_response()` turns a `RawResponse` into a `SearchPage`. It never opens a socket, so
+every protocol is testable with a recorded body alone. Two-step APIs (PubMed esearch →
+esummary) stay pure too: the page of step one carries the `RequestSpec` of step two.
+
+A protocol that needs more than one HTTP exchange per page, or no HTTP at all (the local
+index), may define `instantiate(config, transport)` and return its own `ProviderInstance`.
+
+Add-on packages register a protocol object in the entry-point group `zarniwoop.protocols`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from .enums import Availability, Modality, Tier
+
+if TYPE_CHECKING:
+    from .query import SearchRequest, SearchScope
+    from .results import ContentRef, QuotaStatus, SearchHit, SearchResult
+
+
+class Secret:
+    """A credential that never shows itself in `repr`, `str`, logs or tracebacks."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('**********')"
+
+    __str__ = __repr__
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceConfig:
+    """One endpoint as resolved from `research.endpoint.<id>.*` settings for a scope."""
+
+    instance_id: str
+    protocol_id: str
+    base_url: str | None = None
+    api_key: Secret | None = None
+    key_source: str | None = None
+    """Where the key came from: `setting`, `env:SERPER_API_KEY`, … (never the key)."""
+    enabled: bool = True
+    timeout_ms: int = 8000
+    rate_per_second: float | None = None
+    hedge: bool = False
+    extras: Mapping[str, str] = field(default_factory=dict)
+    """Every other suffix (`contactEmail`, `language`, `quota.daily`, …) as a string."""
+
+    def extra(self, name: str, default: str | None = None) -> str | None:
+        return self.extras.get(name, default)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSpec:
+    """One HTTP exchange, fully described; the transport sends it."""
+
+    method: str
+    url: str
+    params: tuple[tuple[str, str], ...] = ()
+    headers: Mapping[str, str] = field(default_factory=dict)
+    json_body: Any = None
+    step: str = "search"
+    """Which step of a multi-step flow this is; `parse_response` dispatches on it."""
+    state: Mapping[str, Any] = field(default_factory=dict)
+    """Data a later step needs from an earlier one (PubMed ids, say)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RawResponse:
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+    url: str = ""
+    elapsed_ms: float = 0.0
+
+    def header(self, name: str) -> str | None:
+        lowered = name.lower()
+        for key, value in self.headers.items():
+            if key.lower() == lowered:
+                return value
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPage:
+    """What a protocol parsed out of one response."""
+
+    hits: tuple[SearchHit, ...] = ()
+    total: int | None = None
+    note: str | None = None
+    error_message: str | None = None
+    """A soft failure the provider reported in a 2xx body: no cooldown, the cascade moves on."""
+    next_request: RequestSpec | None = None
+    """Set by step one of a multi-step flow; the instance sends it and parses again."""
+    quota: QuotaStatus | None = None
+
+
+@runtime_checkable
+class SearchProtocol(Protocol):
+    """A wire format. Satisfied by shape; built-ins and add-ons do not inherit from anything."""
+
+    id: str
+    display_name: str
+    modalities: frozenset[Modality]
+    tiers: frozenset[Tier]
+    prompt_hint: str
+    key_required: bool
+    """True when no search can succeed without a key (→ `skipped_no_key`)."""
+
+    def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec: ...
+
+    def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
+        """Parse a 2xx body; raise `ParseError` on a body that is not the expected format."""
+        ...
+
+
+@runtime_checkable
+class ProviderInstance(Protocol):
+    """A configured endpoint, ready to search (the seed's `SearchProviderInstance`)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def protocol(self) -> SearchProtocol: ...
+
+    @property
+    def config(self) -> InstanceConfig: ...
+
+    def availability(self, scope: SearchScope) -> Availability: ...
+
+    async def search(self, request: SearchRequest, scope: SearchScope, *, timeout: float) -> SearchResult: ...
+
+    async def load_content(self, ref: ContentRef, scope: SearchScope) -> bytes: ...
+
+    def status_text(self, scope: SearchScope) -> str | None: ...
+
+    async def dispose(self) -> None: ...
+
+
+__all__ = [
+    "InstanceConfig",
+    "ProviderInstance",
+    "RawResponse",
+    "RequestSpec",
+    "SearchPage",
+    "SearchProtocol",
+    "Secret",
+]

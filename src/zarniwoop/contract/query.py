@@ -1,0 +1,114 @@
+"""What a caller asks for: `SearchRequest` and the `(tenant, project)` scope it runs in."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from .enums import EXPERT_PARAMS, Modality, Tier
+from .errors import InvalidRequestError
+
+MAX_QUERY_CHARS = 2000
+"""Longer queries are refused: no provider accepts them and they only cost bandwidth."""
+MAX_RESULTS_LIMIT = 100
+
+
+@dataclass(frozen=True, slots=True)
+class SearchScope:
+    """The `(tenant, project)` a search runs for; provider instances, cooldowns and quotas are per scope."""
+
+    tenant: str = "default"
+    project: str = "default"
+
+    def __str__(self) -> str:
+        return f"{self.tenant}/{self.project}"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    """One search, validated on construction (use `SearchRequest.create` for untrusted input)."""
+
+    query: str
+    modality: Modality
+    tier: Tier = Tier.NORMAL
+    max_results: int = 10
+    locale: str | None = None
+    pinned_provider_id: str | None = None
+    expert_params: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def create(
+        cls,
+        query: Any,
+        modality: Any,
+        tier: Any = Tier.NORMAL,
+        max_results: Any = 10,
+        locale: str | None = None,
+        pinned_provider_id: str | None = None,
+        expert_params: Mapping[str, Any] | None = None,
+    ) -> SearchRequest:
+        """Validate untrusted input; every problem raises `InvalidRequestError` naming the field."""
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidRequestError("query", "must be a non-empty string")
+        query = query.strip()
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidRequestError(
+                "query", f"must be at most {MAX_QUERY_CHARS} characters, got {len(query)}"
+            )
+        if isinstance(max_results, bool) or not isinstance(max_results, int):
+            try:
+                max_results = int(str(max_results))
+            except ValueError:
+                raise InvalidRequestError("maxResults", f"must be an integer, got {max_results!r}") from None
+        if not 0 < max_results <= MAX_RESULTS_LIMIT:
+            raise InvalidRequestError(
+                "maxResults", f"must be between 1 and {MAX_RESULTS_LIMIT}, got {max_results}"
+            )
+        params = _validate_expert_params(expert_params or {})
+        tier_value = Tier.parse(tier, field="tier")
+        if params or pinned_provider_id:
+            tier_value = Tier.EXPERT
+        return cls(
+            query=query,
+            modality=Modality.parse(modality, field="modality"),  # type: ignore[arg-type]
+            tier=tier_value,  # type: ignore[arg-type]
+            max_results=max_results,
+            locale=(locale or None),
+            pinned_provider_id=(pinned_provider_id or None),
+            expert_params=params,
+        )
+
+    def cache_key(self) -> tuple[Any, ...]:
+        """Identity of the request for coalescing and caching (whitespace and case of the query folded)."""
+        return (
+            " ".join(self.query.lower().split()),
+            self.modality,
+            self.tier,
+            self.max_results,
+            self.locale,
+            self.pinned_provider_id,
+            tuple(sorted(self.expert_params.items())),
+        )
+
+
+def _validate_expert_params(raw: Mapping[str, Any]) -> dict[str, str]:
+    params: dict[str, str] = {}
+    for key, value in raw.items():
+        if value is None or value == "":
+            continue
+        if key not in EXPERT_PARAMS:
+            raise InvalidRequestError(
+                key, f"unknown expert parameter; expected one of {', '.join(EXPERT_PARAMS)}"
+            )
+        text = str(value).strip()
+        if key in ("dateFrom", "dateTo"):
+            try:
+                date.fromisoformat(text)
+            except ValueError:
+                raise InvalidRequestError(key, f"must be an ISO date (YYYY-MM-DD), got {text!r}") from None
+        params[key] = text
+    if "dateFrom" in params and "dateTo" in params and params["dateFrom"] > params["dateTo"]:
+        raise InvalidRequestError("dateTo", "must not be before dateFrom")
+    return params

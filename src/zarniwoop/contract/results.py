@@ -1,0 +1,196 @@
+"""What comes back: hits, results, attempts, quota status — with camelCase JSON round-trip (DESIGN §3)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .enums import Availability, ContentInline, Modality, Outcome, Tier
+
+
+@dataclass(frozen=True, slots=True)
+class ContentRef:
+    """A hit's body: short text inline (EMBED_TEXT) or a reference loaded on demand (STASH_ON_DEMAND)."""
+
+    inline: ContentInline
+    text: str | None = None
+    ref: str | None = None
+    mime_type: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"inline": self.inline.value}
+        if self.text is not None:
+            out["text"] = self.text
+        if self.ref is not None:
+            out["ref"] = self.ref
+        if self.mime_type is not None:
+            out["mimeType"] = self.mime_type
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ContentRef:
+        return cls(
+            inline=ContentInline(data["inline"]),
+            text=data.get("text"),
+            ref=data.get("ref"),
+            mime_type=data.get("mimeType"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    title: str
+    url: str
+    modality: Modality
+    snippet: str | None = None
+    source: str | None = None
+    content: ContentRef | None = None
+    extras: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "url": self.url,
+            "snippet": self.snippet,
+            "source": self.source,
+            "modality": self.modality.value,
+            "content": self.content.to_json() if self.content else None,
+            "extras": dict(self.extras),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SearchHit:
+        content = data.get("content")
+        return cls(
+            title=data["title"],
+            url=data["url"],
+            modality=Modality(data["modality"]),
+            snippet=data.get("snippet"),
+            source=data.get("source"),
+            content=ContentRef.from_json(content) if content else None,
+            extras=dict(data.get("extras") or {}),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One candidate's fate during a dispatch."""
+
+    provider_instance_id: str
+    outcome: Outcome
+    error_message: str | None = None
+    duration_ms: int = 0
+    panic: bool = False
+    """True when the candidate was tried although cooling down, because every candidate was (panic mode)."""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"providerInstanceId": self.provider_instance_id, "outcome": self.outcome.value}
+        if self.error_message is not None:
+            out["errorMessage"] = self.error_message
+        out["durationMs"] = self.duration_ms
+        if self.panic:
+            out["panic"] = True
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Attempt:
+        return cls(
+            provider_instance_id=data["providerInstanceId"],
+            outcome=Outcome(data["outcome"]),
+            error_message=data.get("errorMessage"),
+            duration_ms=int(data.get("durationMs", 0)),
+            panic=bool(data.get("panic", False)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    query: str
+    modality: Modality
+    tier: Tier
+    provider_instance_id: str | None
+    hits: tuple[SearchHit, ...] = ()
+    dropped_count: int = 0
+    note: str | None = None
+    error_message: str | None = None
+    upstream_headers: Mapping[str, str] = field(default_factory=dict)
+    attempts: tuple[Attempt, ...] = ()
+    cached: bool = False
+
+    @property
+    def returned_count(self) -> int:
+        return len(self.hits)
+
+    @property
+    def ok(self) -> bool:
+        return self.error_message is None
+
+    def with_(self, **changes: Any) -> SearchResult:
+        return replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "modality": self.modality.value,
+            "tier": self.tier.value,
+            "providerInstanceId": self.provider_instance_id,
+            "hits": [h.to_json() for h in self.hits],
+            "returnedCount": self.returned_count,
+            "droppedCount": self.dropped_count,
+            "note": self.note,
+            "errorMessage": self.error_message,
+            "upstreamHeaders": dict(self.upstream_headers),
+            "attempts": [a.to_json() for a in self.attempts],
+            "cached": self.cached,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SearchResult:
+        return cls(
+            query=data["query"],
+            modality=Modality(data["modality"]),
+            tier=Tier(data["tier"]),
+            provider_instance_id=data.get("providerInstanceId"),
+            hits=tuple(SearchHit.from_json(h) for h in data.get("hits", ())),
+            dropped_count=int(data.get("droppedCount", 0)),
+            note=data.get("note"),
+            error_message=data.get("errorMessage"),
+            upstream_headers=dict(data.get("upstreamHeaders") or {}),
+            attempts=tuple(Attempt.from_json(a) for a in data.get("attempts", ())),
+            cached=bool(data.get("cached", False)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaStatus:
+    """How much of a provider budget is used; `source` says who counted (`local` or `provider`)."""
+
+    used: int | None
+    limit: int | None
+    period: str  # "day" | "month" | "second" | provider's own window
+    source: str = "local"
+    resets_at: str | None = None  # ISO-8601 UTC
+
+    @property
+    def remaining(self) -> int | None:
+        if self.limit is None or self.used is None:
+            return None
+        return max(0, self.limit - self.used)
+
+    @property
+    def exhausted(self) -> bool:
+        return self.remaining == 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "used": self.used,
+            "limit": self.limit,
+            "remaining": self.remaining,
+            "period": self.period,
+            "resetsAt": self.resets_at,
+            "source": self.source,
+        }
+
+
+__all__ = ["Attempt", "Availability", "ContentRef", "QuotaStatus", "SearchHit", "SearchResult"]

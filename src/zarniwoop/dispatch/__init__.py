@@ -1,0 +1,1 @@
+"""The dispatcher and what it needs: gate, cooldowns, pacing, coalescing, caching."""

@@ -1,0 +1,390 @@
+"""ZarniwoopService: one search, dispatched over the ordered cascade of a scope's providers (DESIGN §5).
+
+Candidates for `(scope, modality)`: `research.default.<modality>`, then `research.fallback.<modality>`
+in order, then the remaining endpoints supporting the modality in settings order.
+
+NORMAL walks the candidates; the first success with at least one hit wins. Skips cost no time.
+A soft failure or an empty answer moves on without cooldown; a hard failure moves on and benches
+`research:<instance>:<modality>` for the project. EXPERT with `pinnedProviderId` calls that
+instance only. When every candidate is cooling down, the one whose cooldown ends first is tried
+once anyway (panic mode). Identical concurrent requests share one upstream call, results are
+cached, a slow candidate can be raced by the next one (hedging), and nothing outlives
+`research.deadlineMs`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from ..config import keys as K
+from ..contract.enums import Modality, Outcome, Tier
+from ..contract.errors import InvalidRequestError, ProviderError, ProviderTimeoutError
+from ..contract.results import Attempt, SearchResult
+from .cache import Coalescer, MemoryResultCache, ResultCache
+from .clock import Clock
+from .gate import GO, GateDecision, QuotaGuard, check_cooldown, check_static
+from .pacing import RateLimiter
+
+if TYPE_CHECKING:
+    from ..config.factory import ProviderFactory, ProviderSet
+    from ..contract.protocol import ProviderInstance
+    from ..contract.query import SearchRequest, SearchScope
+    from .cooldown import Cooldown, CooldownStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class LastOutcome:
+    ok: bool
+    error: str | None
+    at: float
+
+
+class DispatchObserver(Protocol):
+    """Audit and metrics hook: told about every provider call and every dispatch."""
+
+    def on_attempt(
+        self,
+        scope: SearchScope,
+        instance: ProviderInstance | None,
+        request: SearchRequest,
+        attempt: Attempt,
+        hits: int,
+    ) -> None: ...
+
+    def on_dispatch(self, scope: SearchScope, request: SearchRequest, result: SearchResult) -> None: ...
+
+
+@dataclass(slots=True)
+class _Run:
+    """Mutable state of one cascade run."""
+
+    request: SearchRequest
+    scope: SearchScope
+    deadline: float  # monotonic
+    attempts: list[Attempt] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    soft: SearchResult | None = None  # the best non-winning answer (soft error / empty), for its note
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    instance: ProviderInstance
+    cooldown: Cooldown | None
+    decision: GateDecision
+    panic: bool = False
+
+
+def order_candidates(provider_set: ProviderSet, modality: Modality) -> list[ProviderInstance]:
+    """Default, then fallbacks in order, then every other instance in settings order."""
+    settings, instances = provider_set.settings, provider_set.instances
+    named = [settings.get(K.default_key(modality)) or "", *settings.get_list(K.fallback_key(modality))]
+    ordered: dict[str, ProviderInstance] = {}
+    for instance_id in named:
+        if instance_id and instance_id in instances:
+            ordered.setdefault(instance_id, instances[instance_id])
+    for instance_id, instance in instances.items():
+        if modality in instance.protocol.modalities:
+            ordered.setdefault(instance_id, instance)
+    return list(ordered.values())
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        factory: ProviderFactory,
+        cooldowns: CooldownStore,
+        *,
+        clock: Clock | None = None,
+        limiter: RateLimiter | None = None,
+        cache: ResultCache | None = None,
+        quota: QuotaGuard | None = None,
+        observers: Sequence[DispatchObserver] = (),
+    ) -> None:
+        self.factory = factory
+        self.cooldowns = cooldowns
+        self.clock = clock or Clock()
+        self.limiter = limiter or RateLimiter(self.clock)
+        self.cache = cache or MemoryResultCache()
+        self.quota = quota
+        self.observers = list(observers)
+        self._coalescer = Coalescer()
+        self.last_outcomes: dict[tuple[SearchScope, str], LastOutcome] = {}
+        """Last real outcome per (scope, instance): the routing view's `reachable`."""
+
+    async def search(
+        self, request: SearchRequest, scope: SearchScope, overrides: Mapping[str, str] | None = None
+    ) -> SearchResult:
+        """Dispatch one search. Never raises for provider failures: they are in `attempts`/`errorMessage`."""
+        provider_set = await self.factory.providers(scope)
+        if overrides:
+            provider_set = self.factory.build(scope, overrides)
+        settings = provider_set.settings
+        ttl = settings.get_int(K.cache_ttl_key(request.modality), settings.get_int(K.CACHE_TTL_SECONDS, 600))
+        key: Hashable = (scope, request.cache_key(), tuple(sorted((overrides or {}).items())))
+        if ttl > 0:
+            cached = await self.cache.get(key)
+            if cached is not None:
+                result = cached.with_(cached=True, query=request.query)
+                self._notify_dispatch(scope, request, result)
+                return result
+
+        async def run() -> SearchResult:
+            result = await self._dispatch(request, scope, provider_set)
+            if ttl > 0 and result.hits:
+                await self.cache.set(key, result, ttl)
+            return result
+
+        result, shared = await self._coalescer.run(key, run)
+        if shared:
+            result = result.with_(query=request.query)
+        self._notify_dispatch(scope, request, result)
+        return result
+
+    async def _dispatch(
+        self, request: SearchRequest, scope: SearchScope, provider_set: ProviderSet
+    ) -> SearchResult:
+        settings = provider_set.settings
+        deadline_s = settings.get_int(K.DEADLINE_MS, 20000) / 1000
+        run = _Run(request, scope, deadline=self.clock.monotonic() + deadline_s)
+        if request.tier is Tier.EXPERT and request.pinned_provider_id:
+            pinned = provider_set.instances.get(request.pinned_provider_id)
+            if pinned is None:
+                known = ", ".join(provider_set.instances) or "none"
+                raise InvalidRequestError(
+                    "pinnedProviderId",
+                    f"unknown provider instance {request.pinned_provider_id!r}; known: {known}",
+                )
+            candidates = [pinned]
+        else:
+            candidates = order_candidates(provider_set, request.modality)
+        hedge_after = settings.get_int(K.HEDGE_AFTER_MS, 0) / 1000 or None
+        try:
+            async with asyncio.timeout(deadline_s):
+                winner = await self._cascade(run, candidates, hedge_after)
+        except TimeoutError:
+            winner = None
+            run.notes.append(f"deadline of {deadline_s * 1000:.0f} ms reached")
+        return self._assemble(run, winner, candidates, deadline_s)
+
+    async def _cascade(
+        self, run: _Run, candidates: list[ProviderInstance], hedge_after: float | None
+    ) -> SearchResult | None:
+        modality = run.request.modality
+        subjects = [K.cooldown_subject(c.id, modality) for c in candidates]
+        cooldowns = await self.cooldowns.get_many(run.scope, subjects)
+        now = self.clock.now()
+        queue: list[_Candidate] = []
+        for instance in candidates:
+            cooldown = cooldowns.get(K.cooldown_subject(instance.id, modality))
+            decision = check_static(instance, modality, run.scope)
+            if decision.allowed:
+                decision = check_cooldown(cooldown, now)
+            queue.append(_Candidate(instance, cooldown, decision))
+        if queue and all(not c.decision.allowed for c in queue):
+            cooling = [c for c in queue if c.decision.outcome is Outcome.SKIPPED_COOLDOWN]
+            if cooling:
+                # Panic mode (Envoy's panic threshold): never let the chain go dark. Record every
+                # skip, then try the candidate whose cooldown ends first, once.
+                for c in queue:
+                    self._skip(run, c.instance, c.decision)
+                first = min(cooling, key=lambda c: c.cooldown.until if c.cooldown else 0.0)
+                queue = [_Candidate(first.instance, first.cooldown, GO, panic=True)]
+        return await self._race(run, queue, hedge_after)
+
+    async def _race(self, run: _Run, queue: list[_Candidate], hedge_after: float | None) -> SearchResult | None:
+        """Walk the candidates in order, recording skips as they come; with hedging, start the next
+        callable candidate while the current one is slow."""
+        running: dict[asyncio.Task[SearchResult | None], ProviderInstance] = {}
+        started: dict[str, float] = {}
+        try:
+            while queue or running:
+                if not running and not await self._start_next(run, queue, running, started):
+                    continue
+                can_hedge = hedge_after is not None and any(c.decision.allowed and c.instance.config.hedge for c in queue)
+                done, _ = await asyncio.wait(
+                    running, timeout=hedge_after if can_hedge else None, return_when=asyncio.FIRST_COMPLETED
+                )
+                if not done:  # the hedge timer fired: race the next candidate
+                    await self._start_next(run, queue, running, started)
+                    continue
+                for task in done:
+                    running.pop(task)
+                    result = task.result()
+                    if result is not None:
+                        for loser_task, loser in running.items():
+                            loser_task.cancel()
+                            message = f"cancelled: hedged, {result.provider_instance_id} answered first"
+                            run.attempts.append(
+                                Attempt(loser.id, Outcome.TIMEOUT, message, self._elapsed_ms(started[loser.id]))
+                            )
+                        running.clear()
+                        return result
+            return None
+        finally:
+            for task in running:
+                task.cancel()
+            if running:
+                await asyncio.gather(*running, return_exceptions=True)
+                for instance in running.values():
+                    run.attempts.append(
+                        Attempt(instance.id, Outcome.TIMEOUT, "deadline reached", self._elapsed_ms(started[instance.id]))
+                    )
+
+    async def _start_next(
+        self,
+        run: _Run,
+        queue: list[_Candidate],
+        running: dict[asyncio.Task[SearchResult | None], ProviderInstance],
+        started: dict[str, float],
+    ) -> bool:
+        """Record skips up to the next callable candidate and start it; False when none is left."""
+        while queue:
+            candidate = queue.pop(0)
+            instance = candidate.instance
+            if not candidate.decision.allowed:
+                self._skip(run, instance, candidate.decision)
+                continue
+            if self.quota is not None and not await self.quota.reserve(run.scope, instance, run.request.modality):
+                self._skip(run, instance, GateDecision(Outcome.SKIPPED_EXHAUSTED, "quota exhausted"))
+                continue
+            started[instance.id] = self.clock.monotonic()
+            task = asyncio.create_task(self._call(run, instance, candidate.cooldown, candidate.panic))
+            running[task] = instance
+            return True
+        return False
+
+    async def _call(
+        self, run: _Run, instance: ProviderInstance, cooldown: Cooldown | None, panic: bool
+    ) -> SearchResult | None:
+        """One provider call; returns the result when it wins (≥1 hit, no error), records an attempt always."""
+        config = instance.config
+        pace_key = f"{instance.protocol.id}:{config.instance_id}:{hash(config.api_key)}"
+        begin = self.clock.monotonic()
+        await self.limiter.wait(pace_key, config.rate_per_second)
+        remaining = run.deadline - self.clock.monotonic()
+        timeout = max(0.001, min(config.timeout_ms / 1000, remaining))
+        subject = K.cooldown_subject(instance.id, run.request.modality)
+        try:
+            async with asyncio.timeout(timeout):
+                result = await instance.search(run.request, run.scope, timeout=timeout)
+        except (TimeoutError, ProviderTimeoutError) as exc:
+            error: BaseException = (
+                exc
+                if isinstance(exc, ProviderTimeoutError)
+                else ProviderTimeoutError(f"no answer within {timeout * 1000:.0f} ms")
+            )
+            await self._fail(run, instance, subject, error, Outcome.TIMEOUT, begin, panic)
+            return None
+        except ProviderError as exc:
+            await self._fail(run, instance, subject, exc, Outcome.HARD_ERROR, begin, panic)
+            return None
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # an add-on instance's bug: a hard failure, not a crash
+            log.warning("provider %s raised %s", instance.id, type(exc).__name__, exc_info=True)
+            await self._fail(run, instance, subject, exc, Outcome.HARD_ERROR, begin, panic)
+            return None
+        duration = self._elapsed_ms(begin)
+        if cooldown is not None:  # a success clears the failure streak
+            await self.cooldowns.record_success(run.scope, subject)
+        if result.error_message:
+            outcome, message = Outcome.SOFT_ERROR, result.error_message
+        elif not result.hits:
+            outcome, message = Outcome.EMPTY, result.note
+        else:
+            outcome, message = Outcome.SUCCESS, None
+        self._record(run, instance, Attempt(instance.id, outcome, message, duration, panic), len(result.hits))
+        if outcome is Outcome.SUCCESS:
+            return result
+        if run.soft is None or (result.note and not run.soft.note):
+            run.soft = result
+        return None
+
+    async def _fail(
+        self,
+        run: _Run,
+        instance: ProviderInstance,
+        subject: str,
+        error: BaseException,
+        outcome: Outcome,
+        begin: float,
+        panic: bool,
+    ) -> None:
+        message = getattr(error, "message", None) or str(error) or type(error).__name__
+        with contextlib.suppress(Exception):  # the cooldown store failing must not fail the search
+            await self.cooldowns.record_failure(run.scope, subject, error, message, self.clock.now())
+        self._record(run, instance, Attempt(instance.id, outcome, message, self._elapsed_ms(begin), panic), 0)
+
+    def _skip(self, run: _Run, instance: ProviderInstance, decision: GateDecision) -> None:
+        assert decision.outcome is not None
+        self._record(run, instance, Attempt(instance.id, decision.outcome, decision.reason, 0), 0)
+
+    def _record(self, run: _Run, instance: ProviderInstance, attempt: Attempt, hits: int) -> None:
+        run.attempts.append(attempt)
+        if not attempt.outcome.is_skip:
+            ok = attempt.outcome in (Outcome.SUCCESS, Outcome.EMPTY)
+            self.last_outcomes[(run.scope, instance.id)] = LastOutcome(
+                ok, None if ok else attempt.error_message, self.clock.now()
+            )
+        for observer in self.observers:
+            try:
+                observer.on_attempt(run.scope, instance, run.request, attempt, hits)
+            except Exception:
+                log.exception("dispatch observer failed")
+
+    def _notify_dispatch(self, scope: SearchScope, request: SearchRequest, result: SearchResult) -> None:
+        for observer in self.observers:
+            try:
+                observer.on_dispatch(scope, request, result)
+            except Exception:
+                log.exception("dispatch observer failed")
+
+    def _elapsed_ms(self, begin: float) -> int:
+        return round((self.clock.monotonic() - begin) * 1000)
+
+    def _assemble(
+        self, run: _Run, winner: SearchResult | None, candidates: list[ProviderInstance], deadline_s: float
+    ) -> SearchResult:
+        request = run.request
+        attempts = tuple(run.attempts)
+        if winner is not None:
+            return winner.with_(attempts=attempts)
+        if run.soft is not None and not run.soft.error_message:  # an honest empty answer
+            return run.soft.with_(attempts=attempts, hits=())
+        if not candidates:
+            message = f"no provider instance serves {request.modality.value} in this scope"
+        else:
+            reasons = [f"{a.provider_instance_id}: {a.error_message or a.outcome.value}" for a in attempts]
+            message = "every provider failed — " + "; ".join(reasons) if reasons else "no provider was tried"
+        note = "; ".join(run.notes) or (run.soft.note if run.soft else None)
+        return SearchResult(
+            query=request.query,
+            modality=request.modality,
+            tier=request.tier,
+            provider_instance_id=None,
+            note=note,
+            error_message=message,
+            attempts=attempts,
+        )
+
+
+def provenance_footer(result: SearchResult) -> str | None:
+    """`(via openalex)` or `(via openalex — pubmed, arxiv fell over)` (DESIGN §5)."""
+    if result.provider_instance_id is None:
+        return None
+    failed = [
+        a.provider_instance_id
+        for a in result.attempts
+        if a.outcome in (Outcome.HARD_ERROR, Outcome.TIMEOUT, Outcome.SOFT_ERROR)
+        and a.provider_instance_id != result.provider_instance_id
+    ]
+    if not failed:
+        return f"(via {result.provider_instance_id})"
+    return f"(via {result.provider_instance_id} — {', '.join(dict.fromkeys(failed))} fell over)"

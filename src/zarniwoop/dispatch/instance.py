@@ -1,0 +1,98 @@
+"""The standard provider instance: a pure protocol driven over the shared HTTP transport.
+
+It builds the request, sends it, maps the status, parses the body and follows a multi-step
+flow (`SearchPage.next_request`) to its end. Anything the parser raises that is not a
+`ParseError` is a parser bug, logged and reported as a malformed body, never a crash.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from ..contract.enums import Availability
+from ..contract.errors import ParseError, ProviderError
+from ..contract.results import SearchResult
+from ..transport.http import raise_for_status, rate_limit_headers
+
+if TYPE_CHECKING:
+    from ..contract.protocol import InstanceConfig, SearchPage, SearchProtocol
+    from ..contract.query import SearchRequest, SearchScope
+    from ..contract.results import ContentRef
+    from ..transport.http import HttpTransport
+
+log = logging.getLogger(__name__)
+MAX_STEPS = 4
+
+
+class HttpProviderInstance:
+    def __init__(self, protocol: SearchProtocol, config: InstanceConfig, transport: HttpTransport) -> None:
+        self._protocol = protocol
+        self._config = config
+        self._transport = transport
+
+    @property
+    def id(self) -> str:
+        return self._config.instance_id
+
+    @property
+    def protocol(self) -> SearchProtocol:
+        return self._protocol
+
+    @property
+    def config(self) -> InstanceConfig:
+        return self._config
+
+    def availability(self, scope: SearchScope) -> Availability:
+        return Availability.READY if self._config.enabled else Availability.DISABLED
+
+    def status_text(self, scope: SearchScope) -> str | None:
+        return None
+
+    async def search(self, request: SearchRequest, scope: SearchScope, *, timeout: float) -> SearchResult:
+        spec = self._protocol.build_request(request, self._config)
+        headers: dict[str, str] = {}
+        page: SearchPage | None = None
+        for _ in range(MAX_STEPS):
+            raw = await self._transport.send(spec, timeout=timeout)
+            headers.update(rate_limit_headers(raw.headers))
+            raise_for_status(raw, self.id)
+            try:
+                page = self._protocol.parse_response(raw, spec, request)
+            except ProviderError:
+                raise
+            except Exception as exc:
+                log.warning(
+                    "parser of %s failed with %s", self._protocol.id, type(exc).__name__, exc_info=True
+                )
+                raise ParseError(
+                    f"{self._protocol.id}: unreadable body ({type(exc).__name__})", instance_id=self.id
+                ) from exc
+            if page.next_request is None:
+                break
+            spec = page.next_request
+        assert page is not None
+        hits = page.hits[: request.max_results]
+        return SearchResult(
+            query=request.query,
+            modality=request.modality,
+            tier=request.tier,
+            provider_instance_id=self.id,
+            hits=hits,
+            dropped_count=len(page.hits) - len(hits),
+            note=page.note,
+            error_message=page.error_message,
+            upstream_headers=headers,
+        )
+
+    async def load_content(self, ref: ContentRef, scope: SearchScope) -> bytes:
+        loader = getattr(self._protocol, "load_content", None)
+        if loader is None:
+            raise ProviderError(f"{self._protocol.id} cannot load content", instance_id=self.id)
+        spec = loader(ref, self._config)
+        raw = await self._transport.send(spec, timeout=self._config.timeout_ms / 1000)
+        raise_for_status(raw, self.id)
+        return raw.body
+
+    async def dispose(self) -> None:
+        """Nothing to release: the transport is shared and outlives instances."""

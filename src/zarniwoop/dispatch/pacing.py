@@ -1,0 +1,40 @@
+"""Pacing: keep each endpoint under its request rate by waiting, instead of provoking a 429.
+
+A sliding-window log per (endpoint, credential): a call may start when fewer than `n` calls
+started in the last `n / rate` seconds. Waiting happens inside the caller's deadline; a call
+that could not start before it is reported as a timeout by the dispatcher.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import math
+
+from .clock import Clock
+
+MARGIN = 0.01
+"""Slack so that network jitter between us and the provider never puts n+1 calls in one window."""
+
+
+class RateLimiter:
+    def __init__(self, clock: Clock | None = None) -> None:
+        self.clock = clock or Clock()
+        self._starts: dict[str, collections.deque[float]] = {}
+
+    def reserve(self, key: str, per_second: float) -> float:
+        """Reserve the next start slot for `key`; returns how long to wait before starting."""
+        n = max(1, math.floor(per_second))
+        window = n / per_second + MARGIN
+        starts = self._starts.setdefault(key, collections.deque(maxlen=n))
+        now = self.clock.monotonic()
+        slot = now if len(starts) < n else max(now, starts[0] + window)
+        starts.append(slot)
+        return slot - now
+
+    async def wait(self, key: str, per_second: float | None) -> None:
+        if not per_second or per_second <= 0:
+            return
+        delay = self.reserve(key, per_second)
+        if delay > 0:
+            await asyncio.sleep(delay)

@@ -1,0 +1,59 @@
+"""Small helpers shared by the protocol parsers."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+from ..contract.errors import ParseError
+from ..contract.query import SearchRequest
+
+_TAG = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"\s+")
+
+
+def strip_html(text: str | None) -> str:
+    """Plain text from an HTML fragment (search-match spans, `<em>`, entities), whitespace folded."""
+    if not text:
+        return ""
+    return _SPACE.sub(" ", html.unescape(_TAG.sub("", text))).strip()
+
+
+def shorten(text: str | None, limit: int = 300) -> str | None:
+    if not text:
+        return None
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return cut + "…"
+
+
+def load_json(body: bytes, what: str) -> Any:
+    """Decode a JSON body or raise `ParseError` (never `UnicodeDecodeError`/`ValueError`)."""
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ParseError(f"{what}: body is not JSON ({type(exc).__name__})") from None
+
+
+def expect(data: Any, kind: type, what: str) -> Any:
+    if not isinstance(data, kind):
+        raise ParseError(f"{what}: expected a JSON {kind.__name__}, got {type(data).__name__}")
+    return data
+
+
+def unsupported_note(request: SearchRequest, honoured: set[str]) -> str | None:
+    """Name the expert parameters this provider could not honour (never drop them silently)."""
+    ignored = sorted(k for k in request.expert_params if k not in honoured)
+    if not ignored:
+        return None
+    return f"ignored by this provider: {', '.join(ignored)}"
+
+
+def as_int(value: Any) -> int | None:
+    try:
+        return int(value) if value is not None and not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        return None

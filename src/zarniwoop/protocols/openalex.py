@@ -1,0 +1,155 @@
+"""OpenAlex — an open index of 250M+ scholarly works.
+
+`GET https://api.openalex.org/works?search=…&per-page=N`. No key; a `mailto=` parameter
+(setting `contactEmail`) puts the caller in the "polite pool" with steadier latency.
+
+Docs: https://docs.openalex.org/api-entities/works/search-works
+
+    research.endpoint.openalex.protocol: openalex
+    research.endpoint.openalex.contactEmail: research@example.org
+
+Quirks:
+- The abstract is only available as `abstract_inverted_index` (word → positions); it is rebuilt
+  by sorting positions, and may be null.
+- `doi` is a full `https://doi.org/…` URL; extras carry the bare DOI.
+- OpenAlex may return YYYY, YYYY-MM or YYYY-MM-DD dates; `publication_year` is the reliable one.
+- Responses carry `RateLimit-Limit/Remaining/Reset` headers, read into the quota.
+- A missing work is HTTP 404 with an HTML body: never JSON-decode an error body blindly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..contract.enums import ContentInline, Modality, Tier
+from ..contract.errors import ParseError
+from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
+from ..contract.query import SearchRequest
+from ..contract.results import ContentRef, QuotaStatus, SearchHit
+from ._text import as_int, expect, load_json, shorten, unsupported_note
+
+DEFAULT_BASE_URL = "https://api.openalex.org"
+MAX_PER_PAGE = 200
+
+
+class OpenAlexProtocol:
+    id = "openalex"
+    display_name = "OpenAlex"
+    modalities = frozenset({Modality.ACADEMIC})
+    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
+    key_required = False
+    default_rate_per_second = 10.0
+    prompt_hint = (
+        "**OpenAlex** — 250M+ scholarly works across all disciplines, with abstracts, authors, venues and "
+        "citation counts. Best for finding papers and judging their impact; not full text."
+    )
+
+    def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
+        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
+        params: list[tuple[str, str]] = [
+            ("search", request.query),
+            ("per-page", str(min(request.max_results, MAX_PER_PAGE))),
+        ]
+        filters = []
+        expert = request.expert_params
+        if "dateFrom" in expert:
+            filters.append(f"from_publication_date:{expert['dateFrom']}")
+        if "dateTo" in expert:
+            filters.append(f"to_publication_date:{expert['dateTo']}")
+        if "language" in expert:
+            filters.append(f"language:{expert['language'].lower()[:2]}")
+        if expert.get("filetype", "").lower() == "pdf":
+            filters.append("has_pdf_url:true")
+        if filters:
+            params.append(("filter", ",".join(filters)))
+        email = config.extra("contactEmail")
+        if email:
+            params.append(("mailto", email))
+        return RequestSpec(
+            method="GET", url=f"{base}/works", params=tuple(params), headers={"Accept": "application/json"}
+        )
+
+    def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
+        data = expect(load_json(raw.body, "openalex"), dict, "openalex")
+        if "error" in data and "results" not in data:
+            return SearchPage(
+                error_message=f"openalex: {data.get('error')}: {data.get('message', '')}".strip()
+            )
+        if "results" in data:
+            works = expect(data["results"], list, "openalex results")
+            total = as_int((data.get("meta") or {}).get("count"))
+        elif "id" in data and "title" in data:  # a single work (`/works/{id}`)
+            works, total = [data], 1
+        else:
+            raise ParseError("openalex: body has no results")
+        honoured = {"dateFrom", "dateTo", "language"} | (
+            {"filetype"} if request.expert_params.get("filetype", "").lower() == "pdf" else set()
+        )
+        hits = tuple(h for h in (_hit(w) for w in works if isinstance(w, dict)) if h)
+        return SearchPage(
+            hits=hits[: request.max_results],
+            total=total,
+            note=unsupported_note(request, honoured),
+            quota=_quota(raw),
+        )
+
+
+def rebuild_abstract(index: Any) -> str | None:
+    """Text from an inverted index `{word: [positions]}`; None when absent or unusable."""
+    if not isinstance(index, dict) or not index:
+        return None
+    placed: list[tuple[int, str]] = []
+    for word, positions in index.items():
+        if isinstance(positions, list):
+            placed.extend((p, str(word)) for p in positions if isinstance(p, int))
+    if not placed:
+        return None
+    return " ".join(word for _, word in sorted(placed))
+
+
+def _hit(work: dict[str, Any]) -> SearchHit | None:
+    title = work.get("display_name") or work.get("title")
+    location = work.get("primary_location") or {}
+    doi_url = work.get("doi")
+    url = doi_url or location.get("landing_page_url") or work.get("id")
+    if not title or not url:
+        return None
+    abstract = rebuild_abstract(work.get("abstract_inverted_index"))
+    source = location.get("source") or {}
+    oa = work.get("open_access") or {}
+    pdf = location.get("pdf_url") or (work.get("best_oa_location") or {}).get("pdf_url")
+    authors = [
+        a["author"]["display_name"]
+        for a in work.get("authorships") or []
+        if isinstance(a, dict) and isinstance(a.get("author"), dict) and a["author"].get("display_name")
+    ]
+    extras = {
+        "doi": doi_url.removeprefix("https://doi.org/") if isinstance(doi_url, str) else None,
+        "authors": authors,
+        "year": as_int(work.get("publication_year")),
+        "venue": source.get("display_name") if isinstance(source, dict) else None,
+        "citedByCount": as_int(work.get("cited_by_count")),
+        "pdfUrl": pdf or (oa.get("oa_url") if str(oa.get("oa_url", "")).endswith(".pdf") else None),
+        "openalexId": work.get("id"),
+    }
+    return SearchHit(
+        title=str(title),
+        url=str(url),
+        modality=Modality.ACADEMIC,
+        snippet=shorten(abstract),
+        source="openalex",
+        content=ContentRef(ContentInline.EMBED_TEXT, text=abstract, mime_type="text/plain")
+        if abstract
+        else None,
+        extras={k: v for k, v in extras.items() if v is not None},
+    )
+
+
+def _quota(raw: RawResponse) -> QuotaStatus | None:
+    limit, remaining = as_int(raw.header("ratelimit-limit")), as_int(raw.header("ratelimit-remaining"))
+    if limit is None or remaining is None:
+        return None
+    return QuotaStatus(used=max(0, limit - remaining), limit=limit, period="day", source="provider")
+
+
+PROTOCOL = OpenAlexProtocol()

@@ -1,0 +1,157 @@
+"""Wikipedia — the free encyclopedia, one language per instance.
+
+Searches the MediaWiki core REST API (`/w/rest.php/v1/search/page`), which returns the page key,
+title, description and a plain excerpt for each match in one call. The parser also reads the
+Action API (`/w/api.php?action=query&list=search`) and the REST summary endpoint, since
+operators point `baseUrl` at mirrors that speak either.
+
+Docs: https://www.mediawiki.org/wiki/API:REST_API/Reference#Search_pages
+
+    research.endpoint.wiki-de.protocol: wikipedia
+    research.endpoint.wiki-de.baseUrl: https://de.wikipedia.org
+    research.endpoint.wiki-de.language: de        # routed by the request's locale
+
+Quirks:
+- REST search hits have no URL: build `{baseUrl}/wiki/{key}`.
+- Thumbnails are protocol-relative (`//upload.wikimedia.org/...`).
+- Action API errors come back with HTTP 200 and an `errors[]` (or old-style `error{}`) body.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from ..contract.enums import ContentInline, Modality, Tier
+from ..contract.errors import ParseError
+from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
+from ..contract.query import SearchRequest
+from ..contract.results import ContentRef, SearchHit
+from ._text import as_int, expect, load_json, strip_html, unsupported_note
+
+DEFAULT_BASE_URL = "https://en.wikipedia.org"
+MAX_LIMIT = 100
+"""The REST search endpoint accepts `limit` from 1 to 100."""
+
+
+class WikipediaProtocol:
+    id = "wikipedia"
+    display_name = "Wikipedia"
+    modalities = frozenset({Modality.ENCYCLOPEDIA, Modality.WEB})
+    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
+    key_required = False
+    default_rate_per_second = 10.0
+    prompt_hint = (
+        "**Wikipedia** — encyclopedia articles with a lead excerpt. Best for definitions, background, "
+        "people, places and events; weak for recent news and primary research."
+    )
+
+    def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
+        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
+        return RequestSpec(
+            method="GET",
+            url=f"{base}/w/rest.php/v1/search/page",
+            params=(("q", request.query), ("limit", str(min(request.max_results, MAX_LIMIT)))),
+            headers={"Accept": "application/json"},
+            state={"base": base},
+        )
+
+    def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
+        data = expect(load_json(raw.body, "wikipedia"), dict, "wikipedia")
+        base = str(spec.state.get("base") or DEFAULT_BASE_URL)
+        note = unsupported_note(request, {"language"})
+        if "errors" in data or "error" in data:
+            return SearchPage(error_message=_error_text(data))
+        if "pages" in data:
+            pages = expect(data["pages"], list, "wikipedia pages")
+            hits = [_rest_hit(p, base, request.modality) for p in pages if isinstance(p, dict)]
+        elif "query" in data:
+            found = expect(
+                expect(data["query"], dict, "wikipedia query").get("search", []), list, "query.search"
+            )
+            hits = [_action_hit(p, base, request.modality) for p in found if isinstance(p, dict)]
+            info = data["query"].get("searchinfo") or {}
+            if not hits and info.get("suggestion"):
+                note = f"did you mean: {info['suggestion']}"
+        elif "extract" in data and "titles" in data:
+            hits = [_summary_hit(data, request.modality)]
+        else:
+            raise ParseError("wikipedia: body has neither pages, query nor a summary")
+        return SearchPage(hits=tuple(h for h in hits if h)[: request.max_results], note=note)
+
+
+def _article_url(base: str, key: str) -> str:
+    return f"{base}/wiki/{quote(key.replace(' ', '_'), safe='_()-,:')}"
+
+
+def _rest_hit(page: dict[str, Any], base: str, modality: Modality) -> SearchHit | None:
+    title = page.get("title")
+    key = page.get("key") or title
+    if not title or not key:
+        return None
+    excerpt = strip_html(page.get("excerpt"))
+    thumb = (page.get("thumbnail") or {}).get("url")
+    extras: dict[str, Any] = {"pageId": as_int(page.get("id")), "description": page.get("description")}
+    if thumb:
+        extras["thumbnailUrl"] = "https:" + thumb if thumb.startswith("//") else thumb
+    return SearchHit(
+        title=str(title),
+        url=_article_url(base, str(key)),
+        modality=modality,
+        snippet=excerpt or page.get("description"),
+        source="wikipedia",
+        content=ContentRef(ContentInline.EMBED_TEXT, text=excerpt) if excerpt else None,
+        extras={k: v for k, v in extras.items() if v is not None},
+    )
+
+
+def _action_hit(page: dict[str, Any], base: str, modality: Modality) -> SearchHit | None:
+    title = page.get("title")
+    if not title:
+        return None
+    snippet = strip_html(page.get("snippet")) or None
+    return SearchHit(
+        title=str(title),
+        url=_article_url(base, str(title)),
+        modality=modality,
+        snippet=snippet,
+        source="wikipedia",
+        content=ContentRef(ContentInline.EMBED_TEXT, text=snippet) if snippet else None,
+        extras={k: v for k, v in {"pageId": as_int(page.get("pageid"))}.items() if v is not None},
+    )
+
+
+def _summary_hit(data: dict[str, Any], modality: Modality) -> SearchHit:
+    titles = data.get("titles") or {}
+    title = titles.get("normalized") or data.get("title") or ""
+    url = ((data.get("content_urls") or {}).get("desktop") or {}).get("page") or ""
+    if not title or not url:
+        raise ParseError("wikipedia summary: missing title or content_urls.desktop.page")
+    extract = data.get("extract") or ""
+    extras: dict[str, Any] = {"pageId": as_int(data.get("pageid")), "description": data.get("description")}
+    thumb = (data.get("thumbnail") or {}).get("source")
+    if thumb:
+        extras["thumbnailUrl"] = thumb
+    return SearchHit(
+        title=str(title),
+        url=str(url),
+        modality=modality,
+        snippet=data.get("description") or extract[:300] or None,
+        source="wikipedia",
+        content=ContentRef(ContentInline.EMBED_TEXT, text=extract) if extract else None,
+        extras={k: v for k, v in extras.items() if v is not None},
+    )
+
+
+def _error_text(data: dict[str, Any]) -> str:
+    errors = data.get("errors")
+    if isinstance(errors, list) and errors and isinstance(errors[0], dict):
+        first = errors[0]
+        return f"wikipedia error {first.get('code')}: {first.get('text') or first.get('*') or ''}".strip()
+    error = data.get("error")
+    if isinstance(error, dict):
+        return f"wikipedia error {error.get('code')}: {error.get('info') or ''}".strip()
+    return "wikipedia error"
+
+
+PROTOCOL = WikipediaProtocol()

@@ -1,0 +1,84 @@
+"""Secrets at rest: AES-256-GCM with a master key that never enters the database.
+
+The master key comes from `ZARNIWOOP_MASTER_KEY` (base64 of 32 bytes, or any passphrase, which
+is stretched with SHA-256), else from `ZARNIWOOP_HOME/master.key`, created on first use with
+mode 0600. Every sealed value carries a fresh 96-bit nonce and is bound to its purpose by the
+associated data (`aad`), so a ciphertext copied to another row does not decrypt.
+
+    box = SecretBox.load(home)
+    token = box.seal("sk-live-…", aad=b"setting:acme/_tenant/research.endpoint.serper.apiKey")
+    box.open(token, aad=...)  # "sk-live-…"
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+import secrets
+from pathlib import Path
+
+from ..contract.errors import ConfigError
+
+PREFIX = "v1:"
+KEY_FILE = "master.key"
+
+
+class SecretBox:
+    def __init__(self, key: bytes) -> None:
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        if len(key) != 32:
+            raise ConfigError("ZARNIWOOP_MASTER_KEY", "must decode to 32 bytes")
+        self._aead = AESGCM(key)
+        self.fingerprint = hashlib.sha256(b"zarniwoop-fp" + key).hexdigest()[:12]
+
+    @classmethod
+    def load(cls, home: Path) -> SecretBox:
+        env = os.environ.get("ZARNIWOOP_MASTER_KEY")
+        if env:
+            return cls(_decode_key(env))
+        path = home / KEY_FILE
+        if not path.exists():
+            home.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(base64.urlsafe_b64encode(secrets.token_bytes(32)).decode())
+        mode = path.stat().st_mode & 0o777
+        if mode & 0o077:
+            raise ConfigError(
+                str(path), f"master key file must not be readable by others (mode {mode:o}, want 600)"
+            )
+        return cls(_decode_key(path.read_text().strip()))
+
+    def seal(self, plaintext: str | bytes, *, aad: bytes) -> str:
+        data = plaintext.encode() if isinstance(plaintext, str) else plaintext
+        nonce = secrets.token_bytes(12)
+        return PREFIX + base64.urlsafe_b64encode(nonce + self._aead.encrypt(nonce, data, aad)).decode()
+
+    def open_bytes(self, token: str, *, aad: bytes) -> bytes:
+        from cryptography.exceptions import InvalidTag
+
+        if not token.startswith(PREFIX):
+            raise ConfigError("secret", "not a sealed value")
+        try:
+            raw = base64.urlsafe_b64decode(token[len(PREFIX) :])
+            return self._aead.decrypt(raw[:12], raw[12:], aad)
+        except (InvalidTag, binascii.Error, ValueError) as exc:
+            raise ConfigError(
+                "ZARNIWOOP_MASTER_KEY", "a stored secret does not decrypt: wrong master key or tampered value"
+            ) from exc
+
+    def open(self, token: str, *, aad: bytes) -> str:
+        return self.open_bytes(token, aad=aad).decode()
+
+
+def _decode_key(text: str) -> bytes:
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        if len(raw) == 32:
+            return raw
+    except (binascii.Error, ValueError):
+        pass
+    return hashlib.sha256(text.encode()).digest()

@@ -1,0 +1,1 @@
+"""User-facing surfaces: CLI, HTTP, MCP. They sit on top and import everything below."""

@@ -1,0 +1,15 @@
+"""The `zarniwoop` command. Each command group lives in its own module and registers itself here.
+
+Heavy modules (the runtime, httpx2, the database) are imported inside the commands, so that
+`zarniwoop --help` starts fast.
+"""
+
+from __future__ import annotations
+
+from . import projects, search, settings_cmd
+from .app import app, main
+
+for module in (search, settings_cmd, projects):
+    module.register(app)
+
+__all__ = ["app", "main"]

@@ -1,0 +1,127 @@
+"""The root Typer app: global options, one error boundary, and the runtime helper for commands.
+
+Errors print one clear line on stderr and exit with the code of DESIGN §6 (2 usage/config,
+3 every provider failed, 4 quota exhausted, 5 auth); a traceback only with `--debug`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import typer
+
+if TYPE_CHECKING:
+    from ...contract.query import SearchScope
+    from ...runtime import Runtime
+
+T = TypeVar("T")
+
+app = typer.Typer(
+    name="zarniwoop",
+    help="One research/search layer for LLM agents: many providers, one cascade, traceable answers.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@dataclass
+class Globals:
+    config: str | None
+    tenant: str
+    project: str
+    debug: bool
+
+    @property
+    def scope(self) -> SearchScope:
+        from ...contract.query import SearchScope
+
+        return SearchScope(self.tenant, self.project)
+
+
+@app.callback()
+def _globals(
+    ctx: typer.Context,
+    config: str | None = typer.Option(None, "--config", envvar="ZARNIWOOP_CONFIG", help="YAML config file."),
+    tenant: str = typer.Option("default", "--tenant", envvar="ZARNIWOOP_TENANT", help="Tenant scope."),
+    project: str = typer.Option("default", "--project", envvar="ZARNIWOOP_PROJECT", help="Project scope."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks and debug logs."),
+) -> None:
+    ctx.obj = Globals(config, tenant, project, debug)
+    if debug:
+        import logging
+
+        logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
+
+
+class Exit(Exception):
+    """Leave a command with a code after printing a message on stderr."""
+
+    def __init__(self, code: int, message: str | None = None) -> None:
+        super().__init__(message or "")
+        self.code = code
+        self.message = message
+
+
+def fail(message: str, code: int = 2) -> Exit:
+    return Exit(code, message)
+
+
+def run(ctx: typer.Context, body: Callable[[Runtime], Awaitable[T]]) -> T:
+    """Open the runtime for the command's globals, run `body`, close; map errors to exit codes."""
+    g: Globals = ctx.obj
+
+    async def go() -> T:
+        from ...runtime import Runtime
+
+        runtime = await Runtime.open(g.config)
+        try:
+            return await body(runtime)
+        finally:
+            await runtime.aclose()
+
+    return guarded(g, lambda: asyncio.run(go()))
+
+
+def guarded(g: Globals, call: Callable[[], T]) -> T:
+    from ...contract.errors import ZarniwoopError
+
+    try:
+        return call()
+    except Exit as exc:
+        if exc.message:
+            typer.echo(f"error: {exc.message}" if exc.code != 0 else exc.message, err=True)
+        raise typer.Exit(exc.code) from None
+    except ZarniwoopError as exc:
+        if g.debug:
+            raise
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(exc.exit_code) from None
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    except Exception as exc:
+        if g.debug:
+            raise
+        typer.echo(
+            f"error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for details", err=True
+        )
+        raise typer.Exit(1) from None
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def console() -> Any:
+    from rich.console import Console
+
+    return Console()
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,178 @@
+"""`zarniwoop search`, `providers` and `routing`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from .app import Exit, console, fail, print_json, run
+
+if TYPE_CHECKING:
+    from ...contract.results import SearchResult
+    from ...runtime import Runtime
+
+
+def register(app: typer.Typer) -> None:
+    app.command("search")(search)
+    app.command("providers")(providers)
+    app.command("routing")(routing)
+
+
+def search(
+    ctx: typer.Context,
+    query: str = typer.Argument(..., help="What to search for."),
+    modality: str = typer.Option(
+        "WEB", "-m", "--modality", help="WEB IMAGE VIDEO PDF NEWS ACADEMIC ENCYCLOPEDIA BOOK …"
+    ),
+    max_results: int = typer.Option(10, "-n", "--max", help="Maximum hits (1–100)."),
+    tier: str = typer.Option("normal", "--tier", help="normal or expert."),
+    site: str | None = typer.Option(None, "--site"),
+    filetype: str | None = typer.Option(None, "--filetype"),
+    date_from: str | None = typer.Option(None, "--date-from", help="ISO date."),
+    date_to: str | None = typer.Option(None, "--date-to", help="ISO date."),
+    domain: str | None = typer.Option(None, "--domain"),
+    language: str | None = typer.Option(None, "--language"),
+    provider: str | None = typer.Option(None, "--provider", help="Pin one provider instance (expert tier)."),
+    locale: str | None = typer.Option(None, "--locale", help="e.g. de, en-GB"),
+    as_json: bool = typer.Option(False, "--json", help="Print the SearchResult JSON."),
+) -> None:
+    """Search one modality through the provider cascade."""
+    from ...contract.query import SearchRequest
+
+    expert = {
+        "site": site,
+        "filetype": filetype,
+        "dateFrom": date_from,
+        "dateTo": date_to,
+        "domain": domain,
+        "language": language,
+    }
+    request_args = dict(
+        query=query,
+        modality=modality,
+        tier=tier,
+        max_results=max_results,
+        locale=locale,
+        pinned_provider_id=provider,
+        expert_params=expert,
+    )
+
+    async def body(rt: Runtime) -> SearchResult:
+        request = SearchRequest.create(**request_args)
+        return await rt.dispatcher.search(request, ctx.obj.scope)
+
+    # Validate before opening the runtime, so bad input writes nothing (not even a database file).
+    from ...contract.errors import ZarniwoopError
+
+    try:
+        SearchRequest.create(**request_args)
+    except ZarniwoopError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(2) from None
+    result = run(ctx, body)
+    if as_json:
+        print_json(result.to_json())
+    else:
+        render_result(result)
+    code = exit_code(result)
+    if code:
+        raise typer.Exit(code)
+
+
+def exit_code(result: SearchResult) -> int:
+    """0 ok (also an honest empty result), 3 every provider failed, 4 quota exhausted."""
+    if result.error_message is None:
+        return 0
+    if result.attempts and all(a.outcome.value == "skipped_exhausted" for a in result.attempts):
+        return 4
+    return 3
+
+
+def render_result(result: SearchResult) -> None:
+    from rich.table import Table
+
+    out = console()
+    if result.hits:
+        table = Table(show_lines=False, header_style="bold")
+        table.add_column("#", justify="right")
+        table.add_column("title / url")
+        table.add_column("snippet", max_width=60)
+        for i, hit in enumerate(result.hits, 1):
+            table.add_row(
+                str(i), f"[bold]{hit.title}[/bold]\n[blue]{hit.url}[/blue]", (hit.snippet or "")[:200]
+            )
+        out.print(table)
+    from ...dispatch.dispatcher import provenance_footer
+
+    footer = provenance_footer(result)
+    summary = ", ".join(f"{a.provider_instance_id}={a.outcome.value}" for a in result.attempts)
+    out.print(
+        f"[dim]{result.returned_count} hits {footer or ''}{' (cached)' if result.cached else ''} · {summary}[/dim]"
+    )
+    if result.note:
+        out.print(f"[yellow]note:[/yellow] {result.note}")
+    if result.error_message:
+        typer.echo(f"error: {result.error_message}", err=True)
+
+
+def providers(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
+    """List the provider instances of the scope with availability, cooldowns and quota."""
+    from ...dispatch.status import provider_entries
+
+    async def body(rt: Runtime) -> list[dict[str, Any]]:
+        return await provider_entries(rt.dispatcher, ctx.obj.scope, admin=True)
+
+    entries = run(ctx, body)
+    if as_json:
+        print_json({"providers": entries})
+        return
+    from rich.table import Table
+
+    table = Table(header_style="bold")
+    for col in ("id", "protocol", "modalities", "availability", "keyable", "cooldown until", "reachable"):
+        table.add_column(col)
+    colours = {"READY": "green", "COOLDOWN": "yellow", "EXHAUSTED": "red", "DISABLED": "dim"}
+    for e in entries:
+        colour = colours.get(e["availability"], "white")
+        cooldown = ", ".join(f"{c['modality']} {c['until']}" for c in e["cooldowns"]) or "-"
+        table.add_row(
+            e["id"],
+            e["protocol"],
+            " ".join(e["modalities"]),
+            f"[{colour}]{e['availability']}[/{colour}]",
+            "yes" if e["keyable"] else "no key",
+            cooldown,
+            {True: "yes", False: "no", None: "-"}[e["reachable"]],
+        )
+    console().print(table)
+
+
+def routing(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
+    """Show the cascade per modality and which instance would be picked now."""
+    from ...dispatch.status import routing_view
+
+    async def body(rt: Runtime) -> dict[str, Any]:
+        return await routing_view(rt.dispatcher, ctx.obj.scope, admin=True)
+
+    view = run(ctx, body)
+    if as_json:
+        print_json(view)
+        return
+    from rich.table import Table
+
+    table = Table(
+        header_style="bold", title=f"search routing for {view['scope']['tenant']}/{view['scope']['project']}"
+    )
+    table.add_column("modality")
+    table.add_column("cascade (first = tried first)")
+    picks = {m: row["id"] for row in view["search"]["instances"] for m in row["selectedFor"]}
+    for modality, order in view["search"]["cascades"].items():
+        table.add_row(
+            modality,
+            " → ".join(f"[bold green]{i}[/bold green]" if picks.get(modality) == i else i for i in order),
+        )
+    console().print(table)
+
+
+__all__ = ["Exit", "fail"]

@@ -1,0 +1,164 @@
+"""One shared async HTTP client (httpx2): pooling, per-call timeouts, a body size cap, no cross-host redirects.
+
+This is the only module that imports httpx2 for search traffic, and the one place where its
+exceptions are translated into Zarniwoop's (`TransportError`, `ProviderTimeoutError`,
+`ResponseTooLargeError`). Status codes are mapped to errors in `raise_for_status`.
+
+    transport = HttpTransport()                      # one per process
+    raw = await transport.send(spec, timeout=8.0)    # RawResponse, never raises on status
+    raise_for_status(raw, "serper-main")             # 429 → RateLimitedError(retry_after), …
+    await transport.aclose()
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+from urllib.parse import urljoin, urlsplit
+
+import httpx2
+
+from ..contract.errors import (
+    AuthError,
+    ProviderHTTPError,
+    ProviderTimeoutError,
+    RateLimitedError,
+    ResponseTooLargeError,
+    TransportError,
+)
+from ..contract.protocol import RawResponse, RequestSpec
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+DEFAULT_MAX_BYTES = 8 * 1024 * 1024
+"""A search answer larger than this is not a search answer; reading stops there."""
+MAX_REDIRECTS = 3
+USER_AGENT = "zarniwoop/0.1 (+https://pypi.org/project/zarniwoop/)"
+
+
+class HttpTransport:
+    """Sends `RequestSpec`s over one pooled `httpx2.AsyncClient`.
+
+    Args:
+        client: inject a client (tests pass one over `httpx2.MockTransport`); by default one is built
+            with keep-alive pooling and redirects handled here, so they never leave the original host.
+        max_bytes: default size cap for a response body.
+    """
+
+    def __init__(
+        self, client: httpx2.AsyncClient | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> None:
+        self._owns_client = client is None
+        self.client = client or httpx2.AsyncClient(
+            follow_redirects=False,
+            limits=httpx2.Limits(max_connections=200, max_keepalive_connections=50, keepalive_expiry=30.0),
+            timeout=httpx2.Timeout(10.0),
+            headers={"User-Agent": USER_AGENT},
+            trust_env=False,
+        )
+        self.max_bytes = max_bytes
+
+    async def send(self, spec: RequestSpec, *, timeout: float, max_bytes: int | None = None) -> RawResponse:
+        """Send one request; follow same-host redirects; return whatever status came back."""
+        cap = max_bytes or self.max_bytes
+        started = time.perf_counter()
+        url, method, params, body = spec.url, spec.method, list(spec.params), spec.json_body
+        origin = urlsplit(url).netloc
+        for _ in range(MAX_REDIRECTS + 1):
+            try:
+                request = self.client.build_request(
+                    method,
+                    url,
+                    params=params or None,
+                    headers=dict(spec.headers),
+                    json=body,
+                    timeout=httpx2.Timeout(timeout),
+                )
+                response = await self.client.send(request, stream=True)
+            except httpx2.TimeoutException as exc:
+                raise ProviderTimeoutError(f"no answer within {timeout:.1f}s") from exc
+            except httpx2.HTTPError as exc:
+                raise TransportError(f"network error: {type(exc).__name__}") from exc
+            try:
+                if response.status_code in (301, 302, 303, 307, 308) and "location" in response.headers:
+                    target = urljoin(str(response.request.url), response.headers["location"])
+                    if urlsplit(target).netloc != origin:
+                        raise TransportError(f"redirect to another host refused ({urlsplit(target).netloc})")
+                    url, params = target, []
+                    if response.status_code == 303:
+                        method, body = "GET", None
+                    continue
+                content = await _read_capped(response, cap)
+            except httpx2.TimeoutException as exc:
+                raise ProviderTimeoutError(f"body not complete within {timeout:.1f}s") from exc
+            except httpx2.HTTPError as exc:
+                raise TransportError(f"network error while reading: {type(exc).__name__}") from exc
+            finally:
+                await response.aclose()
+            return RawResponse(
+                status=response.status_code,
+                headers=dict(response.headers),
+                body=content,
+                url=str(response.request.url),
+                elapsed_ms=(time.perf_counter() - started) * 1000,
+            )
+        raise TransportError(f"more than {MAX_REDIRECTS} redirects")
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self.client.aclose()
+
+
+async def _read_capped(response: httpx2.Response, cap: int) -> bytes:
+    declared = response.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > cap:
+        raise ResponseTooLargeError(f"response of {declared} bytes exceeds the {cap}-byte cap")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > cap:
+            raise ResponseTooLargeError(f"response exceeds the {cap}-byte cap")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def raise_for_status(raw: RawResponse, instance_id: str | None = None) -> None:
+    """Map a non-2xx status to the matching error (the one place where statuses become errors)."""
+    status = raw.status
+    if 200 <= status < 300:
+        return
+    if status == 429:
+        retry_after = parse_retry_after(raw.header("retry-after"))
+        raise RateLimitedError(retry_after, "HTTP 429 Too Many Requests", instance_id=instance_id)
+    if status in (401, 403):
+        raise AuthError(status, f"HTTP {status} (key missing, wrong or not allowed)", instance_id=instance_id)
+    raise ProviderHTTPError(status, f"HTTP {status}", instance_id=instance_id)
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """`Retry-After` is either delta-seconds or an HTTP date (RFC 9110 §10.2.3)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    current = datetime.fromtimestamp(now if now is not None else time.time(), UTC)
+    return max(0.0, (when - current).total_seconds())
+
+
+RATE_LIMIT_HEADER_PREFIXES = ("x-ratelimit", "ratelimit", "x-rate-limit", "retry-after")
+
+
+def rate_limit_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The upstream headers worth passing on: rate-limit state only (never cookies or auth echoes)."""
+    return {k.lower(): v for k, v in headers.items() if k.lower().startswith(RATE_LIMIT_HEADER_PREFIXES)}

@@ -1,0 +1,1 @@
+"""Test support: the loopback provider emulator, fixture locations, config helpers."""

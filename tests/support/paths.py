@@ -1,0 +1,33 @@
+"""Where the shared recorded provider bodies live (`../shared/fixtures` from the repo root)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+TESTS = REPO_ROOT / "tests"
+
+
+def shared_fixtures() -> Path | None:
+    """`ZARNIWOOP_SHARED_FIXTURES`, else `<repo>/../shared/fixtures`; None when absent."""
+    explicit = os.environ.get("ZARNIWOOP_SHARED_FIXTURES")
+    candidate = Path(explicit) if explicit else REPO_ROOT.parent / "shared" / "fixtures"
+    return candidate if candidate.is_dir() else None
+
+
+def fixture_path(*parts: str) -> Path:
+    """Path of a shared fixture, or skip the test with a visible reason when the folder is absent."""
+    base = shared_fixtures()
+    if base is None:
+        pytest.skip("../shared/fixtures is absent: recorded provider bodies are not available here")
+    path = base.joinpath(*parts)
+    if not path.exists():
+        pytest.fail(f"shared fixture {path} is missing")
+    return path
+
+
+def fixture_bytes(*parts: str) -> bytes:
+    return fixture_path(*parts).read_bytes()

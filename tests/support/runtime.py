@@ -1,0 +1,38 @@
+"""Open a real Runtime over a temporary home and a YAML config written for the test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from zarniwoop.runtime import Runtime
+
+
+def write_config(directory: Path, config: dict[str, Any]) -> Path:
+    path = directory / "zarniwoop.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+async def open_runtime(directory: Path, settings: dict[str, Any] | None = None, **config: Any) -> Runtime:
+    """A runtime whose `(_system, _tenant)` settings are `settings`; home and database under `directory`."""
+    body = {"settings": settings or {}, **config}
+    return await Runtime.open(write_config(directory, body), home=directory / "home")
+
+
+def endpoint(instance_id: str, protocol: str, base_url: str, **extra: Any) -> dict[str, Any]:
+    """Settings for one endpoint: `research.endpoint.<id>.*`."""
+    out: dict[str, Any] = {
+        f"research.endpoint.{instance_id}.protocol": protocol,
+        f"research.endpoint.{instance_id}.baseUrl": base_url,
+    }
+    for suffix, value in extra.items():
+        out[f"research.endpoint.{instance_id}.{suffix.replace('__', '.')}"] = value
+    return out
+
+
+def only(*enabled: str, disable: tuple[str, ...] = ("wikipedia", "openalex", "arxiv", "pubmed", "openlibrary", "hackernews", "local", "serper", "brave", "exa", "tavily")) -> dict[str, Any]:
+    """Disable the built-in endpoints except `enabled`, so a test controls the whole cascade."""
+    return {f"research.endpoint.{name}.enabled": False for name in disable if name not in enabled}
