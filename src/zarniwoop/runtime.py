@@ -24,6 +24,8 @@ from .contract.errors import ConfigError
 from .dispatch.clock import Clock
 from .dispatch.cooldown import SQLCooldownStore
 from .dispatch.dispatcher import Dispatcher
+from .llm.accounts import OrgDirectory, sync_from_config
+from .llm.credentials import CredentialStore
 from .protocols import load_protocols
 from .storage.crypto import SecretBox
 from .storage.db import Database, open_database
@@ -76,15 +78,20 @@ class Runtime:
             protocols = load_protocols()
             settings = SettingService(db, box, builtin_settings(protocols))
             await seed_settings(settings, config, protocols)
+            # LLM side: tenant credentials (also the search factory's key lookup) and the org tree.
+            credentials = CredentialStore(db, box)
+            directory = OrgDirectory(db)
+            await sync_from_config(directory, config, credentials)
         except BaseException:
             await db.aclose()
             created.remove()  # a rejected configuration leaves nothing behind
             raise
         transport = transport or HttpTransport()
         clock = clock or Clock()
-        factory = ProviderFactory(settings, protocols, transport)
+        factory = ProviderFactory(settings, protocols, transport, credential_lookup=credentials.search_lookup)
         dispatcher = Dispatcher(factory, SQLCooldownStore(db), clock=clock)
-        return cls(home_path, config, db, box, settings, protocols, transport, factory, dispatcher, clock)
+        extras: dict[str, Any] = {"credentials": credentials, "org": directory}
+        return cls(home_path, config, db, box, settings, protocols, transport, factory, dispatcher, clock, extras)
 
     async def aclose(self) -> None:
         await self.factory.aclose()

@@ -112,7 +112,9 @@ class FailoverOutcome(Generic[T]):
 class FailoverError(NoProviderAvailableError):
     """Every candidate failed; carries the attempts and switches for the usage record."""
 
-    def __init__(self, message: str, attempts: tuple[AttemptRecord, ...], switches: tuple[Switch, ...]) -> None:
+    def __init__(
+        self, message: str, attempts: tuple[AttemptRecord, ...], switches: tuple[Switch, ...]
+    ) -> None:
         super().__init__(message, attempts)
         self.switches = switches
 
@@ -120,7 +122,9 @@ class FailoverError(NoProviderAvailableError):
 class QuotaBlockedError(QuotaExceededError):
     """A budget refused the call and no unlimited (local) candidate was left."""
 
-    def __init__(self, cause: QuotaExceededError, attempts: tuple[AttemptRecord, ...], switches: tuple[Switch, ...]) -> None:
+    def __init__(
+        self, cause: QuotaExceededError, attempts: tuple[AttemptRecord, ...], switches: tuple[Switch, ...]
+    ) -> None:
         super().__init__(cause.level, cause.message)
         self.attempts = attempts
         self.switches = switches
@@ -175,7 +179,9 @@ class FailoverEngine:
             return max(hint, 0.0)
         return backoff
 
-    async def run(self, candidates: Sequence[Candidate], call: Callable[[Candidate], Awaitable[T]]) -> FailoverOutcome[T]:
+    async def run(
+        self, candidates: Sequence[Candidate], call: Callable[[Candidate], Awaitable[T]]
+    ) -> FailoverOutcome[T]:
         attempts: list[AttemptRecord] = []
         switches: list[Switch] = []
         quota_error: QuotaExceededError | None = None
@@ -187,7 +193,9 @@ class FailoverEngine:
             if previous is not None:
                 switch = Switch(previous.instance, candidate.instance, last_reason)
                 switches.append(switch)
-                log.warning("failover from %s to %s (%s)", switch.from_instance, switch.to_instance, switch.reason)
+                log.warning(
+                    "failover from %s to %s (%s)", switch.from_instance, switch.to_instance, switch.reason
+                )
             previous = candidate
             retry, waited = 0, 0.0
             while True:
@@ -195,14 +203,24 @@ class FailoverEngine:
                 try:
                     value = await call(candidate)
                 except QuotaExceededError as exc:
-                    attempts.append(AttemptRecord(candidate.instance, candidate.model, "blocked", exc.message, None, 0))
+                    attempts.append(
+                        AttemptRecord(candidate.instance, candidate.model, "blocked", exc.message, None, 0)
+                    )
                     quota_error, last_reason = exc, short_reason(exc)
                     break
                 except ProviderError as exc:
                     elapsed = int((time.perf_counter() - started) * 1000)
                     status = getattr(exc, "status", None)
                     attempts.append(
-                        AttemptRecord(candidate.instance, candidate.model, "error", exc.message, status, elapsed, int(waited * 1000))
+                        AttemptRecord(
+                            candidate.instance,
+                            candidate.model,
+                            "error",
+                            exc.message,
+                            status,
+                            elapsed,
+                            int(waited * 1000),
+                        )
                     )
                     last_reason = short_reason(exc)
                     retry += 1
@@ -214,7 +232,11 @@ class FailoverEngine:
                     await self.sleep(wait)
                     continue
                 elapsed = int((time.perf_counter() - started) * 1000)
-                attempts.append(AttemptRecord(candidate.instance, candidate.model, "ok", None, None, elapsed, int(waited * 1000)))
+                attempts.append(
+                    AttemptRecord(
+                        candidate.instance, candidate.model, "ok", None, None, elapsed, int(waited * 1000)
+                    )
+                )
                 return FailoverOutcome(value, candidate, tuple(attempts), tuple(switches))
         if quota_error is not None:
             raise QuotaBlockedError(quota_error, tuple(attempts), tuple(switches))

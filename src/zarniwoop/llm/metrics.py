@@ -20,12 +20,18 @@ def _counter(name: str, documentation: str, labels: tuple[str, ...]) -> Any:
 
 
 LLM_CALLS = _counter(
-    "zarniwoop_llm_calls_total", "LLM calls by provider, instance, purpose and outcome.", ("provider", "instance", "purpose", "outcome")
+    "zarniwoop_llm_calls_total",
+    "LLM calls by provider, instance, purpose and outcome.",
+    ("provider", "instance", "purpose", "outcome"),
 )
-LLM_TOKENS = _counter("zarniwoop_llm_tokens_total", "LLM tokens by provider and direction.", ("provider", "direction"))
+LLM_TOKENS = _counter(
+    "zarniwoop_llm_tokens_total", "LLM tokens by provider and direction.", ("provider", "direction")
+)
 
 
-def observe_call(provider: str, instance: str, purpose: str, outcome: str, input_tokens: int, output_tokens: int) -> None:
+def observe_call(
+    provider: str, instance: str, purpose: str, outcome: str, input_tokens: int, output_tokens: int
+) -> None:
     LLM_CALLS.labels(provider, instance, purpose, outcome).inc()
     if input_tokens:
         LLM_TOKENS.labels(provider, "input").inc(input_tokens)

@@ -24,7 +24,11 @@ PERSIST_KEY = "ai.trace.persist"
 
 def request_json(request: Any) -> dict[str, Any]:
     messages = [
-        {"role": m.role, "content": m.content, **({"toolCalls": [c.name for c in m.tool_calls]} if m.tool_calls else {})}
+        {
+            "role": m.role,
+            "content": m.content,
+            **({"toolCalls": [c.name for c in m.tool_calls]} if m.tool_calls else {}),
+        }
         for m in getattr(request, "messages", ())
     ]
     return {
@@ -43,7 +47,9 @@ def response_json(response: ChatResponse) -> dict[str, Any]:
         "reasoning": response.reasoning,
         "finishReason": response.finish_reason,
         "model": response.model,
-        "usage": None if response.usage is None else {"input": response.usage.input, "output": response.usage.output},
+        "usage": None
+        if response.usage is None
+        else {"input": response.usage.input, "output": response.usage.output},
         "metadata": {k: v for k, v in response.metadata.items() if isinstance(v, (str, int, float, bool))},
     }
 
@@ -59,7 +65,15 @@ class TraceBuffer:
         self.items.append((request_json(request), response_json(response)))
 
     async def flush(
-        self, db: Database, *, usage_id: str, tenant: str, project: str | None, provider: str, instance: str, model: str
+        self,
+        db: Database,
+        *,
+        usage_id: str,
+        tenant: str,
+        project: str | None,
+        provider: str,
+        instance: str,
+        model: str,
     ) -> int:
         now = datetime.now(UTC).isoformat(timespec="milliseconds")
         for request, response in self.items:

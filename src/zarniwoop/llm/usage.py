@@ -27,7 +27,7 @@ from .failover import AttemptRecord, Switch
 if TYPE_CHECKING:
     from ..storage.db import Database
     from .accounts import OrgDirectory
-    from .quota import LineStatus, QuotaLedger
+    from .quota import QuotaLedger
 
 RETENTION_KEY = "ai.usage.retentionDays"
 DEFAULT_RETENTION_DAYS = 90
@@ -210,7 +210,9 @@ class UsageStore:
             owner = "_tenant" if unit.kind == "tenant" else unit.name
             for period, limit in (("daily", q.daily_tokens), ("monthly", q.monthly_tokens)):
                 if limit is not None:
-                    lines.append(QuotaLine(unit.kind, owner, period, limit, q.notify_pct, q.light_pct, q.block_pct))
+                    lines.append(
+                        QuotaLine(unit.kind, owner, period, limit, q.notify_pct, q.light_pct, q.block_pct)
+                    )
         statuses = await ledger.status(tenant, lines) if lines else []
         project_limits = {
             s.line.owner: s for s in statuses if s.line.level == "project" and s.line.period == "monthly"
@@ -231,7 +233,9 @@ class UsageStore:
                         "project": key,
                         "tokens": tokens,
                         "monthlyLimit": project_limits[key].line.limit if key in project_limits else None,
-                        "monthlyPercent": round(project_limits[key].percent or 0, 2) if key in project_limits else None,
+                        "monthlyPercent": round(project_limits[key].percent or 0, 2)
+                        if key in project_limits
+                        else None,
                     }
                     for key, tokens in _sum_by(items, lambda r: r.project or "-")
                 ],
@@ -239,7 +243,10 @@ class UsageStore:
                     {"provider": key[0], "credentialSource": key[1], "tokens": tokens}
                     for key, tokens in _sum_by(items, lambda r: (r.provider, r.credential_source))
                 ],
-                "byAccount": [{"account": key, "tokens": tokens} for key, tokens in _sum_by(items, lambda r: r.account or "-")],
+                "byAccount": [
+                    {"account": key, "tokens": tokens}
+                    for key, tokens in _sum_by(items, lambda r: r.account or "-")
+                ],
                 "byModel": [
                     {"instance": key[0], "model": key[1], "tokens": tokens}
                     for key, tokens in _sum_by(items, lambda r: (r.instance, r.model))
@@ -258,10 +265,18 @@ class UsageStore:
         }
 
 
-def _units_in_view(directory: OrgDirectory, tenant: str, account: str | None, project: str | None, records: Iterable[UsageRecord]) -> list[Any]:
+def _units_in_view(
+    directory: OrgDirectory,
+    tenant: str,
+    account: str | None,
+    project: str | None,
+    records: Iterable[UsageRecord],
+) -> list[Any]:
     if account:
         names = {r.project for r in records if r.project}
-        units = [directory.unit(tenant, "account", account)] + [directory.unit(tenant, "project", p) for p in sorted(names)]
+        units = [directory.unit(tenant, "account", account)] + [
+            directory.unit(tenant, "project", p) for p in sorted(names)
+        ]
     elif project:
         units = [directory.unit(tenant, "project", project)]
     else:
@@ -300,7 +315,9 @@ def render_dashboard(board: dict[str, Any]) -> str:
             out.append(f"  ├── {label}:")
             for row in rows:
                 if name == "provider":
-                    out.append(f"  │     {row['provider']} ({row['credentialSource']} key): {_tokens(row['tokens'])}")
+                    out.append(
+                        f"  │     {row['provider']} ({row['credentialSource']} key): {_tokens(row['tokens'])}"
+                    )
                 elif name == "project":
                     limit_text = (
                         f" / {_tokens(row['monthlyLimit'])} monthly ({row['monthlyPercent']:.1f}%)"
@@ -320,7 +337,9 @@ def render_dashboard(board: dict[str, Any]) -> str:
         for q in board["quotas"]:
             pct = q["percent"] or 0.0
             bar = "█" * min(20, int(pct // 5)) + "░" * (20 - min(20, int(pct // 5)))
-            out.append(f"  {q['scope']:<28} {q['period']:<8} {bar} {pct:5.1f}%  {_tokens(q['tokensUsed'])} / {_tokens(q['tokensLimit'])}")
+            out.append(
+                f"  {q['scope']:<28} {q['period']:<8} {bar} {pct:5.1f}%  {_tokens(q['tokensUsed'])} / {_tokens(q['tokensLimit'])}"
+            )
     return "\n".join(out).rstrip() + "\n"
 
 
