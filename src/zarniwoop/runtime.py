@@ -94,6 +94,9 @@ class Runtime:
         return cls(home_path, config, db, box, settings, protocols, transport, factory, dispatcher, clock, extras)
 
     async def aclose(self) -> None:
+        from .llm.services import close_llm
+
+        await close_llm(self)
         await self.factory.aclose()
         await self.transport.aclose()
         await self.db.aclose()

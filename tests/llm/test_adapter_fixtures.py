@@ -21,7 +21,7 @@ from zarniwoop.contract.protocol import Secret
 from zarniwoop.llm.adapters import ADAPTERS, ChatClient, ChatRequest, Endpoint
 from zarniwoop.llm.adapters._http import SseDecoder
 
-from ..support.emulator import Emulator, Reply
+from ..support.emulator import Reply
 from ..support.paths import fixture_bytes as _fixture_bytes
 from ..support.paths import fixture_path, shared_fixtures
 
@@ -366,20 +366,6 @@ COVERED_ELSEWHERE = {
     "errors/ollama-midstream-error.ndjson",
     "errors/openai-429-rate-limit-messages.txt",
 }
-
-
-@pytest.fixture(scope="module")
-def shared_emulator():
-    emu = Emulator().start()
-    yield emu
-    emu.stop()
-
-
-@pytest.fixture
-def emulator(shared_emulator):
-    """One emulator for the module (starting one per case costs half a second), reset per test."""
-    shared_emulator.reset()
-    return shared_emulator
 
 
 def fixture_bytes(name: str) -> bytes:

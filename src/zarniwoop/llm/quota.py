@@ -150,6 +150,10 @@ class QuotaLedger(Protocol):
         """Record that `threshold` % was announced for this line and bucket; False if it already was."""
         ...
 
+    async def charge(self, tenant: str, line: QuotaLine, tokens: int, *, bucket: str | None = None) -> None:
+        """Add usage directly (imports, tests)."""
+        ...
+
 
 class SQLQuotaLedger:
     """The ledger in the database: `llm_quota_usage` (charged) + `llm_quota_holds` (in flight)."""

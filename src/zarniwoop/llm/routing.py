@@ -207,7 +207,9 @@ class CandidateBuilder:
     def _operator_key(self, wire: str, instance: str, base_url: str) -> tuple[Secret, str] | None:
         if (self.settings.get(OPERATOR_KEYS) or "allow").strip().lower() == "deny":
             return None
-        if instance == wire and uses_default_endpoint(wire, base_url):
+        if not self._operator_endpoint(wire, instance, base_url):
+            return None
+        if instance == wire:
             names = OPERATOR_ENV.get(wire, ())
         else:  # a named instance or a gateway: only its own variable, never the vendor's key
             names = (instance.upper().replace("-", "_").replace(".", "_") + "_API_KEY",)
@@ -215,6 +217,19 @@ class CandidateBuilder:
             if self.environ.get(name):
                 return Secret(self.environ[name]), "operator"
         return None
+
+    def _operator_endpoint(self, wire: str, instance: str, base_url: str) -> bool:
+        """The operator's key may only go where the operator sends it: the vendor's own endpoint, or
+        a base URL set at the system level. A tenant pointing `ai.provider.openai.baseUrl` at its own
+        server must not receive the operator's OPENAI_API_KEY."""
+        if instance == wire and uses_default_endpoint(wire, base_url):
+            return True
+        row = self.settings.row(f"ai.provider.{instance}.baseUrl")
+        return (
+            row is not None
+            and row.level in ("system", "builtin")
+            and base_url_for(wire, row.value) == base_url
+        )
 
     # -- candidates ---------------------------------------------------------------------------
 

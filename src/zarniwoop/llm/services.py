@@ -8,17 +8,19 @@ bad `llm:` block fails start-up with exit 2), and the `LlmManager`, built on fir
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
     from .accounts import OrgDirectory
     from .credentials import CredentialStore
     from .manager import LlmManager
+    from .quota import QuotaLedger
 
 CREDENTIALS = "credentials"
 ORG = "org"
 LLM = "llm"
+LEDGER = "llm.ledger"
 
 
 def credentials_of(runtime: Runtime) -> CredentialStore:
@@ -29,14 +31,29 @@ def org_of(runtime: Runtime) -> OrgDirectory:
     return runtime.extras[ORG]  # type: ignore[no-any-return]
 
 
-def quota_ledger(runtime: Runtime):  # type: ignore[no-untyped-def]
-    """The quota ledger: in the database (SQLite/PostgreSQL) — one transaction reserves every level."""
-    from .quota import SQLQuotaLedger
-
-    found = runtime.extras.get("llm.ledger")
+def quota_ledger(runtime: Runtime) -> QuotaLedger:
+    """The quota ledger: Redis when `redis_url` is configured (replicas), else the database
+    (SQLite, or PostgreSQL) — either way one atomic step reserves every level."""
+    found = runtime.extras.get(LEDGER)
     if found is None:
-        found = runtime.extras["llm.ledger"] = SQLQuotaLedger(runtime.db)
-    return found
+        if runtime.config.redis_url:
+            from .quota_redis import RedisQuotaLedger
+
+            found = RedisQuotaLedger(runtime.config.redis_url)
+        else:
+            from .quota import SQLQuotaLedger
+
+            found = SQLQuotaLedger(runtime.db)
+        runtime.extras[LEDGER] = found
+    return found  # type: ignore[no-any-return]
+
+
+async def close_llm(runtime: Runtime) -> None:
+    """Close what the LLM services opened (the Redis connection of the ledger)."""
+    ledger = runtime.extras.pop(LEDGER, None)
+    closer = getattr(ledger, "aclose", None)
+    if closer is not None:
+        await closer()
 
 
 async def get_llm(runtime: Runtime) -> LlmManager:
@@ -67,3 +84,18 @@ async def get_llm(runtime: Runtime) -> LlmManager:
             )
             runtime.extras[LLM] = found
     return found  # type: ignore[no-any-return]
+
+
+async def usage_dashboard(
+    runtime: Runtime, tenant: str, *, account: str | None = None, project: str | None = None
+) -> dict[str, Any]:
+    """The body of `GET /v1/usage` and `zarniwoop llm usage --json` (seed 002 §9): today and this
+    month for the tenant, an account or a project — totals, by project, by provider (with the key's
+    source), by account, estimated cost — and a bar per quota line."""
+    from .usage import UsageStore
+
+    directory = org_of(runtime)
+    await directory.refresh(max_age=1.0)
+    return await UsageStore(runtime.db).dashboard(
+        tenant, ledger=quota_ledger(runtime), directory=directory, account=account, project=project
+    )
