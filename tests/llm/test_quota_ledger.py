@@ -142,7 +142,7 @@ def run_workers(count: int, args: dict) -> list[dict[str, int]]:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-        )  # fmt: skip
+        )
         for _ in range(count)
     ]
     out = []
