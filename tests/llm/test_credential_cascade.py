@@ -48,6 +48,8 @@ class Case:
     env: dict = field(default_factory=dict)
     stored: tuple = ("account", "project", "team", "tenant")
     """Which levels' credentials exist in the store."""
+    extra: dict = field(default_factory=dict)
+    """More stored account-level credentials: name → value."""
     expect_source: str = ""
     expect_key: str | None = None
 
@@ -86,11 +88,19 @@ CASES = [
         expect_key=K["tenant"],
     ),
     Case(
-        "account entry for another model is skipped",
+        "an account entry for another model still gives the account's vendor key",
         account=[entry("k_acc", "claude-opus-4-5")],
         project=[entry("k_proj")],
-        expect_source="project",
-        expect_key=K["project"],
+        expect_source="account",
+        expect_key=K["account"],
+    ),
+    Case(
+        "within a level the entry naming the model wins",
+        account=[entry("k_other", "claude-opus-4-5"), entry("k_acc")],
+        project=[entry("k_proj")],
+        extra={"k_other": "sk-ant-OTHER-8888"},
+        expect_source="account",
+        expect_key=K["account"],
     ),
     Case(
         "a ref missing from the store falls through",
@@ -158,6 +168,8 @@ async def open_case(tmp_path, case: Case, emulator) -> Runtime:
     refs = {"account": "k_acc", "project": "k_proj", "team": "k_team", "tenant": "k_ten"}
     for level in case.stored:
         await store.set("acme", level, owners[level], refs[level], K[level])
+    for name, value in case.extra.items():
+        await store.set("acme", "account", "mike", name, value)
     return runtime
 
 

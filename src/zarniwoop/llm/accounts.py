@@ -246,7 +246,12 @@ def parse_llm_config(raw: Mapping[str, Any] | None, where: str) -> LlmConfig:
         model = LlmConfigModel.model_validate(dict(raw or {}))
     except ValidationError as exc:
         first = exc.errors()[0]
-        location = ".".join(str(p) for p in first["loc"] if not str(p).startswith(("function-", "literal[")))
+        # Union members show up in the location (`QuotaModel`, `literal['unlimited']`): not part of the path.
+        location = ".".join(
+            str(p)
+            for p in first["loc"]
+            if not (str(p).startswith(("function-", "literal[")) or str(p).endswith("Model"))
+        )
         raise ConfigError(f"{where}.{location}" if location else where, first["msg"]) from None
     return _from_model(model)
 

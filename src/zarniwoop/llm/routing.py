@@ -10,7 +10,8 @@ model, else the provider its name says (`claude-…` → anthropic, `gemini-…`
 
 **Model → key** (the credential cascade, `credential_source` records where it came from):
 
-    a. account  → an account `providers` entry for this instance (and model, if the entry names one)
+    a. account  → an account `providers` entry for this instance (one naming this model first; a key
+                  is the vendor's, so an entry for another model of the same instance also counts)
     b. project  → a project entry
     c. team     → a team entry
     d. tenant   → a tenant entry; else `ai.provider.<instance>.apiKey` in settings (project/tenant row)
@@ -165,9 +166,11 @@ class CandidateBuilder:
             cfg = self.scope.config(level)
             if owner is None or cfg is None:
                 continue
-            for entry in cfg.providers:
-                if entry.instance != instance or (entry.model and entry.model != model):
-                    continue
+            # A key is the vendor's, not one model's: an entry naming this model is preferred, but an
+            # entry of the same instance for another model still supplies this level's key.
+            entries = [e for e in cfg.providers if e.instance == instance]
+            entries.sort(key=lambda e: 0 if e.model in (None, model) else 1)
+            for entry in entries:
                 found = self._entry_key(level, owner, entry)
                 if found is not None:
                     return found
