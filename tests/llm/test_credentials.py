@@ -73,13 +73,13 @@ async def test_another_master_key_cannot_open_and_rewrap_moves_to_a_new_one(stor
 
 
 async def test_bad_input_names_the_field(store) -> None:
-    with pytest.raises(InvalidRequestError, match="^level: expected one of account, project, team, tenant"):
+    with pytest.raises(InvalidRequestError, match=r"^level: expected one of account, project, team, tenant"):
         await store.set("acme", "org", "x", "n", "v")
     with pytest.raises(
-        InvalidRequestError, match="^account: a account-level credential needs the account name"
+        InvalidRequestError, match=r"^account: an account-level credential needs the account name"
     ):
         await store.set("acme", "account", None, "n", "v")
-    with pytest.raises(InvalidRequestError, match="^value: a credential value must not be empty"):
+    with pytest.raises(InvalidRequestError, match=r"^value: a credential value must not be empty"):
         await store.set("acme", "tenant", None, "n", "")
 
 

@@ -80,7 +80,8 @@ def check_level(level: str, owner: str | None) -> str:
     if level == "tenant":
         return TENANT_LEVEL
     if not owner:
-        raise InvalidRequestError(level, f"a {level}-level credential needs the {level} name")
+        article = "an" if level == "account" else "a"
+        raise InvalidRequestError(level, f"{article} {level}-level credential needs the {level} name")
     return owner
 
 
