@@ -180,16 +180,9 @@ class LightLlm:
         data, problem = check_answer(first.response.text, recipe.schema)
         if problem is None:
             return LightResult(data, first, False, (first,))
-        repair = replace(
-            request,
-            messages=request.messages
-            + (
-                ChatMessage("assistant", first.response.text),
-                ChatMessage(
-                    "user", f"That answer is not valid: {problem}. Reply with only the corrected JSON object."
-                ),
-            ),
-        )
+        fix = f"That answer is not valid: {problem}. Reply with only the corrected JSON object."
+        turn = (ChatMessage("assistant", first.response.text), ChatMessage("user", fix))
+        repair = replace(request, messages=(*request.messages, *turn))
         second = await self.manager.chat(call, repair)
         data, problem = check_answer(second.response.text, recipe.schema)
         if problem is not None:
