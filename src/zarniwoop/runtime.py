@@ -26,6 +26,7 @@ from .dispatch.cooldown import SQLCooldownStore
 from .dispatch.dispatcher import Dispatcher
 from .llm.accounts import OrgDirectory, sync_from_config
 from .llm.credentials import CredentialStore
+from .llm.settings_check import check_llm_settings
 from .protocols import load_protocols
 from .storage.crypto import SecretBox
 from .storage.db import Database, open_database
@@ -79,6 +80,9 @@ class Runtime:
             settings = SettingService(db, box, builtin_settings(protocols))
             await seed_settings(settings, config, protocols)
             # LLM side: tenant credentials (also the search factory's key lookup) and the org tree.
+            llm_errors = check_llm_settings(settings)
+            if llm_errors:
+                raise llm_errors[0]
             credentials = CredentialStore(db, box)
             directory = OrgDirectory(db)
             await sync_from_config(directory, config, credentials)

@@ -48,7 +48,7 @@ from .response import ChatResponse, TokenUsage
 from .routing import CandidateBuilder, SpecChoice, failover_policy, max_tokens_cap, model_spec
 from .sanitize import sanitize
 from .trace import PERSIST_KEY, TraceBuffer
-from .usage import UsageRecord, UsageStore
+from .usage import DEFAULT_RETENTION_DAYS, RETENTION_KEY, UsageRecord, UsageStore
 
 if TYPE_CHECKING:
     import httpx2
@@ -64,6 +64,7 @@ log = logging.getLogger("zarniwoop.llm")
 LIGHT = "light"
 TIMEOUT_KEY = "ai.call.timeoutMs"
 MAX_WAIT_KEY = "ai.failover.maxWaitSeconds"
+PURGE_EVERY_SECONDS = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +173,7 @@ class LlmManager:
         self.notifier = notifier or QuotaNotifier(ledger, http)
         self.sleep = sleep
         self.environ = os.environ if environ is None else environ
+        self._purged_at = 0.0
 
     # -- the path ----------------------------------------------------------------------------
 
@@ -424,6 +426,19 @@ class LlmManager:
         )  # fmt: skip
         await self.usage.record(record)
         metrics.observe_call(record.provider, record.instance, prep.purpose, outcome, 0, 0)
+
+    async def _purge_now_and_then(self, prep: _Prepared) -> None:
+        """Drop usage records and traces past `ai.usage.retentionDays` — at most once an hour."""
+        now = time.monotonic()
+        if self._purged_at and now - self._purged_at < PURGE_EVERY_SECONDS:
+            return
+        self._purged_at = now
+        days = self.settings.scoped(SearchScope("_system", "_tenant")).get_int(
+            RETENTION_KEY, DEFAULT_RETENTION_DAYS
+        )
+        removed = await self.usage.purge(max(1, days))
+        if removed:
+            log.info("purged %d LLM usage records older than %d days", removed, days)
 
     def _model_doc(self, prep: _Prepared, candidate: Candidate) -> ModelDoc | None:
         if prep.catalog is None:
