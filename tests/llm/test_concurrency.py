@@ -142,3 +142,33 @@ async def test_two_processes_sharing_redis_run_exactly_twenty(tmp_path, emulator
         if keys:
             await ledger.redis.delete(*keys)
         await ledger.aclose()
+
+
+@pytest.mark.slow
+async def test_two_processes_sharing_postgres_and_redis_run_exactly_twenty(
+    tmp_path, emulator, postgres_url, redis_url
+):
+    """The scale-out set-up: settings, credentials, usage records in PostgreSQL; quota counters in Redis."""
+    from zarniwoop.llm.quota_redis import RedisQuotaLedger
+
+    tenant = "conc-" + secrets.token_hex(4)
+    results = await _two_processes(
+        tmp_path, emulator, tenant, {"redis_url": redis_url, "database_url": postgres_url}
+    )
+    assert sum(r["ok"] for r in results) == 20 and sum(r["blocked"] for r in results) == 30
+    assert len(emulator.requests(ANTHROPIC_PATH)) == 20
+    ledger = RedisQuotaLedger(redis_url)
+    try:
+        [status] = await ledger.status(tenant, [QuotaLine("account", "ann", "daily", BUDGET)])
+        assert (status.used, status.held) == (BUDGET, 0)
+    finally:
+        keys = [k async for k in ledger.redis.scan_iter(match=f"zarniwoop:llmq:{{{tenant}}}:*")]
+        if keys:
+            await ledger.redis.delete(*keys)
+        await ledger.aclose()
+    async with await Runtime.open(tmp_path / "zarniwoop.yaml", home=tmp_path / "home") as runtime:
+        rows = await runtime.db.fetchall(
+            "SELECT outcome, COUNT(*) FROM llm_usage_records WHERE tenant = ? GROUP BY outcome ORDER BY outcome",
+            (tenant,),
+        )
+        assert [tuple(r) for r in rows] == [("blocked", 30), ("ok", 20)]

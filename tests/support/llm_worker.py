@@ -24,11 +24,17 @@ async def ledger_mode(args: dict[str, Any]) -> dict[str, int]:
     from zarniwoop.contract.errors import QuotaExceededError
     from zarniwoop.llm.quota import QuotaLine, SQLQuotaLedger
 
+    db: Any = None
     if args["backend"] == "sqlite":
         from zarniwoop.storage.db import SQLiteDatabase
 
         db = SQLiteDatabase(args["db"])
         ledger: Any = SQLQuotaLedger(db)
+    elif args["backend"] == "postgres":
+        from zarniwoop.storage.postgres import PostgresDatabase  # type: ignore[import-not-found]
+
+        db = PostgresDatabase(args["db"])
+        ledger = SQLQuotaLedger(db)
     else:
         from zarniwoop.llm.quota_redis import RedisQuotaLedger
 
@@ -46,8 +52,10 @@ async def ledger_mode(args: dict[str, Any]) -> dict[str, int]:
 
     await _wait(args["start_at"])
     results = await asyncio.gather(*(one() for _ in range(args["calls"])))
-    if args["backend"] != "sqlite":
+    if args["backend"] == "redis":
         await ledger.aclose()
+    elif db is not None:
+        await db.aclose()
     return {"ok": results.count("ok"), "blocked": results.count("blocked")}
 
 

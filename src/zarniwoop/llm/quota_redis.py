@@ -23,7 +23,8 @@ from typing import Any
 
 from .quota import HOLD_TTL_SECONDS, Hold, LineStatus, QuotaLine, buckets_for, exhausted_error
 
-PREFIX = "zarniwoop:llmq"
+PREFIX = "zarniwoop:"
+"""Default key prefix; the config file's `redis_prefix` replaces it (replicas of one deployment share it)."""
 TTL = {"daily": 3 * 86400, "monthly": 40 * 86400}
 
 _RESERVE = """
@@ -75,8 +76,8 @@ return out
 """
 
 
-def _key(tenant: str, line: QuotaLine, bucket: str) -> str:
-    return f"{PREFIX}:{{{tenant}}}:{line.level}:{line.owner}:{line.period}:{bucket}"
+def _key(prefix: str, tenant: str, line: QuotaLine, bucket: str) -> str:
+    return f"{prefix}llmq:{{{tenant}}}:{line.level}:{line.owner}:{line.period}:{bucket}"
 
 
 class RedisQuotaLedger:
@@ -84,9 +85,11 @@ class RedisQuotaLedger:
         self,
         url_or_client: Any,
         *,
+        prefix: str = PREFIX,
         now: Callable[[], datetime] | None = None,
         hold_ttl: float = HOLD_TTL_SECONDS,
     ) -> None:
+        self.prefix = prefix
         if isinstance(url_or_client, str):
             import redis.asyncio as redis
 
@@ -103,7 +106,7 @@ class RedisQuotaLedger:
     def _keys(self, tenant: str, lines: Sequence[QuotaLine], hold: Hold) -> list[str]:
         keys: list[str] = []
         for line in lines:
-            base = _key(tenant, line, hold.bucket(line.period))
+            base = _key(self.prefix, tenant, line, hold.bucket(line.period))
             keys += [base, base + ":holds", base + ":amounts"]
         return keys
 
@@ -137,7 +140,7 @@ class RedisQuotaLedger:
             return
         pipe = self.redis.pipeline(transaction=True)
         for line in limited:
-            base = _key(hold.tenant, line, hold.bucket(line.period))
+            base = _key(self.prefix, hold.tenant, line, hold.bucket(line.period))
             pipe.zrem(base + ":holds", hold.id)
             pipe.hdel(base + ":amounts", hold.id)
         await pipe.execute()
@@ -147,7 +150,7 @@ class RedisQuotaLedger:
         now = time.time()
         out = []
         for line in lines:
-            base = _key(tenant, line, buckets[line.period])
+            base = _key(self.prefix, tenant, line, buckets[line.period])
             used = int(await self.redis.get(base) or 0)
             live = set(await self.redis.zrangebyscore(base + ":holds", now, "+inf"))
             amounts = await self.redis.hgetall(base + ":amounts") if live else {}
@@ -160,12 +163,12 @@ class RedisQuotaLedger:
 
     async def mark_alert(self, tenant: str, status: LineStatus, threshold: int) -> bool:
         line = status.line
-        key = f"{_key(tenant, line, status.bucket)}:alert:{threshold}"
+        key = f"{_key(self.prefix, tenant, line, status.bucket)}:alert:{threshold}"
         return bool(await self.redis.set(key, "1", nx=True, ex=TTL[line.period]))
 
     async def charge(self, tenant: str, line: QuotaLine, tokens: int, *, bucket: str | None = None) -> None:
         bucket = bucket or dict(buckets_for(self.now()))[line.period]
-        key = _key(tenant, line, bucket)
+        key = _key(self.prefix, tenant, line, bucket)
         await self.redis.incrby(key, tokens)
         await self.redis.expire(key, TTL[line.period])
 

@@ -39,7 +39,8 @@ def quota_ledger(runtime: Runtime) -> QuotaLedger:
         if runtime.config.redis_url:
             from .quota_redis import RedisQuotaLedger
 
-            found = RedisQuotaLedger(runtime.config.redis_url)
+            prefix = getattr(runtime.config, "redis_prefix", None) or "zarniwoop:"
+            found = RedisQuotaLedger(runtime.config.redis_url, prefix=prefix)
         else:
             from .quota import SQLQuotaLedger
 
