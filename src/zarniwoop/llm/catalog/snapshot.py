@@ -30,7 +30,7 @@ import yaml
 
 from ...config.keys import SYSTEM_TENANT, TENANT_LEVEL
 from .model_doc import DocumentError, ModelDoc, build_model_doc, validate_document
-from .paths import AUTO, MANUAL, BadPathError, parse_doc_path
+from .paths import AUTO, MANUAL, SUFFIX, BadPathError, parse_doc_path
 
 if TYPE_CHECKING:
     from ...contract.query import SearchScope
@@ -186,6 +186,8 @@ def build_snapshot(
 
     documents = [(BUNDLED, d) for d in bundled] + [(None, d) for d in stored]
     for fixed_key, doc in documents:
+        if not doc.path.endswith(SUFFIX):
+            continue  # notes, READMEs: not model documents
         kind, _, relative = doc.path.partition("/")
         if kind not in (MANUAL, AUTO) or (fixed_key is not None and kind != MANUAL):
             skip(doc.source, f"not under {MANUAL}/ or {AUTO}/")
