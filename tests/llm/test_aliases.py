@@ -147,7 +147,7 @@ ERRORS = [
      "ai.provider.gw.type is 'grpc', which is not a provider type "
      "(expected one of openai, anthropic, gemini, ollama, ollama-cloud, lmstudio)"),
     ("tenant default naming nothing", {"ai.default.provider": "nobody", "ai.default.model": "m"}, "default:x",
-     "unknown_type", "ai.default.provider is 'nobody', which is neither a provider type "
+     "bad_default", "ai.default.provider is 'nobody', which is neither a provider type "
      "(openai, anthropic, gemini, ollama, ollama-cloud, lmstudio) nor a named instance (setting ai.provider.nobody.type)"),
     ("an element without a colon", {}, "gpt-4o", "malformed",
      "element 'gpt-4o' is not <provider>:<model> or <namespace>:<alias>"),
