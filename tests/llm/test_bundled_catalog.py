@@ -40,9 +40,15 @@ async def test_every_wire_type_has_current_models_with_the_required_fields(tmp_p
         assert doc.pricing.input_per_mtok is not None and doc.pricing.output_per_mtok is not None, where
         assert doc.layers == ("bundled",), where
     sonnet = catalog.lookup("anthropic", "claude-sonnet-4-6")
-    assert (sonnet.context_window_tokens, sonnet.default_max_output_tokens, sonnet.size) == (1000000, 128000, ModelSize.LARGE)
+    assert (sonnet.context_window_tokens, sonnet.default_max_output_tokens, sonnet.size) == (
+        1000000,
+        128000,
+        ModelSize.LARGE,
+    )
     assert (sonnet.pricing.input_per_mtok, sonnet.pricing.output_per_mtok) == (3.0, 15.0)
-    assert sonnet.has_capability("vision") and sonnet.has_capability("pdf") and sonnet.has_capability("thinking")
+    assert (
+        sonnet.has_capability("vision") and sonnet.has_capability("pdf") and sonnet.has_capability("thinking")
+    )
     assert sonnet.cost_usd(2450, 890) == pytest.approx(2450 * 3 / 1e6 + 890 * 15 / 1e6)
     assert catalog.lookup("gemini", "gemini-2.5-flash").size is ModelSize.SMALL
     assert catalog.lookup("ollama-cloud", "gpt-oss:120b").parser == "harmony"
@@ -68,7 +74,9 @@ async def test_bundled_figures_match_the_public_source(tmp_path):
         assert doc.pricing.input_per_mtok == pytest.approx(entry["input_cost_per_token"] * 1e6), where
         assert doc.pricing.output_per_mtok == pytest.approx(entry["output_cost_per_token"] * 1e6), where
         if entry.get("cache_read_input_token_cost") is not None:
-            assert doc.pricing.cache_read_per_mtok == pytest.approx(entry["cache_read_input_token_cost"] * 1e6), where
+            assert doc.pricing.cache_read_per_mtok == pytest.approx(
+                entry["cache_read_input_token_cost"] * 1e6
+            ), where
         assert doc.has_capability("tools") == bool(entry.get("supports_function_calling")), where
         assert doc.has_capability("vision") == bool(entry.get("supports_vision")), where
         assert doc.has_capability("thinking") == bool(entry.get("supports_reasoning")), where
@@ -78,7 +86,13 @@ async def test_bundled_figures_match_the_public_source(tmp_path):
 
 async def test_lmstudio_context_lengths_come_from_its_own_listing(tmp_path):
     catalog = await bundled_catalog(tmp_path)
-    v0 = {m["id"]: m["max_context_length"] for m in json.loads(fixture_bytes("llm", "lmstudio", "api-v0-models.json"))["data"]}
-    v1 = {m["key"]: m["max_context_length"] for m in json.loads(fixture_bytes("llm", "lmstudio", "api-v1-models.json"))["models"]}
+    v0 = {
+        m["id"]: m["max_context_length"]
+        for m in json.loads(fixture_bytes("llm", "lmstudio", "api-v0-models.json"))["data"]
+    }
+    v1 = {
+        m["key"]: m["max_context_length"]
+        for m in json.loads(fixture_bytes("llm", "lmstudio", "api-v1-models.json"))["models"]
+    }
     for doc in catalog.models(instance="lmstudio"):
         assert doc.context_window_tokens == {**v0, **v1}[doc.wire_name], doc.wire_name

@@ -9,7 +9,13 @@ import pytest
 import yaml
 
 from zarniwoop.contract import InvalidRequestError, SearchScope
-from zarniwoop.llm.catalog import BundledDocuments, FileDocumentStore, bootstrap_bundled, parse_doc_path, slug_for
+from zarniwoop.llm.catalog import (
+    BundledDocuments,
+    FileDocumentStore,
+    bootstrap_bundled,
+    parse_doc_path,
+    slug_for,
+)
 from zarniwoop.llm.catalog.bootstrap import LEDGER_PATH
 from zarniwoop.llm.catalog.paths import BadPathError, DocPath
 
@@ -18,21 +24,50 @@ from .catalog_support import Docs
 pytestmark = pytest.mark.anyio
 
 BAD_DOCUMENTS = [
-    ("sys-manual", "openai/broken.yaml", "contextWindowTokens: [1, 2\nsize: LARGE\n",
-     "invalid YAML: line 2, column 5: expected ',' or ']', but got ':'"),
-    ("sys-manual", "openai/gpt 4o.yaml", "size: LARGE\n",
-     "bad path: file slug segment 'gpt 4o' must match [A-Za-z0-9._-]+"),
-    ("ten-manual", "OpenAI/gpt-4o.yaml", "size: LARGE\n",
-     "bad path: provider instance folder 'OpenAI' must match [a-z0-9._-]+"),
+    (
+        "sys-manual",
+        "openai/broken.yaml",
+        "contextWindowTokens: [1, 2\nsize: LARGE\n",
+        "invalid YAML: line 2, column 5: expected ',' or ']', but got ':'",
+    ),
+    (
+        "sys-manual",
+        "openai/gpt 4o.yaml",
+        "size: LARGE\n",
+        "bad path: file slug segment 'gpt 4o' must match [A-Za-z0-9._-]+",
+    ),
+    (
+        "ten-manual",
+        "OpenAI/gpt-4o.yaml",
+        "size: LARGE\n",
+        "bad path: provider instance folder 'OpenAI' must match [a-z0-9._-]+",
+    ),
     ("ten-auto", "openai/gpt-4o.yaml", "size: HUGE\n", "unknown size 'HUGE'; expected SMALL or LARGE"),
-    ("proj-manual", "lmstudio/gemma.yaml", "messageParser: llama-magic\n",
-     "unknown messageParser 'llama-magic'; known: deepseek-v4, gemma4, harmony"),
-    ("proj-manual", "openai/gpt-4.1.yaml", "contextWindowTokens: lots\n",
-     "contextWindowTokens must be a positive integer, got 'lots'"),
+    (
+        "proj-manual",
+        "lmstudio/gemma.yaml",
+        "messageParser: llama-magic\n",
+        "unknown messageParser 'llama-magic'; known: deepseek-v4, gemma4, harmony",
+    ),
+    (
+        "proj-manual",
+        "openai/gpt-4.1.yaml",
+        "contextWindowTokens: lots\n",
+        "contextWindowTokens must be a positive integer, got 'lots'",
+    ),
     ("proj-auto", "openai/o3.yaml", "- just\n- a list\n", "expected a mapping of fields, got list"),
-    ("proj-auto", "openai/o4-mini.yaml", "pricing: {inputPerMTok: -1}\n",
-     "pricing.inputPerMTok must be a number ≥ 0 (per million tokens), got -1"),
-    ("proj-auto", "openai/gpt-5.yaml", "capabilities: vision\n", "capabilities must be a list of names, got 'vision'"),
+    (
+        "proj-auto",
+        "openai/o4-mini.yaml",
+        "pricing: {inputPerMTok: -1}\n",
+        "pricing.inputPerMTok must be a number ≥ 0 (per million tokens), got -1",
+    ),
+    (
+        "proj-auto",
+        "openai/gpt-5.yaml",
+        "capabilities: vision\n",
+        "capabilities must be a list of names, got 'vision'",
+    ),
 ]
 
 
@@ -65,7 +100,11 @@ async def test_bad_documents_are_skipped_with_a_warning_naming_the_file_and_the_
     # The good documents loaded; a skipped override leaves the outer layers' values in place.
     scope = SearchScope("acme", "review")
     mini = catalog.lookup("openai", "gpt-4o-mini", scope)
-    assert (mini.context_window_tokens, mini.default_max_output_tokens, mini.size.value) == (128000, 16384, "SMALL")
+    assert (mini.context_window_tokens, mini.default_max_output_tokens, mini.size.value) == (
+        128000,
+        16384,
+        "SMALL",
+    )
     gpt4o = catalog.lookup("openai", "gpt-4o", scope)
     assert (gpt4o.size.value, gpt4o.layers) == ("LARGE", ("bundled",))  # the HUGE auto override was skipped
     assert catalog.lookup("openai", "broken", scope) is None
@@ -75,7 +114,10 @@ async def test_bad_documents_are_skipped_with_a_warning_naming_the_file_and_the_
 
 PATHS = [
     ("openai/gpt-4o.yaml", DocPath("openai", "gpt-4o")),
-    ("lmstudio/mlx-community/Qwen3.6-35B-A3B-4bit.yaml", DocPath("lmstudio", "mlx-community/Qwen3.6-35B-A3B-4bit")),
+    (
+        "lmstudio/mlx-community/Qwen3.6-35B-A3B-4bit.yaml",
+        DocPath("lmstudio", "mlx-community/Qwen3.6-35B-A3B-4bit"),
+    ),
     ("deepseek-direct/deepseek-v4-flash.yaml", DocPath("deepseek-direct", "deepseek-v4-flash")),
     ("ollama/qwen3-30b.yaml", DocPath("ollama", "qwen3-30b")),
 ]
@@ -132,7 +174,9 @@ async def test_the_file_store_refuses_paths_outside_its_folder(tmp_path):
             await store.write(tenant, project, path, "size: SMALL\n")
     assert not (tmp_path / "escape.yaml").exists()
     await store.write("acme", "_tenant", "model-auto/ollama/deep/er/x.yaml", "size: SMALL\n")
-    assert await store.list_paths("acme", "_tenant", "model-auto/ollama/") == ["model-auto/ollama/deep/er/x.yaml"]
+    assert await store.list_paths("acme", "_tenant", "model-auto/ollama/") == [
+        "model-auto/ollama/deep/er/x.yaml"
+    ]
     assert await store.delete("acme", "_tenant", "model-auto/ollama/deep/er/x.yaml") is True
     assert not (tmp_path / "documents/acme/_tenant/model-auto/ollama/deep").exists()  # emptied folders go too
     assert await store.delete("acme", "_tenant", "model-auto/ollama/deep/er/x.yaml") is False
@@ -147,7 +191,10 @@ async def test_first_boot_bootstrap_copies_the_bundled_documents_and_never_overw
 
     first = await bootstrap_bundled(docs.store, bundled)
     assert first.copied == ("model/anthropic/claude-haiku-4-5.yaml", "model/openai/gpt-4o.yaml")
-    assert yaml.safe_load((system / "model/openai/gpt-4o.yaml").read_text()) == {"contextWindowTokens": 128000, "size": "LARGE"}
+    assert yaml.safe_load((system / "model/openai/gpt-4o.yaml").read_text()) == {
+        "contextWindowTokens": 128000,
+        "size": "LARGE",
+    }
     assert not (system / "model-auto").exists()  # auto is discovery's
     assert yaml.safe_load((system / LEDGER_PATH).read_text())["offered"] == list(first.copied)
 

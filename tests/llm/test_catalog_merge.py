@@ -1,6 +1,6 @@
 """The seven-layer merge of seed 002 §3a.3, table-driven over every layer.
 
-    bundled → (_system,_tenant) auto → manual → (acme,_tenant) auto → manual → (acme,review) auto → manual
+bundled → (_system,_tenant) auto → manual → (acme,_tenant) auto → manual → (acme,review) auto → manual
 """
 
 from __future__ import annotations
@@ -33,42 +33,66 @@ MERGE_CASES = [
     (
         "each layer overrides the one outside it (project scope sees the innermost)",
         {layer: {"contextWindowTokens": 1000 + i} for i, layer in enumerate(ALL)},
-        PROJECT, {"contextWindowTokens": 1006}, ALL,
+        PROJECT,
+        {"contextWindowTokens": 1006},
+        ALL,
     ),
     (
         "a tenant-scope lookup stops at the tenant's manual layer",
         {layer: {"contextWindowTokens": 1000 + i} for i, layer in enumerate(ALL)},
-        TENANT, {"contextWindowTokens": 1004}, ALL[:5],
+        TENANT,
+        {"contextWindowTokens": 1004},
+        ALL[:5],
     ),
     (
         "a system-scope lookup sees bundled and the system layers only",
         {layer: {"contextWindowTokens": 1000 + i} for i, layer in enumerate(ALL)},
-        SYSTEM, {"contextWindowTokens": 1002}, ALL[:3],
+        SYSTEM,
+        {"contextWindowTokens": 1002},
+        ALL[:3],
     ),
     (
         "inner-scope auto beats outer-scope manual (seed: 50000 over 100000)",
-        {"bundled": BASE, "ten-manual": {"contextWindowTokens": 100000}, "proj-auto": {"contextWindowTokens": 50000}},
-        PROJECT, {"contextWindowTokens": 50000}, ["bundled", "acme/_tenant manual", "acme/review auto"],
+        {
+            "bundled": BASE,
+            "ten-manual": {"contextWindowTokens": 100000},
+            "proj-auto": {"contextWindowTokens": 50000},
+        },
+        PROJECT,
+        {"contextWindowTokens": 50000},
+        ["bundled", "acme/_tenant manual", "acme/review auto"],
     ),
     (
         "... while the tenant itself still sees its manual value",
-        {"bundled": BASE, "ten-manual": {"contextWindowTokens": 100000}, "proj-auto": {"contextWindowTokens": 50000}},
-        TENANT, {"contextWindowTokens": 100000}, ["bundled", "acme/_tenant manual"],
+        {
+            "bundled": BASE,
+            "ten-manual": {"contextWindowTokens": 100000},
+            "proj-auto": {"contextWindowTokens": 50000},
+        },
+        TENANT,
+        {"contextWindowTokens": 100000},
+        ["bundled", "acme/_tenant manual"],
     ),
     (
         "system auto beats bundled",
         {"bundled": BASE, "sys-auto": {"contextWindowTokens": 123456}},
-        PROJECT, {"contextWindowTokens": 123456, "size": "LARGE"}, ["bundled", "_system/_tenant auto"],
+        PROJECT,
+        {"contextWindowTokens": 123456, "size": "LARGE"},
+        ["bundled", "_system/_tenant auto"],
     ),
     (
         "manual beats auto within one scope",
         {"ten-auto": {"contextWindowTokens": 1, "kind": "chat"}, "ten-manual": {"contextWindowTokens": 2}},
-        PROJECT, {"contextWindowTokens": 2, "kind": "chat"}, ["acme/_tenant auto", "acme/_tenant manual"],
+        PROJECT,
+        {"contextWindowTokens": 2, "kind": "chat"},
+        ["acme/_tenant auto", "acme/_tenant manual"],
     ),
     (
         "manual beats auto within the project scope too",
         {"proj-manual": {"size": "SMALL"}, "proj-auto": {"size": "LARGE", "contextWindowTokens": 32768}},
-        PROJECT, {"size": "SMALL", "contextWindowTokens": 32768}, ["acme/review auto", "acme/review manual"],
+        PROJECT,
+        {"size": "SMALL", "contextWindowTokens": 32768},
+        ["acme/review auto", "acme/review manual"],
     ),
     (
         "deep merge per field: an override of one price keeps the others",
@@ -79,30 +103,42 @@ MERGE_CASES = [
     ),
     (
         "lists are replaced as a whole: an owner can remove a capability",
-        {"bundled": BASE, "sys-manual": {"capabilities": ["vision", "pdf", "thinking", "tools"]},
-         "ten-manual": {"capabilities": ["vision"]}},
-        PROJECT, {"capabilities": ["vision"]}, ["bundled", "_system/_tenant manual", "acme/_tenant manual"],
+        {
+            "bundled": BASE,
+            "sys-manual": {"capabilities": ["vision", "pdf", "thinking", "tools"]},
+            "ten-manual": {"capabilities": ["vision"]},
+        },
+        PROJECT,
+        {"capabilities": ["vision"]},
+        ["bundled", "_system/_tenant manual", "acme/_tenant manual"],
     ),
     (
         "an empty list replaces too",
         {"bundled": BASE, "proj-manual": {"capabilities": []}},
-        PROJECT, {"capabilities": []}, ["bundled", "acme/review manual"],
+        PROJECT,
+        {"capabilities": []},
+        ["bundled", "acme/review manual"],
     ),
     (
         "unset fields are inherited from outer layers",
         {"bundled": BASE, "proj-manual": {"size": "SMALL"}},
-        PROJECT, {**BASE, "size": "SMALL"}, ["bundled", "acme/review manual"],
+        PROJECT,
+        {**BASE, "size": "SMALL"},
+        ["bundled", "acme/review manual"],
     ),
     (
         "an auto document with no prices gets them from the manual layers",
         {"bundled": BASE, "proj-auto": {"contextWindowTokens": 1048576, "discoveredBy": "discovery-job"}},
-        PROJECT, {"contextWindowTokens": 1048576, "pricing": BASE["pricing"], "discoveredBy": "discovery-job"},
+        PROJECT,
+        {"contextWindowTokens": 1048576, "pricing": BASE["pricing"], "discoveredBy": "discovery-job"},
         ["bundled", "acme/review auto"],
     ),
     (
         "explicit null replaces: pricing null means unpriced",
         {"bundled": BASE, "ten-manual": {"pricing": None}},
-        PROJECT, {"pricing": None}, ["bundled", "acme/_tenant manual"],
+        PROJECT,
+        {"pricing": None},
+        ["bundled", "acme/_tenant manual"],
     ),
     (
         "all seven layers contribute one field each",
@@ -116,15 +152,24 @@ MERGE_CASES = [
             "proj-manual": {"size": "SMALL"},
         },
         PROJECT,
-        {"capabilities": ["vision"], "kind": "chat", "pricing": {"inputPerMTok": 1.0, "outputPerMTok": 4.0},
-         "contextWindowTokens": 65536, "defaultMaxOutputTokens": 4096, "size": "SMALL"},
+        {
+            "capabilities": ["vision"],
+            "kind": "chat",
+            "pricing": {"inputPerMTok": 1.0, "outputPerMTok": 4.0},
+            "contextWindowTokens": 65536,
+            "defaultMaxOutputTokens": 4096,
+            "size": "SMALL",
+        },
         ALL,
     ),
 ]
 
 
-@pytest.mark.parametrize(("layers", "scope", "expected", "contributors"), [c[1:] for c in MERGE_CASES],
-                         ids=[c[0] for c in MERGE_CASES])
+@pytest.mark.parametrize(
+    ("layers", "scope", "expected", "contributors"),
+    [c[1:] for c in MERGE_CASES],
+    ids=[c[0] for c in MERGE_CASES],
+)
 async def test_seven_layer_merge(tmp_path, layers, scope, expected, contributors):
     docs = Docs(tmp_path)
     for layer, fields in layers.items():
@@ -157,7 +202,10 @@ async def test_other_tenants_and_projects_never_leak_into_a_scope(tmp_path):
 
 async def test_the_seeds_manual_example_document_loads_as_written(tmp_path):
     docs = Docs(tmp_path)
-    docs.write("sys-manual", "anthropic/claude-sonnet-4-6.yaml", """\
+    docs.write(
+        "sys-manual",
+        "anthropic/claude-sonnet-4-6.yaml",
+        """\
 wireName: "claude-sonnet-4-6"    # only if different from path (e.g., Ollama tags)
 contextWindowTokens: 200000
 defaultMaxOutputTokens: 8192
@@ -177,19 +225,35 @@ pricing:                         # Hand-maintained in the manual layer (auto nev
   cacheWritePerMTok: 3.75
 discoveredBy: manual             # "manual" in manual path, "discovery-job" in auto path
 discoveredAt: "2026-06-27T10:00:00Z"
-""")
+""",
+    )
     catalog = docs.catalog()
     await catalog.refresh()
     doc = catalog.lookup("anthropic", "claude-sonnet-4-6")
     assert doc.to_json() == {
-        "instance": "anthropic", "wireName": "claude-sonnet-4-6", "slug": "claude-sonnet-4-6",
-        "contextWindowTokens": 200000, "defaultMaxOutputTokens": 8192, "size": "LARGE", "kind": "chat",
-        "capabilities": ["vision", "pdf", "thinking"], "stripThinkTags": False,
-        "messageParser": None, "messageParserSource": "document",
-        "pricing": {"currency": "USD", "inputPerMTok": 3.0, "outputPerMTok": 15.0,
-                    "cacheReadPerMTok": 0.3, "cacheWritePerMTok": 3.75},
-        "displayName": None, "discoveredBy": "manual", "discoveredAt": "2026-06-27T10:00:00Z",
-        "layers": ["_system/_tenant manual"], "known": True,
+        "instance": "anthropic",
+        "wireName": "claude-sonnet-4-6",
+        "slug": "claude-sonnet-4-6",
+        "contextWindowTokens": 200000,
+        "defaultMaxOutputTokens": 8192,
+        "size": "LARGE",
+        "kind": "chat",
+        "capabilities": ["vision", "pdf", "thinking"],
+        "stripThinkTags": False,
+        "messageParser": None,
+        "messageParserSource": "document",
+        "pricing": {
+            "currency": "USD",
+            "inputPerMTok": 3.0,
+            "outputPerMTok": 15.0,
+            "cacheReadPerMTok": 0.3,
+            "cacheWritePerMTok": 3.75,
+        },
+        "displayName": None,
+        "discoveredBy": "manual",
+        "discoveredAt": "2026-06-27T10:00:00Z",
+        "layers": ["_system/_tenant manual"],
+        "known": True,
     }
     assert doc.size is ModelSize.LARGE
     assert doc.cost_usd(1_000_000, 100_000) == pytest.approx(3.0 + 1.5)
@@ -200,16 +264,27 @@ async def test_a_named_instance_carries_its_own_metadata_section(tmp_path):
     """§3: `deepseek-direct: deepseek-v4-flash: {contextWindowTokens: 1048576, size: SMALL}`."""
     docs = Docs(tmp_path)
     docs.write("bundled", "openai/deepseek-v4-flash.yaml", {"contextWindowTokens": 1000, "size": "LARGE"})
-    docs.write("ten-manual", "deepseek-direct/deepseek-v4-flash.yaml", {"contextWindowTokens": 1048576, "size": "SMALL"})
+    docs.write(
+        "ten-manual",
+        "deepseek-direct/deepseek-v4-flash.yaml",
+        {"contextWindowTokens": 1048576, "size": "SMALL"},
+    )
     catalog = docs.catalog()
     await catalog.refresh()
     doc = catalog.lookup("deepseek-direct", "deepseek-v4-flash", TENANT)
-    assert (doc.instance, doc.context_window_tokens, doc.size) == ("deepseek-direct", 1048576, ModelSize.SMALL)
+    assert (doc.instance, doc.context_window_tokens, doc.size) == (
+        "deepseek-direct",
+        1048576,
+        ModelSize.SMALL,
+    )
     # The same wire name under another instance keeps its own metadata.
     assert catalog.lookup("openai", "deepseek-v4-flash", TENANT).context_window_tokens == 1000
     # A named instance without an entry inherits its type's when asked to.
     assert catalog.lookup("openai-eu", "deepseek-v4-flash", TENANT) is None
-    assert catalog.lookup("openai-eu", "deepseek-v4-flash", TENANT, fallback_instance="openai").size is ModelSize.LARGE
+    assert (
+        catalog.lookup("openai-eu", "deepseek-v4-flash", TENANT, fallback_instance="openai").size
+        is ModelSize.LARGE
+    )
 
 
 async def test_wire_names_come_from_the_path_or_wire_name_and_overrides_inherit_it(tmp_path):
@@ -223,18 +298,30 @@ async def test_wire_names_come_from_the_path_or_wire_name_and_overrides_inherit_
     await catalog.refresh()
     lm = catalog.lookup("lmstudio", "mlx-community/Qwen3.6-35B-A3B-4bit", PROJECT)
     assert (lm.wire_name, lm.slug, lm.context_window_tokens) == (
-        "mlx-community/Qwen3.6-35B-A3B-4bit", "mlx-community/Qwen3.6-35B-A3B-4bit", 32768,
+        "mlx-community/Qwen3.6-35B-A3B-4bit",
+        "mlx-community/Qwen3.6-35B-A3B-4bit",
+        32768,
     )
     qwen = catalog.lookup("ollama", "qwen3:30b", PROJECT)
     assert (qwen.wire_name, qwen.slug, qwen.context_window_tokens, qwen.size) == (
-        "qwen3:30b", "qwen3-30b", 40960, ModelSize.SMALL,
+        "qwen3:30b",
+        "qwen3-30b",
+        40960,
+        ModelSize.SMALL,
     )
     assert qwen.layers == ("_system/_tenant auto", "acme/_tenant manual")
     assert catalog.lookup("ollama", "qwen3-30b", PROJECT) == qwen  # by file slug too
-    assert [d.wire_name for d in catalog.models(PROJECT)] == ["mlx-community/Qwen3.6-35B-A3B-4bit", "qwen3:30b"]
+    assert [d.wire_name for d in catalog.models(PROJECT)] == [
+        "mlx-community/Qwen3.6-35B-A3B-4bit",
+        "qwen3:30b",
+    ]
 
 
 def test_deep_merge_replaces_lists_and_merges_mappings():
     base = {"a": {"x": 1, "y": [1, 2]}, "b": [1, 2, 3], "c": 1}
-    assert deep_merge(base, {"a": {"y": [3]}, "b": [], "c": None}) == {"a": {"x": 1, "y": [3]}, "b": [], "c": None}
+    assert deep_merge(base, {"a": {"y": [3]}, "b": [], "c": None}) == {
+        "a": {"x": 1, "y": [3]},
+        "b": [],
+        "c": None,
+    }
     assert base == {"a": {"x": 1, "y": [1, 2]}, "b": [1, 2, 3], "c": 1}  # inputs untouched

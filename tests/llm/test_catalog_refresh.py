@@ -24,7 +24,11 @@ def write_generation(docs: Docs, generation: int) -> None:
     an inner scope — a reader mixing two generations, or catching a half-built index, would see a
     price and a context window that disagree, or fewer models."""
     for i in range(MODELS):
-        docs.write("sys-manual", f"openai/model-{i}.yaml", {"size": "SMALL", "pricing": {"inputPerMTok": float(generation)}})
+        docs.write(
+            "sys-manual",
+            f"openai/model-{i}.yaml",
+            {"size": "SMALL", "pricing": {"inputPerMTok": float(generation)}},
+        )
         docs.write("proj-auto", f"openai/model-{i}.yaml", {"contextWindowTokens": generation * 1000})
 
 

@@ -26,7 +26,8 @@ def from_openai_body(body: dict) -> ChatResponse:
     `reasoning_content` or `reasoning`, as DeepSeek and Cerebras/Groq name it)."""
     message = body["choices"][0]["message"]
     calls = tuple(
-        ToolCall(c.get("id", ""), c["function"]["name"], c["function"]["arguments"]) for c in message.get("tool_calls") or ()
+        ToolCall(c.get("id", ""), c["function"]["name"], c["function"]["arguments"])
+        for c in message.get("tool_calls") or ()
     )
     return ChatResponse(
         text=message.get("content") or "",
@@ -65,7 +66,11 @@ def test_gemma4_keeps_prose_and_reads_nested_values():
     clean = get_parser("gemma4").parse(ChatResponse(text=text))
     assert clean.text == "Sure, saving it now."
     assert clean.tool_calls == (
-        ToolCall("gemma4_call_0", "save", '{"path": "notes/a, b.txt", "lines": [1, 2.5, true, null], "meta": {"tag": "x"}}'),
+        ToolCall(
+            "gemma4_call_0",
+            "save",
+            '{"path": "notes/a, b.txt", "lines": [1, 2.5, true, null], "meta": {"tag": "x"}}',
+        ),
         ToolCall("gemma4_call_1", "done", "{}"),
     )
 
@@ -113,16 +118,21 @@ def test_deepseek_arguments_with_trailing_garbage_are_repaired():
     arguments = error[start : error.rindex("'")]  # exactly what the model sent, as the error quotes it
     with pytest.raises(json.JSONDecodeError):
         json.loads(arguments)
-    raw = ChatResponse(tool_calls=(ToolCall("call_0", "get_current_weather", arguments),), finish_reason="tool_calls")
+    raw = ChatResponse(
+        tool_calls=(ToolCall("call_0", "get_current_weather", arguments),), finish_reason="tool_calls"
+    )
     clean = sanitize(raw, None, wire_name="deepseek-chat")
     assert clean == ChatResponse(
-        tool_calls=(ToolCall("call_0", "get_current_weather", '{"location":"Berlin"}'),), finish_reason="tool_calls"
+        tool_calls=(ToolCall("call_0", "get_current_weather", '{"location":"Berlin"}'),),
+        finish_reason="tool_calls",
     )
     assert clean.tool_calls[0].parsed_arguments() == {"location": "Berlin"}
 
 
 def test_deepseek_recorded_tool_call_passes_unchanged():
-    raw = from_openai_body(json.loads(fixture_bytes("llm", "deepseek", "chat-completion-tool-call-reasoner.json")))
+    raw = from_openai_body(
+        json.loads(fixture_bytes("llm", "deepseek", "chat-completion-tool-call-reasoner.json"))
+    )
     assert raw.tool_calls and raw.reasoning
     assert sanitize(raw, None, wire_name="deepseek-chat") is raw
 
@@ -181,7 +191,9 @@ def test_harmony_commentary_to_a_function_becomes_a_tool_call():
     )
     clean = get_parser("harmony").parse(ChatResponse(text=text))
     assert clean == ChatResponse(
-        text="", reasoning="Need weather.", tool_calls=(ToolCall("harmony_call_0", "get_weather", '{"city":"Paris"}'),)
+        text="",
+        reasoning="Need weather.",
+        tool_calls=(ToolCall("harmony_call_0", "get_weather", '{"city":"Paris"}'),),
     )
 
 
@@ -214,7 +226,11 @@ def test_groq_think_in_content_moves_to_reasoning():
 
 
 def test_llamacpp_stream_closes_think_without_an_opening_tag():
-    events = [line.removeprefix("data: ") for line in quirk("think", "deepseek-r1-llamacpp-stream-close-think.sse").splitlines() if line]
+    events = [
+        line.removeprefix("data: ")
+        for line in quirk("think", "deepseek-r1-llamacpp-stream-close-think.sse").splitlines()
+        if line
+    ]
     deltas = [json.loads(e)["choices"][0]["delta"]["content"] for e in events]
     assert deltas == [" fast", "."]
     # The recorded part alone carries no markup yet: nothing to strip.
@@ -258,14 +274,45 @@ def test_a_clean_response_comes_back_as_the_same_object(name):
 
 
 def test_structured_tool_calls_are_never_duplicated_from_text():
-    raw = ChatResponse(text="call:write_file{content:hello,path:a.txt}", tool_calls=(ToolCall("c", "write_file", "{}"),))
+    raw = ChatResponse(
+        text="call:write_file{content:hello,path:a.txt}", tool_calls=(ToolCall("c", "write_file", "{}"),)
+    )
     assert get_parser("gemma4").parse(raw) is raw
 
 
-FRAGMENTS = ["call:", "f", "{", "}", "[", "]", ",", ":", '<|"|>', '"', "x", "1", "<|tool_call>", "<tool_call|>",
-             "<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>", '<｜DSML｜invoke name="a">', "</｜DSML｜invoke>",
-             "<|channel|>", "analysis", "final", "<|message|>", "<|end|>", "<think>", "</think>", "assistantfinal",
-             "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "```", "\n"]
+FRAGMENTS = [
+    "call:",
+    "f",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ":",
+    '<|"|>',
+    '"',
+    "x",
+    "1",
+    "<|tool_call>",
+    "<tool_call|>",
+    "<｜DSML｜tool_calls>",
+    "</｜DSML｜tool_calls>",
+    '<｜DSML｜invoke name="a">',
+    "</｜DSML｜invoke>",
+    "<|channel|>",
+    "analysis",
+    "final",
+    "<|message|>",
+    "<|end|>",
+    "<think>",
+    "</think>",
+    "assistantfinal",
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool▁call▁begin｜>",
+    "<｜tool▁sep｜>",
+    "```",
+    "\n",
+]
 
 
 @given(st.one_of(st.text(), st.lists(st.sampled_from(FRAGMENTS), max_size=30).map("".join)))

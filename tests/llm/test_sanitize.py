@@ -55,33 +55,62 @@ async def catalog_with(tmp_path, layers: dict[str, dict[str, dict]]):
 
 async def test_the_message_parser_cascade_document_beats_quirks_and_inner_beats_outer(tmp_path):
     """§4.1.1: project > _tenant > _vance > bundled per-model YAML > model-quirks.yaml > none."""
-    catalog = await catalog_with(tmp_path, {
-        "bundled": {"lmstudio/google/gemma-4-26b-a4b.yaml": {"size": "SMALL"},
-                    "lmstudio/plain-model.yaml": {"size": "SMALL"},
-                    "openai/gpt-oss-120b.yaml": {"messageParser": "deepseek-v4"}},
-        "sys-manual": {"lmstudio/google/gemma-4-26b-a4b.yaml": {"messageParser": "harmony"}},
-        "ten-manual": {"lmstudio/google/gemma-4-26b-a4b.yaml": {"messageParser": None}},
-        "proj-manual": {"lmstudio/google/gemma-4-26b-a4b.yaml": {"messageParser": "gemma4"}},
-    })
+    catalog = await catalog_with(
+        tmp_path,
+        {
+            "bundled": {
+                "lmstudio/google/gemma-4-26b-a4b.yaml": {"size": "SMALL"},
+                "lmstudio/plain-model.yaml": {"size": "SMALL"},
+                "openai/gpt-oss-120b.yaml": {"messageParser": "deepseek-v4"},
+            },
+            "sys-manual": {"lmstudio/google/gemma-4-26b-a4b.yaml": {"messageParser": "harmony"}},
+            "ten-manual": {"lmstudio/google/gemma-4-26b-a4b.yaml": {"messageParser": None}},
+            "proj-manual": {"lmstudio/google/gemma-4-26b-a4b.yaml": {"messageParser": "gemma4"}},
+        },
+    )
 
     def parser(instance, model, scope=None):
         doc = catalog.lookup(instance, model, scope)
         return doc.parser, doc.parser_source
 
-    assert parser("lmstudio", "google/gemma-4-26b-a4b", SearchScope("acme", "review")) == ("gemma4", "document")
-    assert parser("lmstudio", "google/gemma-4-26b-a4b", SearchScope("acme", "_tenant")) == (None, "document")  # explicit null
-    assert parser("lmstudio", "google/gemma-4-26b-a4b", SearchScope("globex", "_tenant")) == ("harmony", "document")
-    assert parser("openai", "gpt-oss-120b") == ("deepseek-v4", "document")  # bundled per-model beats the pattern
+    assert parser("lmstudio", "google/gemma-4-26b-a4b", SearchScope("acme", "review")) == (
+        "gemma4",
+        "document",
+    )
+    assert parser("lmstudio", "google/gemma-4-26b-a4b", SearchScope("acme", "_tenant")) == (
+        None,
+        "document",
+    )  # explicit null
+    assert parser("lmstudio", "google/gemma-4-26b-a4b", SearchScope("globex", "_tenant")) == (
+        "harmony",
+        "document",
+    )
+    assert parser("openai", "gpt-oss-120b") == (
+        "deepseek-v4",
+        "document",
+    )  # bundled per-model beats the pattern
     assert parser("lmstudio", "plain-model") == (None, None)
 
     raw = ChatResponse(text=GEMMA_TEXT)
-    assert sanitize(raw, catalog.lookup("lmstudio", "google/gemma-4-26b-a4b", SearchScope("acme", "review"))).tool_calls == (GEMMA_CALL,)
-    assert sanitize(raw, catalog.lookup("lmstudio", "google/gemma-4-26b-a4b", SearchScope("acme", "_tenant"))) is raw
+    assert sanitize(
+        raw, catalog.lookup("lmstudio", "google/gemma-4-26b-a4b", SearchScope("acme", "review"))
+    ).tool_calls == (GEMMA_CALL,)
+    assert (
+        sanitize(raw, catalog.lookup("lmstudio", "google/gemma-4-26b-a4b", SearchScope("acme", "_tenant")))
+        is raw
+    )
 
 
 async def test_quirk_rules_apply_when_no_document_names_a_parser(tmp_path):
-    catalog = await catalog_with(tmp_path, {"bundled": {"lmstudio/google/gemma-4-26b-a4b.yaml": {"size": "SMALL"},
-                                                        "ollama/deepseek-r1-8b.yaml": {"wireName": "deepseek-r1:8b"}}})
+    catalog = await catalog_with(
+        tmp_path,
+        {
+            "bundled": {
+                "lmstudio/google/gemma-4-26b-a4b.yaml": {"size": "SMALL"},
+                "ollama/deepseek-r1-8b.yaml": {"wireName": "deepseek-r1:8b"},
+            }
+        },
+    )
     gemma = catalog.lookup("lmstudio", "google/gemma-4-26b-a4b")
     assert (gemma.parser, gemma.parser_source, gemma.strip_think_tags) == ("gemma4", "quirks", False)
     r1 = catalog.lookup("ollama", "deepseek-r1:8b")
@@ -89,8 +118,14 @@ async def test_quirk_rules_apply_when_no_document_names_a_parser(tmp_path):
 
 
 async def test_a_document_can_turn_think_stripping_off(tmp_path):
-    catalog = await catalog_with(tmp_path, {"ten-manual": {"ollama/deepseek-r1-8b.yaml": {"wireName": "deepseek-r1:8b",
-                                                                                           "stripThinkTags": False}}})
+    catalog = await catalog_with(
+        tmp_path,
+        {
+            "ten-manual": {
+                "ollama/deepseek-r1-8b.yaml": {"wireName": "deepseek-r1:8b", "stripThinkTags": False}
+            }
+        },
+    )
     doc = catalog.lookup("ollama", "deepseek-r1:8b", SearchScope("acme", "_tenant"))
     raw = ChatResponse(text="<think>hmm</think>Hi")
     assert doc.strip_think_tags is False
@@ -102,7 +137,8 @@ def test_quirk_globs_are_case_insensitive_and_the_first_match_wins():
     quirks = parse_quirks(
         'rules:\n  - {match: "gemma-4-?b*", messageParser: harmony}\n  - {match: "GEMMA-4*", messageParser: gemma4}\n'
         '  - {match: "*r1*", stripThinkTags: true}\n',
-        "test quirks", parser_names(),
+        "test quirks",
+        parser_names(),
     )
     assert quirks.match("Gemma-4-9b-it").message_parser == "harmony"  # ? = exactly one character
     assert quirks.match("gemma-4-31b-it").message_parser == "gemma4"  # '?b' does not match '31b'
@@ -117,7 +153,7 @@ def test_bad_quirk_rules_are_skipped_with_a_warning(caplog):
         "rules:\n"
         '  - {match: "a*", messageParser: nonsense}\n'
         '  - {match: "b*"}\n'
-        '  - {messageParser: gemma4}\n'
+        "  - {messageParser: gemma4}\n"
         '  - {match: "c*", stripThinkTags: maybe}\n'
         '  - {match: "d*", messageParser: gemma4}\n'
     )
@@ -138,17 +174,44 @@ def test_the_bundled_quirk_rules_all_load_and_route_the_known_families(caplog):
         quirks = parse_quirks(text, "bundled", parser_names())
     assert caplog.records == []
     assert len(quirks.rules) == len(default_quirks().rules) == 9
-    routes = {name: quirks.match(name) for name in (
-        "deepseek-v4-pro", "deepseek/deepseek-v4-flash", "deepseek-chat", "deepseek-v3.2", "gemma-4-31b-it",
-        "google/gemma-4-26b-a4b", "gemma4:e4b", "gpt-oss-120b", "openai/gpt-oss-20b", "gpt-oss:20b-cloud",
-        "deepseek-r1:671b", "deepseek-r1-distill-llama-70b", "qwq-32b", "qwen3:30b", "gpt-4o", "claude-sonnet-4-6")}
+    routes = {
+        name: quirks.match(name)
+        for name in (
+            "deepseek-v4-pro",
+            "deepseek/deepseek-v4-flash",
+            "deepseek-chat",
+            "deepseek-v3.2",
+            "gemma-4-31b-it",
+            "google/gemma-4-26b-a4b",
+            "gemma4:e4b",
+            "gpt-oss-120b",
+            "openai/gpt-oss-20b",
+            "gpt-oss:20b-cloud",
+            "deepseek-r1:671b",
+            "deepseek-r1-distill-llama-70b",
+            "qwq-32b",
+            "qwen3:30b",
+            "gpt-4o",
+            "claude-sonnet-4-6",
+        )
+    }
     assert {k: (v.message_parser, v.strip_think_tags) if v else None for k, v in routes.items()} == {
-        "deepseek-v4-pro": ("deepseek-v4", None), "deepseek/deepseek-v4-flash": ("deepseek-v4", None),
-        "deepseek-chat": ("deepseek-v4", None), "deepseek-v3.2": ("deepseek-v4", None),
-        "gemma-4-31b-it": ("gemma4", None), "google/gemma-4-26b-a4b": ("gemma4", None), "gemma4:e4b": ("gemma4", None),
-        "gpt-oss-120b": ("harmony", None), "openai/gpt-oss-20b": ("harmony", None), "gpt-oss:20b-cloud": ("harmony", None),
-        "deepseek-r1:671b": (None, True), "deepseek-r1-distill-llama-70b": (None, True), "qwq-32b": (None, True),
-        "qwen3:30b": (None, True), "gpt-4o": None, "claude-sonnet-4-6": None,
+        "deepseek-v4-pro": ("deepseek-v4", None),
+        "deepseek/deepseek-v4-flash": ("deepseek-v4", None),
+        "deepseek-chat": ("deepseek-v4", None),
+        "deepseek-v3.2": ("deepseek-v4", None),
+        "gemma-4-31b-it": ("gemma4", None),
+        "google/gemma-4-26b-a4b": ("gemma4", None),
+        "gemma4:e4b": ("gemma4", None),
+        "gpt-oss-120b": ("harmony", None),
+        "openai/gpt-oss-20b": ("harmony", None),
+        "gpt-oss:20b-cloud": ("harmony", None),
+        "deepseek-r1:671b": (None, True),
+        "deepseek-r1-distill-llama-70b": (None, True),
+        "qwq-32b": (None, True),
+        "qwen3:30b": (None, True),
+        "gpt-4o": None,
+        "claude-sonnet-4-6": None,
     }
 
 
@@ -169,9 +232,13 @@ def test_a_failing_parser_is_logged_and_the_raw_response_passes(caplog, monkeypa
 
 
 async def test_the_chain_traces_the_raw_response_and_returns_the_clean_one(tmp_path):
-    catalog = await catalog_with(tmp_path, {"bundled": {"lmstudio/google/gemma-4-26b-a4b.yaml": {"size": "SMALL"}}})
+    catalog = await catalog_with(
+        tmp_path, {"bundled": {"lmstudio/google/gemma-4-26b-a4b.yaml": {"size": "SMALL"}}}
+    )
     doc = catalog.lookup("lmstudio", "google/gemma-4-26b-a4b")
-    raw = ChatResponse(text=f"<think>pick a tool</think>{GEMMA_TEXT}", usage=TokenUsage(12, 34), finish_reason="stop")
+    raw = ChatResponse(
+        text=f"<think>pick a tool</think>{GEMMA_TEXT}", usage=TokenUsage(12, 34), finish_reason="stop"
+    )
     provider = FakeProviderModel(raw)
     sink = ListSink()
     chain = decorate(provider, doc, trace_sink=sink)
@@ -180,8 +247,12 @@ async def test_the_chain_traces_the_raw_response_and_returns_the_clean_one(tmp_p
     clean = await chain.chat({"messages": ["hi"]})
     # Gemma's parser leaves the think block as prose; the strip stage only runs where the model
     # strips think tags — this one does not, so the prose stays (exactly as the raw said it).
-    assert clean == ChatResponse(text="<think>pick a tool</think>", tool_calls=(GEMMA_CALL,),
-                                 usage=TokenUsage(12, 34), finish_reason="stop")
+    assert clean == ChatResponse(
+        text="<think>pick a tool</think>",
+        tool_calls=(GEMMA_CALL,),
+        usage=TokenUsage(12, 34),
+        finish_reason="stop",
+    )
     assert sink.records == [({"messages": ["hi"]}, raw)]  # the trace saw the markup
     assert provider.requests == [{"messages": ["hi"]}]
 
@@ -197,7 +268,12 @@ async def test_models_that_need_nothing_get_no_sanitizing_layer(tmp_path):
 async def test_unknown_models_are_sanitized_by_wire_name(tmp_path):
     catalog = await catalog_with(tmp_path, {})
     stand_in = catalog.lookup_or_default("ollama", "deepseek-r1:14b")
-    assert (stand_in.known, stand_in.strip_think_tags, stand_in.pricing, stand_in.cost_usd(10, 10)) == (False, True, None, None)
+    assert (stand_in.known, stand_in.strip_think_tags, stand_in.pricing, stand_in.cost_usd(10, 10)) == (
+        False,
+        True,
+        None,
+        None,
+    )
     chain = decorate(FakeProviderModel(ChatResponse(text="<think>x</think>y")), stand_in)
     assert await chain.chat("q") == ChatResponse(text="y", reasoning="x")
     direct = decorate(FakeProviderModel(ChatResponse(text="<think>x</think>y")), None, wire_name="qwq-32b")

@@ -28,14 +28,17 @@ async def test_ai_settings_problems_name_the_key_and_the_reason(tmp_path):
     assert problems == {
         "ai.provider.gw.type": "unknown provider type 'grpc'; expected one of openai, anthropic, gemini, ollama, ollama-cloud, lmstudio",
         "ai.default.provider": "'nobody' is neither a provider type (openai, anthropic, gemini, ollama, ollama-cloud, "
-                               "lmstudio) nor a named instance (setting ai.provider.nobody.type)",
+        "lmstudio) nor a named instance (setting ai.provider.nobody.type)",
         "ai.alias.default.a": "alias cycle: default:a → default:b → default:a",
         "ai.alias.default.b": "alias cycle: default:b → default:a → default:b",
     }
 
 
 async def test_valid_ai_settings_report_nothing(tmp_path):
-    system = {"ai.default.provider": "gemini", "ai.default.model": "gemini-2.5-flash",
-              "ai.alias.default.chat": "anthropic:claude-haiku-4-5,openai:gpt-4o-mini"}
+    system = {
+        "ai.default.provider": "gemini",
+        "ai.default.model": "gemini-2.5-flash",
+        "ai.alias.default.chat": "anthropic:claude-haiku-4-5,openai:gpt-4o-mini",
+    }
     async with await open_runtime(tmp_path, system) as rt:
         assert validate_ai_settings(rt.settings) == []
