@@ -127,8 +127,15 @@ def text(value: Any) -> str | None:
 
 
 def compact(extras: dict[str, Any]) -> dict[str, Any]:
-    """Extras without empty values, so a hit never claims data the provider did not give."""
-    return {k: v for k, v in extras.items() if v not in (None, "", [], {})}
+    """Extras without empty values, so a hit never claims data the provider did not give.
+
+    Non-finite numbers go too: JSON may say `1e999` or `NaN`, and neither survives strict JSON output.
+    """
+    return {
+        k: v
+        for k, v in extras.items()
+        if v not in (None, "", [], {}) and not (isinstance(v, float) and not math.isfinite(v))
+    }
 
 
 def format_duration(value: Any) -> str | None:
