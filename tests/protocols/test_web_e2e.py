@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from zarniwoop.surfaces.cli import app
 
-from ..support.emulator import Emulator
+from ..support.emulator import Emulator, Reply
 from ..support.paths import fixture_bytes
 from ..support.providers_web import (
     KEYS,
@@ -298,6 +298,12 @@ def tried(result: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
+def last_error(result: dict[str, Any]) -> str:
+    """The error message of the one attempt that was not a disabled built-in."""
+    [attempt] = [a for a in result["attempts"] if a["outcome"] != "skipped_disabled"]
+    return attempt["errorMessage"]
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c.protocol}-{c.modality}")
 def test_search_returns_the_served_hits(case: Case, tmp_path: Path, home: Path, emulator: Emulator) -> None:
     bases = mount_all(emulator)
@@ -466,7 +472,18 @@ def test_wrong_key_error_carries_the_providers_reason(tmp_path: Path, home: Path
         tmp_path, settings_for("tavily", bases["tavily"], apiKey="tvly-wrong"), "search", "x", "--json"
     )
     assert tried(result) == [("tavily", "hard_error")]
-    assert result["attempts"][-1]["errorMessage"] == "HTTP 401 (Unauthorized: missing or invalid API key.)"
+    assert last_error(result) == "HTTP 401 (Unauthorized: missing or invalid API key.)"
+
+
+def test_an_error_body_echoing_the_key_never_shows_it(tmp_path: Path, home: Path, emulator: Emulator) -> None:
+    emulator.add(
+        "/echo/search",
+        Reply.json({"message": "Invalid API key sk-wrong-4711, check your dashboard"}, status=403),
+    )
+    settings = settings_for("serper", f"{emulator.url}/echo", apiKey="sk-wrong-4711")
+    _, result, _ = cli(tmp_path, settings, "search", "x", "--json")
+    assert last_error(result) == "HTTP 403 (Invalid API key ***, check your dashboard)"
+    assert "sk-wrong-4711" not in json.dumps(result)
 
 
 def test_searxng_without_json_output_is_a_clear_hard_error(
@@ -478,7 +495,7 @@ def test_searxng_without_json_output_is_a_clear_hard_error(
     )
     assert code == 3
     assert tried(result) == [("sx", "hard_error")]
-    message = result["attempts"][-1]["errorMessage"]
+    message = last_error(result)
     assert message.startswith("HTTP 403 (JSON output is not enabled on this SearXNG instance")
     assert "search.formats" in message
 
@@ -492,7 +509,7 @@ def test_searxng_every_engine_failed_is_soft(tmp_path: Path, home: Path, emulato
     )
     assert code == 3  # no provider gave hits
     assert tried(result) == [("sx", "soft_error")]
-    assert "fail http500 (HTTP error)" in result["attempts"][-1]["errorMessage"]
+    assert "fail http500 (HTTP error)" in last_error(result)
     code, listing, _ = cli(
         tmp_path, {**BUILTIN_OFF, **endpoint("sx", "searxng", base)}, "providers", "--json"
     )

@@ -95,7 +95,12 @@ class HttpProviderInstance:
         except Exception:  # an error body is untrusted input: a parser slip must not hide the status
             log.debug("describe_error of %s failed", self._protocol.id, exc_info=True)
             return None
-        return detail[:300] if detail else None
+        if not detail:
+            return None
+        key = self._config.api_key.reveal() if self._config.api_key else ""
+        if key and key in detail:  # some APIs echo the key they refused; it must not reach an error
+            detail = detail.replace(key, "***")
+        return detail[:300]
 
     async def load_content(self, ref: ContentRef, scope: SearchScope) -> bytes:
         loader = getattr(self._protocol, "load_content", None)
