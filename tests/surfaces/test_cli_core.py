@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from zarniwoop.surfaces.cli import app
 
-from ..support.bodies import openalex_works, wikipedia_pages
+from ..support.bodies import wikipedia_pages
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only
 
