@@ -160,3 +160,32 @@ async def test_bad_input_names_the_field(tmp_path, kwargs, field):
         with pytest.raises(InvalidRequestError) as info:
             await Investigator(rt.dispatcher).investigate(scope=SearchScope(), **kwargs)
     assert info.value.field == field
+
+
+def test_cli_investigate_json(tmp_path, emulator, monkeypatch):
+    import json
+
+    import yaml
+    from typer.testing import CliRunner
+
+    from zarniwoop.surfaces.cli import app
+
+    emulator.add(
+        "/oa/works",
+        Reply.json({"results": [work(1, "Tardigrade desiccation", "tardigrades survive desiccation")]}),
+    )
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(
+        yaml.safe_dump({"settings": {**only(), **endpoint("oa", "openalex", f"{emulator.url}/oa")}})
+    )
+    monkeypatch.setenv("ZARNIWOOP_HOME", str(tmp_path / "home"))
+    result = CliRunner().invoke(
+        app, ["--config", str(cfg), "investigate", "tardigrade desiccation study", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [h["hit"]["title"] for h in data["hits"]] == ["Tardigrade desiccation"]
+    assert data["strategies"] == {"plan": "heuristic", "evaluate": "lexical"}
+    empty = CliRunner().invoke(app, ["--config", str(cfg), "investigate", "  "])
+    assert empty.exit_code == 2
+    assert empty.stderr.strip() == "error: question: must be a non-empty string"
