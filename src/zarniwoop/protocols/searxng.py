@@ -170,7 +170,9 @@ def _unresponsive(value: Any) -> str:
 
 
 def _content(item: dict[str, Any]) -> str | None:
-    value = text(item.get("content"))
+    """The snippet source: the head of `content` (some engines put whole pages there)."""
+    content = item.get("content")
+    value = text(content[:2000]) if isinstance(content, str) else None
     return None if value == "None" else value
 
 
