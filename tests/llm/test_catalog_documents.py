@@ -23,12 +23,15 @@ from .catalog_support import Docs
 
 pytestmark = pytest.mark.anyio
 
+# libyaml and the pure-Python loader word the problem differently; the position is the same.
+YAML_PROBLEM = "invalid YAML: line 2, column 5: ..."
+
 BAD_DOCUMENTS = [
     (
         "sys-manual",
         "openai/broken.yaml",
         "contextWindowTokens: [1, 2\nsize: LARGE\n",
-        "invalid YAML: line 2, column 5: expected ',' or ']', but got ':'",
+        YAML_PROBLEM,
     ),
     (
         "sys-manual",
@@ -87,7 +90,12 @@ async def test_bad_documents_are_skipped_with_a_warning_naming_the_file_and_the_
 
     skipped = {s.source: s.reason for s in report.skipped}
     for file, reason in files.items():
-        assert skipped.pop(str(file)) == reason
+        found = skipped.pop(str(file))
+        if reason == YAML_PROBLEM:
+            assert found.startswith("invalid YAML: line 2, column 5: ") and "expected ',' or ']'" in found
+            files[file] = found
+        else:
+            assert found == reason
     assert skipped.pop(str(unreadable)).startswith("cannot read: 'utf-8' codec can't decode byte 0xe9")
     assert skipped.pop(str(docs.root / "_system/_tenant/model/stray.yaml")) == (
         "bad path: expected <instance>/<slug>.yaml, got 'stray.yaml'"

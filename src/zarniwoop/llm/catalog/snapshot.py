@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("zarniwoop.llm.catalog")
 
 BUNDLED = ("_bundled", "_bundled", MANUAL)
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader when present: a refresh parses every document of every scope."""
 LayerKey = tuple[str, str, str]
 """`(tenant, project, "model" | "model-auto")`; `BUNDLED` for the package data."""
 
@@ -197,7 +199,7 @@ def build_snapshot(
             continue
         try:
             where = parse_doc_path(relative)
-            fields = validate_document(yaml.safe_load(doc.text), known_parsers)
+            fields = validate_document(yaml.load(doc.text, Loader=_LOADER), known_parsers)
         except BadPathError as exc:
             skip(doc.source, f"bad path: {exc}")
             continue
