@@ -18,11 +18,17 @@ pytestmark = pytest.mark.anyio
 
 async def test_cascade_innermost_wins_per_key(tmp_path):
     config = {
-        "settings": {"research.deadlineMs": 1000, "research.provenance": True, "research.default.academic": "openalex"},
+        "settings": {
+            "research.deadlineMs": 1000,
+            "research.provenance": True,
+            "research.default.academic": "openalex",
+        },
         "tenants": {
             "acme": {
                 "settings": {"research.deadlineMs": 2000},
-                "projects": {"review": {"settings": {"research.deadlineMs": 3000, "research.provenance": False}}},
+                "projects": {
+                    "review": {"settings": {"research.deadlineMs": 3000, "research.provenance": False}}
+                },
             }
         },
     }
@@ -32,8 +38,17 @@ async def test_cascade_innermost_wins_per_key(tmp_path):
         tenant = svc.scoped(SearchScope("acme", "elsewhere"))
         project = svc.scoped(SearchScope("acme", "review"))
         call = svc.scoped(SearchScope("acme", "review"), overrides={"research.deadlineMs": "4000"})
-        assert [s.get_int("research.deadlineMs", 0) for s in (system, tenant, project, call)] == [1000, 2000, 3000, 4000]
-        assert [s.row("research.deadlineMs").level for s in (system, tenant, project)] == ["system", "tenant", "project"]
+        assert [s.get_int("research.deadlineMs", 0) for s in (system, tenant, project, call)] == [
+            1000,
+            2000,
+            3000,
+            4000,
+        ]
+        assert [s.row("research.deadlineMs").level for s in (system, tenant, project)] == [
+            "system",
+            "tenant",
+            "project",
+        ]
         assert project.get_bool("research.provenance", True) is False
         assert tenant.get_bool("research.provenance", False) is True
         assert project.get("research.default.academic") == "openalex"
@@ -75,12 +90,18 @@ async def test_master_key_from_environment_and_wrong_key_is_a_clear_error(tmp_pa
 
 async def test_file_is_source_of_truth_only_for_keys_it_names(tmp_path):
     home = tmp_path / "home"
-    async with await Runtime.open(write_config(tmp_path, {"settings": {"research.deadlineMs": 1000}}), home=home) as rt:
+    async with await Runtime.open(
+        write_config(tmp_path, {"settings": {"research.deadlineMs": 1000}}), home=home
+    ) as rt:
         await rt.settings.set("_system", "_tenant", "research.provenance", True)
         await rt.settings.set("_system", "_tenant", "research.deadlineMs", 9999)
-    async with await Runtime.open(write_config(tmp_path, {"settings": {"research.deadlineMs": 1000}}), home=home) as rt:
+    async with await Runtime.open(
+        write_config(tmp_path, {"settings": {"research.deadlineMs": 1000}}), home=home
+    ) as rt:
         scoped = rt.settings.scoped(SearchScope())
-        assert scoped.get_int("research.deadlineMs", 0) == 1000  # named by the file: reset to the file's value
+        assert (
+            scoped.get_int("research.deadlineMs", 0) == 1000
+        )  # named by the file: reset to the file's value
         assert scoped.get_bool("research.provenance", False) is True  # not named: kept
 
 

@@ -28,7 +28,9 @@ def sample_result() -> SearchResult:
         modality=Modality.ACADEMIC,
         snippet="We measure…",
         source="openalex",
-        content=ContentRef(ContentInline.EMBED_TEXT, text="We measure off-target edits", mime_type="text/plain"),
+        content=ContentRef(
+            ContentInline.EMBED_TEXT, text="We measure off-target edits", mime_type="text/plain"
+        ),
         extras={"doi": "10.1/x", "authors": ["A. Author"], "year": 2021, "citedByCount": 12},
     )
     return SearchResult(
@@ -48,16 +50,33 @@ def sample_result() -> SearchResult:
 def test_result_json_has_the_contract_shape():
     data = sample_result().to_json()
     assert list(data) == [
-        "query", "modality", "tier", "providerInstanceId", "hits", "returnedCount", "droppedCount",
-        "note", "errorMessage", "upstreamHeaders", "attempts", "cached",
+        "query",
+        "modality",
+        "tier",
+        "providerInstanceId",
+        "hits",
+        "returnedCount",
+        "droppedCount",
+        "note",
+        "errorMessage",
+        "upstreamHeaders",
+        "attempts",
+        "cached",
     ]
     assert data["returnedCount"] == 1
     assert data["attempts"] == [
-        {"providerInstanceId": "pubmed", "outcome": "hard_error", "errorMessage": "HTTP 503", "durationMs": 212},
+        {
+            "providerInstanceId": "pubmed",
+            "outcome": "hard_error",
+            "errorMessage": "HTTP 503",
+            "durationMs": 212,
+        },
         {"providerInstanceId": "openalex", "outcome": "success", "durationMs": 388},
     ]
     assert data["hits"][0]["content"] == {
-        "inline": "EMBED_TEXT", "text": "We measure off-target edits", "mimeType": "text/plain"
+        "inline": "EMBED_TEXT",
+        "text": "We measure off-target edits",
+        "mimeType": "text/plain",
     }
     assert data["hits"][0]["modality"] == "ACADEMIC"
 
@@ -84,7 +103,14 @@ def test_modality_accepts_any_case(spelling):
         ({"query": "q", "modality": "web", "tier": "ultra"}, "tier"),
         ({"query": "q", "modality": "web", "expert_params": {"colour": "red"}}, "colour"),
         ({"query": "q", "modality": "web", "expert_params": {"dateFrom": "2024-13-01"}}, "dateFrom"),
-        ({"query": "q", "modality": "web", "expert_params": {"dateFrom": "2025-01-01", "dateTo": "2024-01-01"}}, "dateTo"),
+        (
+            {
+                "query": "q",
+                "modality": "web",
+                "expert_params": {"dateFrom": "2025-01-01", "dateTo": "2024-01-01"},
+            },
+            "dateTo",
+        ),
     ],
 )
 def test_bad_requests_name_the_field(kwargs, field):
@@ -103,7 +129,11 @@ def test_errors_survive_pickling():
     error = RateLimitedError(7.0, "slow down", instance_id="serper-main")
     clone = pickle.loads(pickle.dumps(error))
     assert (type(clone), clone.retry_after, clone.status, clone.instance_id, str(clone)) == (
-        RateLimitedError, 7.0, 429, "serper-main", "slow down"
+        RateLimitedError,
+        7.0,
+        429,
+        "serper-main",
+        "slow down",
     )
     bad = pickle.loads(pickle.dumps(InvalidRequestError("query", "too long")))
     assert (bad.field, bad.reason, bad.message) == ("query", "too long", "query: too long")

@@ -28,8 +28,10 @@ async def test_projects_stop_disposes_each_instance_and_the_workspace(tmp_path):
         provider_set = await rt.factory.providers(scope)
         disposed: list[str] = []
         for instance in provider_set.instances.values():
+
             async def record(instance_id=instance.id):
                 disposed.append(instance_id)
+
             instance.dispose = record  # type: ignore[method-assign]
         workspace = rt.home / "workspace" / "t" / "a"
         workspace.mkdir(parents=True)
@@ -64,3 +66,20 @@ async def test_operator_key_from_environment_unless_denied(tmp_path, monkeypatch
         config = instance_config(allowed, "k", Keyed())  # type: ignore[arg-type]
         assert config.api_key.reveal() == "op-key" and config.key_source == "env:ZW_TEST_OPERATOR_KEY"
         assert instance_config(denied, "k", Keyed()).api_key is None  # type: ignore[arg-type]
+
+
+async def test_a_change_made_by_another_process_is_picked_up(tmp_path, monkeypatch):
+    from zarniwoop.config import factory as factory_module
+    from zarniwoop.runtime import Runtime
+
+    monkeypatch.setattr(factory_module, "SETTINGS_RECHECK_SECONDS", 0.0)
+    async with await open_runtime(tmp_path) as rt:
+        before = await rt.factory.providers(SearchScope())
+        other = await Runtime.open(
+            tmp_path / "zarniwoop.yaml", home=tmp_path / "home"
+        )  # a second process, same DB
+        await other.settings.set("_system", "_tenant", "research.endpoint.arxiv.enabled", False)
+        await other.aclose()
+        after = await rt.factory.providers(SearchScope())
+        assert after is not before
+        assert after.settings.get_bool("research.endpoint.arxiv.enabled", True) is False

@@ -26,7 +26,7 @@ def addon_on_path(tmp_path, monkeypatch):
     """A tiny installed add-on distribution: a module plus dist-info with an entry point."""
     (tmp_path / "zw_addon_demo.py").write_text(
         textwrap.dedent(
-            '''
+            """
             from zarniwoop.contract import Modality, Tier, RequestSpec, SearchPage
 
             class Demo:
@@ -44,7 +44,7 @@ def addon_on_path(tmp_path, monkeypatch):
                     return SearchPage()
 
             PROTOCOL = Demo()
-            '''
+            """
         )
     )
     dist = tmp_path / "zw_addon_demo-1.0.dist-info"

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from zarniwoop.surfaces.cli import app
 
-from ..support.bodies import openalex_works, wikipedia_pages
+from ..support.bodies import wikipedia_pages
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only
 
@@ -42,8 +42,18 @@ def wiki_settings(emulator, **extra) -> dict:
 
 
 def test_search_json_prints_the_search_result(tmp_path, home, emulator):
-    emulator.add("/a/w/rest.php/v1/search/page", Reply.json(wikipedia_pages("Fermat's Last Theorem", "Pierre de Fermat")))
-    result = invoke("search", "fermat", "-m", "encyclopedia", "--json", config=config_file(tmp_path, wiki_settings(emulator)))
+    emulator.add(
+        "/a/w/rest.php/v1/search/page",
+        Reply.json(wikipedia_pages("Fermat's Last Theorem", "Pierre de Fermat")),
+    )
+    result = invoke(
+        "search",
+        "fermat",
+        "-m",
+        "encyclopedia",
+        "--json",
+        config=config_file(tmp_path, wiki_settings(emulator)),
+    )
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["providerInstanceId"] == "wiki-a"
@@ -58,7 +68,9 @@ def test_search_json_prints_the_search_result(tmp_path, home, emulator):
 
 def test_search_human_output_is_a_table_with_provenance(tmp_path, home, emulator):
     emulator.add("/a/w/rest.php/v1/search/page", Reply.json(wikipedia_pages("Linux")))
-    result = invoke("search", "linux", "-m", "encyclopedia", config=config_file(tmp_path, wiki_settings(emulator)))
+    result = invoke(
+        "search", "linux", "-m", "encyclopedia", config=config_file(tmp_path, wiki_settings(emulator))
+    )
     assert result.exit_code == 0
     assert "Linux" in result.stdout
     assert "(via wiki-a)" in result.stdout
@@ -67,7 +79,10 @@ def test_search_human_output_is_a_table_with_provenance(tmp_path, home, emulator
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["search", "q", "-m", "hologram"], "modality: expected one of WEB, IMAGE, VIDEO, PDF, NEWS, ACADEMIC, ENCYCLOPEDIA"),
+        (
+            ["search", "q", "-m", "hologram"],
+            "modality: expected one of WEB, IMAGE, VIDEO, PDF, NEWS, ACADEMIC, ENCYCLOPEDIA",
+        ),
         (["search", "   "], "query: must be a non-empty string"),
         (["search", "q", "-n", "0"], "maxResults: must be between 1 and 100, got 0"),
         (["search", "q", "-n", "-3"], "maxResults: must be between 1 and 100, got -3"),
@@ -88,13 +103,28 @@ def test_bad_search_input_is_one_line_exit_2_and_writes_nothing(home, args, expe
     ("content", "expected"),
     [
         ("settings: [unclosed", "malformed YAML: line 1"),
-        ("settings:\n  research.endpoint.x.protocol: gopher\n", "research.endpoint.x.protocol: unknown protocol 'gopher'"),
-        ("settings:\n  research.default.web: nowhere\n", "research.default.web: names endpoint 'nowhere', which is not defined"),
-        ("settings:\n  research.default.hologram: wikipedia\n", "research.default.hologram: unknown modality 'hologram'"),
-        ("settings:\n  research.default.web: openalex\n", "endpoint 'openalex' (openalex) does not serve WEB"),
+        (
+            "settings:\n  research.endpoint.x.protocol: gopher\n",
+            "research.endpoint.x.protocol: unknown protocol 'gopher'",
+        ),
+        (
+            "settings:\n  research.default.web: nowhere\n",
+            "research.default.web: names endpoint 'nowhere', which is not defined",
+        ),
+        (
+            "settings:\n  research.default.hologram: wikipedia\n",
+            "research.default.hologram: unknown modality 'hologram'",
+        ),
+        (
+            "settings:\n  research.default.web: openalex\n",
+            "endpoint 'openalex' (openalex) does not serve WEB",
+        ),
         ("settings:\n  research.deadlineMs: soon\n", "research.deadlineMs: expected an integer"),
         ("tenants:\n  _bad: {}\n", "tenants: Value error, invalid tenant name '_bad'"),
-        ("settings:\n  research.endpoint.k.apiKey: ${env:ZW_UNSET_FOR_TEST}\n", "environment variable ZW_UNSET_FOR_TEST is not set"),
+        (
+            "settings:\n  research.endpoint.k.apiKey: ${env:ZW_UNSET_FOR_TEST}\n",
+            "environment variable ZW_UNSET_FOR_TEST is not set",
+        ),
     ],
 )
 def test_bad_config_is_one_line_exit_2_and_writes_nothing(tmp_path, home, content, expected):
@@ -122,7 +152,9 @@ def test_every_provider_failing_exits_3_naming_each_reason(tmp_path, home, emula
     assert data["hits"] == []
     assert "oa-a: HTTP 503" in data["errorMessage"]
     assert "oa-b: HTTP 401" in data["errorMessage"]
-    assert [a["outcome"] for a in data["attempts"] if a["providerInstanceId"] in ("oa-a", "oa-b")] == ["hard_error"] * 2
+    assert [a["outcome"] for a in data["attempts"] if a["providerInstanceId"] in ("oa-a", "oa-b")] == [
+        "hard_error"
+    ] * 2
 
 
 def test_429_cooldown_shows_in_providers_for_that_modality_only(tmp_path, home, emulator):
@@ -142,7 +174,10 @@ def test_429_cooldown_shows_in_providers_for_that_modality_only(tmp_path, home, 
     again = invoke("search", "q2", "-m", "encyclopedia", "--json", config=cfg)
     mine = [a for a in json.loads(again.stdout)["attempts"] if a["providerInstanceId"] == "wiki-a"]
     # The only candidate is cooling down, so panic mode tries it once anyway — and says so.
-    assert [(a["outcome"], a.get("panic", False)) for a in mine] == [("skipped_cooldown", False), ("success", True)]
+    assert [(a["outcome"], a.get("panic", False)) for a in mine] == [
+        ("skipped_cooldown", False),
+        ("success", True),
+    ]
     web = invoke("search", "q2", "-m", "web", "--json", config=cfg)
     assert web.exit_code == 0
     assert json.loads(web.stdout)["providerInstanceId"] == "wiki-a"
@@ -151,7 +186,12 @@ def test_429_cooldown_shows_in_providers_for_that_modality_only(tmp_path, home, 
 def test_settings_set_get_list_and_password_never_printed(tmp_path, home):
     assert invoke("settings", "set", "research.deadlineMs", "5000").exit_code == 0
     got = invoke("settings", "get", "research.deadlineMs", "--json")
-    assert json.loads(got.stdout) == {"key": "research.deadlineMs", "value": "5000", "type": "INT", "level": "project"}
+    assert json.loads(got.stdout) == {
+        "key": "research.deadlineMs",
+        "value": "5000",
+        "type": "INT",
+        "level": "project",
+    }
     secret = "sk-test-SUPERSECRET-123"
     out = invoke("settings", "set", "research.endpoint.serper.apiKey", secret, "--level", "tenant")
     assert out.exit_code == 0 and secret not in out.output
@@ -177,8 +217,14 @@ def test_projects_stop_disposes_instances(tmp_path, home):
 
 
 def test_routing_lists_the_cascade(tmp_path, home, emulator):
-    cfg = config_file(tmp_path, {**wiki_settings(emulator), **endpoint("oa-a", "openalex", f"{emulator.url}/a"),
-                                 "research.default.academic": "oa-a"})
+    cfg = config_file(
+        tmp_path,
+        {
+            **wiki_settings(emulator),
+            **endpoint("oa-a", "openalex", f"{emulator.url}/a"),
+            "research.default.academic": "oa-a",
+        },
+    )
     view = json.loads(invoke("routing", "--json", config=cfg).stdout)
     assert view["search"]["cascades"]["ACADEMIC"][0] == "oa-a"
     assert view["search"]["cascades"]["ENCYCLOPEDIA"] == ["wiki-a"]

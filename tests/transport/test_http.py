@@ -69,7 +69,10 @@ async def test_mock_transport_injection():
         return httpx2.Response(200, content=b'{"ok": true}', headers={"X-RateLimit-Remaining": "9"})
 
     t = HttpTransport(httpx2.AsyncClient(transport=httpx2.MockTransport(handler)))
-    raw = await t.send(RequestSpec("GET", "https://api.example/s", params=(("q", "hello"),), headers={"X-API-KEY": "k"}), timeout=1)
+    raw = await t.send(
+        RequestSpec("GET", "https://api.example/s", params=(("q", "hello"),), headers={"X-API-KEY": "k"}),
+        timeout=1,
+    )
     assert raw.body == b'{"ok": true}' and raw.header("x-ratelimit-remaining") == "9"
 
 

@@ -73,7 +73,7 @@ class UnknownModelError(ConfigError):
 
     `spec` is the spec as given, `reason` says why (no provider, instance or alias of that name;
     an alias cycle; the depth limit; no `ai.default.provider`/`ai.default.model`); `code` is one of
-    `not_configured`, `no_default`, `cycle`, `too_deep`, `malformed`, `unknown_type`.
+    `not_configured`, `no_default`, `bad_default`, `cycle`, `too_deep`, `malformed`, `unknown_type`.
     """
 
     def __init__(self, spec: str, reason: str, code: str = "not_configured") -> None:

@@ -213,6 +213,6 @@ class _Resolver:
             raise self.fail(
                 f"{DEFAULT_PROVIDER_KEY} is {provider!r}, which is neither a provider type "
                 f"({', '.join(WIRE_TYPES)}) nor a named instance (setting ai.provider.{provider}.type)",
-                "unknown_type",
+                "bad_default",
             )
         return found

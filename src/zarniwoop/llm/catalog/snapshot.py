@@ -30,7 +30,7 @@ import yaml
 
 from ...config.keys import SYSTEM_TENANT, TENANT_LEVEL
 from .model_doc import DocumentError, ModelDoc, build_model_doc, validate_document
-from .paths import AUTO, MANUAL, BadPathError, parse_doc_path
+from .paths import AUTO, MANUAL, SUFFIX, BadPathError, parse_doc_path
 
 if TYPE_CHECKING:
     from ...contract.query import SearchScope
@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("zarniwoop.llm.catalog")
 
 BUNDLED = ("_bundled", "_bundled", MANUAL)
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader when present: a refresh parses every document of every scope."""
 LayerKey = tuple[str, str, str]
 """`(tenant, project, "model" | "model-auto")`; `BUNDLED` for the package data."""
 
@@ -186,6 +188,8 @@ def build_snapshot(
 
     documents = [(BUNDLED, d) for d in bundled] + [(None, d) for d in stored]
     for fixed_key, doc in documents:
+        if not doc.path.endswith(SUFFIX):
+            continue  # notes, READMEs: not model documents
         kind, _, relative = doc.path.partition("/")
         if kind not in (MANUAL, AUTO) or (fixed_key is not None and kind != MANUAL):
             skip(doc.source, f"not under {MANUAL}/ or {AUTO}/")
@@ -195,7 +199,7 @@ def build_snapshot(
             continue
         try:
             where = parse_doc_path(relative)
-            fields = validate_document(yaml.safe_load(doc.text), known_parsers)
+            fields = validate_document(yaml.load(doc.text, Loader=_LOADER), known_parsers)
         except BadPathError as exc:
             skip(doc.source, f"bad path: {exc}")
             continue

@@ -131,11 +131,15 @@ def list_cmd(
     from rich.table import Table
 
     table = Table(header_style="bold")
-    for column in ("instance", "model", "size", "context", "in $/1M", "out $/1M", "parser"):
-        table.add_column(column, overflow="fold")
+    widest = max((len(d.wire_name) for d in docs), default=5)
+    columns = ("model", "size", "context", "$in/1M", "$out/1M", "parser")
+    if instance is None:
+        columns = ("instance", *columns)
+    for column in columns:
+        # Model names must stay whole (they are what one types); the other columns give way.
+        table.add_column(column, no_wrap=column == "model", min_width=widest if column == "model" else None)
     for d in docs:
-        table.add_row(
-            d.instance,
+        row = (
             d.wire_name,
             d.size.value if d.size else "-",
             _num(d.context_window_tokens),
@@ -143,6 +147,7 @@ def list_cmd(
             _price(d.pricing.output_per_mtok if d.pricing else None),
             d.parser or "-",
         )
+        table.add_row(*((d.instance, *row) if instance is None else row))
     console().print(table)
 
 
