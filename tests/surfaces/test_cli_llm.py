@@ -201,3 +201,26 @@ def test_a_bad_llm_block_fails_start_up_naming_the_path(tmp_path, home, emulator
     result = invoke(config, "llm", "org")
     assert result.exit_code == 2
     assert result.stderr.startswith("error: config error: tenants.acme.accounts.mike.llm.quota.daily_tokens:")
+
+
+def test_llm_org_set_and_delete_from_the_admin_surface(tmp_path, home, emulator):
+    config = seed_config(tmp_path, emulator)
+    llm = '{"providers": [{"provider": "anthropic", "api_key": "sk-ant-ADMIN-INLINE-5151"}], "quota": {"daily_tokens": 1000}}'
+    created = invoke(config, "llm", "org", "set", "account", "zoe", "--teams", "nlp", "--llm", llm)
+    assert created.exit_code == 0, created.stderr
+    assert created.stderr.strip() == "created account zoe of tenant acme"
+    units = {(u["kind"], u["name"]): u for u in json.loads(invoke(config, "llm", "org", "--json").stdout)["units"]}
+    zoe = units[("account", "zoe")]
+    assert zoe["teams"] == ["nlp"] and zoe["llm"]["quota"]["daily_tokens"] == 1000
+    assert zoe["llm"]["providers"] == [{"provider": "anthropic", "priority": 50, "api_key_ref": "inline:anthropic:0"}]
+    creds = json.loads(invoke(config, "credentials", "list", "--json").stdout)["credentials"]
+    assert [(c["owner"], c["name"], c["origin"]) for c in creds] == [("zoe", "inline:anthropic:0", "config")]
+
+    replaced = invoke(config, "llm", "org", "set", "account", "mike", "--llm", "quota: {daily_tokens: 5}")
+    assert replaced.exit_code == 0
+    assert "the config file names this unit" in replaced.stderr
+    bad = invoke(config, "llm", "org", "set", "account", "zoe", "--llm", '{"quota": {"daily_tokens": -1}}')
+    assert bad.exit_code == 2 and bad.stderr.startswith("error: config error: account zoe.llm.quota.daily_tokens:")
+    assert invoke(config, "llm", "org", "delete", "account", "zoe").exit_code == 0
+    missing = invoke(config, "llm", "org", "delete", "account", "zoe")
+    assert missing.exit_code == 2 and missing.stderr.strip() == "error: tenant acme has no account 'zoe'"

@@ -450,3 +450,38 @@ async def _seal_inline_keys(
             entry["api_key_ref"] = name
         out.append(entry)
     return {**raw, "providers": out}
+
+
+async def admin_upsert(
+    directory: OrgDirectory,
+    credentials: CredentialStore,
+    tenant: str,
+    kind: str,
+    name: str,
+    llm: Mapping[str, Any],
+    *,
+    team: str | None = None,
+    teams: tuple[str, ...] = (),
+) -> str | None:
+    """Create or replace one unit from the admin surface; returns the previous row's origin
+    (`config` means the next start-up puts the file's version back: the file is the source of truth
+    for the units it names)."""
+    if kind not in KINDS:
+        raise ConfigError("kind", f"expected one of {', '.join(KINDS)}, got {kind!r}")
+    where = f"{kind} {name}.llm"
+    parse_llm_config(llm, where)
+    await directory.refresh()
+    for team_name in ((team,) if team else ()) + tuple(teams):
+        if directory.unit(tenant, "team", team_name) is None:
+            raise ConfigError("team", f"tenant {tenant} has no team {team_name!r}")
+    stored_name = TENANT_LEVEL if kind == "tenant" else name
+    row = await directory.db.fetchone(
+        "SELECT origin FROM org_units WHERE tenant = ? AND kind = ? AND name = ?", (tenant, kind, stored_name)
+    )
+    unit = OrgUnit(tenant, kind, stored_name, team=team, teams=tuple(teams))
+    raw = await _seal_inline_keys(unit, dict(llm), credentials)
+    await directory.upsert(
+        OrgUnit(tenant, kind, stored_name, parse_llm_config(raw, where), team, tuple(teams))
+    )
+    await directory.refresh()
+    return row[0] if row else None

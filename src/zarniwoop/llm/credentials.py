@@ -19,6 +19,7 @@ when another process changed the table.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import secrets
 import time
@@ -107,6 +108,8 @@ class CredentialStore:
         self._keys: dict[str, SecretBox] = {}
         self._fingerprint: tuple[object, ...] | None = None
         self._checked_at = 0.0
+        self._tasks: set[asyncio.Task[bool]] = set()
+        """Background reloads in flight (kept referenced until done)."""
         self.version = 0
 
     # -- snapshot -----------------------------------------------------------------------------
@@ -169,7 +172,11 @@ class CredentialStore:
 
     def search_lookup(self, scope: SearchScope, name: str) -> Secret | None:
         """`ProviderFactory(credential_lookup=…)`: a project credential, then a tenant one, named like
-        the endpoint or protocol (`serper`) or its key variable (`SERPER_API_KEY`)."""
+        the endpoint or protocol (`serper`) or its key variable (`SERPER_API_KEY`).
+
+        The hook is synchronous, so it reads the snapshot; a snapshot older than a few seconds is
+        reloaded in the background for the next build (another process may have set a key)."""
+        self._refresh_soon()
         names = [name, f"{name.upper().replace('-', '_')}_API_KEY"]
         if name in SEARCH_KEY_ENV:
             names.append(SEARCH_KEY_ENV[name])
@@ -183,6 +190,25 @@ class CredentialStore:
             if found:
                 return found[0]
         return None
+
+    def _refresh_soon(self, max_age: float = 5.0) -> None:
+        if time.monotonic() - self._checked_at < max_age:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._checked_at = time.monotonic()  # one reload at a time
+        task = loop.create_task(self._quiet_refresh())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _quiet_refresh(self) -> bool:
+        try:
+            return await self.refresh()
+        except Exception:  # the database went away (shutdown): the next lookup tries again
+            self._checked_at = 0.0
+            return False
 
     # -- writes -------------------------------------------------------------------------------
 

@@ -102,9 +102,17 @@ def usage(
     show_llm_usage(ctx, account=account, project=project, as_json=as_json)
 
 
-@llm_app.command("org")
+org_app = typer.Typer(
+    help="The tenant's teams, accounts and projects (list, set, delete).", invoke_without_command=True
+)
+llm_app.add_typer(org_app, name="org")
+
+
+@org_app.callback()
 def org(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
     """The tenant's teams, accounts and projects with their providers, budgets and preferences."""
+    if ctx.invoked_subcommand is not None:
+        return
     g = ctx.obj
 
     async def body(rt: Runtime) -> list[dict[str, Any]]:
@@ -144,3 +152,65 @@ def org(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> No
         teams = u["team"] or ", ".join(u["teams"])
         table.add_row(u["kind"], u["name"], teams or "-", providers or "-", quota or "-", prefs or "-")
     console().print(table)
+
+
+TEAMS = typer.Option(None, "--teams", help="An account's teams (repeat the option).")
+
+
+@org_app.command("set")
+def org_set(
+    ctx: typer.Context,
+    kind: str = typer.Argument(..., help="tenant, team, account or project."),
+    name: str = typer.Argument(..., help="Its name ('-' for the tenant itself)."),
+    llm: str = typer.Option("{}", "--llm", help="The llm_config as JSON or YAML, or @FILE."),
+    team: str | None = typer.Option(None, "--team", help="A project's team."),
+    teams: list[str] | None = TEAMS,
+) -> None:
+    """Create or replace a unit's llm_config (providers, quota, preferences, failover)."""
+    g = ctx.obj
+
+    async def body(rt: Runtime) -> str | None:
+        from pathlib import Path
+
+        import yaml
+
+        from ...contract.errors import ConfigError
+        from ...llm.accounts import admin_upsert
+        from ...llm.services import credentials_of, org_of
+
+        try:
+            text = Path(llm[1:]).read_text(encoding="utf-8") if llm.startswith("@") else llm
+        except OSError as exc:
+            raise ConfigError("--llm", f"cannot read {llm[1:]}: {exc.strerror or exc}") from None
+        try:
+            raw = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            raise ConfigError("--llm", f"not JSON or YAML: {str(exc).splitlines()[0]}") from None
+        if not isinstance(raw, dict):
+            raise ConfigError("--llm", "expected a mapping (providers, quota, preferences, failover)")
+        return await admin_upsert(
+            org_of(rt), credentials_of(rt), g.tenant, kind, name, raw, team=team, teams=tuple(teams or ())
+        )
+
+    previous = run(ctx, body)
+    typer.echo(f"{'replaced' if previous else 'created'} {kind} {name} of tenant {g.tenant}", err=True)
+    if previous == "config":
+        typer.echo(
+            "note: the config file names this unit; its version comes back at the next start-up", err=True
+        )
+
+
+@org_app.command("delete")
+def org_delete(ctx: typer.Context, kind: str, name: str) -> None:
+    """Delete a unit (its usage records and credentials stay)."""
+    g = ctx.obj
+
+    async def body(rt: Runtime) -> bool:
+        from ...llm.services import org_of
+
+        return await org_of(rt).delete(g.tenant, kind, "_tenant" if kind == "tenant" else name)
+
+    if not run(ctx, body):
+        typer.echo(f"error: tenant {g.tenant} has no {kind} {name!r}", err=True)
+        raise typer.Exit(2)
+    typer.echo(f"deleted {kind} {name}", err=True)
