@@ -20,8 +20,9 @@ model, else the provider its name says (`claude-…` → anthropic, `gemini-…`
     g. nothing  → this candidate cannot run
 
 An entry's `api_key_ref` names a credential at the entry's own level, else at the tenant level.
-The operator's key of a wire type is only ever sent to that vendor's own endpoint, never to a
-named instance or a gateway (`ai.provider.<instance>` gets `<INSTANCE>_API_KEY` instead).
+The operator's key of a wire type is only ever sent to that vendor's own endpoint or to a base URL
+set at the system level — never to a base URL a tenant chose; a named instance gets its own
+`<INSTANCE>_API_KEY`, never the vendor's.
 
 **Failover order**: the resolved candidate, then every other configured entry by priority (when
 `fallback_enabled`), then local entries (when `fallback_to_local`).
