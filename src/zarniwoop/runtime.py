@@ -87,6 +87,14 @@ class Runtime:
         return cls(home_path, config, db, box, settings, protocols, transport, factory, dispatcher, clock)
 
     async def aclose(self) -> None:
+        # Services attached by other layers (catalog refresh loop, usage writer, …) close first.
+        for name, extra in list(self.extras.items()):
+            close = getattr(extra, "aclose", None)
+            if close is not None:
+                try:
+                    await close()
+                except Exception:
+                    log.exception("closing %s failed", name)
         await self.factory.aclose()
         await self.transport.aclose()
         await self.db.aclose()
@@ -98,6 +106,13 @@ class Runtime:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
+
+
+def validate_all(settings: SettingService, protocols: dict[str, SearchProtocol]) -> list[ConfigError]:
+    """Search settings and `ai.*` settings, every scope: the boot check and the `settings set` check."""
+    from .llm.validate import validate_ai_settings
+
+    return validate_settings(settings, protocols) + validate_ai_settings(settings)
 
 
 async def seed_settings(
@@ -121,7 +136,7 @@ async def seed_settings(
                 continue
             await settings.set(tenant, project, key, value)
         await settings.refresh()
-        errors = validate_settings(settings, protocols)
+        errors = validate_all(settings, protocols)
         if errors:
             settings.invalidate()
             raise (
