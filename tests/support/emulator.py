@@ -79,6 +79,11 @@ class RecordedRequest:
 Route = Reply | Callable[[RecordedRequest], Reply]
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 512
+    """The stdlib's listen backlog of 5 drops SYNs under a burst of 200 connections (1 s+ retransmits)."""
+
+
 class Emulator:
     def __init__(self) -> None:
         self._routes: dict[str, Route] = {}
@@ -112,7 +117,7 @@ class Emulator:
 
             do_GET = do_POST = do_PUT = do_DELETE = _handle
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="emulator", daemon=True)
         self._thread.start()

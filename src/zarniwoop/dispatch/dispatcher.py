@@ -15,7 +15,6 @@ cached, a slow candidate can be raced by the next one (hedging), and nothing out
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,10 +24,13 @@ from ..config import keys as K
 from ..contract.enums import Modality, Outcome, Tier
 from ..contract.errors import InvalidRequestError, ProviderError, ProviderTimeoutError
 from ..contract.results import Attempt, SearchResult
+from ..observability.outage import OutageLog
+from ..storage.privacy import redact_query
 from .cache import Coalescer, MemoryResultCache, ResultCache
 from .clock import Clock
 from .gate import GO, GateDecision, QuotaGuard, check_cooldown, check_static
 from .pacing import RateLimiter
+from .reachability import LastOutcome, MemoryReachability, ReachabilityStore
 
 if TYPE_CHECKING:
     from ..config.factory import ProviderFactory, ProviderSet
@@ -37,13 +39,6 @@ if TYPE_CHECKING:
     from .cooldown import Cooldown, CooldownStore
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class LastOutcome:
-    ok: bool
-    error: str | None
-    at: float
 
 
 class DispatchObserver(Protocol):
@@ -106,6 +101,7 @@ class Dispatcher:
         cache: ResultCache | None = None,
         quota: QuotaGuard | None = None,
         observers: Sequence[DispatchObserver] = (),
+        reachability: ReachabilityStore | None = None,
     ) -> None:
         self.factory = factory
         self.cooldowns = cooldowns
@@ -116,7 +112,10 @@ class Dispatcher:
         self.observers = list(observers)
         self._coalescer = Coalescer()
         self.last_outcomes: dict[tuple[SearchScope, str], LastOutcome] = {}
-        """Last real outcome per (scope, instance): the routing view's `reachable`."""
+        """Last real outcome per (scope, instance) in this process."""
+        self.reachability: ReachabilityStore = reachability or MemoryReachability(self.last_outcomes)
+        """Where the routing view's `reachable` comes from (shared by replicas with Redis)."""
+        self.cooldown_outage = OutageLog(log, "cooldown store")
 
     async def search(
         self, request: SearchRequest, scope: SearchScope, overrides: Mapping[str, str] | None = None
@@ -178,7 +177,11 @@ class Dispatcher:
     ) -> SearchResult | None:
         modality = run.request.modality
         subjects = [K.cooldown_subject(c.id, modality) for c in candidates]
-        cooldowns = await self.cooldowns.get_many(run.scope, subjects)
+        try:
+            cooldowns = await self.cooldowns.get_many(run.scope, subjects)
+        except Exception as exc:  # the store being down must not fail the search
+            self.cooldown_outage.failed(exc, "cooldowns are not honoured until it is back")
+            cooldowns = {}
         now = self.clock.now()
         queue: list[_Candidate] = []
         for instance in candidates:
@@ -293,7 +296,12 @@ class Dispatcher:
             return None
         duration = self._elapsed_ms(begin)
         if cooldown is not None:  # a success clears the failure streak
-            await self.cooldowns.record_success(run.scope, subject)
+            try:
+                await self.cooldowns.record_success(run.scope, subject)
+            except Exception as exc:
+                self.cooldown_outage.failed(exc, "cooldowns are not honoured until it is back")
+        if result.quota is not None and self.quota is not None:
+            await self.quota.observe(run.scope, instance, run.request.modality, result.quota)
         if result.error_message:
             outcome, message = Outcome.SOFT_ERROR, result.error_message
         elif not result.hits:
@@ -301,6 +309,7 @@ class Dispatcher:
         else:
             outcome, message = Outcome.SUCCESS, None
         self._record(run, instance, Attempt(instance.id, outcome, message, duration, panic), len(result.hits))
+        await self._share_outcome(run, instance.id)
         if outcome is Outcome.SUCCESS:
             return result
         if run.soft is None or (result.note and not run.soft.note):
@@ -318,9 +327,37 @@ class Dispatcher:
         panic: bool,
     ) -> None:
         message = getattr(error, "message", None) or str(error) or type(error).__name__
-        with contextlib.suppress(Exception):  # the cooldown store failing must not fail the search
-            await self.cooldowns.record_failure(run.scope, subject, error, message, self.clock.now())
+        # The reason is persisted (cooldown store): never with the query in it.
+        reason = redact_query(message, run.request.query) or type(error).__name__
+        try:
+            await self.cooldowns.record_failure(run.scope, subject, error, reason, self.clock.now())
+        except Exception as exc:  # the cooldown store failing must not fail the search
+            self.cooldown_outage.failed(exc, "cooldowns are not set until it is back")
         self._record(run, instance, Attempt(instance.id, outcome, message, self._elapsed_ms(begin), panic), 0)
+        await self._share_outcome(run, instance.id)
+
+    async def _share_outcome(self, run: _Run, instance_id: str) -> None:
+        """Publish this process's last outcome to a shared reachability store (Redis), if any."""
+        if isinstance(self.reachability, MemoryReachability):
+            return
+        outcome = self.last_outcomes.get((run.scope, instance_id))
+        if outcome is None:
+            return
+        if outcome.error:  # persisted: never with the query in it
+            outcome = LastOutcome(outcome.ok, redact_query(outcome.error, run.request.query), outcome.at)
+        try:
+            await self.reachability.record(run.scope, instance_id, outcome)
+        except Exception as exc:
+            self.cooldown_outage.failed(exc, "reachability is not shared until it is back")
+
+    async def outcomes(self, scope: SearchScope, instance_ids: Sequence[str]) -> dict[str, LastOutcome]:
+        """The last outcome of each instance in a scope: every replica's with a shared store, else
+        this process's."""
+        try:
+            return await self.reachability.get_many(scope, instance_ids)
+        except Exception as exc:
+            self.cooldown_outage.failed(exc, "reachability shows this process's view only")
+            return {i: o for i in instance_ids if (o := self.last_outcomes.get((scope, i))) is not None}
 
     def _skip(self, run: _Run, instance: ProviderInstance, decision: GateDecision) -> None:
         assert decision.outcome is not None
