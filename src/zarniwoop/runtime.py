@@ -108,10 +108,23 @@ class Runtime:
             now=clock.now,
             fsync=config.audit_fsync,
         )
-        dispatcher = build_dispatcher(factory, db, settings, clock, redis, observers=[usage, MetricsObserver()])
+        dispatcher = build_dispatcher(
+            factory, db, settings, clock, redis, observers=[usage, MetricsObserver()]
+        )
         usage.start()
         return cls(
-            home_path, config, db, box, settings, protocols, transport, factory, dispatcher, clock, usage, redis
+            home_path,
+            config,
+            db,
+            box,
+            settings,
+            protocols,
+            transport,
+            factory,
+            dispatcher,
+            clock,
+            usage,
+            redis,
         )
 
     async def aclose(self) -> None:
@@ -173,7 +186,9 @@ async def connect_redis(config: ConfigFile) -> RedisState | None:
 
         from .dispatch.redis_state import open_redis
     except ImportError as exc:
-        raise ConfigError("redis_url", "Redis needs the 'scale' extra: pip install 'zarniwoop[scale]'") from exc
+        raise ConfigError(
+            "redis_url", "Redis needs the 'scale' extra: pip install 'zarniwoop[scale]'"
+        ) from exc
     try:
         state = open_redis(config.redis_url, config.redis_prefix)
     except ValueError as exc:
@@ -191,7 +206,9 @@ def retention_days(settings: SettingService, scope: SearchScope) -> int:
     try:
         days = settings.scoped(scope).get_int(K.LOG_RETENTION_DAYS, DEFAULT_RETENTION_DAYS)
     except ConfigError:
-        log.warning("%s is not a number; keeping audit records %d days", K.LOG_RETENTION_DAYS, DEFAULT_RETENTION_DAYS)
+        log.warning(
+            "%s is not a number; keeping audit records %d days", K.LOG_RETENTION_DAYS, DEFAULT_RETENTION_DAYS
+        )
         return DEFAULT_RETENTION_DAYS
     return max(1, days)
 

@@ -21,6 +21,7 @@ from zarniwoop.surfaces.cli import app
 from ..support.bodies import openalex_works
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only, open_runtime, write_config
+from ..support.tcp_proxy import TcpProxy
 
 pytestmark = pytest.mark.anyio
 SCOPE = SearchScope()
@@ -101,10 +102,15 @@ async def test_budgets_roll_over_with_the_period_and_reserve_all_or_nothing(tmp_
     emulator.add("/free/works", Reply.json(openalex_works(1)))
     clock = FakeClock(DAY1)
     settings = quota_settings(emulator, quota__daily=3, quota__monthly=5)
-    async with await Runtime.open(write_config(tmp_path, {"settings": settings}), home=tmp_path / "home", clock=clock) as rt:
+    async with await Runtime.open(
+        write_config(tmp_path, {"settings": settings}), home=tmp_path / "home", clock=clock
+    ) as rt:
 
         async def served_by(n, tag):
-            return [(await rt.dispatcher.search(academic(f"{tag} {i}"), SCOPE)).provider_instance_id for i in range(n)]
+            return [
+                (await rt.dispatcher.search(academic(f"{tag} {i}"), SCOPE)).provider_instance_id
+                for i in range(n)
+            ]
 
         assert await served_by(4, "d1") == ["oa-q"] * 3 + ["oa-free"]  # March 31: daily budget spent
         clock.at += 86400  # April 1: a new day and a new month
@@ -122,8 +128,15 @@ async def test_budgets_roll_over_with_the_period_and_reserve_all_or_nothing(tmp_
             ("day", "2025-04-01", 3),
             ("day", "2025-04-02", 2),
         ]
-        status = await rt.dispatcher.quota.status(SCOPE, (await rt.factory.providers(SCOPE)).instances["oa-q"], Modality.ACADEMIC)
-        assert (status.period, status.used, status.limit, status.resets_at) == ("month", 5, 5, "2025-05-01T00:00:00Z")
+        status = await rt.dispatcher.quota.status(
+            SCOPE, (await rt.factory.providers(SCOPE)).instances["oa-q"], Modality.ACADEMIC
+        )
+        assert (status.period, status.used, status.limit, status.resets_at) == (
+            "month",
+            5,
+            5,
+            "2025-05-01T00:00:00Z",
+        )
     assert len(emulator.requests("/q/works")) == 8
 
 
@@ -156,7 +169,9 @@ async def test_200_concurrent_searches_against_100_make_exactly_100_calls(tmp_pa
     emulator.add("/free/works", Reply.json(openalex_works(1)))
     settings = quota_settings(emulator, quota__daily=100)
     async with await open_runtime(tmp_path, settings, database_url=database_url) as rt:
-        results = await asyncio.gather(*(rt.dispatcher.search(academic(f"burst {i}"), SCOPE) for i in range(200)))
+        results = await asyncio.gather(
+            *(rt.dispatcher.search(academic(f"burst {i}"), SCOPE) for i in range(200))
+        )
     served = [r.provider_instance_id for r in results]
     assert served.count("oa-q") == 100
     assert served.count("oa-free") == 100
@@ -179,7 +194,10 @@ async def test_provider_reported_exhaustion_skips_without_cooldown(tmp_path, emu
         assert entry["quota"]["remaining"] == 0
         assert await rt.dispatcher.cooldowns.get_many(SCOPE, ["research:oa-q:academic"]) == {}
         # Revalidation: once the cached report is gone, the instance is tried again.
-        emulator.add("/q/works", Reply.json(openalex_works(1), headers={"RateLimit-Limit": "100000", "RateLimit-Remaining": "7"}))
+        emulator.add(
+            "/q/works",
+            Reply.json(openalex_works(1), headers={"RateLimit-Limit": "100000", "RateLimit-Remaining": "7"}),
+        )
         rt.dispatcher.quota.cache.clear()
         third = await rt.dispatcher.search(academic("three"), SCOPE)
         assert third.provider_instance_id == "oa-q"
@@ -196,9 +214,13 @@ async def test_quota_cache_ttl_and_lookup_metric():
         return QuotaStatus(used=1, limit=10, period="day", source="provider")
 
     def samples(source):
-        return REGISTRY.get_sample_value(
-            "zarniwoop_research_quota_lookups_total", {"instance": "ttl-test", "modality": "WEB", "source": source}
-        ) or 0.0
+        return (
+            REGISTRY.get_sample_value(
+                "zarniwoop_research_quota_lookups_total",
+                {"instance": "ttl-test", "modality": "WEB", "source": source},
+            )
+            or 0.0
+        )
 
     before = samples("cache"), samples("provider")
     for _ in range(3):
@@ -224,3 +246,39 @@ def test_windows_binding_and_provider_blocks():
     assert provider_blocks(QuotaStatus(used=5, limit=5, period="day", source="provider"), time.time())
     past = QuotaStatus(used=5, limit=5, period="hour", source="provider", resets_at="2000-01-01T00:00:00Z")
     assert not provider_blocks(past, time.time())
+
+
+async def test_budgets_hold_through_a_counter_store_outage(tmp_path, emulator, postgres_url, caplog):
+    """PostgreSQL unreachable: the process enforces the budget from the last count it saw plus its own
+    calls since, and adds those calls to the shared counter when the database is back."""
+    emulator.add("/q/works", Reply.json(openalex_works(1)))
+    emulator.add("/free/works", Reply.json(openalex_works(1)))
+    base, schema = postgres_url.rsplit("?schema=", 1)
+    proxy = TcpProxy("127.0.0.1", int(base.rsplit(":", 1)[1].split("/")[0])).start()
+    proxied = f"postgresql://postgres@127.0.0.1:{proxy.port}/{base.rsplit('/', 1)[1]}?schema={schema}"
+    try:
+        settings = quota_settings(emulator, quota__daily=5)
+        async with await open_runtime(tmp_path, settings, database_url=proxied) as rt:
+            up = [
+                (await rt.dispatcher.search(academic(f"up {i}"), SCOPE)).provider_instance_id
+                for i in range(2)
+            ]
+            proxy.stop()
+            down = [
+                (await rt.dispatcher.search(academic(f"down {i}"), SCOPE)).provider_instance_id
+                for i in range(5)
+            ]
+            proxy.start()
+            back = (await rt.dispatcher.search(academic("back"), SCOPE)).provider_instance_id
+            [[used]] = await rt.db.fetchall("SELECT used FROM quota_counters WHERE instance_id = 'oa-q'")
+    finally:
+        proxy.stop()
+    assert up == ["oa-q", "oa-q"]
+    assert down == ["oa-q", "oa-q", "oa-q", "oa-free", "oa-free"]  # 2 seen + 3 own = the budget of 5
+    assert back == "oa-free"
+    assert used == 5  # the outage's 3 calls were added to the shared counter
+    assert len(emulator.requests("/q/works")) == 5
+    quota_errors = [
+        r for r in caplog.records if r.name == "zarniwoop.dispatch.quota" and r.levelname == "ERROR"
+    ]
+    assert len(quota_errors) == 1

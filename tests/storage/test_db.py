@@ -38,7 +38,10 @@ def test_every_sqlite_migration_has_a_postgres_twin():
 
 def test_placeholders_are_translated_outside_literals_only():
     sql = "SELECT a FROM t WHERE b = ? AND c = '?' AND \"d?\" = ? OR e IN (?, ?)"
-    assert translate_placeholders(sql) == "SELECT a FROM t WHERE b = $1 AND c = '?' AND \"d?\" = $2 OR e IN ($3, $4)"
+    assert (
+        translate_placeholders(sql)
+        == "SELECT a FROM t WHERE b = $1 AND c = '?' AND \"d?\" = $2 OR e IN ($3, $4)"
+    )
 
 
 def test_schema_parameter_is_ours_and_checked():
@@ -121,8 +124,12 @@ async def test_settings_cascade_on_each_backend(db):
 async def test_cooldown_store_streak_and_never_shortens(db):
     store = SQLCooldownStore(db)
     scope = SearchScope("acme", "review")
-    first = await store.record_failure(scope, "research:a:web", ProviderHTTPError(503, "HTTP 503"), "HTTP 503", 1000.0)
-    second = await store.record_failure(scope, "research:a:web", ProviderHTTPError(503, "HTTP 503"), "HTTP 503", 1001.0)
+    first = await store.record_failure(
+        scope, "research:a:web", ProviderHTTPError(503, "HTTP 503"), "HTTP 503", 1000.0
+    )
+    second = await store.record_failure(
+        scope, "research:a:web", ProviderHTTPError(503, "HTTP 503"), "HTTP 503", 1001.0
+    )
     assert (first.until, first.streak) == (1030.0, 1)
     assert (second.until, second.streak) == (1061.0, 2)  # 30 s doubled
     long = await store.record_failure(scope, "research:b:web", RateLimitedError(600, "429"), "429", 1000.0)
@@ -139,6 +146,8 @@ async def test_concurrent_failures_count_every_streak_step(db, database_url, tmp
     store = SQLCooldownStore(db)
     scope = SearchScope("acme", "p")
     error = ProviderHTTPError(503, "HTTP 503")
-    await asyncio.gather(*(store.record_failure(scope, "research:x:web", error, "503", 1000.0) for _ in range(20)))
+    await asyncio.gather(
+        *(store.record_failure(scope, "research:x:web", error, "503", 1000.0) for _ in range(20))
+    )
     [cooldown] = (await store.get_many(scope, ["research:x:web"])).values()
     assert cooldown.streak == 20

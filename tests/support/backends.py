@@ -61,7 +61,10 @@ def postgres_url(postgres_schema_url: str) -> Iterator[str]:
     base = os.environ[PG_ENV]
     schema = postgres_schema_url.rsplit("schema=", 1)[1]
     [rows] = asyncio.run(
-        _pg(base, f"SELECT tablename FROM pg_tables WHERE schemaname = '{schema}' AND tablename <> 'schema_version'")
+        _pg(
+            base,
+            f"SELECT tablename FROM pg_tables WHERE schemaname = '{schema}' AND tablename <> 'schema_version'",
+        )
     )
     if rows:
         tables = ", ".join(f'"{schema}"."{r[0]}"' for r in rows)

@@ -18,8 +18,9 @@ own `current_quota(scope)`) go through the `QuotaCache` for `research.quota.cach
 and merge in with `source: provider`; a provider that says a daily or monthly budget is spent
 benches the instance (as exhausted) until its reset, or until the cache entry expires.
 
-If the counter store is unreachable, calls go out uncounted (searches must keep working) and
-that is logged once, loudly.
+If the counter store is unreachable, searches keep working: each process enforces the budgets
+from the last counts it saw plus its own calls since, logs the outage once, loudly, and adds
+those calls to the shared counters when the store is back.
 """
 
 from __future__ import annotations
@@ -66,6 +67,10 @@ class QuotaWindow:
     resets_at: float  # epoch seconds
 
 
+def _window_key(instance_id: str, w: QuotaWindow) -> tuple[str, str, str, str, str]:
+    return (instance_id, w.pool_tenant, w.pool_project, w.period, w.window_start)
+
+
 def current_window(period: str, now: float) -> tuple[str, float]:
     """`(window_start, resets_at)` of the UTC day or month containing `now`."""
     moment = datetime.fromtimestamp(now, UTC)
@@ -73,7 +78,11 @@ def current_window(period: str, now: float) -> tuple[str, float]:
         start = moment.replace(hour=0, minute=0, second=0, microsecond=0)
         return start.strftime("%Y-%m-%d"), start.timestamp() + 86400
     start = moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-    following = start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
+    following = (
+        start.replace(year=start.year + 1, month=1)
+        if start.month == 12
+        else start.replace(month=start.month + 1)
+    )
     return start.strftime("%Y-%m"), following.timestamp()
 
 
@@ -122,8 +131,12 @@ def provider_blocks(status: QuotaStatus | None, now: float) -> bool:
 
 
 class QuotaCounters(Protocol):
-    async def reserve(self, instance_id: str, windows: Sequence[QuotaWindow], now: float) -> bool:
-        """Take one call from every window, or from none; True when all had room."""
+    async def reserve(self, instance_id: str, windows: Sequence[QuotaWindow], now: float) -> list[int] | None:
+        """Take one call from every window, or from none: the new counts, or None when one had no room."""
+        ...
+
+    async def add(self, instance_id: str, window: QuotaWindow, calls: int, now: float) -> None:
+        """Count calls made while the store was unreachable (no limit check: they happened)."""
         ...
 
     async def used(self, instance_id: str, windows: Sequence[QuotaWindow]) -> list[int]: ...
@@ -148,7 +161,8 @@ class SQLQuotaCounters:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def reserve(self, instance_id: str, windows: Sequence[QuotaWindow], now: float) -> bool:
+    async def reserve(self, instance_id: str, windows: Sequence[QuotaWindow], now: float) -> list[int] | None:
+        counts = []
         try:
             async with self.db.transaction():
                 for w in windows:
@@ -160,9 +174,19 @@ class SQLQuotaCounters:
                     )
                     if row is None:
                         raise _Exhausted
+                    counts.append(int(row[0]))
         except _Exhausted:
-            return False
-        return True
+            return None
+        return counts
+
+    async def add(self, instance_id: str, window: QuotaWindow, calls: int, now: float) -> None:
+        w = window
+        await self.db.execute(
+            "INSERT INTO quota_counters (tenant, project, instance_id, period, window_start, used, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, project, instance_id, period, window_start) "
+            "DO UPDATE SET used = quota_counters.used + excluded.used, updated_at = excluded.updated_at",
+            (w.pool_tenant, w.pool_project, instance_id, w.period, w.window_start, calls, now),
+        )
 
     async def used(self, instance_id: str, windows: Sequence[QuotaWindow]) -> list[int]:
         out = []
@@ -181,12 +205,17 @@ local n = #KEYS
 for i = 1, n do
   if tonumber(redis.call('GET', KEYS[i]) or '0') >= tonumber(ARGV[i]) then return 0 end
 end
+local counts = {}
 for i = 1, n do
-  redis.call('INCR', KEYS[i])
+  counts[i] = redis.call('INCR', KEYS[i])
   redis.call('EXPIREAT', KEYS[i], ARGV[n + i])
 end
-return 1
+return counts
 """
+
+
+def _expire_at(window: QuotaWindow) -> int:
+    return int(window.resets_at) + 3600  # an hour's grace for clock skew between replicas
 
 
 class RedisQuotaCounters:
@@ -199,11 +228,18 @@ class RedisQuotaCounters:
     def _key(self, instance_id: str, w: QuotaWindow) -> str:
         return self.state.key("quota", w.pool_tenant, w.pool_project, instance_id, w.period, w.window_start)
 
-    async def reserve(self, instance_id: str, windows: Sequence[QuotaWindow], now: float) -> bool:
+    async def reserve(self, instance_id: str, windows: Sequence[QuotaWindow], now: float) -> list[int] | None:
         keys = [self._key(instance_id, w) for w in windows]
-        expire_at = [int(w.resets_at) + 3600 for w in windows]  # an hour's grace for clock skew
+        expire_at = [_expire_at(w) for w in windows]
         granted = await self._reserve(keys=keys, args=[*(w.limit for w in windows), *expire_at])
-        return bool(int(granted))
+        return [int(c) for c in granted] if isinstance(granted, list) else None
+
+    async def add(self, instance_id: str, window: QuotaWindow, calls: int, now: float) -> None:
+        key = self._key(instance_id, window)
+        async with self.state.client.pipeline(transaction=True) as pipe:
+            pipe.incrby(key, calls)
+            pipe.expireat(key, _expire_at(window))
+            await pipe.execute()
 
     async def used(self, instance_id: str, windows: Sequence[QuotaWindow]) -> list[int]:
         if not windows:
@@ -220,9 +256,9 @@ class QuotaCache:
     not poll a provider's quota on every call. Lookups count as `source=cache` or `source=provider`."""
 
     def __init__(self, max_entries: int = 10_000, monotonic: Callable[[], float] = time.monotonic) -> None:
-        self._entries: collections.OrderedDict[tuple[SearchScope, str, str], tuple[float, QuotaStatus | None]] = (
-            collections.OrderedDict()
-        )
+        self._entries: collections.OrderedDict[
+            tuple[SearchScope, str, str], tuple[float, QuotaStatus | None]
+        ] = collections.OrderedDict()
         self.max_entries = max_entries
         self._monotonic = monotonic
 
@@ -246,7 +282,9 @@ class QuotaCache:
             self._store(key, value, ttl)
         return value
 
-    def put(self, scope: SearchScope, instance_id: str, modality: Modality, status: QuotaStatus, ttl: float) -> None:
+    def put(
+        self, scope: SearchScope, instance_id: str, modality: Modality, status: QuotaStatus, ttl: float
+    ) -> None:
         """A quota the provider reported with an answer: fresher than anything cached."""
         self._store((scope, instance_id, modality.value), status, max(ttl, 1.0))
 
@@ -280,6 +318,10 @@ class LocalQuotaGuard:
         self.cache = cache or QuotaCache()
         self.outage = OutageLog(log, "quota counter store")
         self._scoped: dict[SearchScope, tuple[int, ScopedSettings]] = {}
+        self._known: dict[tuple[str, str, str, str, str], int] = {}
+        """Last count seen per (instance, pool, period, window): the basis while the store is down."""
+        self._offline: dict[tuple[str, str, str, str, str], tuple[int, QuotaWindow]] = {}
+        """Calls granted while the store was down, to add to it when it is back."""
 
     def _settings(self, scope: SearchScope) -> ScopedSettings:
         cached = self._scoped.get(scope)
@@ -315,14 +357,53 @@ class LocalQuotaGuard:
         if not windows:
             return True
         try:
-            granted = await self.counters.reserve(instance.id, windows, now)
+            await self._settle_offline(now)
+            counts = await self.counters.reserve(instance.id, windows, now)
         except Exception as exc:
-            self.outage.failed(exc, "quota budgets are NOT enforced until it is back; calls go out uncounted")
-            return True
+            self.outage.failed(
+                exc, "each process enforces the budgets from the last counts it saw until the store is back"
+            )
+            return self._reserve_offline(instance.id, windows)
         self.outage.recovered()
-        return granted
+        if counts is None:
+            return False
+        if len(self._known) > 10_000:
+            self._known.clear()
+        for window, count in zip(windows, counts, strict=True):
+            self._known[_window_key(instance.id, window)] = count
+        return True
 
-    async def status(self, scope: SearchScope, instance: ProviderInstance, modality: Modality) -> QuotaStatus | None:
+    def _reserve_offline(self, instance_id: str, windows: Sequence[QuotaWindow]) -> bool:
+        keys = [_window_key(instance_id, w) for w in windows]
+        if any(self._offline_used(k) >= w.limit for k, w in zip(keys, windows, strict=True)):
+            return False
+        for key, window in zip(keys, windows, strict=True):
+            calls = self._offline.get(key, (0, window))[0]
+            self._offline[key] = (calls + 1, window)
+        return True
+
+    def _offline_used(self, key: tuple[str, str, str, str, str]) -> int:
+        return self._known.get(key, 0) + self._offline.get(key, (0, None))[0]
+
+    async def _settle_offline(self, now: float) -> None:
+        """Add the calls granted during an outage to the shared counters (once, by one task)."""
+        if not self._offline:
+            return
+        pending, self._offline = self._offline, {}
+        items = list(pending.items())
+        for index, (key, (calls, window)) in enumerate(items):
+            try:
+                await self.counters.add(key[0], window, calls, now)
+            except BaseException:
+                for later_key, value in items[index:]:
+                    calls_now = self._offline.get(later_key, (0, value[1]))[0]
+                    self._offline[later_key] = (calls_now + value[0], value[1])
+                raise
+            self._known[key] = self._known.get(key, 0) + calls
+
+    async def status(
+        self, scope: SearchScope, instance: ProviderInstance, modality: Modality
+    ) -> QuotaStatus | None:
         """The binding budget now: local counters (always fresh) merged with the provider's report."""
         now = self.clock.now()
         windows = self.windows(scope, instance, now)
@@ -331,12 +412,14 @@ class LocalQuotaGuard:
             try:
                 used = await self.counters.used(instance.id, windows)
             except Exception as exc:
-                self.outage.failed(exc, "quota status shows provider-reported figures only")
-            else:
-                local = [
-                    QuotaStatus(used=u, limit=w.limit, period=w.period, source="local", resets_at=iso_utc(w.resets_at))
-                    for w, u in zip(windows, used, strict=True)
-                ]
+                self.outage.failed(exc, "quota status shows this process's last known counts")
+                used = [self._offline_used(_window_key(instance.id, w)) for w in windows]
+            local = [
+                QuotaStatus(
+                    used=u, limit=w.limit, period=w.period, source="local", resets_at=iso_utc(w.resets_at)
+                )
+                for w, u in zip(windows, used, strict=True)
+            ]
         return binding_status([*local, await self._provider_quota(scope, instance, modality)])
 
     async def observe(

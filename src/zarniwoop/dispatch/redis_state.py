@@ -54,10 +54,14 @@ class RedisState:
         await self.client.aclose()
 
 
-def open_redis(url: str, prefix: str = "zarniwoop:") -> RedisState:
-    """A client with short timeouts: a Redis outage must cost a search milliseconds, not seconds."""
-    client = aioredis.from_url(url, socket_connect_timeout=2.0, socket_timeout=2.0)
-    return RedisState(client, prefix)
+def open_redis(url: str, prefix: str = "zarniwoop:", *, max_connections: int = 64) -> RedisState:
+    """A client with short timeouts (a Redis outage must cost a search milliseconds, not seconds)
+    over a *blocking* pool: a burst of searches waits for a free connection instead of failing
+    with "Too many connections"."""
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url, max_connections=max_connections, timeout=5.0, socket_connect_timeout=2.0, socket_timeout=2.0
+    )
+    return RedisState(aioredis.Redis.from_pool(pool), prefix)
 
 
 _RECORD_FAILURE = """

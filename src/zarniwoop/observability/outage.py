@@ -1,12 +1,12 @@
 """Log a failing dependency once, loudly, and its recovery once — not once per failed call.
 
-    audit_outage = OutageLog(log, "audit database")
-    try:
-        await write(batch)
-    except DatabaseUnavailableError as exc:
-        audit_outage.failed(exc, "records stay spooled in ~/.zarniwoop/spool and are retried")
-    else:
-        audit_outage.recovered("spooled records written")
+audit_outage = OutageLog(log, "audit database")
+try:
+    await write(batch)
+except DatabaseUnavailableError as exc:
+    audit_outage.failed(exc, "records stay spooled in ~/.zarniwoop/spool and are retried")
+else:
+    audit_outage.recovered("spooled records written")
 """
 
 from __future__ import annotations
@@ -42,5 +42,8 @@ class OutageLog:
                 return
             failures, self.failing, self.failures = self.failures, False, 0
         self.logger.warning(
-            "%s available again after %d failed attempts%s", self.what, failures, f"; {detail}" if detail else ""
+            "%s available again after %d failed attempts%s",
+            self.what,
+            failures,
+            f"; {detail}" if detail else "",
         )

@@ -75,7 +75,14 @@ async def research_usage(
     for instance_id, protocol, modality, hits, ok, duration_ms in rows:
         group = groups.setdefault(
             (instance_id, modality),
-            {"instance": instance_id, "protocol": protocol, "modality": modality, "calls": 0, "hits": 0, "failures": 0},
+            {
+                "instance": instance_id,
+                "protocol": protocol,
+                "modality": modality,
+                "calls": 0,
+                "hits": 0,
+                "failures": 0,
+            },
         )
         group["calls"] += 1
         group["hits"] += int(hits)

@@ -1,7 +1,7 @@
 """What persisted text may say about a query: its SHA-256, never its plaintext.
 
-    query_hash("crispr off-target")                      # 'a3f1…' (64 hex digits)
-    redact_query("no results for 'crispr'", "crispr")    # "no results for '<query>'"
+query_hash("crispr off-target")                      # 'a3f1…' (64 hex digits)
+redact_query("no results for 'crispr'", "crispr")    # "no results for '<query>'"
 """
 
 from __future__ import annotations

@@ -64,7 +64,9 @@ def render_research(report: dict[str, Any]) -> None:
         title=f"search usage for {scope['tenant']}/{scope['project']} since {research['since']}",
     )
     for column in ("instance", "modality", "calls", "hits", "failures", "p50 ms", "p95 ms", "quota"):
-        table.add_column(column, justify="right" if column not in ("instance", "modality", "quota") else "left")
+        table.add_column(
+            column, justify="right" if column not in ("instance", "modality", "quota") else "left"
+        )
     for row in research["rows"]:
         table.add_row(
             row["instance"],
@@ -83,7 +85,9 @@ def render_research(report: dict[str, Any]) -> None:
     called = {row["instance"] for row in research["rows"]}
     for entry in research["quotas"]:
         if entry["instance"] not in called:
-            out.print(f"[dim]{entry['instance']}: quota {_quota(entry['quota'])} (no calls in this window)[/dim]")
+            out.print(
+                f"[dim]{entry['instance']}: quota {_quota(entry['quota'])} (no calls in this window)[/dim]"
+            )
 
 
 def _ms(value: int | None) -> str:
