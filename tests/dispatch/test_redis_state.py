@@ -233,3 +233,33 @@ def test_200_searches_in_two_processes_against_a_quota_of_100(tmp_path, emulator
     # each process got some of the budget: the counter really was shared
     per_process = [sum(1 for line in out if line["provider"] == "oa-q") for out in (lines[:100], lines[100:])]
     assert sum(per_process) == 100
+
+
+async def test_searches_survive_a_redis_outage(tmp_path, emulator, redis_config, caplog):
+    from ..support.tcp_proxy import TcpProxy
+
+    emulator.add("/a/works", Reply.json(openalex_works(1)))
+    url = redis_config["redis_url"]
+    host_port, db = url.removeprefix("redis://").split("/")
+    proxy = TcpProxy("127.0.0.1", int(host_port.split(":")[1])).start()
+    proxied = {**redis_config, "redis_url": f"redis://127.0.0.1:{proxy.port}/{db}"}
+    settings = {
+        **only(),
+        **endpoint("oa-a", "openalex", f"{emulator.url}/a", quota__daily=100),
+        "research.default.academic": "oa-a",
+    }
+    try:
+        async with await open_runtime(tmp_path, settings, **proxied) as rt:
+            assert (await rt.dispatcher.search(SearchRequest.create("before", "academic"), SearchScope())).hits
+            proxy.stop()
+            begin = time.monotonic()
+            for i in range(5):
+                result = await rt.dispatcher.search(SearchRequest.create(f"during {i}", "academic"), SearchScope())
+                assert result.provider_instance_id == "oa-a" and result.error_message is None
+            assert time.monotonic() - begin < 5
+    finally:
+        proxy.stop()
+    assert len(emulator.requests("/a/works")) == 6
+    errors = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert {r.name for r in errors} <= {"zarniwoop.dispatch.quota", "zarniwoop.dispatch.dispatcher", "zarniwoop.dispatch.redis_state"}
+    assert len(errors) == len({(r.name, r.getMessage().split(" unavailable")[0]) for r in errors})  # once each

@@ -182,6 +182,8 @@ class Dispatcher:
         except Exception as exc:  # the store being down must not fail the search
             self.cooldown_outage.failed(exc, "cooldowns are not honoured until it is back")
             cooldowns = {}
+        else:
+            self.cooldown_outage.recovered()
         now = self.clock.now()
         queue: list[_Candidate] = []
         for instance in candidates:

@@ -152,8 +152,8 @@ class ZarniwoopUsageCounter:
         retention_days: RetentionLookup | None = None,
         now: Callable[[], float] | None = None,
         fsync: bool = False,
-        linger: float = 0.02,
-        batch_size: int = 500,
+        linger: float = 0.1,
+        batch_size: int = 200,
     ) -> None:
         self.db = db
         self.spool = Spool(spool_dir, fsync=fsync)
