@@ -250,16 +250,26 @@ async def test_searches_survive_a_redis_outage(tmp_path, emulator, redis_config,
     }
     try:
         async with await open_runtime(tmp_path, settings, **proxied) as rt:
-            assert (await rt.dispatcher.search(SearchRequest.create("before", "academic"), SearchScope())).hits
+            assert (
+                await rt.dispatcher.search(SearchRequest.create("before", "academic"), SearchScope())
+            ).hits
             proxy.stop()
             begin = time.monotonic()
             for i in range(5):
-                result = await rt.dispatcher.search(SearchRequest.create(f"during {i}", "academic"), SearchScope())
+                result = await rt.dispatcher.search(
+                    SearchRequest.create(f"during {i}", "academic"), SearchScope()
+                )
                 assert result.provider_instance_id == "oa-a" and result.error_message is None
             assert time.monotonic() - begin < 5
     finally:
         proxy.stop()
     assert len(emulator.requests("/a/works")) == 6
     errors = [r for r in caplog.records if r.levelname == "ERROR"]
-    assert {r.name for r in errors} <= {"zarniwoop.dispatch.quota", "zarniwoop.dispatch.dispatcher", "zarniwoop.dispatch.redis_state"}
-    assert len(errors) == len({(r.name, r.getMessage().split(" unavailable")[0]) for r in errors})  # once each
+    assert {r.name for r in errors} <= {
+        "zarniwoop.dispatch.quota",
+        "zarniwoop.dispatch.dispatcher",
+        "zarniwoop.dispatch.redis_state",
+    }
+    assert len(errors) == len(
+        {(r.name, r.getMessage().split(" unavailable")[0]) for r in errors}
+    )  # once each

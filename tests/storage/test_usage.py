@@ -305,3 +305,35 @@ async def test_database_outage_spools_logs_once_and_catches_up(tmp_path, emulato
     assert "retried" in errors[0].getMessage()
     assert any("available again" in r.getMessage() for r in audit if r.levelno == logging.WARNING)
     assert SECRET not in caplog.text
+
+
+async def test_a_wiped_spool_directory_is_recreated_and_nothing_is_lost(tmp_path, emulator):
+    serve(emulator)
+    async with await open_runtime(tmp_path, two_endpoints(emulator)) as rt:
+        await rt.dispatcher.search(SearchRequest.create("one", "academic"), SCOPE)
+        await rt.usage.flush()
+        shutil.rmtree(rt.usage.spool.directory)  # an over-eager cleanup job
+        await rt.dispatcher.search(SearchRequest.create("two", "academic"), SCOPE)
+        assert rt.usage.spooled() == 2
+        await rt.usage.flush()
+        rows = await rt.db.fetchall("SELECT query_hash FROM research_call_records")
+    assert sorted(r[0] for r in rows) == sorted([query_hash("one")] * 2 + [query_hash("two")] * 2)
+
+
+async def test_records_the_spool_cannot_take_are_kept_in_memory(tmp_path, emulator, caplog):
+    serve(emulator)
+    async with await open_runtime(tmp_path, two_endpoints(emulator)) as rt:
+        rt.usage.linger = 60  # the background flusher stays out of the way until flush() below
+        spool = rt.usage.spool
+        spool.seal()
+        # The next segment cannot be created: its name is taken by a directory (EISDIR, like a full disk).
+        (spool.directory / f"{spool.owner}.{spool._seq:08d}.jsonl").mkdir()
+        for i in range(3):
+            result = await rt.dispatcher.search(SearchRequest.create(f"{SECRET} {i}", "academic"), SCOPE)
+            assert result.hits
+        assert rt.usage.spooled() == 6
+        (spool.directory / f"{spool.owner}.{spool._seq:08d}.jsonl").rmdir()
+        await rt.usage.flush()
+        assert (await rt.db.fetchone("SELECT COUNT(*) FROM research_call_records"))[0] == 6
+    errors = [r for r in caplog.records if r.levelname == "ERROR" and r.name == "zarniwoop.storage.usage"]
+    assert len(errors) == 1 and "kept in memory" in errors[0].getMessage()

@@ -55,13 +55,27 @@ class Spool:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.owner = f"{os.getpid()}-{secrets.token_hex(4)}"
         self._lock_path = directory / f"{self.owner}.lock"
-        self._lock_fd = os.open(self._lock_path, os.O_CREAT | os.O_RDWR, 0o600)
-        fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        self._lock_fd = self._take_lock()
         self._seq = 0
         self._fd: int | None = None
         self._current_bytes = 0
         self.appended = 0
         """Records appended by this process (for tests and stats)."""
+
+    def _take_lock(self) -> int:
+        fd = os.open(self._lock_path, os.O_CREAT | os.O_RDWR, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return fd
+
+    def _open_segment(self) -> int:
+        path = self._segment(self._seq)
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        except FileNotFoundError:  # the directory was wiped under us: recreate it, and our lock
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            os.close(self._lock_fd)
+            self._lock_fd = self._take_lock()
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
 
     def _segment(self, seq: int) -> Path:
         return self.directory / f"{self.owner}.{seq:08d}.jsonl"
@@ -69,7 +83,7 @@ class Spool:
     def append(self, record: dict[str, Any]) -> None:
         """One record as one JSON line in one `write` call: in the kernel when this returns."""
         if self._fd is None:
-            self._fd = os.open(self._segment(self._seq), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            self._fd = self._open_segment()
         line = (json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
         written = os.write(self._fd, line)
         while written < len(line):  # a regular file takes it whole in practice; be correct anyway
@@ -94,7 +108,7 @@ class Spool:
     def sealed_segments(self) -> list[Path]:
         """This owner's closed segments, oldest first."""
         current = self._segment(self._seq) if self._fd is not None else None
-        return sorted(p for p in self.directory.glob(f"{self.owner}.*.jsonl") if p != current)
+        return sorted(p for p in self.directory.glob(f"{self.owner}.*.jsonl") if p != current and p.is_file())
 
     def claim_orphans(self) -> Iterator[OrphanClaim]:
         """The segments of each dead owner, one owner at a time, under that owner's lock."""
@@ -111,11 +125,12 @@ class Spool:
                 os.close(fd)  # its owner is alive
                 continue
             owner = lock_path.name.removesuffix(".lock")
-            yield OrphanClaim(lock_path, fd, sorted(self.directory.glob(f"{owner}.*.jsonl")))
+            segments = sorted(p for p in self.directory.glob(f"{owner}.*.jsonl") if p.is_file())
+            yield OrphanClaim(lock_path, fd, segments)
 
     def pending_segments(self) -> list[Path]:
         """Every segment file in the directory (own and orphaned): what is not yet in the database."""
-        return sorted(self.directory.glob("*.jsonl"))
+        return sorted(p for p in self.directory.glob("*.jsonl") if p.is_file())
 
     def close(self) -> None:
         """Seal, and let go of the lock; leftover segments stay for the next process to replay."""

@@ -162,6 +162,9 @@ class ZarniwoopUsageCounter:
         self.linger = linger
         self.batch_size = batch_size
         self.outage = OutageLog(log, "audit database")
+        self.spool_outage = OutageLog(log, f"audit spool {spool_dir}")
+        self._unspooled: list[CallRecord] = []
+        """Records the spool could not take (disk full): written from memory by the next flush."""
         self.written = 0
         """Rows this process has inserted (its own and replayed orphans)."""
         self._wake = asyncio.Event()
@@ -198,7 +201,13 @@ class ZarniwoopUsageCounter:
             started_at=round(self.now() - attempt.duration_ms / 1000, 3),
             duration_ms=attempt.duration_ms,
         )
-        self.spool.append(record.to_json())
+        try:
+            self.spool.append(record.to_json())
+        except OSError as exc:  # disk full, I/O error: keep it in memory rather than lose it
+            self.spool_outage.failed(exc, "audit records are kept in memory until the database takes them")
+            self._unspooled.append(record)
+        else:
+            self.spool_outage.recovered()
         self._wake.set()
 
     def on_dispatch(self, scope: SearchScope, request: SearchRequest, result: SearchResult) -> None:
@@ -268,6 +277,14 @@ class ZarniwoopUsageCounter:
         async with self._flush_lock:
             self.spool.seal()
             count = 0
+            if self._unspooled:
+                batch, self._unspooled = self._unspooled, []
+                try:
+                    await self.write(batch)
+                except BaseException:
+                    self._unspooled[:0] = batch
+                    raise
+                count += len(batch)
             for segment in self.spool.sealed_segments():
                 count += await self._write_segment(segment)
             if orphans:
@@ -296,8 +313,8 @@ class ZarniwoopUsageCounter:
             self.written += len(records)
 
     def spooled(self) -> int:
-        """Records in the spool directory not yet written (any process's)."""
-        return sum(len(read_segment(p)) for p in self.spool.pending_segments())
+        """Records not yet written: in the spool directory (any process's) or held in memory."""
+        return sum(len(read_segment(p)) for p in self.spool.pending_segments()) + len(self._unspooled)
 
     # -- retention -----------------------------------------------------------------------------
 
