@@ -337,3 +337,26 @@ async def test_records_the_spool_cannot_take_are_kept_in_memory(tmp_path, emulat
         assert (await rt.db.fetchone("SELECT COUNT(*) FROM research_call_records"))[0] == 6
     errors = [r for r in caplog.records if r.levelname == "ERROR" and r.name == "zarniwoop.storage.usage"]
     assert len(errors) == 1 and "kept in memory" in errors[0].getMessage()
+
+
+async def test_a_call_cut_by_the_deadline_is_audited_as_a_timeout(tmp_path, emulator):
+    emulator.add("/hang/works", Reply(hang=True))
+    settings = {
+        **only(),
+        **endpoint("oa-hang", "openalex", f"{emulator.url}/hang", timeoutMs=30000),
+        "research.default.academic": "oa-hang",
+        "research.deadlineMs": 300,
+        "research.cache.ttlSeconds": 0,
+        "research.cache.ttlSeconds.academic": 0,
+    }
+    async with await open_runtime(tmp_path, settings) as rt:
+        result = await rt.dispatcher.search(SearchRequest.create("slow", "academic"), SCOPE)
+        assert [(a.provider_instance_id, a.outcome) for a in result.attempts] == [
+            ("oa-hang", Outcome.TIMEOUT)
+        ]
+        await rt.usage.flush()
+        rows = await records(rt.db)
+    assert [(r[2], r[9], bool(r[8]), r[10]) for r in rows] == [
+        ("oa-hang", "timeout", False, "deadline reached")
+    ]
+    assert 250 <= rows[0][12] <= 2000

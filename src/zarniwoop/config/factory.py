@@ -41,6 +41,8 @@ OPERATOR_KEY_ENV: dict[str, str] = {
     "pubmed": "NCBI_API_KEY",
 }
 
+SETTINGS_RECHECK_SECONDS = 2.0
+
 CredentialLookup = Callable[[SearchScope, str], "Secret | None"]
 """`(scope, credential name) -> key`: tenant credentials (the LLM credential store), when wired in."""
 
@@ -147,17 +149,19 @@ class ProviderFactory:
         self._settings_outage = OutageLog(log, "settings database")
 
     async def providers(self, scope: SearchScope) -> ProviderSet:
+        # Another process (a CLI `settings set`, another replica) may have changed settings: a cheap
+        # fingerprint query at most every couple of seconds notices it.
+        try:
+            await self.settings.refresh(max_age=SETTINGS_RECHECK_SECONDS)
+            self._settings_outage.recovered()
+        except Exception as exc:  # the database being down must not stop searches
+            self._settings_outage.failed(exc, "searches use the settings loaded before")
         cached = self._cache.get(scope)
         if cached is not None and cached.settings_version == self.settings.version:
             ttl = cached.settings.get_int(K.FACTORY_TTL_MINUTES, 5) * 60
             if time.monotonic() - cached.built_at < ttl:
                 return cached
         async with self._lock:
-            try:
-                await self.settings.refresh(max_age=1.0)
-                self._settings_outage.recovered()
-            except Exception as exc:  # the database being down must not stop searches
-                self._settings_outage.failed(exc, "searches use the settings loaded before")
             cached = self._cache.get(scope)
             if cached is not None and cached.settings_version == self.settings.version:
                 ttl = cached.settings.get_int(K.FACTORY_TTL_MINUTES, 5) * 60
