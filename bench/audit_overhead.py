@@ -6,8 +6,9 @@ One runtime per database backend (SQLite; PostgreSQL when a URL is given or
 ZARNIWOOP_TEST_POSTGRES_URL is set — a scratch schema, dropped afterwards), searching the loopback
 emulator with the cache off. Each round runs the same searches three ways, interleaved so drift
 hits all alike: audit off (the usage counter detached), on (spooled, batched), and on with an
-fsync per record. Sequential searches give the per-search latency; a burst of concurrent ones
-the throughput. Medians over the rounds; ratios are against "off" measured in the same run.
+fsync per record. Sequential searches alternate the three modes search by search and give the
+per-search latency (median, p99); bursts of concurrent searches, one per mode per round, give
+the throughput (median over rounds). Ratios are against "off" measured in the same run.
 After each audited phase the bench checks that every call reached the table.
 """
 
@@ -37,8 +38,8 @@ from zarniwoop.runtime import Runtime
 MODES = ("off", "on", "on_fsync")
 
 
-async def _phase(rt: Runtime, mode: str, searches: int, concurrency: int) -> tuple[float, float]:
-    """(ms per sequential search, searches per second in a concurrent burst) in one mode."""
+def _set_mode(rt: Runtime, mode: str) -> None:
+    """off: the usage counter detached from the dispatcher; on: attached; on_fsync: attached + fsync."""
     assert rt.usage is not None
     attached = rt.usage in rt.dispatcher.observers
     if mode == "off" and attached:
@@ -46,13 +47,27 @@ async def _phase(rt: Runtime, mode: str, searches: int, concurrency: int) -> tup
     if mode != "off" and not attached:
         rt.dispatcher.observers.insert(0, rt.usage)
     rt.usage.spool.fsync = mode == "on_fsync"
+
+
+async def _sequential(rt: Runtime, searches: int) -> dict[str, list[float]]:
+    """Per-search seconds in each mode, the modes alternating search by search."""
     scope = SearchScope()
     tag = uuid.uuid4().hex[:6]
-    begin = time.perf_counter()
-    for i in range(searches):
+    times: dict[str, list[float]] = {m: [] for m in MODES}
+    for i in range(searches * len(MODES)):
+        mode = MODES[i % len(MODES)]
+        _set_mode(rt, mode)
+        begin = time.perf_counter()
         await rt.dispatcher.search(SearchRequest.create(f"seq {tag} {i}", "academic"), scope)
-    sequential_ms = (time.perf_counter() - begin) * 1000 / searches
+        times[mode].append(time.perf_counter() - begin)
+    return times
 
+
+async def _burst(rt: Runtime, mode: str, searches: int, concurrency: int) -> float:
+    """Searches per second with `concurrency` searches in flight, in one mode."""
+    _set_mode(rt, mode)
+    scope = SearchScope()
+    tag = uuid.uuid4().hex[:6]
     queue = list(range(searches))
 
     async def worker() -> None:
@@ -62,8 +77,12 @@ async def _phase(rt: Runtime, mode: str, searches: int, concurrency: int) -> tup
 
     begin = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    throughput = searches / (time.perf_counter() - begin)
-    return sequential_ms, throughput
+    return searches / (time.perf_counter() - begin)
+
+
+def _p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, int(len(ordered) * q) - 1)]
 
 
 async def bench_backend(
@@ -82,33 +101,35 @@ async def bench_backend(
     with tempfile.TemporaryDirectory() as folder:
         async with await open_runtime(Path(folder), settings, **extra) as rt:
             assert rt.usage is not None
-            await _phase(rt, "on", 30, concurrency)  # warm-up: connections, pools, code paths
+            await _sequential(rt, 10)  # warm-up: connections, pools, code paths
             await rt.usage.flush()
             sequential: dict[str, list[float]] = {m: [] for m in MODES}
             burst: dict[str, list[float]] = {m: [] for m in MODES}
+            appended = rt.usage.spool.appended
             for _ in range(rounds):
+                for mode, samples in (await _sequential(rt, searches)).items():
+                    sequential[mode] += samples
                 for mode in MODES:
-                    before = rt.usage.spool.appended
-                    ms, per_second = await _phase(rt, mode, searches, concurrency)
-                    sequential[mode].append(ms)
-                    burst[mode].append(per_second)
-                    if mode != "off":  # sequential + burst searches, two calls each
-                        assert rt.usage.spool.appended - before == 4 * searches
+                    burst[mode].append(await _burst(rt, mode, searches, concurrency))
+            # two calls per audited search: sequential + burst, in two of the three modes
+            assert rt.usage.spool.appended - appended == rounds * 2 * 2 * 2 * searches
             flush_begin = time.perf_counter()
             await rt.usage.flush()
             flush_ms = (time.perf_counter() - flush_begin) * 1000
             parts = await _component_costs(rt)
             rows = (await rt.db.fetchone("SELECT COUNT(*) FROM research_call_records"))[0]
             expected = (
-                rounds * 2 * 4 * searches + 4 * 30 + parts.pop("rows")
-            )  # (on, on_fsync) × rounds, warm-up
+                2 * 2 * 10 + rounds * 2 * 2 * 2 * searches + parts.pop("rows")
+            )  # warm-up + rounds + parts
             assert rows == expected, f"{name}: {rows} audit rows, expected {expected}"
-    med = {m: statistics.median(sequential[m]) for m in MODES}
+    med = {m: statistics.median(sequential[m]) * 1000 for m in MODES}
+    p99 = {m: _p(sequential[m], 0.99) * 1000 for m in MODES}
     thr = {m: statistics.median(burst[m]) for m in MODES}
     return {
-        "sequential_ms_per_search": {m: round(med[m], 4) for m in MODES},
-        "sequential_ratio_to_off": {m: round(med[m] / med["off"], 4) for m in MODES},
-        "sequential_added_us_per_search": {m: round((med[m] - med["off"]) * 1000, 1) for m in MODES},
+        "sequential_median_ms": {m: round(med[m], 4) for m in MODES},
+        "sequential_p99_ms": {m: round(p99[m], 4) for m in MODES},
+        "sequential_median_ratio_to_off": {m: round(med[m] / med["off"], 4) for m in MODES},
+        "sequential_median_added_us": {m: round((med[m] - med["off"]) * 1000, 1) for m in MODES},
         "burst_searches_per_second": {m: round(thr[m], 1) for m in MODES},
         "burst_time_ratio_to_off": {m: round(thr["off"] / thr[m], 4) for m in MODES},
         "final_flush_ms": round(flush_ms, 2),

@@ -107,3 +107,16 @@ def test_cli_metrics_prints_parseable_exposition():
     assert set(RESEARCH) | set(LLM) <= set(parsed)
     assert parsed["zarniwoop_research_curated_runs"].type == "counter"
     assert parsed["zarniwoop_research_provider_duration_seconds"].type == "histogram"
+
+
+def test_curated_and_llm_helpers_feed_their_metrics():
+    from zarniwoop.observability.metrics import record_curated_run, record_llm_call
+
+    runs = value("zarniwoop_research_curated_runs_total", {"outcome": "plan_failed"})
+    tokens = value("zarniwoop_llm_tokens_total", {"provider": "openai", "direction": "input"})
+    record_curated_run("plan_failed", 1.5)
+    record_llm_call("openai", "gw-main", "planning", "success", input_tokens=120, output_tokens=30)
+    assert value("zarniwoop_research_curated_runs_total", {"outcome": "plan_failed"}) - runs == 1
+    assert value("zarniwoop_llm_tokens_total", {"provider": "openai", "direction": "input"}) - tokens == 120
+    labels = {"provider": "openai", "instance": "gw-main", "purpose": "planning", "outcome": "success"}
+    assert value("zarniwoop_llm_calls_total", labels) >= 1

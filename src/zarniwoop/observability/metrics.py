@@ -142,11 +142,35 @@ def count_quota_lookup(instance_id: str, modality: str, source: str) -> None:
     QUOTA_LOOKUPS.labels(instance_id, modality, source).inc()
 
 
+def record_curated_run(outcome: str, seconds: float) -> None:
+    """One curated pipeline run: `success`, `plan_failed`, `evaluate_failed` or `empty`.
+
+    started = time.perf_counter()
+    ...
+    record_curated_run("success" if hits else "empty", time.perf_counter() - started)
+    """
+    CURATED_RUNS.labels(outcome).inc()
+    CURATED_DURATION.labels(outcome).observe(seconds)
+
+
+def record_llm_call(
+    provider: str, instance: str, purpose: str, outcome: str, *, input_tokens: int = 0, output_tokens: int = 0
+) -> None:
+    """One LLM call (`provider` = wire type such as `openai`, `instance` = the named provider instance)."""
+    LLM_CALLS.labels(provider, instance, purpose, outcome).inc()
+    if input_tokens:
+        LLM_TOKENS.labels(provider, "input").inc(input_tokens)
+    if output_tokens:
+        LLM_TOKENS.labels(provider, "output").inc(output_tokens)
+
+
 __all__ = [
     "CONTENT_TYPE",
     "REGISTRY",
     "MetricsObserver",
     "count_quota_lookup",
     "dispatch_outcome",
+    "record_curated_run",
+    "record_llm_call",
     "render_metrics",
 ]
