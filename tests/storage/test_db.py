@@ -44,14 +44,31 @@ def test_placeholders_are_translated_outside_literals_only():
     )
 
 
-def test_schema_parameter_is_ours_and_checked():
-    assert split_url("postgresql://u@h:5432/db?schema=zw_1&application_name=x") == (
+def test_schema_and_pool_size_parameters_are_ours_and_checked():
+    assert split_url("postgresql://u@h:5432/db?schema=zw_1&application_name=x&pool_size=4") == (
         "postgresql://u@h:5432/db?application_name=x",
         "zw_1",
+        4,
     )
+    for bad in ("schema=a;drop", "pool_size=0", "pool_size=many"):
+        with pytest.raises(ConfigError) as err:
+            split_url(f"postgresql://u@h/db?{bad}")
+        assert err.value.key == "database_url"
+
+
+async def test_an_unreachable_or_unknown_postgres_is_a_config_error_at_start(tmp_path, postgres_schema_url):
+    refused = open_database("postgresql://postgres@127.0.0.1:1/test", tmp_path)
     with pytest.raises(ConfigError) as err:
-        split_url("postgresql://u@h/db?schema=a;drop")
+        await refused.migrate()
     assert err.value.key == "database_url"
+    assert "cannot connect to PostgreSQL at 127.0.0.1:1/test" in err.value.reason
+    await refused.aclose()
+    base = postgres_schema_url.split("?", 1)[0].rsplit("/", 1)[0]
+    missing = open_database(f"{base}/no_such_db_zw", tmp_path)
+    with pytest.raises(ConfigError) as err:
+        await missing.migrate()
+    assert "InvalidCatalogNameError" in err.value.reason
+    await missing.aclose()
 
 
 async def test_migrate_is_versioned_and_idempotent(db):

@@ -1,11 +1,12 @@
 """PostgreSQL behind the same small `Database` interface as SQLite, for replicas that share state.
 
-    database_url: postgresql://zarniwoop@db.internal:5432/zarniwoop?schema=zarniwoop
+    database_url: postgresql://zarniwoop@db.internal:5432/zarniwoop?schema=zarniwoop&pool_size=20
 
-Selected by `open_database` for `postgresql://` URLs. The extra `schema` query parameter puts
-every table into that schema (created by `migrate()`); other query parameters go to asyncpg
-(server settings such as `application_name`). SQL is written once with SQLite's `?`
-placeholders and translated to `$1, $2, …` here.
+Selected by `open_database` for `postgresql://` URLs. Two query parameters are ours: `schema`
+puts every table into that schema (created by `migrate()`), `pool_size` caps the connections of
+one process (default 10); the others go to asyncpg (server settings such as
+`application_name`). SQL is written once with SQLite's `?` placeholders and translated to
+`$1, $2, …` here.
 
 `transaction()` has SQLite's IMMEDIATE semantics: it takes a transaction-level advisory lock
 (one per schema), so the read-modify-write code written against SQLite (cooldown streaks,
@@ -73,15 +74,23 @@ def _status_count(status: str) -> int:
     return int(last) if last.isdigit() else -1
 
 
-def split_url(url: str) -> tuple[str, str | None]:
-    """Take our own `schema` parameter out of the URL; the rest is asyncpg's DSN."""
+def split_url(url: str) -> tuple[str, str | None, int | None]:
+    """Take our own `schema` and `pool_size` parameters out of the URL; the rest is asyncpg's DSN."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
-    schema = next((v for k, v in query if k == "schema"), None)
+    ours = {k: v for k, v in query if k in ("schema", "pool_size")}
+    schema = ours.get("schema")
     if schema is not None and not _SCHEMA_NAME.match(schema):
         raise ConfigError("database_url", f"schema must be a plain SQL identifier, got {schema!r}")
-    rest = urlencode([(k, v) for k, v in query if k != "schema"])
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, rest, parts.fragment)), schema
+    pool_size = None
+    if "pool_size" in ours:
+        if not ours["pool_size"].isdigit() or int(ours["pool_size"]) < 1:
+            raise ConfigError(
+                "database_url", f"pool_size must be a positive integer, got {ours['pool_size']!r}"
+            )
+        pool_size = int(ours["pool_size"])
+    rest = urlencode([(k, v) for k, v in query if k not in ours])
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, rest, parts.fragment)), schema, pool_size
 
 
 def _where(url: str) -> str:
@@ -105,9 +114,10 @@ class PostgresDatabase:
         connect_timeout: float = 5.0,
         command_timeout: float = 10.0,
     ) -> None:
-        self.url, self.schema = split_url(url)
+        self.url, self.schema, pool_size = split_url(url)
+        max_size = pool_size or max_size
         self._pool_args: dict[str, Any] = {
-            "min_size": min_size,
+            "min_size": min(min_size, max_size),
             "max_size": max_size,
             "timeout": connect_timeout,
             "command_timeout": command_timeout,
@@ -133,6 +143,11 @@ class PostgresDatabase:
                 except _UNAVAILABLE as exc:
                     raise DatabaseUnavailableError(
                         f"cannot connect to PostgreSQL at {_where(self.url)}: {type(exc).__name__}: {exc}"
+                    ) from exc
+                except asyncpg.PostgresError as exc:  # no such database, role or password
+                    raise ConfigError(
+                        "database_url",
+                        f"PostgreSQL at {_where(self.url)} refused: {type(exc).__name__}: {exc}",
                     ) from exc
         return self._pool
 
@@ -197,10 +212,13 @@ class PostgresDatabase:
     async def migrate(self) -> int:
         """Create the schema if asked for one, then apply `migrations/postgres/*.sql` — under the
         advisory lock, so replicas starting together migrate once."""
-        async with self.transaction():
-            if self.schema:
-                await self.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
-            return await apply_migrations(self)
+        try:
+            async with self.transaction():
+                if self.schema:
+                    await self.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
+                return await apply_migrations(self)
+        except DatabaseUnavailableError as exc:  # at start-up, a wrong URL is the likely cause: exit 2
+            raise ConfigError("database_url", exc.message) from exc
 
     async def aclose(self) -> None:
         pool, self._pool = self._pool, None
