@@ -80,8 +80,10 @@ Route = Reply | Callable[[RecordedRequest], Reply]
 
 
 class _Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: a burst of concurrent connections (discovery
+    # lists every instance at once; 200 concurrent searches from two processes) overflows it, and
+    # a dropped SYN costs a 1 s retransmit.
     request_queue_size = 512
-    """The stdlib's listen backlog of 5 drops SYNs under a burst of 200 connections (1 s+ retransmits)."""
 
 
 class Emulator:
@@ -90,7 +92,7 @@ class Emulator:
         self._log: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     @property
