@@ -36,11 +36,11 @@ def quota_ledger(runtime: Runtime) -> QuotaLedger:
     (SQLite, or PostgreSQL) — either way one atomic step reserves every level."""
     found = runtime.extras.get(LEDGER)
     if found is None:
-        if runtime.config.redis_url:
+        redis = getattr(runtime, "redis", None)
+        if redis is not None:  # the runtime's one Redis pool and the deployment's key prefix
             from .quota_redis import RedisQuotaLedger
 
-            prefix = getattr(runtime.config, "redis_prefix", None) or "zarniwoop:"
-            found = RedisQuotaLedger(runtime.config.redis_url, prefix=prefix)
+            found = RedisQuotaLedger(redis.client, prefix=redis.prefix)
         else:
             from .quota import SQLQuotaLedger
 
@@ -50,7 +50,7 @@ def quota_ledger(runtime: Runtime) -> QuotaLedger:
 
 
 async def close_llm(runtime: Runtime) -> None:
-    """Close what the LLM services opened (the Redis connection of the ledger)."""
+    """Close what the LLM services opened (`Runtime.aclose` also closes every extra with `aclose`)."""
     ledger = runtime.extras.pop(LEDGER, None)
     closer = getattr(ledger, "aclose", None)
     if closer is not None:
