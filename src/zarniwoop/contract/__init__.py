@@ -14,6 +14,7 @@ from .errors import (
     QuotaExceededError,
     RateLimitedError,
     ResponseTooLargeError,
+    TargetRefusedError,
     TransportError,
     ZarniwoopError,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "SearchResult",
     "SearchScope",
     "Secret",
+    "TargetRefusedError",
     "Tier",
     "TransportError",
     "ZarniwoopError",

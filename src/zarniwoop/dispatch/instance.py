@@ -56,9 +56,17 @@ class HttpProviderInstance:
         for _ in range(MAX_STEPS):
             raw = await self._transport.send(spec, timeout=timeout)
             headers.update(rate_limit_headers(raw.headers))
-            raise_for_status(raw, self.id)
+            # A protocol may read some error statuses itself (arXiv: HTTP 400 with an Atom error
+            # entry = a soft error); an unreadable body there is still the plain HTTP error.
+            soft = raw.status in getattr(self._protocol, "soft_error_statuses", ())
+            if not soft:
+                raise_for_status(raw, self.id)
             try:
                 page = self._protocol.parse_response(raw, spec, request)
+            except ParseError:
+                if soft:
+                    raise_for_status(raw, self.id)
+                raise
             except ProviderError:
                 raise
             except Exception as exc:
@@ -68,6 +76,8 @@ class HttpProviderInstance:
                 raise ParseError(
                     f"{self._protocol.id}: unreadable body ({type(exc).__name__})", instance_id=self.id
                 ) from exc
+            if soft and page.error_message is None:
+                raise_for_status(raw, self.id)
             if page.next_request is None:
                 break
             spec = page.next_request

@@ -19,8 +19,9 @@ Quirks:
 
 from __future__ import annotations
 
+import re
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from ..contract.enums import ContentInline, Modality, Tier
 from ..contract.errors import ParseError
@@ -32,6 +33,7 @@ from ._text import as_int, expect, load_json, strip_html, unsupported_note
 DEFAULT_BASE_URL = "https://en.wikipedia.org"
 MAX_LIMIT = 100
 """The REST search endpoint accepts `limit` from 1 to 100."""
+_WIKI_HOST = re.compile(r"^([a-z]{2,3}(?:-[a-z]+)*)\.(?:m\.)?wikipedia\.org$")
 
 
 class WikipediaProtocol:
@@ -53,13 +55,25 @@ class WikipediaProtocol:
             url=f"{base}/w/rest.php/v1/search/page",
             params=(("q", request.query), ("limit", str(min(request.max_results, MAX_LIMIT)))),
             headers={"Accept": "application/json"},
-            state={"base": base},
+            state={"base": base, "language": self.instance_language(config)},
         )
+
+    def instance_language(self, config: InstanceConfig) -> str | None:
+        """The wiki's language: the `language` extra, else the subdomain of a `*.wikipedia.org` baseUrl.
+
+        The dispatcher routes a request's locale to the instance whose language matches.
+        """
+        explicit = config.extra("language")
+        if explicit:
+            return explicit.strip().lower()
+        host = urlsplit(config.base_url or DEFAULT_BASE_URL).hostname or ""
+        match = _WIKI_HOST.match(host)
+        return match.group(1) if match else None
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = expect(load_json(raw.body, "wikipedia"), dict, "wikipedia")
         base = str(spec.state.get("base") or DEFAULT_BASE_URL)
-        note = unsupported_note(request, {"language"})
+        note = unsupported_note(request, _honoured(request, spec.state.get("language")))
         if "errors" in data or "error" in data:
             return SearchPage(error_message=_error_text(data))
         if "pages" in data:
@@ -78,6 +92,15 @@ class WikipediaProtocol:
         else:
             raise ParseError("wikipedia: body has neither pages, query nor a summary")
         return SearchPage(hits=tuple(h for h in hits if h)[: request.max_results], note=note)
+
+
+def _honoured(request: SearchRequest, language: object) -> set[str]:
+    """`language` is honoured when this instance's wiki is in that language (the dispatcher routes
+    by it); another language is named in the note rather than silently answered in English."""
+    wanted = request.expert_params.get("language", "").lower().replace("_", "-").split("-")[0]
+    if wanted and isinstance(language, str) and language.split("-")[0] == wanted:
+        return {"language"}
+    return set()
 
 
 def _article_url(base: str, key: str) -> str:
