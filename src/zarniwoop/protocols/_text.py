@@ -54,8 +54,18 @@ def unsupported_note(request: SearchRequest, honoured: set[str]) -> str | None:
     return f"ignored by this provider: {', '.join(ignored)}"
 
 
+def obj(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one (providers send null, lists, `false` …)."""
+    return value if isinstance(value, dict) else {}
+
+
+def text(value: Any) -> str | None:
+    """`value` if it is a non-blank string, else None."""
+    return value if isinstance(value, str) and value.strip() else None
+
+
 def as_int(value: Any) -> int | None:
     try:
         return int(value) if value is not None and not isinstance(value, bool) else None
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # JSON `Infinity`/`NaN` decode to floats
         return None

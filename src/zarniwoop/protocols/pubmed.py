@@ -225,6 +225,9 @@ def parse_efetch(body: bytes) -> tuple[PubmedAbstract, ...]:
         sections = []
         abstract = child(body_el, "Abstract")
         for part in children(abstract, "AbstractText") if abstract is not None else ():
+            for element in part.iter():
+                if local(element.tag) == "sup":  # 10<sup>3</sup> reads as 10^3, not 103
+                    element.text = "^" + (element.text or "")
             text = text_of(part)
             label = (part.get("Label") or "").strip()
             if text:

@@ -1,0 +1,111 @@
+"""Hypothesis strategies and hostile bodies for parser property tests.
+
+A parser must turn any input into a `SearchPage` or a `ParseError` — never another exception,
+never a hang. Random bytes rarely look like the real thing, so besides them the strategies here
+cut real bodies short, flip bytes in them, and replace parts of a real JSON document with random
+JSON values (right envelope, wrong types inside).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+from hypothesis import strategies as st
+
+from zarniwoop.contract.errors import ParseError
+
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@st.composite
+def truncated(draw: st.DrawFn, body: bytes) -> bytes:
+    """The body cut at a random point (a connection dropped mid-answer)."""
+    return body[: draw(st.integers(min_value=0, max_value=max(0, len(body) - 1)))]
+
+
+@st.composite
+def garbled(draw: st.DrawFn, body: bytes) -> bytes:
+    """The body with a few bytes overwritten at random places."""
+    data = bytearray(body)
+    for _ in range(draw(st.integers(min_value=1, max_value=8))):
+        if not data:
+            break
+        index = draw(st.integers(min_value=0, max_value=len(data) - 1))
+        data[index] = draw(st.integers(min_value=0, max_value=255))
+    return bytes(data)
+
+
+@st.composite
+def mutated_json(draw: st.DrawFn, document: Any, depth: int = 0) -> Any:
+    """`document` with random subtrees replaced, deleted or kept (the shape is real, the types are not)."""
+    choice = draw(st.integers(min_value=0, max_value=9))
+    if choice == 0:
+        return draw(json_values)
+    if isinstance(document, dict) and depth < 6:
+        out = {}
+        for key, value in document.items():
+            if draw(st.integers(min_value=0, max_value=7)) == 0:
+                continue  # key removed
+            out[key] = draw(mutated_json(value, depth + 1))
+        return out
+    if isinstance(document, list) and depth < 6:
+        return [draw(mutated_json(item, depth + 1)) for item in document[:4]]
+    return document if choice > 2 else draw(json_scalars)
+
+
+def json_bodies(document: Any) -> st.SearchStrategy[bytes]:
+    return mutated_json(document).map(lambda d: json.dumps(d).encode())
+
+
+def any_body(*fixtures: bytes) -> st.SearchStrategy[bytes]:
+    """Random bytes, plus truncated and garbled versions of the given real bodies."""
+    strategies = [st.binary(max_size=512)]
+    for body in fixtures:
+        strategies += [truncated(body), garbled(body)]
+    return st.one_of(*strategies)
+
+
+def parses_or_refuses(parse: Any, body: bytes) -> None:
+    """Call `parse(body)`; only `ParseError` may escape."""
+    with contextlib.suppress(ParseError):
+        parse(body)
+
+
+BILLION_LAUGHS = b"""<?xml version="1.0"?>
+<!DOCTYPE lolz [
+ <!ENTITY lol "lol">
+ <!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+ <!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">
+ <!ENTITY lol4 "&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;">
+ <!ENTITY lol5 "&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;">
+ <!ENTITY lol6 "&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;">
+ <!ENTITY lol7 "&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;">
+ <!ENTITY lol8 "&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;">
+ <!ENTITY lol9 "&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;">
+]>
+<{root}><title>&lol9;</title></{root}>"""
+
+
+EXTERNAL_ENTITY = b"""<?xml version="1.0"?>
+<!DOCTYPE {root} [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>
+<{root}><title>&xxe;</title></{root}>"""
+
+
+EXTERNAL_PARAMETER_ENTITY = b"""<?xml version="1.0"?>
+<!DOCTYPE {root} [<!ENTITY % remote SYSTEM "http://127.0.0.1:9/evil.dtd"> %remote;]>
+<{root}/>"""
+
+
+def hostile_xml(root: str) -> list[bytes]:
+    """Entity-expansion and external-entity documents whose root element is `root`."""
+    return [
+        template.replace(b"{root}", root.encode())
+        for template in (BILLION_LAUGHS, EXTERNAL_ENTITY, EXTERNAL_PARAMETER_ENTITY)
+    ]
