@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from zarniwoop.contract import ContentInline, InstanceConfig, Modality, ParseError, RawResponse, SearchRequest
 from zarniwoop.protocols.arxiv import PROTOCOL, search_query
 
-from ..support.fuzz import any_body, hostile_xml, parses_or_refuses
+from ..support.fuzz_academic import any_body, hostile_xml, parses_or_refuses
 from ..support.paths import fixture_bytes
 
 CONFIG = InstanceConfig("arxiv", "arxiv")

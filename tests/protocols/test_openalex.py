@@ -19,7 +19,7 @@ from zarniwoop.contract import (
 from zarniwoop.protocols.openalex import PROTOCOL, rebuild_abstract
 from zarniwoop.transport.http import raise_for_status
 
-from ..support.fuzz import any_body, json_bodies, parses_or_refuses
+from ..support.fuzz_academic import any_body, json_bodies, parses_or_refuses
 from ..support.paths import fixture_bytes
 
 CONFIG = InstanceConfig("openalex", "openalex", extras={"contactEmail": "lab@example.org"})

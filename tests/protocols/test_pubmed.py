@@ -18,7 +18,7 @@ from zarniwoop.contract import (
 )
 from zarniwoop.protocols.pubmed import PROTOCOL, parse_efetch, pmid_of
 
-from ..support.fuzz import any_body, hostile_xml, parses_or_refuses
+from ..support.fuzz_academic import any_body, hostile_xml, parses_or_refuses
 from ..support.paths import fixture_bytes
 
 CONFIG = InstanceConfig("pubmed", "pubmed", extras={"contactEmail": "lab@example.org"})

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from zarniwoop.contract import ContentInline, InstanceConfig, Modality, ParseError, RawResponse, SearchRequest
 from zarniwoop.protocols.wikipedia import PROTOCOL
 
-from ..support.fuzz import any_body, json_bodies, parses_or_refuses
+from ..support.fuzz_academic import any_body, json_bodies, parses_or_refuses
 from ..support.paths import fixture_bytes
 
 CONFIG = InstanceConfig("wikipedia", "wikipedia")
