@@ -68,25 +68,23 @@ async def test_only_instances_of_one_protocol_trade_places(tmp_path):
         **endpoint("wiki-de", "wikipedia", "https://de.wikipedia.org"),  # language from the host
         **endpoint("wiki-ch", "wikipedia", "https://mirror.example.org", language="de-CH"),
     }
-    keep = {"wikipedia", "wiki-en", "hn", "wiki-de", "wiki-ch"}  # `wikipedia`: the (disabled) built-in, en
+    keep = {"wiki-en", "hn", "wiki-de", "wiki-ch"}
     async with await open_runtime(tmp_path, settings) as rt:
         provider_set = await rt.factory.providers(SCOPE)
-        plain = ["wikipedia", "wiki-en", "hn", "wiki-de", "wiki-ch"]
+        plain = ["wiki-en", "hn", "wiki-de", "wiki-ch"]
         assert ids(order_candidates(provider_set, Modality.WEB), keep) == plain
-        # de-CH: the exact match first, then the other German wiki, then the English ones in their
-        # order; hackernews keeps its place.
+        # de-CH: the exact match first, then the other German wiki, then English; hackernews keeps its
+        # place between them.
         assert ids(order_candidates(provider_set, Modality.WEB, "de-CH"), keep) == [
             "wiki-ch",
-            "wiki-de",
             "hn",
-            "wikipedia",
+            "wiki-de",
             "wiki-en",
         ]
         assert ids(order_candidates(provider_set, Modality.WEB, "de"), keep) == [
             "wiki-de",
-            "wiki-ch",
             "hn",
-            "wikipedia",
+            "wiki-ch",
             "wiki-en",
         ]
         assert ids(order_candidates(provider_set, Modality.WEB, "fr"), keep) == plain

@@ -1,9 +1,11 @@
-"""Hypothesis strategies and hostile bodies for parser property tests.
+"""More parser property-test helpers (next to `fuzz.py`): shape-preserving JSON mutation and
+hostile XML.
 
 A parser must turn any input into a `SearchPage` or a `ParseError` — never another exception,
-never a hang. Random bytes rarely look like the real thing, so besides them the strategies here
-cut real bodies short, flip bytes in them, and replace parts of a real JSON document with random
-JSON values (right envelope, wrong types inside).
+never a hang. Random bytes rarely look like the real thing, so besides them (and the truncated and
+garbled bodies of `fuzz.py`) these strategies replace parts of a real JSON document with random
+JSON values (right envelope, wrong types inside), and `hostile_xml` builds entity-expansion and
+external-entity documents.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from typing import Any
 from hypothesis import strategies as st
 
 from zarniwoop.contract.errors import ParseError
+from zarniwoop.contract.protocol import SearchPage
+
+from .fuzz import garbles, truncations
 
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20)
 json_values = st.recursive(
@@ -22,24 +27,6 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
     max_leaves=12,
 )
-
-
-@st.composite
-def truncated(draw: st.DrawFn, body: bytes) -> bytes:
-    """The body cut at a random point (a connection dropped mid-answer)."""
-    return body[: draw(st.integers(min_value=0, max_value=max(0, len(body) - 1)))]
-
-
-@st.composite
-def garbled(draw: st.DrawFn, body: bytes) -> bytes:
-    """The body with a few bytes overwritten at random places."""
-    data = bytearray(body)
-    for _ in range(draw(st.integers(min_value=1, max_value=8))):
-        if not data:
-            break
-        index = draw(st.integers(min_value=0, max_value=len(data) - 1))
-        data[index] = draw(st.integers(min_value=0, max_value=255))
-    return bytes(data)
 
 
 @st.composite
@@ -68,14 +55,17 @@ def any_body(*fixtures: bytes) -> st.SearchStrategy[bytes]:
     """Random bytes, plus truncated and garbled versions of the given real bodies."""
     strategies = [st.binary(max_size=512)]
     for body in fixtures:
-        strategies += [truncated(body), garbled(body)]
+        strategies += [truncations(body), garbles(body)]
     return st.one_of(*strategies)
 
 
 def parses_or_refuses(parse: Any, body: bytes) -> None:
-    """Call `parse(body)`; only `ParseError` may escape."""
+    """Call `parse(body)`; only `ParseError` may escape, and what parses is a valid page."""
     with contextlib.suppress(ParseError):
-        parse(body)
+        page = parse(body)
+        for hit in page.hits if isinstance(page, SearchPage) else ():
+            assert hit.title and hit.url
+            json.dumps(hit.to_json(), allow_nan=False)  # strict JSON, as the CLI and HTTP print it
 
 
 BILLION_LAUGHS = b"""<?xml version="1.0"?>
