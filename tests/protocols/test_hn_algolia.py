@@ -109,6 +109,12 @@ def test_unsupported_params_named_and_algolia_error_is_soft():
         parse(b'{"nbHits": 3}')
 
 
+def test_describe_error_reads_algolias_message():
+    raw = RawResponse(400, {}, b'{"message": "Invalid value for hitsPerPage", "status": 400}')
+    assert PROTOCOL.describe_error(raw) == "Invalid value for hitsPerPage"
+    assert PROTOCOL.describe_error(RawResponse(502, {}, b"<html>Bad Gateway</html>")) is None
+
+
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
 def test_broken_bodies_raise_only_parse_error(data):

@@ -175,6 +175,14 @@ def test_load_content_rebuilds_efetch_against_the_configured_host_only():
         PROTOCOL.load_content(ContentRef(ContentInline.STASH_ON_DEMAND, ref="../../etc/passwd"), config)
 
 
+def test_describe_error_takes_only_the_reason_not_the_echoed_key():
+    body = b'{"error":"API key invalid","api-key":"secret-123","type":"invalid","status":"unknown"}'
+    assert PROTOCOL.describe_error(RawResponse(400, {}, body)) == "API key invalid"
+    xml = b"<eSearchResult><ERROR>Search Backend failed</ERROR></eSearchResult>"
+    assert PROTOCOL.describe_error(RawResponse(500, {}, xml)) == "Search Backend failed"
+    assert PROTOCOL.describe_error(RawResponse(502, {}, b"<html>")) is None
+
+
 @pytest.mark.parametrize(
     ("ref", "pmid"),
     [

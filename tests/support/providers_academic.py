@@ -76,8 +76,10 @@ def add_pubmed(
             return Reply(status=405)
         if request.param("db") != "pubmed":
             return Reply(body=b"<eSearchResult><ERROR>Invalid db name specified</ERROR></eSearchResult>")
-        if api_key is not None and request.param("api_key") not in (None, api_key):
-            return Reply(status=400, body=b'{"error":"API key invalid"}', headers={"Content-Type": JSON})
+        sent = request.param("api_key")
+        if api_key is not None and sent not in (None, api_key):
+            # NCBI's answer echoes the key it refused; it must never reach an error message.
+            return Reply.json({"error": "API key invalid", "api-key": sent, "type": "invalid"}, status=400)
         return None
 
     def esearch_route(request: RecordedRequest) -> Reply:

@@ -190,3 +190,27 @@ def test_hackernews_date_range_reaches_the_wire_and_site_is_noted(tmp_path, emul
     [request] = emulator.requests("/hn/api/v1/search_by_date")
     assert request.param("numericFilters") == "created_at_i>=1580515200"
     assert body["hits"][0]["extras"]["outlet"] == "wsj.com"
+
+
+def test_pubmed_key_optional_sent_when_set_and_a_wrong_one_is_a_hard_error_without_echo(tmp_path, emulator):
+    base = add_pubmed(emulator, api_key="right-key")
+    config = write_config(tmp_path, "pubmed", "ACADEMIC", base)
+    result, body = search(config, "biopython", "-m", "academic")
+    assert result.exit_code == 0 and body["returnedCount"] == 2  # no key: fine, just slower pacing
+    assert emulator.requests("/pubmed/esearch.fcgi")[0].param("api_key") is None
+
+    cfg = yaml.safe_load((tmp_path / "zarniwoop.yaml").read_text())
+    cfg["settings"]["research.endpoint.pubmed.apiKey"] = "right-key"
+    (tmp_path / "zarniwoop.yaml").write_text(yaml.safe_dump(cfg))
+    result, body = search(config, "biopython two", "-m", "academic")
+    assert result.exit_code == 0 and body["returnedCount"] == 2
+    assert emulator.requests("/pubmed/esummary.fcgi")[-1].param("api_key") == "right-key"
+
+    cfg["settings"]["research.endpoint.pubmed.apiKey"] = "wrong-key-0123456789"
+    (tmp_path / "zarniwoop.yaml").write_text(yaml.safe_dump(cfg))
+    result, body = search(config, "biopython three", "-m", "academic")
+    assert result.exit_code == 3
+    [attempt] = [a for a in body["attempts"] if a["providerInstanceId"] == "pubmed"]
+    assert attempt["outcome"] == "hard_error"
+    assert attempt["errorMessage"] == "HTTP 400: API key invalid"
+    assert "wrong-key-0123456789" not in result.stdout + result.stderr

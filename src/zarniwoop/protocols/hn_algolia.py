@@ -31,6 +31,7 @@ from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, Search
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
 from ._text import as_int, expect, load_json, shorten, strip_html, unsupported_note
+from ._web import error_text
 
 DEFAULT_BASE_URL = "https://hn.algolia.com"
 DISCUSSION_URL = "https://news.ycombinator.com/item?id={id}"
@@ -70,6 +71,10 @@ class HackerNewsProtocol:
             params=tuple(params),
             headers={"Accept": "application/json"},
         )
+
+    def describe_error(self, raw: RawResponse) -> str | None:
+        """Algolia's reason in a non-2xx body: `{"message": …, "status": 400}`."""
+        return error_text(raw, "message")
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = expect(load_json(raw.body, "hackernews"), dict, "hackernews")

@@ -29,6 +29,7 @@ from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, Search
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._text import as_int, expect, load_json, unsupported_note
+from ._web import error_text
 
 DEFAULT_BASE_URL = "https://openlibrary.org"
 WORK_URL_BASE = "https://openlibrary.org"
@@ -83,6 +84,10 @@ class OpenLibraryProtocol:
             params=tuple(params),
             headers={"Accept": "application/json"},
         )
+
+    def describe_error(self, raw: RawResponse) -> str | None:
+        """Open Library's reason in a non-2xx JSON body (`error`), if it sent one."""
+        return error_text(raw, "error", "message")
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = expect(load_json(raw.body, "openlibrary"), dict, "openlibrary")

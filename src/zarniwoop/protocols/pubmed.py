@@ -37,6 +37,7 @@ from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, Search
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, QuotaStatus, SearchHit
 from ._text import as_int, unsupported_note
+from ._web import error_text
 from ._xml import child, child_text, children, local, parse_xml, text_of
 
 if TYPE_CHECKING:
@@ -103,6 +104,11 @@ class PubMedProtocol:
             step="esearch",
             state={"base": base, "identity": _identity(config)},
         )
+
+    def describe_error(self, raw: RawResponse) -> str | None:
+        """NCBI's reason in a non-2xx body: JSON `{"error": "API key invalid", …}` (which also echoes
+        the key — only `error` is taken) or an XML `<ERROR>`."""
+        return error_text(raw, "error") or _xml_error(raw.body)
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         if spec.step == "esummary":
@@ -329,6 +335,14 @@ def _doi(items: dict[str, Element]) -> str | None:
     if location.lower().startswith("doi:"):
         return location[4:].strip() or None
     return None
+
+
+def _xml_error(body: bytes) -> str | None:
+    try:
+        root = parse_xml(body, "pubmed error")
+    except ParseError:
+        return None
+    return child_text(root, "ERROR") or None
 
 
 def _quota(raw: RawResponse) -> QuotaStatus | None:
