@@ -238,7 +238,8 @@ class GuardedFetcher:
         original = httpx2.URL(url)
         target = original.copy_with(host=str(address))
         headers = {"Host": original.netloc.decode("ascii")}
-        extensions = {"sni_hostname": host} if original.scheme == "https" else {}
+        sni = original.raw_host.decode("ascii")  # IDNA form of the name, as TLS wants it
+        extensions = {"sni_hostname": sni} if original.scheme == "https" else {}
         try:
             request = self.client.build_request(
                 "GET", target, headers=headers, extensions=extensions, timeout=httpx2.Timeout(timeout)

@@ -61,7 +61,7 @@ def fetch_content(
     async def body(rt: Runtime) -> LoadedContent:
         from ...services.content import ContentStore
 
-        store = ContentStore.for_runtime(rt)
+        store = ContentStore(rt.home, rt.settings, rt.factory)  # one command, one store: closed below
         try:
             if name is None:
                 return await store.fetch_url(ref, ctx.obj.scope)
