@@ -98,7 +98,9 @@ async def test_https_connects_to_the_checked_address_with_the_name_for_sni_and_c
     port, cert, seen = tls_server
     fetcher = fetcher_for(port, cert, NAME)
     try:
-        page = await fetcher.fetch(f"https://{NAME}:{port}/paper", max_bytes=1000, allow_private=False, timeout=5)
+        page = await fetcher.fetch(
+            f"https://{NAME}:{port}/paper", max_bytes=1000, allow_private=False, timeout=5
+        )
     finally:
         await fetcher.client.aclose()
     assert page.body == b"over tls"
