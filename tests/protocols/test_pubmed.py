@@ -181,6 +181,8 @@ def test_describe_error_takes_only_the_reason_not_the_echoed_key():
     xml = b"<eSearchResult><ERROR>Search Backend failed</ERROR></eSearchResult>"
     assert PROTOCOL.describe_error(RawResponse(500, {}, xml)) == "Search Backend failed"
     assert PROTOCOL.describe_error(RawResponse(502, {}, b"<html>")) is None
+    assert PROTOCOL.rejects_key(RawResponse(400, {}, body)) is True
+    assert PROTOCOL.rejects_key(RawResponse(400, {}, b'{"error":"Invalid uid 1x"}')) is False
 
 
 @pytest.mark.parametrize(

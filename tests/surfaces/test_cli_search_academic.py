@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -212,5 +213,12 @@ def test_pubmed_key_optional_sent_when_set_and_a_wrong_one_is_a_hard_error_witho
     assert result.exit_code == 3
     [attempt] = [a for a in body["attempts"] if a["providerInstanceId"] == "pubmed"]
     assert attempt["outcome"] == "hard_error"
-    assert attempt["errorMessage"] == "HTTP 400: API key invalid"
+    assert attempt["errorMessage"] == "HTTP 400 (API key invalid)"
     assert "wrong-key-0123456789" not in result.stdout + result.stderr
+    # A refused key benches the provider for 30 minutes, like a 401/403.
+    providers = CliRunner().invoke(app, ["--config", config, "providers", "--json"])
+    [entry] = [e for e in json.loads(providers.stdout)["providers"] if e["id"] == "pubmed"]
+    [cooldown] = entry["cooldowns"]
+    until = datetime.fromisoformat(cooldown["until"].replace("Z", "+00:00"))
+    assert 1790 < (until - datetime.now(UTC)).total_seconds() <= 1800
+    assert "wrong-key-0123456789" not in providers.stdout

@@ -11,7 +11,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from ..contract.enums import Availability
-from ..contract.errors import ParseError, ProviderError
+from ..contract.errors import AuthError, ParseError, ProviderError
 from ..contract.results import SearchResult
 from ..transport.http import raise_for_status, rate_limit_headers
 
@@ -60,12 +60,12 @@ class HttpProviderInstance:
             # entry = a soft error); an unreadable body there is still the plain HTTP error.
             soft = raw.status in getattr(self._protocol, "soft_error_statuses", ())
             if not soft:
-                raise_for_status(raw, self.id, detail=self._describe_error(raw))
+                self._raise_for_status(raw)
             try:
                 page = self._protocol.parse_response(raw, spec, request)
             except ParseError:
                 if soft:
-                    raise_for_status(raw, self.id, detail=self._describe_error(raw))
+                    self._raise_for_status(raw)
                 raise
             except ProviderError:
                 raise
@@ -77,7 +77,7 @@ class HttpProviderInstance:
                     f"{self._protocol.id}: unreadable body ({type(exc).__name__})", instance_id=self.id
                 ) from exc
             if soft and page.error_message is None:
-                raise_for_status(raw, self.id, detail=self._describe_error(raw))
+                self._raise_for_status(raw)
             if page.next_request is None:
                 break
             spec = page.next_request
@@ -94,6 +94,22 @@ class HttpProviderInstance:
             error_message=page.error_message,
             upstream_headers=headers,
         )
+
+    def _raise_for_status(self, raw: RawResponse) -> None:
+        """`raise_for_status` with the protocol's reading of the body; a protocol whose API reports a
+        refused key with another status (NCBI: HTTP 400 "API key invalid") says so via `rejects_key`,
+        so it is benched like any 401/403."""
+        if 200 <= raw.status < 300:
+            return
+        detail = self._describe_error(raw)
+        rejects_key = getattr(self._protocol, "rejects_key", None)
+        try:
+            refused = bool(rejects_key(raw)) if rejects_key is not None else False
+        except Exception:  # an error body is untrusted input
+            refused = False
+        if refused:
+            raise AuthError(raw.status, f"HTTP {raw.status} ({detail or 'key refused'})", instance_id=self.id)
+        raise_for_status(raw, self.id, detail=detail)
 
     def _describe_error(self, raw: RawResponse) -> str | None:
         """The protocol's reading of a non-2xx body (optional `describe_error`); never raises."""
@@ -118,7 +134,7 @@ class HttpProviderInstance:
             raise ProviderError(f"{self._protocol.id} cannot load content", instance_id=self.id)
         spec = loader(ref, self._config)
         raw = await self._transport.send(spec, timeout=self._config.timeout_ms / 1000)
-        raise_for_status(raw, self.id)
+        self._raise_for_status(raw)
         return raw.body
 
     async def dispose(self) -> None:

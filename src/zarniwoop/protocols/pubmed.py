@@ -110,6 +110,10 @@ class PubMedProtocol:
         the key — only `error` is taken) or an XML `<ERROR>`."""
         return error_text(raw, "error") or _xml_error(raw.body)
 
+    def rejects_key(self, raw: RawResponse) -> bool:
+        """NCBI answers a wrong `api_key` with HTTP 400 `{"error": "API key invalid"}`: an auth failure."""
+        return raw.status == 400 and "api key" in (error_text(raw, "error") or "").lower()
+
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         if spec.step == "esummary":
             return self._parse_esummary(raw, spec, request)
