@@ -79,13 +79,19 @@ class RecordedRequest:
 Route = Reply | Callable[[RecordedRequest], Reply]
 
 
+class _Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: a burst of concurrent connections (discovery
+    # lists every instance at once) overflows it, and a dropped SYN costs a 1 s retransmit.
+    request_queue_size = 128
+
+
 class Emulator:
     def __init__(self) -> None:
         self._routes: dict[str, Route] = {}
         self._log: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -112,7 +118,7 @@ class Emulator:
 
             do_GET = do_POST = do_PUT = do_DELETE = _handle
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="emulator", daemon=True)
         self._thread.start()

@@ -16,6 +16,7 @@ from .errors import (
     ResponseTooLargeError,
     TargetRefusedError,
     TransportError,
+    UnknownModelError,
     ZarniwoopError,
 )
 from .protocol import (
@@ -65,5 +66,6 @@ __all__ = [
     "TargetRefusedError",
     "Tier",
     "TransportError",
+    "UnknownModelError",
     "ZarniwoopError",
 ]
