@@ -6,10 +6,10 @@ Heavy modules (the runtime, httpx2, the database) are imported inside the comman
 
 from __future__ import annotations
 
-from . import investigate, models, projects, search, settings_cmd, usage
+from . import fetch_content, investigate, models, projects, search, settings_cmd, usage
 from .app import app, main
 
-for module in (search, investigate, settings_cmd, projects, models, usage):
+for module in (search, investigate, settings_cmd, projects, models, usage, fetch_content):
     module.register(app)
 
 __all__ = ["app", "main"]
