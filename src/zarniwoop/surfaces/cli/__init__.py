@@ -6,10 +6,10 @@ Heavy modules (the runtime, httpx2, the database) are imported inside the comman
 
 from __future__ import annotations
 
-from . import credentials, investigate, llm, models, projects, search, settings_cmd, usage
+from . import credentials, fetch_content, investigate, llm, models, projects, search, settings_cmd, usage
 from .app import app, main
 
-for module in (search, investigate, settings_cmd, projects, models, usage, credentials, llm):
+for module in (search, investigate, settings_cmd, projects, models, usage, fetch_content, credentials, llm):
     module.register(app)
 
 __all__ = ["app", "main"]
