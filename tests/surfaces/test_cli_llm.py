@@ -174,7 +174,9 @@ def test_llm_usage_dashboard_json_and_tree(tmp_path, home, emulator):
     bars = {(q["scope"], q["period"]): q["tokensUsed"] for q in data["quotas"]}
     assert bars[("account/mike", "daily")] == 82 and bars[("project/transformer-review", "monthly")] == 41
 
-    tree = invoke(config, "llm", "usage", "--project", "transformer-review")
+    same = invoke(config, "usage", "--llm", "--account", "mike", "--json")
+    assert same.exit_code == 0 and json.loads(same.stdout)["today"] == today
+    tree = invoke(config, "usage", "--llm", "--project", "transformer-review")
     assert tree.exit_code == 0
     assert "Token Usage — This Month (Project: transformer-review)" in tree.stdout
     assert "├── Total: 41 / 5M (0.0%)" in tree.stdout
@@ -209,10 +211,14 @@ def test_llm_org_set_and_delete_from_the_admin_surface(tmp_path, home, emulator)
     created = invoke(config, "llm", "org", "set", "account", "zoe", "--teams", "nlp", "--llm", llm)
     assert created.exit_code == 0, created.stderr
     assert created.stderr.strip() == "created account zoe of tenant acme"
-    units = {(u["kind"], u["name"]): u for u in json.loads(invoke(config, "llm", "org", "--json").stdout)["units"]}
+    units = {
+        (u["kind"], u["name"]): u for u in json.loads(invoke(config, "llm", "org", "--json").stdout)["units"]
+    }
     zoe = units[("account", "zoe")]
     assert zoe["teams"] == ["nlp"] and zoe["llm"]["quota"]["daily_tokens"] == 1000
-    assert zoe["llm"]["providers"] == [{"provider": "anthropic", "priority": 50, "api_key_ref": "inline:anthropic:0"}]
+    assert zoe["llm"]["providers"] == [
+        {"provider": "anthropic", "priority": 50, "api_key_ref": "inline:anthropic:0"}
+    ]
     creds = json.loads(invoke(config, "credentials", "list", "--json").stdout)["credentials"]
     assert [(c["owner"], c["name"], c["origin"]) for c in creds] == [("zoe", "inline:anthropic:0", "config")]
 
@@ -220,7 +226,9 @@ def test_llm_org_set_and_delete_from_the_admin_surface(tmp_path, home, emulator)
     assert replaced.exit_code == 0
     assert "the config file names this unit" in replaced.stderr
     bad = invoke(config, "llm", "org", "set", "account", "zoe", "--llm", '{"quota": {"daily_tokens": -1}}')
-    assert bad.exit_code == 2 and bad.stderr.startswith("error: config error: account zoe.llm.quota.daily_tokens:")
+    assert bad.exit_code == 2 and bad.stderr.startswith(
+        "error: config error: account zoe.llm.quota.daily_tokens:"
+    )
     assert invoke(config, "llm", "org", "delete", "account", "zoe").exit_code == 0
     missing = invoke(config, "llm", "org", "delete", "account", "zoe")
     assert missing.exit_code == 2 and missing.stderr.strip() == "error: tenant acme has no account 'zoe'"
