@@ -9,10 +9,10 @@ import json
 import logging
 from pathlib import Path
 
-from prometheus_client import generate_latest
 from typer.testing import CliRunner
 
 from zarniwoop.llm.services import usage_dashboard
+from zarniwoop.observability.metrics import render_metrics
 from zarniwoop.runtime import Runtime
 from zarniwoop.surfaces.cli import app
 
@@ -145,9 +145,13 @@ def test_no_key_in_plaintext_anywhere_after_a_run(tmp_path, emulator, monkeypatc
     texts = {
         "cli and http output": "\n".join(outputs),
         "logs": caplog.text,
-        "metrics": generate_latest().decode(),
+        "metrics": render_metrics().decode(),
         "webhook bodies": "\n".join(r.body.decode() for r in emulator.requests("/hook")),
     }
+    assert (
+        'zarniwoop_llm_calls_total{instance="anthropic",outcome="ok",provider="anthropic",purpose="default"}'
+        in texts["metrics"]
+    )
     files = {p: p.read_bytes() for p in home.rglob("*") if p.is_file()}
     assert any(p.name.startswith("zarniwoop.db") for p in files)
     for key in ALL_KEYS:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..contract.errors import QuotaExceededError
 from ..contract.query import SearchScope
-from . import metrics
+from ..observability.metrics import record_llm_call
 from .adapters import ADAPTERS, ChatClient, ChatRequest, Endpoint, StreamDelta
 from .aliases import resolve
 from .chain import decorate
@@ -396,8 +396,13 @@ class LlmManager:
                 self.db, usage_id=record.id, tenant=call.tenant, project=call.project,
                 provider=candidate.wire_type, instance=candidate.instance, model=candidate.model,
             )  # fmt: skip
-        metrics.observe_call(
-            candidate.wire_type, candidate.instance, prep.purpose, "ok", usage.input, usage.output
+        record_llm_call(
+            candidate.wire_type,
+            candidate.instance,
+            prep.purpose,
+            "ok",
+            input_tokens=usage.input,
+            output_tokens=usage.output,
         )
         return LlmResult(
             response, candidate.wire_type, candidate.instance, candidate.model, candidate.credential_source, usage,
@@ -425,7 +430,7 @@ class LlmManager:
             switches, attempts, call.session_id, call.think_process_id, call.node_id,
         )  # fmt: skip
         await self.usage.record(record)
-        metrics.observe_call(record.provider, record.instance, prep.purpose, outcome, 0, 0)
+        record_llm_call(record.provider, record.instance, prep.purpose, outcome)
 
     async def _purge_now_and_then(self, prep: _Prepared) -> None:
         """Drop usage records and traces past `ai.usage.retentionDays` — at most once an hour."""
