@@ -49,14 +49,6 @@ def quota_ledger(runtime: Runtime) -> QuotaLedger:
     return found  # type: ignore[no-any-return]
 
 
-async def close_llm(runtime: Runtime) -> None:
-    """Close what the LLM services opened (`Runtime.aclose` also closes every extra with `aclose`)."""
-    ledger = runtime.extras.pop(LEDGER, None)
-    closer = getattr(ledger, "aclose", None)
-    if closer is not None:
-        await closer()
-
-
 async def get_llm(runtime: Runtime) -> LlmManager:
     """The runtime's `LlmManager`, created on first use (search-only commands never pay for it)."""
     found = runtime.extras.get(LLM)
