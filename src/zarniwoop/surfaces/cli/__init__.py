@@ -1,15 +1,15 @@
 """The `zarniwoop` command. Each command group lives in its own module and registers itself here.
 
-Heavy modules (the runtime, httpx2, the database) are imported inside the commands, so that
-`zarniwoop --help` starts fast.
+Heavy modules (the runtime, httpx2, the database, fastapi, uvicorn, mcp) are imported inside the
+commands, so that `zarniwoop --help` starts fast.
 """
 
 from __future__ import annotations
 
-from . import projects, search, settings_cmd
+from . import mcp_cmd, projects, search, serve, settings_cmd, tokens, tools_cmd
 from .app import app, main
 
-for module in (search, settings_cmd, projects):
+for module in (search, tools_cmd, settings_cmd, projects, tokens, serve, mcp_cmd):
     module.register(app)
 
 __all__ = ["app", "main"]

@@ -149,11 +149,12 @@ def providers(ctx: typer.Context, as_json: bool = typer.Option(False, "--json"))
 
 
 def routing(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
-    """Show the cascade per modality and which instance would be picked now."""
-    from ...dispatch.status import routing_view
+    """Show the cascade per modality, the gate's verdict on each candidate, and which one serves now."""
+    from ...dispatch.status import ROUTING_SECTIONS_KEY, routing_view
 
     async def body(rt: Runtime) -> dict[str, Any]:
-        return await routing_view(rt.dispatcher, ctx.obj.scope, admin=True)
+        sections = rt.extras.get(ROUTING_SECTIONS_KEY)
+        return await routing_view(rt.dispatcher, ctx.obj.scope, admin=True, sections=sections)
 
     view = run(ctx, body)
     if as_json:
@@ -166,12 +167,17 @@ def routing(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -
     )
     table.add_column("modality")
     table.add_column("cascade (first = tried first)")
-    picks = {m: row["id"] for row in view["search"]["instances"] for m in row["selectedFor"]}
-    for modality, order in view["search"]["cascades"].items():
-        table.add_row(
-            modality,
-            " → ".join(f"[bold green]{i}[/bold green]" if picks.get(modality) == i else i for i in order),
-        )
+    for modality, steps in view["searchCascades"].items():
+        shown = []
+        for step in steps:
+            if step["selected"]:
+                label = f"[bold green]{step['id']}[/bold green]" + (" [red](panic)[/red]" if step.get("panic") else "")
+            elif step["gate"] == "ready":
+                label = step["id"]
+            else:
+                label = f"[dim]{step['id']} ({step['gate'].removeprefix('skipped_')})[/dim]"
+            shown.append(label)
+        table.add_row(modality, " → ".join(shown))
     console().print(table)
 
 
