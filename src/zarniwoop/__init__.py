@@ -5,14 +5,13 @@
     async with Zarniwoop.open(config="zarniwoop.yaml", tenant="acme", project="review") as zw:
         result = await zw.search("crispr off-target", "academic")
 
-Names are imported on first use (PEP 562), so `import zarniwoop` — and the `zarniwoop` command's
+Names are imported on first use (PEP 562; module-level helpers are `_`-prefixed so that
+`dir(zarniwoop)` shows only the public API), so `import zarniwoop` — and the `zarniwoop` command's
 `--help` — stay fast; the runtime, the HTTP client and the database load only when needed.
 """
 
-from __future__ import annotations
-
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import typing as _typing
 
 __version__ = "0.1.0"
 
@@ -61,7 +60,7 @@ __all__ = [
     "__version__",
 ]
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from .api import Zarniwoop, ZarniwoopSync
     from .contract import (
         Attempt,
@@ -84,11 +83,11 @@ if TYPE_CHECKING:
     from .tools import ToolResult
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'zarniwoop' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
+    value = getattr(_importlib.import_module(module), name)
     globals()[name] = value  # cache: later lookups are plain attribute reads
     return value
 

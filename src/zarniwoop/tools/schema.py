@@ -95,6 +95,8 @@ def to_invalid_request(
         return InvalidRequestError("arguments", "invalid")
     first = errors[0]
     loc = [str(part) for part in first.get("loc", ())]
+    if first.get("type") == "json_invalid":
+        loc = loc[:1]  # FastAPI puts the character offset after `body`
     skip = set(strip)
     while len(loc) > 1 and loc[0] in skip:  # `body.query` → `query`, but a bad `body` stays `body`
         loc = loc[1:]
