@@ -46,11 +46,8 @@ def serve(
     g = ctx.obj
 
     async def main() -> None:
-        import uvicorn
-
         from ...runtime import Runtime
         from ...services.tokens import TokenStore, new_token
-        from ..http import create_app
 
         runtime = await Runtime.open(g.config)
         try:
@@ -63,6 +60,10 @@ def serve(
                         "(zarniwoop tokens create --tenant T --project P --role admin) or bind 127.0.0.1",
                     )
                 admin_token = new_token()
+            import uvicorn  # the server stack loads only once the checks have passed
+
+            from ..http import create_app
+
             sock = _bind(host, port)
             url = _url(host, sock.getsockname()[1])
             app = create_app(runtime, bind_host=host, admin_token=admin_token)
@@ -133,5 +134,6 @@ def _banner(url: str, tenant: str, project: str, admin_token: str | None) -> Non
             f"  e.g. curl -H 'Authorization: Bearer {admin_token}' {url}/v1/research/providers",
             f"  Tokens act on tenant/project {tenant}/{project} unless a request names another (?tenant=&project=).",
         ]
+    lines.append("  Press Ctrl+C to stop.")
     sys.stdout.write("\n".join(lines) + "\n")
     sys.stdout.flush()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .app import fail, print_json, run
+from .app import print_json, run
 
 if TYPE_CHECKING:
     from ...runtime import Runtime
@@ -103,5 +103,5 @@ def call(
     try:
         parsed = json.loads(arguments)
     except json.JSONDecodeError as exc:
-        raise fail(f"arguments: not valid JSON ({exc.msg})") from None
+        raise typer.Exit(_usage(f"arguments: not valid JSON ({exc.msg})")) from None
     _call(ctx, name, parsed, as_json)
