@@ -96,13 +96,25 @@ def test_tool_definitions_for_mcp_openai_and_anthropic(tmp_path):
         with pytest.raises(InvalidRequestError):
             zw.tool_definitions("gemini")  # type: ignore[arg-type]
     assert [d["name"] for d in mcp] == [
-        "research_search", "research_search_expert", "research_rich", "research_investigate", "research_providers"
+        "research_search",
+        "research_search_expert",
+        "research_rich",
+        "research_investigate",
+        "research_providers",
     ]
     assert openai[0] == {
         "type": "function",
-        "function": {"name": "research_search", "description": mcp[0]["description"], "parameters": mcp[0]["inputSchema"]},
+        "function": {
+            "name": "research_search",
+            "description": mcp[0]["description"],
+            "parameters": mcp[0]["inputSchema"],
+        },
     }
-    assert anthropic[2] == {"name": "research_rich", "description": mcp[2]["description"], "input_schema": mcp[2]["inputSchema"]}
+    assert anthropic[2] == {
+        "name": "research_rich",
+        "description": mcp[2]["description"],
+        "input_schema": mcp[2]["inputSchema"],
+    }
 
 
 def test_sync_facade_works_in_scripts_and_inside_a_running_loop(tmp_path, emulator):
@@ -118,7 +130,9 @@ def test_sync_facade_works_in_scripts_and_inside_a_running_loop(tmp_path, emulat
             return inner.search("aurora", "encyclopedia").hits[0].title
 
     assert asyncio.run(notebook_cell()) == "Aurora"
-    assert not [t.name for t in threading.enumerate() if t.name.startswith("asyncio-portal")]  # loop thread ended
+    assert not [
+        t.name for t in threading.enumerate() if t.name.startswith("asyncio-portal")
+    ]  # loop thread ended
 
 
 def test_sync_facade_raises_config_errors_and_rejects_use_after_close(tmp_path):

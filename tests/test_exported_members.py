@@ -12,8 +12,19 @@ def test_all_is_sorted_and_matches_the_public_names():
     assert zarniwoop.__all__ == sorted(zarniwoop.__all__)
     for name in zarniwoop.__all__:
         assert getattr(zarniwoop, name) is not None
-    submodules = {"api", "config", "contract", "dispatch", "protocols", "runtime", "services", "storage",
-                  "surfaces", "tools", "transport"}
+    submodules = {
+        "api",
+        "config",
+        "contract",
+        "dispatch",
+        "protocols",
+        "runtime",
+        "services",
+        "storage",
+        "surfaces",
+        "tools",
+        "transport",
+    }
     public = {n for n in dir(zarniwoop) if not n.startswith("_") and n not in submodules} | {"__version__"}
     assert public == set(zarniwoop.__all__)
     assert zarniwoop.Zarniwoop.__module__ == "zarniwoop.api"

@@ -20,7 +20,12 @@ async def test_create_verify_revoke_and_only_the_hash_is_stored(tmp_path):
         store = TokenStore(rt.db)
         issued = await store.create("acme", "review", "user", label="ci")
         assert issued.token.startswith("zw_") and len(issued.token) > 40
-        assert issued.to_json() == {"token": issued.token, "tenant": "acme", "project": "review", "role": "user"}
+        assert issued.to_json() == {
+            "token": issued.token,
+            "tenant": "acme",
+            "project": "review",
+            "role": "user",
+        }
         assert await store.verify(issued.token) == Principal("acme", "review", "user", issued.id)
         assert await store.verify(issued.token + "x") is None
         assert await store.verify("not-a-token") is None
@@ -35,8 +40,14 @@ async def test_create_verify_revoke_and_only_the_hash_is_stored(tmp_path):
         assert await store.records() == []
     raw = (tmp_path / "home" / "zarniwoop.db").read_bytes()
     assert issued.token.encode() not in raw and second.token.encode() not in raw
-    rows = sqlite3.connect(tmp_path / "home" / "zarniwoop.db").execute("SELECT token_hash FROM tokens").fetchall()
-    assert {r[0] for r in rows} == {hashlib.sha256(t.encode()).hexdigest() for t in (issued.token, second.token)}
+    rows = (
+        sqlite3.connect(tmp_path / "home" / "zarniwoop.db")
+        .execute("SELECT token_hash FROM tokens")
+        .fetchall()
+    )
+    assert {r[0] for r in rows} == {
+        hashlib.sha256(t.encode()).hexdigest() for t in (issued.token, second.token)
+    }
 
 
 async def test_bad_input_names_the_field(tmp_path):
@@ -44,7 +55,9 @@ async def test_bad_input_names_the_field(tmp_path):
         store = TokenStore(rt.db)
         with pytest.raises(InvalidRequestError) as caught:
             await store.create("acme", "review", "root")
-        assert caught.value.field == "role" and caught.value.reason == "expected one of user, admin, got 'root'"
+        assert (
+            caught.value.field == "role" and caught.value.reason == "expected one of user, admin, got 'root'"
+        )
         with pytest.raises(InvalidRequestError) as caught:
             await store.create("acme corp", "review", "user")
         assert caught.value.field == "tenant"

@@ -79,6 +79,12 @@ class RecordedRequest:
 Route = Reply | Callable[[RecordedRequest], Reply]
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 1024
+    """listen() backlog. The stdlib default of 5 drops connection attempts under concurrency, and the
+    client's SYN retry after 1 s would show up as a fake one-second latency tail."""
+
+
 class Emulator:
     def __init__(self) -> None:
         self._routes: dict[str, Route] = {}
@@ -112,7 +118,7 @@ class Emulator:
 
             do_GET = do_POST = do_PUT = do_DELETE = _handle
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         # A short poll interval: `stop()` (shutdown) waits up to one interval, once per test.
         self._thread = threading.Thread(

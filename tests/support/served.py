@@ -10,8 +10,8 @@ Used by the surface tests and by `bench/http_load.py`.
 from __future__ import annotations
 
 import os
-import re
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -57,7 +57,9 @@ def served(
     home.mkdir(parents=True, exist_ok=True)
     log = home / "serve.stderr"
     with log.open("w") as stderr:
-        process = subprocess.Popen(command, env=server_env(home), stdout=subprocess.PIPE, stderr=stderr, text=True)
+        process = subprocess.Popen(
+            command, env=server_env(home), stdout=subprocess.PIPE, stderr=stderr, text=True
+        )
     try:
         banner = _read_banner(process, timeout, log)
         url = _URL.search(banner)
@@ -113,3 +115,9 @@ def rss_kib(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     raise LookupError(f"no VmRSS for pid {pid}")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far, from /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

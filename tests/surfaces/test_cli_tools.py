@@ -41,22 +41,36 @@ def test_tools_list_json_is_the_published_schemas():
 
 
 def test_tools_call_prints_the_text_or_the_json(config):
-    text = invoke("--config", config, "tools", "call", "research_search", '{"query": "aurora", "modality": "web"}')
+    text = invoke(
+        "--config", config, "tools", "call", "research_search", '{"query": "aurora", "modality": "web"}'
+    )
     assert text.exit_code == 0, text.output
     assert text.stdout.startswith("[1] Aurora\n")
-    data = invoke("--config", config, "tools", "call", "research_search", '{"query": "aurora", "modality": "web"}', "--json")
+    data = invoke(
+        "--config",
+        config,
+        "tools",
+        "call",
+        "research_search",
+        '{"query": "aurora", "modality": "web"}',
+        "--json",
+    )
     assert json.loads(data.stdout)["providerInstanceId"] == "wiki"
 
 
 def test_tools_call_bad_input_is_one_line_and_exit_2(config):
-    bad = invoke("--config", config, "tools", "call", "research_search", '{"query": "aurora", "modality": "sniff"}')
+    bad = invoke(
+        "--config", config, "tools", "call", "research_search", '{"query": "aurora", "modality": "sniff"}'
+    )
     assert bad.exit_code == 2
     assert bad.stderr.startswith("error: modality: expected one of WEB, IMAGE")
     assert len(bad.stderr.strip().splitlines()) == 1
     not_json = invoke("--config", config, "tools", "call", "research_search", "{query")
     assert not_json.exit_code == 2 and not_json.stderr.startswith("error: arguments: not valid JSON")
     unknown = invoke("--config", config, "tools", "call", "research_pictures", "{}")
-    assert unknown.exit_code == 2 and unknown.stderr.startswith("error: name: unknown tool 'research_pictures'")
+    assert unknown.exit_code == 2 and unknown.stderr.startswith(
+        "error: name: unknown tool 'research_pictures'"
+    )
 
 
 def test_investigate_says_not_configured(config):
@@ -69,7 +83,10 @@ def test_rich_groups_by_modality(config):
     result = invoke("--config", config, "rich", "aurora", "-n", "1")
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("## WEB — 1 hit\n\n[1] Aurora")
-    assert "## IMAGE — 0 hits\n\nNo results for 'aurora' (IMAGE): no provider instance serves IMAGE" in result.stdout
+    assert (
+        "## IMAGE — 0 hits\n\nNo results for 'aurora' (IMAGE): no provider instance serves IMAGE"
+        in result.stdout
+    )
 
 
 def test_routing_json(config):

@@ -67,7 +67,9 @@ async def test_in_process_client_tools_and_errors(tmp_path, emulator):
             assert huge.content[0].text.endswith("query: must be at most 2000 characters, got 1048576")
             missing = await client.call_tool("research_rich", {"maxResults": 2})
             assert missing.content[0].text.endswith("query: is required")
-            wrong = await client.call_tool("research_search_expert", {"query": "a", "modality": "web", "maxResults": "x"})
+            wrong = await client.call_tool(
+                "research_search_expert", {"query": "a", "modality": "web", "maxResults": "x"}
+            )
             assert "maxResults: input should be a valid integer" in wrong.content[0].text
             investigate = await client.call_tool("research_investigate", {"question": "why?"})
             assert investigate.is_error and "not configured" in investigate.content[0].text
@@ -95,7 +97,9 @@ async def test_streamable_http_on_real_uvicorn_with_the_printed_token(tmp_path, 
     with served(config, tmp_path / "home") as server:
         assert server.token is not None  # no tokens configured: the banner printed an admin token
         async with httpx2.AsyncClient(timeout=10) as http:
-            denied = await http.post(f"{server.url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+            denied = await http.post(
+                f"{server.url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            )
             assert denied.status_code == 401
         headers = {"Authorization": f"Bearer {server.token}"}
         async with (

@@ -20,20 +20,30 @@ WIKI = "/w/w/rest.php/v1/search/page"
 
 def cli(home, config, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        serve_command("--config", str(config), *args), env=server_env(home), capture_output=True, text=True, timeout=60
+        serve_command("--config", str(config), *args),
+        env=server_env(home),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
 @pytest.fixture
 def config(tmp_path, emulator):
     emulator.add(WIKI, Reply.json(wikipedia_pages("Aurora", "Aurora borealis")))
-    settings = {**only(), **endpoint("wiki", "wikipedia", f"{emulator.url}/w"), "research.cache.ttlSeconds": 0}
+    settings = {
+        **only(),
+        **endpoint("wiki", "wikipedia", f"{emulator.url}/w"),
+        "research.cache.ttlSeconds": 0,
+    }
     return write_config(tmp_path, {"settings": settings})
 
 
 def test_with_tokens_configured_serve_prints_none_and_enforces_them(tmp_path, config):
     home = tmp_path / "home"
-    created = cli(home, config, "tokens", "create", "--tenant", "acme", "--project", "a", "--role", "user", "--json")
+    created = cli(
+        home, config, "tokens", "create", "--tenant", "acme", "--project", "a", "--role", "user", "--json"
+    )
     assert created.returncode == 0, created.stderr
     issued = json.loads(created.stdout)
     assert set(issued) == {"token", "tenant", "project", "role"}
@@ -45,11 +55,15 @@ def test_with_tokens_configured_serve_prints_none_and_enforces_them(tmp_path, co
         with httpx2.Client(base_url=server.url, timeout=10) as http:
             assert http.get("/healthz").json()["status"] == "ok"
             assert http.post("/v1/research/search", json={"query": "a", "modality": "web"}).status_code == 401
-            found = http.post("/v1/research/search", headers=auth, json={"query": "aurora", "modality": "web"})
+            found = http.post(
+                "/v1/research/search", headers=auth, json={"query": "aurora", "modality": "web"}
+            )
             assert found.status_code == 200
             assert [h["title"] for h in found.json()["hits"]] == ["Aurora", "Aurora borealis"]
             assert http.get("/v1/usage", headers=auth, params={"project": "b"}).status_code == 403
-            bad = http.post("/v1/research/search", headers=auth, json={"query": "x" * 1_048_576, "modality": "web"})
+            bad = http.post(
+                "/v1/research/search", headers=auth, json={"query": "x" * 1_048_576, "modality": "web"}
+            )
             assert bad.status_code == 422
             assert bad.json() == {
                 "error": {"field": "query", "message": "query: must be at most 2000 characters, got 1048576"}
@@ -104,8 +118,17 @@ def test_tokens_create_validates_and_revoke_names_the_missing_token(tmp_path, co
 
 @pytest.mark.parametrize(
     ("host", "loopback"),
-    [("127.0.0.1", True), ("localhost", True), ("::1", True), ("[::1]", True), ("127.0.0.2", True),
-     ("0.0.0.0", False), ("::", False), ("10.1.2.3", False), ("example.org", False)],
+    [
+        ("127.0.0.1", True),
+        ("localhost", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("127.0.0.2", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("10.1.2.3", False),
+        ("example.org", False),
+    ],
 )
 def test_is_loopback(host, loopback):
     assert is_loopback(host) is loopback

@@ -112,6 +112,8 @@ def _check_name(field: str, value: str) -> str:
         raise InvalidRequestError(field, "must not be empty")
     if value != ANY and (len(value) > 100 or not all(c.isalnum() or c in "-_." for c in value)):
         raise InvalidRequestError(field, f"expected letters, digits, '-', '_', '.' or '*', got {value!r}")
+    if value.startswith("_"):  # `_system`, `_tenant` are settings levels, not scopes a caller acts in
+        raise InvalidRequestError(field, f"names starting with '_' are reserved, got {value!r}")
     return value
 
 

@@ -171,7 +171,9 @@ def routing(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -
         shown = []
         for step in steps:
             if step["selected"]:
-                label = f"[bold green]{step['id']}[/bold green]" + (" [red](panic)[/red]" if step.get("panic") else "")
+                label = f"[bold green]{step['id']}[/bold green]" + (
+                    " [red](panic)[/red]" if step.get("panic") else ""
+                )
             elif step["gate"] == "ready":
                 label = step["id"]
             else:

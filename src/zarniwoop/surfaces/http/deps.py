@@ -3,6 +3,9 @@
     async def handler(ctx: Ctx, caller: Caller) -> ...:      # authenticated, scope resolved
     async def handler(ctx: Ctx, admin: AdminCaller) -> ...:  # the same, admin role required
 
+Every dependency is `async def`: FastAPI runs plain `def` dependencies on a thread pool, which
+costs a thread hop per dependency per request.
+
 A request acts on the scope its token is bound to; `?tenant=` / `?project=` may name it
 explicitly (operator tokens bound to `*` need them to leave `default`), and naming a scope the
 token is not bound to is a 403.
@@ -23,7 +26,7 @@ from .state import AppState
 BEARER_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="zarniwoop"'}
 
 
-def get_state(request: Request) -> AppState:
+async def get_state(request: Request) -> AppState:
     return request.app.state.zarniwoop  # type: ignore[no-any-return]
 
 
@@ -60,7 +63,7 @@ class CallerInfo:
         return self.principal.admin
 
 
-def get_caller(
+async def get_caller(
     principal: CurrentPrincipal,
     tenant: Annotated[str | None, Query(max_length=100, description="Tenant (default: the token's).")] = None,
     project: Annotated[
@@ -73,7 +76,7 @@ def get_caller(
 Caller = Annotated[CallerInfo, Depends(get_caller)]
 
 
-def get_admin_caller(caller: Caller) -> CallerInfo:
+async def get_admin_caller(caller: Caller) -> CallerInfo:
     if not caller.admin:
         raise AccessDeniedError("this needs an admin token")
     return caller

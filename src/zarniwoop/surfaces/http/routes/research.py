@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
+from fastapi.responses import JSONResponse
 
 from ....tools.base import ToolSpec
 from ....tools.inputs import (
@@ -28,31 +29,32 @@ from ..state import AppState
 router = APIRouter(prefix="/v1/research", tags=["research"])
 
 
-async def _run(state: AppState, caller: CallerInfo, spec: ToolSpec, body: Any) -> dict[str, Any]:
+async def _run(state: AppState, caller: CallerInfo, spec: ToolSpec, body: Any) -> JSONResponse:
     result = await state.toolbox.run(spec, body, caller.scope, admin=caller.admin)
-    return dict(result.structured)
+    # Already plain JSON: a JSONResponse skips FastAPI's re-validation of the return value.
+    return JSONResponse(result.structured)
 
 
 @router.post("/search", summary="research_search: one modality through the cascade")
-async def search(body: ResearchSearchInput, ctx: Ctx, caller: Caller) -> dict[str, Any]:
+async def search(body: ResearchSearchInput, ctx: Ctx, caller: Caller) -> JSONResponse:
     return await _run(ctx, caller, SEARCH, body)
 
 
 @router.post("/search_expert", summary="research_search_expert: filters or one pinned provider")
-async def search_expert(body: ResearchSearchExpertInput, ctx: Ctx, caller: Caller) -> dict[str, Any]:
+async def search_expert(body: ResearchSearchExpertInput, ctx: Ctx, caller: Caller) -> JSONResponse:
     return await _run(ctx, caller, SEARCH_EXPERT, body)
 
 
 @router.post("/rich", summary="research_rich: WEB, IMAGE, VIDEO and NEWS concurrently")
-async def rich(body: ResearchRichInput, ctx: Ctx, caller: Caller) -> dict[str, Any]:
+async def rich(body: ResearchRichInput, ctx: Ctx, caller: Caller) -> JSONResponse:
     return await _run(ctx, caller, RICH, body)
 
 
 @router.post("/investigate", summary="research_investigate: the curated pipeline (501 until installed)")
-async def investigate(body: ResearchInvestigateInput, ctx: Ctx, caller: Caller) -> dict[str, Any]:
+async def investigate(body: ResearchInvestigateInput, ctx: Ctx, caller: Caller) -> JSONResponse:
     return await _run(ctx, caller, INVESTIGATE, body)
 
 
 @router.get("/providers", summary="research_providers: instances, availability, quota, cooldowns")
-async def providers(ctx: Ctx, caller: Caller) -> dict[str, Any]:
+async def providers(ctx: Ctx, caller: Caller) -> JSONResponse:
     return await _run(ctx, caller, PROVIDERS, ResearchProvidersInput())
