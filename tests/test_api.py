@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from zarniwoop import InvalidRequestError, Modality, NotConfiguredError, Zarniwoop
+from zarniwoop import InvalidRequestError, Modality, Zarniwoop
 from zarniwoop.contract import SearchScope
 
 from .support.bodies import wikipedia_pages
@@ -53,14 +53,16 @@ async def test_open_search_and_call_tool_by_name(tmp_path, emulator):
         with pytest.raises(InvalidRequestError) as caught:
             await zw.search("", "web")
         assert caught.value.field == "query"
-        with pytest.raises(NotConfiguredError):
-            await zw.investigate("why is the sky green?")
+        investigation = await zw.investigate("aurora", max_results=3)
+        assert investigation.structured["question"] == "aurora"
+        assert [h["hit"]["title"] for h in investigation.structured["hits"]][:1] == ["Aurora"]
         providers = await zw.providers()
         assert [p["id"] for p in providers if p["enabled"]] == ["wiki"]
         routing = await zw.routing()
-        cascade = routing["searchCascades"]["ENCYCLOPEDIA"]
-        assert {"id": "wiki", "gate": "ready", "selected": True} in cascade
-        assert {"id": "wikipedia", "gate": "skipped_disabled", "selected": False} in cascade
+        # disabled built-ins are not candidates unless named as default/fallback
+        assert routing["searchCascades"]["ENCYCLOPEDIA"] == [
+            {"id": "wiki", "gate": "ready", "selected": True}
+        ]
         other = zw.scoped(project="other")
         assert other.scope == SearchScope("acme", "other")
         plain = await other.call_tool("research_search", {"query": "aurora", "modality": "encyclopedia"})

@@ -192,7 +192,7 @@ class Zarniwoop:
     async def investigate(
         self, question: str, *, max_results: int | None = None, depth: int | None = None
     ) -> ToolResult:
-        """`research_investigate`; raises `NotConfiguredError` while no curated pipeline is installed."""
+        """`research_investigate`: the curated pipeline; `.structured` is the `RankedHitSet` JSON."""
         args = parse_arguments(INVESTIGATE, {"question": question, "maxResults": max_results, "depth": depth})
         return await self._toolbox.run(INVESTIGATE, args, self._scope, admin=self._admin)
 

@@ -74,6 +74,7 @@ class Runtime:
             config_path = os.environ["ZARNIWOOP_CONFIG"]
         config = parse_config(config_path) if isinstance(config_path, Mapping) else load_config(config_path)
         home_path = Path(home).expanduser() if home else default_home()
+        created = _FreshFiles(home_path)
         db = open_database(config.database_url, home_path)
         try:
             await db.migrate()
@@ -83,6 +84,7 @@ class Runtime:
             await seed_settings(settings, config, known)
         except BaseException:
             await db.aclose()
+            created.remove()  # a rejected configuration leaves nothing behind
             raise
         transport = transport or HttpTransport()
         clock = clock or Clock()
@@ -140,6 +142,20 @@ async def seed_settings(
                 )
             )
     await settings.refresh()
+
+
+class _FreshFiles:
+    """Remembers whether the home folder existed, so a failed first start can leave no trace."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.existed = home.exists()
+
+    def remove(self) -> None:
+        if not self.existed:
+            import shutil
+
+            shutil.rmtree(self.home, ignore_errors=True)
 
 
 def _text(value: object) -> str:

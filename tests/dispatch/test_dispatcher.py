@@ -79,7 +79,9 @@ async def test_429_retry_after_cools_that_modality_only(tmp_path, emulator):
         [entry] = [e for e in await provider_entries(rt.dispatcher, SCOPE, admin=True) if e["id"] == "wiki-a"]
         assert entry["availability"] == "COOLDOWN"
         assert [c["modality"] for c in entry["cooldowns"]] == ["ENCYCLOPEDIA"]
-        cooldowns = await rt.dispatcher.cooldowns.get_many(SCOPE, [cooldown_subject("wiki-a", Modality.ENCYCLOPEDIA)])
+        cooldowns = await rt.dispatcher.cooldowns.get_many(
+            SCOPE, [cooldown_subject("wiki-a", Modality.ENCYCLOPEDIA)]
+        )
         until = next(iter(cooldowns.values())).until
         assert before + 6 <= until <= time.time() + 7.5
 
@@ -96,7 +98,9 @@ async def test_expert_pinned_provider_never_cascades(tmp_path, emulator):
         result = await rt.dispatcher.search(academic(pinned_provider_id="oa-a"), SCOPE)
         assert result.hits == ()
         assert result.error_message is not None and "oa-a: HTTP 500" in result.error_message
-        assert [a.provider_instance_id for a in result.attempts] == ["oa-a"]  # pinned: nothing else, not even skips
+        assert [a.provider_instance_id for a in result.attempts] == [
+            "oa-a"
+        ]  # pinned: nothing else, not even skips
     assert emulator.requests("/b/works") == []
 
 
@@ -135,12 +139,16 @@ async def test_pacing_keeps_each_second_under_the_rate(tmp_path, emulator):
     times = sorted(r.at for r in emulator.requests("/a/works"))
     assert len(times) == 10
     for i in range(len(times) - 2):
-        assert times[i + 2] - times[i] >= 0.99, f"3 requests within one second: {times[i:i + 3]}"
+        assert times[i + 2] - times[i] >= 0.99, f"3 requests within one second: {times[i : i + 3]}"
 
 
 async def test_hanging_provider_times_out_at_the_deadline(tmp_path, emulator):
     emulator.add("/a/works", Reply(hang=True))
-    settings = {**two_openalex(emulator), "research.deadlineMs": 2000, "research.endpoint.oa-a.timeoutMs": 30000}
+    settings = {
+        **two_openalex(emulator),
+        "research.deadlineMs": 2000,
+        "research.endpoint.oa-a.timeoutMs": 30000,
+    }
     settings.pop("research.fallback.academic")
     settings["research.endpoint.oa-b.enabled"] = False
     async with await open_runtime(tmp_path, settings) as rt:
@@ -168,7 +176,9 @@ async def test_coalescing_and_cache(tmp_path, emulator):
 
 async def test_every_candidate_failing_names_each_reason(tmp_path, emulator):
     emulator.add("/a/works", Reply(status=502))
-    emulator.add("/b/works", Reply(body=b"{definitely not json", headers={"Content-Type": "application/json"}))
+    emulator.add(
+        "/b/works", Reply(body=b"{definitely not json", headers={"Content-Type": "application/json"})
+    )
     async with await open_runtime(tmp_path, two_openalex(emulator)) as rt:
         result = await rt.dispatcher.search(academic(), SCOPE)
     assert result.hits == ()
@@ -183,7 +193,9 @@ async def test_soft_error_and_empty_move_on_without_cooldown(tmp_path, emulator)
     async with await open_runtime(tmp_path, two_openalex(emulator)) as rt:
         result = await rt.dispatcher.search(academic(), SCOPE)
         assert [a.outcome for a in result.attempts][:2] == [Outcome.EMPTY, Outcome.SUCCESS]
-        cooldowns = await rt.dispatcher.cooldowns.get_many(SCOPE, [cooldown_subject("oa-a", Modality.ACADEMIC)])
+        cooldowns = await rt.dispatcher.cooldowns.get_many(
+            SCOPE, [cooldown_subject("oa-a", Modality.ACADEMIC)]
+        )
         assert cooldowns == {}
 
 

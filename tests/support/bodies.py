@@ -17,7 +17,10 @@ def openalex_works(n: int = 3, prefix: str = "Work") -> dict[str, Any]:
                 "cited_by_count": i * 10,
                 "authorships": [{"author": {"display_name": f"Author {i}"}}],
                 "abstract_inverted_index": {"Synthetic": [0], "abstract": [1], str(i): [2]},
-                "primary_location": {"landing_page_url": f"https://example.org/{i}", "source": {"display_name": "Venue"}},
+                "primary_location": {
+                    "landing_page_url": f"https://example.org/{i}",
+                    "source": {"display_name": "Venue"},
+                },
             }
             for i in range(1, n + 1)
         ],
@@ -27,8 +30,15 @@ def openalex_works(n: int = 3, prefix: str = "Work") -> dict[str, Any]:
 def wikipedia_pages(*titles: str) -> dict[str, Any]:
     return {
         "pages": [
-            {"id": i, "key": t.replace(" ", "_"), "title": t, "excerpt": f"<span class=\"searchmatch\">{t}</span> is a thing",
-             "matched_title": None, "description": f"About {t}", "thumbnail": None}
+            {
+                "id": i,
+                "key": t.replace(" ", "_"),
+                "title": t,
+                "excerpt": f'<span class="searchmatch">{t}</span> is a thing',
+                "matched_title": None,
+                "description": f"About {t}",
+                "thumbnail": None,
+            }
             for i, t in enumerate(titles, 1)
         ]
     }

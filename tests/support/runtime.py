@@ -38,6 +38,21 @@ def endpoint(instance_id: str, protocol: str, base_url: str, **extra: Any) -> di
     return out
 
 
-def only(*enabled: str, disable: tuple[str, ...] = ("wikipedia", "openalex", "arxiv", "pubmed", "openlibrary", "hackernews", "local", "serper", "brave", "exa", "tavily")) -> dict[str, Any]:
+def only(
+    *enabled: str,
+    disable: tuple[str, ...] = (
+        "wikipedia",
+        "openalex",
+        "arxiv",
+        "pubmed",
+        "openlibrary",
+        "hackernews",
+        "local",
+        "serper",
+        "brave",
+        "exa",
+        "tavily",
+    ),
+) -> dict[str, Any]:
     """Disable the built-in endpoints except `enabled`, so a test controls the whole cascade."""
     return {f"research.endpoint.{name}.enabled": False for name in disable if name not in enabled}

@@ -1,4 +1,4 @@
-"""The CLI's tool commands (`rich`, `investigate`, `tools list/call`) and `routing --json`."""
+"""The CLI's tool commands (`rich`, `tools list/call`) and `routing --json`."""
 
 from __future__ import annotations
 
@@ -71,12 +71,6 @@ def test_tools_call_bad_input_is_one_line_and_exit_2(config):
     assert unknown.exit_code == 2 and unknown.stderr.startswith(
         "error: name: unknown tool 'research_pictures'"
     )
-
-
-def test_investigate_says_not_configured(config):
-    result = invoke("--config", config, "investigate", "why is the sky blue?")
-    assert result.exit_code == 2
-    assert result.stderr.startswith("error: research_investigate is not configured")
 
 
 def test_rich_groups_by_modality(config):

@@ -71,8 +71,12 @@ async def test_in_process_client_tools_and_errors(tmp_path, emulator):
                 "research_search_expert", {"query": "a", "modality": "web", "maxResults": "x"}
             )
             assert "maxResults: input should be a valid integer" in wrong.content[0].text
-            investigate = await client.call_tool("research_investigate", {"question": "why?"})
-            assert investigate.is_error and "not configured" in investigate.content[0].text
+            investigate = await client.call_tool(
+                "research_investigate", {"question": "aurora", "maxResults": 3}
+            )
+            assert not investigate.is_error
+            assert investigate.structured_content["question"] == "aurora"
+            assert investigate.content[0].text.startswith("[1] Aurora\n")
             providers = await client.call_tool("research_providers", {})
             assert "lastError" not in providers.structured_content["providers"][0]  # a user principal
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zarniwoop.contract import NotConfiguredError, SearchScope
+from zarniwoop.contract import SearchScope
 from zarniwoop.tools import Toolbox
 from zarniwoop.tools.render import render_hits
 
@@ -108,27 +108,29 @@ async def test_research_providers_hides_last_error_from_users(tmp_path, emulator
     assert user_a["reachable"] is False
 
 
-async def test_investigate_is_not_configured_until_a_pipeline_is_attached(tmp_path):
-    async with await open_runtime(tmp_path, only()) as rt:
-        toolbox = Toolbox(rt)
-        with pytest.raises(NotConfiguredError) as caught:
-            await toolbox.execute("research_investigate", {"question": "why?"}, SCOPE)
-        assert "not configured" in caught.value.message
-        answer = await toolbox.call("research_investigate", {"question": "why?"}, SCOPE)
-        assert answer.is_error and answer.text == caught.value.message
-
-        class Pipeline:
-            async def investigate(self, scope, question, *, max_results, depth):
-                class Outcome:
-                    def to_json(self):
-                        return {"question": question, "hits": [], "depth": depth, "scope": str(scope)}
-
-                return Outcome()
-
-        rt.extras["investigator"] = Pipeline()
-        done = await toolbox.execute("research_investigate", {"question": "why?", "depth": 2}, SCOPE)
-    assert done.structured == {"question": "why?", "hits": [], "depth": 2, "scope": "default/default"}
-    assert not done.is_error
+async def test_investigate_runs_the_curated_pipeline(tmp_path, emulator):
+    emulator.add(WIKI, Reply.json(wikipedia_pages("CRISPR", "Genome editing")))
+    emulator.add("/oa/works", Reply.json(openalex_works(3, prefix="CRISPR off-target")))
+    settings = {
+        **only(),
+        **endpoint("wiki-b", "wikipedia", f"{emulator.url}/w"),
+        **endpoint("oa", "openalex", f"{emulator.url}/oa"),
+    }
+    async with await open_runtime(tmp_path, settings) as rt:
+        result = await Toolbox(rt).execute(
+            "research_investigate", {"question": "crispr off-target effects", "maxResults": 5}, SCOPE
+        )
+    assert not result.is_error
+    data = result.structured
+    assert data["question"] == "crispr off-target effects"
+    assert [h["hit"]["title"] for h in data["hits"]] == [f"CRISPR off-target {i}" for i in (1, 2, 3)]
+    assert {d["hit"]["title"] for d in data["dropped"]} == {"CRISPR", "Genome editing"}
+    assert data["strategies"] == {"plan": "heuristic", "evaluate": "lexical"}
+    lines = result.text.splitlines()
+    assert lines[0] == "[1] CRISPR off-target 1"
+    assert lines[2] == "    score 0.67 · found by oa · matches 2/3 key terms"
+    assert result.text.endswith("\n\n(plan: heuristic · evaluate: lexical)")
+    assert "Dropped 2: " in result.text
 
 
 async def test_call_turns_bad_arguments_into_an_error_result(tmp_path):

@@ -37,6 +37,8 @@ OPERATOR_KEY_ENV: dict[str, str] = {
     "pubmed": "NCBI_API_KEY",
 }
 
+SETTINGS_RECHECK_SECONDS = 2.0
+
 CredentialLookup = Callable[[SearchScope, str], "Secret | None"]
 """`(scope, credential name) -> key`: tenant credentials (the LLM credential store), when wired in."""
 
@@ -142,13 +144,15 @@ class ProviderFactory:
         self._lock = asyncio.Lock()
 
     async def providers(self, scope: SearchScope) -> ProviderSet:
+        # Another process (a CLI `settings set`, another replica) may have changed settings: a cheap
+        # fingerprint query at most every couple of seconds notices it.
+        await self.settings.refresh(max_age=SETTINGS_RECHECK_SECONDS)
         cached = self._cache.get(scope)
         if cached is not None and cached.settings_version == self.settings.version:
             ttl = cached.settings.get_int(K.FACTORY_TTL_MINUTES, 5) * 60
             if time.monotonic() - cached.built_at < ttl:
                 return cached
         async with self._lock:
-            await self.settings.refresh(max_age=1.0)
             cached = self._cache.get(scope)
             if cached is not None and cached.settings_version == self.settings.version:
                 ttl = cached.settings.get_int(K.FACTORY_TTL_MINUTES, 5) * 60

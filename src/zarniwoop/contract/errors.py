@@ -13,7 +13,6 @@
     │   └── ParseError                          body not what the protocol expects
     ├── QuotaExceededError(level)               a budget is exhausted              → exit 4
     ├── AccessDeniedError                       token/scope not allowed            → exit 5 / HTTP 401/403
-    ├── NotConfiguredError(feature)             a feature is not set up here       → HTTP 501, tool error
     └── NoProviderAvailableError(attempts)      every candidate failed             → exit 3
 
 Every error keeps its context in plain attributes and survives pickling (`__reduce__`),
@@ -127,16 +126,6 @@ class AccessDeniedError(ZarniwoopError):
     """The caller may not do this (missing/invalid token, other project's resource)."""
 
     exit_code = 5
-
-
-class NotConfiguredError(ZarniwoopError):
-    """A feature exists in the contract but is not set up in this installation (`feature` names it)."""
-
-    exit_code = 2
-
-    def __init__(self, feature: str, message: str) -> None:
-        super().__init__(message)
-        self.feature = feature
 
 
 class NoProviderAvailableError(ZarniwoopError):

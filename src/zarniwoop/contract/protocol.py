@@ -134,6 +134,12 @@ class SearchProtocol(Protocol):
         """Parse a 2xx body; raise `ParseError` on a body that is not the expected format."""
         ...
 
+    # Optional, looked up with getattr (not part of the structural check):
+    #   validate_config(config) -> None          raise ConfigError at boot (SearXNG without baseUrl)
+    #   describe_error(raw) -> str | None        the provider's explanation in a non-2xx body, put
+    #                                            into the error message ("JSON output is not enabled")
+    #   env_key: str                             the operator environment variable holding a key
+
 
 @runtime_checkable
 class ProviderInstance(Protocol):

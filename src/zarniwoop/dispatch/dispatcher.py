@@ -82,7 +82,8 @@ class _Candidate:
 
 
 def order_candidates(provider_set: ProviderSet, modality: Modality) -> list[ProviderInstance]:
-    """Default, then fallbacks in order, then every other instance in settings order."""
+    """Default, then fallbacks in order, then the remaining enabled instances serving the modality in
+    settings order. A named default/fallback stays in even when disabled, so its skip is visible."""
     settings, instances = provider_set.settings, provider_set.instances
     named = [settings.get(K.default_key(modality)) or "", *settings.get_list(K.fallback_key(modality))]
     ordered: dict[str, ProviderInstance] = {}
@@ -90,7 +91,7 @@ def order_candidates(provider_set: ProviderSet, modality: Modality) -> list[Prov
         if instance_id and instance_id in instances:
             ordered.setdefault(instance_id, instances[instance_id])
     for instance_id, instance in instances.items():
-        if modality in instance.protocol.modalities:
+        if modality in instance.protocol.modalities and instance.config.enabled:
             ordered.setdefault(instance_id, instance)
     return list(ordered.values())
 
@@ -198,34 +199,66 @@ class Dispatcher:
                 queue = [_Candidate(first.instance, first.cooldown, GO, panic=True)]
         return await self._race(run, queue, hedge_after)
 
-    async def _race(self, run: _Run, queue: list[_Candidate], hedge_after: float | None) -> SearchResult | None:
-        """Walk the candidates in order, recording skips as they come; with hedging, start the next
-        callable candidate while the current one is slow."""
+    async def _race(
+        self, run: _Run, queue: list[_Candidate], hedge_after: float | None
+    ) -> SearchResult | None:
+        """Walk the candidates in order, recording skips as they come. Without hedging each call is
+        awaited in turn (no task: the common path stays cheap); with hedging, a slow call is raced by
+        the next callable candidate and the loser is cancelled."""
+        if hedge_after is None:
+            while (candidate := await self._next_callable(run, queue)) is not None:
+                begin = self.clock.monotonic()
+                try:
+                    result = await self._call(run, candidate.instance, candidate.cooldown, candidate.panic)
+                except asyncio.CancelledError:  # the deadline fired mid-call
+                    run.attempts.append(
+                        Attempt(
+                            candidate.instance.id,
+                            Outcome.TIMEOUT,
+                            "deadline reached",
+                            self._elapsed_ms(begin),
+                        )
+                    )
+                    raise
+                if result is not None:
+                    return result
+            return None
         running: dict[asyncio.Task[SearchResult | None], ProviderInstance] = {}
         started: dict[str, float] = {}
+
+        async def start_next() -> bool:
+            candidate = await self._next_callable(run, queue)
+            if candidate is None:
+                return False
+            started[candidate.instance.id] = self.clock.monotonic()
+            call = self._call(run, candidate.instance, candidate.cooldown, candidate.panic)
+            running[asyncio.create_task(call)] = candidate.instance
+            return True
+
         try:
             while queue or running:
-                if not running and not await self._start_next(run, queue, running, started):
+                if not running and not await start_next():
                     continue
-                can_hedge = hedge_after is not None and any(c.decision.allowed and c.instance.config.hedge for c in queue)
+                can_hedge = any(c.decision.allowed and c.instance.config.hedge for c in queue)
                 done, _ = await asyncio.wait(
                     running, timeout=hedge_after if can_hedge else None, return_when=asyncio.FIRST_COMPLETED
                 )
                 if not done:  # the hedge timer fired: race the next candidate
-                    await self._start_next(run, queue, running, started)
+                    await start_next()
                     continue
                 for task in done:
                     running.pop(task)
                     result = task.result()
-                    if result is not None:
-                        for loser_task, loser in running.items():
-                            loser_task.cancel()
-                            message = f"cancelled: hedged, {result.provider_instance_id} answered first"
-                            run.attempts.append(
-                                Attempt(loser.id, Outcome.TIMEOUT, message, self._elapsed_ms(started[loser.id]))
-                            )
-                        running.clear()
-                        return result
+                    if result is None:
+                        continue
+                    for loser_task, loser in running.items():
+                        loser_task.cancel()
+                        message = f"cancelled: hedged, {result.provider_instance_id} answered first"
+                        run.attempts.append(
+                            Attempt(loser.id, Outcome.TIMEOUT, message, self._elapsed_ms(started[loser.id]))
+                        )
+                    running.clear()
+                    return result
             return None
         finally:
             for task in running:
@@ -234,31 +267,30 @@ class Dispatcher:
                 await asyncio.gather(*running, return_exceptions=True)
                 for instance in running.values():
                     run.attempts.append(
-                        Attempt(instance.id, Outcome.TIMEOUT, "deadline reached", self._elapsed_ms(started[instance.id]))
+                        Attempt(
+                            instance.id,
+                            Outcome.TIMEOUT,
+                            "deadline reached",
+                            self._elapsed_ms(started[instance.id]),
+                        )
                     )
 
-    async def _start_next(
-        self,
-        run: _Run,
-        queue: list[_Candidate],
-        running: dict[asyncio.Task[SearchResult | None], ProviderInstance],
-        started: dict[str, float],
-    ) -> bool:
-        """Record skips up to the next callable candidate and start it; False when none is left."""
+    async def _next_callable(self, run: _Run, queue: list[_Candidate]) -> _Candidate | None:
+        """Record skips up to the next callable candidate and reserve its quota; None when none is left."""
         while queue:
             candidate = queue.pop(0)
-            instance = candidate.instance
             if not candidate.decision.allowed:
-                self._skip(run, instance, candidate.decision)
+                self._skip(run, candidate.instance, candidate.decision)
                 continue
-            if self.quota is not None and not await self.quota.reserve(run.scope, instance, run.request.modality):
-                self._skip(run, instance, GateDecision(Outcome.SKIPPED_EXHAUSTED, "quota exhausted"))
+            if self.quota is not None and not await self.quota.reserve(
+                run.scope, candidate.instance, run.request.modality
+            ):
+                self._skip(
+                    run, candidate.instance, GateDecision(Outcome.SKIPPED_EXHAUSTED, "quota exhausted")
+                )
                 continue
-            started[instance.id] = self.clock.monotonic()
-            task = asyncio.create_task(self._call(run, instance, candidate.cooldown, candidate.panic))
-            running[task] = instance
-            return True
-        return False
+            return candidate
+        return None
 
     async def _call(
         self, run: _Run, instance: ProviderInstance, cooldown: Cooldown | None, panic: bool

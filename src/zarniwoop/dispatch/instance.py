@@ -16,7 +16,7 @@ from ..contract.results import SearchResult
 from ..transport.http import raise_for_status, rate_limit_headers
 
 if TYPE_CHECKING:
-    from ..contract.protocol import InstanceConfig, SearchPage, SearchProtocol
+    from ..contract.protocol import InstanceConfig, RawResponse, SearchPage, SearchProtocol
     from ..contract.query import SearchRequest, SearchScope
     from ..contract.results import ContentRef
     from ..transport.http import HttpTransport
@@ -56,7 +56,7 @@ class HttpProviderInstance:
         for _ in range(MAX_STEPS):
             raw = await self._transport.send(spec, timeout=timeout)
             headers.update(rate_limit_headers(raw.headers))
-            raise_for_status(raw, self.id)
+            raise_for_status(raw, self.id, detail=self._describe_error(raw))
             try:
                 page = self._protocol.parse_response(raw, spec, request)
             except ProviderError:
@@ -84,6 +84,23 @@ class HttpProviderInstance:
             error_message=page.error_message,
             upstream_headers=headers,
         )
+
+    def _describe_error(self, raw: RawResponse) -> str | None:
+        """The protocol's reading of a non-2xx body (optional `describe_error`); never raises."""
+        describe = getattr(self._protocol, "describe_error", None)
+        if describe is None or 200 <= raw.status < 300:
+            return None
+        try:
+            detail = describe(raw)
+        except Exception:  # an error body is untrusted input: a parser slip must not hide the status
+            log.debug("describe_error of %s failed", self._protocol.id, exc_info=True)
+            return None
+        if not detail:
+            return None
+        key = self._config.api_key.reveal() if self._config.api_key else ""
+        if key and key in detail:  # some APIs echo the key they refused; it must not reach an error
+            detail = detail.replace(key, "***")
+        return detail[:300]
 
     async def load_content(self, ref: ContentRef, scope: SearchScope) -> bytes:
         loader = getattr(self._protocol, "load_content", None)

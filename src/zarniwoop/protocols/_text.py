@@ -55,5 +55,5 @@ def unsupported_note(request: SearchRequest, honoured: set[str]) -> str | None:
 def as_int(value: Any) -> int | None:
     try:
         return int(value) if value is not None and not isinstance(value, bool) else None
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # JSON may say 1e999 (infinity)
         return None

@@ -5,7 +5,7 @@ mounts its streamable-HTTP transport at `/mcp`, behind the same bearer tokens as
 
 The tools are registered with the schemas of `zarniwoop.tools` as they are (not re-derived from a
 function signature), and their arguments reach `Toolbox.execute` untouched, so MCP validates and
-words errors exactly like HTTP and the Python API. Bad arguments or an unconfigured tool raise
+words errors exactly like HTTP and the Python API. Bad arguments raise
 `ToolError` (the host gets `isError` with a message naming the field); every result carries the
 text rendering and the structured JSON.
 
@@ -82,7 +82,7 @@ def _tool(spec: ToolSpec, toolbox: Toolbox, principal_of: PrincipalResolver) -> 
         principal = principal_of(ctx)
         try:
             result = await toolbox.execute(spec.name, arguments, principal.scope_for(), admin=principal.admin)
-        except ZarniwoopError as exc:  # bad arguments, tool not configured: the model reads why
+        except ZarniwoopError as exc:  # bad arguments: the model reads which field and why
             raise ToolError(exc.message) from None
         return CallToolResult(
             content=[TextContent(type="text", text=result.text)],

@@ -1,7 +1,7 @@
 """The five tools' input models: pydantic at the edge, one JSON schema per tool for every surface.
 
 The models are built from the contract (the `Modality` enum, `MAX_QUERY_CHARS`,
-`MAX_RESULTS_LIMIT`), so MCP, HTTP, the Python API and `GET /v1/tools` all publish the same
+`MAX_RESULTS_LIMIT`, the pipeline's `MAX_DEPTH`), so MCP, HTTP, the Python API and `GET /v1/tools` all publish the same
 schema and accept the same arguments. Wire names are camelCase (`maxResults`, `dateFrom`,
 `pinnedProviderId`); the snake_case spelling is accepted too, so Python callers can pass either.
 Unknown parameters are refused, naming the parameter, rather than silently ignored: an agent
@@ -18,10 +18,10 @@ from pydantic.alias_generators import to_camel
 
 from ..contract.enums import Modality
 from ..contract.query import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT
+from ..research.pipeline import MAX_DEPTH, MAX_QUESTION_CHARS
 
 RICH_MODALITIES: tuple[Modality, ...] = (Modality.WEB, Modality.IMAGE, Modality.VIDEO, Modality.NEWS)
 """What `research_rich` searches, concurrently, under one deadline."""
-MAX_DEPTH = 3
 
 
 def _modality(value: Any) -> Any:
@@ -147,8 +147,8 @@ class ResearchInvestigateInput(ToolInput):
 
     question: Annotated[
         str,
-        StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUERY_CHARS),
-        Field(description=f"The research question (at most {MAX_QUERY_CHARS} characters)."),
+        StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUESTION_CHARS),
+        Field(description=f"The research question (at most {MAX_QUESTION_CHARS} characters)."),
     ]
     max_results: MaxResults | None = None
     depth: Annotated[

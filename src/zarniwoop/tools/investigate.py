@@ -1,46 +1,34 @@
-"""`research_investigate`: the curated pipeline (plan → searches → evaluate → rank, DESIGN §7).
+"""`research_investigate`: the curated pipeline (plan → searches → dedup → evaluate → rank, DESIGN §7).
 
-The pipeline is a service of its own. It plugs in as `runtime.extras["investigator"]`, an object
-with `async investigate(scope, question, *, max_results, depth)` returning a result with
-`to_json()` (the `RankedHitSet`) and, optionally, `render_text()`. Until one is attached, the tool
-answers with `NotConfiguredError`, a clear message and a pointer to the tools that do work,
-rather than a fake answer.
+The pipeline is `zarniwoop.research`; this tool is its face. Structured answer: the `RankedHitSet`
+JSON (`question, plan, hits[{hit, score, relevanceScore, affinity, sources, reason}], dropped,
+refineDepth, rationale, strategies, searches, usage`); text: the ranked hits, numbered, each with
+its score, the providers that found it and why it was kept, then what was dropped and which
+plan/evaluate strategies ran.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any, Protocol
-
-from ..contract.errors import NotConfiguredError
-from ..contract.query import SearchScope
+from ..research.service import investigator_for
 from .base import ToolContext, ToolResult, ToolSpec
 from .inputs import ResearchInvestigateInput
+from .render import render_investigation
 
-EXTRAS_KEY = "investigator"
-NOT_CONFIGURED = (
-    "research_investigate is not configured in this installation: the curated research pipeline "
-    "(plan → searches → evaluate → rank) is not installed. Use research_search or research_rich instead."
-)
-
-
-class Investigator(Protocol):
-    async def investigate(
-        self, scope: SearchScope, question: str, *, max_results: int | None, depth: int | None
-    ) -> Any: ...
+DEFAULT_MAX_RESULTS = 10
 
 
 async def run_investigate(ctx: ToolContext, args: ResearchInvestigateInput) -> ToolResult:
-    investigator: Investigator | None = ctx.runtime.extras.get(EXTRAS_KEY)
-    if investigator is None:
-        raise NotConfiguredError("research_investigate", NOT_CONFIGURED)
-    outcome = await investigator.investigate(
-        ctx.scope, args.question, max_results=args.max_results, depth=args.depth
+    ranked = await investigator_for(ctx.runtime).investigate(
+        args.question, ctx.scope, max_results=args.max_results or DEFAULT_MAX_RESULTS, depth=args.depth or 0
     )
-    structured = outcome.to_json()
-    render = getattr(outcome, "render_text", None)
-    text = render() if callable(render) else json.dumps(structured, ensure_ascii=False, indent=2)
-    return ToolResult(name=INVESTIGATE.name, structured=structured, text=text)
+    return ToolResult(
+        name=INVESTIGATE.name,
+        structured=ranked.to_json(),
+        text=render_investigation(ranked),
+        is_error=not ranked.hits
+        and not ranked.dropped
+        and any(s.get("errorMessage") for s in ranked.searches),
+    )
 
 
 INVESTIGATE = ToolSpec(
@@ -55,4 +43,4 @@ INVESTIGATE = ToolSpec(
     body=run_investigate,
 )
 
-__all__ = ["EXTRAS_KEY", "INVESTIGATE", "NOT_CONFIGURED", "Investigator"]
+__all__ = ["INVESTIGATE"]

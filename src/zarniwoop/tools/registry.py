@@ -6,9 +6,9 @@
                                    SearchScope("acme", "review"))
 
 `execute` raises `InvalidRequestError` naming the field for bad arguments (and an unknown tool
-name) and `NotConfiguredError` for a tool that is not set up; the surfaces map those to a 422,
-an MCP `ToolError`, or an `is_error` result. `call` is `execute` with those two turned into an
-`is_error` `ToolResult`, for agent loops that feed every answer back to the model.
+name); the surfaces map it to a 422, an MCP `ToolError`, or an `is_error` result. `call` is
+`execute` with that turned into an `is_error` `ToolResult`, for agent loops that feed every answer
+back to the model.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..contract.errors import InvalidRequestError, NotConfiguredError
+from ..contract.errors import InvalidRequestError
 from .base import ToolContext, ToolResult, ToolSpec
 from .investigate import INVESTIGATE
 from .providers import PROVIDERS
@@ -77,14 +77,12 @@ class Toolbox:
         return await spec.body(ToolContext(self.runtime, scope, admin), args)
 
     async def call(self, name: str, arguments: Any, scope: SearchScope, *, admin: bool = False) -> ToolResult:
-        """Like `execute`, but bad arguments and unconfigured tools come back as an `is_error` result."""
+        """Like `execute`, but bad arguments come back as an `is_error` result naming the field."""
         try:
             return await self.execute(name, arguments, scope, admin=admin)
         except InvalidRequestError as exc:
             error = {"field": exc.field, "message": exc.message}
             return ToolResult(name, {"error": error}, f"Invalid arguments: {exc.message}", is_error=True)
-        except NotConfiguredError as exc:
-            return ToolResult(name, {"error": {"message": exc.message}}, exc.message, is_error=True)
 
 
 __all__ = ["TOOLS", "TOOL_NAMES", "Toolbox", "parse_arguments", "tool_spec"]

@@ -14,11 +14,14 @@ default output is byte-identical whichever provider served it (downstream parser
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..contract.enums import Modality
 from ..contract.results import SearchHit, SearchResult
 from ..dispatch.dispatcher import provenance_footer
+
+if TYPE_CHECKING:
+    from ..research.model import RankedHitSet
 
 SNIPPET_CHARS = 300
 _EXTRA_LABELS: dict[Modality, tuple[tuple[str, str], ...]] = {
@@ -87,6 +90,45 @@ def render_providers(entries: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines) if lines else "No provider instances are configured in this scope."
 
 
+def render_investigation(ranked: RankedHitSet) -> str:
+    """Ranked hits with score, finders and reason; then the dropped ones and the strategies that ran."""
+    parts: list[str] = []
+    if ranked.hits:
+        lines = []
+        for number, item in enumerate(ranked.hits, 1):
+            finders = ", ".join(dict.fromkeys(source.instance for source in item.sources))
+            lines.append(f"[{number}] {_one_line(item.hit.title) or item.hit.url}")
+            lines.append(f"    {item.hit.url}")
+            lines.append(
+                f"    score {item.score:.2f} · found by {finders}"
+                + (f" · {item.reason}" if item.reason else "")
+            )
+            snippet = _one_line(item.hit.snippet or "")
+            if snippet:
+                cut = (
+                    snippet if len(snippet) <= SNIPPET_CHARS else snippet[: SNIPPET_CHARS - 1].rstrip() + "…"
+                )
+                lines.append(f"    {cut}")
+        parts.append("\n".join(lines))
+    else:
+        failed = [
+            f"{s['query']} ({s['modality']}): {s['errorMessage']}"
+            for s in ranked.searches
+            if s.get("errorMessage")
+        ]
+        parts.append(
+            f"No relevant hits for {ranked.question!r}."
+            + (" Failed searches: " + "; ".join(failed) if failed else "")
+        )
+    if ranked.dropped:
+        shown = "; ".join(f"{_one_line(d.hit.title)} — {d.reason}" for d in ranked.dropped[:10])
+        more = f" (and {len(ranked.dropped) - 10} more)" if len(ranked.dropped) > 10 else ""
+        parts.append(f"Dropped {len(ranked.dropped)}: {shown}{more}")
+    strategies = " · ".join(f"{step}: {name}" for step, name in ranked.strategies.items())
+    parts.append(f"({strategies})" if strategies else "")
+    return "\n\n".join(p for p in parts if p)
+
+
 def _details(hit: SearchHit) -> str:
     labels = _EXTRA_LABELS.get(hit.modality, ())
     parts = []
@@ -106,4 +148,4 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-__all__ = ["render_hits", "render_providers", "render_result", "render_rich"]
+__all__ = ["render_hits", "render_investigation", "render_providers", "render_result", "render_rich"]

@@ -126,17 +126,23 @@ async def _read_capped(response: httpx2.Response, cap: int) -> bytes:
     return b"".join(chunks)
 
 
-def raise_for_status(raw: RawResponse, instance_id: str | None = None) -> None:
-    """Map a non-2xx status to the matching error (the one place where statuses become errors)."""
+def raise_for_status(raw: RawResponse, instance_id: str | None = None, *, detail: str | None = None) -> None:
+    """Map a non-2xx status to the matching error (the one place where statuses become errors).
+
+    `detail` is the provider's own explanation, read from the error body by the protocol
+    (`describe_error`); it is appended to the message so a user sees why, not only the status.
+    """
     status = raw.status
     if 200 <= status < 300:
         return
+    suffix = f": {detail}" if detail else ""
     if status == 429:
         retry_after = parse_retry_after(raw.header("retry-after"))
-        raise RateLimitedError(retry_after, "HTTP 429 Too Many Requests", instance_id=instance_id)
+        raise RateLimitedError(retry_after, f"HTTP 429 Too Many Requests{suffix}", instance_id=instance_id)
     if status in (401, 403):
-        raise AuthError(status, f"HTTP {status} (key missing, wrong or not allowed)", instance_id=instance_id)
-    raise ProviderHTTPError(status, f"HTTP {status}", instance_id=instance_id)
+        reason = detail or "key missing, wrong or not allowed"
+        raise AuthError(status, f"HTTP {status} ({reason})", instance_id=instance_id)
+    raise ProviderHTTPError(status, f"HTTP {status}{suffix}", instance_id=instance_id)
 
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:

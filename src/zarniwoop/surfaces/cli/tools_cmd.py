@@ -1,4 +1,4 @@
-"""`zarniwoop rich`, `investigate` and `tools list/call`: the tools from a shell.
+"""`zarniwoop rich` and `tools list/call`: the tools from a shell (`investigate` has its own module).
 
 `tools call NAME '{"query": …}'` runs a tool exactly as a model's tool call would (same schema,
 same validation, same text); `--json` prints the structured answer instead of the text.
@@ -22,7 +22,6 @@ tools_app = typer.Typer(help="The LLM tools: list their schemas, call one by nam
 
 def register(app: typer.Typer) -> None:
     app.command("rich")(rich)
-    app.command("investigate")(investigate)
     app.add_typer(tools_app, name="tools")
 
 
@@ -62,22 +61,6 @@ def rich(
 ) -> None:
     """Search WEB, IMAGE, VIDEO and NEWS at once; hits grouped by modality."""
     _call(ctx, "research_rich", {"query": query, "maxResults": max_results}, as_json)
-
-
-def investigate(
-    ctx: typer.Context,
-    question: str = typer.Argument(..., help="The research question."),
-    max_results: int | None = typer.Option(None, "-n", "--max"),
-    depth: int | None = typer.Option(None, "--depth"),
-    as_json: bool = typer.Option(False, "--json"),
-) -> None:
-    """The curated research pipeline: plan, search, evaluate, rank."""
-    _call(
-        ctx,
-        "research_investigate",
-        {"question": question, "maxResults": max_results, "depth": depth},
-        as_json,
-    )
 
 
 @tools_app.command("list")

@@ -3,7 +3,6 @@
 InvalidRequestError, body/query validation → 422, naming the field
 AccessDeniedError                          → 403
 QuotaExceededError                         → 429
-NotConfiguredError                         → 501
 ConfigError                                → 400, naming the key
 NoProviderAvailableError, ProviderError    → 424 (every provider failed)
 any other ZarniwoopError                   → 400
@@ -26,7 +25,6 @@ from ...contract.errors import (
     ConfigError,
     InvalidRequestError,
     NoProviderAvailableError,
-    NotConfiguredError,
     ProviderError,
     QuotaExceededError,
     ZarniwoopError,
@@ -39,7 +37,6 @@ _STATUS: tuple[tuple[type[ZarniwoopError], int], ...] = (
     (InvalidRequestError, 422),
     (AccessDeniedError, 403),
     (QuotaExceededError, 429),
-    (NotConfiguredError, 501),
     (ConfigError, 400),
     (NoProviderAvailableError, 424),
     (ProviderError, 424),

@@ -50,7 +50,7 @@ async def rich(body: ResearchRichInput, ctx: Ctx, caller: Caller) -> JSONRespons
     return await _run(ctx, caller, RICH, body)
 
 
-@router.post("/investigate", summary="research_investigate: the curated pipeline (501 until installed)")
+@router.post("/investigate", summary="research_investigate: the curated pipeline, ranked hits with reasons")
 async def investigate(body: ResearchInvestigateInput, ctx: Ctx, caller: Caller) -> JSONResponse:
     return await _run(ctx, caller, INVESTIGATE, body)
 

@@ -1,0 +1,218 @@
+"""Helpers shared by the web-search protocols (serper, brave, exa, tavily, searxng).
+
+Query operators for expert parameters, language/region from a request, host names, DOIs,
+rate-limit headers read into a `QuotaStatus`, and the error text a provider puts in a body.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import math
+import re
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+from urllib.parse import SplitResult, urlsplit
+
+from ..contract.results import QuotaStatus
+from ._text import as_int, strip_html
+
+if TYPE_CHECKING:
+    from ..contract.protocol import RawResponse
+    from ..contract.query import SearchRequest
+
+_DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>?#]+)", re.IGNORECASE)
+_ARXIV_ABS = re.compile(r"^https?://(?:www\.|export\.)?arxiv\.org/abs/([^?#]+?)(?:v\d+)?/?$")
+
+
+def query_with_operators(request: SearchRequest, *, filetype: str | None = None) -> tuple[str, set[str]]:
+    """The query with `site:` / `filetype:` operators for the expert params that map onto them.
+
+    `site` and `domain` both become `site:` (a search engine restricts to a host and its
+    subdomains either way). `filetype` forces a file type (PDF modality). Returns the query and
+    the names of the expert params it honoured.
+    """
+    expert = request.expert_params
+    parts = [request.query]
+    honoured: set[str] = set()
+    sites = [expert[k] for k in ("site", "domain") if expert.get(k)]
+    for site in dict.fromkeys(sites):
+        parts.append(f"site:{site}")
+    honoured.update(k for k in ("site", "domain") if expert.get(k))
+    wanted = filetype or expert.get("filetype")
+    if wanted:
+        parts.append(f"filetype:{wanted.lower().lstrip('.')}")
+        if expert.get("filetype") and (
+            filetype is None or expert["filetype"].lower().lstrip(".") == filetype
+        ):
+            honoured.add("filetype")
+    return " ".join(parts), honoured
+
+
+def domains(request: SearchRequest) -> list[str]:
+    """`site` and `domain` as a domain list (for APIs with an include-domains filter)."""
+    found = []
+    for key in ("site", "domain"):
+        value = request.expert_params.get(key)
+        if value:
+            parts = split_url(value if "//" in value else f"//{value}")
+            found.append(((parts.netloc if parts else "") or value).lower())
+    return list(dict.fromkeys(found))
+
+
+def language(request: SearchRequest) -> str | None:
+    """The language to ask for: the expert `language`, else the locale's language (`de-AT` → `de`)."""
+    value = request.expert_params.get("language") or request.locale
+    if not value:
+        return None
+    return value.replace("_", "-").split("-")[0].lower() or None
+
+
+def region(request: SearchRequest) -> str | None:
+    """The locale's region in lower case (`en-GB` → `gb`), if the locale names one."""
+    if not request.locale:
+        return None
+    parts = request.locale.replace("_", "-").split("-")
+    return parts[1].lower() if len(parts) > 1 and len(parts[1]) == 2 else None
+
+
+def split_url(url: Any) -> SplitResult | None:
+    """`urlsplit` that returns None instead of raising on junk such as `http://[::1`."""
+    if not isinstance(url, str):
+        return None
+    try:
+        parts = urlsplit(url)
+        parts.hostname  # noqa: B018 - parses the netloc, which can raise on a bad IPv6 literal
+    except ValueError:
+        return None
+    return parts
+
+
+def hostname(url: Any) -> str | None:
+    """`www.bbc.com` → `bbc.com`; None for anything that is not an absolute URL."""
+    parts = split_url(url)
+    host = parts.hostname if parts else None
+    return host.removeprefix("www.") if host else None
+
+
+def find_doi(*texts: Any) -> str | None:
+    """The first DOI in a URL or text (`https://doi.org/10.1/x` → `10.1/x`)."""
+    for text in texts:
+        if isinstance(text, str):
+            match = _DOI.search(text)
+            if match:
+                return match.group(1).rstrip(".,;)")
+    return None
+
+
+def pdf_url_for(url: Any) -> str | None:
+    """A PDF link derivable from a landing URL: the URL itself when it ends in .pdf, arXiv's /pdf/."""
+    parts = split_url(url)
+    if parts is None:
+        return None
+    if parts.path.lower().endswith(".pdf"):
+        return url
+    match = _ARXIV_ABS.match(url)
+    if match:
+        return f"https://arxiv.org/pdf/{match.group(1)}"
+    return None
+
+
+def text(value: Any) -> str | None:
+    """A non-empty plain string (HTML stripped), or None."""
+    if not isinstance(value, str):
+        return None
+    cleaned = strip_html(value)
+    return cleaned or None
+
+
+def compact(extras: dict[str, Any]) -> dict[str, Any]:
+    """Extras without empty values, so a hit never claims data the provider did not give.
+
+    Non-finite numbers go too: JSON may say `1e999` or `NaN`, and neither survives strict JSON output.
+    """
+    return {
+        k: v
+        for k, v in extras.items()
+        if v not in (None, "", [], {}) and not (isinstance(v, float) and not math.isfinite(v))
+    }
+
+
+def format_duration(value: Any) -> str | None:
+    """`"6:36"` as is; seconds (SearXNG serialises a timedelta as a number) as `m:ss` / `h:mm:ss`."""
+    if isinstance(value, str):
+        return value.strip() or None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        return None
+    total = int(value)
+    hours, rest = divmod(total, 3600)
+    minutes, seconds = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
+
+
+def quota_from_headers(raw: RawResponse, *, windows: tuple[str, ...] = ()) -> QuotaStatus | None:
+    """A provider-counted quota from `X-RateLimit-Limit/Remaining/Reset` (or `RateLimit-*`).
+
+    Some providers send one value per window, comma separated (Brave: `1, 15000` = per second,
+    per month); `windows` names them in order and the longest (last) window is reported, since
+    that is the budget that runs out. `Reset` is seconds from now; with a `Date` header it
+    becomes `resetsAt`.
+    """
+    limit_raw = raw.header("x-ratelimit-limit") or raw.header("ratelimit-limit")
+    remaining_raw = raw.header("x-ratelimit-remaining") or raw.header("ratelimit-remaining")
+    if not limit_raw or not remaining_raw:
+        return None
+    limits = [as_int(v.strip()) for v in limit_raw.split(",")]
+    remainders = [as_int(v.strip()) for v in remaining_raw.split(",")]
+    if not limits or len(limits) != len(remainders) or None in limits or None in remainders:
+        return None
+    index = len(limits) - 1
+    limit, remaining = limits[index], remainders[index]
+    assert limit is not None and remaining is not None
+    period = windows[index] if index < len(windows) else "window"
+    resets_at = None
+    reset_raw = raw.header("x-ratelimit-reset") or raw.header("ratelimit-reset")
+    if reset_raw:
+        resets = [as_int(v.strip()) for v in reset_raw.split(",")]
+        seconds = resets[index] if len(resets) == len(limits) else None
+        resets_at = _reset_time(raw.header("date"), seconds)
+    return QuotaStatus(
+        used=max(0, limit - remaining), limit=limit, period=period, source="provider", resets_at=resets_at
+    )
+
+
+def _reset_time(date_header: str | None, seconds: int | None) -> str | None:
+    if seconds is None or not date_header:
+        return None
+    try:
+        sent = email.utils.parsedate_to_datetime(date_header)
+    except (TypeError, ValueError):
+        return None
+    if sent.tzinfo is None:
+        sent = sent.replace(tzinfo=UTC)
+    return (sent + timedelta(seconds=seconds)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def error_text(raw: RawResponse, *keys: str) -> str | None:
+    """The message a provider put in a JSON error body, looked up along `keys` (dotted paths)."""
+    try:
+        data = json.loads(raw.body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    for path in keys:
+        node: Any = data
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, str) and node.strip():
+            return node.strip()
+    return None
+
+
+def now_date() -> str:
+    """Today's date (UTC), for date ranges whose end the caller left open."""
+    return datetime.now(UTC).date().isoformat()

@@ -1,0 +1,264 @@
+"""Brave Search API — an independent web index (web, images, videos, news).
+
+`GET https://api.search.brave.com/res/v1/{web,images,videos,news}/search?q=…&count=N` with the key
+in the `X-Subscription-Token` header and `Accept: application/json`.
+
+Docs: https://api-dashboard.search.brave.com/app/documentation/web-search/get-started
+
+    research.endpoint.brave.protocol: brave
+    research.endpoint.brave.apiKey: ${env:BRAVE_API_KEY}     # or the operator's BRAVE_API_KEY
+    research.endpoint.brave.rateLimit.perSecond: 1           # the default: the free plan's 1 query/s
+
+Expert params: `site`/`domain` → `site:` operator, `filetype` → `filetype:` operator, `dateFrom`/
+`dateTo` → `freshness=YYYY-MM-DDtoYYYY-MM-DD` (web, videos, news; image search has no date
+filter), `language` → `search_lang`; the locale's region → `country`.
+
+Quirks:
+- `description` carries `<strong>` highlight tags and HTML entities: stripped to plain text.
+- `age`/`page_age` are absent on some results; `page_age` (ISO) is preferred as `publishedAt`.
+- Web results sit in `web.results`; the other verticals answer with a top-level `results`. A web
+  answer without any result omits `web`.
+- Rate-limit headers carry one value per window, `X-RateLimit-Limit: 1, 15000` = per second,
+  per month; the monthly one becomes the quota (`source: provider`).
+- Counts are capped per vertical (web 20, news/videos 50, images 100).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..contract.enums import Modality, Tier
+from ..contract.errors import ParseError
+from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
+from ..contract.query import SearchRequest
+from ..contract.results import SearchHit
+from ._text import as_int, expect, load_json, unsupported_note
+from ._web import (
+    compact,
+    format_duration,
+    hostname,
+    language,
+    now_date,
+    query_with_operators,
+    quota_from_headers,
+    region,
+    text,
+)
+
+DEFAULT_BASE_URL = "https://api.search.brave.com"
+
+_VERTICALS: dict[Modality, tuple[str, int]] = {
+    Modality.WEB: ("/res/v1/web/search", 20),
+    Modality.IMAGE: ("/res/v1/images/search", 100),
+    Modality.VIDEO: ("/res/v1/videos/search", 50),
+    Modality.NEWS: ("/res/v1/news/search", 50),
+}
+"""Modality → (path, largest `count` the vertical accepts)."""
+
+_DATED = frozenset({Modality.WEB, Modality.VIDEO, Modality.NEWS})
+"""Verticals that accept `freshness`."""
+
+
+class BraveProtocol:
+    id = "brave"
+    display_name = "Brave Search"
+    modalities = frozenset(_VERTICALS)
+    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
+    key_required = True
+    env_key = "BRAVE_API_KEY"
+    default_rate_per_second = 1.0
+    """The free plan allows 1 query per second (third-party docs; DESIGN §5's example)."""
+    prompt_hint = (
+        "**Brave Search** — an independent web index (not Google/Bing) for web pages, images, videos "
+        "and news. Good second opinion on general web questions and recent news; snippets only."
+    )
+
+    def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
+        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
+        path, cap = _VERTICALS[request.modality]
+        query, honoured = query_with_operators(request)
+        params: list[tuple[str, str]] = [("q", query), ("count", str(min(request.max_results, cap)))]
+        lang, country = language(request), region(request)
+        if lang:
+            params.append(("search_lang", lang))
+            honoured.add("language")
+        if country:
+            params.append(("country", country))
+        expert = request.expert_params
+        if request.modality in _DATED and ("dateFrom" in expert or "dateTo" in expert):
+            start = expert.get("dateFrom") or "1970-01-01"
+            end = expert.get("dateTo") or now_date()
+            params.append(("freshness", f"{start}to{end}"))
+            honoured.update(k for k in ("dateFrom", "dateTo") if k in expert)
+        headers = {"Accept": "application/json"}
+        if config.api_key:
+            headers["X-Subscription-Token"] = config.api_key.reveal()
+        return RequestSpec(
+            method="GET",
+            url=f"{base}{path}",
+            params=tuple(params),
+            headers=headers,
+            state={"honoured": sorted(honoured)},
+        )
+
+    def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
+        data = expect(load_json(raw.body, "brave"), dict, "brave")
+        if data.get("type") == "ErrorResponse":
+            return SearchPage(error_message=f"brave: {_error_detail(data)}")
+        if request.modality is Modality.WEB:
+            if "web" in data:
+                web = expect(data["web"], dict, "brave web")
+                items = expect(web.get("results", []), list, "brave web.results")
+            elif data.get("type") == "search" or "query" in data:
+                items = []  # no web results: Brave leaves the block out
+            else:
+                raise ParseError("brave: body has neither web nor query")
+        elif "results" in data:
+            items = expect(data["results"], list, "brave results")
+        else:
+            raise ParseError("brave: body has no results")
+        build = _BUILDERS[request.modality]
+        hits = tuple(h for h in (build(item) for item in items if isinstance(item, dict)) if h)
+        notes = [unsupported_note(request, set(spec.state.get("honoured", ())))]
+        altered = (data.get("query") or {}).get("altered") if isinstance(data.get("query"), dict) else None
+        if isinstance(altered, str) and altered:
+            notes.append(f"results for the corrected query {altered!r}")
+        return SearchPage(
+            hits=hits,
+            note="; ".join(n for n in notes if n) or None,
+            quota=quota_from_headers(raw, windows=("second", "month")),
+        )
+
+    def describe_error(self, raw: RawResponse) -> str | None:
+        try:
+            data = load_json(raw.body, "brave")
+        except ParseError:
+            return None
+        return _error_detail(data) if isinstance(data, dict) and "error" in data else None
+
+
+def _error_detail(data: dict[str, Any]) -> str:
+    error = data.get("error")
+    if isinstance(error, dict):
+        detail = error.get("detail") or error.get("code") or "error"
+        return str(detail)
+    return str(error or "error")
+
+
+def _published(item: dict[str, Any]) -> str | None:
+    return text(item.get("page_age")) or text(item.get("age"))
+
+
+def _thumbnail(item: dict[str, Any]) -> str | None:
+    thumb = item.get("thumbnail")
+    return thumb.get("src") if isinstance(thumb, dict) and isinstance(thumb.get("src"), str) else None
+
+
+def _title_url(item: dict[str, Any]) -> tuple[str, str] | None:
+    title, url = text(item.get("title")), item.get("url")
+    if not title or not isinstance(url, str) or not url:
+        return None
+    return title, url
+
+
+def _web_hit(item: dict[str, Any]) -> SearchHit | None:
+    found = _title_url(item)
+    if found is None:
+        return None
+    profile = item.get("profile") if isinstance(item.get("profile"), dict) else {}
+    extras = {
+        "publishedAt": _published(item),
+        "siteName": text(profile.get("name")),
+        "thumbnailUrl": _thumbnail(item),
+        "language": text(item.get("language")),
+    }
+    return SearchHit(
+        title=found[0],
+        url=found[1],
+        modality=Modality.WEB,
+        snippet=text(item.get("description")),
+        source="brave",
+        extras=compact(extras),
+    )
+
+
+def _image_hit(item: dict[str, Any]) -> SearchHit | None:
+    found = _title_url(item)
+    if found is None:
+        return None
+    props = item.get("properties") if isinstance(item.get("properties"), dict) else {}
+    thumb = item.get("thumbnail") if isinstance(item.get("thumbnail"), dict) else {}
+    extras = {
+        "imageUrl": props.get("url"),
+        "thumbnailUrl": thumb.get("src"),
+        "width": as_int(props.get("width")) or as_int(thumb.get("width")),
+        "height": as_int(props.get("height")) or as_int(thumb.get("height")),
+        "site": text(item.get("source")),
+    }
+    return SearchHit(
+        title=found[0],
+        url=found[1],
+        modality=Modality.IMAGE,
+        snippet=text(item.get("source")),
+        source="brave",
+        extras=compact(extras),
+    )
+
+
+def _video_hit(item: dict[str, Any]) -> SearchHit | None:
+    found = _title_url(item)
+    if found is None:
+        return None
+    video = item.get("video") if isinstance(item.get("video"), dict) else {}
+    author = video.get("author") if isinstance(video.get("author"), dict) else {}
+    extras = {
+        "duration": format_duration(video.get("duration")),
+        "channel": text(video.get("creator")) or text(author.get("name")),
+        "thumbnailUrl": _thumbnail(item),
+        "publishedAt": _published(item),
+        "platform": text(video.get("publisher")),
+        "views": as_int(video.get("views")),
+    }
+    return SearchHit(
+        title=found[0],
+        url=found[1],
+        modality=Modality.VIDEO,
+        snippet=text(item.get("description")),
+        source="brave",
+        extras=compact(extras),
+    )
+
+
+def _news_hit(item: dict[str, Any]) -> SearchHit | None:
+    found = _title_url(item)
+    if found is None:
+        return None
+    profile = item.get("profile") if isinstance(item.get("profile"), dict) else {}
+    meta = item.get("meta_url") if isinstance(item.get("meta_url"), dict) else {}
+    extras = {
+        "publishedAt": _published(item),
+        "outlet": text(profile.get("name"))
+        or text(item.get("source"))
+        or hostname(f"https://{meta['hostname']}" if isinstance(meta.get("hostname"), str) else None)
+        or hostname(found[1]),
+        "thumbnailUrl": _thumbnail(item),
+        "breaking": item.get("breaking") if isinstance(item.get("breaking"), bool) else None,
+    }
+    return SearchHit(
+        title=found[0],
+        url=found[1],
+        modality=Modality.NEWS,
+        snippet=text(item.get("description")),
+        source="brave",
+        extras=compact(extras),
+    )
+
+
+_BUILDERS = {
+    Modality.WEB: _web_hit,
+    Modality.IMAGE: _image_hit,
+    Modality.VIDEO: _video_hit,
+    Modality.NEWS: _news_hit,
+}
+
+PROTOCOL = BraveProtocol()

@@ -1,0 +1,206 @@
+"""Exa — a neural (embedding-based) web index that returns page text with each hit.
+
+`POST https://api.exa.ai/search` with the key in the `x-api-key` header and a JSON body
+`{"query", "numResults", "type": "auto", "category", "includeDomains", "startPublishedDate",
+"endPublishedDate", "contents": {"text": {"maxCharacters": N}}}`.
+
+Docs: https://docs.exa.ai/reference/search
+
+    research.endpoint.exa.protocol: exa
+    research.endpoint.exa.apiKey: ${env:EXA_API_KEY}         # or the operator's EXA_API_KEY
+    research.endpoint.exa.textMaxCharacters: 2000            # page text kept per hit (default 2000)
+
+Modalities map onto Exa's `category`: ACADEMIC → `research paper`, NEWS → `news`, PDF → `pdf`;
+WEB searches everything. Expert params: `site`/`domain` → `includeDomains`, `dateFrom`/`dateTo` →
+`startPublishedDate`/`endPublishedDate`, `filetype: pdf` → category `pdf` (WEB/PDF only);
+`language` has no Exa equivalent and is named in the note.
+
+Quirks:
+- Hits carry page text (`text`, up to `maxCharacters`): kept inline (EMBED_TEXT), the snippet is
+  its first few sentences. `highlights`/`summary` are used when present instead.
+- `author` is often null or "" and, for arXiv pages, junk like "[Submitted on 2 Sep 2025]":
+  such values are dropped.
+- `image` and `favicon` keys are sometimes absent altogether; `image` can be a site-relative path.
+- `costDollars.total` says what the call cost (search + contents, $0.015 for 10 hits with text in
+  the recorded bodies); the search contract has no field for it, so it is not passed on.
+- `resolvedSearchType` may be an empty string (legacy); it is not used.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+from ..contract.enums import ContentInline, Modality, Tier
+from ..contract.errors import ParseError
+from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
+from ..contract.query import SearchRequest
+from ..contract.results import ContentRef, SearchHit
+from ._text import as_int, expect, load_json, shorten, unsupported_note
+from ._web import compact, domains, error_text, find_doi, hostname, pdf_url_for, quota_from_headers, text
+
+DEFAULT_BASE_URL = "https://api.exa.ai"
+MAX_RESULTS = 100
+SNIPPET_SOURCE_CHARS = 1500
+DEFAULT_TEXT_CHARS = 2000
+"""Page text kept per hit: enough for an agent to judge a source, small enough to keep answers lean."""
+
+_CATEGORY: dict[Modality, str | None] = {
+    Modality.WEB: None,
+    Modality.ACADEMIC: "research paper",
+    Modality.NEWS: "news",
+    Modality.PDF: "pdf",
+}
+
+
+class ExaProtocol:
+    id = "exa"
+    display_name = "Exa"
+    modalities = frozenset(_CATEGORY)
+    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
+    key_required = True
+    env_key = "EXA_API_KEY"
+    default_rate_per_second = 5.0
+    """Exa's documented default for /search is a handful of requests per second (unverified)."""
+    prompt_hint = (
+        "**Exa** — a neural web index: finds pages by meaning rather than keywords and returns page "
+        'text with each hit. Best for conceptual or descriptive queries ("papers that critique …", '
+        '"companies building …"), research papers, news and PDFs; weaker for exact-phrase lookups.'
+    )
+
+    def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
+        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
+        expert = request.expert_params
+        honoured: set[str] = set()
+        max_chars = as_int(config.extra("textMaxCharacters")) or DEFAULT_TEXT_CHARS
+        body: dict[str, Any] = {
+            "query": request.query,
+            "numResults": min(request.max_results, MAX_RESULTS),
+            "type": "auto",
+            "contents": {"text": {"maxCharacters": max_chars}},
+        }
+        category = _CATEGORY[request.modality]
+        filetype = expert.get("filetype", "").lower().lstrip(".")
+        if filetype == "pdf" and request.modality in (Modality.WEB, Modality.PDF):
+            category = "pdf"
+            honoured.add("filetype")
+        if category:
+            body["category"] = category
+        include = domains(request)
+        if include:
+            body["includeDomains"] = include
+            honoured.update(k for k in ("site", "domain") if k in expert)
+        if "dateFrom" in expert:
+            body["startPublishedDate"] = expert["dateFrom"]
+            honoured.add("dateFrom")
+        if "dateTo" in expert:
+            body["endPublishedDate"] = expert["dateTo"]
+            honoured.add("dateTo")
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if config.api_key:
+            headers["x-api-key"] = config.api_key.reveal()
+        return RequestSpec(
+            method="POST",
+            url=f"{base}/search",
+            headers=headers,
+            json_body=body,
+            state={"honoured": sorted(honoured)},
+        )
+
+    def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
+        data = expect(load_json(raw.body, "exa"), dict, "exa")
+        if "results" not in data:
+            message = data.get("error") or data.get("message")
+            if isinstance(message, str) and message:
+                return SearchPage(error_message=f"exa: {message}")
+            raise ParseError("exa: body has no results")
+        items = expect(data["results"], list, "exa results")
+        hits = tuple(
+            h for h in (_hit(item, request.modality) for item in items if isinstance(item, dict)) if h
+        )
+        return SearchPage(
+            hits=hits,
+            note=unsupported_note(request, set(spec.state.get("honoured", ()))),
+            quota=quota_from_headers(raw),
+        )
+
+    def describe_error(self, raw: RawResponse) -> str | None:
+        return error_text(raw, "error", "message", "error.message")
+
+
+def _author(value: Any) -> str | None:
+    """Exa's `author`, unless empty or page furniture such as "[Submitted on 2 Sep 2025]"."""
+    name = text(value)
+    if not name or name.startswith("[") or name.lower().startswith("submitted"):
+        return None
+    return name
+
+
+def _snippet(item: dict[str, Any], body: str | None) -> str | None:
+    highlights = item.get("highlights")
+    if isinstance(highlights, list):
+        first = next((text(h) for h in highlights if text(h)), None)
+        if first:
+            return shorten(first)
+    summary = text(item.get("summary"))
+    if summary:
+        return shorten(summary)
+    # Only the head of the page feeds the snippet: cleaning 10 kB of text per hit would cost ~1 ms each.
+    return shorten(plain_text(body[:SNIPPET_SOURCE_CHARS])) if body else None
+
+
+_MD_IMAGE = re.compile(r"!\[[^\]]*\](\([^)]*\))?")
+_MD_LINK = re.compile(r"\[([^\]]*)\](\([^)]*\))?")
+_MD_MARKS = re.compile(r"(^|\s)(#{1,6}|[*+-]|\d+\.)\s+")
+
+
+def plain_text(body: str) -> str:
+    """Exa's page text is Markdown-ish (`[Skip to content]`, `![logo]`, `* [Menu]`): made readable."""
+    cleaned = _MD_LINK.sub(r"\1", _MD_IMAGE.sub(" ", body))
+    cleaned = _MD_MARKS.sub(" ", cleaned)
+    return " ".join(html.unescape(cleaned).split())
+
+
+def _hit(item: dict[str, Any], modality: Modality) -> SearchHit | None:
+    url = item.get("url") or item.get("id")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        return None
+    title = text(item.get("title")) or url
+    body = item.get("text") if isinstance(item.get("text"), str) and item["text"].strip() else None
+    published = text(item.get("publishedDate"))
+    author = _author(item.get("author"))
+    image = item.get("image")
+    extras: dict[str, Any] = {
+        "publishedAt": published,
+        "author": author,
+        "imageUrl": image if isinstance(image, str) and image.startswith(("http://", "https://")) else None,
+        "score": item.get("score") if isinstance(item.get("score"), (int, float)) else None,
+    }
+    if modality is Modality.NEWS:
+        extras["outlet"] = hostname(url)
+    elif modality is Modality.ACADEMIC:
+        extras.update(
+            doi=find_doi(url),
+            authors=[author] if author else [],
+            year=as_int(published[:4]) if published else None,
+            pdfUrl=pdf_url_for(url),
+        )
+        extras.pop("author")
+    elif modality is Modality.PDF:
+        extras["pdfUrl"] = url
+    content = ContentRef(ContentInline.EMBED_TEXT, text=body, mime_type="text/plain") if body else None
+    if content is None and modality is Modality.PDF:
+        content = ContentRef(ContentInline.STASH_ON_DEMAND, ref=url, mime_type="application/pdf")
+    return SearchHit(
+        title=title,
+        url=url,
+        modality=modality,
+        snippet=_snippet(item, body),
+        source="exa",
+        content=content,
+        extras=compact(extras),
+    )
+
+
+PROTOCOL = ExaProtocol()

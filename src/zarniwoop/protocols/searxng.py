@@ -1,0 +1,307 @@
+"""SearXNG — a self-hosted metasearch engine that merges the results of many engines.
+
+`GET {baseUrl}/search?q=…&format=json&categories=…` on an instance you run. No key; `baseUrl` is
+required (a missing one is a config error at start-up). JSON output must be enabled in the
+instance's `settings.yml` (`search.formats: [html, json]`), else it answers 403 with an HTML page.
+
+Docs: https://docs.searxng.org/dev/search_api.html
+
+    research.endpoint.searxng.protocol: searxng
+    research.endpoint.searxng.baseUrl: https://searx.example.org
+    research.endpoint.searxng.engines: google,bing,duckduckgo   # optional: restrict the engines
+
+Modalities map onto SearXNG categories: WEB → `general`, IMAGE → `images`, VIDEO → `videos`,
+NEWS → `news`, ACADEMIC → `science`. Expert params: `site`/`domain` → `site:` and `filetype` →
+`filetype:` in the query (passed on to the engines; the big web engines honour them), `language`
+→ `language`, `dateFrom` → the smallest `time_range` (day, week, month, year) that covers it —
+widened, so the note says so. `dateTo` in the past cannot be expressed and is named in the note.
+
+Quirks (see the shared WIRE_NOTES):
+- No page-size parameter: about 20–30 results per page come back; the instance trims to maxResults.
+- The same URL from several engines is one result; `engines` names them all (a set, so unordered).
+- `unresponsive_engines` is a list of `[engine, reason]` pairs; they go into the note. If every
+  engine failed, the status is still 200 with no results: reported as a soft error (no cooldown).
+- `number_of_results` was dropped upstream in 2026 and was often 0 anyway: not used.
+- A `content` of exactly "None" is an artefact of `json_engine` engines with a null field: dropped.
+- Errors: 400 `{"error": "No query"}`, 400 for a bad `pageno`, 403 HTML when JSON is disabled.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime
+from typing import Any
+
+from ..contract.enums import Modality, Tier
+from ..contract.errors import ConfigError, ParseError
+from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
+from ..contract.query import SearchRequest
+from ..contract.results import SearchHit
+from ._text import as_int, expect, load_json, shorten, unsupported_note
+from ._web import (
+    compact,
+    error_text,
+    find_doi,
+    format_duration,
+    hostname,
+    language,
+    pdf_url_for,
+    query_with_operators,
+    text,
+)
+
+_CATEGORY = {
+    Modality.WEB: "general",
+    Modality.IMAGE: "images",
+    Modality.VIDEO: "videos",
+    Modality.NEWS: "news",
+    Modality.ACADEMIC: "science",
+}
+_TIME_RANGES = (("day", 1), ("week", 7), ("month", 31), ("year", 366))
+"""SearXNG's `time_range` values and how many days back each reaches."""
+_RESOLUTION = re.compile(r"^\s*(\d+)\s*[x×X]\s*(\d+)\s*$")
+JSON_DISABLED = (
+    "JSON output is not enabled on this SearXNG instance; add `json` to `search.formats` in its "
+    "settings.yml and restart it"
+)
+
+
+class SearxngProtocol:
+    id = "searxng"
+    display_name = "SearXNG"
+    modalities = frozenset(_CATEGORY)
+    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
+    key_required = False
+    default_rate_per_second = 2.0
+    """Your own instance: a gentle default so its upstream engines do not start refusing it."""
+    prompt_hint = (
+        "**SearXNG** — a self-hosted metasearch engine that merges results from many engines "
+        "(Google, Bing, DuckDuckGo, Wikipedia, arXiv, …) without tracking or per-query cost. Good for "
+        "broad web, image, video, news and science searches; result quality depends on the engines "
+        "the instance enables."
+    )
+
+    def validate_config(self, config: InstanceConfig) -> None:
+        key = f"research.endpoint.{config.instance_id}.baseUrl"
+        if not config.base_url:
+            raise ConfigError(
+                key,
+                "is required for the searxng protocol: the URL of your SearXNG instance, e.g. "
+                "https://searx.example.org",
+            )
+        if not config.base_url.startswith(("http://", "https://")):
+            raise ConfigError(key, f"must be an http(s) URL, got {config.base_url!r}")
+
+    def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
+        self.validate_config(config)
+        assert config.base_url is not None
+        query, honoured = query_with_operators(request)
+        params: list[tuple[str, str]] = [
+            ("q", query),
+            ("format", "json"),
+            ("categories", _CATEGORY[request.modality]),
+            ("pageno", "1"),
+        ]
+        lang = language(request)
+        if lang:
+            params.append(("language", lang))
+            honoured.add("language")
+        engines = config.extra("engines")
+        if engines:
+            params.append(("engines", engines))
+        notes: list[str] = []
+        expert = request.expert_params
+        today = datetime.now(UTC).date()
+        if "dateFrom" in expert:
+            days = (today - date.fromisoformat(expert["dateFrom"])).days
+            chosen = next((name for name, reach in _TIME_RANGES if days <= reach), None)
+            if chosen:
+                params.append(("time_range", chosen))
+                honoured.add("dateFrom")
+                notes.append(f"dateFrom widened to time_range={chosen}")
+        if "dateTo" in expert and date.fromisoformat(expert["dateTo"]) >= today:
+            honoured.add("dateTo")  # an end date of today or later restricts nothing
+        return RequestSpec(
+            method="GET",
+            url=f"{config.base_url.rstrip('/')}/search",
+            params=tuple(params),
+            headers={"Accept": "application/json"},
+            state={"honoured": sorted(honoured), "notes": notes},
+        )
+
+    def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
+        data = expect(load_json(raw.body, "searxng"), dict, "searxng")
+        if "results" not in data:
+            if isinstance(data.get("error"), str):
+                return SearchPage(error_message=f"searxng: {data['error']}")
+            raise ParseError("searxng: body has no results")
+        items = expect(data["results"], list, "searxng results")
+        build = _BUILDERS[request.modality]
+        hits = tuple(h for h in (build(item) for item in items if isinstance(item, dict)) if h)
+        failed = _unresponsive(data.get("unresponsive_engines"))
+        notes = [unsupported_note(request, set(spec.state.get("honoured", ()))), *spec.state.get("notes", ())]
+        if failed:
+            notes.append(f"unresponsive engines: {failed}")
+        corrections = [c for c in data.get("corrections") or [] if isinstance(c, str) and c]
+        if corrections and not hits:
+            notes.append(f"did you mean: {corrections[0]}")
+        error = f"searxng: no results; engines that failed: {failed}" if failed and not hits else None
+        return SearchPage(hits=hits, note="; ".join(n for n in notes if n) or None, error_message=error)
+
+    def describe_error(self, raw: RawResponse) -> str | None:
+        message = error_text(raw, "error")
+        if message:
+            return message
+        if raw.status == 403 and raw.body.lstrip()[:1] == b"<":
+            return JSON_DISABLED
+        return None
+
+
+def _unresponsive(value: Any) -> str:
+    """`[["silent upstream", "timeout"], …]` → `silent upstream (timeout), …`."""
+    if not isinstance(value, list):
+        return ""
+    pairs = []
+    for entry in value:
+        if isinstance(entry, list) and entry and isinstance(entry[0], str):
+            reason = entry[1] if len(entry) > 1 and isinstance(entry[1], str) else "failed"
+            pairs.append(f"{entry[0]} ({reason})")
+    return ", ".join(pairs)
+
+
+def _content(item: dict[str, Any]) -> str | None:
+    """The snippet source: the head of `content` (some engines put whole pages there)."""
+    content = item.get("content")
+    value = text(content[:2000]) if isinstance(content, str) else None
+    return None if value == "None" else value
+
+
+def _base(item: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
+    url = item.get("url")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        return None
+    title = text(item.get("title")) or url
+    engines = item.get("engines")
+    extras: dict[str, Any] = {
+        "engines": sorted(e for e in engines if isinstance(e, str)) if isinstance(engines, list) else None,
+        "score": item.get("score") if isinstance(item.get("score"), (int, float)) else None,
+    }
+    return title, url, extras
+
+
+def _published(item: dict[str, Any]) -> str | None:
+    return text(item.get("publishedDate")) or text(item.get("pubdate"))
+
+
+def _web_hit(item: dict[str, Any], modality: Modality = Modality.WEB) -> SearchHit | None:
+    found = _base(item)
+    if found is None:
+        return None
+    title, url, extras = found
+    extras["publishedAt"] = _published(item)
+    extras["thumbnailUrl"] = text(item.get("thumbnail"))
+    if modality is Modality.NEWS:
+        extras["outlet"] = text(item.get("source")) or hostname(url)
+    return SearchHit(
+        title=title,
+        url=url,
+        modality=modality,
+        snippet=shorten(_content(item)),
+        source="searxng",
+        extras=compact(extras),
+    )
+
+
+def _news_hit(item: dict[str, Any]) -> SearchHit | None:
+    return _web_hit(item, Modality.NEWS)
+
+
+def _image_hit(item: dict[str, Any]) -> SearchHit | None:
+    found = _base(item)
+    image = item.get("img_src")
+    if found is None:
+        if not isinstance(image, str) or not image.startswith(("http://", "https://")):
+            return None
+        found = (text(item.get("title")) or image, image, {})
+    title, url, extras = found
+    width = height = None
+    match = _RESOLUTION.match(str(item.get("resolution") or ""))
+    if match:
+        width, height = int(match.group(1)), int(match.group(2))
+    extras.update(
+        imageUrl=text(image),
+        thumbnailUrl=text(item.get("thumbnail_src")) or text(item.get("thumbnail")),
+        width=width,
+        height=height,
+        format=text(item.get("img_format")),
+        site=text(item.get("source")),
+    )
+    return SearchHit(
+        title=title,
+        url=url,
+        modality=Modality.IMAGE,
+        snippet=shorten(_content(item)),
+        source="searxng",
+        extras=compact(extras),
+    )
+
+
+def _video_hit(item: dict[str, Any]) -> SearchHit | None:
+    found = _base(item)
+    if found is None:
+        return None
+    title, url, extras = found
+    extras.update(
+        duration=format_duration(item.get("length")),
+        channel=text(item.get("author")),
+        thumbnailUrl=text(item.get("thumbnail")),
+        publishedAt=_published(item),
+        embedUrl=text(item.get("iframe_src")),
+        views=as_int(item.get("views")),
+    )
+    return SearchHit(
+        title=title,
+        url=url,
+        modality=Modality.VIDEO,
+        snippet=shorten(_content(item)),
+        source="searxng",
+        extras=compact(extras),
+    )
+
+
+def _paper_hit(item: dict[str, Any]) -> SearchHit | None:
+    found = _base(item)
+    if found is None:
+        return None
+    title, url, extras = found
+    published = _published(item)
+    authors = item.get("authors")
+    pdf = item.get("pdf_url")
+    doi = item.get("doi")
+    extras.update(
+        doi=doi if isinstance(doi, str) and doi else find_doi(url),
+        authors=[a for a in authors if isinstance(a, str) and a] if isinstance(authors, list) else [],
+        year=as_int(published[:4]) if published else None,
+        venue=text(item.get("journal")) or text(item.get("publisher")),
+        pdfUrl=pdf if isinstance(pdf, str) and pdf else pdf_url_for(url),
+        publishedAt=published,
+    )
+    return SearchHit(
+        title=title,
+        url=url,
+        modality=Modality.ACADEMIC,
+        snippet=shorten(_content(item)),
+        source="searxng",
+        extras=compact(extras),
+    )
+
+
+_BUILDERS = {
+    Modality.WEB: _web_hit,
+    Modality.NEWS: _news_hit,
+    Modality.IMAGE: _image_hit,
+    Modality.VIDEO: _video_hit,
+    Modality.ACADEMIC: _paper_hit,
+}
+
+PROTOCOL = SearxngProtocol()

@@ -1,0 +1,143 @@
+"""Tavily — a search API built for LLM agents (RAG): ranked results with a relevance score.
+
+`POST https://api.tavily.com/search` with `Authorization: Bearer tvly-…` and a JSON body
+`{"query", "max_results", "topic": "general"|"news", "search_depth": "basic", "include_domains",
+"start_date", "end_date"}`. Older clients sent the key as `api_key` in the body; the bearer header
+is the current form.
+
+Docs: https://docs.tavily.com/documentation/api-reference/endpoint/search
+
+    research.endpoint.tavily.protocol: tavily
+    research.endpoint.tavily.apiKey: ${env:TAVILY_API_KEY}   # or the operator's TAVILY_API_KEY
+    research.endpoint.tavily.searchDepth: basic               # `advanced` costs two credits a call
+
+Modalities: WEB (`topic: general`) and NEWS (`topic: news`, results carry `published_date`).
+Expert params: `site`/`domain` → `include_domains`, `dateFrom`/`dateTo` → `start_date`/`end_date`;
+`filetype` and `language` have no Tavily equivalent and are named in the note.
+
+Quirks:
+- `content` is a short extract chosen for the query (the snippet); `raw_content` (the page) is null
+  unless asked for — when present it is kept inline as the hit's content.
+- `images` are plain URLs or `{url, description}` objects; they are not hits of a WEB search.
+- `answer` and `follow_up_questions` are null unless asked for; not used.
+- Error bodies look like `{"detail": {"error": "…"}}`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..contract.enums import ContentInline, Modality, Tier
+from ..contract.errors import ParseError
+from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
+from ..contract.query import SearchRequest
+from ..contract.results import ContentRef, SearchHit
+from ._text import expect, load_json, shorten, unsupported_note
+from ._web import compact, domains, error_text, hostname, quota_from_headers, text
+
+DEFAULT_BASE_URL = "https://api.tavily.com"
+MAX_RESULTS = 20
+_TOPIC = {Modality.WEB: "general", Modality.NEWS: "news"}
+
+
+class TavilyProtocol:
+    id = "tavily"
+    display_name = "Tavily"
+    modalities = frozenset(_TOPIC)
+    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
+    key_required = True
+    env_key = "TAVILY_API_KEY"
+    default_rate_per_second = 1.5
+    """About 100 requests a minute for development keys (unverified)."""
+    prompt_hint = (
+        "**Tavily** — a search API made for agents: a handful of relevance-scored results with "
+        "query-focused extracts. Good for factual web questions and recent news where a few solid "
+        "sources beat a long list."
+    )
+
+    def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
+        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
+        expert = request.expert_params
+        honoured: set[str] = set()
+        body: dict[str, Any] = {
+            "query": request.query,
+            "max_results": min(request.max_results, MAX_RESULTS),
+            "topic": _TOPIC[request.modality],
+            "search_depth": config.extra("searchDepth") or "basic",
+        }
+        include = domains(request)
+        if include:
+            body["include_domains"] = include
+            honoured.update(k for k in ("site", "domain") if k in expert)
+        if "dateFrom" in expert:
+            body["start_date"] = expert["dateFrom"]
+            honoured.add("dateFrom")
+        if "dateTo" in expert:
+            body["end_date"] = expert["dateTo"]
+            honoured.add("dateTo")
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if config.api_key:
+            headers["Authorization"] = f"Bearer {config.api_key.reveal()}"
+        return RequestSpec(
+            method="POST",
+            url=f"{base}/search",
+            headers=headers,
+            json_body=body,
+            state={"honoured": sorted(honoured)},
+        )
+
+    def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
+        data = expect(load_json(raw.body, "tavily"), dict, "tavily")
+        if "results" not in data:
+            message = _detail(data)
+            if message:
+                return SearchPage(error_message=f"tavily: {message}")
+            raise ParseError("tavily: body has no results")
+        items = expect(data["results"], list, "tavily results")
+        hits = tuple(
+            h for h in (_hit(item, request.modality) for item in items if isinstance(item, dict)) if h
+        )
+        return SearchPage(
+            hits=hits,
+            note=unsupported_note(request, set(spec.state.get("honoured", ()))),
+            quota=quota_from_headers(raw),
+        )
+
+    def describe_error(self, raw: RawResponse) -> str | None:
+        return error_text(raw, "detail.error", "detail", "error", "message")
+
+
+def _detail(data: dict[str, Any]) -> str | None:
+    detail = data.get("detail")
+    if isinstance(detail, dict):
+        detail = detail.get("error")
+    value = detail or data.get("error")
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _hit(item: dict[str, Any], modality: Modality) -> SearchHit | None:
+    url = item.get("url")
+    if not isinstance(url, str) or not url:
+        return None
+    title = text(item.get("title")) or url
+    raw_content = item.get("raw_content")
+    extras: dict[str, Any] = {
+        "score": item.get("score") if isinstance(item.get("score"), (int, float)) else None,
+        "publishedAt": text(item.get("published_date")),
+    }
+    if modality is Modality.NEWS:
+        extras["outlet"] = hostname(url)
+    return SearchHit(
+        title=title,
+        url=url,
+        modality=modality,
+        snippet=shorten(text(item.get("content"))),
+        source="tavily",
+        content=ContentRef(ContentInline.EMBED_TEXT, text=raw_content, mime_type="text/plain")
+        if isinstance(raw_content, str) and raw_content.strip()
+        else None,
+        extras=compact(extras),
+    )
+
+
+PROTOCOL = TavilyProtocol()

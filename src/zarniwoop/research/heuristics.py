@@ -1,0 +1,346 @@
+"""The non-LLM Plan and Evaluate strategies: the pipeline works with no LLM configured.
+
+Plan: pick modalities from cues in the question (a study/trial/paper question wants ACADEMIC,
+"latest …" wants NEWS, "what is …" wants ENCYCLOPEDIA, …) among those a ready provider serves;
+web-style modalities get the question as asked, index-style ones (academic, books, encyclopedia)
+its key terms, which is what their search engines match best.
+
+Evaluate: lexical relevance — how many of the question's key terms a hit's title and text contain,
+with title matches weighing more and agreement across sources adding a little. Hits matching too
+few key terms are dropped, and the reason names the terms they miss.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from ..contract.enums import Modality
+from .model import MergedHit, Plan, PlannedSearch, Verdict
+
+_WORD = re.compile(r"[\w][\w\-+.]*[\w+]|\w", re.UNICODE)
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "tell",
+        "show",
+        "find",
+        "explain",
+        "give",
+        "list",
+        "known",
+        "know",
+        "best",
+        "good",
+        "does",
+        "many",
+        "much",
+        "use",
+        "used",
+        "using",
+        "vs",
+        "versus",
+    ]
+)
+
+CUES: dict[Modality, tuple[str, ...]] = {
+    Modality.ACADEMIC: (
+        "study",
+        "studies",
+        "paper",
+        "papers",
+        "evidence",
+        "trial",
+        "trials",
+        "clinical",
+        "review",
+        "meta-analysis",
+        "effect",
+        "effects",
+        "mechanism",
+        "research",
+        "peer-reviewed",
+        "dataset",
+        "benchmark",
+        "algorithm",
+        "hypothesis",
+        "cohort",
+        "randomized",
+        "literature",
+        "citation",
+        "theorem",
+        "protein",
+        "gene",
+        "disease",
+    ),
+    Modality.NEWS: (
+        "latest",
+        "recent",
+        "recently",
+        "news",
+        "today",
+        "yesterday",
+        "announced",
+        "this week",
+        "breaking",
+        "update",
+    ),
+    Modality.BOOK: (
+        "book",
+        "books",
+        "novel",
+        "novels",
+        "author",
+        "written by",
+        "isbn",
+        "edition",
+        "publisher",
+    ),
+    Modality.ENCYCLOPEDIA: (
+        "what is",
+        "what are",
+        "who is",
+        "who was",
+        "history of",
+        "define",
+        "definition",
+        "overview",
+        "biography",
+    ),
+    Modality.PDF: ("pdf", "whitepaper", "report", "specification", "datasheet"),
+}
+INDEX_STYLE = frozenset({Modality.ACADEMIC, Modality.BOOK, Modality.ENCYCLOPEDIA})
+DEFAULT_ORDER = (Modality.WEB, Modality.ACADEMIC, Modality.ENCYCLOPEDIA, Modality.NEWS)
+KEEP_THRESHOLD = 0.34
+
+
+def key_terms(text: str) -> list[str]:
+    """Lower-cased content words, in order, without duplicates or stop words."""
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(text.lower()):
+        if (len(word) > 1 and word not in STOPWORDS and not word.isdigit()) or re.fullmatch(
+            r"(19|20)\d\d", word
+        ):
+            seen.setdefault(word.strip(".-"), None)
+    return [w for w in seen if w]
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ies", "es", "s"):
+        if len(word) > 4 and word.endswith(suffix):
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+class HeuristicPlanner:
+    strategy = "heuristic"
+
+    async def plan(
+        self, question: str, available: Mapping[Modality, Sequence[str]], max_searches: int = 4
+    ) -> Plan:
+        lowered = f" {question.lower()} "
+        wanted = [
+            m for m, cues in CUES.items() if any(f" {c}" in lowered or f"{c} " in lowered for c in cues)
+        ]
+        for modality in DEFAULT_ORDER:
+            if modality not in wanted:
+                wanted.append(modality)
+        chosen = [m for m in wanted if available.get(m)][:max_searches]
+        terms = " ".join(key_terms(question)) or question
+        searches = tuple(
+            PlannedSearch(terms if m in INDEX_STYLE else question, m, {i: 1.0 for i in available[m]})
+            for m in chosen
+        )
+        cue_hits = [
+            m.value for m in wanted[: len(chosen)] if m in CUES and any(c in lowered for c in CUES[m])
+        ]
+        rationale = (
+            f"cues for {', '.join(cue_hits)}; " if cue_hits else "no strong cue; "
+        ) + f"searching {', '.join(m.value for m in chosen) or 'nothing (no provider is ready)'}"
+        return Plan(searches, rationale, self.strategy)
+
+    async def refine(
+        self,
+        question: str,
+        plan: Plan,
+        found: Sequence[MergedHit],
+        available: Mapping[Modality, Sequence[str]],
+    ) -> Plan:
+        """A second wave: the key terms alone (broader), on the modalities the first wave used."""
+        terms = key_terms(question)
+        broader = " ".join(terms[: max(2, len(terms) - 1)]) if len(terms) > 2 else " ".join(terms)
+        used = {s.modality for s in plan.searches}
+        searches = tuple(
+            PlannedSearch(broader, m, {i: 1.0 for i in available.get(m, ())})
+            for m in used
+            if available.get(m)
+            and broader
+            and broader != next((s.query for s in plan.searches if s.modality is m), None)
+        )
+        return Plan(searches, f"refine: broader query {broader!r} after {len(found)} hits", self.strategy)
+
+
+class LexicalEvaluator:
+    strategy = "lexical"
+
+    async def evaluate(self, question: str, hits: Sequence[MergedHit]) -> list[Verdict]:
+        terms = [_stem(t) for t in key_terms(question)]
+        verdicts = []
+        for merged in hits:
+            hit = merged.hit
+            title = {_stem(t) for t in key_terms(hit.title)}
+            body_text = " ".join(
+                filter(
+                    None, [hit.snippet, hit.content.text[:4000] if hit.content and hit.content.text else None]
+                )
+            )
+            body = {_stem(t) for t in key_terms(body_text)} | title
+            if not terms:
+                verdicts.append(Verdict(merged.key, True, 0.5, "question has no key terms to match"))
+                continue
+            in_title = [t for t in terms if t in title]
+            in_body = [t for t in terms if t in body]
+            coverage = 0.6 * len(in_title) / len(terms) + 0.4 * len(in_body) / len(terms)
+            agreement = min(0.2, 0.1 * (len({s.instance for s in merged.sources}) - 1))
+            score = round(min(1.0, coverage + agreement), 4)
+            missing = [t for t in terms if t not in body]
+            if score >= KEEP_THRESHOLD:
+                reason = f"matches {len(in_body)}/{len(terms)} key terms"
+                if len({s.instance for s in merged.sources}) > 1:
+                    reason += f"; found by {len({s.instance for s in merged.sources})} sources"
+                verdicts.append(Verdict(merged.key, True, score, reason))
+            else:
+                verdicts.append(
+                    Verdict(
+                        merged.key,
+                        False,
+                        score,
+                        f"matches {len(in_body)}/{len(terms)} key terms; missing {', '.join(missing[:5])}",
+                    )
+                )
+        return verdicts

@@ -1,0 +1,259 @@
+"""`Investigator`: the curated research pipeline (DESIGN §7, seed §7).
+
+investigator = Investigator(runtime.dispatcher)
+ranked = await investigator.investigate("off-target effects of CRISPR base editors", scope, max_results=10)
+ranked.to_json()  # RankedHitSet {question, plan, hits[…], dropped[…], refineDepth, rationale, usage}
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..contract.enums import ContentInline, Modality
+from ..contract.errors import InvalidRequestError, ZarniwoopError
+from ..contract.query import SearchRequest
+from ..contract.results import ContentRef, SearchHit
+from ..dispatch.status import provider_entries
+from .dedup import merge
+from .heuristics import HeuristicPlanner, LexicalEvaluator
+from .model import DroppedHit, MergedHit, Plan, RankedHit, RankedHitSet, Verdict
+
+if TYPE_CHECKING:
+    from ..contract.query import SearchScope
+    from ..contract.results import SearchResult
+    from ..dispatch.dispatcher import Dispatcher
+
+log = logging.getLogger(__name__)
+MAX_QUESTION_CHARS = 2000
+MAX_DEPTH = 3
+DEEPEN_LIMIT = 8
+"""How many top hits Deepen loads content for: bodies are large and the evaluation wants the best ones."""
+
+ContentLoader = Callable[[SearchHit, "SearchScope"], Awaitable[str | None]]
+
+
+class Planner(Protocol):
+    strategy: str
+
+    async def plan(
+        self, question: str, available: Mapping[Modality, Sequence[str]], max_searches: int = 4
+    ) -> Plan: ...
+
+    async def refine(
+        self,
+        question: str,
+        plan: Plan,
+        found: Sequence[MergedHit],
+        available: Mapping[Modality, Sequence[str]],
+    ) -> Plan: ...
+
+
+class Evaluator(Protocol):
+    strategy: str
+
+    async def evaluate(self, question: str, hits: Sequence[MergedHit]) -> list[Verdict]: ...
+
+
+class Investigator:
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        *,
+        planner: Planner | None = None,
+        evaluator: Evaluator | None = None,
+        content_loader: ContentLoader | None = None,
+    ) -> None:
+        self.dispatcher = dispatcher
+        self.planner = planner or HeuristicPlanner()
+        self.evaluator = evaluator or LexicalEvaluator()
+        self.fallback_planner = HeuristicPlanner()
+        self.fallback_evaluator = LexicalEvaluator()
+        self.content_loader = content_loader
+
+    async def investigate(
+        self, question: str, scope: SearchScope, *, max_results: int = 10, depth: int = 0
+    ) -> RankedHitSet:
+        question = _validate(question, max_results, depth)
+        started = time.perf_counter()
+        provider_set = await self.dispatcher.factory.providers(scope)
+        min_hits = provider_set.settings.get_int("research.investigate.minHits", 3)
+        available = await self._available(scope)
+        plan, plan_strategy = await self._plan(question, available)
+        searches: list[dict[str, Any]] = []
+        merged = merge(await self._run(plan, scope, max_results, searches))
+        notes: list[str] = []
+        if depth > 0:
+            merged = await self._deepen(merged, scope, notes)
+        verdicts, eval_strategy = await self._evaluate(question, merged)
+        kept, dropped = _apply(merged, verdicts)
+        refine_depth = 0
+        if len(kept) < min_hits and plan.searches:
+            second = await self._refine(question, plan, merged, available)
+            if second.searches:
+                refine_depth = 1
+                seen = {m.key for m in merged}
+                more = [
+                    m
+                    for m in merge(await self._run(second, scope, max_results, searches))
+                    if m.key not in seen
+                ]
+                if depth > 0:
+                    more = await self._deepen(more, scope, notes)
+                extra_verdicts, _ = await self._evaluate(question, more)
+                more_kept, more_dropped = _apply(more, extra_verdicts)
+                kept += more_kept
+                dropped += more_dropped
+                notes.append(second.rationale)
+        kept.sort(key=lambda h: (h.score, h.relevance_score), reverse=True)
+        rationale = "; ".join([plan.rationale, *notes])
+        if len(kept) > max_results:
+            rationale += f"; {len(kept) - max_results} further relevant hits beyond maxResults"
+        elapsed_ms = round((time.perf_counter() - started) * 1000)
+        return RankedHitSet(
+            question=question,
+            plan=plan,
+            hits=tuple(kept[:max_results]),
+            dropped=tuple(dropped),
+            refine_depth=refine_depth,
+            rationale=rationale,
+            strategies={"plan": plan_strategy, "evaluate": eval_strategy},
+            searches=tuple(searches),
+            usage={"searches": len(searches), "durationMs": elapsed_ms},
+        )
+
+    async def _available(self, scope: SearchScope) -> dict[Modality, list[str]]:
+        available: dict[Modality, list[str]] = {}
+        for entry in await provider_entries(self.dispatcher, scope, admin=False):
+            if entry["availability"] in ("READY", "COOLDOWN"):
+                for modality in entry["modalities"]:
+                    available.setdefault(Modality(modality), []).append(entry["id"])
+        return available
+
+    async def _plan(self, question: str, available: Mapping[Modality, Sequence[str]]) -> tuple[Plan, str]:
+        try:
+            plan = await self.planner.plan(question, available)
+            return _only_available(plan, available), plan.strategy
+        except ZarniwoopError as exc:
+            if self.planner is self.fallback_planner:
+                raise
+            log.warning("plan step failed (%s); using the heuristic planner", exc.message)
+            plan = await self.fallback_planner.plan(question, available)
+            return plan, f"{plan.strategy} (fallback: {exc.message})"
+
+    async def _refine(
+        self,
+        question: str,
+        plan: Plan,
+        found: Sequence[MergedHit],
+        available: Mapping[Modality, Sequence[str]],
+    ) -> Plan:
+        try:
+            return _only_available(await self.planner.refine(question, plan, found, available), available)
+        except ZarniwoopError:
+            return await self.fallback_planner.refine(question, plan, found, available)
+
+    async def _evaluate(self, question: str, merged: Sequence[MergedHit]) -> tuple[list[Verdict], str]:
+        if not merged:
+            return [], self.evaluator.strategy
+        try:
+            return await self.evaluator.evaluate(question, merged), self.evaluator.strategy
+        except ZarniwoopError as exc:
+            if self.evaluator is self.fallback_evaluator:
+                raise
+            log.warning("evaluate step failed (%s); using lexical relevance", exc.message)
+            verdicts = await self.fallback_evaluator.evaluate(question, merged)
+            return verdicts, f"{self.fallback_evaluator.strategy} (fallback: {exc.message})"
+
+    async def _run(
+        self, plan: Plan, scope: SearchScope, max_results: int, log_into: list[dict[str, Any]]
+    ) -> list[tuple[str, str, float, Sequence[SearchHit]]]:
+        requests = [SearchRequest.create(s.query, s.modality, max_results=max_results) for s in plan.searches]
+        results: list[SearchResult] = await asyncio.gather(
+            *(self.dispatcher.search(r, scope) for r in requests)
+        )
+        batches = []
+        for planned, result in zip(plan.searches, results, strict=True):
+            log_into.append(
+                {
+                    "query": planned.query,
+                    "modality": planned.modality.value,
+                    "providerInstanceId": result.provider_instance_id,
+                    "hits": result.returned_count,
+                    "errorMessage": result.error_message,
+                    "cached": result.cached,
+                }
+            )
+            if result.provider_instance_id and result.hits:
+                affinity = float(planned.source_affinity.get(result.provider_instance_id, 1.0))
+                batches.append((planned.query, result.provider_instance_id, affinity, result.hits))
+        return batches
+
+    async def _deepen(self, merged: list[MergedHit], scope: SearchScope, notes: list[str]) -> list[MergedHit]:
+        """Load bodies for the top hits that carry no text, so Evaluate sees more than a snippet."""
+        if self.content_loader is None:
+            notes.append("deepen skipped: no content loader configured")
+            return merged
+        targets = [m for m in merged[:DEEPEN_LIMIT] if not (m.hit.content and m.hit.content.text)]
+        loaded = await asyncio.gather(
+            *(self.content_loader(m.hit, scope) for m in targets), return_exceptions=True
+        )
+        texts = {
+            m.key: text for m, text in zip(targets, loaded, strict=True) if isinstance(text, str) and text
+        }
+        notes.append(f"deepened {len(texts)} of {len(targets)} hits")
+        return [
+            replace(m, hit=replace(m.hit, content=ContentRef(ContentInline.EMBED_TEXT, text=texts[m.key])))
+            if m.key in texts
+            else m
+            for m in merged
+        ]
+
+
+def _validate(question: Any, max_results: Any, depth: Any) -> str:
+    if not isinstance(question, str) or not question.strip():
+        raise InvalidRequestError("question", "must be a non-empty string")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise InvalidRequestError(
+            "question", f"must be at most {MAX_QUESTION_CHARS} characters, got {len(question)}"
+        )
+    if isinstance(max_results, bool) or not isinstance(max_results, int) or not 0 < max_results <= 100:
+        raise InvalidRequestError("maxResults", f"must be an integer between 1 and 100, got {max_results!r}")
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= MAX_DEPTH:
+        raise InvalidRequestError("depth", f"must be an integer between 0 and {MAX_DEPTH}, got {depth!r}")
+    return question.strip()
+
+
+def _only_available(plan: Plan, available: Mapping[Modality, Sequence[str]]) -> Plan:
+    """Drop planned searches no ready provider can serve (an LLM may plan for absent sources)."""
+    return replace(plan, searches=tuple(s for s in plan.searches if available.get(s.modality)))
+
+
+def _apply(
+    merged: Sequence[MergedHit], verdicts: Sequence[Verdict]
+) -> tuple[list[RankedHit], list[DroppedHit]]:
+    by_key = {v.key: v for v in verdicts}
+    kept: list[RankedHit] = []
+    dropped: list[DroppedHit] = []
+    for m in merged:
+        verdict = by_key.get(m.key)
+        if verdict is None:
+            dropped.append(DroppedHit(m.hit, "not evaluated: the evaluation returned no verdict for it"))
+        elif verdict.keep:
+            kept.append(
+                RankedHit(
+                    m.hit,
+                    verdict.relevance_score * m.affinity,
+                    verdict.relevance_score,
+                    m.affinity,
+                    m.sources,
+                    verdict.reason,
+                )
+            )
+        else:
+            dropped.append(DroppedHit(m.hit, verdict.reason))
+    return kept, dropped

@@ -1,0 +1,63 @@
+"""`zarniwoop investigate QUESTION`: the curated pipeline — plan, searches, dedup, evaluation, ranking."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import typer
+
+from .app import console, print_json, run
+
+if TYPE_CHECKING:
+    from ...research.model import RankedHitSet
+    from ...runtime import Runtime
+
+
+def register(app: typer.Typer) -> None:
+    app.command("investigate")(investigate)
+
+
+def investigate(
+    ctx: typer.Context,
+    question: str = typer.Argument(..., help="The research question."),
+    max_results: int = typer.Option(10, "-n", "--max", help="Maximum ranked hits (1–100)."),
+    depth: int = typer.Option(
+        0, "--depth", help="0 = snippets only; >0 loads content of top hits before evaluating."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the RankedHitSet JSON."),
+) -> None:
+    """Research a question across sources: ranked hits with reasons, and reasons for every dropped one."""
+
+    async def body(rt: Runtime) -> RankedHitSet:
+        from ...research.service import investigator_for
+
+        return await investigator_for(rt).investigate(
+            question, ctx.obj.scope, max_results=max_results, depth=depth
+        )
+
+    ranked = run(ctx, body)
+    if as_json:
+        print_json(ranked.to_json())
+        return
+    from rich.table import Table
+
+    out = console()
+    out.print(f"[bold]{ranked.question}[/bold]\n[dim]{ranked.rationale}[/dim]")
+    table = Table(header_style="bold")
+    for col in ("#", "score", "title / url", "sources", "why"):
+        table.add_column(col)
+    for i, ranked_hit in enumerate(ranked.hits, 1):
+        sources = ", ".join(dict.fromkeys(s.instance for s in ranked_hit.sources))
+        table.add_row(
+            str(i),
+            f"{ranked_hit.score:.2f}",
+            f"{ranked_hit.hit.title}\n[blue]{ranked_hit.hit.url}[/blue]",
+            sources,
+            ranked_hit.reason,
+        )
+    out.print(table)
+    if ranked.dropped:
+        out.print(f"[dim]dropped {len(ranked.dropped)}:[/dim]")
+        for dropped in ranked.dropped:
+            out.print(f"[dim]  - {dropped.hit.title}: {dropped.reason}[/dim]")
+    out.print(f"[dim]plan: {ranked.strategies['plan']} · evaluate: {ranked.strategies['evaluate']}[/dim]")
