@@ -10,6 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
+from zarniwoop.contract import InvalidRequestError
 from zarniwoop.services.tokens import TokenStore
 from zarniwoop.surfaces.http import create_app
 from zarniwoop.tools import TOOL_NAMES, TOOLS
@@ -128,6 +129,7 @@ FOREIGN = [
     ("POST", "/v1/admin/projects/b/stop", {}),
     ("GET", "/v1/research/providers", {"tenant": "other"}),
     ("POST", "/v1/admin/projects/a/stop", {"tenant": "other"}),
+    ("POST", "/mcp", {"project": "b"}),
 ]
 
 
@@ -327,21 +329,29 @@ def test_usage_reports_what_exists(api):
     }
 
     class Usage:
-        async def summary(self, scope):
-            return {"instances": [{"id": "wiki-b", "calls": 3, "project": scope.project}]}
+        async def summary(self, scope, *, since):
+            if since not in ("24h", "7d"):
+                raise InvalidRequestError("since", f"expected a duration like 24h or 7d, got {since!r}")
+            return {"rows": [{"instance": "wiki-b", "calls": 3, "project": scope.project, "since": since}]}
 
     api.client.app.state.zarniwoop.runtime.extras["usage"] = Usage()  # type: ignore[attr-defined]
-    on = api.get("/v1/usage", "a_user").json()
+    on = api.get("/v1/usage", "a_user", since="7d").json()
     assert on == {
         "scope": {"tenant": "acme", "project": "a"},
         "enabled": True,
-        "usage": {"instances": [{"id": "wiki-b", "calls": 3, "project": "a"}]},
+        "research": {"rows": [{"instance": "wiki-b", "calls": 3, "project": "a", "since": "7d"}]},
+    }
+    assert api.get("/v1/usage", "a_user").json()["research"]["rows"][0]["since"] == "24h"
+    bad = api.get("/v1/usage", "a_user", since="yesterday")
+    assert bad.status_code == 422
+    assert bad.json() == {
+        "error": {"field": "since", "message": "since: expected a duration like 24h or 7d, got 'yesterday'"}
     }
 
 
 def test_an_unexpected_failure_is_a_500_without_a_traceback(api):
     class BrokenUsage:
-        async def summary(self, scope):
+        async def summary(self, scope, *, since):
             raise RuntimeError("secret internals at /srv/zarniwoop/db.py line 42")
 
     api.client.app.state.zarniwoop.runtime.extras["usage"] = BrokenUsage()  # type: ignore[attr-defined]

@@ -33,6 +33,9 @@ def wiki_settings(emulator):
     }
 
 
+QUIET_PROJECT = {"acme": {"projects": {"quiet": {"settings": {"research.provenance": False}}}}}
+
+
 async def assert_five_tools_and_search(client: Client, emulator) -> None:
     listed = (await client.list_tools()).tools
     assert [t.name for t in listed] == list(TOOL_NAMES)
@@ -97,7 +100,7 @@ async def test_stdio_subprocess_lists_five_tools_and_searches(tmp_path, emulator
 
 async def test_streamable_http_on_real_uvicorn_with_the_printed_token(tmp_path, emulator):
     emulator.add(WIKI, Reply.json(wikipedia_pages(*HITS)))
-    config = write_config(tmp_path, {"settings": wiki_settings(emulator)})
+    config = write_config(tmp_path, {"settings": wiki_settings(emulator), "tenants": QUIET_PROJECT})
     with served(config, tmp_path / "home") as server:
         assert server.token is not None  # no tokens configured: the banner printed an admin token
         async with httpx2.AsyncClient(timeout=10) as http:
@@ -111,3 +114,13 @@ async def test_streamable_http_on_real_uvicorn_with_the_printed_token(tmp_path, 
             Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as client,
         ):
             await assert_five_tools_and_search(client, emulator)
+        # `?tenant=&project=` picks the scope the calls act in: acme/quiet has no provenance footer
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            Client(
+                streamable_http_client(f"{server.url}/mcp?tenant=acme&project=quiet", http_client=http)
+            ) as client,
+        ):
+            quiet = await client.call_tool("research_search", {"query": "aurora", "modality": "encyclopedia"})
+            assert quiet.content[0].text.startswith("[1] Aurora\n")
+            assert "(via" not in quiet.content[0].text
