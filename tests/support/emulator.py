@@ -80,9 +80,9 @@ Route = Reply | Callable[[RecordedRequest], Reply]
 
 
 class _Server(ThreadingHTTPServer):
-    request_queue_size = 1024
-    """listen() backlog. The stdlib default of 5 drops connection attempts under concurrency, and the
-    client's SYN retry after 1 s would show up as a fake one-second latency tail."""
+    # socketserver's default listen backlog is 5: a burst of concurrent connections (discovery
+    # lists every instance at once) overflows it, and a dropped SYN costs a 1 s retransmit.
+    request_queue_size = 128
 
 
 class Emulator:
@@ -91,7 +91,7 @@ class Emulator:
         self._log: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
     @property

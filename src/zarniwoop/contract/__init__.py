@@ -15,6 +15,7 @@ from .errors import (
     RateLimitedError,
     ResponseTooLargeError,
     TransportError,
+    UnknownModelError,
     ZarniwoopError,
 )
 from .protocol import (
@@ -63,5 +64,6 @@ __all__ = [
     "Secret",
     "Tier",
     "TransportError",
+    "UnknownModelError",
     "ZarniwoopError",
 ]

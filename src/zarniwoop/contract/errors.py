@@ -3,6 +3,7 @@
     ZarniwoopError
     ├── InvalidRequestError(field, reason)      bad input from a caller           → exit 2 / HTTP 422
     ├── ConfigError(key, reason)                bad configuration                  → exit 2
+    │   └── UnknownModelError(spec, reason)     a model spec resolves to nothing   → exit 2
     ├── ProviderError(instance_id)              one provider call failed hard      → cooldown
     │   ├── TransportError                      network error, refused, reset
     │   ├── ProviderTimeoutError                no answer within the timeout
@@ -64,6 +65,22 @@ class ConfigError(ZarniwoopError):
         super().__init__(f"config error: {key}: {reason}")
         self.key = key
         self.reason = reason
+
+
+class UnknownModelError(ConfigError):
+    """A model spec (`default:chat`, `openai:gpt-4o`, a comma cascade) resolves to nothing.
+
+    `spec` is the spec as given, `reason` says why (no provider, instance or alias of that name;
+    an alias cycle; the depth limit; no `ai.default.provider`/`ai.default.model`); `code` is one of
+    `not_configured`, `no_default`, `bad_default`, `cycle`, `too_deep`, `malformed`, `unknown_type`.
+    """
+
+    def __init__(self, spec: str, reason: str, code: str = "not_configured") -> None:
+        super().__init__(spec, reason)
+        self.spec = spec
+        self.code = code
+        self.message = f"cannot resolve model spec {spec!r}: {reason}"
+        self.args = (self.message,)
 
 
 class ProviderError(ZarniwoopError):

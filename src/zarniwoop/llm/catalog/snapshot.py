@@ -1,0 +1,222 @@
+"""An immutable catalog snapshot: every layer's documents, and merged views per scope built on demand.
+
+Seven layers per `(instance, wire model name)`, applied outer → inner, each overwriting the fields
+it sets (seed 002 §3a.3)::
+
+    bundled                                   ← package data, always manual-shaped
+    (_system, _tenant)   auto, then manual
+    (tenant, _tenant)    auto, then manual    ← when a tenant is given
+    (tenant, project)    auto, then manual    ← when a project other than _tenant is given
+
+The merge is deep per field; lists are replaced whole (so an owner can remove a capability);
+`null` replaces too. Manual beats auto within a scope, and an inner scope — even its auto layer —
+beats every outer one: project reality beats the tenant default, whoever wrote it.
+
+A document's wire name is its `wireName`, else one declared by another layer for the same path
+(so a manual override of `ollama/qwen3-30b.yaml` need not repeat `wireName: "qwen3:30b"`), else
+its path. Nothing here changes after construction except the memo of merged views, which only
+ever gains complete entries.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from ...config.keys import SYSTEM_TENANT, TENANT_LEVEL
+from .model_doc import DocumentError, ModelDoc, build_model_doc, validate_document
+from .paths import AUTO, MANUAL, SUFFIX, BadPathError, parse_doc_path
+
+if TYPE_CHECKING:
+    from ...contract.query import SearchScope
+    from ..parsers.quirks import Quirks
+    from .documents import StoredDocument
+
+log = logging.getLogger("zarniwoop.llm.catalog")
+
+BUNDLED = ("_bundled", "_bundled", MANUAL)
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader when present: a refresh parses every document of every scope."""
+LayerKey = tuple[str, str, str]
+"""`(tenant, project, "model" | "model-auto")`; `BUNDLED` for the package data."""
+
+
+def layer_label(key: LayerKey) -> str:
+    if key == BUNDLED:
+        return "bundled"
+    return f"{key[0]}/{key[1]} {'manual' if key[2] == MANUAL else 'auto'}"
+
+
+def layer_keys(tenant: str, project: str) -> list[LayerKey]:
+    """The layers that apply to a scope, outer → inner."""
+    keys = [BUNDLED, (SYSTEM_TENANT, TENANT_LEVEL, AUTO), (SYSTEM_TENANT, TENANT_LEVEL, MANUAL)]
+    if tenant and tenant != SYSTEM_TENANT:
+        keys += [(tenant, TENANT_LEVEL, AUTO), (tenant, TENANT_LEVEL, MANUAL)]
+        if project and project != TENANT_LEVEL:
+            keys += [(tenant, project, AUTO), (tenant, project, MANUAL)]
+    return keys
+
+
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """`override` on top of `base`: mappings merge per key, everything else (lists too) is replaced."""
+    out = dict(base)
+    for key, value in override.items():
+        current = out.get(key)
+        if isinstance(value, Mapping) and isinstance(current, Mapping):
+            out[key] = deep_merge(current, value)
+        else:
+            out[key] = value
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedDocument:
+    instance: str
+    slug: str
+    fields: Mapping[str, Any]
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedDocument:
+    source: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"file": self.source, "reason": self.reason}
+
+
+class CatalogView:
+    """The merged catalog of one scope: O(1) lookups by `(instance, wire name)` (or file slug)."""
+
+    def __init__(self, scope: tuple[str, str], models: dict[tuple[str, str], ModelDoc]) -> None:
+        self.scope = scope
+        self._models = models
+        self._by_slug = {(d.instance, d.slug): d for d in models.values()}
+
+    def lookup(self, instance: str, model: str) -> ModelDoc | None:
+        return self._models.get((instance, model)) or self._by_slug.get((instance, model))
+
+    def models(self, instance: str | None = None) -> list[ModelDoc]:
+        docs = [d for d in self._models.values() if instance is None or d.instance == instance]
+        return sorted(docs, key=lambda d: (d.instance, d.wire_name))
+
+    def __len__(self) -> int:
+        return len(self._models)
+
+
+@dataclass
+class Snapshot:
+    layers: Mapping[LayerKey, Mapping[tuple[str, str], LoadedDocument]]
+    quirks: Quirks
+    skipped: tuple[SkippedDocument, ...] = ()
+    loaded_at: float = field(default_factory=time.time)
+    generation: int = 0
+    _views: dict[tuple[str, str], CatalogView] = field(default_factory=dict, repr=False)
+
+    def view(self, tenant: str = SYSTEM_TENANT, project: str = TENANT_LEVEL) -> CatalogView:
+        key = (tenant or SYSTEM_TENANT, project or TENANT_LEVEL)
+        found = self._views.get(key)
+        if found is None:
+            # Two readers may build the same view at once; both results are complete and equal.
+            found = self._views.setdefault(key, self._build_view(*key))
+        return found
+
+    def view_for(self, scope: SearchScope | None) -> CatalogView:
+        return self.view() if scope is None else self.view(scope.tenant, scope.project)
+
+    def _build_view(self, tenant: str, project: str) -> CatalogView:
+        keys = layer_keys(tenant, project)
+        declared: dict[tuple[str, str], str] = {}
+        for key in keys:
+            for (instance, slug), doc in self.layers.get(key, {}).items():
+                if doc.fields.get("wireName"):
+                    declared[(instance, slug)] = doc.fields["wireName"]
+        merged: dict[tuple[str, str], tuple[dict[str, Any], str, list[str]]] = {}
+        for key in keys:
+            label = layer_label(key)
+            for (instance, slug), doc in self.layers.get(key, {}).items():
+                wire = doc.fields.get("wireName") or declared.get((instance, slug)) or slug
+                entry = merged.get((instance, wire))
+                if entry is None:
+                    merged[(instance, wire)] = (dict(doc.fields), slug, [label])
+                else:
+                    merged[(instance, wire)] = (
+                        deep_merge(entry[0], doc.fields),
+                        entry[1],
+                        [*entry[2], label],
+                    )
+        models = {
+            (instance, wire): build_model_doc(instance, wire, slug, fields, tuple(labels), self.quirks)
+            for (instance, wire), (fields, slug, labels) in merged.items()
+        }
+        return CatalogView((tenant, project), models)
+
+    # Counters for the refresh report.
+    def bundled_models(self) -> int:
+        return len(self.layers.get(BUNDLED, {}))
+
+    def bundled_providers(self) -> int:
+        return len({instance for instance, _ in self.layers.get(BUNDLED, {})})
+
+    def override_scopes(self) -> int:
+        return len({(k[0], k[1]) for k, docs in self.layers.items() if k != BUNDLED and docs})
+
+    def documents(self) -> int:
+        return sum(len(docs) for docs in self.layers.values())
+
+
+def build_snapshot(
+    bundled: Iterable[StoredDocument],
+    stored: Iterable[StoredDocument],
+    quirks: Quirks,
+    known_parsers: frozenset[str],
+    generation: int = 0,
+) -> Snapshot:
+    """Parse and validate every document; a bad one is skipped with a warning naming its file."""
+    layers: dict[LayerKey, dict[tuple[str, str], LoadedDocument]] = {}
+    skipped: list[SkippedDocument] = []
+
+    def skip(source: str, reason: str) -> None:
+        log.warning("skipping catalog document %s: %s", source, reason)
+        skipped.append(SkippedDocument(source, reason))
+
+    documents = [(BUNDLED, d) for d in bundled] + [(None, d) for d in stored]
+    for fixed_key, doc in documents:
+        if not doc.path.endswith(SUFFIX):
+            continue  # notes, READMEs: not model documents
+        kind, _, relative = doc.path.partition("/")
+        if kind not in (MANUAL, AUTO) or (fixed_key is not None and kind != MANUAL):
+            skip(doc.source, f"not under {MANUAL}/ or {AUTO}/")
+            continue
+        if doc.text is None:
+            skip(doc.source, doc.error or "cannot read")
+            continue
+        try:
+            where = parse_doc_path(relative)
+            fields = validate_document(yaml.load(doc.text, Loader=_LOADER), known_parsers)
+        except BadPathError as exc:
+            skip(doc.source, f"bad path: {exc}")
+            continue
+        except yaml.YAMLError as exc:
+            skip(doc.source, f"invalid YAML: {_yaml_problem(exc)}")
+            continue
+        except DocumentError as exc:
+            skip(doc.source, str(exc))
+            continue
+        key = fixed_key or (doc.tenant, doc.project, kind)
+        layers.setdefault(key, {})[(where.instance, where.slug)] = LoadedDocument(
+            where.instance, where.slug, fields, doc.source
+        )
+    return Snapshot(layers, quirks, tuple(skipped), generation=generation)
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+    return where + (getattr(exc, "problem", None) or str(exc).splitlines()[0])

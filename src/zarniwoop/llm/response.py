@@ -1,0 +1,70 @@
+"""The chat response every adapter produces, whatever the wire: text, tool calls, reasoning.
+
+Chat adapters (one per wire type) turn a provider's answer into a `ChatResponse`; the trace layer
+records it as it came (raw); the sanitizer (`sanitize`) returns a cleaned copy — inline tool-call
+markup turned into `ToolCall`s, think blocks moved into `reasoning` — so callers never learn which
+model needed which repair.
+
+Tool-call arguments stay a JSON *string* (as OpenAI sends them): the sanitizer repairs strings
+some models get wrong, and adapters of object-valued wires (Anthropic, Gemini, Ollama) serialise
+with `ToolCall.create(id, name, {...})`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..contract.errors import ParseError
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str
+    """A JSON object as text, e.g. `'{"city": "Paris"}'`."""
+
+    @classmethod
+    def create(cls, id: str, name: str, arguments: Mapping[str, Any]) -> ToolCall:
+        return cls(id, name, json.dumps(dict(arguments), ensure_ascii=False))
+
+    def parsed_arguments(self) -> dict[str, Any]:
+        """The arguments as a dict; `ParseError` when they are not a JSON object."""
+        try:
+            value = json.loads(self.arguments or "{}")
+        except json.JSONDecodeError as exc:
+            raise ParseError(f"tool call {self.name!r}: arguments are not JSON ({exc.msg})") from None
+        if not isinstance(value, dict):
+            raise ParseError(f"tool call {self.name!r}: arguments are not a JSON object")
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
+    input: int = 0
+    output: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output
+
+
+@dataclass(frozen=True, slots=True)
+class ChatResponse:
+    text: str = ""
+    """What the model said to the user (after sanitizing: without markup)."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    reasoning: str | None = None
+    """The model's thinking, when the wire or its markup separates it from the answer."""
+    finish_reason: str | None = None
+    model: str | None = None
+    """The model name the provider reported, if any."""
+    usage: TokenUsage | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    """Provider extras an adapter wants to pass on (request id, rate-limit headers, …)."""
+
+    def with_changes(self, **changes: Any) -> ChatResponse:
+        return replace(self, **changes)
