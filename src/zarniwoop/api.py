@@ -203,11 +203,10 @@ class Zarniwoop:
         return await provider_entries(self._runtime.dispatcher, self._scope, admin=self._admin)
 
     async def routing(self) -> dict[str, Any]:
-        """The routing view of `GET /v1/_routing`: per instance state, per modality the cascade."""
-        from .dispatch.status import ROUTING_SECTIONS_KEY, routing_view
+        """The routing view of `GET /v1/_routing`: search cascades and state, LLM alias resolutions."""
+        from .services.routing import routing_report
 
-        sections = self._runtime.extras.get(ROUTING_SECTIONS_KEY)
-        return await routing_view(self._runtime.dispatcher, self._scope, admin=self._admin, sections=sections)
+        return await routing_report(self._runtime, self._scope, admin=self._admin)
 
     def tool_definitions(self, style: ToolStyle = "mcp") -> list[dict[str, Any]]:
         """The five tools' schemas, shaped for an MCP host, OpenAI function calling or Anthropic tool use."""

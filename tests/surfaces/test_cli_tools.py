@@ -26,6 +26,9 @@ def config(tmp_path, emulator):
         **endpoint("flaky", "wikipedia", f"{emulator.url}/bad"),
         **endpoint("wiki", "wikipedia", f"{emulator.url}/w"),
         "research.cache.ttlSeconds": 0,
+        "ai.default.provider": "anthropic",
+        "ai.default.model": "claude-sonnet-4-5",
+        "ai.alias.default.chat": "openai:gpt-4o",
     }
     return str(write_config(tmp_path, {"settings": settings}))
 
@@ -88,7 +91,16 @@ def test_routing_json(config):
     assert json.loads(search.stdout)["providerInstanceId"] == "wiki"
     result = invoke("--config", config, "routing", "--json")
     view = json.loads(result.stdout)
-    assert set(view) == {"scope", "search", "searchCascades", "tiers"}
+    assert set(view) == {"scope", "search", "searchCascades", "tiers", "llm"}
+    assert view["llm"]["default"] == {
+        "providerType": "anthropic",
+        "instance": "anthropic",
+        "model": "claude-sonnet-4-5",
+        "path": ["anthropic:claude-sonnet-4-5"],
+    }
+    assert [(a["alias"], a["target"], a["model"]) for a in view["llm"]["aliases"]] == [
+        ("default:chat", "openai:gpt-4o", "gpt-4o")
+    ]
     rows = {r["id"]: r for r in view["search"]}
     # a CLI process starts fresh: no call has been made in it, so reachability is unknown
     assert rows["flaky"]["reachable"] is None and rows["flaky"]["lastError"] is None
@@ -97,3 +109,5 @@ def test_routing_json(config):
     assert rows["flaky"]["cooldownUntil"] is not None  # cooldowns are shared through the database
     human = invoke("--config", config, "routing")
     assert human.exit_code == 0 and "WEB" in human.stdout
+    assert "LLM default → anthropic:claude-sonnet-4-5" in human.stdout
+    assert "LLM default:chat (openai:gpt-4o) → openai:gpt-4o" in human.stdout

@@ -196,6 +196,7 @@ def test_routing_view_shape(api):
     assert rows["wiki-a"]["available"] is False and rows["wiki-a"]["cooldownUntil"] is not None
     enc = [(s["id"], s["gate"], s["selected"]) for s in view["searchCascades"]["ENCYCLOPEDIA"]]
     assert enc == [("wiki-a", "skipped_cooldown", False), ("wiki-b", "ready", True)]
+    assert view["llm"]["aliases"] == [] and "error" in view["llm"]["default"]  # no LLM configured here
 
 
 def test_research_endpoints(api):
@@ -373,6 +374,21 @@ def test_stop_needs_an_admin_token_of_that_project(api):
     assert stopped.json() == {"tenant": "acme", "project": "a", "stopped": True, "disposed": instances}
     again = api.post("/v1/admin/projects/a/stop", "a_admin").json()
     assert again["disposed"] == 0  # already evicted
+
+
+def test_ai_model_admin_endpoints(api):
+    for path in ("/v1/admin/ai-models/refresh", "/v1/admin/ai-models/discover"):
+        denied = api.post(path, "a_user")
+        assert denied.status_code == 403
+        assert denied.json() == {"error": {"message": "this needs an admin token"}}
+        assert api.post(path, "a_admin", project="b").status_code == 403
+    refreshed = api.post("/v1/admin/ai-models/refresh", "a_admin").json()
+    assert refreshed["documentsLoaded"] > 0 and refreshed["skipped"] == []
+    discovered = api.post("/v1/admin/ai-models/discover", "a_admin").json()
+    # the scope is the token's; acme/a configures no LLM provider instance
+    assert discovered["scopes"] == [
+        {"tenant": "acme", "project": "a", "instances": [], "skippedInstances": []}
+    ]
 
 
 def test_metrics_is_prometheus_text(api):

@@ -150,11 +150,11 @@ def providers(ctx: typer.Context, as_json: bool = typer.Option(False, "--json"))
 
 def routing(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
     """Show the cascade per modality, the gate's verdict on each candidate, and which one serves now."""
-    from ...dispatch.status import ROUTING_SECTIONS_KEY, routing_view
 
     async def body(rt: Runtime) -> dict[str, Any]:
-        sections = rt.extras.get(ROUTING_SECTIONS_KEY)
-        return await routing_view(rt.dispatcher, ctx.obj.scope, admin=True, sections=sections)
+        from ...services.routing import routing_report
+
+        return await routing_report(rt, ctx.obj.scope, admin=True)
 
     view = run(ctx, body)
     if as_json:
@@ -180,7 +180,16 @@ def routing(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -
                 label = f"[dim]{step['id']} ({step['gate'].removeprefix('skipped_')})[/dim]"
             shown.append(label)
         table.add_row(modality, " → ".join(shown))
-    console().print(table)
+    out = console()
+    out.print(table)
+    llm = view.get("llm") or {}
+    default = llm.get("default") or {}
+    if default:
+        target = default.get("error") or f"{default.get('instance')}:{default.get('model')}"
+        out.print(f"LLM default → {target}")
+    for alias in llm.get("aliases", []):
+        target = alias.get("error") or f"{alias.get('instance')}:{alias.get('model')}"
+        out.print(f"LLM {alias['alias']} ({alias['target']}) → {target}")
 
 
 __all__ = ["Exit", "fail"]

@@ -3,8 +3,8 @@
     app = create_app(runtime)                           # a runtime you opened (and will close)
     app = create_app(config="zarniwoop.yaml")           # the app opens and closes its own
 
-The lifespan builds the toolbox, the token store and the MCP server, and runs the MCP session
-manager (a mounted sub-app's own lifespan would not run). Every `/v1` route needs a bearer token;
+The lifespan builds the toolbox, the token store and the MCP server, runs the MCP session manager
+(a mounted sub-app's own lifespan would not run) and the model catalog's periodic refresh. Every `/v1` route needs a bearer token;
 `/healthz` and `/openapi.json` do not. OpenAPI documents the tools' input models as request bodies.
 """
 
@@ -71,8 +71,14 @@ def create_app(
             )
             state.mcp_sessions = mcp.session_manager
             app.state.zarniwoop = state
-            async with mcp.session_manager.run():
-                yield
+            from ...llm.service import close_catalog, start_catalog_refresh
+
+            await start_catalog_refresh(rt)  # a long-running server keeps the model catalog fresh
+            try:
+                async with mcp.session_manager.run():
+                    yield
+            finally:
+                await close_catalog(rt)
         finally:
             if owned:
                 await rt.aclose()

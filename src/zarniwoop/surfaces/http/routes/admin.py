@@ -1,4 +1,9 @@
-"""`/v1/admin/*`: operator actions; admin tokens only, and only for the scope the token is bound to."""
+"""`/v1/admin/*`: operator actions; admin tokens only, and only for the scope the token is bound to.
+
+POST /v1/admin/projects/{project}/stop   dispose the project's provider instances and workspace
+POST /v1/admin/ai-models/refresh         reload every model-catalog layer now
+POST /v1/admin/ai-models/discover        list the models of the scope's LLM provider instances
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query
 
 from ....services.projects import stop_project
-from ..deps import Ctx, CurrentPrincipal
+from ..deps import AdminCaller, Ctx, CurrentPrincipal
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 NAME = r"^[A-Za-z0-9_][A-Za-z0-9_\-.]{0,99}$"
@@ -27,3 +32,17 @@ async def stop(
         raise AccessDeniedError("stopping a project needs an admin token")
     disposed = await stop_project(ctx.runtime, scope)
     return {"tenant": scope.tenant, "project": scope.project, "stopped": True, "disposed": disposed}
+
+
+@router.post("/ai-models/refresh", summary="Reload every model-catalog layer now")
+async def refresh_models(ctx: Ctx, admin: AdminCaller) -> dict[str, Any]:
+    from ....llm.service import refresh_catalog
+
+    return await refresh_catalog(ctx.runtime)
+
+
+@router.post("/ai-models/discover", summary="Discover the models of the scope's LLM provider instances")
+async def discover_models(ctx: Ctx, admin: AdminCaller) -> dict[str, Any]:
+    from ....llm.service import discover_models as discover
+
+    return await discover(ctx.runtime, admin.scope)

@@ -1,4 +1,5 @@
-"""`GET /v1/_routing`: which provider serves each modality now, and why the others do not."""
+"""`GET /v1/_routing`: which provider serves each modality now and why the others do not; where each
+LLM alias resolves (`services/routing.py`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from ....dispatch.status import ROUTING_SECTIONS_KEY, routing_view
+from ....services.routing import routing_report
 from ..deps import Caller, Ctx
 
 router = APIRouter(tags=["routing"])
@@ -14,5 +15,4 @@ router = APIRouter(tags=["routing"])
 
 @router.get("/v1/_routing", summary="Routing view: per instance state, per modality the cascade")
 async def routing(ctx: Ctx, caller: Caller) -> dict[str, Any]:
-    sections = ctx.runtime.extras.get(ROUTING_SECTIONS_KEY)
-    return await routing_view(ctx.runtime.dispatcher, caller.scope, admin=caller.admin, sections=sections)
+    return await routing_report(ctx.runtime, caller.scope, admin=caller.admin)
