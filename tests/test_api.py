@@ -54,8 +54,11 @@ async def test_open_search_and_call_tool_by_name(tmp_path, emulator):
             await zw.search("", "web")
         assert caught.value.field == "query"
         investigation = await zw.investigate("aurora", max_results=3)
-        assert investigation.structured["question"] == "aurora"
-        assert [h["hit"]["title"] for h in investigation.structured["hits"]][:1] == ["Aurora"]
+        assert investigation.question == "aurora"
+        assert [h.hit.title for h in investigation.hits][:1] == ["Aurora"]
+        with pytest.raises(InvalidRequestError) as caught:
+            await zw.investigate("aurora", depth=9)
+        assert caught.value.field == "depth"
         providers = await zw.providers()
         assert [p["id"] for p in providers if p["enabled"]] == ["wiki"]
         routing = await zw.routing()

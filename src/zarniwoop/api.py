@@ -45,9 +45,10 @@ if TYPE_CHECKING:
     from .contract.enums import Modality
     from .contract.protocol import SearchProtocol
     from .contract.results import SearchResult
+    from .research.model import RankedHitSet
     from .runtime import Runtime
     from .tools.base import ToolResult
-    from .tools.inputs import ResearchRichInput
+    from .tools.inputs import ResearchInvestigateInput, ResearchRichInput
 
 T = TypeVar("T")
 ConfigSource = str | Path | Mapping[str, Any] | None
@@ -191,10 +192,20 @@ class Zarniwoop:
 
     async def investigate(
         self, question: str, *, max_results: int | None = None, depth: int | None = None
-    ) -> ToolResult:
-        """`research_investigate`: the curated pipeline; `.structured` is the `RankedHitSet` JSON."""
-        args = parse_arguments(INVESTIGATE, {"question": question, "maxResults": max_results, "depth": depth})
-        return await self._toolbox.run(INVESTIGATE, args, self._scope, admin=self._admin)
+    ) -> RankedHitSet:
+        """`research_investigate`: the curated pipeline — ranked hits with reasons, and the dropped ones."""
+        from .research.service import investigator_for
+        from .tools.investigate import DEFAULT_MAX_RESULTS
+
+        args: ResearchInvestigateInput = parse_arguments(  # type: ignore[assignment]
+            INVESTIGATE, {"question": question, "maxResults": max_results, "depth": depth}
+        )
+        return await investigator_for(self._runtime).investigate(
+            args.question,
+            self._scope,
+            max_results=args.max_results or DEFAULT_MAX_RESULTS,
+            depth=args.depth or 0,
+        )
 
     async def providers(self) -> list[dict[str, Any]]:
         """`research_providers`: the scope's instances with availability, quota and cooldowns."""
@@ -318,7 +329,7 @@ class ZarniwoopSync:
     def rich(self, query: str, *, max_results: int = 10) -> dict[Modality, SearchResult]:
         return self._call(self._zw.rich, query, max_results=max_results)
 
-    def investigate(self, question: str, **kwargs: Any) -> ToolResult:
+    def investigate(self, question: str, **kwargs: Any) -> RankedHitSet:
         return self._call(self._zw.investigate, question, **kwargs)
 
     def providers(self) -> list[dict[str, Any]]:

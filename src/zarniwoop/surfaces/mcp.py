@@ -39,8 +39,9 @@ PRINCIPAL_KEY = "zarniwoop.principal"
 INSTRUCTIONS = (
     "Zarniwoop searches many providers behind one cascade: web, academic papers, encyclopedias, news, "
     "images, videos, books. Start with research_search (pick a modality); narrow down with "
-    "research_search_expert; use research_rich for a cross-media overview; research_providers shows "
-    "what is available. Every answer lists numbered hits with URLs."
+    "research_search_expert; use research_rich for a cross-media overview and research_investigate for "
+    "questions that need many sources weighed; research_providers shows what is available. Every "
+    "answer lists numbered hits with URLs."
 )
 
 PrincipalResolver = Callable[[Context[Any, Any]], "Principal"]
