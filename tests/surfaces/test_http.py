@@ -395,8 +395,8 @@ def test_metrics_is_prometheus_text(api):
     response = api.get("/metrics", "a_user")
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/plain")
-    families = {f.name for f in text_string_to_metric_families(response.text)}
-    assert "python_gc_objects_collected" in families
+    families = list(text_string_to_metric_families(response.text))
+    assert families  # parses as Prometheus text; which metrics exist is the metrics module's business
 
 
 def test_unknown_route_is_json_404(api):
