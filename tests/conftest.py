@@ -13,6 +13,8 @@ import pytest
 
 from .support.emulator import Emulator
 
+pytest_plugins = ["tests.support.backends"]  # database_url, postgres_url, redis_config
+
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
 _real_getaddrinfo = socket.getaddrinfo

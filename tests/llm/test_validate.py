@@ -22,8 +22,12 @@ async def test_ai_settings_problems_name_the_key_and_the_reason(tmp_path):
         "ai.alias.default.later": "default:set-in-a-tenant",  # not configured here: fine
         "ai.alias.default.ok": "deepseek-direct:deepseek-v4-flash",
     }
-    tenants = {"acme": {"settings": {"ai.default.provider": "anthropic", "ai.alias.default.deep": "x:y:z"}}}
-    async with await open_runtime(tmp_path, system, tenants=tenants) as rt:
+    tenant = {"ai.default.provider": "anthropic", "ai.alias.default.deep": "x:y:z"}
+    async with await open_runtime(tmp_path) as rt:  # boot would refuse these: write them behind its back
+        for key, value in system.items():
+            await rt.settings.set("_system", "_tenant", key, value)
+        for key, value in tenant.items():
+            await rt.settings.set("acme", "_tenant", key, value)
         problems = {e.key: e.reason for e in validate_ai_settings(rt.settings)}
     assert problems == {
         "ai.provider.gw.type": "unknown provider type 'grpc'; expected one of openai, anthropic, gemini, ollama, ollama-cloud, lmstudio",

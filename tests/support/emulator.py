@@ -81,8 +81,9 @@ Route = Reply | Callable[[RecordedRequest], Reply]
 
 class _Server(ThreadingHTTPServer):
     # socketserver's default listen backlog is 5: a burst of concurrent connections (discovery
-    # lists every instance at once) overflows it, and a dropped SYN costs a 1 s retransmit.
-    request_queue_size = 128
+    # lists every instance at once; 200 concurrent searches from two processes) overflows it, and
+    # a dropped SYN costs a 1 s retransmit.
+    request_queue_size = 512
 
 
 class Emulator:

@@ -105,9 +105,10 @@ def test_resolve_human_output_shows_target_and_path(tmp_path, home):
             "nor an alias (setting ai.alias.cheap.lookup)\n",
         ),
         (
-            {"ai.alias.default.a": "default:b", "ai.alias.default.b": "default:a"},
+            {"ai.alias.default.a": "default:b", "ai.alias.default.b": "default:c"},
             "default:a",
-            "error: cannot resolve model spec 'default:a': alias cycle: default:a → default:b → default:a\n",
+            "error: cannot resolve model spec 'default:a': default:c is not configured and there is no tenant "
+            "default (settings ai.default.provider and ai.default.model)\n",
         ),
         (
             {},
@@ -122,6 +123,15 @@ def test_an_unresolvable_spec_exits_2_naming_the_spec_and_why(tmp_path, home, se
     assert result.exit_code == 2
     assert result.stdout == ""
     assert result.stderr == message
+
+
+def test_an_alias_cycle_in_the_config_is_refused_at_start_up(tmp_path, home):
+    settings = {"ai.alias.default.a": "default:b", "ai.alias.default.b": "default:a"}
+    result = invoke(config_file(tmp_path, settings), "models", "resolve", "default:a", "--json")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(
+        "error: config error: ai.alias.default.a: alias cycle: default:a → default:b → default:a"
+    )
 
 
 def test_show_prints_the_merged_entry_by_instance_and_model_or_by_spec(tmp_path, home):

@@ -10,7 +10,6 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from zarniwoop.contract import InvalidRequestError
 from zarniwoop.services.tokens import TokenStore
 from zarniwoop.surfaces.http import create_app
 from zarniwoop.tools import TOOL_NAMES, TOOLS
@@ -321,42 +320,27 @@ def test_malformed_json_and_bad_query_parameters_are_422(api):
     assert bad_project.status_code == 422 and bad_project.json()["error"]["field"] == "project"
 
 
-def test_usage_reports_what_exists(api):
-    off = api.get("/v1/usage", "a_user").json()
-    assert off == {
-        "scope": {"tenant": "acme", "project": "a"},
-        "enabled": False,
-        "message": "usage tracking not enabled: no usage service is attached to this server",
-    }
-
-    class Usage:
-        async def summary(self, scope, *, since):
-            if since not in ("24h", "7d"):
-                raise InvalidRequestError("since", f"expected a duration like 24h or 7d, got {since!r}")
-            return {"rows": [{"instance": "wiki-b", "calls": 3, "project": scope.project, "since": since}]}
-
-    api.client.app.state.zarniwoop.runtime.extras["usage"] = Usage()  # type: ignore[attr-defined]
-    on = api.get("/v1/usage", "a_user", since="7d").json()
-    assert on == {
-        "scope": {"tenant": "acme", "project": "a"},
-        "enabled": True,
-        "research": {"rows": [{"instance": "wiki-b", "calls": 3, "project": "a", "since": "7d"}]},
-    }
-    assert api.get("/v1/usage", "a_user").json()["research"]["rows"][0]["since"] == "24h"
+def test_usage_reports_the_audit_log_of_the_tokens_scope(api):
+    api.post("/v1/research/search", "a_user", {"query": "aurora", "modality": "encyclopedia"})
+    report = api.get("/v1/usage", "a_user").json()
+    assert report["scope"] == {"tenant": "acme", "project": "a"} and report["enabled"] is True
+    rows = {(r["instance"], r["modality"]): r for r in report["research"]["rows"]}
+    assert (rows[("wiki-a", "ENCYCLOPEDIA")]["calls"], rows[("wiki-a", "ENCYCLOPEDIA")]["failures"]) == (1, 1)
+    assert (rows[("wiki-b", "ENCYCLOPEDIA")]["calls"], rows[("wiki-b", "ENCYCLOPEDIA")]["hits"]) == (1, 2)
+    assert report["research"]["totals"] == {"calls": 2, "hits": 2, "failures": 1}
+    assert api.get("/v1/usage", "b_user", project="b").json()["research"]["rows"] == []  # b's own log
+    assert api.get("/v1/usage", "a_user", since="7d").json()["research"]["totals"]["calls"] == 2
     bad = api.get("/v1/usage", "a_user", since="yesterday")
     assert bad.status_code == 422
-    assert bad.json() == {
-        "error": {"field": "since", "message": "since: expected a duration like 24h or 7d, got 'yesterday'"}
-    }
+    assert bad.json()["error"]["field"] == "since"
 
 
 def test_an_unexpected_failure_is_a_500_without_a_traceback(api):
-    class BrokenUsage:
-        async def summary(self, scope, *, since):
-            raise RuntimeError("secret internals at /srv/zarniwoop/db.py line 42")
+    async def broken(scope, admin):
+        raise RuntimeError("secret internals at /srv/zarniwoop/db.py line 42")
 
-    api.client.app.state.zarniwoop.runtime.extras["usage"] = BrokenUsage()  # type: ignore[attr-defined]
-    response = api.get("/v1/usage", "a_user")
+    api.client.app.state.zarniwoop.runtime.extras["routing_sections"] = {"broken": broken}  # type: ignore[attr-defined]
+    response = api.get("/v1/_routing", "a_user")
     assert response.status_code == 500
     assert response.json() == {"error": {"message": "internal error; the server log has the details"}}
     assert "Traceback" not in response.text and "secret" not in response.text
@@ -395,8 +379,11 @@ def test_metrics_is_prometheus_text(api):
     response = api.get("/metrics", "a_user")
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/plain")
-    families = list(text_string_to_metric_families(response.text))
-    assert families  # parses as Prometheus text; which metrics exist is the metrics module's business
+    api.post("/v1/research/search", "a_user", {"query": "aurora", "modality": "encyclopedia"})
+    response = api.get("/metrics", "a_user")
+    families = {f.name for f in text_string_to_metric_families(response.text)}
+    assert {"zarniwoop_research_dispatch", "zarniwoop_research_provider_calls"} <= families
+    assert "acme" not in response.text  # no tenant or project in any label
 
 
 def test_unknown_route_is_json_404(api):

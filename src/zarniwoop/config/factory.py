@@ -13,6 +13,7 @@ scope sets `research.operatorKeys: deny`.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -23,11 +24,14 @@ from ..contract.errors import ConfigError
 from ..contract.protocol import InstanceConfig, ProviderInstance, SearchProtocol, Secret
 from ..contract.query import SearchScope
 from ..dispatch.instance import HttpProviderInstance
+from ..observability.outage import OutageLog
 from . import keys as K
 
 if TYPE_CHECKING:
     from ..transport.http import HttpTransport
     from .settings import ScopedSettings, SettingService
+
+log = logging.getLogger(__name__)
 
 OPERATOR_KEY_ENV: dict[str, str] = {
     "serper": "SERPER_API_KEY",
@@ -142,11 +146,16 @@ class ProviderFactory:
         self.credential_lookup = credential_lookup
         self._cache: dict[SearchScope, ProviderSet] = {}
         self._lock = asyncio.Lock()
+        self._settings_outage = OutageLog(log, "settings database")
 
     async def providers(self, scope: SearchScope) -> ProviderSet:
         # Another process (a CLI `settings set`, another replica) may have changed settings: a cheap
         # fingerprint query at most every couple of seconds notices it.
-        await self.settings.refresh(max_age=SETTINGS_RECHECK_SECONDS)
+        try:
+            await self.settings.refresh(max_age=SETTINGS_RECHECK_SECONDS)
+            self._settings_outage.recovered()
+        except Exception as exc:  # the database being down must not stop searches
+            self._settings_outage.failed(exc, "searches use the settings loaded before")
         cached = self._cache.get(scope)
         if cached is not None and cached.settings_version == self.settings.version:
             ttl = cached.settings.get_int(K.FACTORY_TTL_MINUTES, 5) * 60

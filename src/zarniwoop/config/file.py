@@ -4,7 +4,9 @@ The file is the source of truth for the keys it names: each is upserted at start
 scope; keys it does not name are left as the database has them.
 
     database_url: sqlite:///.zarniwoop/zarniwoop.db
-    redis_url: null
+    redis_url: null                    # redis://host:6379/0 → state shared by replicas
+    redis_prefix: "zarniwoop:"
+    audit_fsync: false
     settings: {research.default.academic: openalex}
     tenants:
       acme:
@@ -71,6 +73,10 @@ class TenantConfig(_Node):
 class ConfigFile(_Node):
     database_url: str | None = None
     redis_url: str | None = None
+    redis_prefix: str = Field(default="zarniwoop:", min_length=1)
+    """Every Redis key starts with it: one prefix per deployment sharing a Redis database."""
+    audit_fsync: bool = False
+    """fsync each spooled audit record: survives a power cut, not only a killed process (~130 µs/call)."""
     settings: ScalarSettings = Field(default_factory=dict)
     tenants: dict[str, TenantConfig] = Field(default_factory=dict)
     path: Path | None = None

@@ -117,6 +117,9 @@ class SearchResult:
     upstream_headers: Mapping[str, str] = field(default_factory=dict)
     attempts: tuple[Attempt, ...] = ()
     cached: bool = False
+    quota: QuotaStatus | None = None
+    """The provider's own quota report with this answer (rate-limit headers), for the quota cache;
+    internal: not part of the JSON shape."""
 
     @property
     def returned_count(self) -> int:

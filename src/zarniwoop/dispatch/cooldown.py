@@ -35,19 +35,38 @@ TRANSIENT_BASE = 30.0
 TRANSIENT_CAP = 600.0
 
 
-def cooldown_seconds(error: BaseException, streak: int) -> float:
-    """How long to bench a provider after `error`, the `streak`-th consecutive failure (1-based)."""
+@dataclass(frozen=True, slots=True)
+class CooldownPolicy:
+    """`base` seconds for the first failure, doubling per consecutive failure up to `cap`
+    (`cap == base`: a fixed length). Plain numbers, so a Redis script can apply it atomically."""
+
+    base: float
+    cap: float
+
+    def seconds(self, streak: int) -> float:
+        return min(self.base * 2 ** max(0, streak - 1), self.cap)
+
+
+def cooldown_policy(error: BaseException) -> CooldownPolicy:
+    """How a failure benches a provider (DESIGN §5)."""
     if isinstance(error, RateLimitedError):
-        return (
+        seconds = (
             min(error.retry_after, RETRY_AFTER_CAP) if error.retry_after is not None else RATE_LIMIT_DEFAULT
         )
+        return CooldownPolicy(seconds, seconds)
     if isinstance(error, AuthError):
-        return AUTH_COOLDOWN
+        return CooldownPolicy(AUTH_COOLDOWN, AUTH_COOLDOWN)
     if isinstance(error, (ParseError, ResponseTooLargeError)):
-        return MALFORMED_COOLDOWN
+        return CooldownPolicy(MALFORMED_COOLDOWN, MALFORMED_COOLDOWN)
     if isinstance(error, (TransportError, ProviderTimeoutError, ProviderHTTPError, TimeoutError)):
-        return min(TRANSIENT_BASE * 2 ** max(0, streak - 1), TRANSIENT_CAP)
-    return MALFORMED_COOLDOWN  # a bug in a parser or add-on: bench it as if its body were malformed
+        return CooldownPolicy(TRANSIENT_BASE, TRANSIENT_CAP)
+    # a bug in a parser or add-on: bench it as if its body were malformed
+    return CooldownPolicy(MALFORMED_COOLDOWN, MALFORMED_COOLDOWN)
+
+
+def cooldown_seconds(error: BaseException, streak: int) -> float:
+    """How long to bench a provider after `error`, the `streak`-th consecutive failure (1-based)."""
+    return cooldown_policy(error).seconds(streak)
 
 
 @dataclass(frozen=True, slots=True)

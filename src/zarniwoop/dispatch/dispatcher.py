@@ -15,7 +15,6 @@ cached, a slow candidate can be raced by the next one (hedging), and nothing out
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,10 +24,13 @@ from ..config import keys as K
 from ..contract.enums import Modality, Outcome, Tier
 from ..contract.errors import InvalidRequestError, ProviderError, ProviderTimeoutError
 from ..contract.results import Attempt, SearchResult
+from ..observability.outage import OutageLog
+from ..storage.privacy import redact_query
 from .cache import Coalescer, MemoryResultCache, ResultCache
 from .clock import Clock
 from .gate import GO, GateDecision, QuotaGuard, check_cooldown, check_static
 from .pacing import RateLimiter
+from .reachability import LastOutcome, MemoryReachability, ReachabilityStore
 
 if TYPE_CHECKING:
     from ..config.factory import ProviderFactory, ProviderSet
@@ -37,13 +39,6 @@ if TYPE_CHECKING:
     from .cooldown import Cooldown, CooldownStore
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class LastOutcome:
-    ok: bool
-    error: str | None
-    at: float
 
 
 class DispatchObserver(Protocol):
@@ -107,6 +102,7 @@ class Dispatcher:
         cache: ResultCache | None = None,
         quota: QuotaGuard | None = None,
         observers: Sequence[DispatchObserver] = (),
+        reachability: ReachabilityStore | None = None,
     ) -> None:
         self.factory = factory
         self.cooldowns = cooldowns
@@ -117,7 +113,10 @@ class Dispatcher:
         self.observers = list(observers)
         self._coalescer = Coalescer()
         self.last_outcomes: dict[tuple[SearchScope, str], LastOutcome] = {}
-        """Last real outcome per (scope, instance): the routing view's `reachable`."""
+        """Last real outcome per (scope, instance) in this process."""
+        self.reachability: ReachabilityStore = reachability or MemoryReachability(self.last_outcomes)
+        """Where the routing view's `reachable` comes from (shared by replicas with Redis)."""
+        self.cooldown_outage = OutageLog(log, "cooldown store")
 
     async def search(
         self, request: SearchRequest, scope: SearchScope, overrides: Mapping[str, str] | None = None
@@ -179,7 +178,13 @@ class Dispatcher:
     ) -> SearchResult | None:
         modality = run.request.modality
         subjects = [K.cooldown_subject(c.id, modality) for c in candidates]
-        cooldowns = await self.cooldowns.get_many(run.scope, subjects)
+        try:
+            cooldowns = await self.cooldowns.get_many(run.scope, subjects)
+        except Exception as exc:  # the store being down must not fail the search
+            self.cooldown_outage.failed(exc, "cooldowns are not honoured until it is back")
+            cooldowns = {}
+        else:
+            self.cooldown_outage.recovered()
         now = self.clock.now()
         queue: list[_Candidate] = []
         for instance in candidates:
@@ -211,13 +216,15 @@ class Dispatcher:
                 try:
                     result = await self._call(run, candidate.instance, candidate.cooldown, candidate.panic)
                 except asyncio.CancelledError:  # the deadline fired mid-call
-                    run.attempts.append(
+                    self._record_cut(
+                        run,
+                        candidate.instance,
                         Attempt(
                             candidate.instance.id,
                             Outcome.TIMEOUT,
                             "deadline reached",
                             self._elapsed_ms(begin),
-                        )
+                        ),
                     )
                     raise
                 if result is not None:
@@ -254,8 +261,10 @@ class Dispatcher:
                     for loser_task, loser in running.items():
                         loser_task.cancel()
                         message = f"cancelled: hedged, {result.provider_instance_id} answered first"
-                        run.attempts.append(
-                            Attempt(loser.id, Outcome.TIMEOUT, message, self._elapsed_ms(started[loser.id]))
+                        self._record_cut(
+                            run,
+                            loser,
+                            Attempt(loser.id, Outcome.TIMEOUT, message, self._elapsed_ms(started[loser.id])),
                         )
                     running.clear()
                     return result
@@ -266,13 +275,15 @@ class Dispatcher:
             if running:
                 await asyncio.gather(*running, return_exceptions=True)
                 for instance in running.values():
-                    run.attempts.append(
+                    self._record_cut(
+                        run,
+                        instance,
                         Attempt(
                             instance.id,
                             Outcome.TIMEOUT,
                             "deadline reached",
                             self._elapsed_ms(started[instance.id]),
-                        )
+                        ),
                     )
 
     async def _next_callable(self, run: _Run, queue: list[_Candidate]) -> _Candidate | None:
@@ -325,7 +336,12 @@ class Dispatcher:
             return None
         duration = self._elapsed_ms(begin)
         if cooldown is not None:  # a success clears the failure streak
-            await self.cooldowns.record_success(run.scope, subject)
+            try:
+                await self.cooldowns.record_success(run.scope, subject)
+            except Exception as exc:
+                self.cooldown_outage.failed(exc, "cooldowns are not honoured until it is back")
+        if result.quota is not None and self.quota is not None:
+            await self.quota.observe(run.scope, instance, run.request.modality, result.quota)
         if result.error_message:
             outcome, message = Outcome.SOFT_ERROR, result.error_message
         elif not result.hits:
@@ -333,6 +349,7 @@ class Dispatcher:
         else:
             outcome, message = Outcome.SUCCESS, None
         self._record(run, instance, Attempt(instance.id, outcome, message, duration, panic), len(result.hits))
+        await self._share_outcome(run, instance.id)
         if outcome is Outcome.SUCCESS:
             return result
         if run.soft is None or (result.note and not run.soft.note):
@@ -350,9 +367,37 @@ class Dispatcher:
         panic: bool,
     ) -> None:
         message = getattr(error, "message", None) or str(error) or type(error).__name__
-        with contextlib.suppress(Exception):  # the cooldown store failing must not fail the search
-            await self.cooldowns.record_failure(run.scope, subject, error, message, self.clock.now())
+        # The reason is persisted (cooldown store): never with the query in it.
+        reason = redact_query(message, run.request.query) or type(error).__name__
+        try:
+            await self.cooldowns.record_failure(run.scope, subject, error, reason, self.clock.now())
+        except Exception as exc:  # the cooldown store failing must not fail the search
+            self.cooldown_outage.failed(exc, "cooldowns are not set until it is back")
         self._record(run, instance, Attempt(instance.id, outcome, message, self._elapsed_ms(begin), panic), 0)
+        await self._share_outcome(run, instance.id)
+
+    async def _share_outcome(self, run: _Run, instance_id: str) -> None:
+        """Publish this process's last outcome to a shared reachability store (Redis), if any."""
+        if isinstance(self.reachability, MemoryReachability):
+            return
+        outcome = self.last_outcomes.get((run.scope, instance_id))
+        if outcome is None:
+            return
+        if outcome.error:  # persisted: never with the query in it
+            outcome = LastOutcome(outcome.ok, redact_query(outcome.error, run.request.query), outcome.at)
+        try:
+            await self.reachability.record(run.scope, instance_id, outcome)
+        except Exception as exc:
+            self.cooldown_outage.failed(exc, "reachability is not shared until it is back")
+
+    async def outcomes(self, scope: SearchScope, instance_ids: Sequence[str]) -> dict[str, LastOutcome]:
+        """The last outcome of each instance in a scope: every replica's with a shared store, else
+        this process's."""
+        try:
+            return await self.reachability.get_many(scope, instance_ids)
+        except Exception as exc:
+            self.cooldown_outage.failed(exc, "reachability shows this process's view only")
+            return {i: o for i in instance_ids if (o := self.last_outcomes.get((scope, i))) is not None}
 
     def _skip(self, run: _Run, instance: ProviderInstance, decision: GateDecision) -> None:
         assert decision.outcome is not None
@@ -368,6 +413,16 @@ class Dispatcher:
         for observer in self.observers:
             try:
                 observer.on_attempt(run.scope, instance, run.request, attempt, hits)
+            except Exception:
+                log.exception("dispatch observer failed")
+
+    def _record_cut(self, run: _Run, instance: ProviderInstance, attempt: Attempt) -> None:
+        """A call cut short (deadline, hedged loser): an attempt, and a provider call for the audit and
+        the metrics — but no verdict on the instance's reachability."""
+        run.attempts.append(attempt)
+        for observer in self.observers:
+            try:
+                observer.on_attempt(run.scope, instance, run.request, attempt, 0)
             except Exception:
                 log.exception("dispatch observer failed")
 

@@ -19,13 +19,20 @@ if TYPE_CHECKING:
 
 
 class QuotaGuard(Protocol):
-    """Locally tracked quotas (issue: usage audit). `reserve` is atomic: True = this call may go out."""
+    """Quotas (`quota.LocalQuotaGuard`). `reserve` is atomic: True = this call may go out, and it
+    has been counted; False = exhausted (a skip, no cooldown)."""
 
     async def reserve(self, scope: SearchScope, instance: ProviderInstance, modality: Modality) -> bool: ...
 
     async def status(
         self, scope: SearchScope, instance: ProviderInstance, modality: Modality
     ) -> QuotaStatus | None: ...
+
+    async def observe(
+        self, scope: SearchScope, instance: ProviderInstance, modality: Modality, reported: QuotaStatus
+    ) -> None:
+        """A quota the provider reported with an answer (`SearchResult.quota`)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -83,6 +83,7 @@ class HttpProviderInstance:
             note=page.note,
             error_message=page.error_message,
             upstream_headers=headers,
+            quota=page.quota,
         )
 
     def _describe_error(self, raw: RawResponse) -> str | None:

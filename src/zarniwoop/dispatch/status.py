@@ -32,7 +32,12 @@ async def provider_entries(
     now = dispatcher.clock.now()
     instances = list(provider_set.instances.values())
     subjects = [K.cooldown_subject(i.id, m) for i in instances for m in i.protocol.modalities]
-    cooldowns = await dispatcher.cooldowns.get_many(scope, subjects)
+    try:
+        cooldowns = await dispatcher.cooldowns.get_many(scope, subjects)
+    except Exception as exc:
+        dispatcher.cooldown_outage.failed(exc, "the providers view shows no cooldowns")
+        cooldowns = {}
+    last_outcomes = await dispatcher.outcomes(scope, [i.id for i in instances])
     entries = []
     for instance in instances:
         active = []
@@ -57,7 +62,7 @@ async def provider_entries(
             availability = Availability.COOLDOWN
         else:
             availability = Availability.READY
-        last = dispatcher.last_outcomes.get((scope, instance.id))
+        last = last_outcomes.get(instance.id)
         entry: dict[str, Any] = {
             "id": instance.id,
             "protocol": instance.protocol.id,

@@ -19,11 +19,16 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..contract.errors import ConfigError
+from ..contract.errors import ConfigError, ZarniwoopError
 
 log = logging.getLogger(__name__)
 
 Row = tuple[Any, ...]
+
+
+class DatabaseUnavailableError(ZarniwoopError):
+    """The database cannot be reached right now (refused, reset, timed out). Callers on the search
+    path catch it: searches keep working on what is in memory, audit records stay spooled."""
 
 
 class Database(Protocol):
@@ -70,8 +75,19 @@ class SQLiteDatabase:
             return self._conn.execute(sql, tuple(params)).rowcount
 
     async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """All rows or none (one transaction, as asyncpg's `executemany`), and one commit for the batch."""
         with self._lock:
-            self._conn.executemany(sql, [tuple(r) for r in rows])
+            batch = [tuple(r) for r in rows]
+            if self._in_tx:
+                self._conn.executemany(sql, batch)
+                return
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.executemany(sql, batch)
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
         with self._lock:

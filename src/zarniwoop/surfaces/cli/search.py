@@ -81,10 +81,13 @@ def search(
 
 
 def exit_code(result: SearchResult) -> int:
-    """0 ok (also an honest empty result), 3 every provider failed, 4 quota exhausted."""
+    """0 ok (also an honest empty result), 3 every provider failed, 4 quota exhausted (nothing was
+    called, and a spent quota is why: the rest was disabled, keyless or not serving the modality)."""
     if result.error_message is None:
         return 0
-    if result.attempts and all(a.outcome.value == "skipped_exhausted" for a in result.attempts):
+    not_candidates = {"skipped_disabled", "skipped_no_key", "skipped_unsupported"}
+    relevant = [a for a in result.attempts if a.outcome.value not in not_candidates]
+    if relevant and all(a.outcome.value == "skipped_exhausted" for a in relevant):
         return 4
     return 3
 

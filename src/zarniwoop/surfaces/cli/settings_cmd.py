@@ -74,12 +74,12 @@ def set_(
     """Write KEY=VALUE at a level; the whole configuration is validated before it is kept."""
 
     async def body(rt: Runtime) -> str:
-        from ...config.validate import validate_settings
+        from ...runtime import validate_all
 
         tenant, project = _target(ctx, level)
         async with rt.db.transaction():
             row = await rt.settings.set(tenant, project, key, value, type_)
-            errors = validate_settings(rt.settings, rt.protocols)
+            errors = validate_all(rt.settings, rt.protocols)
             if errors:
                 rt.settings.invalidate()
                 raise errors[0]

@@ -1,8 +1,4 @@
-"""`GET /healthz` (no token) and `GET /metrics` (Prometheus text; any valid token).
-
-Metrics come from `runtime.extras["metrics"]` when a metrics service is attached (an object with
-`render() -> bytes`), else from prometheus_client's default registry.
-"""
+"""`GET /healthz` (no token) and `GET /metrics` (Prometheus text of this process; any valid token)."""
 
 from __future__ import annotations
 
@@ -10,7 +6,7 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 
 from .... import __version__
-from ..deps import Ctx, CurrentPrincipal
+from ..deps import CurrentPrincipal
 
 router = APIRouter(tags=["system"])
 
@@ -21,9 +17,9 @@ async def healthz() -> dict[str, str]:
 
 
 @router.get("/metrics", summary="Prometheus metrics (text exposition format)")
-async def metrics(ctx: Ctx, principal: CurrentPrincipal) -> Response:
-    from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
+async def metrics(principal: CurrentPrincipal) -> Response:
+    from prometheus_client import CONTENT_TYPE_LATEST
 
-    service = ctx.runtime.extras.get("metrics")
-    body = service.render() if service is not None else generate_latest(REGISTRY)
-    return Response(content=body, media_type=CONTENT_TYPE_LATEST)
+    from ....observability.metrics import render_metrics
+
+    return Response(content=render_metrics(), media_type=CONTENT_TYPE_LATEST)

@@ -1,10 +1,9 @@
 """`GET /v1/usage?since=24h`: provider calls of the scope per instance and modality, from the audit log.
 
-The usage report is a service of its own, attached as `runtime.extras["usage"]`: an object with
-`async summary(scope, *, since: str)` returning the report (`since`: `24h`, `7d`, `30m` or an ISO
-date; a bad value raises `InvalidRequestError("since", …)`, a 422 here). The answer mirrors
-`zarniwoop usage --json`: `{"scope", "enabled": true, "research": report}`. Without the service
-it says so plainly — `"enabled": false` — rather than inventing numbers.
+The same report as `zarniwoop usage --json` (`services/usage.py`): calls, hits, failures, p50/p95
+latency and quota per instance and modality since `since` (`24h`, `7d`, `30m` or an ISO date; a
+bad value is a 422 naming `since`). `"enabled": false` says so plainly when this runtime has no
+audit log attached, rather than inventing numbers.
 """
 
 from __future__ import annotations
@@ -13,10 +12,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from ....services.usage import parse_since, research_usage
 from ..deps import Caller, Ctx
 
 router = APIRouter(tags=["usage"])
-EXTRAS_KEY = "usage"
 
 
 @router.get("/v1/usage", summary="Provider calls of the scope per instance and modality")
@@ -28,11 +27,12 @@ async def usage(
     ] = "24h",
 ) -> dict[str, Any]:
     scope = {"tenant": caller.scope.tenant, "project": caller.scope.project}
-    service = ctx.runtime.extras.get(EXTRAS_KEY)
-    if service is None:
+    if ctx.runtime.usage is None:
         return {
             "scope": scope,
             "enabled": False,
-            "message": "usage tracking not enabled: no usage service is attached to this server",
+            "message": "usage tracking not enabled: no audit log is attached",
         }
-    return {"scope": scope, "enabled": True, "research": await service.summary(caller.scope, since=since)}
+    research = await research_usage(ctx.runtime, caller.scope, since=parse_since(since))
+    research.pop("scope", None)
+    return {"scope": scope, "enabled": True, "research": research}

@@ -1,0 +1,42 @@
+"""Last-outcome reachability: did the last real call of an instance (in this scope) work?
+
+The routing view's `reachable` (true/false/null) and the admin's `lastError` come from here.
+In memory per process by default; with Redis every replica sees every replica's last outcome
+(`RedisReachability` in `redis_state.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..contract.query import SearchScope
+
+
+@dataclass(frozen=True, slots=True)
+class LastOutcome:
+    ok: bool
+    error: str | None
+    at: float  # epoch seconds
+
+
+class ReachabilityStore(Protocol):
+    async def record(self, scope: SearchScope, instance_id: str, outcome: LastOutcome) -> None: ...
+
+    async def get_many(self, scope: SearchScope, instance_ids: Sequence[str]) -> dict[str, LastOutcome]: ...
+
+
+class MemoryReachability:
+    """This process's last outcomes (the dict the dispatcher keeps anyway)."""
+
+    def __init__(self, outcomes: dict[tuple[SearchScope, str], LastOutcome] | None = None) -> None:
+        self.outcomes = outcomes if outcomes is not None else {}
+
+    async def record(self, scope: SearchScope, instance_id: str, outcome: LastOutcome) -> None:
+        self.outcomes[(scope, instance_id)] = outcome
+
+    async def get_many(self, scope: SearchScope, instance_ids: Sequence[str]) -> dict[str, LastOutcome]:
+        return {i: o for i in instance_ids if (o := self.outcomes.get((scope, i))) is not None}

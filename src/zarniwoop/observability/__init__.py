@@ -1,0 +1,1 @@
+"""Metrics (Prometheus, DESIGN §10) and outage logging."""

@@ -1,0 +1,341 @@
+"""ZarniwoopUsageCounter: one `research_call_records` row per provider call (seed §11).
+
+    {tenantId, projectId, instanceId, protocol, modality, tier, queryHash, hitCount, ok,
+     errorMessage, startedAt, durationMs}   (+ id, outcome)
+
+`queryHash` is the SHA-256 of the query; the plaintext is never stored, spooled or logged, and a
+provider's error message is scrubbed of it before it is kept. Skips (cooldown, disabled, quota,
+no key) are not provider calls and are not recorded.
+
+Durability without latency: the dispatcher calls `on_attempt` synchronously after each call; the
+record goes to the write-ahead `Spool` (one `write`, ~2 µs) and a background task inserts the
+spooled records in batches. A `kill -9` loses nothing that was spooled — the next process to
+flush replays a dead process's segments — and a database outage only delays the rows: the
+failure is logged once, loudly, retried with backoff, and logged again when it recovers.
+
+Retention: rows older than `research.log.retentionDays` (per scope) are deleted hourly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..contract.enums import Outcome
+from ..contract.query import SearchScope
+from ..observability.outage import OutageLog
+from .privacy import query_hash, redact_query
+from .spool import Spool, read_segment
+
+if TYPE_CHECKING:
+    from ..contract.protocol import ProviderInstance
+    from ..contract.query import SearchRequest
+    from ..contract.results import Attempt, SearchResult
+    from .db import Database
+
+log = logging.getLogger(__name__)
+
+DEFAULT_RETENTION_DAYS = 30
+MAINTENANCE_INTERVAL = 3600.0
+QUOTA_COUNTER_KEEP_DAYS = 62
+"""Quota windows older than this (two months) are of no use to anyone."""
+
+INSERT_SQL = (
+    "INSERT INTO research_call_records (id, tenant, project, instance_id, protocol, modality, tier, "
+    "query_hash, hit_count, ok, outcome, error_message, started_at, duration_ms) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    id: str
+    tenant: str
+    project: str
+    instance_id: str
+    protocol: str
+    modality: str
+    tier: str
+    query_hash: str
+    hit_count: int
+    ok: bool
+    outcome: str
+    error_message: str | None
+    started_at: float
+    duration_ms: int
+
+    def to_json(self) -> dict[str, Any]:
+        """The seed's field names, as spooled."""
+        return {
+            "id": self.id,
+            "tenantId": self.tenant,
+            "projectId": self.project,
+            "instanceId": self.instance_id,
+            "protocol": self.protocol,
+            "modality": self.modality,
+            "tier": self.tier,
+            "queryHash": self.query_hash,
+            "hitCount": self.hit_count,
+            "ok": self.ok,
+            "outcome": self.outcome,
+            "errorMessage": self.error_message,
+            "startedAt": self.started_at,
+            "durationMs": self.duration_ms,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CallRecord:
+        return cls(
+            id=str(data["id"]),
+            tenant=str(data["tenantId"]),
+            project=str(data["projectId"]),
+            instance_id=str(data["instanceId"]),
+            protocol=str(data["protocol"]),
+            modality=str(data["modality"]),
+            tier=str(data["tier"]),
+            query_hash=str(data["queryHash"]),
+            hit_count=int(data["hitCount"]),
+            ok=bool(data["ok"]),
+            outcome=str(data["outcome"]),
+            error_message=data.get("errorMessage"),
+            started_at=float(data["startedAt"]),
+            duration_ms=int(data["durationMs"]),
+        )
+
+    def row(self) -> tuple[Any, ...]:
+        return (
+            self.id,
+            self.tenant,
+            self.project,
+            self.instance_id,
+            self.protocol,
+            self.modality,
+            self.tier,
+            self.query_hash,
+            self.hit_count,
+            self.ok,
+            self.outcome,
+            self.error_message,
+            self.started_at,
+            self.duration_ms,
+        )
+
+
+RetentionLookup = Callable[[SearchScope], int]
+"""Days to keep a scope's records (`research.log.retentionDays` through the settings cascade)."""
+
+
+class ZarniwoopUsageCounter:
+    """A `DispatchObserver` that audits every provider call. Start it, and `aclose()` it to flush.
+
+    Args:
+        db: where the rows go.
+        spool_dir: the write-ahead spool (one per ZARNIWOOP_HOME; processes share it safely).
+        retention_days: per-scope retention; `None` keeps the default of 30 days everywhere.
+        now: wall clock (epoch seconds), injectable.
+        fsync: fsync each spooled record (power-cut safety; ~130 µs a record on this class of disk).
+        linger: how long the flusher waits after the first new record, to write a batch at once.
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        spool_dir: Path,
+        *,
+        retention_days: RetentionLookup | None = None,
+        now: Callable[[], float] | None = None,
+        fsync: bool = False,
+        linger: float = 0.1,
+        batch_size: int = 200,
+    ) -> None:
+        self.db = db
+        self.spool = Spool(spool_dir, fsync=fsync)
+        self.retention_days = retention_days or (lambda scope: DEFAULT_RETENTION_DAYS)
+        self.now = now or time.time
+        self.linger = linger
+        self.batch_size = batch_size
+        self.outage = OutageLog(log, "audit database")
+        self.spool_outage = OutageLog(log, f"audit spool {spool_dir}")
+        self._unspooled: list[CallRecord] = []
+        """Records the spool could not take (disk full): written from memory by the next flush."""
+        self.written = 0
+        """Rows this process has inserted (its own and replayed orphans)."""
+        self._wake = asyncio.Event()
+        self._flush_lock = asyncio.Lock()
+        self._task: asyncio.Task[None] | None = None
+        self._last_maintenance = 0.0
+        self._closed = False
+
+    # -- DispatchObserver --------------------------------------------------------------------
+
+    def on_attempt(
+        self,
+        scope: SearchScope,
+        instance: ProviderInstance | None,
+        request: SearchRequest,
+        attempt: Attempt,
+        hits: int,
+    ) -> None:
+        if attempt.outcome.is_skip or instance is None or self._closed:
+            return
+        record = CallRecord(
+            id=uuid.uuid4().hex,
+            tenant=scope.tenant,
+            project=scope.project,
+            instance_id=instance.id,
+            protocol=instance.protocol.id,
+            modality=request.modality.value,
+            tier=request.tier.value,
+            query_hash=query_hash(request.query),
+            hit_count=hits,
+            ok=attempt.outcome in (Outcome.SUCCESS, Outcome.EMPTY),
+            outcome=attempt.outcome.value,
+            error_message=redact_query(attempt.error_message, request.query),
+            started_at=round(self.now() - attempt.duration_ms / 1000, 3),
+            duration_ms=attempt.duration_ms,
+        )
+        try:
+            self.spool.append(record.to_json())
+        except OSError as exc:  # disk full, I/O error: keep it in memory rather than lose it
+            self.spool_outage.failed(exc, "audit records are kept in memory until the database takes them")
+            self._unspooled.append(record)
+        else:
+            self.spool_outage.recovered()
+        self._wake.set()
+
+    def on_dispatch(self, scope: SearchScope, request: SearchRequest, result: SearchResult) -> None:
+        """Dispatches are not provider calls; the metrics observer counts them."""
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the background flusher (it first replays what dead processes left behind)."""
+        if self._task is None:
+            self._wake.set()
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="zarniwoop-audit-flusher")
+
+    async def aclose(self, timeout: float = 5.0) -> None:
+        """Stop the flusher and write what is spooled; what cannot be written stays spooled."""
+        self._closed = True
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        try:
+            async with asyncio.timeout(timeout):
+                await self.flush(orphans=False)
+        except Exception as exc:
+            self.outage.failed(exc, f"the unwritten records stay spooled in {self.spool.directory}")
+            log.error(
+                "audit records not yet in the database remain in %s and will be written by the next process",
+                self.spool.directory,
+            )
+        finally:
+            self.spool.close()
+
+    async def _run(self) -> None:
+        backoff = 0.5
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(MAINTENANCE_INTERVAL):
+                    await self._wake.wait()
+            self._wake.clear()
+            await asyncio.sleep(self.linger)
+            try:
+                # Hourly (and first thing): replay what dead processes left, and apply retention.
+                maintenance_due = self.now() - self._last_maintenance >= MAINTENANCE_INTERVAL
+                await self.flush(orphans=maintenance_due)
+                if maintenance_due:
+                    await self.prune()
+                    self._last_maintenance = self.now()
+                backoff = 0.5
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.outage.failed(
+                    exc,
+                    f"audit records are kept in {self.spool.directory} and retried; searches go on",
+                )
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 30.0)
+                self._wake.set()
+
+    # -- writing -------------------------------------------------------------------------------
+
+    async def flush(self, *, orphans: bool = True) -> int:
+        """Write every spooled record of this process (and, with `orphans`, of dead ones) to the
+        database; returns how many rows were written. Raises when the database cannot take them:
+        the records stay spooled."""
+        async with self._flush_lock:
+            self.spool.seal()
+            count = 0
+            if self._unspooled:
+                batch, self._unspooled = self._unspooled, []
+                try:
+                    await self.write(batch)
+                except BaseException:
+                    self._unspooled[:0] = batch
+                    raise
+                count += len(batch)
+            for segment in self.spool.sealed_segments():
+                count += await self._write_segment(segment)
+            if orphans:
+                for claim in self.spool.claim_orphans():
+                    try:
+                        for segment in claim.segments:
+                            count += await self._write_segment(segment)
+                    finally:
+                        claim.release()
+                    if claim.segments:
+                        log.info("replayed %d audit spool segments of an exited process", len(claim.segments))
+            self.outage.recovered(f"{count} spooled audit records written")
+            return count
+
+    async def _write_segment(self, segment: Path) -> int:
+        records = [CallRecord.from_json(r) for r in read_segment(segment)]
+        for start in range(0, len(records), self.batch_size):
+            await self.write(records[start : start + self.batch_size])
+        segment.unlink()
+        return len(records)
+
+    async def write(self, records: Sequence[CallRecord]) -> None:
+        """Insert records; ones already there (a replay) are left alone."""
+        if records:
+            await self.db.executemany(INSERT_SQL, [r.row() for r in records])
+            self.written += len(records)
+
+    def spooled(self) -> int:
+        """Records not yet written: in the spool directory (any process's) or held in memory."""
+        return sum(len(read_segment(p)) for p in self.spool.pending_segments()) + len(self._unspooled)
+
+    # -- retention -----------------------------------------------------------------------------
+
+    async def prune(self) -> int:
+        """Delete records older than each scope's retention, and stale quota windows."""
+        now = self.now()
+        deleted = 0
+        for tenant, project in await self.db.fetchall(
+            "SELECT DISTINCT tenant, project FROM research_call_records"
+        ):
+            days = self.retention_days(SearchScope(tenant, project))
+            deleted += max(
+                0,
+                await self.db.execute(
+                    "DELETE FROM research_call_records WHERE tenant = ? AND project = ? AND started_at < ?",
+                    (tenant, project, now - days * 86400),
+                ),
+            )
+        await self.db.execute(
+            "DELETE FROM quota_counters WHERE updated_at < ?", (now - QUOTA_COUNTER_KEEP_DAYS * 86400,)
+        )
+        if deleted:
+            log.info("audit retention: deleted %d research call records", deleted)
+        return deleted

@@ -1,0 +1,109 @@
+"""`zarniwoop usage` (audit log per instance and modality) and `zarniwoop metrics` (Prometheus text).
+
+    zarniwoop usage                     # the last 24 h of the default scope, as a table
+    zarniwoop usage --since 7d --json   # {"scope", "research": {"since", "until", "rows", "totals", "quotas"}}
+
+The JSON has one section per side: `research` now; the LLM side adds `llm` (and a `--llm` flag)
+to the same command.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from .app import console, print_json, run
+
+if TYPE_CHECKING:
+    from ...runtime import Runtime
+
+
+def register(app: typer.Typer) -> None:
+    app.command("usage")(usage)
+    app.command("metrics")(metrics)
+
+
+def usage(
+    ctx: typer.Context,
+    since: str = typer.Option("24h", "--since", help="Window start: 24h, 7d, 30m or an ISO date (UTC)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the usage report JSON."),
+) -> None:
+    """Provider calls, hits, failures, p50/p95 latency and quota per instance and modality."""
+    from ...contract.errors import ZarniwoopError
+    from ...services.usage import parse_since
+
+    try:
+        since_epoch = parse_since(since)
+    except ZarniwoopError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(2) from None
+
+    async def body(rt: Runtime) -> dict[str, Any]:
+        from ...services.usage import research_usage
+
+        research = await research_usage(rt, ctx.obj.scope, since=since_epoch)
+        scope = research.pop("scope")
+        return {"scope": scope, "research": research}
+
+    report = run(ctx, body)
+    if as_json:
+        print_json(report)
+        return
+    render_research(report)
+
+
+def render_research(report: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    research = report["research"]
+    scope = report["scope"]
+    table = Table(
+        header_style="bold",
+        title=f"search usage for {scope['tenant']}/{scope['project']} since {research['since']}",
+    )
+    for column in ("instance", "modality", "calls", "hits", "failures", "p50 ms", "p95 ms", "quota"):
+        table.add_column(
+            column, justify="right" if column not in ("instance", "modality", "quota") else "left"
+        )
+    for row in research["rows"]:
+        table.add_row(
+            row["instance"],
+            row["modality"],
+            str(row["calls"]),
+            str(row["hits"]),
+            f"[red]{row['failures']}[/red]" if row["failures"] else "0",
+            _ms(row["p50Ms"]),
+            _ms(row["p95Ms"]),
+            _quota(row["quota"]),
+        )
+    totals = research["totals"]
+    table.add_row("total", "", str(totals["calls"]), str(totals["hits"]), str(totals["failures"]), "", "", "")
+    out = console()
+    out.print(table)
+    called = {row["instance"] for row in research["rows"]}
+    for entry in research["quotas"]:
+        if entry["instance"] not in called:
+            out.print(
+                f"[dim]{entry['instance']}: quota {_quota(entry['quota'])} (no calls in this window)[/dim]"
+            )
+
+
+def _ms(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def _quota(quota: dict[str, Any] | None) -> str:
+    if not quota:
+        return "-"
+    used = "?" if quota["used"] is None else quota["used"]
+    limit = "?" if quota["limit"] is None else quota["limit"]
+    return f"{used}/{limit} per {quota['period']} ({quota['source']})"
+
+
+def metrics() -> None:
+    """Print this process's Prometheus metrics (text exposition; `zarniwoop serve` has /metrics)."""
+    from ...observability.metrics import render_metrics
+
+    sys.stdout.write(render_metrics().decode("utf-8"))

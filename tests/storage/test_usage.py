@@ -1,0 +1,362 @@
+"""The audit log (seed §11): a row per provider call, no plaintext query, nothing lost to a crash or
+an outage. Runs on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from zarniwoop.contract import Outcome, SearchRequest, SearchScope
+from zarniwoop.contract.results import Attempt
+from zarniwoop.runtime import Runtime
+from zarniwoop.storage.privacy import query_hash, redact_query
+from zarniwoop.storage.spool import Spool, read_segment
+from zarniwoop.storage.usage import CallRecord
+
+from ..support.bodies import openalex_works
+from ..support.emulator import Reply
+from ..support.runtime import endpoint, only, open_runtime, write_config
+from ..support.tcp_proxy import TcpProxy
+
+pytestmark = pytest.mark.anyio
+SCOPE = SearchScope()
+REPO = Path(__file__).resolve().parents[2]
+SECRET = "zebra-plaintext-marker"
+"""Every query in these tests contains it; it must never appear in any stored byte."""
+
+COLUMNS = (
+    "tenant, project, instance_id, protocol, modality, tier, query_hash, hit_count, ok, outcome, "
+    "error_message, started_at, duration_ms"
+)
+
+
+def two_endpoints(emulator):
+    """oa-empty answers with no hits (a call, no cooldown), then oa-ok answers: two calls per search."""
+    return {
+        **only(),
+        **endpoint("oa-empty", "openalex", f"{emulator.url}/empty", rateLimit__perSecond=1000),
+        **endpoint("oa-ok", "openalex", f"{emulator.url}/ok", rateLimit__perSecond=1000),
+        "research.default.academic": "oa-empty",
+        "research.fallback.academic": "oa-ok",
+        "research.cache.ttlSeconds": 0,
+        "research.cache.ttlSeconds.academic": 0,
+    }
+
+
+def serve(emulator, delay=0.0):
+    emulator.add("/empty/works", Reply.json(openalex_works(0), delay=delay))
+    emulator.add("/ok/works", Reply.json(openalex_works(3), delay=delay))
+
+
+async def records(db):
+    return await db.fetchall(f"SELECT {COLUMNS} FROM research_call_records ORDER BY started_at, instance_id")
+
+
+async def test_one_row_per_provider_call_with_the_seed_fields(tmp_path, emulator, database_url):
+    serve(emulator)
+    emulator.add("/cool/works", Reply(status=503))
+    settings = {
+        **two_endpoints(emulator),
+        **endpoint("oa-cool", "openalex", f"{emulator.url}/cool"),
+        "research.fallback.academic": "oa-cool,oa-ok",
+    }
+    query = f"{SECRET} crispr"
+    async with await open_runtime(tmp_path, settings, database_url=database_url) as rt:
+        begin = time.time()
+        first = await rt.dispatcher.search(SearchRequest.create(query, "academic"), SCOPE)
+        second = await rt.dispatcher.search(SearchRequest.create(query + " again", "academic"), SCOPE)
+        assert [a.outcome for a in second.attempts if a.provider_instance_id == "oa-cool"] == [
+            Outcome.SKIPPED_COOLDOWN
+        ]
+        assert first.provider_instance_id == second.provider_instance_id == "oa-ok"
+        await rt.usage.flush()
+        rows = await records(rt.db)
+    # 3 calls for the first search, 2 for the second: the cooldown skip is not a call.
+    assert [(r[2], r[9]) for r in rows] == [
+        ("oa-empty", "empty"),
+        ("oa-cool", "hard_error"),
+        ("oa-ok", "success"),
+        ("oa-empty", "empty"),
+        ("oa-ok", "success"),
+    ]
+    tenant, project, instance, protocol, modality, tier, qhash, hits, ok, _outcome, error, started, ms = rows[
+        2
+    ]
+    assert (tenant, project, instance, protocol, modality, tier) == (
+        "default",
+        "default",
+        "oa-ok",
+        "openalex",
+        "ACADEMIC",
+        "NORMAL",
+    )
+    assert qhash == query_hash(query) and len(qhash) == 64
+    assert (hits, bool(ok), error) == (3, True, None)
+    assert begin - 1 <= started <= time.time() and 0 <= ms < 5000
+    assert (bool(rows[1][8]), rows[1][10]) == (False, "HTTP 503")
+    assert rows[3][6] == query_hash(query + " again")
+
+
+def test_redaction_and_hash():
+    query = "crispr off-target"
+    assert query_hash(query) == hashlib.sha256(b"crispr off-target").hexdigest()
+    assert (
+        redact_query("No results for 'CRISPR off-target' (q=crispr+off-target, u=crispr%20off-target)", query)
+        == "No results for '<query>' (q=<query>, u=<query>)"
+    )
+    assert redact_query(None, query) is None
+    assert len(redact_query("x" * 1000, query)) == 300
+
+
+async def test_error_messages_are_stored_without_the_query(tmp_path, database_url):
+    """A provider that echoes the query in its error: the row keeps the error, not the query."""
+    async with await open_runtime(tmp_path, {}, database_url=database_url) as rt:
+        instance = (await rt.factory.providers(SCOPE)).instances["wikipedia"]
+        request = SearchRequest.create(f"{SECRET} query", "encyclopedia")
+        attempt = Attempt("wikipedia", Outcome.SOFT_ERROR, f"invalid search '{SECRET} query'", 12)
+        rt.usage.on_attempt(SCOPE, instance, request, attempt, 0)
+        await rt.usage.flush()
+        [row] = await records(rt.db)
+    assert row[10] == "invalid search '<query>'"
+
+
+async def test_retention_per_scope(tmp_path, database_url):
+    settings = {"research.log.retentionDays": 30}
+    tenants = {"tenants": {"acme": {"projects": {"brief": {"settings": {"research.log.retentionDays": 1}}}}}}
+    async with await open_runtime(tmp_path, settings, database_url=database_url, **tenants) as rt:
+        now = time.time()
+
+        def record(i, scope, age_days):
+            return CallRecord(
+                f"r{i}", scope.tenant, scope.project, "x", "openalex", "WEB", "NORMAL", "h", 0, True, "empty", None,
+                now - age_days * 86400, 5,
+            )  # fmt: skip
+
+        brief, default = SearchScope("acme", "brief"), SearchScope()
+        await rt.usage.write(
+            [record(1, brief, 2), record(2, brief, 0.5), record(3, default, 2), record(4, default, 31)]
+        )
+        assert await rt.usage.prune() == 2
+        kept = await rt.db.fetchall("SELECT id FROM research_call_records ORDER BY id")
+    assert [r[0] for r in kept] == ["r2", "r3"]
+
+
+def test_spool_owners_and_orphans(tmp_path):
+    alive = Spool(tmp_path)
+    alive.append({"id": "a"})
+    alive.seal()
+    other = Spool(tmp_path)
+    assert list(other.claim_orphans()) == []  # the owner holds its lock: not an orphan
+    alive.append({"id": "b"})
+    alive.close()  # left with unwritten segments: the next process replays them
+    [claim] = list(other.claim_orphans())
+    assert [r["id"] for s in claim.segments for r in read_segment(s)] == ["a", "b"]
+    for segment in claim.segments:
+        segment.unlink()
+    claim.release()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{other.owner}.lock"]
+    other.close()
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- kill -9 mid-burst ---------------------------------------------------------------------------
+
+
+def _dump_table(database_url: str | None, home: Path) -> bytes:
+    if database_url is None:
+        conn = sqlite3.connect(home / "zarniwoop.db")
+        try:
+            return "\n".join(line for line in conn.iterdump() if "research_call_records" in line).encode()
+        finally:
+            conn.close()
+    base, schema = database_url.rsplit("?schema=", 1)
+    if shutil.which("pg_dump"):
+        return subprocess.run(
+            ["pg_dump", "--data-only", "--table", f'"{schema}".research_call_records', base],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        ).stdout
+
+    async def copy() -> bytes:
+        import asyncpg
+
+        conn = await asyncpg.connect(base)
+        try:
+            rows = await conn.fetch(f'SELECT * FROM "{schema}".research_call_records')
+            return repr([tuple(r) for r in rows]).encode()
+        finally:
+            await conn.close()
+
+    return asyncio.run(copy())
+
+
+def _stored_bytes(home: Path) -> bytes:
+    """Every byte under ZARNIWOOP_HOME: the SQLite file, its WAL, the spool."""
+    return b"".join(p.read_bytes() for p in home.rglob("*") if p.is_file())
+
+
+async def test_kill_9_mid_burst_loses_no_record_of_a_completed_call(tmp_path, emulator, database_url):
+    serve(emulator, delay=0.005)
+    home = tmp_path / "home"
+    body = {"settings": two_endpoints(emulator)}
+    if database_url:
+        body["database_url"] = database_url
+    config = write_config(tmp_path, body)
+    env = {**os.environ, "ZARNIWOOP_HOME": str(home), "PYTHONPATH": str(REPO)}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.burst", str(config), str(home), "--count", "0",
+         "--concurrency", "6", "--prefix", SECRET],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    completed = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(completed) < 60 and time.monotonic() < deadline:
+            line = await asyncio.to_thread(child.stdout.readline)
+            if not line:
+                break
+            completed.append(json.loads(line))
+        child.send_signal(signal.SIGKILL)  # mid-burst: six searches are in flight
+    finally:
+        child.kill()
+        child.wait(timeout=10)
+        stderr = child.stderr.read().decode()
+        child.stdout.close()
+        child.stderr.close()
+    assert child.returncode == -signal.SIGKILL
+    assert len(completed) >= 60, stderr
+    expected = {
+        (query_hash(c["query"]), a[0])
+        for c in completed
+        for a in c["attempts"]
+        if not a[1].startswith("skip")
+    }
+    assert len(expected) == 2 * len(completed)
+
+    left = sum(len(read_segment(p)) for p in (home / "spool").glob("*.jsonl"))
+    print(f"{len(completed)} searches completed, {left} records spooled but not yet written at the kill")
+    # The next process on this home replays the dead one's spool.
+    async with await Runtime.open(config, home=home) as rt:
+        await rt.usage.flush()
+        rows = await rt.db.fetchall("SELECT query_hash, instance_id FROM research_call_records")
+    stored = {(r[0], r[1]) for r in rows}
+    assert expected <= stored, f"{len(expected - stored)} completed calls have no audit record"
+    assert len(rows) == len(stored)  # the replay wrote nothing twice
+    assert len(rows) <= len(emulator.requests())
+    assert not list((home / "spool").glob("*.jsonl"))  # all replayed
+
+    everything = _stored_bytes(home) + _dump_table(database_url, home)
+    assert SECRET.encode() not in everything
+    assert query_hash(completed[0]["query"]).encode() in _dump_table(database_url, home)
+
+
+# -- the database becoming unreachable -----------------------------------------------------------
+
+
+async def test_database_outage_spools_logs_once_and_catches_up(tmp_path, emulator, postgres_url, caplog):
+    serve(emulator)
+    base, schema = postgres_url.rsplit("?schema=", 1)
+    proxy = TcpProxy("127.0.0.1", int(base.rsplit(":", 1)[1].split("/")[0])).start()
+    proxied = f"postgresql://postgres@127.0.0.1:{proxy.port}/{base.rsplit('/', 1)[1]}?schema={schema}"
+    caplog.set_level(logging.INFO, logger="zarniwoop")
+    try:
+        async with await open_runtime(tmp_path, two_endpoints(emulator), database_url=proxied) as rt:
+            rt.usage.linger = 0.005
+            before = await rt.dispatcher.search(SearchRequest.create(f"{SECRET} 0", "academic"), SCOPE)
+            assert before.hits
+            await rt.usage.flush()
+
+            proxy.stop()  # the database is gone: refused, and every open connection reset
+            for i in range(1, 11):
+                result = await rt.dispatcher.search(SearchRequest.create(f"{SECRET} {i}", "academic"), SCOPE)
+                assert [h.title for h in result.hits] == ["Work 1", "Work 2", "Work 3"]
+                assert result.error_message is None
+            await asyncio.sleep(2.0)  # the flusher tries, fails and backs off a few times meanwhile
+            assert rt.usage.outage.failures >= 2
+            assert rt.usage.spooled() == 20  # nothing dropped: 10 searches × 2 calls, on disk
+
+            proxy.start()  # back, on the same port
+            for _ in range(200):  # the flusher's backoff is at most a few seconds here
+                if rt.usage.spooled() == 0:
+                    break
+                await asyncio.sleep(0.05)
+            assert rt.usage.spooled() == 0
+            count = await rt.db.fetchone("SELECT COUNT(*) FROM research_call_records")
+            assert count[0] == 22
+    finally:
+        proxy.stop()
+    audit = [r for r in caplog.records if r.name == "zarniwoop.storage.usage"]
+    errors = [r for r in audit if r.levelno >= logging.ERROR]
+    assert len(errors) == 1, [r.getMessage() for r in errors]
+    assert "audit database unavailable" in errors[0].getMessage()
+    assert "retried" in errors[0].getMessage()
+    assert any("available again" in r.getMessage() for r in audit if r.levelno == logging.WARNING)
+    assert SECRET not in caplog.text
+
+
+async def test_a_wiped_spool_directory_is_recreated_and_nothing_is_lost(tmp_path, emulator):
+    serve(emulator)
+    async with await open_runtime(tmp_path, two_endpoints(emulator)) as rt:
+        await rt.dispatcher.search(SearchRequest.create("one", "academic"), SCOPE)
+        await rt.usage.flush()
+        shutil.rmtree(rt.usage.spool.directory)  # an over-eager cleanup job
+        await rt.dispatcher.search(SearchRequest.create("two", "academic"), SCOPE)
+        assert rt.usage.spooled() == 2
+        await rt.usage.flush()
+        rows = await rt.db.fetchall("SELECT query_hash FROM research_call_records")
+    assert sorted(r[0] for r in rows) == sorted([query_hash("one")] * 2 + [query_hash("two")] * 2)
+
+
+async def test_records_the_spool_cannot_take_are_kept_in_memory(tmp_path, emulator, caplog):
+    serve(emulator)
+    async with await open_runtime(tmp_path, two_endpoints(emulator)) as rt:
+        rt.usage.linger = 60  # the background flusher stays out of the way until flush() below
+        spool = rt.usage.spool
+        spool.seal()
+        # The next segment cannot be created: its name is taken by a directory (EISDIR, like a full disk).
+        (spool.directory / f"{spool.owner}.{spool._seq:08d}.jsonl").mkdir()
+        for i in range(3):
+            result = await rt.dispatcher.search(SearchRequest.create(f"{SECRET} {i}", "academic"), SCOPE)
+            assert result.hits
+        assert rt.usage.spooled() == 6
+        (spool.directory / f"{spool.owner}.{spool._seq:08d}.jsonl").rmdir()
+        await rt.usage.flush()
+        assert (await rt.db.fetchone("SELECT COUNT(*) FROM research_call_records"))[0] == 6
+    errors = [r for r in caplog.records if r.levelname == "ERROR" and r.name == "zarniwoop.storage.usage"]
+    assert len(errors) == 1 and "kept in memory" in errors[0].getMessage()
+
+
+async def test_a_call_cut_by_the_deadline_is_audited_as_a_timeout(tmp_path, emulator):
+    emulator.add("/hang/works", Reply(hang=True))
+    settings = {
+        **only(),
+        **endpoint("oa-hang", "openalex", f"{emulator.url}/hang", timeoutMs=30000),
+        "research.default.academic": "oa-hang",
+        "research.deadlineMs": 300,
+        "research.cache.ttlSeconds": 0,
+        "research.cache.ttlSeconds.academic": 0,
+    }
+    async with await open_runtime(tmp_path, settings) as rt:
+        result = await rt.dispatcher.search(SearchRequest.create("slow", "academic"), SCOPE)
+        assert [(a.provider_instance_id, a.outcome) for a in result.attempts] == [
+            ("oa-hang", Outcome.TIMEOUT)
+        ]
+        await rt.usage.flush()
+        rows = await records(rt.db)
+    assert [(r[2], r[9], bool(r[8]), r[10]) for r in rows] == [
+        ("oa-hang", "timeout", False, "deadline reached")
+    ]
+    assert 250 <= rows[0][12] <= 2000
