@@ -101,12 +101,18 @@ def instance_config(
         key_source=source,
         enabled=settings.get_bool(prefix + K.SUFFIX_ENABLED, True),
         timeout_ms=settings.get_int(prefix + K.SUFFIX_TIMEOUT_MS, 8000),
-        rate_per_second=settings.get_float(
-            prefix + K.SUFFIX_RATE, getattr(protocol, "default_rate_per_second", None)
-        ),
+        rate_per_second=settings.get_float(prefix + K.SUFFIX_RATE, default_rate(protocol, key)),
         hedge=settings.get_bool(prefix + K.SUFFIX_HEDGE, True),
         extras=extras,
     )
+
+
+def default_rate(protocol: SearchProtocol, key: Secret | None) -> float | None:
+    """The protocol's documented free-tier pace; some providers allow more with a key (PubMed 3/s → 10/s)."""
+    with_key = getattr(protocol, "default_rate_with_key", None)
+    if key and with_key is not None:
+        return float(with_key)
+    return getattr(protocol, "default_rate_per_second", None)
 
 
 def _resolve_key(

@@ -2,6 +2,7 @@
 
     ZarniwoopError
     ├── InvalidRequestError(field, reason)      bad input from a caller           → exit 2 / HTTP 422
+    │   └── TargetRefusedError(url)             content URL/redirect to a non-public address
     ├── ConfigError(key, reason)                bad configuration                  → exit 2
     │   └── UnknownModelError(spec, reason)     a model spec resolves to nothing   → exit 2
     ├── ProviderError(instance_id)              one provider call failed hard      → cooldown
@@ -54,6 +55,15 @@ class InvalidRequestError(ZarniwoopError):
         super().__init__(f"{field}: {reason}")
         self.field = field
         self.reason = reason
+
+
+class TargetRefusedError(InvalidRequestError):
+    """The content store refused a URL — or a redirect — whose host is private, loopback, link-local
+    or otherwise not a public address (SSRF guard; `research.content.allowPrivate` lifts it)."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__("url", f"{url} refused: {reason}")
+        self.url = url
 
 
 class ConfigError(ZarniwoopError):

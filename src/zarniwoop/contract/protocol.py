@@ -139,6 +139,14 @@ class SearchProtocol(Protocol):
     #   describe_error(raw) -> str | None        the provider's explanation in a non-2xx body, put
     #                                            into the error message ("JSON output is not enabled")
     #   env_key: str                             the operator environment variable holding a key
+    #   soft_error_statuses: frozenset[int]      non-2xx statuses whose body `parse_response` reads
+    #                                            (arXiv 400 error feed → a soft error, no cooldown)
+    #   rejects_key(raw) -> bool                 a non-2xx answer that means "wrong key" although its
+    #                                            status is not 401/403 (NCBI 400) → AuthError
+    #   default_rate_with_key: float             pace when a key resolves (PubMed 10/s instead of 3/s)
+    #   load_content(ref, config) -> RequestSpec the call that fetches a STASH_ON_DEMAND reference
+    #   content_text(body) -> str                that call's body as text, for the content store
+    #   instance_language(config) -> str | None  the language an instance serves (locale routing)
 
 
 @runtime_checkable

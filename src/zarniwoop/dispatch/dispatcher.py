@@ -76,9 +76,16 @@ class _Candidate:
     panic: bool = False
 
 
-def order_candidates(provider_set: ProviderSet, modality: Modality) -> list[ProviderInstance]:
+def order_candidates(
+    provider_set: ProviderSet, modality: Modality, locale: str | None = None
+) -> list[ProviderInstance]:
     """Default, then fallbacks in order, then the remaining enabled instances serving the modality in
-    settings order. A named default/fallback stays in even when disabled, so its skip is visible."""
+    settings order. A named default/fallback stays in even when disabled, so its skip is visible.
+
+    With a `locale` (`de`, `de-CH`), instances of one protocol are reordered among the places that
+    protocol already holds so that those serving the locale's language come first (`wiki-de` before
+    `wiki-en` for `de-CH`); other protocols keep their places.
+    """
     settings, instances = provider_set.settings, provider_set.instances
     named = [settings.get(K.default_key(modality)) or "", *settings.get_list(K.fallback_key(modality))]
     ordered: dict[str, ProviderInstance] = {}
@@ -88,7 +95,43 @@ def order_candidates(provider_set: ProviderSet, modality: Modality) -> list[Prov
     for instance_id, instance in instances.items():
         if modality in instance.protocol.modalities and instance.config.enabled:
             ordered.setdefault(instance_id, instance)
-    return list(ordered.values())
+    candidates = list(ordered.values())
+    return prefer_language(candidates, locale) if locale else candidates
+
+
+def instance_language(instance: ProviderInstance) -> str | None:
+    """The language an instance serves: its `language` extra, else what its protocol derives from the
+    config (Wikipedia: the `de.` of `de.wikipedia.org`), else None."""
+    language = instance.config.extra("language")
+    if not language:
+        derive = getattr(instance.protocol, "instance_language", None)
+        language = derive(instance.config) if derive is not None else None
+    return language.strip().lower().replace("_", "-") if language else None
+
+
+def prefer_language(candidates: list[ProviderInstance], locale: str) -> list[ProviderInstance]:
+    """Within each protocol's places, an exact language match first, then the same primary language."""
+    wanted = locale.strip().lower().replace("_", "-")
+    primary = wanted.split("-")[0]
+
+    def rank(instance: ProviderInstance) -> int:
+        language = instance_language(instance)
+        if language is None:
+            return 2
+        if language == wanted:
+            return 0
+        return 1 if language.split("-")[0] == primary else 2
+
+    places: dict[str, list[int]] = {}
+    for index, instance in enumerate(candidates):
+        places.setdefault(instance.protocol.id, []).append(index)
+    out = list(candidates)
+    for indexes in places.values():
+        if len(indexes) > 1:
+            members = sorted((candidates[i] for i in indexes), key=rank)  # stable: ties keep their order
+            for index, instance in zip(indexes, members, strict=True):
+                out[index] = instance
+    return out
 
 
 class Dispatcher:
@@ -163,7 +206,8 @@ class Dispatcher:
                 )
             candidates = [pinned]
         else:
-            candidates = order_candidates(provider_set, request.modality)
+            locale = request.locale or request.expert_params.get("language")
+            candidates = order_candidates(provider_set, request.modality, locale)
         hedge_after = settings.get_int(K.HEDGE_AFTER_MS, 0) / 1000 or None
         try:
             async with asyncio.timeout(deadline_s):

@@ -11,7 +11,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from ..contract.enums import Availability
-from ..contract.errors import ParseError, ProviderError
+from ..contract.errors import AuthError, ParseError, ProviderError
 from ..contract.results import SearchResult
 from ..transport.http import raise_for_status, rate_limit_headers
 
@@ -56,9 +56,17 @@ class HttpProviderInstance:
         for _ in range(MAX_STEPS):
             raw = await self._transport.send(spec, timeout=timeout)
             headers.update(rate_limit_headers(raw.headers))
-            raise_for_status(raw, self.id, detail=self._describe_error(raw))
+            # A protocol may read some error statuses itself (arXiv: HTTP 400 with an Atom error
+            # entry = a soft error); an unreadable body there is still the plain HTTP error.
+            soft = raw.status in getattr(self._protocol, "soft_error_statuses", ())
+            if not soft:
+                self._raise_for_status(raw)
             try:
                 page = self._protocol.parse_response(raw, spec, request)
+            except ParseError:
+                if soft:
+                    self._raise_for_status(raw)
+                raise
             except ProviderError:
                 raise
             except Exception as exc:
@@ -68,6 +76,8 @@ class HttpProviderInstance:
                 raise ParseError(
                     f"{self._protocol.id}: unreadable body ({type(exc).__name__})", instance_id=self.id
                 ) from exc
+            if soft and page.error_message is None:
+                self._raise_for_status(raw)
             if page.next_request is None:
                 break
             spec = page.next_request
@@ -85,6 +95,22 @@ class HttpProviderInstance:
             upstream_headers=headers,
             quota=page.quota,
         )
+
+    def _raise_for_status(self, raw: RawResponse) -> None:
+        """`raise_for_status` with the protocol's reading of the body; a protocol whose API reports a
+        refused key with another status (NCBI: HTTP 400 "API key invalid") says so via `rejects_key`,
+        so it is benched like any 401/403."""
+        if 200 <= raw.status < 300:
+            return
+        detail = self._describe_error(raw)
+        rejects_key = getattr(self._protocol, "rejects_key", None)
+        try:
+            refused = bool(rejects_key(raw)) if rejects_key is not None else False
+        except Exception:  # an error body is untrusted input
+            refused = False
+        if refused:
+            raise AuthError(raw.status, f"HTTP {raw.status} ({detail or 'key refused'})", instance_id=self.id)
+        raise_for_status(raw, self.id, detail=detail)
 
     def _describe_error(self, raw: RawResponse) -> str | None:
         """The protocol's reading of a non-2xx body (optional `describe_error`); never raises."""
@@ -109,7 +135,7 @@ class HttpProviderInstance:
             raise ProviderError(f"{self._protocol.id} cannot load content", instance_id=self.id)
         spec = loader(ref, self._config)
         raw = await self._transport.send(spec, timeout=self._config.timeout_ms / 1000)
-        raise_for_status(raw, self.id)
+        self._raise_for_status(raw)
         return raw.body
 
     async def dispose(self) -> None:

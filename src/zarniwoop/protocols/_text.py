@@ -11,6 +11,7 @@ from ..contract.errors import ParseError
 from ..contract.query import SearchRequest
 
 _TAG = re.compile(r"<[^>]+>")
+_BLOCK_TAG = re.compile(r"<\s*/?\s*(p|br|div|li|ul|ol|pre|h[1-6]|tr|blockquote)\b[^>]*>", re.IGNORECASE)
 _SPACE = re.compile(r"\s+")
 
 
@@ -18,7 +19,8 @@ def strip_html(text: str | None) -> str:
     """Plain text from an HTML fragment (search-match spans, `<em>`, entities), whitespace folded."""
     if not text:
         return ""
-    return _SPACE.sub(" ", html.unescape(_TAG.sub("", text))).strip()
+    # Block tags separate words (`…summer.<p>I was…`); inline ones (`<em>`, search-match spans) do not.
+    return _SPACE.sub(" ", html.unescape(_TAG.sub("", _BLOCK_TAG.sub(" ", text)))).strip()
 
 
 def shorten(text: str | None, limit: int = 300) -> str | None:
@@ -52,8 +54,18 @@ def unsupported_note(request: SearchRequest, honoured: set[str]) -> str | None:
     return f"ignored by this provider: {', '.join(ignored)}"
 
 
+def obj(value: Any) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one (providers send null, lists, `false` …)."""
+    return value if isinstance(value, dict) else {}
+
+
+def text(value: Any) -> str | None:
+    """`value` if it is a non-blank string, else None."""
+    return value if isinstance(value, str) and value.strip() else None
+
+
 def as_int(value: Any) -> int | None:
     try:
         return int(value) if value is not None and not isinstance(value, bool) else None
-    except (TypeError, ValueError, OverflowError):  # JSON may say 1e999 (infinity)
+    except (TypeError, ValueError, OverflowError):  # JSON `Infinity`/`NaN` decode to floats
         return None

@@ -26,7 +26,7 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, QuotaStatus, SearchHit
-from ._text import as_int, expect, load_json, shorten, unsupported_note
+from ._text import as_int, expect, load_json, obj, shorten, text, unsupported_note
 
 DEFAULT_BASE_URL = "https://api.openalex.org"
 MAX_PER_PAGE = 200
@@ -72,12 +72,11 @@ class OpenAlexProtocol:
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = expect(load_json(raw.body, "openalex"), dict, "openalex")
         if "error" in data and "results" not in data:
-            return SearchPage(
-                error_message=f"openalex: {data.get('error')}: {data.get('message', '')}".strip()
-            )
+            message = text(data.get("message")) or ""
+            return SearchPage(error_message=f"openalex: {data.get('error')}: {message}".strip().rstrip(":"))
         if "results" in data:
             works = expect(data["results"], list, "openalex results")
-            total = as_int((data.get("meta") or {}).get("count"))
+            total = as_int(obj(data.get("meta")).get("count"))
         elif "id" in data and "title" in data:  # a single work (`/works/{id}`)
             works, total = [data], 1
         else:
@@ -108,33 +107,34 @@ def rebuild_abstract(index: Any) -> str | None:
 
 
 def _hit(work: dict[str, Any]) -> SearchHit | None:
-    title = work.get("display_name") or work.get("title")
-    location = work.get("primary_location") or {}
-    doi_url = work.get("doi")
-    url = doi_url or location.get("landing_page_url") or work.get("id")
+    title = text(work.get("display_name")) or text(work.get("title"))
+    location = obj(work.get("primary_location"))
+    doi_url = text(work.get("doi"))
+    url = doi_url or text(location.get("landing_page_url")) or text(work.get("id"))
     if not title or not url:
         return None
     abstract = rebuild_abstract(work.get("abstract_inverted_index"))
-    source = location.get("source") or {}
-    oa = work.get("open_access") or {}
-    pdf = location.get("pdf_url") or (work.get("best_oa_location") or {}).get("pdf_url")
+    source = obj(location.get("source"))
+    oa_url = text(obj(work.get("open_access")).get("oa_url"))
+    pdf = text(location.get("pdf_url")) or text(obj(work.get("best_oa_location")).get("pdf_url"))
+    authorships = work.get("authorships")
     authors = [
-        a["author"]["display_name"]
-        for a in work.get("authorships") or []
-        if isinstance(a, dict) and isinstance(a.get("author"), dict) and a["author"].get("display_name")
+        name
+        for a in (authorships if isinstance(authorships, list) else [])
+        if (name := text(obj(obj(a).get("author")).get("display_name")))
     ]
     extras = {
-        "doi": doi_url.removeprefix("https://doi.org/") if isinstance(doi_url, str) else None,
+        "doi": doi_url.removeprefix("https://doi.org/") if doi_url else None,
         "authors": authors,
         "year": as_int(work.get("publication_year")),
-        "venue": source.get("display_name") if isinstance(source, dict) else None,
+        "venue": text(source.get("display_name")),
         "citedByCount": as_int(work.get("cited_by_count")),
-        "pdfUrl": pdf or (oa.get("oa_url") if str(oa.get("oa_url", "")).endswith(".pdf") else None),
-        "openalexId": work.get("id"),
+        "pdfUrl": pdf or (oa_url if oa_url and oa_url.endswith(".pdf") else None),
+        "openalexId": text(work.get("id")),
     }
     return SearchHit(
-        title=str(title),
-        url=str(url),
+        title=title,
+        url=url,
         modality=Modality.ACADEMIC,
         snippet=shorten(abstract),
         source="openalex",

@@ -19,19 +19,21 @@ Quirks:
 
 from __future__ import annotations
 
+import re
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from ..contract.enums import ContentInline, Modality, Tier
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
-from ._text import as_int, expect, load_json, strip_html, unsupported_note
+from ._text import as_int, expect, load_json, obj, strip_html, text, unsupported_note
 
 DEFAULT_BASE_URL = "https://en.wikipedia.org"
 MAX_LIMIT = 100
 """The REST search endpoint accepts `limit` from 1 to 100."""
+_WIKI_HOST = re.compile(r"^([a-z]{2,3}(?:-[a-z]+)*)\.(?:m\.)?wikipedia\.org$")
 
 
 class WikipediaProtocol:
@@ -53,26 +55,40 @@ class WikipediaProtocol:
             url=f"{base}/w/rest.php/v1/search/page",
             params=(("q", request.query), ("limit", str(min(request.max_results, MAX_LIMIT)))),
             headers={"Accept": "application/json"},
-            state={"base": base},
+            state={"base": base, "language": self.instance_language(config)},
         )
+
+    def instance_language(self, config: InstanceConfig) -> str | None:
+        """The wiki's language: the `language` extra, else the subdomain of a `*.wikipedia.org` baseUrl.
+
+        The dispatcher routes a request's locale to the instance whose language matches.
+        """
+        explicit = config.extra("language")
+        if explicit:
+            return explicit.strip().lower()
+        try:
+            host = urlsplit(config.base_url or DEFAULT_BASE_URL).hostname or ""
+        except ValueError:
+            return None
+        match = _WIKI_HOST.match(host)
+        return match.group(1) if match else None
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = expect(load_json(raw.body, "wikipedia"), dict, "wikipedia")
         base = str(spec.state.get("base") or DEFAULT_BASE_URL)
-        note = unsupported_note(request, {"language"})
+        note = unsupported_note(request, _honoured(request, spec.state.get("language")))
         if "errors" in data or "error" in data:
             return SearchPage(error_message=_error_text(data))
         if "pages" in data:
             pages = expect(data["pages"], list, "wikipedia pages")
             hits = [_rest_hit(p, base, request.modality) for p in pages if isinstance(p, dict)]
         elif "query" in data:
-            found = expect(
-                expect(data["query"], dict, "wikipedia query").get("search", []), list, "query.search"
-            )
+            query = expect(data["query"], dict, "wikipedia query")
+            found = expect(query.get("search", []), list, "query.search")
             hits = [_action_hit(p, base, request.modality) for p in found if isinstance(p, dict)]
-            info = data["query"].get("searchinfo") or {}
-            if not hits and info.get("suggestion"):
-                note = f"did you mean: {info['suggestion']}"
+            suggestion = text(obj(query.get("searchinfo")).get("suggestion"))
+            if not hits and suggestion:
+                note = f"did you mean: {suggestion}"
         elif "extract" in data and "titles" in data:
             hits = [_summary_hit(data, request.modality)]
         else:
@@ -80,25 +96,35 @@ class WikipediaProtocol:
         return SearchPage(hits=tuple(h for h in hits if h)[: request.max_results], note=note)
 
 
+def _honoured(request: SearchRequest, language: object) -> set[str]:
+    """`language` is honoured when this instance's wiki is in that language (the dispatcher routes
+    by it); another language is named in the note rather than silently answered in English."""
+    wanted = request.expert_params.get("language", "").lower().replace("_", "-").split("-")[0]
+    if wanted and isinstance(language, str) and language.split("-")[0] == wanted:
+        return {"language"}
+    return set()
+
+
 def _article_url(base: str, key: str) -> str:
     return f"{base}/wiki/{quote(key.replace(' ', '_'), safe='_()-,:')}"
 
 
 def _rest_hit(page: dict[str, Any], base: str, modality: Modality) -> SearchHit | None:
-    title = page.get("title")
-    key = page.get("key") or title
+    title = text(page.get("title"))
+    key = text(page.get("key")) or title
     if not title or not key:
         return None
-    excerpt = strip_html(page.get("excerpt"))
-    thumb = (page.get("thumbnail") or {}).get("url")
-    extras: dict[str, Any] = {"pageId": as_int(page.get("id")), "description": page.get("description")}
+    excerpt = strip_html(text(page.get("excerpt")))
+    description = text(page.get("description"))
+    thumb = text(obj(page.get("thumbnail")).get("url"))
+    extras: dict[str, Any] = {"pageId": as_int(page.get("id")), "description": description}
     if thumb:
         extras["thumbnailUrl"] = "https:" + thumb if thumb.startswith("//") else thumb
     return SearchHit(
-        title=str(title),
-        url=_article_url(base, str(key)),
+        title=title,
+        url=_article_url(base, key),
         modality=modality,
-        snippet=excerpt or page.get("description"),
+        snippet=excerpt or description,
         source="wikipedia",
         content=ContentRef(ContentInline.EMBED_TEXT, text=excerpt) if excerpt else None,
         extras={k: v for k, v in extras.items() if v is not None},
@@ -106,13 +132,13 @@ def _rest_hit(page: dict[str, Any], base: str, modality: Modality) -> SearchHit 
 
 
 def _action_hit(page: dict[str, Any], base: str, modality: Modality) -> SearchHit | None:
-    title = page.get("title")
+    title = text(page.get("title"))
     if not title:
         return None
-    snippet = strip_html(page.get("snippet")) or None
+    snippet = strip_html(text(page.get("snippet"))) or None
     return SearchHit(
-        title=str(title),
-        url=_article_url(base, str(title)),
+        title=title,
+        url=_article_url(base, title),
         modality=modality,
         snippet=snippet,
         source="wikipedia",
@@ -122,21 +148,21 @@ def _action_hit(page: dict[str, Any], base: str, modality: Modality) -> SearchHi
 
 
 def _summary_hit(data: dict[str, Any], modality: Modality) -> SearchHit:
-    titles = data.get("titles") or {}
-    title = titles.get("normalized") or data.get("title") or ""
-    url = ((data.get("content_urls") or {}).get("desktop") or {}).get("page") or ""
+    title = text(obj(data.get("titles")).get("normalized")) or text(data.get("title"))
+    url = text(obj(obj(data.get("content_urls")).get("desktop")).get("page"))
     if not title or not url:
         raise ParseError("wikipedia summary: missing title or content_urls.desktop.page")
-    extract = data.get("extract") or ""
-    extras: dict[str, Any] = {"pageId": as_int(data.get("pageid")), "description": data.get("description")}
-    thumb = (data.get("thumbnail") or {}).get("source")
+    extract = text(data.get("extract")) or ""
+    description = text(data.get("description"))
+    extras: dict[str, Any] = {"pageId": as_int(data.get("pageid")), "description": description}
+    thumb = text(obj(data.get("thumbnail")).get("source"))
     if thumb:
         extras["thumbnailUrl"] = thumb
     return SearchHit(
-        title=str(title),
-        url=str(url),
+        title=title,
+        url=url,
         modality=modality,
-        snippet=data.get("description") or extract[:300] or None,
+        snippet=description or extract[:300] or None,
         source="wikipedia",
         content=ContentRef(ContentInline.EMBED_TEXT, text=extract) if extract else None,
         extras={k: v for k, v in extras.items() if v is not None},

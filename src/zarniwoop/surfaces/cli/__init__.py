@@ -6,10 +6,34 @@ commands, so that `zarniwoop --help` starts fast.
 
 from __future__ import annotations
 
-from . import investigate, mcp_cmd, models, projects, search, serve, settings_cmd, tokens, tools_cmd, usage
+from . import (
+    fetch_content,
+    investigate,
+    mcp_cmd,
+    models,
+    projects,
+    search,
+    serve,
+    settings_cmd,
+    tokens,
+    tools_cmd,
+    usage,
+)
 from .app import app, main
 
-for module in (search, tools_cmd, investigate, settings_cmd, projects, models, usage, tokens, serve, mcp_cmd):
+for module in (
+    search,
+    tools_cmd,
+    investigate,
+    settings_cmd,
+    projects,
+    models,
+    usage,
+    fetch_content,
+    tokens,
+    serve,
+    mcp_cmd,
+):
     module.register(app)
 
 __all__ = ["app", "main"]

@@ -1,0 +1,168 @@
+"""Hacker News through Algolia's HN Search API — tech news and the discussions around it.
+
+Registered as protocol id `hackernews`. `GET https://hn.algolia.com/api/v1/search` ranks by
+relevance (then points, then comments); `/search_by_date` lists the newest first. NEWS uses the
+newest-first endpoint, WEB the relevance one (endpoint extra `sort: relevance|date` overrides).
+Only stories are searched (`tags=story`); comments are noise for a search layer. No key.
+
+Docs: https://hn.algolia.com/api
+
+    research.endpoint.hackernews.protocol: hackernews
+    research.endpoint.hackernews.baseUrl: https://hn.algolia.com
+    research.endpoint.hackernews.sort: relevance         # optional, NEWS newest-first otherwise
+
+Quirks:
+- `url` is null — or the empty string in older answers — for Ask HN and other text posts: the
+  discussion page `https://news.ycombinator.com/item?id={objectID}` stands in.
+- `story_text` is HTML (`<p>`, entities) or null or "".
+- Date ranges are `numericFilters=created_at_i>=…,created_at_i<=…` (epoch seconds, UTC).
+- Results are capped at about 1000 per query; an often quoted limit is 10,000 requests/hour per IP.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..contract.enums import ContentInline, Modality, Tier
+from ..contract.errors import ParseError
+from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
+from ..contract.query import SearchRequest
+from ..contract.results import ContentRef, SearchHit
+from ._text import as_int, expect, load_json, shorten, strip_html, unsupported_note
+from ._web import error_text
+
+DEFAULT_BASE_URL = "https://hn.algolia.com"
+DISCUSSION_URL = "https://news.ycombinator.com/item?id={id}"
+MAX_HITS_PER_PAGE = 100
+
+
+class HackerNewsProtocol:
+    id = "hackernews"
+    display_name = "Hacker News (Algolia)"
+    modalities = frozenset({Modality.NEWS, Modality.WEB})
+    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
+    key_required = False
+    default_rate_per_second = 2.0
+    """10,000 requests/hour per IP ≈ 2.8/s; stay under it."""
+    prompt_hint = (
+        "**Hacker News** — tech news, launches (Show HN), questions (Ask HN) and the community "
+        "discussion around them, with points and comment counts. Best for software, startups and what "
+        "engineers are talking about; not authoritative, not general news."
+    )
+
+    def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
+        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
+        sort = (config.extra("sort") or "").lower()
+        by_date = sort == "date" or (sort != "relevance" and request.modality is Modality.NEWS)
+        params: list[tuple[str, str]] = [
+            ("query", request.query),
+            ("tags", "story"),
+            ("hitsPerPage", str(min(request.max_results, MAX_HITS_PER_PAGE))),
+            ("page", "0"),
+        ]
+        filters = _date_filters(request.expert_params)
+        if filters:
+            params.append(("numericFilters", ",".join(filters)))
+        return RequestSpec(
+            method="GET",
+            url=f"{base}/api/v1/{'search_by_date' if by_date else 'search'}",
+            params=tuple(params),
+            headers={"Accept": "application/json"},
+        )
+
+    def describe_error(self, raw: RawResponse) -> str | None:
+        """Algolia's reason in a non-2xx body: `{"message": …, "status": 400}`."""
+        return error_text(raw, "message")
+
+    def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
+        data = expect(load_json(raw.body, "hackernews"), dict, "hackernews")
+        if "hits" not in data:
+            if isinstance(data.get("message"), str):  # Algolia's error shape: {"message", "status"}
+                return SearchPage(error_message=f"hackernews: {data['message']}")
+            raise ParseError("hackernews: body has no hits")
+        found = expect(data["hits"], list, "hackernews hits")
+        hits = tuple(h for h in (_hit(x, request.modality) for x in found if isinstance(x, dict)) if h)
+        return SearchPage(
+            hits=hits[: request.max_results],
+            total=as_int(data.get("nbHits")),
+            note=unsupported_note(request, {"dateFrom", "dateTo"}),
+        )
+
+
+def _date_filters(expert: Any) -> list[str]:
+    out = []
+    if expert.get("dateFrom"):
+        start = datetime.combine(date.fromisoformat(expert["dateFrom"]), time.min, UTC)
+        out.append(f"created_at_i>={int(start.timestamp())}")
+    if expert.get("dateTo"):
+        # dateTo is inclusive: everything before the next midnight (UTC).
+        end = datetime.combine(date.fromisoformat(expert["dateTo"]) + timedelta(days=1), time.min, UTC)
+        out.append(f"created_at_i<{int(end.timestamp())}")
+    return out
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _web_url(value: Any) -> str | None:
+    """An http(s) URL with a host, else None (Algolia echoes whatever the submitter typed)."""
+    text = _text(value)
+    if not text:
+        return None
+    try:
+        split = urlsplit(text.strip())
+    except ValueError:  # e.g. an unbalanced IPv6 bracket
+        return None
+    return text.strip() if split.scheme in ("http", "https") and split.hostname else None
+
+
+def _outlet(url: str | None) -> str:
+    host = urlsplit(url).hostname if url else None
+    return (host or "").removeprefix("www.") or "Hacker News"
+
+
+def _hit(item: dict[str, Any], modality: Modality) -> SearchHit | None:
+    object_id = item.get("objectID")
+    if not isinstance(object_id, str | int) or isinstance(object_id, bool) or not str(object_id).strip():
+        return None
+    title = _text(item.get("title")) or _text(item.get("story_title"))
+    if not title:
+        return None
+    discussion = DISCUSSION_URL.format(id=object_id)
+    link = _web_url(item.get("url")) or _web_url(item.get("story_url"))
+    text = strip_html(_text(item.get("story_text")) or _text(item.get("comment_text")))
+    points, comments = as_int(item.get("points")), as_int(item.get("num_comments"))
+    author = _text(item.get("author"))
+    stats = " · ".join(
+        p
+        for p in (
+            f"{points} points" if points is not None else "",
+            f"{comments} comments" if comments is not None else "",
+            f"by {author}" if author else "",
+        )
+        if p
+    )
+    extras: dict[str, Any] = {
+        "publishedAt": _text(item.get("created_at")),
+        "outlet": _outlet(link),
+        "points": points,
+        "numComments": comments,
+        "author": author,
+        "discussionUrl": discussion,
+        "hnId": str(object_id),
+    }
+    return SearchHit(
+        title=strip_html(title),
+        url=link or discussion,
+        modality=modality,
+        snippet=shorten(text) or stats or None,
+        source="hackernews",
+        content=ContentRef(ContentInline.EMBED_TEXT, text=text, mime_type="text/plain") if text else None,
+        extras={k: v for k, v in extras.items() if v is not None},
+    )
+
+
+PROTOCOL = HackerNewsProtocol()

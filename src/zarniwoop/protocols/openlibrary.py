@@ -1,0 +1,164 @@
+"""Open Library — the Internet Archive's open catalogue of books (works, editions, authors).
+
+`GET https://openlibrary.org/search.json?q=…&limit=N&fields=…`. No key; a descriptive User-Agent
+is asked for (the transport sends one). One hit per *work*, with its authors, first publication
+year, ISBNs and a cover.
+
+Docs: https://openlibrary.org/dev/docs/api/search
+
+    research.endpoint.openlibrary.protocol: openlibrary
+    research.endpoint.openlibrary.baseUrl: https://openlibrary.org
+
+Quirks:
+- Every doc field is optional (a third of the docs have no cover, some no author, no year).
+- `fields=` keeps the payload small and stable: older responses carry bulky `text`/`seed` arrays.
+- The total is `numFound` (and the duplicate `num_found`).
+- Covers: `https://covers.openlibrary.org/b/id/{cover_i}-M.jpg`; the work page is
+  `https://openlibrary.org{key}` (keys are Open Library's own, whatever `baseUrl` a mirror uses).
+- Solr syntax works inside `q`, which is how a publication-year range is expressed.
+- `language=` takes MARC codes (`eng`, `ger`, `fre`), not ISO 639-1.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..contract.enums import Modality, Tier
+from ..contract.errors import ParseError
+from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
+from ..contract.query import SearchRequest
+from ..contract.results import SearchHit
+from ._text import as_int, expect, load_json, unsupported_note
+from ._web import error_text
+
+DEFAULT_BASE_URL = "https://openlibrary.org"
+WORK_URL_BASE = "https://openlibrary.org"
+COVER_URL = "https://covers.openlibrary.org/b/id/{cover}-{size}.jpg"
+MAX_LIMIT = 100
+FIELDS = (
+    "key,title,subtitle,author_name,author_key,first_publish_year,isbn,cover_i,"
+    "edition_count,has_fulltext,language,publisher"
+)
+MARC_LANGUAGES = {
+    "en": "eng", "de": "ger", "fr": "fre", "es": "spa", "it": "ita", "pt": "por", "nl": "dut",
+    "ru": "rus", "ja": "jpn", "zh": "chi", "pl": "pol", "sv": "swe", "da": "dan", "fi": "fin",
+    "no": "nor", "cs": "cze", "el": "gre", "tr": "tur", "ko": "kor", "ar": "ara", "he": "heb",
+}  # fmt: skip
+"""ISO 639-1 → MARC language codes, which Open Library's `language` field uses."""
+
+
+class OpenLibraryProtocol:
+    id = "openlibrary"
+    display_name = "Open Library"
+    modalities = frozenset({Modality.BOOK})
+    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
+    key_required = False
+    default_rate_per_second = 1.0
+    """Open Library throttles bursty anonymous clients with connection resets; one call a second is safe."""
+    prompt_hint = (
+        "**Open Library** — the Internet Archive's catalogue of 30M+ books: titles, authors, first "
+        "publication year, ISBNs and covers. Best for finding books and editions on a topic or by an "
+        "author; no article-level content."
+    )
+
+    def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
+        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
+        query = request.query
+        start, end = request.expert_params.get("dateFrom"), request.expert_params.get("dateTo")
+        if start or end:
+            low = start[:4] if start else "*"
+            high = end[:4] if end else "*"
+            query = f"{query} first_publish_year:[{low} TO {high}]"
+        params: list[tuple[str, str]] = [
+            ("q", query),
+            ("limit", str(min(request.max_results, MAX_LIMIT))),
+            ("page", "1"),
+            ("fields", FIELDS),
+        ]
+        language = _marc(request.expert_params.get("language"))
+        if language:
+            params.append(("language", language))
+        return RequestSpec(
+            method="GET",
+            url=f"{base}/search.json",
+            params=tuple(params),
+            headers={"Accept": "application/json"},
+        )
+
+    def describe_error(self, raw: RawResponse) -> str | None:
+        """Open Library's reason in a non-2xx JSON body (`error`), if it sent one."""
+        return error_text(raw, "error", "message")
+
+    def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
+        data = expect(load_json(raw.body, "openlibrary"), dict, "openlibrary")
+        if "docs" not in data:
+            if isinstance(data.get("error"), str):
+                return SearchPage(error_message=f"openlibrary: {data['error']}")
+            raise ParseError("openlibrary: body has no docs")
+        docs = expect(data["docs"], list, "openlibrary docs")
+        hits = tuple(h for h in (_hit(d) for d in docs if isinstance(d, dict)) if h)
+        total = as_int(data.get("numFound", data.get("num_found")))
+        honoured = {"dateFrom", "dateTo"} | (
+            {"language"} if _marc(request.expert_params.get("language")) else set()
+        )
+        return SearchPage(
+            hits=hits[: request.max_results], total=total, note=unsupported_note(request, honoured)
+        )
+
+
+def _marc(language: str | None) -> str | None:
+    if not language:
+        return None
+    code = language.lower().split("-")[0].split("_")[0]
+    if len(code) == 3 and code.isalpha():
+        return code  # already a MARC code
+    return MARC_LANGUAGES.get(code)
+
+
+def _strings(value: Any) -> list[str]:
+    if not isinstance(value, list):
+        return []
+    return [str(v) for v in value if isinstance(v, str | int) and not isinstance(v, bool) and str(v).strip()]
+
+
+def _preferred_isbn(isbns: list[str]) -> str | None:
+    """An ISBN-13 if there is one (what most catalogues key on), else the first ISBN."""
+    return next((i for i in isbns if len(i) == 13), isbns[0] if isbns else None)
+
+
+def _hit(doc: dict[str, Any]) -> SearchHit | None:
+    title, key = doc.get("title"), doc.get("key")
+    if not isinstance(title, str) or not title.strip() or not isinstance(key, str) or not key.startswith("/"):
+        return None
+    subtitle = doc.get("subtitle")
+    full_title = f"{title}: {subtitle}" if isinstance(subtitle, str) and subtitle else title
+    authors = _strings(doc.get("author_name"))
+    year = as_int(doc.get("first_publish_year"))
+    isbns = _strings(doc.get("isbn"))
+    cover = as_int(doc.get("cover_i"))
+    cover_ok = cover is not None and cover > 0  # `-1` means "no cover" in some responses
+    byline = ", ".join(authors[:3]) + (" et al." if len(authors) > 3 else "")
+    snippet = " ".join(p for p in (f"by {byline}" if byline else "", f"({year})" if year else "") if p)
+    extras: dict[str, Any] = {
+        "authors": authors,
+        "firstPublishYear": year,
+        "isbn": _preferred_isbn(isbns),
+        "isbns": isbns[:20],
+        "workId": key.rsplit("/", 1)[-1] if key.startswith("/works/") else None,
+        "thumbnailUrl": COVER_URL.format(cover=cover, size="M") if cover_ok else None,
+        "coverUrl": COVER_URL.format(cover=cover, size="L") if cover_ok else None,
+        "editionCount": as_int(doc.get("edition_count")),
+        "hasFulltext": doc.get("has_fulltext") if isinstance(doc.get("has_fulltext"), bool) else None,
+        "languages": _strings(doc.get("language"))[:10],
+    }
+    return SearchHit(
+        title=full_title.strip(),
+        url=f"{WORK_URL_BASE}{key}",
+        modality=Modality.BOOK,
+        snippet=snippet or None,
+        source="openlibrary",
+        extras={k: v for k, v in extras.items() if v not in (None, [])},
+    )
+
+
+PROTOCOL = OpenLibraryProtocol()

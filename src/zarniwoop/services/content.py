@@ -1,0 +1,216 @@
+"""ZarniwoopContentStore: load a hit's body on demand and keep it in the project's workspace.
+
+Two ways in:
+- a STASH_ON_DEMAND hit (PubMed abstracts): the hit's provider instance loads its reference
+  (`ProviderInstance.load_content`, always against the instance's configured endpoint), and the
+  protocol's `content_text(body)`, when it has one, turns the raw answer into text;
+- any other hit, or a bare URL: a plain GET through the SSRF-guarded fetcher — only public
+  addresses, checked after DNS resolution and on every redirect, unless the scope sets
+  `research.content.allowPrivate: true`.
+
+Bytes land in `ZARNIWOOP_HOME/workspace/<tenant>/<project>/content/`, which `projects stop`
+removes. At most `research.content.maxBytes` bytes are read; a longer body is cut there and the
+result says `truncated`.
+
+    store = ContentStore.for_runtime(runtime)
+    loaded = await store.load_content(hit, SearchScope("acme", "review"))
+    loaded.path.read_text()
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mimetypes
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..config import keys as K
+from ..contract.enums import ContentInline
+from ..contract.errors import InvalidRequestError
+from ..contract.results import ContentRef
+from ..transport.fetch import GuardedFetcher
+
+if TYPE_CHECKING:
+    from ..config.factory import ProviderFactory
+    from ..config.settings import SettingService
+    from ..contract.protocol import ProviderInstance
+    from ..contract.query import SearchScope
+    from ..contract.results import SearchHit
+    from ..runtime import Runtime
+
+DEFAULT_MAX_BYTES = 20 * 1024 * 1024
+EXTRA_KEY = "content"
+"""Where `for_runtime` keeps the store in `runtime.extras`."""
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$")
+_EXTENSIONS = {
+    "text/plain": ".txt",
+    "text/html": ".html",
+    "application/pdf": ".pdf",
+    "application/xml": ".xml",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedContent:
+    """A body saved in the workspace."""
+
+    path: Path
+    source: str
+    """The URL fetched, or `<instance>:<ref>` for a provider-loaded reference."""
+    size: int
+    truncated: bool
+    sha256: str
+    mime_type: str | None = None
+    provider: str | None = None
+    final_url: str | None = None
+    redirects: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "provider": self.provider,
+            "path": str(self.path),
+            "mimeType": self.mime_type,
+            "bytes": self.size,
+            "truncated": self.truncated,
+            "sha256": self.sha256,
+            "finalUrl": self.final_url,
+            "redirects": list(self.redirects),
+        }
+
+
+class ContentStore:
+    def __init__(
+        self,
+        home: Path,
+        settings: SettingService,
+        factory: ProviderFactory,
+        *,
+        fetcher: GuardedFetcher | None = None,
+    ) -> None:
+        self.home = Path(home)
+        self.settings = settings
+        self.factory = factory
+        self._owns_fetcher = fetcher is None
+        self.fetcher = fetcher or GuardedFetcher()
+
+    @classmethod
+    def for_runtime(cls, runtime: Runtime, **kwargs: Any) -> ContentStore:
+        """The runtime's store (created on first use and kept in `runtime.extras["content"]`)."""
+        store = runtime.extras.get(EXTRA_KEY)
+        if store is None:
+            store = cls(runtime.home, runtime.settings, runtime.factory, **kwargs)
+            runtime.extras[EXTRA_KEY] = store
+        return store  # type: ignore[no-any-return]
+
+    def workspace(self, scope: SearchScope) -> Path:
+        """`ZARNIWOOP_HOME/workspace/<tenant>/<project>` (the folder `projects stop` removes)."""
+        for field, value in (("tenant", scope.tenant), ("project", scope.project)):
+            if not _SAFE_NAME.match(value):
+                raise InvalidRequestError(field, f"{value!r} cannot name a workspace folder")
+        return self.home / "workspace" / scope.tenant / scope.project
+
+    async def load_content(self, hit: SearchHit, scope: SearchScope) -> LoadedContent:
+        """A hit's body: its STASH_ON_DEMAND reference through its provider, else its URL."""
+        content = hit.content
+        if content is not None and content.inline is ContentInline.STASH_ON_DEMAND and content.ref:
+            return await self.load_ref(hit.source or "", content.ref, scope)
+        return await self.fetch_url(hit.url, scope)
+
+    async def load_ref(self, provider: str, ref: str, scope: SearchScope) -> LoadedContent:
+        """Load a STASH_ON_DEMAND reference through the scope's instance `provider` (an instance id,
+        or a protocol id such as `pubmed` naming the first instance of that protocol)."""
+        instance = await self._instance(provider, scope)
+        cap, _ = self._limits(scope)
+        body = await instance.load_content(ContentRef(ContentInline.STASH_ON_DEMAND, ref=ref), scope)
+        to_text = getattr(instance.protocol, "content_text", None)
+        mime: str | None = None
+        if to_text is not None:
+            body, mime = to_text(body).encode("utf-8"), "text/plain"
+        truncated = len(body) > cap
+        return self._save(scope, f"{instance.id}:{ref}", body[:cap], truncated, mime, provider=instance.id)
+
+    async def fetch_url(self, url: str, scope: SearchScope) -> LoadedContent:
+        """GET a URL through the SSRF guard and save what came back (at most `maxBytes`)."""
+        await self.settings.refresh(max_age=1.0)
+        cap, allow_private = self._limits(scope)
+        fetched = await self.fetcher.fetch(url, max_bytes=cap, allow_private=allow_private)
+        return self._save(
+            scope,
+            url,
+            fetched.body,
+            fetched.truncated,
+            fetched.mime_type,
+            final_url=fetched.final_url,
+            redirects=fetched.redirects,
+        )
+
+    async def aclose(self) -> None:
+        if self._owns_fetcher:
+            await self.fetcher.aclose()
+
+    def _limits(self, scope: SearchScope) -> tuple[int, bool]:
+        settings = self.settings.scoped(scope)
+        cap = settings.get_int(K.CONTENT_MAX_BYTES, DEFAULT_MAX_BYTES)
+        if cap <= 0:
+            raise InvalidRequestError(K.CONTENT_MAX_BYTES, f"must be a positive number of bytes, got {cap}")
+        return cap, settings.get_bool(K.CONTENT_ALLOW_PRIVATE, False)
+
+    async def _instance(self, provider: str, scope: SearchScope) -> ProviderInstance:
+        provider_set = await self.factory.providers(scope)
+        instances = provider_set.instances
+        if provider in instances:
+            return instances[provider]
+        for instance in instances.values():
+            if instance.protocol.id == provider and instance.config.enabled:
+                return instance
+        known = ", ".join(sorted(instances)) or "none"
+        raise InvalidRequestError(
+            "provider", f"no provider instance or protocol {provider!r} in this scope; known: {known}"
+        )
+
+    def _save(
+        self,
+        scope: SearchScope,
+        source: str,
+        body: bytes,
+        truncated: bool,
+        mime: str | None,
+        *,
+        provider: str | None = None,
+        final_url: str | None = None,
+        redirects: tuple[str, ...] = (),
+    ) -> LoadedContent:
+        folder = self.workspace(scope) / "content"
+        folder.mkdir(parents=True, exist_ok=True)
+        extension = (
+            _EXTENSIONS.get(mime or "") or (mimetypes.guess_extension(mime) if mime else None) or ".bin"
+        )
+        path = folder / f"{hashlib.sha256(source.encode()).hexdigest()[:32]}{extension}"
+        # Write-then-rename: a concurrent reader never sees half a file.
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".part-")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(body)
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        return LoadedContent(
+            path=path,
+            source=source,
+            size=len(body),
+            truncated=truncated,
+            sha256=hashlib.sha256(body).hexdigest(),
+            mime_type=mime,
+            provider=provider,
+            final_url=final_url,
+            redirects=redirects,
+        )
+
+
+__all__ = ["ContentStore", "LoadedContent"]

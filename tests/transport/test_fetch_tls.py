@@ -1,0 +1,121 @@
+"""HTTPS through the SSRF guard: the connection goes to the checked address, while TLS still sends
+the host name (SNI) and verifies the certificate against it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import ssl
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx2
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from zarniwoop.contract import TransportError
+from zarniwoop.transport.fetch import GuardedFetcher
+
+pytestmark = pytest.mark.anyio
+NAME = "papers.example"
+
+
+def self_signed(tmp_path, name: str) -> tuple[str, str]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return str(cert_path), str(key_path)
+
+
+@pytest.fixture
+def tls_server(tmp_path) -> Iterator[tuple[int, str, dict[str, list[str]]]]:
+    cert, key = self_signed(tmp_path, NAME)
+    seen: dict[str, list[str]] = {"sni": [], "host": []}
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    context.sni_callback = lambda sock, server_name, ctx: seen["sni"].append(server_name or "")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen["host"].append(self.headers.get("Host", ""))
+            body = b"over tls"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1], cert, seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def fetcher_for(port: int, cert: str, name: str) -> GuardedFetcher:
+    async def resolve(host: str, p: int):
+        return [ipaddress.ip_address("127.0.0.1")] if host == name else []
+
+    trust = ssl.create_default_context(cafile=cert)
+    client = httpx2.AsyncClient(
+        verify=trust, trust_env=False, limits=httpx2.Limits(max_keepalive_connections=0)
+    )
+    allowed = lambda ip, p: ip == ipaddress.ip_address("127.0.0.1") and p == port  # noqa: E731
+    return GuardedFetcher(client, resolver=resolve, address_allowed=allowed)
+
+
+async def test_https_connects_to_the_checked_address_with_the_name_for_sni_and_certificate(tls_server):
+    port, cert, seen = tls_server
+    fetcher = fetcher_for(port, cert, NAME)
+    try:
+        page = await fetcher.fetch(
+            f"https://{NAME}:{port}/paper", max_bytes=1000, allow_private=False, timeout=5
+        )
+    finally:
+        await fetcher.client.aclose()
+    assert page.body == b"over tls"
+    assert seen["sni"] == [NAME]
+    assert seen["host"] == [f"{NAME}:{port}"]
+
+
+async def test_a_certificate_for_another_name_fails(tls_server):
+    port, cert, seen = tls_server
+    fetcher = fetcher_for(port, cert, "impostor.example")
+    try:
+        with pytest.raises(TransportError, match=r"impostor\.example: network error"):
+            await fetcher.fetch(
+                f"https://impostor.example:{port}/paper", max_bytes=1000, allow_private=False, timeout=5
+            )
+    finally:
+        await fetcher.client.aclose()
+    assert seen["host"] == []
