@@ -1,15 +1,39 @@
 """The `zarniwoop` command. Each command group lives in its own module and registers itself here.
 
-Heavy modules (the runtime, httpx2, the database) are imported inside the commands, so that
-`zarniwoop --help` starts fast.
+Heavy modules (the runtime, httpx2, the database, fastapi, uvicorn, mcp) are imported inside the
+commands, so that `zarniwoop --help` starts fast.
 """
 
 from __future__ import annotations
 
-from . import fetch_content, investigate, models, projects, search, settings_cmd, usage
+from . import (
+    fetch_content,
+    investigate,
+    mcp_cmd,
+    models,
+    projects,
+    search,
+    serve,
+    settings_cmd,
+    tokens,
+    tools_cmd,
+    usage,
+)
 from .app import app, main
 
-for module in (search, investigate, settings_cmd, projects, models, usage, fetch_content):
+for module in (
+    search,
+    tools_cmd,
+    investigate,
+    settings_cmd,
+    projects,
+    models,
+    usage,
+    fetch_content,
+    tokens,
+    serve,
+    mcp_cmd,
+):
     module.register(app)
 
 __all__ = ["app", "main"]
