@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from .config import keys as K
 from .config.defaults import builtin_settings
 from .config.factory import ProviderFactory
-from .config.file import ConfigFile, load_config
+from .config.file import ConfigFile, load_config, parse_config
 from .config.settings import SettingService
 from .config.validate import validate_settings
 from .contract.errors import ConfigError
@@ -75,25 +76,30 @@ class Runtime:
     @classmethod
     async def open(
         cls,
-        config_path: str | Path | None = None,
+        config_path: str | Path | Mapping[str, Any] | None = None,
         *,
         home: str | Path | None = None,
         transport: HttpTransport | None = None,
         clock: Clock | None = None,
+        protocols: Mapping[str, SearchProtocol] | None = None,
     ) -> Runtime:
-        """Load and validate everything; a bad configuration raises `ConfigError` and writes nothing."""
+        """Load and validate everything; a bad configuration raises `ConfigError` and writes nothing.
+
+        `config_path` may also be the config as a mapping (the Python API's `config={…}`).
+        `protocols` adds protocols beside the registered entry points (tests, embedding apps).
+        """
         if config_path is None and os.environ.get("ZARNIWOOP_CONFIG"):
             config_path = os.environ["ZARNIWOOP_CONFIG"]
-        config = load_config(config_path)
+        config = parse_config(config_path) if isinstance(config_path, Mapping) else load_config(config_path)
         home_path = Path(home).expanduser() if home else default_home()
         created = _FreshFiles(home_path)
         db = open_database(config.database_url, home_path)
         try:
             await db.migrate()
             box = SecretBox.load(home_path)
-            protocols = load_protocols()
-            settings = SettingService(db, box, builtin_settings(protocols))
-            await seed_settings(settings, config, protocols)
+            known = {**load_protocols(), **(protocols or {})}
+            settings = SettingService(db, box, builtin_settings(known))
+            await seed_settings(settings, config, known)
             # LLM side: tenant credentials (also the search factory's key lookup) and the org tree.
             credentials = CredentialStore(db, box)
             directory = OrgDirectory(db)
@@ -105,7 +111,7 @@ class Runtime:
             raise
         transport = transport or HttpTransport()
         clock = clock or Clock()
-        factory = ProviderFactory(settings, protocols, transport, credential_lookup=credentials.search_lookup)
+        factory = ProviderFactory(settings, known, transport, credential_lookup=credentials.search_lookup)
         usage = ZarniwoopUsageCounter(
             db,
             home_path / "spool",
@@ -123,7 +129,7 @@ class Runtime:
             db,
             box,
             settings,
-            protocols,
+            known,
             transport,
             factory,
             dispatcher,

@@ -189,3 +189,50 @@ def test_cli_investigate_json(tmp_path, emulator, monkeypatch):
     empty = CliRunner().invoke(app, ["--config", str(cfg), "investigate", "  "])
     assert empty.exit_code == 2
     assert empty.stderr.strip() == "error: question: must be a non-empty string"
+
+
+async def test_depth_loads_content_before_evaluating_and_runs_are_counted(tmp_path, emulator):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from zarniwoop.observability.metrics import render_metrics
+    from zarniwoop.research.service import investigator_for
+
+    def runs(outcome):
+        for family in text_string_to_metric_families(render_metrics().decode()):
+            for sample in family.samples:
+                if sample.name == "zarniwoop_research_curated_runs_total" and sample.labels == {
+                    "outcome": outcome
+                }:
+                    return sample.value
+        return 0.0
+
+    # The hit's snippet says nothing about the question; its page does. Only Deepen can tell.
+    emulator.add(
+        "/wiki/w/rest.php/v1/search/page", Reply.json({"pages": [page(1, "Page", "unrelated words")]})
+    )
+    emulator.add(
+        "/wiki/wiki/Page",
+        Reply(
+            body=b"<html><body><p>Tardigrade desiccation tolerance explained</p></body></html>",
+            headers={"Content-Type": "text/html"},
+        ),
+    )
+    settings = {
+        **only(),
+        **endpoint("wiki", "wikipedia", f"{emulator.url}/wiki"),
+        "research.content.allowPrivate": True,
+    }
+    before = runs("success")
+    async with await open_runtime(tmp_path, settings) as rt:
+        shallow = await investigator_for(rt).investigate(
+            "tardigrade desiccation tolerance", SearchScope(), depth=0
+        )
+        deep = await investigator_for(rt).investigate(
+            "tardigrade desiccation tolerance", SearchScope(), depth=1
+        )
+    assert [d.hit.title for d in shallow.dropped] == ["Page"] and shallow.hits == ()
+    assert [h.hit.title for h in deep.hits] == ["Page"]
+    assert deep.hits[0].hit.content.text == "Tardigrade desiccation tolerance explained"
+    assert "deepened 1 of 1 hits" in deep.rationale
+    assert runs("success") == before + 1
+    assert len(emulator.requests("/wiki/wiki/Page")) == 1

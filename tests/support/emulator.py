@@ -121,7 +121,10 @@ class Emulator:
 
         self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="emulator", daemon=True)
+        # A short poll interval: `stop()` (shutdown) waits up to one interval, once per test.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="emulator", daemon=True
+        )
         self._thread.start()
         return self
 

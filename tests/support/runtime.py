@@ -16,10 +16,15 @@ def write_config(directory: Path, config: dict[str, Any]) -> Path:
     return path
 
 
-async def open_runtime(directory: Path, settings: dict[str, Any] | None = None, **config: Any) -> Runtime:
-    """A runtime whose `(_system, _tenant)` settings are `settings`; home and database under `directory`."""
+async def open_runtime(
+    directory: Path, settings: dict[str, Any] | None = None, *, protocols: Any = None, **config: Any
+) -> Runtime:
+    """A runtime whose `(_system, _tenant)` settings are `settings`; home and database under `directory`.
+
+    `protocols` adds test-only protocols (e.g. `tests/support/media.py`) beside the registered ones.
+    """
     body = {"settings": settings or {}, **config}
-    return await Runtime.open(write_config(directory, body), home=directory / "home")
+    return await Runtime.open(write_config(directory, body), home=directory / "home", protocols=protocols)
 
 
 def endpoint(instance_id: str, protocol: str, base_url: str, **extra: Any) -> dict[str, Any]:

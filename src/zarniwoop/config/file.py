@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -120,15 +121,20 @@ def load_config(path: str | Path | None) -> ConfigFile:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(str(file), f"expected a mapping at the top level, got {type(data).__name__}")
-    data = _expand(data, "", file.parent)
+    config = parse_config(data, base=file.parent)
+    config.path = file
+    return config
+
+
+def parse_config(data: Mapping[str, Any], *, base: Path | None = None) -> ConfigFile:
+    """Check an already loaded config mapping (a parsed file, or a dict given to the Python API)."""
+    expanded = _expand(dict(data), "", base or Path.cwd())
     try:
-        config = ConfigFile.model_validate(data)
+        return ConfigFile.model_validate(expanded)
     except ValidationError as exc:
         first = exc.errors()[0]
         location = ".".join(str(part) for part in first["loc"]) or "(top level)"
         raise ConfigError(location, first["msg"]) from None
-    config.path = file
-    return config
 
 
 def _expand(value: Any, where: str, base: Path) -> Any:

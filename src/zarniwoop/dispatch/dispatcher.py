@@ -268,7 +268,7 @@ class Dispatcher:
                             Outcome.TIMEOUT,
                             "deadline reached",
                             self._elapsed_ms(begin),
-                        )
+                        ),
                     )
                     raise
                 if result is not None:
@@ -306,7 +306,9 @@ class Dispatcher:
                         loser_task.cancel()
                         message = f"cancelled: hedged, {result.provider_instance_id} answered first"
                         self._record_cut(
-                            run, loser, Attempt(loser.id, Outcome.TIMEOUT, message, self._elapsed_ms(started[loser.id]))
+                            run,
+                            loser,
+                            Attempt(loser.id, Outcome.TIMEOUT, message, self._elapsed_ms(started[loser.id])),
                         )
                     running.clear()
                     return result
@@ -325,7 +327,7 @@ class Dispatcher:
                             Outcome.TIMEOUT,
                             "deadline reached",
                             self._elapsed_ms(started[instance.id]),
-                        )
+                        ),
                     )
 
     async def _next_callable(self, run: _Run, queue: list[_Candidate]) -> _Candidate | None:

@@ -7,10 +7,11 @@ only for admins.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..config import keys as K
-from ..contract.enums import Availability, Modality, Tier
+from ..contract.enums import Availability, Modality, Outcome, Tier
 from .clock import iso_utc
 from .dispatcher import order_candidates
 
@@ -82,44 +83,92 @@ async def provider_entries(
     return entries
 
 
-async def routing_view(dispatcher: Dispatcher, scope: SearchScope, *, admin: bool) -> dict[str, Any]:
-    """Per instance `keyable/available/selected/reachable`, and per modality the cascade in order."""
+RoutingSection = Callable[["SearchScope", bool], Awaitable[Any]]
+"""`(scope, admin) -> JSON`: another layer's block of the routing view (the LLM layer's alias resolutions)."""
+ROUTING_SECTIONS_KEY = "routing_sections"
+"""`runtime.extras[ROUTING_SECTIONS_KEY]`: `{name: RoutingSection}` merged into the routing view."""
+
+
+async def routing_view(
+    dispatcher: Dispatcher,
+    scope: SearchScope,
+    *,
+    admin: bool,
+    sections: Mapping[str, RoutingSection] | None = None,
+) -> dict[str, Any]:
+    """The routing view of `GET /v1/_routing` and `zarniwoop routing --json`.
+
+    `search`: one entry per instance, as the loomcycle seed's search block — `id, keyable,
+    available, selected, reachable` — plus `protocol, selectedFor, cooldownUntil, quota`, and
+    `lastError` for admins only. `searchCascades`: per modality the candidates in the order the
+    dispatcher walks them, each with the gate's verdict right now (`ready` or the `skipped_*`
+    outcome it would record) and which one would be `selected` (in panic mode: the cooling one
+    tried anyway, marked `panic`). Other layers add their blocks through `sections`.
+    """
     entries = await provider_entries(dispatcher, scope, admin=admin)
     by_id = {e["id"]: e for e in entries}
     provider_set = await dispatcher.factory.providers(scope)
-    cascades: dict[str, list[str]] = {}
-    selected: set[str] = set()
+    cascades: dict[str, list[dict[str, Any]]] = {}
+    picks: dict[str, list[str]] = {}
     for modality in Modality:
         order = [i.id for i in order_candidates(provider_set, modality)]
         if not order:
             continue
-        cascades[modality.value] = order
-        ready = [
-            i
-            for i in order
-            if by_id[i]["availability"] == "READY"
-            and modality.value not in {c["modality"] for c in by_id[i]["cooldowns"]}
-        ]
-        if ready:
-            selected.add(f"{modality.value}:{ready[0]}")
-    instances = []
+        steps = [{"id": i, "gate": _gate(by_id[i], modality), "selected": False} for i in order]
+        chosen = next((st for st in steps if st["gate"] == "ready"), None)
+        if chosen is None:
+            cooling = [st for st in steps if st["gate"] == Outcome.SKIPPED_COOLDOWN.value]
+            if cooling:
+                chosen = min(cooling, key=lambda st: _cooldown_until(by_id[st["id"]], modality))
+                chosen["panic"] = True
+        if chosen is not None:
+            chosen["selected"] = True
+            picks.setdefault(chosen["id"], []).append(modality.value)
+        cascades[modality.value] = steps
+    search = []
     for entry in entries:
-        picks = sorted(s.split(":", 1)[0] for s in selected if s.split(":", 1)[1] == entry["id"])
         row = {
             "id": entry["id"],
             "protocol": entry["protocol"],
             "keyable": entry["keyable"],
-            "available": entry["keyable"] and entry["enabled"] and entry["reachable"] is not False,
-            "selected": bool(picks),
-            "selectedFor": picks,
+            "available": entry["keyable"]
+            and entry["enabled"]
+            and entry["availability"] != Availability.EXHAUSTED.value
+            and entry["reachable"] is not False,
+            "selected": entry["id"] in picks,
+            "selectedFor": picks.get(entry["id"], []),
             "reachable": entry["reachable"],
             "cooldownUntil": entry["cooldownUntil"],
             "quota": entry["quota"],
         }
         if admin:
             row["lastError"] = entry.get("lastError")
-        instances.append(row)
-    return {
+        search.append(row)
+    view: dict[str, Any] = {
         "scope": {"tenant": scope.tenant, "project": scope.project},
-        "search": {"instances": instances, "cascades": cascades, "tiers": [t.value for t in Tier]},
+        "search": search,
+        "searchCascades": cascades,
+        "tiers": [t.value for t in Tier],
     }
+    for name, section in (sections or {}).items():
+        view[name] = await section(scope, admin)
+    return view
+
+
+def _gate(entry: Mapping[str, Any], modality: Modality) -> str:
+    """What the gate would say for this instance and modality now (DESIGN §5's skip outcomes)."""
+    if modality.value not in entry["modalities"]:
+        return Outcome.SKIPPED_UNSUPPORTED.value
+    if not entry["enabled"]:
+        return Outcome.SKIPPED_DISABLED.value
+    if not entry["keyable"]:
+        return Outcome.SKIPPED_NO_KEY.value
+    if any(c["modality"] == modality.value for c in entry["cooldowns"]):
+        return Outcome.SKIPPED_COOLDOWN.value
+    if entry["availability"] == Availability.EXHAUSTED.value:
+        return Outcome.SKIPPED_EXHAUSTED.value
+    return "ready"
+
+
+def _cooldown_until(entry: Mapping[str, Any], modality: Modality) -> str:
+    return next((c["until"] for c in entry["cooldowns"] if c["modality"] == modality.value), "")

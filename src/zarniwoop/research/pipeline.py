@@ -19,6 +19,7 @@ from ..contract.errors import InvalidRequestError, ZarniwoopError
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
 from ..dispatch.status import provider_entries
+from ..observability.metrics import record_curated_run
 from .dedup import merge
 from .heuristics import HeuristicPlanner, LexicalEvaluator
 from .model import DroppedHit, MergedHit, Plan, RankedHit, RankedHitSet, Verdict
@@ -33,6 +34,9 @@ MAX_QUESTION_CHARS = 2000
 MAX_DEPTH = 3
 DEEPEN_LIMIT = 8
 """How many top hits Deepen loads content for: bodies are large and the evaluation wants the best ones."""
+
+SHORT_TEXT = 500
+"""Inline text shorter than this is a snippet, not a body: Deepen loads the page behind it."""
 
 ContentLoader = Callable[[SearchHit, "SearchScope"], Awaitable[str | None]]
 
@@ -80,6 +84,24 @@ class Investigator:
     ) -> RankedHitSet:
         question = _validate(question, max_results, depth)
         started = time.perf_counter()
+        phase = ["plan"]  # which step a failure belongs to, for the curated-runs metric
+        try:
+            ranked = await self._investigate(question, scope, max_results, depth, started, phase)
+        except ZarniwoopError:
+            record_curated_run(f"{phase[0]}_failed", time.perf_counter() - started)
+            raise
+        record_curated_run("success" if ranked.hits else "empty", time.perf_counter() - started)
+        return ranked
+
+    async def _investigate(
+        self,
+        question: str,
+        scope: SearchScope,
+        max_results: int,
+        depth: int,
+        started: float,
+        phase: list[str],
+    ) -> RankedHitSet:
         provider_set = await self.dispatcher.factory.providers(scope)
         min_hits = provider_set.settings.get_int("research.investigate.minHits", 3)
         available = await self._available(scope)
@@ -89,6 +111,7 @@ class Investigator:
         notes: list[str] = []
         if depth > 0:
             merged = await self._deepen(merged, scope, notes)
+        phase[0] = "evaluate"
         verdicts, eval_strategy = await self._evaluate(question, merged)
         kept, dropped = _apply(merged, verdicts)
         refine_depth = 0
@@ -194,11 +217,11 @@ class Investigator:
         return batches
 
     async def _deepen(self, merged: list[MergedHit], scope: SearchScope, notes: list[str]) -> list[MergedHit]:
-        """Load bodies for the top hits that carry no text, so Evaluate sees more than a snippet."""
+        """Load bodies for the top hits that carry no text or only a snippet, so Evaluate sees more."""
         if self.content_loader is None:
             notes.append("deepen skipped: no content loader configured")
             return merged
-        targets = [m for m in merged[:DEEPEN_LIMIT] if not (m.hit.content and m.hit.content.text)]
+        targets = [m for m in merged[:DEEPEN_LIMIT] if len(_inline_text(m.hit)) < SHORT_TEXT]
         loaded = await asyncio.gather(
             *(self.content_loader(m.hit, scope) for m in targets), return_exceptions=True
         )
@@ -212,6 +235,10 @@ class Investigator:
             else m
             for m in merged
         ]
+
+
+def _inline_text(hit: SearchHit) -> str:
+    return (hit.content.text or "") if hit.content is not None else ""
 
 
 def _validate(question: Any, max_results: Any, depth: Any) -> str:

@@ -152,11 +152,12 @@ def providers(ctx: typer.Context, as_json: bool = typer.Option(False, "--json"))
 
 
 def routing(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
-    """Show the cascade per modality and which instance would be picked now."""
-    from ...dispatch.status import routing_view
+    """Show the cascade per modality, the gate's verdict on each candidate, and which one serves now."""
 
     async def body(rt: Runtime) -> dict[str, Any]:
-        return await routing_view(rt.dispatcher, ctx.obj.scope, admin=True)
+        from ...services.routing import routing_report
+
+        return await routing_report(rt, ctx.obj.scope, admin=True)
 
     view = run(ctx, body)
     if as_json:
@@ -169,13 +170,29 @@ def routing(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -
     )
     table.add_column("modality")
     table.add_column("cascade (first = tried first)")
-    picks = {m: row["id"] for row in view["search"]["instances"] for m in row["selectedFor"]}
-    for modality, order in view["search"]["cascades"].items():
-        table.add_row(
-            modality,
-            " → ".join(f"[bold green]{i}[/bold green]" if picks.get(modality) == i else i for i in order),
-        )
-    console().print(table)
+    for modality, steps in view["searchCascades"].items():
+        shown = []
+        for step in steps:
+            if step["selected"]:
+                label = f"[bold green]{step['id']}[/bold green]" + (
+                    " [red](panic)[/red]" if step.get("panic") else ""
+                )
+            elif step["gate"] == "ready":
+                label = step["id"]
+            else:
+                label = f"[dim]{step['id']} ({step['gate'].removeprefix('skipped_')})[/dim]"
+            shown.append(label)
+        table.add_row(modality, " → ".join(shown))
+    out = console()
+    out.print(table)
+    llm = view.get("llm") or {}
+    default = llm.get("default") or {}
+    if default:
+        target = default.get("error") or f"{default.get('instance')}:{default.get('model')}"
+        out.print(f"LLM default → {target}")
+    for alias in llm.get("aliases", []):
+        target = alias.get("error") or f"{alias.get('instance')}:{alias.get('model')}"
+        out.print(f"LLM {alias['alias']} ({alias['target']}) → {target}")
 
 
 __all__ = ["Exit", "fail"]

@@ -1,0 +1,184 @@
+"""API tokens: each binds a tenant, a project and a role (`user` or `admin`); stored hashed.
+
+A token is `zw_` + 43 random URL-safe characters. The database keeps only its SHA-256 and a
+public id (`tok_…`) to list and revoke it by; the token itself is shown once, at creation.
+`*` as tenant or project makes an operator token that may act on any; the admin token that
+`zarniwoop serve` generates on loopback is such a token, and lives only in that process.
+
+    store = TokenStore(runtime.db)
+    issued = await store.create("acme", "review", "user")   # issued.token is shown once
+    principal = await store.verify(issued.token)            # Principal(acme, review, user)
+    await store.revoke(issued.id)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from ..contract.errors import AccessDeniedError, InvalidRequestError
+from ..contract.query import SearchScope
+
+if TYPE_CHECKING:
+    from ..storage.db import Database
+
+ROLES = ("user", "admin")
+ANY = "*"
+TOKEN_PREFIX = "zw_"
+ID_PREFIX = "tok_"
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: the scope a token is bound to and its role."""
+
+    tenant: str
+    project: str
+    role: str
+    token_id: str | None = None
+
+    @property
+    def admin(self) -> bool:
+        return self.role == "admin"
+
+    def scope_for(self, tenant: str | None = None, project: str | None = None) -> SearchScope:
+        """The scope a request acts on: the token's own unless it names another one it may use.
+
+        Raises `AccessDeniedError` when the token is not bound to the named tenant or project.
+        """
+        if tenant and self.tenant not in (ANY, tenant):
+            raise AccessDeniedError(f"this token is bound to tenant {self.tenant!r}, not {tenant!r}")
+        if project and self.project not in (ANY, project):
+            raise AccessDeniedError(f"this token is bound to project {self.project!r}, not {project!r}")
+        return SearchScope(
+            tenant or (self.tenant if self.tenant != ANY else "default"),
+            project or (self.project if self.project != ANY else "default"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedToken:
+    id: str
+    token: str
+    tenant: str
+    project: str
+    role: str
+
+    def to_json(self) -> dict[str, str]:
+        """The `tokens create --json` shape of DESIGN §6."""
+        return {"token": self.token, "tenant": self.tenant, "project": self.project, "role": self.role}
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRecord:
+    id: str
+    tenant: str
+    project: str
+    role: str
+    label: str | None
+    created_at: str
+    revoked_at: str | None
+
+    def to_json(self) -> dict[str, str | None]:
+        return {
+            "id": self.id,
+            "tenant": self.tenant,
+            "project": self.project,
+            "role": self.role,
+            "label": self.label,
+            "createdAt": self.created_at,
+            "revokedAt": self.revoked_at,
+        }
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _check_name(field: str, value: str) -> str:
+    value = value.strip()
+    if not value:
+        raise InvalidRequestError(field, "must not be empty")
+    if value != ANY and (len(value) > 100 or not all(c.isalnum() or c in "-_." for c in value)):
+        raise InvalidRequestError(field, f"expected letters, digits, '-', '_', '.' or '*', got {value!r}")
+    if value.startswith("_"):  # `_system`, `_tenant` are settings levels, not scopes a caller acts in
+        raise InvalidRequestError(field, f"names starting with '_' are reserved, got {value!r}")
+    return value
+
+
+class TokenStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def create(self, tenant: str, project: str, role: str, label: str | None = None) -> IssuedToken:
+        tenant, project = _check_name("tenant", tenant), _check_name("project", project)
+        if role not in ROLES:
+            raise InvalidRequestError("role", f"expected one of {', '.join(ROLES)}, got {role!r}")
+        token, token_id = new_token(), ID_PREFIX + secrets.token_hex(6)
+        await self.db.execute(
+            "INSERT INTO tokens (id, token_hash, tenant, project, role, label, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (token_id, hash_token(token), tenant, project, role, label, _now()),
+        )
+        return IssuedToken(token_id, token, tenant, project, role)
+
+    async def verify(self, token: str) -> Principal | None:
+        """The principal of a valid, unrevoked token; None otherwise."""
+        if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
+            return None
+        row = await self.db.fetchone(
+            "SELECT id, tenant, project, role FROM tokens WHERE token_hash = ? AND revoked_at IS NULL",
+            (hash_token(token),),
+        )
+        return Principal(row[1], row[2], row[3], row[0]) if row else None
+
+    async def revoke(self, token_or_id: str) -> TokenRecord:
+        """Revoke by the token itself or by its id; raises `InvalidRequestError` when there is no such token."""
+        value = token_or_id.strip()
+        column, key = ("token_hash", hash_token(value)) if value.startswith(TOKEN_PREFIX) else ("id", value)
+        async with self.db.transaction():
+            record = await self._find(column, key)
+            if record is None:
+                shown = "that token" if column == "token_hash" else repr(value)
+                raise InvalidRequestError("token", f"no token {shown} exists")
+            if record.revoked_at is None:
+                await self.db.execute(
+                    f"UPDATE tokens SET revoked_at = ? WHERE {column} = ? AND revoked_at IS NULL",
+                    (_now(), key),
+                )
+                record = await self._find(column, key)
+        assert record is not None
+        return record
+
+    async def records(self, *, include_revoked: bool = False) -> list[TokenRecord]:
+        where = "" if include_revoked else " WHERE revoked_at IS NULL"
+        rows = await self.db.fetchall(
+            "SELECT id, tenant, project, role, label, created_at, revoked_at FROM tokens"
+            + where
+            + " ORDER BY created_at, id"
+        )
+        return [TokenRecord(*row) for row in rows]
+
+    async def active_count(self) -> int:
+        row = await self.db.fetchone("SELECT COUNT(*) FROM tokens WHERE revoked_at IS NULL")
+        return int(row[0]) if row else 0
+
+    async def _find(self, column: str, key: str) -> TokenRecord | None:
+        row = await self.db.fetchone(
+            f"SELECT id, tenant, project, role, label, created_at, revoked_at FROM tokens WHERE {column} = ?",
+            (key,),
+        )
+        return TokenRecord(*row) if row else None
+
+
+__all__ = ["ANY", "ROLES", "IssuedToken", "Principal", "TokenRecord", "TokenStore", "hash_token", "new_token"]

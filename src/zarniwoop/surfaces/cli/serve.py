@@ -1,0 +1,139 @@
+"""`zarniwoop serve`: the HTTP API, MCP at `/mcp`, under uvicorn.
+
+With no API token configured, it serves on loopback only and prints an admin token valid for this
+process (as Jupyter does); it refuses a non-loopback address until `zarniwoop tokens create` has
+made one. fastapi, uvicorn and mcp are imported here, not at `zarniwoop --help`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import typer
+
+from .app import Exit, guarded
+
+if TYPE_CHECKING:
+    import uvicorn
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(
+    ctx: typer.Context,
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (non-loopback needs API tokens)."),
+    port: int = typer.Option(8765, "--port", min=0, max=65535, help="Port (0 = any free port)."),
+    access_log: bool = typer.Option(False, "--access-log/--no-access-log", help="Log every request."),
+    log_level: str = typer.Option("warning", "--log-level", help="debug, info, warning or error."),
+) -> None:
+    """Serve the HTTP API (OpenAPI at /openapi.json) and MCP (streamable HTTP at /mcp)."""
+    g = ctx.obj
+
+    async def main() -> None:
+        from ...runtime import Runtime
+        from ...services.tokens import TokenStore, new_token
+
+        runtime = await Runtime.open(g.config)
+        try:
+            admin_token = None
+            if await TokenStore(runtime.db).active_count() == 0:
+                if not is_loopback(host):
+                    raise Exit(
+                        2,
+                        f"refusing to serve on {host} with no API token configured; create one first "
+                        "(zarniwoop tokens create --tenant T --project P --role admin) or bind 127.0.0.1",
+                    )
+                admin_token = new_token()
+            import uvicorn  # the server stack loads only once the checks have passed
+
+            from ..http import create_app
+
+            sock = _bind(host, port)
+            url = _url(host, sock.getsockname()[1])
+            app = create_app(runtime, bind_host=host, admin_token=admin_token)
+            config = uvicorn.Config(
+                app,
+                log_level=log_level.lower(),
+                access_log=access_log,
+                lifespan="on",
+                timeout_graceful_shutdown=5,
+            )
+            server = _announcing_server(
+                config, on_ready=lambda: _banner(url, g.tenant, g.project, admin_token)
+            )
+            try:
+                await server.serve(sockets=[sock])
+            except SystemExit as exc:  # uvicorn exits like this when the app's startup fails
+                raise Exit(1, "the server failed to start; the log above says why") from exc
+        finally:
+            await runtime.aclose()
+
+    guarded(g, lambda: asyncio.run(main()))
+
+
+def _announcing_server(config: uvicorn.Config, on_ready: Callable[[], None]) -> uvicorn.Server:
+    """uvicorn's server, announcing itself once it accepts connections."""
+    import uvicorn
+
+    class AnnouncingServer(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if not self.should_exit:
+                on_ready()
+
+    return AnnouncingServer(config)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)[
+            0
+        ]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        raise Exit(2, f"cannot bind {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _url(host: str, port: int) -> str:
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"http://{shown}:{port}"
+
+
+def _banner(url: str, tenant: str, project: str, admin_token: str | None) -> None:
+    from ... import __version__
+
+    lines = [
+        f"Zarniwoop {__version__} serving on {url}",
+        f"  HTTP API  {url}/v1/…   (OpenAPI: {url}/openapi.json)",
+        f"  MCP       {url}/mcp    (streamable HTTP)",
+    ]
+    if admin_token:
+        lines += [
+            "  No API token is configured, so this admin token is valid while this process runs:",
+            f"      {admin_token}",
+            f"  e.g. curl -H 'Authorization: Bearer {admin_token}' {url}/v1/research/providers",
+            f"  Tokens act on tenant/project {tenant}/{project} unless a request names another (?tenant=&project=).",
+        ]
+    lines.append("  Press Ctrl+C to stop.")
+    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.flush()

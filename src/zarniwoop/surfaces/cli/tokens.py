@@ -1,0 +1,97 @@
+"""`zarniwoop tokens create/revoke/list`: API tokens for `zarniwoop serve`, stored hashed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import typer
+
+from .app import console, print_json, run
+
+if TYPE_CHECKING:
+    from ...runtime import Runtime
+    from ...services.tokens import IssuedToken, TokenRecord
+
+tokens_app = typer.Typer(
+    help="API tokens of the HTTP server (bound to tenant, project and role).", no_args_is_help=True
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(tokens_app, name="tokens")
+
+
+@tokens_app.command("create")
+def create(
+    ctx: typer.Context,
+    tenant: str | None = typer.Option(
+        None, "--tenant", help="Tenant the token acts for (default: global --tenant; * = any)."
+    ),
+    project: str | None = typer.Option(
+        None, "--project", help="Project (default: global --project; * = any)."
+    ),
+    role: str = typer.Option("user", "--role", help="user or admin."),
+    label: str | None = typer.Option(None, "--label", help="A note to recognise the token by."),
+    as_json: bool = typer.Option(False, "--json", help='Print {"token", "tenant", "project", "role"}.'),
+) -> None:
+    """Create a token; it is printed once and only its SHA-256 is stored."""
+
+    async def body(rt: Runtime) -> IssuedToken:
+        from ...services.tokens import TokenStore
+
+        return await TokenStore(rt.db).create(
+            tenant or ctx.obj.tenant, project or ctx.obj.project, role, label
+        )
+
+    issued = run(ctx, body)
+    if as_json:
+        print_json(issued.to_json())
+        return
+    typer.echo(
+        f"created {issued.id} for {issued.tenant}/{issued.project} ({issued.role}); it is shown only now:"
+    )
+    typer.echo(issued.token)
+
+
+@tokens_app.command("revoke")
+def revoke(
+    ctx: typer.Context, token_or_id: str = typer.Argument(..., help="The token itself, or its id (tok_…).")
+) -> None:
+    """Revoke a token at once, for every server sharing this database."""
+
+    async def body(rt: Runtime) -> TokenRecord:
+        from ...services.tokens import TokenStore
+
+        return await TokenStore(rt.db).revoke(token_or_id)
+
+    record = run(ctx, body)
+    typer.echo(
+        f"revoked {record.id} ({record.tenant}/{record.project}, {record.role}) at {record.revoked_at}"
+    )
+
+
+@tokens_app.command("list")
+def list_(
+    ctx: typer.Context,
+    include_revoked: bool = typer.Option(False, "--all", help="Include revoked tokens."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """List tokens by id (the tokens themselves are not stored, so cannot be shown)."""
+
+    async def body(rt: Runtime) -> list[TokenRecord]:
+        from ...services.tokens import TokenStore
+
+        return await TokenStore(rt.db).records(include_revoked=include_revoked)
+
+    records = run(ctx, body)
+    if as_json:
+        print_json({"tokens": [r.to_json() for r in records]})
+        return
+    from rich.table import Table
+
+    table = Table(header_style="bold")
+    for column in ("id", "tenant", "project", "role", "label", "created", "revoked"):
+        table.add_column(column)
+    for r in records:
+        table.add_row(r.id, r.tenant, r.project, r.role, r.label or "", r.created_at, r.revoked_at or "")
+    console().print(table)

@@ -1,0 +1,90 @@
+"""`zarniwoop rich` and `tools list/call`: the tools from a shell (`investigate` has its own module).
+
+`tools call NAME '{"query": …}'` runs a tool exactly as a model's tool call would (same schema,
+same validation, same text); `--json` prints the structured answer instead of the text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from .app import print_json, run
+
+if TYPE_CHECKING:
+    from ...runtime import Runtime
+    from ...tools.base import ToolResult
+
+tools_app = typer.Typer(help="The LLM tools: list their schemas, call one by name.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("rich")(rich)
+    app.add_typer(tools_app, name="tools")
+
+
+def _call(ctx: typer.Context, name: str, arguments: dict[str, Any], as_json: bool) -> None:
+    from ...contract.errors import InvalidRequestError
+    from ...tools.registry import parse_arguments, tool_spec
+
+    try:  # validate before opening the runtime, so bad input writes nothing
+        parse_arguments(tool_spec(name), arguments)
+    except InvalidRequestError as exc:
+        raise typer.Exit(_usage(exc.message)) from None
+
+    async def body(rt: Runtime) -> ToolResult:
+        from ...tools.registry import Toolbox
+
+        return await Toolbox(rt).execute(name, arguments, ctx.obj.scope, admin=True)
+
+    result = run(ctx, body)
+    if as_json:
+        print_json(result.structured)
+    else:
+        typer.echo(result.text)
+    if result.is_error:
+        raise typer.Exit(3)
+
+
+def _usage(message: str) -> int:
+    typer.echo(f"error: {message}", err=True)
+    return 2
+
+
+def rich(
+    ctx: typer.Context,
+    query: str = typer.Argument(..., help="What to search for."),
+    max_results: int = typer.Option(5, "-n", "--max", help="Maximum hits per modality."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Search WEB, IMAGE, VIDEO and NEWS at once; hits grouped by modality."""
+    _call(ctx, "research_rich", {"query": query, "maxResults": max_results}, as_json)
+
+
+@tools_app.command("list")
+def list_tools(as_json: bool = typer.Option(False, "--json", help="Print the JSON schemas.")) -> None:
+    """The five tools (no runtime needed)."""
+    from ...tools.registry import TOOLS
+
+    if as_json:
+        print_json({"tools": [spec.definition() for spec in TOOLS]})
+        return
+    for spec in TOOLS:
+        typer.echo(f"{spec.name}: {spec.description}")
+
+
+@tools_app.command("call")
+def call(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="Tool name, e.g. research_search."),
+    arguments: str = typer.Argument("{}", help="JSON object of arguments."),
+    as_json: bool = typer.Option(False, "--json", help="Print the structured answer."),
+) -> None:
+    """Call a tool by name with JSON arguments, as a model would."""
+    try:
+        parsed = json.loads(arguments)
+    except json.JSONDecodeError as exc:
+        raise typer.Exit(_usage(f"arguments: not valid JSON ({exc.msg})")) from None
+    _call(ctx, name, parsed, as_json)

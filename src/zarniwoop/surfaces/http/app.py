@@ -1,0 +1,101 @@
+"""The FastAPI app of `zarniwoop serve`: the HTTP API of DESIGN §6 and MCP at `/mcp`.
+
+    app = create_app(runtime)                           # a runtime you opened (and will close)
+    app = create_app(config="zarniwoop.yaml")           # the app opens and closes its own
+
+The lifespan builds the toolbox, the token store and the MCP server, runs the MCP session manager
+(a mounted sub-app's own lifespan would not run) and the model catalog's periodic refresh. Every `/v1` route needs a bearer token;
+`/healthz` and `/openapi.json` do not. OpenAPI documents the tools' input models as request bodies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI
+
+from ... import __version__
+from ...services.tokens import TokenStore
+from ...tools.registry import Toolbox
+from ..mcp import build_mcp_server, http_principal
+from .errors import install_error_handlers
+from .mcp_endpoint import MCPEndpoint
+from .routes import ROUTERS
+from .state import AppState
+
+if TYPE_CHECKING:
+    from ...contract.protocol import SearchProtocol
+    from ...runtime import Runtime
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def create_app(
+    runtime: Runtime | None = None,
+    *,
+    config: str | Path | Mapping[str, Any] | None = None,
+    home: str | Path | None = None,
+    protocols: Mapping[str, SearchProtocol] | None = None,
+    bind_host: str = "127.0.0.1",
+    admin_token: str | None = None,
+) -> FastAPI:
+    """The app. With `runtime`, the caller owns it; otherwise the lifespan opens one from `config`.
+
+    Args:
+        bind_host: the address served on; on loopback the MCP transport also checks `Host`/`Origin`
+            against DNS rebinding.
+        admin_token: an admin token valid only in this process (the one `serve` prints).
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        from ...runtime import Runtime
+
+        owned = runtime is None
+        rt = runtime or await Runtime.open(config, home=home, protocols=protocols)
+        try:
+            toolbox = Toolbox(rt)
+            state = AppState(rt, toolbox, TokenStore(rt.db))
+            if admin_token:
+                state.add_ephemeral_admin(admin_token)
+            mcp = build_mcp_server(toolbox, http_principal)
+            # Stateless JSON transport: any replica can answer any request; no server→client pushes needed.
+            mcp.streamable_http_app(
+                streamable_http_path="/mcp",
+                stateless_http=True,
+                json_response=True,
+                host=bind_host if bind_host in LOOPBACK else "0.0.0.0",
+            )
+            state.mcp_sessions = mcp.session_manager
+            app.state.zarniwoop = state
+            from ...llm.service import close_catalog, start_catalog_refresh
+
+            await start_catalog_refresh(rt)  # a long-running server keeps the model catalog fresh
+            try:
+                async with mcp.session_manager.run():
+                    yield
+            finally:
+                await close_catalog(rt)
+        finally:
+            if owned:
+                await rt.aclose()
+
+    app = FastAPI(
+        title="Zarniwoop",
+        version=__version__,
+        summary="One research/search layer for LLM agents: many providers, one cascade, traceable answers.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    for router in ROUTERS:
+        app.include_router(router)
+    endpoint = MCPEndpoint()
+    app.add_route("/mcp", endpoint, include_in_schema=False)  # type: ignore[arg-type]
+    app.add_route("/mcp/", endpoint, include_in_schema=False)  # type: ignore[arg-type]
+    return app
+
+
+__all__ = ["LOOPBACK", "create_app"]

@@ -1,0 +1,87 @@
+"""Dependencies of the HTTP routes, as `Annotated[..., Depends()]` aliases.
+
+    async def handler(ctx: Ctx, caller: Caller) -> ...:      # authenticated, scope resolved
+    async def handler(ctx: Ctx, admin: AdminCaller) -> ...:  # the same, admin role required
+
+Every dependency is `async def`: FastAPI runs plain `def` dependencies on a thread pool, which
+costs a thread hop per dependency per request.
+
+A request acts on the scope its token is bound to; `?tenant=` / `?project=` may name it
+explicitly (operator tokens bound to `*` need them to leave `default`), and naming a scope the
+token is not bound to is a 403.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Query, Request
+
+from ...contract.errors import AccessDeniedError
+from ...contract.query import SearchScope
+from ...services.tokens import Principal
+from .state import AppState
+
+BEARER_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="zarniwoop"'}
+
+
+async def get_state(request: Request) -> AppState:
+    return request.app.state.zarniwoop  # type: ignore[no-any-return]
+
+
+Ctx = Annotated[AppState, Depends(get_state)]
+
+
+async def authenticate_header(state: AppState, header: str | None) -> Principal:
+    """The principal of an `Authorization: Bearer <token>` header; a 401 `HTTPException` otherwise."""
+    if not header:
+        raise HTTPException(401, "missing bearer token: send Authorization: Bearer <token>", BEARER_CHALLENGE)
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise HTTPException(401, "expected Authorization: Bearer <token>", BEARER_CHALLENGE)
+    principal = await state.authenticate(token.strip())
+    if principal is None:
+        raise HTTPException(401, "invalid or revoked token", BEARER_CHALLENGE)
+    return principal
+
+
+async def get_principal(request: Request, state: Ctx) -> Principal:
+    return await authenticate_header(state, request.headers.get("authorization"))
+
+
+CurrentPrincipal = Annotated[Principal, Depends(get_principal)]
+
+
+@dataclass(frozen=True, slots=True)
+class CallerInfo:
+    principal: Principal
+    scope: SearchScope
+
+    @property
+    def admin(self) -> bool:
+        return self.principal.admin
+
+
+async def get_caller(
+    principal: CurrentPrincipal,
+    tenant: Annotated[str | None, Query(max_length=100, description="Tenant (default: the token's).")] = None,
+    project: Annotated[
+        str | None, Query(max_length=100, description="Project (default: the token's).")
+    ] = None,
+) -> CallerInfo:
+    return CallerInfo(principal, principal.scope_for(tenant, project))
+
+
+Caller = Annotated[CallerInfo, Depends(get_caller)]
+
+
+async def get_admin_caller(caller: Caller) -> CallerInfo:
+    if not caller.admin:
+        raise AccessDeniedError("this needs an admin token")
+    return caller
+
+
+AdminCaller = Annotated[CallerInfo, Depends(get_admin_caller)]
+
+__all__ = ["AdminCaller", "Caller", "CallerInfo", "Ctx", "CurrentPrincipal", "authenticate_header"]

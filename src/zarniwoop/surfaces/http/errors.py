@@ -1,0 +1,98 @@
+"""One place that turns every failure into a JSON answer: `{"error": {"field"?, "message"}}`.
+
+InvalidRequestError, body/query validation → 422, naming the field
+AccessDeniedError                          → 403
+QuotaExceededError                         → 429
+ConfigError                                → 400, naming the key
+NoProviderAvailableError, ProviderError    → 424 (every provider failed)
+any other ZarniwoopError                   → 400
+HTTPException (401, 404, 405, …)           → its status, same JSON shape
+anything else                              → 500 "internal error", logged here, no traceback sent
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ...contract.errors import (
+    AccessDeniedError,
+    ConfigError,
+    InvalidRequestError,
+    NoProviderAvailableError,
+    ProviderError,
+    QuotaExceededError,
+    ZarniwoopError,
+)
+from ...tools.schema import to_invalid_request
+
+log = logging.getLogger(__name__)
+
+_STATUS: tuple[tuple[type[ZarniwoopError], int], ...] = (
+    (InvalidRequestError, 422),
+    (AccessDeniedError, 403),
+    (QuotaExceededError, 429),
+    (ConfigError, 400),
+    (NoProviderAvailableError, 424),
+    (ProviderError, 424),
+)
+
+
+def error_body(message: str, field: str | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"message": message}
+    if field:
+        error = {"field": field, **error}
+    return {"error": error}
+
+
+def status_of(exc: ZarniwoopError) -> int:
+    for kind, status in _STATUS:
+        if isinstance(exc, kind):
+            return status
+    return 400
+
+
+async def _zarniwoop_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ZarniwoopError)
+    field = getattr(exc, "field", None) or getattr(exc, "key", None)
+    return JSONResponse(error_body(exc.message, field), status_code=status_of(exc))
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    invalid = to_invalid_request(
+        exc.errors(), _body_model(request), strip=("body", "query", "path", "header")
+    )
+    return JSONResponse(error_body(invalid.message, invalid.field), status_code=422)
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    return JSONResponse(error_body(str(exc.detail)), status_code=exc.status_code, headers=exc.headers)
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error in %s %s", request.method, request.url.path)
+    return JSONResponse(error_body("internal error; the server log has the details"), status_code=500)
+
+
+def _body_model(request: Request) -> Any:
+    """The route's body model, to list its parameters when an unknown one was sent."""
+    field = getattr(request.scope.get("route"), "body_field", None)
+    annotation = getattr(getattr(field, "field_info", None), "annotation", None)
+    return annotation if isinstance(annotation, type) and hasattr(annotation, "model_fields") else None
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(ZarniwoopError, _zarniwoop_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)
+
+
+__all__ = ["error_body", "install_error_handlers", "status_of"]

@@ -1,0 +1,7 @@
+"""One router per resource; `app.py` includes them all."""
+
+from . import admin, research, routing, system, tools, usage
+
+ROUTERS = (research.router, routing.router, tools.router, usage.router, admin.router, system.router)
+
+__all__ = ["ROUTERS"]

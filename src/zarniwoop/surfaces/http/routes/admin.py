@@ -1,0 +1,48 @@
+"""`/v1/admin/*`: operator actions; admin tokens only, and only for the scope the token is bound to.
+
+POST /v1/admin/projects/{project}/stop   dispose the project's provider instances and workspace
+POST /v1/admin/ai-models/refresh         reload every model-catalog layer now
+POST /v1/admin/ai-models/discover        list the models of the scope's LLM provider instances
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query
+
+from ....services.projects import stop_project
+from ..deps import AdminCaller, Ctx, CurrentPrincipal
+
+router = APIRouter(prefix="/v1/admin", tags=["admin"])
+NAME = r"^[A-Za-z0-9_][A-Za-z0-9_\-.]{0,99}$"
+
+
+@router.post("/projects/{project}/stop", summary="Dispose a project's provider instances and workspace")
+async def stop(
+    project: Annotated[str, Path(pattern=NAME)],
+    ctx: Ctx,
+    principal: CurrentPrincipal,
+    tenant: Annotated[str | None, Query(pattern=NAME)] = None,
+) -> dict[str, Any]:
+    from ....contract.errors import AccessDeniedError
+
+    scope = principal.scope_for(tenant, project)  # a token of another project: 403
+    if not principal.admin:
+        raise AccessDeniedError("stopping a project needs an admin token")
+    disposed = await stop_project(ctx.runtime, scope)
+    return {"tenant": scope.tenant, "project": scope.project, "stopped": True, "disposed": disposed}
+
+
+@router.post("/ai-models/refresh", summary="Reload every model-catalog layer now")
+async def refresh_models(ctx: Ctx, admin: AdminCaller) -> dict[str, Any]:
+    from ....llm.service import refresh_catalog
+
+    return await refresh_catalog(ctx.runtime)
+
+
+@router.post("/ai-models/discover", summary="Discover the models of the scope's LLM provider instances")
+async def discover_models(ctx: Ctx, admin: AdminCaller) -> dict[str, Any]:
+    from ....llm.service import discover_models as discover
+
+    return await discover(ctx.runtime, admin.scope)

@@ -1,0 +1,18 @@
+"""`GET /v1/_routing`: which provider serves each modality now and why the others do not; where each
+LLM alias resolves (`services/routing.py`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from ....services.routing import routing_report
+from ..deps import Caller, Ctx
+
+router = APIRouter(tags=["routing"])
+
+
+@router.get("/v1/_routing", summary="Routing view: per instance state, per modality the cascade")
+async def routing(ctx: Ctx, caller: Caller) -> dict[str, Any]:
+    return await routing_report(ctx.runtime, caller.scope, admin=caller.admin)

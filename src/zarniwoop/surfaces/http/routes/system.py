@@ -1,0 +1,25 @@
+"""`GET /healthz` (no token) and `GET /metrics` (Prometheus text of this process; any valid token)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from fastapi.responses import Response
+
+from .... import __version__
+from ..deps import CurrentPrincipal
+
+router = APIRouter(tags=["system"])
+
+
+@router.get("/healthz", summary="Liveness: answers while the server runs")
+async def healthz() -> dict[str, str]:
+    return {"status": "ok", "version": __version__}
+
+
+@router.get("/metrics", summary="Prometheus metrics (text exposition format)")
+async def metrics(principal: CurrentPrincipal) -> Response:
+    from prometheus_client import CONTENT_TYPE_LATEST
+
+    from ....observability.metrics import render_metrics
+
+    return Response(content=render_metrics(), media_type=CONTENT_TYPE_LATEST)

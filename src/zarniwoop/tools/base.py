@@ -1,0 +1,80 @@
+"""What a tool is: a name, a description, an input model, and an async body; what it returns.
+
+Every surface calls the same `ToolSpec.run` with a validated input and a `ToolContext` (the
+runtime, the `(tenant, project)` scope and whether the caller is an admin), and gets back a
+`ToolResult`: the structured JSON and the text rendering a model reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from .schema import input_schema
+
+if TYPE_CHECKING:
+    from ..contract.query import SearchScope
+    from ..runtime import Runtime
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    runtime: Runtime
+    scope: SearchScope
+    admin: bool = False
+
+    def provenance(self) -> bool:
+        """`research.provenance` for this scope: append the `(via …)` footer to text output."""
+        from ..config import keys as K
+
+        return self.runtime.settings.scoped(self.scope).get_bool(K.PROVENANCE, False)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """A tool's answer: `structured` JSON for programs, `text` for a model, `is_error` for failures."""
+
+    name: str
+    structured: Mapping[str, Any]
+    text: str
+    is_error: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """The `POST /v1/tools/{name}` shape, mirroring MCP's `CallToolResult`."""
+        return {
+            "name": self.name,
+            "isError": self.is_error,
+            "text": self.text,
+            "structured": dict(self.structured),
+        }
+
+
+ToolBody = Callable[[ToolContext, Any], Awaitable[ToolResult]]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    title: str
+    description: str
+    input_model: type[BaseModel]
+    body: ToolBody = field(repr=False)
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return input_schema(self.input_model)
+
+    def definition(self) -> dict[str, Any]:
+        """`{name, title, description, inputSchema}`: the MCP `tools/list` entry and `GET /v1/tools` item."""
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+        }
+
+
+__all__ = ["ToolBody", "ToolContext", "ToolResult", "ToolSpec"]

@@ -1,0 +1,177 @@
+"""The five tools' input models: pydantic at the edge, one JSON schema per tool for every surface.
+
+The models are built from the contract (the `Modality` enum, `MAX_QUERY_CHARS`,
+`MAX_RESULTS_LIMIT`, the pipeline's `MAX_DEPTH`), so MCP, HTTP, the Python API and `GET /v1/tools` all publish the same
+schema and accept the same arguments. Wire names are camelCase (`maxResults`, `dateFrom`,
+`pinnedProviderId`); the snake_case spelling is accepted too, so Python callers can pass either.
+Unknown parameters are refused, naming the parameter, rather than silently ignored: an agent
+that sends `limit` instead of `maxResults` learns so at once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic.alias_generators import to_camel
+
+from ..contract.enums import Modality
+from ..contract.query import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT
+from ..research.pipeline import MAX_DEPTH, MAX_QUESTION_CHARS
+
+RICH_MODALITIES: tuple[Modality, ...] = (Modality.WEB, Modality.IMAGE, Modality.VIDEO, Modality.NEWS)
+"""What `research_rich` searches, concurrently, under one deadline."""
+
+
+def _modality(value: Any) -> Any:
+    # Any case on input (DESIGN §3); the enum check itself stays pydantic's, so its error lists the values.
+    return value.strip().upper() if isinstance(value, str) else value
+
+
+def _integer(value: Any) -> Any:
+    # pydantic's lax mode would take `true` as 1; a boolean for a count is a caller's mistake.
+    if isinstance(value, bool):
+        raise ValueError("must be an integer, got a boolean")
+    return value
+
+
+ModalityParam = Annotated[
+    Modality,
+    BeforeValidator(_modality),
+    Field(
+        description=(
+            "What kind of source to search: WEB, IMAGE, VIDEO, PDF, NEWS, ACADEMIC (papers), "
+            "ENCYCLOPEDIA, BOOK, MAP, CODE, INTERNAL_DOC, RAG. Any case is accepted."
+        )
+    ),
+]
+QueryText = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUERY_CHARS),
+    Field(description=f"Free-text search query (at most {MAX_QUERY_CHARS} characters)."),
+]
+MaxResults = Annotated[
+    int,
+    Field(ge=1, le=MAX_RESULTS_LIMIT, description=f"Maximum number of hits (1–{MAX_RESULTS_LIMIT})."),
+    BeforeValidator(_integer),  # after Field, so the bounds stay `minimum`/`maximum` in the schema
+]
+ShortText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+
+
+class ToolInput(BaseModel):
+    """Common configuration: camelCase on the wire, snake_case accepted, unknown parameters refused."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        frozen=True,
+    )
+
+
+class ResearchSearchInput(ToolInput):
+    """Search one modality through the provider cascade; the first provider with hits answers."""
+
+    query: QueryText
+    modality: ModalityParam
+    max_results: MaxResults = 10
+    locale: (
+        Annotated[
+            str,
+            StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$"),
+            Field(description="Preferred language/region of results, e.g. `de` or `en-GB`."),
+        ]
+        | None
+    ) = None
+
+
+class ResearchSearchExpertInput(ToolInput):
+    """Search with filters (site, file type, date range, …) or pinned to one provider instance."""
+
+    query: QueryText
+    modality: ModalityParam
+    max_results: MaxResults
+    site: Annotated[ShortText | None, Field(description="Only results from this site, e.g. `arxiv.org`.")] = (
+        None
+    )
+    filetype: Annotated[
+        Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z0-9]{1,10}$")] | None,
+        Field(description="Only files of this type, e.g. `pdf`."),
+    ] = None
+    date_from: Annotated[
+        dt.date | None, Field(description="Earliest publication date (ISO, YYYY-MM-DD).")
+    ] = None
+    date_to: Annotated[dt.date | None, Field(description="Latest publication date (ISO, YYYY-MM-DD).")] = None
+    domain: Annotated[
+        ShortText | None, Field(description="Subject domain hint for providers that take one.")
+    ] = None
+    language: Annotated[
+        Annotated[
+            str, StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$")
+        ]
+        | None,
+        Field(description="Language of the results, e.g. `en`."),
+    ] = None
+    pinned_provider_id: Annotated[
+        ShortText | None,
+        Field(
+            description="Ask exactly this provider instance (see research_providers); no fallback to others."
+        ),
+    ] = None
+
+    def expert_params(self) -> dict[str, str]:
+        """The contract's expert parameters (DESIGN §3), ISO dates as text, unset ones left out."""
+        raw = {
+            "site": self.site,
+            "filetype": self.filetype,
+            "dateFrom": self.date_from.isoformat() if self.date_from else None,
+            "dateTo": self.date_to.isoformat() if self.date_to else None,
+            "domain": self.domain,
+            "language": self.language,
+        }
+        return {k: v for k, v in raw.items() if v}
+
+
+class ResearchRichInput(ToolInput):
+    """WEB, IMAGE, VIDEO and NEWS searched concurrently for one query, results grouped by modality."""
+
+    query: QueryText
+    max_results: Annotated[MaxResults, Field(description="Maximum number of hits per modality.")]
+
+
+class ResearchInvestigateInput(ToolInput):
+    """A curated multi-source investigation of a question: plan, search, evaluate, rank."""
+
+    question: Annotated[
+        str,
+        StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUESTION_CHARS),
+        Field(description=f"The research question (at most {MAX_QUESTION_CHARS} characters)."),
+    ]
+    max_results: MaxResults | None = None
+    depth: Annotated[
+        int | None,
+        Field(
+            ge=0,
+            le=MAX_DEPTH,
+            description=f"How deep to dig: 0 = hit lists only, up to {MAX_DEPTH} = load and read hit contents.",
+        ),
+        BeforeValidator(_integer),
+    ] = None
+
+
+class ResearchProvidersInput(ToolInput):
+    """Takes no parameters."""
+
+
+__all__ = [
+    "RICH_MODALITIES",
+    "ResearchInvestigateInput",
+    "ResearchProvidersInput",
+    "ResearchRichInput",
+    "ResearchSearchExpertInput",
+    "ResearchSearchInput",
+    "ToolInput",
+]

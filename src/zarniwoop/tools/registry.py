@@ -1,0 +1,88 @@
+"""The toolbox: the five tools by name, their schemas, and one call path for every surface.
+
+    toolbox = Toolbox(runtime)
+    toolbox.definitions()                                   # [{name, title, description, inputSchema}]
+    result = await toolbox.execute("research_search", {"query": "crispr", "modality": "academic"},
+                                   SearchScope("acme", "review"))
+
+`execute` raises `InvalidRequestError` naming the field for bad arguments (and an unknown tool
+name); the surfaces map it to a 422, an MCP `ToolError`, or an `is_error` result. `call` is
+`execute` with that turned into an `is_error` `ToolResult`, for agent loops that feed every answer
+back to the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..contract.errors import InvalidRequestError
+from .base import ToolContext, ToolResult, ToolSpec
+from .investigate import INVESTIGATE
+from .providers import PROVIDERS
+from .rich import RICH
+from .schema import to_invalid_request
+from .search import SEARCH, SEARCH_EXPERT
+
+if TYPE_CHECKING:
+    from ..contract.query import SearchScope
+    from ..runtime import Runtime
+
+TOOLS: tuple[ToolSpec, ...] = (SEARCH, SEARCH_EXPERT, RICH, INVESTIGATE, PROVIDERS)
+TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in TOOLS)
+
+
+def tool_spec(name: str) -> ToolSpec:
+    for spec in TOOLS:
+        if spec.name == name:
+            return spec
+    raise InvalidRequestError("name", f"unknown tool {name!r}; expected one of {', '.join(TOOL_NAMES)}")
+
+
+def parse_arguments(spec: ToolSpec, arguments: Any) -> BaseModel:
+    """Validate untrusted arguments against the tool's input model; errors name the field."""
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, Mapping):
+        raise InvalidRequestError("arguments", f"must be a JSON object, got {type(arguments).__name__}")
+    try:
+        return spec.input_model.model_validate(dict(arguments))
+    except ValidationError as exc:
+        raise to_invalid_request(exc.errors(include_input=True), spec.input_model) from None
+
+
+class Toolbox:
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    @property
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return TOOLS
+
+    def definitions(self) -> list[dict[str, Any]]:
+        return [spec.definition() for spec in TOOLS]
+
+    async def execute(
+        self, name: str, arguments: Any, scope: SearchScope, *, admin: bool = False
+    ) -> ToolResult:
+        spec = tool_spec(name)
+        return await self.run(spec, parse_arguments(spec, arguments), scope, admin=admin)
+
+    async def run(
+        self, spec: ToolSpec, args: BaseModel, scope: SearchScope, *, admin: bool = False
+    ) -> ToolResult:
+        """Run a tool on an already validated input (the HTTP routes validate with FastAPI)."""
+        return await spec.body(ToolContext(self.runtime, scope, admin), args)
+
+    async def call(self, name: str, arguments: Any, scope: SearchScope, *, admin: bool = False) -> ToolResult:
+        """Like `execute`, but bad arguments come back as an `is_error` result naming the field."""
+        try:
+            return await self.execute(name, arguments, scope, admin=admin)
+        except InvalidRequestError as exc:
+            error = {"field": exc.field, "message": exc.message}
+            return ToolResult(name, {"error": error}, f"Invalid arguments: {exc.message}", is_error=True)
+
+
+__all__ = ["TOOLS", "TOOL_NAMES", "Toolbox", "parse_arguments", "tool_spec"]

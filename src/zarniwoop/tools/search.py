@@ -1,0 +1,77 @@
+"""`research_search` and `research_search_expert`: one modality through the dispatcher.
+
+The structured answer is the `SearchResult` JSON of DESIGN §3 (hits, `providerInstanceId`,
+`attempts`, …); the text is the numbered hit list, with the provenance footer when enabled.
+A search in which every provider failed is still an answer (no hits, `errorMessage` naming
+each provider's reason), flagged `is_error` so that a model does not mistake it for "nothing
+exists".
+"""
+
+from __future__ import annotations
+
+from ..contract.query import SearchRequest
+from ..contract.results import SearchResult
+from .base import ToolContext, ToolResult, ToolSpec
+from .inputs import ResearchSearchExpertInput, ResearchSearchInput
+from .render import render_result
+
+
+def search_request(args: ResearchSearchInput) -> SearchRequest:
+    return SearchRequest.create(args.query, args.modality, max_results=args.max_results, locale=args.locale)
+
+
+def expert_request(args: ResearchSearchExpertInput) -> SearchRequest:
+    return SearchRequest.create(
+        args.query,
+        args.modality,
+        tier="EXPERT",
+        max_results=args.max_results,
+        pinned_provider_id=args.pinned_provider_id,
+        expert_params=args.expert_params(),
+    )
+
+
+async def run_search(ctx: ToolContext, args: ResearchSearchInput) -> ToolResult:
+    result = await ctx.runtime.dispatcher.search(search_request(args), ctx.scope)
+    return search_result(SEARCH.name, result, ctx.provenance())
+
+
+async def run_search_expert(ctx: ToolContext, args: ResearchSearchExpertInput) -> ToolResult:
+    result = await ctx.runtime.dispatcher.search(expert_request(args), ctx.scope)
+    return search_result(SEARCH_EXPERT.name, result, ctx.provenance())
+
+
+def search_result(name: str, result: SearchResult, provenance: bool) -> ToolResult:
+    return ToolResult(
+        name=name,
+        structured=result.to_json(),
+        text=render_result(result, provenance=provenance),
+        is_error=result.error_message is not None,
+    )
+
+
+SEARCH = ToolSpec(
+    name="research_search",
+    title="Search",
+    description=(
+        "Search the web, papers, encyclopedias, news, images, videos, books and more. Pick the kind of "
+        "source with `modality`; Zarniwoop chooses the provider and falls back to others when one fails. "
+        "Returns a numbered hit list (title, URL, snippet). Use this first for any question."
+    ),
+    input_model=ResearchSearchInput,
+    body=run_search,
+)
+
+SEARCH_EXPERT = ToolSpec(
+    name="research_search_expert",
+    title="Expert search",
+    description=(
+        "Targeted search with filters: only one site (`site`), one file type (`filetype`, e.g. pdf), a date "
+        "range (`dateFrom`/`dateTo`), a language, or exactly one provider instance (`pinnedProviderId`, see "
+        "research_providers; no fallback then). Use after research_search to narrow down."
+    ),
+    input_model=ResearchSearchExpertInput,
+    body=run_search_expert,
+)
+
+__all__ = ["SEARCH", "SEARCH_EXPERT", "expert_request", "search_request", "search_result"]

@@ -1,0 +1,123 @@
+"""research_rich: four modalities concurrently under one deadline; one failing leaves the others intact."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from zarniwoop.contract import Modality, SearchScope
+from zarniwoop.services.rich import rich_search
+from zarniwoop.tools import Toolbox
+
+from ..support.emulator import Reply
+from ..support.media import MEDIA_PROTOCOLS, media_items
+from ..support.runtime import endpoint, only, open_runtime
+
+pytestmark = pytest.mark.anyio
+SCOPE = SearchScope()
+KINDS = ("web", "image", "video", "news")
+
+
+def media_settings(emulator, **extra):
+    return {
+        **only(),
+        **endpoint("media", "mediatest", f"{emulator.url}/m"),
+        "research.cache.ttlSeconds": 0,
+        **extra,
+    }
+
+
+async def test_each_modality_delayed_300ms_answers_in_under_600ms(tmp_path, emulator):
+    for kind in KINDS:
+        emulator.add(f"/m/{kind}", Reply.json(media_items(kind, 3), delay=0.3))
+    async with await open_runtime(tmp_path, media_settings(emulator), protocols=MEDIA_PROTOCOLS) as rt:
+        toolbox = Toolbox(rt)
+        await toolbox.execute("research_providers", {}, SCOPE)  # build the provider set outside the timing
+        begin = time.perf_counter()
+        result = await toolbox.execute("research_rich", {"query": "aurora", "maxResults": 2}, SCOPE)
+        elapsed = time.perf_counter() - begin
+    assert elapsed < 0.6, f"rich search took {elapsed * 1000:.0f} ms"
+    assert list(result.structured["results"]) == ["WEB", "IMAGE", "VIDEO", "NEWS"]
+    for kind in KINDS:
+        group = result.structured["results"][kind.upper()]
+        assert [h["title"] for h in group["hits"]] == [
+            f"{kind} hit 1",
+            f"{kind} hit 2",
+        ]  # maxResults per modality
+        assert group["modality"] == kind.upper() and group["providerInstanceId"] == "media"
+    starts = sorted(r.at for kind in KINDS for r in emulator.requests(f"/m/{kind}"))
+    assert starts[-1] - starts[0] < 0.15  # all four went out together, not one after another
+    assert not result.is_error
+    assert result.text.startswith("## WEB — 2 hits\n\n[1] web hit 1")
+    assert "## NEWS — 2 hits" in result.text
+
+
+async def test_image_failing_leaves_web_video_news_and_carries_its_error(tmp_path, emulator):
+    for kind in ("web", "video", "news"):
+        emulator.add(f"/m/{kind}", Reply.json(media_items(kind), delay=0.3))
+    emulator.add("/m/image", Reply(status=503, delay=0.3))
+    async with await open_runtime(tmp_path, media_settings(emulator), protocols=MEDIA_PROTOCOLS) as rt:
+        result = await Toolbox(rt).execute("research_rich", {"query": "aurora", "maxResults": 5}, SCOPE)
+    groups = result.structured["results"]
+    for kind in ("WEB", "VIDEO", "NEWS"):
+        assert len(groups[kind]["hits"]) == 2 and groups[kind]["errorMessage"] is None
+    image = groups["IMAGE"]
+    assert image["hits"] == []
+    assert image["errorMessage"] == "every provider failed — media: HTTP 503"
+    assert [
+        (a["providerInstanceId"], a["outcome"])
+        for a in image["attempts"]
+        if a["outcome"] != "skipped_disabled"
+    ] == [("media", "hard_error")]
+    assert not result.is_error  # three modalities answered
+    assert (
+        "## IMAGE — 0 hits\n\nNo results for 'aurora' (IMAGE): every provider failed — media: HTTP 503"
+        in result.text
+    )
+
+
+async def test_a_hanging_modality_ends_at_the_deadline_and_the_others_still_return(tmp_path, emulator):
+    for kind in ("web", "image", "news"):
+        emulator.add(f"/m/{kind}", Reply.json(media_items(kind)))
+    emulator.add("/m/video", Reply(hang=True))
+    settings = media_settings(emulator, **{"research.deadlineMs": 800})
+    async with await open_runtime(tmp_path, settings, protocols=MEDIA_PROTOCOLS) as rt:
+        begin = time.perf_counter()
+        results = await rich_search(
+            rt.dispatcher,
+            SCOPE,
+            "aurora",
+            max_results=3,
+            modalities=(Modality.WEB, Modality.VIDEO, Modality.NEWS),
+        )
+        elapsed = time.perf_counter() - begin
+    assert 0.7 < elapsed < 1.3
+    assert [len(results[m].hits) for m in (Modality.WEB, Modality.NEWS)] == [2, 2]
+    video = results[Modality.VIDEO]
+    assert video.hits == () and video.error_message is not None
+    assert [a.outcome.value for a in video.attempts if a.outcome.value != "skipped_disabled"] == ["timeout"]
+
+
+async def test_every_modality_failing_is_an_error_result(tmp_path, emulator):
+    for kind in KINDS:
+        emulator.add(f"/m/{kind}", Reply(status=500))
+    async with await open_runtime(tmp_path, media_settings(emulator), protocols=MEDIA_PROTOCOLS) as rt:
+        result = await Toolbox(rt).execute("research_rich", {"query": "aurora", "maxResults": 5}, SCOPE)
+    assert result.is_error
+    assert all(g["errorMessage"] for g in result.structured["results"].values())
+
+
+async def test_no_provider_for_a_modality_says_so(tmp_path, emulator):
+    emulator.add("/w/w/rest.php/v1/search/page", Reply.json({"pages": [{"id": 1, "key": "A", "title": "A"}]}))
+    settings = {
+        **only(),
+        **endpoint("wiki", "wikipedia", f"{emulator.url}/w"),
+        "research.cache.ttlSeconds": 0,
+    }
+    async with await open_runtime(tmp_path, settings) as rt:
+        results = await rich_search(
+            rt.dispatcher, SCOPE, "a", max_results=3, modalities=(Modality.WEB, Modality.IMAGE)
+        )
+    assert [h.title for h in results[Modality.WEB].hits] == ["A"]
+    assert results[Modality.IMAGE].error_message == "no provider instance serves IMAGE in this scope"

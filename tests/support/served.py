@@ -1,0 +1,123 @@
+"""Run `zarniwoop serve` as a real process (uvicorn on a loopback port) and read its banner.
+
+    with served(config_path, home) as server:
+        httpx2.get(f"{server.url}/healthz")
+        server.token            # the admin token it printed (None when tokens were configured)
+
+Used by the surface tests and by `bench/http_load.py`.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+_URL = re.compile(r"serving on (http://\S+)")
+_TOKEN = re.compile(r"^\s+(zw_[A-Za-z0-9_\-]+)\s*$")
+READY_LINE = "Press Ctrl+C to stop."
+
+
+@dataclass
+class Served:
+    process: subprocess.Popen[str]
+    url: str
+    token: str | None
+    banner: str
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+
+def serve_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "zarniwoop", *args]
+
+
+def server_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZARNIWOOP_")}
+    env.update({"ZARNIWOOP_HOME": str(home), "PYTHONUNBUFFERED": "1", **(extra or {})})
+    return env
+
+
+@contextmanager
+def served(
+    config: Path, home: Path, *extra_args: str, host: str = "127.0.0.1", timeout: float = 30.0
+) -> Iterator[Served]:
+    command = serve_command("--config", str(config), "serve", "--host", host, "--port", "0", *extra_args)
+    home.mkdir(parents=True, exist_ok=True)
+    log = home / "serve.stderr"
+    with log.open("w") as stderr:
+        process = subprocess.Popen(
+            command, env=server_env(home), stdout=subprocess.PIPE, stderr=stderr, text=True
+        )
+    try:
+        banner = _read_banner(process, timeout, log)
+        url = _URL.search(banner)
+        token = next((m.group(1) for line in banner.splitlines() if (m := _TOKEN.match(line))), None)
+        assert url is not None, banner
+        yield Served(process, url.group(1), token, banner)
+    finally:
+        stop(process)
+
+
+def _read_banner(process: subprocess.Popen[str], timeout: float, log: Path) -> str:
+    """Lines of stdout up to the ready line, read on a thread (a pipe's readline would block)."""
+    assert process.stdout is not None
+    stdout = process.stdout
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:  # reads to EOF (the process ending), so the pipe never fills up
+        with stdout:
+            for line in stdout:
+                lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, name="serve-stdout", daemon=True).start()
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            line = lines.get(timeout=left)
+        except queue.Empty:
+            break
+        if line is None:
+            break
+        seen.append(line)
+        if READY_LINE in line:
+            return "".join(seen)
+    stop(process)
+    raise AssertionError(f"zarniwoop serve did not start: {''.join(seen)}{log.read_text()}")
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+
+
+def rss_kib(pid: int) -> int:
+    """Resident memory of a process, from /proc/<pid>/status (VmRSS, KiB)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise LookupError(f"no VmRSS for pid {pid}")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far, from /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
