@@ -138,7 +138,11 @@ class ProviderOverloadedError(ProviderHTTPError):
     `retry_after` is the provider's hint in seconds, if it sent one (a 529 usually does not)."""
 
     def __init__(
-        self, status: int = 529, message: str | None = None, *, retry_after: float | None = None,
+        self,
+        status: int = 529,
+        message: str | None = None,
+        *,
+        retry_after: float | None = None,
         instance_id: str | None = None,
     ) -> None:
         super().__init__(status, message or f"HTTP {status} overloaded", instance_id=instance_id)
