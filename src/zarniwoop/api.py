@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from .research.model import RankedHitSet
     from .runtime import Runtime
     from .tools.base import ToolResult
-    from .tools.inputs import ResearchInvestigateInput, ResearchRichInput
 
 T = TypeVar("T")
 ConfigSource = str | Path | Mapping[str, Any] | None
@@ -144,7 +143,7 @@ class Zarniwoop:
         args = parse_arguments(
             SEARCH, {"query": query, "modality": modality, "maxResults": max_results, "locale": locale}
         )
-        return await self._runtime.dispatcher.search(search_request(args), self._scope)  # type: ignore[arg-type]
+        return await self._runtime.dispatcher.search(search_request(args), self._scope)
 
     async def search_expert(
         self,
@@ -174,14 +173,14 @@ class Zarniwoop:
             "pinnedProviderId": pinned_provider_id,
         }
         args = parse_arguments(SEARCH_EXPERT, raw)
-        return await self._runtime.dispatcher.search(expert_request(args), self._scope)  # type: ignore[arg-type]
+        return await self._runtime.dispatcher.search(expert_request(args), self._scope)
 
     async def rich(self, query: str, *, max_results: int = 10) -> dict[Modality, SearchResult]:
         """`research_rich`: WEB, IMAGE, VIDEO and NEWS concurrently; a failed modality carries its error."""
         from .services.rich import rich_search
         from .tools.inputs import RICH_MODALITIES
 
-        args: ResearchRichInput = parse_arguments(RICH, {"query": query, "maxResults": max_results})  # type: ignore[assignment]
+        args = parse_arguments(RICH, {"query": query, "maxResults": max_results})
         return await rich_search(
             self._runtime.dispatcher,
             self._scope,
@@ -197,9 +196,7 @@ class Zarniwoop:
         from .research.service import investigator_for
         from .tools.investigate import DEFAULT_MAX_RESULTS
 
-        args: ResearchInvestigateInput = parse_arguments(  # type: ignore[assignment]
-            INVESTIGATE, {"question": question, "maxResults": max_results, "depth": depth}
-        )
+        args = parse_arguments(INVESTIGATE, {"question": question, "maxResults": max_results, "depth": depth})
         return await investigator_for(self._runtime).investigate(
             args.question,
             self._scope,

@@ -32,6 +32,8 @@ from zarniwoop.storage.db import SQLiteDatabase
         (ProviderTimeoutError("slow"), 5, 480),
         (ProviderTimeoutError("slow"), 6, 600),
         (ProviderTimeoutError("slow"), 40, 600),
+        (ProviderTimeoutError("slow"), 1025, 600),  # 2 ** 1024 used to overflow the float conversion
+        (AuthError(401), 5000, 1800),
         (ParseError("junk"), 1, 300),
         (ResponseTooLargeError("big"), 1, 300),
     ],
@@ -56,4 +58,18 @@ async def test_store_doubles_never_shortens_and_success_clears(tmp_path):
     assert other_scope == {}
     await store.record_success(scope, subject)
     assert await store.get_many(scope, [subject]) == {}
+    await db.aclose()
+
+
+@pytest.mark.anyio
+async def test_store_keeps_benching_after_a_very_long_streak(tmp_path):
+    """A provider failing for weeks still gets its cooldown (a streak past 1024 used to raise OverflowError)."""
+    db = SQLiteDatabase(tmp_path / "c.db")
+    await db.migrate()
+    store = SQLCooldownStore(db)
+    scope, subject = SearchScope("t", "p"), "research:x:web"
+    await store.record_failure(scope, subject, ProviderTimeoutError("slow"), "timeout", now=1000.0)
+    await db.execute("UPDATE cooldowns SET streak = 1500, until_epoch = 0 WHERE subject = ?", (subject,))
+    benched = await store.record_failure(scope, subject, ProviderTimeoutError("slow"), "timeout", now=2000.0)
+    assert (benched.until, benched.streak) == (2600.0, 1501)
     await db.aclose()

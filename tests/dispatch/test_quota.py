@@ -282,3 +282,37 @@ async def test_budgets_hold_through_a_counter_store_outage(tmp_path, emulator, p
         r for r in caplog.records if r.name == "zarniwoop.dispatch.quota" and r.levelname == "ERROR"
     ]
     assert len(quota_errors) == 1
+
+
+class _HookedInstance:
+    """An add-on instance with a `current_quota(scope)` hook (sync or async; no type checker vouches for it)."""
+
+    def __init__(self, instance, reported):
+        self._instance, self._reported = instance, reported
+        self.id, self.config, self.protocol = instance.id, instance.config, instance.protocol
+
+    def current_quota(self, scope):
+        if isinstance(self._reported, QuotaStatus):
+
+            async def later():
+                return self._reported
+
+            return later()
+        return self._reported
+
+
+@pytest.mark.anyio
+async def test_a_quota_hook_returning_junk_counts_as_no_report(tmp_path):
+    rt = await open_runtime(tmp_path)
+    try:
+        wiki = (await rt.factory.providers(SearchScope())).instances["wikipedia"]
+        guard = rt.dispatcher.quota
+        junk = _HookedInstance(
+            wiki, {"remaining": 0}
+        )  # used to reach `binding_status` and raise AttributeError
+        assert await guard.status(SearchScope(), junk, Modality.ENCYCLOPEDIA) is None
+        spent = QuotaStatus(used=100, limit=100, period="month", source="provider")
+        real = _HookedInstance(wiki, spent)
+        assert await guard.status(SearchScope("t2"), real, Modality.ENCYCLOPEDIA) == spent
+    finally:
+        await rt.aclose()

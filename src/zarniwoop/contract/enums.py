@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import enum
+from typing import Self
 
 
 class _WireEnum(enum.StrEnum):
     """A string enum that accepts any case on input and prints upper-case on the wire."""
 
     @classmethod
-    def parse(cls, value: str | _WireEnum, *, field: str) -> _WireEnum:
+    def parse(cls, value: str | Self, *, field: str) -> Self:
         from .errors import InvalidRequestError
 
         if isinstance(value, cls):

@@ -72,8 +72,8 @@ class SearchRequest:
             tier_value = Tier.EXPERT
         return cls(
             query=query,
-            modality=Modality.parse(modality, field="modality"),  # type: ignore[arg-type]
-            tier=tier_value,  # type: ignore[arg-type]
+            modality=Modality.parse(modality, field="modality"),
+            tier=tier_value,
             max_results=max_results,
             locale=(locale or None),
             pinned_provider_id=(pinned_provider_id or None),

@@ -11,7 +11,7 @@ import asyncio
 import collections
 import time
 from collections.abc import Awaitable, Callable, Hashable
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from ..contract.results import SearchResult
@@ -57,18 +57,21 @@ class MemoryResultCache:
         self._entries.clear()
 
 
-class Coalescer:
-    """Runs one coroutine per key at a time; concurrent callers with the same key share its result."""
+class Coalescer(Generic[T]):
+    """Runs one coroutine per key at a time; concurrent callers with the same key share its result.
+
+    Generic in the result type so that a follower gets back exactly what the leader's call returned.
+    """
 
     def __init__(self) -> None:
-        self._inflight: dict[Hashable, asyncio.Future[object]] = {}
+        self._inflight: dict[Hashable, asyncio.Future[T]] = {}
 
     async def run(self, key: Hashable, factory: Callable[[], Awaitable[T]]) -> tuple[T, bool]:
         """Returns `(result, shared)`; `shared` is True for the callers that did not start the call."""
         existing = self._inflight.get(key)
         if existing is not None:
-            return await asyncio.shield(existing), True  # type: ignore[return-value]
-        future: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+            return await asyncio.shield(existing), True
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
             result = await factory()

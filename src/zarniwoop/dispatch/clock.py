@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from datetime import UTC, datetime
+from typing import overload
 
 
 class Clock:
@@ -19,7 +20,16 @@ class Clock:
         await asyncio.sleep(seconds)
 
 
+@overload
+def iso_utc(epoch: float) -> str: ...
+@overload
+def iso_utc(epoch: None) -> None: ...
+@overload
+def iso_utc(epoch: float | None) -> str | None: ...
+
+
 def iso_utc(epoch: float | None) -> str | None:
+    """`2025-04-01T12:00:00Z` for an epoch; None stays None."""
     if epoch is None:
         return None
     return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -33,6 +33,7 @@ AUTH_COOLDOWN = 1800.0
 MALFORMED_COOLDOWN = 300.0
 TRANSIENT_BASE = 30.0
 TRANSIENT_CAP = 600.0
+MAX_DOUBLINGS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +45,10 @@ class CooldownPolicy:
     cap: float
 
     def seconds(self, streak: int) -> float:
-        return min(self.base * 2 ** max(0, streak - 1), self.cap)
+        # The exponent is clamped: 64 doublings take any base past any cap, and an unclamped `2 ** 1024`
+        # overflows the float conversion, so a provider down for weeks (streak > 1024) was never benched again.
+        doublings = min(max(0, streak - 1), MAX_DOUBLINGS)
+        return min(self.base * 2.0**doublings, self.cap)
 
 
 def cooldown_policy(error: BaseException) -> CooldownPolicy:

@@ -154,7 +154,7 @@ class Dispatcher:
         self.cache = cache or MemoryResultCache()
         self.quota = quota
         self.observers = list(observers)
-        self._coalescer = Coalescer()
+        self._coalescer: Coalescer[SearchResult] = Coalescer()
         self.last_outcomes: dict[tuple[SearchScope, str], LastOutcome] = {}
         """Last real outcome per (scope, instance) in this process."""
         self.reachability: ReachabilityStore = reachability or MemoryReachability(self.last_outcomes)
@@ -386,6 +386,7 @@ class Dispatcher:
                 self.cooldown_outage.failed(exc, "cooldowns are not honoured until it is back")
         if result.quota is not None and self.quota is not None:
             await self.quota.observe(run.scope, instance, run.request.modality, result.quota)
+        message: str | None
         if result.error_message:
             outcome, message = Outcome.SOFT_ERROR, result.error_message
         elif not result.hits:

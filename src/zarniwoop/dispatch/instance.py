@@ -122,7 +122,7 @@ class HttpProviderInstance:
         except Exception:  # an error body is untrusted input: a parser slip must not hide the status
             log.debug("describe_error of %s failed", self._protocol.id, exc_info=True)
             return None
-        if not detail:
+        if not isinstance(detail, str) or not detail:  # optional hooks are not type-checked against us
             return None
         key = self._config.api_key.reveal() if self._config.api_key else ""
         if key and key in detail:  # some APIs echo the key they refused; it must not reach an error

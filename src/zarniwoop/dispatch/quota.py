@@ -440,9 +440,12 @@ class LocalQuotaGuard:
                 return None
             try:
                 value = fetch(scope)
-                return await value if inspect.isawaitable(value) else value
+                if inspect.isawaitable(value):
+                    value = await value
             except Exception:
                 log.warning("current_quota of %s failed", instance.id, exc_info=True)
                 return None
+            # An add-on's hook is not type-checked against us: anything but a status counts as "none".
+            return value if isinstance(value, QuotaStatus) else None
 
         return await self.cache.lookup(scope, instance.id, modality, self._ttl(scope), load)

@@ -114,7 +114,9 @@ async def routing_view(
         order = [i.id for i in order_candidates(provider_set, modality)]
         if not order:
             continue
-        steps = [{"id": i, "gate": _gate(by_id[i], modality), "selected": False} for i in order]
+        steps: list[dict[str, Any]] = [
+            {"id": i, "gate": _gate(by_id[i], modality), "selected": False} for i in order
+        ]
         chosen = next((st for st in steps if st["gate"] == "ready"), None)
         if chosen is None:
             cooling = [st for st in steps if st["gate"] == Outcome.SKIPPED_COOLDOWN.value]

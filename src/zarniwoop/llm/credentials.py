@@ -130,7 +130,7 @@ class CredentialStore:
         )
         keys = await self.db.fetchall("SELECT tenant, wrapped_key FROM credential_keys")
         self._rows = {(t, lv, o, n): (c, origin, u) for t, lv, o, n, c, origin, u in rows}
-        wrapped = dict(keys)
+        wrapped: dict[str, str] = dict(keys)
         if wrapped != self._wrapped:
             self._keys = {t: k for t, k in self._keys.items() if wrapped.get(t) == self._wrapped.get(t)}
         self._wrapped = wrapped

@@ -171,8 +171,8 @@ class FailoverEngine:
         """Seconds to wait before retry number `retry` (1-based); None: do not retry this candidate."""
         if retry > self.policy.max_retries or not is_transient(error):
             return None
-        hint = getattr(error, "retry_after", None)
-        backoff = min(MAX_BACKOFF_SECONDS, self.policy.retry_delay_ms / 1000 * 2 ** (retry - 1))
+        hint = error.retry_after if isinstance(error, (RateLimitedError, ProviderOverloadedError)) else None
+        backoff = min(MAX_BACKOFF_SECONDS, self.policy.retry_delay_ms / 1000 * 2.0 ** (retry - 1))
         if hint is not None:
             if hint > self.max_wait:
                 return None  # a long Retry-After: another provider will answer sooner

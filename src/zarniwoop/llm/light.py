@@ -43,6 +43,8 @@ from ..contract.errors import ConfigError, InvalidRequestError, ParseError
 from .adapters import ChatMessage, ChatRequest
 
 if TYPE_CHECKING:
+    from jinja2.sandbox import SandboxedEnvironment
+
     from .manager import LlmCall, LlmManager, LlmResult
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$")
@@ -114,7 +116,7 @@ class Recipe:
             raise ConfigError(f"{self.name}.prompt", exc.message or "template syntax error") from None
 
 
-def _environment() -> Any:
+def _environment() -> SandboxedEnvironment:
     from jinja2 import StrictUndefined
     from jinja2.sandbox import SandboxedEnvironment
 

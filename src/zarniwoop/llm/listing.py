@@ -126,7 +126,8 @@ def _openai(data: Any) -> list[ListedModel]:
         model_id = item.get("id")
         if not isinstance(model_id, str) or not model_id:
             continue
-        top = item.get("top_provider") if isinstance(item.get("top_provider"), dict) else {}
+        top_provider = item.get("top_provider")
+        top: dict[str, Any] = top_provider if isinstance(top_provider, dict) else {}
         lm_type = item.get("type")  # LM Studio /api/v0: llm | vlm | embeddings
         kind = (
             "embedding"

@@ -94,13 +94,13 @@ class QuotaNotifier:
                     {"notify": "notify", "light": "notify, switching to the light model", "block": "notify, blocking all but local"}[action],
                 )  # fmt: skip
                 if webhook_url and self.http is not None:
-                    await self._post(webhook_url, notice)
+                    await self._post(self.http, webhook_url, notice)
         self.sent.extend(notices)
         return notices
 
-    async def _post(self, url: str, notice: Notice) -> None:
+    async def _post(self, http: httpx2.AsyncClient, url: str, notice: Notice) -> None:
         try:
-            response = await self.http.post(url, json=notice.to_json(), timeout=WEBHOOK_TIMEOUT_SECONDS)  # type: ignore[union-attr]
+            response = await http.post(url, json=notice.to_json(), timeout=WEBHOOK_TIMEOUT_SECONDS)
             if response.status_code >= 400:
                 log.warning("quota webhook answered HTTP %d", response.status_code)
         except Exception as exc:  # a notification must never break the call it reports on

@@ -26,6 +26,8 @@ from .quota import HOLD_TTL_SECONDS, Hold, LineStatus, QuotaLine, buckets_for, e
 PREFIX = "zarniwoop:"
 """Default key prefix; the config file's `redis_prefix` replaces it (replicas of one deployment share it)."""
 TTL = {"daily": 3 * 86400, "monthly": 40 * 86400}
+ScriptArg = str | int | float
+"""What a Lua script's ARGV takes (redis-py encodes each)."""
 
 _RESERVE = """
 local now = tonumber(ARGV[1])
@@ -116,8 +118,9 @@ class RedisQuotaLedger:
         if not limited:
             return hold
         now = time.time()
-        args = [now, now + self.hold_ttl, hold.id, tokens, len(limited)]
-        args += [line.cap for line in limited] + [TTL[line.period] for line in limited]
+        caps = [cap for line in limited if (cap := line.cap) is not None]  # a line with a limit has a cap
+        args: list[ScriptArg] = [now, now + self.hold_ttl, hold.id, tokens, len(limited)]
+        args += [*caps, *(TTL[line.period] for line in limited)]
         failed, used, held = await self._reserve(keys=self._keys(tenant, limited, hold), args=args)
         if int(failed):
             line = limited[int(failed) - 1]
@@ -126,7 +129,7 @@ class RedisQuotaLedger:
 
     async def settle(self, hold: Hold, tokens: int) -> list[LineStatus]:
         lines = list(hold.lines)
-        args = [hold.id, max(0, tokens), len(lines)] + [TTL[line.period] for line in lines]
+        args: list[ScriptArg] = [hold.id, max(0, tokens), len(lines), *(TTL[line.period] for line in lines)]
         out = await self._settle(keys=self._keys(hold.tenant, lines, hold), args=args)
         return [
             LineStatus(line, hold.bucket(line.period), int(out[2 * i]), int(out[2 * i + 1]))

@@ -34,9 +34,9 @@ def documents_root(runtime: Runtime) -> Any:
 
 async def get_catalog(runtime: Runtime) -> Catalog:
     """The runtime's model catalog, created, bootstrapped and loaded on first use."""
-    found = runtime.extras.get(EXTRA_KEY)
+    found: Catalog | None = runtime.extras.get(EXTRA_KEY)  # `runtime.extras` is untyped: its slot's type
     if found is not None:
-        return found  # type: ignore[no-any-return]
+        return found
     lock = runtime.extras.setdefault("catalog.lock", asyncio.Lock())
     async with lock:
         found = runtime.extras.get(EXTRA_KEY)
@@ -46,7 +46,7 @@ async def get_catalog(runtime: Runtime) -> Catalog:
             await bootstrap_bundled(store, catalog.bundled)
             await catalog.refresh()
             runtime.extras[EXTRA_KEY] = found = catalog
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 async def refresh_catalog(runtime: Runtime) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..runtime import Runtime
     from .accounts import OrgDirectory
+    from .catalog import Catalog
     from .credentials import CredentialStore
     from .manager import LlmManager
     from .quota import QuotaLedger
@@ -24,17 +25,20 @@ LEDGER = "llm.ledger"
 
 
 def credentials_of(runtime: Runtime) -> CredentialStore:
-    return runtime.extras[CREDENTIALS]  # type: ignore[no-any-return]
+    # `runtime.extras` is untyped: each getter below declares what its slot holds.
+    store: CredentialStore = runtime.extras[CREDENTIALS]
+    return store
 
 
 def org_of(runtime: Runtime) -> OrgDirectory:
-    return runtime.extras[ORG]  # type: ignore[no-any-return]
+    directory: OrgDirectory = runtime.extras[ORG]
+    return directory
 
 
 def quota_ledger(runtime: Runtime) -> QuotaLedger:
     """The quota ledger: Redis when `redis_url` is configured (replicas), else the database
     (SQLite, or PostgreSQL) — either way one atomic step reserves every level."""
-    found = runtime.extras.get(LEDGER)
+    found: QuotaLedger | None = runtime.extras.get(LEDGER)
     if found is None:
         redis = getattr(runtime, "redis", None)
         if redis is not None:  # the runtime's one Redis pool and the deployment's key prefix
@@ -46,14 +50,14 @@ def quota_ledger(runtime: Runtime) -> QuotaLedger:
 
             found = SQLQuotaLedger(runtime.db)
         runtime.extras[LEDGER] = found
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 async def get_llm(runtime: Runtime) -> LlmManager:
     """The runtime's `LlmManager`, created on first use (search-only commands never pay for it)."""
-    found = runtime.extras.get(LLM)
+    found: LlmManager | None = runtime.extras.get(LLM)
     if found is not None:
-        return found  # type: ignore[no-any-return]
+        return found
     lock = runtime.extras.setdefault("llm.lock", asyncio.Lock())
     async with lock:
         found = runtime.extras.get(LLM)
@@ -62,7 +66,7 @@ async def get_llm(runtime: Runtime) -> LlmManager:
             from .service import get_catalog
             from .usage import UsageStore
 
-            async def catalog():  # type: ignore[no-untyped-def]
+            async def catalog() -> Catalog:
                 return await get_catalog(runtime)
 
             found = LlmManager(
@@ -76,7 +80,7 @@ async def get_llm(runtime: Runtime) -> LlmManager:
                 catalog=catalog,
             )
             runtime.extras[LLM] = found
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 async def usage_dashboard(

@@ -17,16 +17,16 @@ from __future__ import annotations
 import json
 import secrets
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .failover import AttemptRecord, Switch
 
 if TYPE_CHECKING:
     from ..storage.db import Database
-    from .accounts import OrgDirectory
+    from .accounts import OrgDirectory, OrgUnit
     from .quota import QuotaLedger
 
 RETENTION_KEY = "ai.usage.retentionDays"
@@ -218,7 +218,7 @@ class UsageStore:
             s.line.owner: s for s in statuses if s.line.level == "project" and s.line.period == "monthly"
         }
 
-        def period(name: str, items: list[UsageRecord], limit: int | None) -> dict[str, Any]:
+        def period_view(name: str, items: list[UsageRecord], limit: int | None) -> dict[str, Any]:
             total = sum(r.tokens_total for r in items)
             priced = [r.cost_usd for r in items if r.cost_usd is not None]
             return {
@@ -259,8 +259,8 @@ class UsageStore:
             "tenant": tenant,
             "scope": {"level": subject_level, "name": None if subject_level == "tenant" else subject_owner},
             "generatedAt": now.isoformat(timespec="seconds"),
-            "today": period("daily", today, quota.daily_tokens if quota else None),
-            "month": period("monthly", records, quota.monthly_tokens if quota else None),
+            "today": period_view("daily", today, quota.daily_tokens if quota else None),
+            "month": period_view("monthly", records, quota.monthly_tokens if quota else None),
             "quotas": [s.to_json() for s in statuses],
         }
 
@@ -271,21 +271,24 @@ def _units_in_view(
     account: str | None,
     project: str | None,
     records: Iterable[UsageRecord],
-) -> list[Any]:
+) -> list[OrgUnit]:
+    if not account and not project:
+        return directory.units(tenant)
     if account:
         names = {r.project for r in records if r.project}
-        units = [directory.unit(tenant, "account", account)] + [
+        found = [directory.unit(tenant, "account", account)] + [
             directory.unit(tenant, "project", p) for p in sorted(names)
         ]
-    elif project:
-        units = [directory.unit(tenant, "project", project)]
     else:
-        units = directory.units(tenant)
-    return [u for u in units if u is not None]
+        found = [directory.unit(tenant, "project", project)]
+    return [u for u in found if u is not None]
 
 
-def _sum_by(records: Iterable[UsageRecord], key: Any) -> list[tuple[Any, int]]:
-    totals: dict[Any, int] = defaultdict(int)
+_Key = TypeVar("_Key", str, tuple[str, str])
+
+
+def _sum_by(records: Iterable[UsageRecord], key: Callable[[UsageRecord], _Key]) -> list[tuple[_Key, int]]:
+    totals: dict[_Key, int] = defaultdict(int)
     for record in records:
         totals[key(record)] += record.tokens_total
     return sorted(totals.items(), key=lambda kv: (-kv[1], str(kv[0])))

@@ -108,7 +108,7 @@ def find_doi(*texts: Any) -> str | None:
 def pdf_url_for(url: Any) -> str | None:
     """A PDF link derivable from a landing URL: the URL itself when it ends in .pdf, arXiv's /pdf/."""
     parts = split_url(url)
-    if parts is None:
+    if parts is None or not isinstance(url, str):  # split_url already refuses non-strings; this narrows
         return None
     if parts.path.lower().endswith(".pdf"):
         return url

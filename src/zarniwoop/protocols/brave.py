@@ -32,7 +32,7 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
-from ._text import as_int, expect, load_json, unsupported_note
+from ._text import as_int, expect, load_json, obj, unsupported_note
 from ._web import (
     compact,
     format_duration,
@@ -165,7 +165,7 @@ def _web_hit(item: dict[str, Any]) -> SearchHit | None:
     found = _title_url(item)
     if found is None:
         return None
-    profile = item.get("profile") if isinstance(item.get("profile"), dict) else {}
+    profile = obj(item.get("profile"))
     extras = {
         "publishedAt": _published(item),
         "siteName": text(profile.get("name")),
@@ -186,8 +186,8 @@ def _image_hit(item: dict[str, Any]) -> SearchHit | None:
     found = _title_url(item)
     if found is None:
         return None
-    props = item.get("properties") if isinstance(item.get("properties"), dict) else {}
-    thumb = item.get("thumbnail") if isinstance(item.get("thumbnail"), dict) else {}
+    props = obj(item.get("properties"))
+    thumb = obj(item.get("thumbnail"))
     extras = {
         "imageUrl": props.get("url"),
         "thumbnailUrl": thumb.get("src"),
@@ -209,8 +209,8 @@ def _video_hit(item: dict[str, Any]) -> SearchHit | None:
     found = _title_url(item)
     if found is None:
         return None
-    video = item.get("video") if isinstance(item.get("video"), dict) else {}
-    author = video.get("author") if isinstance(video.get("author"), dict) else {}
+    video = obj(item.get("video"))
+    author = obj(video.get("author"))
     extras = {
         "duration": format_duration(video.get("duration")),
         "channel": text(video.get("creator")) or text(author.get("name")),
@@ -233,8 +233,8 @@ def _news_hit(item: dict[str, Any]) -> SearchHit | None:
     found = _title_url(item)
     if found is None:
         return None
-    profile = item.get("profile") if isinstance(item.get("profile"), dict) else {}
-    meta = item.get("meta_url") if isinstance(item.get("meta_url"), dict) else {}
+    profile = obj(item.get("profile"))
+    meta = obj(item.get("meta_url"))
     extras = {
         "publishedAt": _published(item),
         "outlet": text(profile.get("name"))

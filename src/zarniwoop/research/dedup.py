@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..contract.results import SearchHit
@@ -59,8 +60,8 @@ def identity_key(hit: SearchHit) -> str | None:
     if arxiv:
         match = _ARXIV_ID.match(arxiv)
         return f"arxiv:{(match.group(1) if match else arxiv).lower()}"
-    for field, prefix in (("pmid", "pmid"), ("isbn", "isbn"), ("workId", "olwork")):
-        value = extras.get(field)
+    for name, prefix in (("pmid", "pmid"), ("isbn", "isbn"), ("workId", "olwork")):
+        value = extras.get(name)
         if isinstance(value, list):
             value = value[0] if value else None
         if value:
@@ -72,23 +73,29 @@ def hit_key(hit: SearchHit) -> str:
     return identity_key(hit) or f"url:{normalize_url(hit.url)}"
 
 
+@dataclass(slots=True)
+class _Entry:
+    """One work while merging (mutable; frozen into a `MergedHit` at the end)."""
+
+    hit: SearchHit
+    sources: list[HitSource] = field(default_factory=list)
+    affinity: float = 0.0
+    fusion: float = 0.0
+
+
 def merge(batches: Iterable[tuple[str, str, float, Sequence[SearchHit]]]) -> list[MergedHit]:
     """`(planned query, serving instance, affinity, hits)` batches → merged hits, best fusion first."""
-    entries: dict[str, dict[str, object]] = {}
+    entries: dict[str, _Entry] = {}
     for query, instance, affinity, hits in batches:
         for rank, hit in enumerate(hits, 1):
             key = hit_key(hit)
-            entry = entries.setdefault(key, {"hit": hit, "sources": [], "affinity": 0.0, "fusion": 0.0})
-            sources: list[HitSource] = entry["sources"]  # type: ignore[assignment]
-            if any(s.instance == instance and s.query == query for s in sources):
+            entry = entries.setdefault(key, _Entry(hit))
+            if any(s.instance == instance and s.query == query for s in entry.sources):
                 continue
-            sources.append(HitSource(instance, rank, query))
-            entry["affinity"] = max(float(entry["affinity"]), affinity)  # type: ignore[arg-type]
-            entry["fusion"] = float(entry["fusion"]) + 1.0 / (RRF_K + rank)  # type: ignore[arg-type]
-            if entry["hit"].content is None and hit.content is not None:  # type: ignore[attr-defined]
-                entry["hit"] = hit  # keep the richer sighting
-    merged = [
-        MergedHit(key, e["hit"], tuple(e["sources"]), float(e["affinity"]), float(e["fusion"]))  # type: ignore[arg-type]
-        for key, e in entries.items()
-    ]
+            entry.sources.append(HitSource(instance, rank, query))
+            entry.affinity = max(entry.affinity, float(affinity))
+            entry.fusion += 1.0 / (RRF_K + rank)
+            if entry.hit.content is None and hit.content is not None:
+                entry.hit = hit  # keep the richer sighting
+    merged = [MergedHit(key, e.hit, tuple(e.sources), e.affinity, e.fusion) for key, e in entries.items()]
     return sorted(merged, key=lambda m: m.fusion, reverse=True)

@@ -213,7 +213,7 @@ class Investigator:
         results: list[SearchResult] = await asyncio.gather(
             *(self.dispatcher.search(r, scope) for r in requests)
         )
-        batches = []
+        batches: list[tuple[str, str, float, Sequence[SearchHit]]] = []
         for planned, result in zip(plan.searches, results, strict=True):
             log_into.append(
                 {

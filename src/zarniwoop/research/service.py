@@ -24,7 +24,7 @@ TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml
 
 
 def investigator_for(runtime: Runtime) -> Investigator:
-    investigator = runtime.extras.get("investigator")
+    investigator: Investigator | None = runtime.extras.get("investigator")  # `runtime.extras` is untyped
     if investigator is None:
 
         async def load_text(hit: SearchHit, scope: SearchScope) -> str | None:
@@ -42,7 +42,7 @@ def investigator_for(runtime: Runtime) -> Investigator:
             runtime.dispatcher, content_loader=load_text, strategies=_chooser(runtime)
         )
         runtime.extras["investigator"] = investigator
-    return investigator  # type: ignore[no-any-return]
+    return investigator
 
 
 USE_LLM = "research.investigate.llm"

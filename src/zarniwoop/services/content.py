@@ -101,11 +101,11 @@ class ContentStore:
     @classmethod
     def for_runtime(cls, runtime: Runtime, **kwargs: Any) -> ContentStore:
         """The runtime's store (created on first use and kept in `runtime.extras["content"]`)."""
-        store = runtime.extras.get(EXTRA_KEY)
+        store: ContentStore | None = runtime.extras.get(EXTRA_KEY)  # `runtime.extras` is untyped
         if store is None:
             store = cls(runtime.home, runtime.settings, runtime.factory, **kwargs)
             runtime.extras[EXTRA_KEY] = store
-        return store  # type: ignore[no-any-return]
+        return store
 
     def workspace(self, scope: SearchScope) -> Path:
         """`ZARNIWOOP_HOME/workspace/<tenant>/<project>` (the folder `projects stop` removes)."""

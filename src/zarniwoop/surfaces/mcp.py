@@ -64,10 +64,13 @@ def fixed_principal(principal: Principal) -> PrincipalResolver:
 def http_principal(ctx: Context[Any, Any]) -> Principal:
     """The principal the HTTP surface authenticated for this request."""
     request = ctx.request_context.request
-    principal = getattr(request, "scope", {}).get(PRINCIPAL_KEY) if request is not None else None
+    # The ASGI scope is untyped; the HTTP surface's auth put a `Principal` under PRINCIPAL_KEY.
+    principal: Principal | None = (
+        getattr(request, "scope", {}).get(PRINCIPAL_KEY) if request is not None else None
+    )
     if principal is None:
         raise ToolError("not authenticated: send Authorization: Bearer <token>")
-    return principal  # type: ignore[no-any-return]
+    return principal
 
 
 def build_mcp_server(toolbox: Toolbox, principal_of: PrincipalResolver) -> MCPServer[Any]:
@@ -78,7 +81,7 @@ def build_mcp_server(toolbox: Toolbox, principal_of: PrincipalResolver) -> MCPSe
     )
 
 
-def _tool(spec: ToolSpec, toolbox: Toolbox, principal_of: PrincipalResolver) -> Tool:
+def _tool(spec: ToolSpec[Any], toolbox: Toolbox, principal_of: PrincipalResolver) -> Tool:
     async def call(arguments: dict[str, Any], ctx: Context[Any, Any]) -> CallToolResult:
         principal = principal_of(ctx)
         try:

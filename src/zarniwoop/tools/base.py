@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -53,15 +53,18 @@ class ToolResult:
 
 
 ToolBody = Callable[[ToolContext, Any], Awaitable[ToolResult]]
+InputT = TypeVar("InputT", bound=BaseModel)
 
 
 @dataclass(frozen=True, slots=True)
-class ToolSpec:
+class ToolSpec(Generic[InputT]):
+    """A tool; generic in its input model, so `parse_arguments(SEARCH, …)` is a `ResearchSearchInput`."""
+
     name: str
     title: str
     description: str
-    input_model: type[BaseModel]
-    body: ToolBody = field(repr=False)
+    input_model: type[InputT]
+    body: Callable[[ToolContext, InputT], Awaitable[ToolResult]] = field(repr=False)
 
     @property
     def input_schema(self) -> dict[str, Any]:

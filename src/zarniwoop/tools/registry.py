@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from ..contract.errors import InvalidRequestError
-from .base import ToolContext, ToolResult, ToolSpec
+from .base import InputT, ToolContext, ToolResult, ToolSpec
 from .investigate import INVESTIGATE
 from .providers import PROVIDERS
 from .rich import RICH
@@ -30,18 +30,18 @@ if TYPE_CHECKING:
     from ..contract.query import SearchScope
     from ..runtime import Runtime
 
-TOOLS: tuple[ToolSpec, ...] = (SEARCH, SEARCH_EXPERT, RICH, INVESTIGATE, PROVIDERS)
+TOOLS: tuple[ToolSpec[Any], ...] = (SEARCH, SEARCH_EXPERT, RICH, INVESTIGATE, PROVIDERS)
 TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in TOOLS)
 
 
-def tool_spec(name: str) -> ToolSpec:
+def tool_spec(name: str) -> ToolSpec[Any]:
     for spec in TOOLS:
         if spec.name == name:
             return spec
     raise InvalidRequestError("name", f"unknown tool {name!r}; expected one of {', '.join(TOOL_NAMES)}")
 
 
-def parse_arguments(spec: ToolSpec, arguments: Any) -> BaseModel:
+def parse_arguments(spec: ToolSpec[InputT], arguments: Any) -> InputT:
     """Validate untrusted arguments against the tool's input model; errors name the field."""
     if arguments is None:
         arguments = {}
@@ -58,7 +58,7 @@ class Toolbox:
         self.runtime = runtime
 
     @property
-    def specs(self) -> tuple[ToolSpec, ...]:
+    def specs(self) -> tuple[ToolSpec[Any], ...]:
         return TOOLS
 
     def definitions(self) -> list[dict[str, Any]]:
@@ -71,7 +71,7 @@ class Toolbox:
         return await self.run(spec, parse_arguments(spec, arguments), scope, admin=admin)
 
     async def run(
-        self, spec: ToolSpec, args: BaseModel, scope: SearchScope, *, admin: bool = False
+        self, spec: ToolSpec[Any], args: BaseModel, scope: SearchScope, *, admin: bool = False
     ) -> ToolResult:
         """Run a tool on an already validated input (the HTTP routes validate with FastAPI)."""
         return await spec.body(ToolContext(self.runtime, scope, admin), args)

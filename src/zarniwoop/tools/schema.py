@@ -28,7 +28,7 @@ _MAX_ECHO = 60
 def _schema(model: type[BaseModel]) -> dict[str, Any]:
     raw = model.model_json_schema(by_alias=True, mode="validation")
     defs = raw.pop("$defs", {})
-    schema = _clean(_inline(raw, defs))
+    schema = _clean_object(_inline_object(raw, defs))
     schema.setdefault("properties", {})
     schema["type"] = "object"
     if model.__doc__:
@@ -43,15 +43,19 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 def _inline(node: Any, defs: Mapping[str, Any]) -> Any:
     if isinstance(node, dict):
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            target = dict(defs[ref.removeprefix("#/$defs/")])
-            target.update({k: v for k, v in node.items() if k != "$ref"})
-            return _inline(target, defs)
-        return {k: _inline(v, defs) for k, v in node.items()}
+        return _inline_object(node, defs)
     if isinstance(node, list):
         return [_inline(v, defs) for v in node]
     return node
+
+
+def _inline_object(node: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        target = dict(defs[ref.removeprefix("#/$defs/")])
+        target.update({k: v for k, v in node.items() if k != "$ref"})
+        return _inline_object(target, defs)
+    return {k: _inline(v, defs) for k, v in node.items()}
 
 
 def _clean(node: Any, *, in_properties: bool = False) -> Any:
@@ -59,6 +63,10 @@ def _clean(node: Any, *, in_properties: bool = False) -> Any:
         return [_clean(v) for v in node]
     if not isinstance(node, dict):
         return node
+    return _clean_object(node, in_properties=in_properties)
+
+
+def _clean_object(node: Mapping[str, Any], *, in_properties: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key == "title" and not in_properties:

@@ -65,7 +65,7 @@ class HttpTransport:
         """Send one request; follow same-host redirects; return whatever status came back."""
         cap = max_bytes or self.max_bytes
         started = time.perf_counter()
-        url, method, params, body = spec.url, spec.method, list(spec.params), spec.json_body
+        url, method, params, body = spec.url, spec.method, spec.params, spec.json_body
         origin = urlsplit(url).netloc
         for _ in range(MAX_REDIRECTS + 1):
             try:
@@ -87,7 +87,7 @@ class HttpTransport:
                     target = urljoin(str(response.request.url), response.headers["location"])
                     if urlsplit(target).netloc != origin:
                         raise TransportError(f"redirect to another host refused ({urlsplit(target).netloc})")
-                    url, params = target, []
+                    url, params = target, ()
                     if response.status_code == 303:
                         method, body = "GET", None
                     continue

@@ -25,7 +25,7 @@ from typing import Any
 from ...contract.errors import ParseError, ProviderError
 from ...contract.protocol import RequestSpec
 from ..response import ChatResponse, TokenUsage, ToolCall
-from .base import ChatRequest, Endpoint, StreamDelta
+from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
 
 API_VERSION = "2023-06-01"
@@ -33,7 +33,7 @@ API_VERSION = "2023-06-01"
 
 class AnthropicAdapter:
     wire_type = "anthropic"
-    framing = "sse"
+    framing: Framing = "sse"
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
         system = request.system_text()
@@ -152,9 +152,9 @@ class AnthropicStream:
             if dtype == "input_json_delta":
                 slot["parts"].append(delta.get("partial_json") or "")
         elif kind == "content_block_stop":
-            slot = self.blocks.get(int(payload.get("index", 0)))
-            if slot and slot["block"].get("type") == "tool_use":
-                return [StreamDelta("tool_call", tool_call=_tool_call(slot))]
+            finished = self.blocks.get(int(payload.get("index", 0)))
+            if finished and finished["block"].get("type") == "tool_use":
+                return [StreamDelta("tool_call", tool_call=_tool_call(finished))]
         elif kind == "message_delta":
             delta = payload.get("delta") or {}
             self.finish_reason = delta.get("stop_reason") or self.finish_reason

@@ -26,13 +26,13 @@ from urllib.parse import quote
 from ...contract.errors import ParseError, ProviderError
 from ...contract.protocol import RequestSpec
 from ..response import ChatResponse, TokenUsage, ToolCall
-from .base import ChatRequest, Endpoint, StreamDelta
+from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error
 
 
 class GeminiAdapter:
     wire_type = "gemini"
-    framing = "json-array"
+    framing: Framing = "json-array"
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
         config: dict[str, Any] = {"maxOutputTokens": request.max_tokens}

@@ -21,13 +21,13 @@ from typing import Any
 from ...contract.errors import ParseError, ProviderError
 from ...contract.protocol import RequestSpec
 from ..response import ChatResponse, TokenUsage, ToolCall
-from .base import ChatRequest, Endpoint, StreamDelta
+from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
 
 
 class OllamaAdapter:
     wire_type = "ollama"
-    framing = "ndjson"
+    framing: Framing = "ndjson"
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
         options: dict[str, Any] = {"num_predict": request.max_tokens}

@@ -29,13 +29,13 @@ from typing import Any
 from ...contract.errors import ParseError, ProviderError
 from ...contract.protocol import RequestSpec
 from ..response import ChatResponse, TokenUsage, ToolCall
-from .base import ChatRequest, Endpoint, StreamDelta
+from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error
 
 
 class OpenAIAdapter:
     wire_type = "openai"
-    framing = "sse"
+    framing: Framing = "sse"
     path = "/chat/completions"
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:

@@ -96,7 +96,7 @@ class DeepSeekParser:
             return response
         block = _V3_BLOCK.search(text)
         if block is not None:
-            found = []
+            found: list[ToolCall] = []
             for match in _V3_CALL.finditer(block.group(1)):
                 arguments = match.group(3) if match.group(3) is not None else match.group(4)
                 found.append(

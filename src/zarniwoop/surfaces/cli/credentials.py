@@ -94,9 +94,8 @@ def list_(
         uses = _references(org_of(rt))
         out = []
         for info in store.list(None if all_tenants else ctx.obj.tenant):
-            row = info.to_json()
-            row["usedBy"] = uses.get((info.tenant, info.level, info.owner, info.name), [])
-            out.append(row)
+            used_by = uses.get((info.tenant, info.level, info.owner, info.name), [])
+            out.append({**info.to_json(), "usedBy": used_by})
         return out
 
     rows = run(ctx, body)

@@ -132,7 +132,7 @@ def list_cmd(
 
     table = Table(header_style="bold")
     widest = max((len(d.wire_name) for d in docs), default=5)
-    columns = ("model", "size", "context", "$in/1M", "$out/1M", "parser")
+    columns: tuple[str, ...] = ("model", "size", "context", "$in/1M", "$out/1M", "parser")
     if instance is None:
         columns = ("instance", *columns)
     for column in columns:

@@ -48,25 +48,26 @@ def search(
         "domain": domain,
         "language": language,
     }
-    request_args = dict(
-        query=query,
-        modality=modality,
-        tier=tier,
-        max_results=max_results,
-        locale=locale,
-        pinned_provider_id=provider,
-        expert_params=expert,
-    )
+
+    def build_request() -> SearchRequest:
+        return SearchRequest.create(
+            query=query,
+            modality=modality,
+            tier=tier,
+            max_results=max_results,
+            locale=locale,
+            pinned_provider_id=provider,
+            expert_params=expert,
+        )
 
     async def body(rt: Runtime) -> SearchResult:
-        request = SearchRequest.create(**request_args)
-        return await rt.dispatcher.search(request, ctx.obj.scope)
+        return await rt.dispatcher.search(build_request(), ctx.obj.scope)
 
     # Validate before opening the runtime, so bad input writes nothing (not even a database file).
     from ...contract.errors import ZarniwoopError
 
     try:
-        SearchRequest.create(**request_args)
+        build_request()
     except ZarniwoopError as exc:
         typer.echo(f"error: {exc.message}", err=True)
         raise typer.Exit(2) from None

@@ -113,7 +113,7 @@ def list_(
 
     async def body(rt: Runtime) -> list[dict[str, object]]:
         scoped = rt.settings.scoped(ctx.obj.scope)
-        out = []
+        out: list[dict[str, object]] = []
         for key in scoped:
             row = scoped.row(key)
             if row is None or not key.startswith(prefix) or (row.level == "builtin" and not builtin):

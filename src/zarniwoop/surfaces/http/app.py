@@ -93,6 +93,8 @@ def create_app(
     for router in ROUTERS:
         app.include_router(router)
     endpoint = MCPEndpoint()
+    # Starlette serves an ASGI app given as a route endpoint (a non-function endpoint is called as
+    # `app(scope, receive, send)`), but `add_route` annotates only request→response callables.
     app.add_route("/mcp", endpoint, include_in_schema=False)  # type: ignore[arg-type]
     app.add_route("/mcp/", endpoint, include_in_schema=False)  # type: ignore[arg-type]
     return app

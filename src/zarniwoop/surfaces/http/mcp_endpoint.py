@@ -10,6 +10,7 @@ lifespan runs.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
@@ -54,7 +55,7 @@ def _one(query: dict[str, list[str]], name: str) -> str | None:
     return values[0][:100] if values else None
 
 
-async def _send_json(send: Send, status: int, body: dict[str, object], headers: dict[str, str]) -> None:
+async def _send_json(send: Send, status: int, body: dict[str, object], headers: Mapping[str, str]) -> None:
     payload = json.dumps(body).encode()
     raw = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
     raw += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]

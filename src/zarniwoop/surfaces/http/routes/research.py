@@ -29,7 +29,7 @@ from ..state import AppState
 router = APIRouter(prefix="/v1/research", tags=["research"])
 
 
-async def _run(state: AppState, caller: CallerInfo, spec: ToolSpec, body: Any) -> JSONResponse:
+async def _run(state: AppState, caller: CallerInfo, spec: ToolSpec[Any], body: Any) -> JSONResponse:
     result = await state.toolbox.run(spec, body, caller.scope, admin=caller.admin)
     # Already plain JSON: a JSONResponse skips FastAPI's re-validation of the return value.
     return JSONResponse(result.structured)
