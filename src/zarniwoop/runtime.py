@@ -104,7 +104,7 @@ class Runtime:
             raise
         transport = transport or HttpTransport()
         clock = clock or Clock()
-        factory = ProviderFactory(settings, known, transport)
+        factory = ProviderFactory(settings, known, transport, home=home_path)
         usage = ZarniwoopUsageCounter(
             db,
             home_path / "spool",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from . import (
     fetch_content,
+    index_cmd,
     investigate,
     mcp_cmd,
     models,
@@ -30,6 +31,7 @@ for module in (
     models,
     usage,
     fetch_content,
+    index_cmd,
     tokens,
     serve,
     mcp_cmd,
