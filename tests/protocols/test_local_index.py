@@ -33,59 +33,10 @@ from zarniwoop.services.indexing import index_path
 from zarniwoop.storage.fts_query import build_query
 from zarniwoop.storage.local_index import LocalIndex, index_file
 
-from ..support.pdf import make_pdf
+from ..support.local_docs import write_corpus
 from ..support.runtime import only, open_runtime
 
 SCOPE = SearchScope("acme", "alpha")
-GUIDE = """---
-title: Team Guide
----
-# Onboarding
-
-Welcome to the team. Read this first.
-
-## Budget
-
-The quarterly budget for cloud compute is 40k EUR. The budget was
-approved in March; we move batch jobs to spot instances to stay within the budget.
-
-## Deploy
-
-Run `make deploy` from the main branch. Deployment takes ten minutes.
-
-```sh
-# not a heading: a comment in a code block
-make deploy
-```
-"""
-NOTES = "Meeting notes\n\nWe discussed the kubernetes migration.\n\nOne item: the budget overrun in Q3.\n"
-ARCH = """<!doctype html>
-<html><head><title>Architecture wiki</title>
-<script>var secret = "zebrafish";</script><style>.x{color:red}</style></head>
-<body>
-<h1>Architecture</h1>
-<p>The ingestion service writes to Kafka &amp; Postgres.</p>
-<h2>Storage</h2>
-<p>Postgres holds the ledger of every invoice.</p>
-</body></html>
-"""
-PDF_PAGES = [
-    "Field report on turbine vibration.\nThe bearing wear exceeded limits.",
-    "Recommended action: replace the tachometer and recalibrate.",
-]
-
-
-def write_corpus(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "guide.md").write_text(GUIDE)
-    (folder / "notes.txt").write_text(NOTES)
-    (folder / "wiki").mkdir(exist_ok=True)
-    (folder / "wiki" / "arch.html").write_text(ARCH)
-    (folder / "report.pdf").write_bytes(make_pdf(PDF_PAGES, title="Turbine Field Report"))
-    (folder / "image.png").write_bytes(b"\x89PNG not indexed")
-    (folder / ".hidden").mkdir(exist_ok=True)
-    (folder / ".hidden" / "secret.md").write_text("# Hidden\n\nbudget budget budget\n")
-    return folder
 
 
 @pytest.fixture
@@ -160,7 +111,10 @@ def test_html_text_without_scripts_and_with_its_title(corpus, home):
     assert hit.extras["heading"] == "Architecture › Storage"
     assert hit.content is not None and hit.content.text == "Postgres holds the ledger of every invoice."
     kafka = search(home, "kafka").hits[0]
-    assert kafka.content is not None and kafka.content.text == "The ingestion service writes to Kafka & Postgres."
+    assert (
+        kafka.content is not None
+        and kafka.content.text == "The ingestion service writes to Kafka & Postgres."
+    )
 
 
 def test_hidden_folders_and_unsupported_files_are_not_indexed(corpus, home):
@@ -344,14 +298,18 @@ async def test_dispatcher_serves_internal_doc_from_the_scope_index(tmp_path):
         assert result.provider_instance_id == "local"
         assert [a.outcome.value for a in result.attempts] == ["success"]
         assert result.hits[0].url.endswith("report.pdf#page=2")
-        missing = await runtime.dispatcher.search(SearchRequest.create("budget", "rag"), SearchScope("x", "y"))
+        missing = await runtime.dispatcher.search(
+            SearchRequest.create("budget", "rag"), SearchScope("x", "y")
+        )
         assert missing.hits == ()
         assert missing.error_message is not None and "zarniwoop index PATH" in missing.error_message
         assert [a.outcome.value for a in missing.attempts] == ["soft_error"]
         # no result cache for local documents: a re-index shows at once
         (folder / "notes.txt").write_text("Now about tachometer calibration too.\n")
         index_path(folder, runtime.home, "default", "default")
-        again = await runtime.dispatcher.search(SearchRequest.create("tachometer", "internal_doc"), SearchScope())
+        again = await runtime.dispatcher.search(
+            SearchRequest.create("tachometer", "internal_doc"), SearchScope()
+        )
         assert again.cached is False and len(again.hits) == 2
     finally:
         await runtime.aclose()
