@@ -168,7 +168,7 @@ class LocalIndexInstance:
     def _query(
         self, index: LocalIndex, request: SearchRequest, notes: list[str], deadline: float
     ) -> SearchResult:
-        if not index.stats().passages:
+        if index.is_empty():
             return self._result(request, error=NO_INDEX)
         filetypes, unknown = _filetypes(request.expert_params.get("filetype"))
         if unknown:

@@ -206,6 +206,10 @@ class LocalIndex:
         roots = tuple(r[0] for r in self.conn.execute("SELECT path FROM roots ORDER BY path"))
         return IndexStats(int(documents), int(passages), roots, updated)
 
+    def is_empty(self) -> bool:
+        """No passage at all (cheaper than `stats()`: one index probe, whatever the size)."""
+        return self.conn.execute("SELECT 1 FROM passages LIMIT 1").fetchone() is None
+
     def documents_under(self, root: Path) -> dict[str, StoredDocument]:
         """Every stored document at or below `root` (an absolute, resolved path)."""
         rows = self.conn.execute(
