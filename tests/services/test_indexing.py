@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -257,3 +258,19 @@ def test_symlinks_are_not_followed(tmp_path):
     (docs / "linked-dir").symlink_to(outside, target_is_directory=True)
     report = index_path(docs, home, "t", "p")
     assert report.indexed == 1 and set(_docs(home)) == {"real.txt"}
+
+
+def test_an_index_of_another_format_is_replaced_and_said_so(tmp_path):
+    home, docs = tmp_path / "home", tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("alpha\n")
+    db = index_file(home, "t", "p")
+    db.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db)
+    conn.executescript("CREATE TABLE meta(key TEXT, value TEXT); INSERT INTO meta VALUES ('schema', '0');")
+    conn.close()
+    report = index_path(docs, home, "t", "p")
+    assert report.rebuilt and report.indexed == 1
+    assert [n.reason for n in report.warnings] == [
+        "an index of another format was replaced: index other folders again"
+    ]

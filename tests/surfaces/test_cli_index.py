@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -189,3 +190,17 @@ def test_a_foreign_index_file_needs_rebuild(tmp_path, home):
     assert refused.exit_code == 2
     assert "is not an index" in refused.stderr and "--rebuild" in refused.stderr
     assert index_json("index", str(docs), "--rebuild")["documents"] == 1
+
+
+def test_a_long_run_on_a_terminal_draws_progress_on_stderr(tmp_path, home, monkeypatch):
+    docs = tmp_path / "many"
+    docs.mkdir()
+    for n in range(25):
+        (docs / f"n{n}.txt").write_text(f"note {n}\n")
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich treats the captured stderr as a terminal
+    result = invoke("index", str(docs))
+    assert result.exit_code == 0, result.stderr
+    assert "indexing" in result.stderr and "25/25" in result.stderr
+    assert "25 new" in re.sub(r"\x1b\[[0-9;]*m", "", result.stdout)
+    quiet = invoke("index", str(docs), "--json")
+    assert quiet.stderr == "" and json.loads(quiet.stdout)["files"]["unchanged"] == 25

@@ -139,9 +139,11 @@ class IndexStats:
 class LocalIndex:
     """One open index file. Synchronous: callers run it in a worker thread."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: Path, *, replaced: bool = False) -> None:
         self.conn = conn
         self.path = path
+        self.replaced = replaced
+        """True when `open_for_writing` found a file of another schema version and started it over."""
 
     # -- opening ---------------------------------------------------------------------------------
 
@@ -161,14 +163,15 @@ class LocalIndex:
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise IndexFormatError(f"{path} is not an index ({exc}); rebuild it with --rebuild") from None
-        if version not in (None, SCHEMA_VERSION):
+        replaced = version not in (None, SCHEMA_VERSION)
+        if replaced:
             conn.close()
             _remove(path)
             conn = _connect(str(path), uri=False)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.executescript(_SCHEMA)
-        return cls(conn, path)
+        return cls(conn, path, replaced=replaced)
 
     @classmethod
     def open_for_reading(cls, path: Path) -> LocalIndex | None:

@@ -131,6 +131,11 @@ def index_path(
     report = IndexReport(path=str(target), index=str(db_path), rebuilt=rebuild)
     candidates = _candidates(target, report)
     with LocalIndex.open_for_writing(db_path, fresh=rebuild) as index:
+        if index.replaced:
+            report.rebuilt = True
+            report.warnings.append(
+                FileNote(str(db_path), "an index of another format was replaced: index other folders again")
+            )
         known = index.documents_under(target)
         changed = 0
         for done, path in enumerate(candidates):

@@ -31,7 +31,9 @@ def register(app: typer.Typer) -> None:
 
 def index(
     ctx: typer.Context,
-    path: str = typer.Argument(..., help="Folder (or one file) of text, Markdown, HTML and PDF files."),
+    path: str = typer.Argument(
+        ..., metavar="PATH", help="Folder (or one file) of text, Markdown, HTML and PDF files."
+    ),
     rebuild: bool = typer.Option(
         False, "--rebuild", help="Drop the project's index (every folder in it) and build it from PATH."
     ),
@@ -55,7 +57,7 @@ def index(
 
         from ...storage.local_index import IndexFormatError
 
-        with _progress(enabled=not as_json) as progress:
+        with _Progress(enabled=not as_json) as progress:
             try:
                 return await asyncio.to_thread(
                     index_path,
@@ -76,7 +78,7 @@ def index(
         render_report(report)
 
 
-class _progress:
+class _Progress:
     """A rich progress bar on a terminal once a run has enough files; nothing otherwise."""
 
     def __init__(self, *, enabled: bool) -> None:
@@ -84,7 +86,7 @@ class _progress:
         self.bar = None
         self.task = None
 
-    def __enter__(self) -> _progress:
+    def __enter__(self) -> _Progress:
         return self
 
     def __call__(self, done: int, total: int, current: str) -> None:
