@@ -7,9 +7,11 @@ commands, so that `zarniwoop --help` starts fast.
 from __future__ import annotations
 
 from . import (
+    credentials,
     fetch_content,
     index_cmd,
     investigate,
+    llm,
     mcp_cmd,
     models,
     projects,
@@ -35,6 +37,8 @@ for module in (
     tokens,
     serve,
     mcp_cmd,
+    credentials,
+    llm,
 ):
     module.register(app)
 
