@@ -30,7 +30,9 @@ if not CHROMIUM.exists():
         f"{CHROMIUM} is absent: install Debian's chromium (apt-get install chromium)", allow_module_level=True
     )
 sync_api = pytest.importorskip(
-    "playwright.sync_api", reason="the playwright package is absent: pip install -e '.[test]'"
+    "playwright.sync_api",
+    reason="the playwright package is absent or broken: pip install -e '.[test]'",
+    exc_type=ImportError,
 )
 expect = sync_api.expect
 
