@@ -291,7 +291,7 @@ def test_a_user_token_sees_its_own_scope_and_no_last_error(page, user_token):
     assert user_token not in page.content()
 
 
-def test_a_bad_token_shows_the_401_message(page):
+def test_a_bad_token_shows_the_401_message(page, tmp_path):
     sign_in_button = page.get_by_role("button", name="Sign in")
     page.get_by_label("API token").fill("zw_not_a_valid_token")
     sign_in_button.click()
@@ -300,16 +300,19 @@ def test_a_bad_token_shows_the_401_message(page):
     expect(page.get_by_label("API token")).to_have_value("")
     assert page.evaluate("sessionStorage.length") == 0
     assert "zw_not_a_valid_token" not in page.content()
+    page.screenshot(path=str(tmp_path / "signin.png"))
 
 
-def test_bad_input_shows_one_message_naming_the_field(page, server):
+def test_bad_input_shows_one_message_naming_the_field(page, server, tmp_path):
     sign_in(page, server.token, project="errors")
+    search(page, "aurora", "ENCYCLOPEDIA")
     page.get_by_label("Query").fill("x" * 2001)
     page.get_by_role("button", name="Search", exact=True).click()
     error = page.locator("#search-error")
     expect(error).to_have_text("query: must be at most 2000 characters, got 2001")
     expect(page.get_by_label("Query")).to_have_attribute("aria-invalid", "true")
     expect(page.get_by_label("Query")).to_be_focused()
+    expect(page.locator("#search-results ol.hits")).to_have_count(0)  # the older answer is gone
     page.get_by_label("Query").fill("aurora")
     max_results = page.locator("#page-search").get_by_label("Max results")
     max_results.fill("500")
@@ -317,6 +320,7 @@ def test_bad_input_shows_one_message_naming_the_field(page, server):
     expect(error).to_have_text(re.compile(r"^maxResults: .*100"))
     expect(page.get_by_label("Query")).not_to_have_attribute("aria-invalid", "true")
     expect(max_results).to_have_attribute("aria-invalid", "true")
+    page.screenshot(path=str(tmp_path / "error.png"))
 
 
 def test_investigate_ranks_hits_with_reasons_and_lists_the_dropped(page, server, tmp_path):

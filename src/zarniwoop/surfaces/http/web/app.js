@@ -348,7 +348,9 @@ async function runSearch(event) {
       : `${result.returnedCount} hit${result.returnedCount === 1 ? "" : "s"} from ${result.providerInstanceId ?? "no provider"}${result.cached ? " (cached)" : ""}.`,
       { quiet: true });
   } catch (error) {
-    if (current()) fail("search", error);
+    if (!current()) return;
+    replace($("search-results")); // an older answer under a new error would read as this one's
+    fail("search", error);
   } finally {
     $("search-results").removeAttribute("aria-busy");
   }
@@ -509,7 +511,12 @@ function renderRouting(view, providers) {
     llmBlock,
     Object.entries(view).filter(([key]) => !known.has(key)).map(([key, value]) => genericSection(key, value)));
   const box = $("routing-show-off");
-  if (box) box.addEventListener("change", () => renderRouting(view, providers));
+  if (box) {
+    box.addEventListener("change", () => {
+      renderRouting(view, providers);
+      $("routing-show-off").focus(); // the view was rebuilt: keep the keyboard where it was
+    });
+  }
 }
 
 // ---- investigate -------------------------------------------------------------------------------
@@ -529,7 +536,9 @@ async function runInvestigate(event) {
     renderInvestigation(ranked);
     setStatus("investigate", `${ranked.hits.length} ranked hit${ranked.hits.length === 1 ? "" : "s"}, ${ranked.dropped.length} dropped.`, { quiet: true });
   } catch (error) {
-    if (current()) fail("investigate", error);
+    if (!current()) return;
+    replace($("investigate-results"));
+    fail("investigate", error);
   }
 }
 
