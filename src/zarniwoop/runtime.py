@@ -31,6 +31,9 @@ from .dispatch.clock import Clock
 from .dispatch.cooldown import SQLCooldownStore
 from .dispatch.dispatcher import Dispatcher, DispatchObserver
 from .dispatch.quota import LocalQuotaGuard, SQLQuotaCounters
+from .llm.accounts import OrgDirectory, sync_from_config
+from .llm.credentials import CredentialStore
+from .llm.settings_check import check_llm_settings
 from .observability.metrics import MetricsObserver
 from .protocols import load_protocols
 from .storage.crypto import SecretBox
@@ -97,6 +100,10 @@ class Runtime:
             known = {**load_protocols(), **(protocols or {})}
             settings = SettingService(db, box, builtin_settings(known))
             await seed_settings(settings, config, known)
+            # LLM side: tenant credentials (also the search factory's key lookup) and the org tree.
+            credentials = CredentialStore(db, box)
+            directory = OrgDirectory(db)
+            await sync_from_config(directory, config, credentials)
             redis = await connect_redis(config)
         except BaseException:
             await db.aclose()
@@ -104,7 +111,7 @@ class Runtime:
             raise
         transport = transport or HttpTransport()
         clock = clock or Clock()
-        factory = ProviderFactory(settings, known, transport)
+        factory = ProviderFactory(settings, known, transport, credential_lookup=credentials.search_lookup)
         usage = ZarniwoopUsageCounter(
             db,
             home_path / "spool",
@@ -129,6 +136,7 @@ class Runtime:
             clock,
             usage,
             redis,
+            {"credentials": credentials, "org": directory},
         )
 
     async def aclose(self) -> None:
@@ -161,7 +169,9 @@ def validate_all(settings: SettingService, protocols: dict[str, SearchProtocol])
     """Search settings and `ai.*` settings, every scope: the boot check and the `settings set` check."""
     from .llm.validate import validate_ai_settings
 
-    return validate_settings(settings, protocols) + validate_ai_settings(settings)
+    return (
+        validate_settings(settings, protocols) + validate_ai_settings(settings) + check_llm_settings(settings)
+    )
 
 
 def build_dispatcher(

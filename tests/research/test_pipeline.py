@@ -236,3 +236,110 @@ async def test_depth_loads_content_before_evaluating_and_runs_are_counted(tmp_pa
     assert "deepened 1 of 1 hits" in deep.rationale
     assert runs("success") == before + 1
     assert len(emulator.requests("/wiki/wiki/Page")) == 1
+
+
+def openai_chat(content: str) -> dict:
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "model": "gpt-4o-mini",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 40, "total_tokens": 160},
+    }
+
+
+async def test_with_an_llm_configured_plan_and_evaluate_use_the_recipes(tmp_path, emulator):
+    import json
+    import re
+
+    from zarniwoop.research.service import investigator_for
+
+    prompts = []
+
+    def chat(request):
+        body = request.json()
+        prompt = body["messages"][-1]["content"]
+        prompts.append(prompt)
+        assert request.header("authorization") == "Bearer sk-test-research"
+        if "Plan at most" in prompt:
+            assert "oa — **OpenAlex**" in prompt  # the providers' prompt hints reach the plan
+            plan = {
+                "searches": [
+                    {
+                        "query": "CRISPR off-target",
+                        "modality": "ACADEMIC",
+                        "sourceAffinity": {"oa": 1.4, "ghost": 1.2},
+                    },
+                    {"query": "hologram", "modality": "TELEPATHY"},
+                ],
+                "rationale": "Peer-reviewed work answers this.",
+            }
+            return Reply.json(openai_chat(json.dumps(plan)))
+        verdicts = []
+        for key, title in re.findall(r"^\[(h\d+)\] (.+)$", prompt, flags=re.M):
+            keep = "CRISPR" in title
+            verdicts.append(
+                {
+                    "key": key,
+                    "verdict": "keep" if keep else "drop",
+                    "relevanceScore": 0.9 if keep else 0.1,
+                    "reason": "on topic" if keep else "about baking, not genome editing",
+                }
+            )
+        return Reply.json(openai_chat(json.dumps({"verdicts": verdicts})))
+
+    emulator.add("/v1/chat/completions", chat)
+    emulator.add(
+        "/oa/works",
+        Reply.json(
+            {"results": [work(1, "CRISPR off-target effects", "edits"), work(2, "Bread", "sourdough")]}
+        ),
+    )
+    settings = {
+        **only(),
+        **endpoint("oa", "openalex", f"{emulator.url}/oa"),
+        "ai.default.provider": "openai",
+        "ai.default.model": "gpt-4o-mini",
+        "ai.provider.openai.baseUrl": f"{emulator.url}/v1",
+        "ai.provider.openai.apiKey": "sk-test-research",
+    }
+    async with await open_runtime(tmp_path, settings) as rt:
+        ranked = await investigator_for(rt).investigate("off-target effects of CRISPR", SearchScope())
+    assert ranked.strategies == {
+        "plan": "llm:zarniwoop-research-plan",
+        "evaluate": "llm:zarniwoop-research-evaluate",
+    }
+    assert [(s.query, s.modality.value, dict(s.source_affinity)) for s in ranked.plan.searches] == [
+        ("CRISPR off-target", "ACADEMIC", {"oa": 1.4})  # the unknown modality and source were cleaned away
+    ]
+    assert [(h.hit.title, h.relevance_score, h.affinity, h.score) for h in ranked.hits] == [
+        ("CRISPR off-target effects", 0.9, 1.4, pytest.approx(1.26))
+    ]
+    assert [(d.hit.title, d.reason) for d in ranked.dropped] == [
+        ("Bread", "about baking, not genome editing")
+    ]
+    assert len(prompts) == 2
+
+
+async def test_an_llm_failure_falls_back_and_says_so(tmp_path, emulator):
+    from zarniwoop.research.service import investigator_for
+
+    emulator.add("/v1/chat/completions", Reply.json({"error": {"message": "bad key"}}, status=401))
+    emulator.add(
+        "/oa/works", Reply.json({"results": [work(1, "Tardigrade desiccation", "tardigrades survive")]})
+    )
+    settings = {
+        **only(),
+        **endpoint("oa", "openalex", f"{emulator.url}/oa"),
+        "ai.default.provider": "openai",
+        "ai.default.model": "gpt-4o-mini",
+        "ai.provider.openai.baseUrl": f"{emulator.url}/v1",
+        "ai.provider.openai.apiKey": "sk-wrong",
+    }
+    async with await open_runtime(tmp_path, settings) as rt:
+        ranked = await investigator_for(rt).investigate("tardigrade desiccation study", SearchScope())
+    assert ranked.strategies["plan"].startswith("heuristic (fallback: ")
+    assert ranked.strategies["evaluate"].startswith("lexical (fallback: ")
+    assert [h.hit.title for h in ranked.hits] == ["Tardigrade desiccation"]

@@ -10,7 +10,8 @@
     │   ├── ProviderTimeoutError                no answer within the timeout
     │   ├── ProviderHTTPError(status)           any non-2xx status
     │   │   ├── RateLimitedError(retry_after)   429
-    │   │   └── AuthError                       401 / 403
+    │   │   ├── AuthError                       401 / 403
+    │   │   └── ProviderOverloadedError         529 / 503 "overloaded": retry later
     │   ├── ResponseTooLargeError               body over the size cap
     │   └── ParseError                          body not what the protocol expects
     ├── QuotaExceededError(level)               a budget is exhausted              → exit 4
@@ -129,6 +130,23 @@ class RateLimitedError(ProviderHTTPError):
 
 class AuthError(ProviderHTTPError):
     """HTTP 401/403: the key is missing, wrong or not allowed."""
+
+
+class ProviderOverloadedError(ProviderHTTPError):
+    """The provider is overloaded (Anthropic's 529 `overloaded_error`, a 503): retry later, then fail over.
+
+    `retry_after` is the provider's hint in seconds, if it sent one (a 529 usually does not)."""
+
+    def __init__(
+        self,
+        status: int = 529,
+        message: str | None = None,
+        *,
+        retry_after: float | None = None,
+        instance_id: str | None = None,
+    ) -> None:
+        super().__init__(status, message or f"HTTP {status} overloaded", instance_id=instance_id)
+        self.retry_after = retry_after
 
 
 class ResponseTooLargeError(ProviderError):

@@ -63,6 +63,10 @@ class Evaluator(Protocol):
     async def evaluate(self, question: str, hits: Sequence[MergedHit]) -> list[Verdict]: ...
 
 
+StrategyChooser = Callable[["SearchScope"], Awaitable[tuple[Planner, Evaluator]]]
+"""Picks Plan/Evaluate strategies per scope (LLM recipes where an LLM is configured)."""
+
+
 class Investigator:
     def __init__(
         self,
@@ -71,10 +75,12 @@ class Investigator:
         planner: Planner | None = None,
         evaluator: Evaluator | None = None,
         content_loader: ContentLoader | None = None,
+        strategies: StrategyChooser | None = None,
     ) -> None:
         self.dispatcher = dispatcher
         self.planner = planner or HeuristicPlanner()
         self.evaluator = evaluator or LexicalEvaluator()
+        self.strategies = strategies
         self.fallback_planner = HeuristicPlanner()
         self.fallback_evaluator = LexicalEvaluator()
         self.content_loader = content_loader
@@ -105,18 +111,21 @@ class Investigator:
         provider_set = await self.dispatcher.factory.providers(scope)
         min_hits = provider_set.settings.get_int("research.investigate.minHits", 3)
         available = await self._available(scope)
-        plan, plan_strategy = await self._plan(question, available)
+        planner, evaluator = (
+            await self.strategies(scope) if self.strategies else (self.planner, self.evaluator)
+        )
+        plan, plan_strategy = await self._plan(planner, question, available)
         searches: list[dict[str, Any]] = []
         merged = merge(await self._run(plan, scope, max_results, searches))
         notes: list[str] = []
         if depth > 0:
             merged = await self._deepen(merged, scope, notes)
         phase[0] = "evaluate"
-        verdicts, eval_strategy = await self._evaluate(question, merged)
+        verdicts, eval_strategy = await self._evaluate(evaluator, question, merged)
         kept, dropped = _apply(merged, verdicts)
         refine_depth = 0
         if len(kept) < min_hits and plan.searches:
-            second = await self._refine(question, plan, merged, available)
+            second = await self._refine(planner, question, plan, merged, available)
             if second.searches:
                 refine_depth = 1
                 seen = {m.key for m in merged}
@@ -127,7 +136,7 @@ class Investigator:
                 ]
                 if depth > 0:
                     more = await self._deepen(more, scope, notes)
-                extra_verdicts, _ = await self._evaluate(question, more)
+                extra_verdicts, _ = await self._evaluate(evaluator, question, more)
                 more_kept, more_dropped = _apply(more, extra_verdicts)
                 kept += more_kept
                 dropped += more_dropped
@@ -157,12 +166,14 @@ class Investigator:
                     available.setdefault(Modality(modality), []).append(entry["id"])
         return available
 
-    async def _plan(self, question: str, available: Mapping[Modality, Sequence[str]]) -> tuple[Plan, str]:
+    async def _plan(
+        self, planner: Planner, question: str, available: Mapping[Modality, Sequence[str]]
+    ) -> tuple[Plan, str]:
         try:
-            plan = await self.planner.plan(question, available)
+            plan = await planner.plan(question, available)
             return _only_available(plan, available), plan.strategy
         except ZarniwoopError as exc:
-            if self.planner is self.fallback_planner:
+            if isinstance(planner, HeuristicPlanner):
                 raise
             log.warning("plan step failed (%s); using the heuristic planner", exc.message)
             plan = await self.fallback_planner.plan(question, available)
@@ -170,23 +181,26 @@ class Investigator:
 
     async def _refine(
         self,
+        planner: Planner,
         question: str,
         plan: Plan,
         found: Sequence[MergedHit],
         available: Mapping[Modality, Sequence[str]],
     ) -> Plan:
         try:
-            return _only_available(await self.planner.refine(question, plan, found, available), available)
+            return _only_available(await planner.refine(question, plan, found, available), available)
         except ZarniwoopError:
             return await self.fallback_planner.refine(question, plan, found, available)
 
-    async def _evaluate(self, question: str, merged: Sequence[MergedHit]) -> tuple[list[Verdict], str]:
+    async def _evaluate(
+        self, evaluator: Evaluator, question: str, merged: Sequence[MergedHit]
+    ) -> tuple[list[Verdict], str]:
         if not merged:
-            return [], self.evaluator.strategy
+            return [], evaluator.strategy
         try:
-            return await self.evaluator.evaluate(question, merged), self.evaluator.strategy
+            return await evaluator.evaluate(question, merged), evaluator.strategy
         except ZarniwoopError as exc:
-            if self.evaluator is self.fallback_evaluator:
+            if isinstance(evaluator, LexicalEvaluator):
                 raise
             log.warning("evaluate step failed (%s); using lexical relevance", exc.message)
             verdicts = await self.fallback_evaluator.evaluate(question, merged)

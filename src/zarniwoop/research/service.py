@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..protocols._text import strip_html
-from .pipeline import Investigator
+from .heuristics import HeuristicPlanner, LexicalEvaluator
+from .pipeline import Evaluator, Investigator, Planner, StrategyChooser
 
 if TYPE_CHECKING:
     from ..contract.query import SearchScope
@@ -37,6 +38,41 @@ def investigator_for(runtime: Runtime) -> Investigator:
                 text = strip_html(text)
             return text[:MAX_DEEPEN_CHARS] or None
 
-        investigator = Investigator(runtime.dispatcher, content_loader=load_text)
+        investigator = Investigator(
+            runtime.dispatcher, content_loader=load_text, strategies=_chooser(runtime)
+        )
         runtime.extras["investigator"] = investigator
     return investigator  # type: ignore[no-any-return]
+
+
+USE_LLM = "research.investigate.llm"
+"""`false` keeps the built-in strategies even where an LLM is configured."""
+
+
+def llm_configured(runtime: Runtime, scope: SearchScope) -> bool:
+    """An LLM can serve this scope: a tenant default model, or providers in the tenant's `llm:` tree."""
+    settings = runtime.settings.scoped(scope)
+    if not settings.get_bool(USE_LLM, True):
+        return False
+    if settings.get("ai.default.provider"):
+        return True
+    from ..llm.services import org_of
+
+    return any(unit.llm.providers for unit in org_of(runtime).units(scope.tenant))
+
+
+def _chooser(runtime: Runtime) -> StrategyChooser:
+    async def choose(scope: SearchScope) -> tuple[Planner, Evaluator]:
+        if not llm_configured(runtime, scope):
+            return HeuristicPlanner(), LexicalEvaluator()
+        from ..llm.light import LightLlm
+        from ..llm.manager import LlmCall
+        from ..llm.services import get_llm
+        from .llm_steps import LlmEvaluator, LlmPlanner
+
+        light = LightLlm(await get_llm(runtime), LlmCall(tenant=scope.tenant, project=scope.project))
+        provider_set = await runtime.factory.providers(scope)
+        hints = {i: instance.protocol.prompt_hint for i, instance in provider_set.instances.items()}
+        return LlmPlanner(light, hints), LlmEvaluator(light)
+
+    return choose

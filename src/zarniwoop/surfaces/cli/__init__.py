@@ -7,8 +7,10 @@ commands, so that `zarniwoop --help` starts fast.
 from __future__ import annotations
 
 from . import (
+    credentials,
     fetch_content,
     investigate,
+    llm,
     mcp_cmd,
     models,
     projects,
@@ -33,6 +35,8 @@ for module in (
     tokens,
     serve,
     mcp_cmd,
+    credentials,
+    llm,
 ):
     module.register(app)
 

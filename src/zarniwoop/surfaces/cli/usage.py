@@ -2,9 +2,10 @@
 
     zarniwoop usage                     # the last 24 h of the default scope, as a table
     zarniwoop usage --since 7d --json   # {"scope", "research": {"since", "until", "rows", "totals", "quotas"}}
+    zarniwoop usage --llm --account mike  # LLM tokens today / this month, by project, provider, account
 
-The JSON has one section per side: `research` now; the LLM side adds `llm` (and a `--llm` flag)
-to the same command.
+`zarniwoop usage --llm [--account A | --project P] [--json]` prints the LLM usage dashboard instead
+(`surfaces/cli/llm_usage.py`, the same JSON as `GET /v1/usage`).
 """
 
 from __future__ import annotations
@@ -29,8 +30,19 @@ def usage(
     ctx: typer.Context,
     since: str = typer.Option("24h", "--since", help="Window start: 24h, 7d, 30m or an ISO date (UTC)."),
     as_json: bool = typer.Option(False, "--json", help="Print the usage report JSON."),
+    llm: bool = typer.Option(
+        False, "--llm", help="LLM token usage instead: today/month, by project, provider, account."
+    ),
+    account: str | None = typer.Option(None, "--account", help="With --llm: one account."),
+    project: str | None = typer.Option(None, "--project", help="With --llm: one project."),
 ) -> None:
-    """Provider calls, hits, failures, p50/p95 latency and quota per instance and modality."""
+    """Provider calls, hits, failures, p50/p95 latency and quota per instance and modality
+    (`--llm`: the LLM usage dashboard)."""
+    if llm:
+        from .llm_usage import show_llm_usage
+
+        show_llm_usage(ctx, account=account, project=project, as_json=as_json)
+        return
     from ...contract.errors import ZarniwoopError
     from ...services.usage import parse_since
 

@@ -1,0 +1,487 @@
+"""Tenants, teams, accounts and projects, each with an optional `llm_config` (seed 002 §2).
+
+The config file's `tenants:` tree declares them (DESIGN §2); `sync_from_config` checks every
+`llm:` block at start-up (a bad one is a `ConfigError` naming its path, exit 2) and upserts the
+units into `org_units`. An inline `api_key` never reaches that table: it goes into the credential
+store, sealed, and the entry keeps an `api_key_ref` to it.
+
+    tenants:
+      acme:
+        llm: {providers: [{provider: google, model: gemini-2.5-pro, api_key_ref: cred_tenant_google, priority: 10}]}
+        teams:    {nlp: {llm: {quota: {monthly_tokens: 20000000}}}}
+        accounts: {mike: {teams: [nlp], llm: {quota: {daily_tokens: 500000}}}}
+        projects: {review: {team: nlp, llm: {quota: {monthly_tokens: 5000000}}}}
+
+`OrgDirectory.scope(tenant, project, account)` gives the `CallScope` of one call: the units of
+the four levels in cascade order (account → project → team → tenant), any of them absent.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..config.keys import TENANT_LEVEL
+from ..contract.errors import ConfigError
+
+if TYPE_CHECKING:
+    from ..config.file import ConfigFile
+    from ..storage.db import Database
+    from .credentials import CredentialStore
+
+KINDS = ("tenant", "team", "account", "project")
+CASCADE = ("account", "project", "team", "tenant")
+"""The credential cascade and the order quota levels are checked and named in."""
+
+PROVIDER_ALIASES = {
+    "google": "gemini",
+    "google-ai": "gemini",
+    "local_ollama": "ollama",
+    "local_lmstudio": "lmstudio",
+}
+"""Provider names the seed uses that are not wire types."""
+LOCAL_WIRE_TYPES = frozenset({"ollama", "lmstudio"})
+
+
+# -- the edge: untrusted YAML → checked models ------------------------------------------------
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ProviderModel(_Model):
+    provider: str = Field(min_length=1)
+    model: str | None = None
+    api_key_ref: str | None = None
+    api_key: str | None = None
+    endpoint: str | None = None
+    priority: int = 50
+    quota: Literal["unlimited"] | None = None
+    local: bool | None = None
+    capabilities: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"expected an http(s) URL, got {value!r}")
+        return value
+
+
+class ThresholdsModel(_Model):
+    notify: int = Field(80, ge=1, le=100)
+    light: int = Field(95, ge=1, le=100)
+    block: int = Field(100, ge=1, le=1000)
+
+
+class QuotaModel(_Model):
+    daily_tokens: int | None = Field(None, ge=0)
+    monthly_tokens: int | None = Field(None, ge=0)
+    max_tokens_per_call: int | None = Field(None, ge=1)
+    thresholds: ThresholdsModel = Field(default_factory=ThresholdsModel)
+
+
+class FailoverModel(_Model):
+    max_retries: int = Field(2, ge=0, le=10)
+    retry_delay_ms: int = Field(2000, ge=0, le=600_000)
+    fallback_enabled: bool = True
+    fallback_to_local: bool = True
+
+
+class LlmConfigModel(_Model):
+    providers: list[ProviderModel] = Field(default_factory=list)
+    quota: QuotaModel | Literal["unlimited"] | None = None
+    preferences: dict[str, str] = Field(default_factory=dict)
+    failover: FailoverModel | None = None
+    llm_overrides: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("preferences")
+    @classmethod
+    def _preferences(cls, value: dict[str, str]) -> dict[str, str]:
+        for key in value:
+            if not key.endswith("_model"):
+                raise ValueError(
+                    f"preference keys end in _model (default_model, light_model, …), got {key!r}"
+                )
+        return value
+
+
+# -- internal values ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderEntry:
+    provider: str
+    """As written: a wire type, a named instance (`ai.provider.<name>.type`) or a seed alias (`google`)."""
+    model: str | None = None
+    api_key_ref: str | None = None
+    endpoint: str | None = None
+    priority: int = 50
+    unlimited: bool = False
+    """`quota: unlimited`: calls through this entry are never charged against a budget."""
+    local: bool = False
+    """The free tier (seed 002 §6): used when budgets are exhausted and `fallback_to_local` holds."""
+    position: int = 0
+
+    @property
+    def instance(self) -> str:
+        """The provider instance name this entry points at (seed aliases mapped to wire types)."""
+        return PROVIDER_ALIASES.get(self.provider, self.provider)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"provider": self.provider, "priority": self.priority}
+        for name in ("model", "api_key_ref", "endpoint"):
+            if getattr(self, name):
+                out[name] = getattr(self, name)
+        if self.unlimited:
+            out["quota"] = "unlimited"
+        if self.local:
+            out["local"] = True
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaLimits:
+    daily_tokens: int | None = None
+    monthly_tokens: int | None = None
+    max_tokens_per_call: int | None = None
+    notify_pct: int = 80
+    light_pct: int = 95
+    block_pct: int = 100
+
+
+@dataclass(frozen=True, slots=True)
+class FailoverPolicy:
+    max_retries: int = 2
+    retry_delay_ms: int = 2000
+    fallback_enabled: bool = True
+    fallback_to_local: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class LlmConfig:
+    providers: tuple[ProviderEntry, ...] = ()
+    quota: QuotaLimits | None = None
+    """None: no budget at this level (also `quota: unlimited`)."""
+    preferences: Mapping[str, str] = field(default_factory=dict)
+    failover: FailoverPolicy | None = None
+    llm_overrides: Mapping[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.providers:
+            out["providers"] = [p.to_json() for p in self.providers]
+        if self.quota is not None:
+            q = self.quota
+            out["quota"] = {
+                k: v
+                for k, v in (
+                    ("daily_tokens", q.daily_tokens),
+                    ("monthly_tokens", q.monthly_tokens),
+                    ("max_tokens_per_call", q.max_tokens_per_call),
+                )
+                if v is not None
+            }
+            out["quota"]["thresholds"] = {"notify": q.notify_pct, "light": q.light_pct, "block": q.block_pct}
+        if self.preferences:
+            out["preferences"] = dict(self.preferences)
+        if self.failover is not None:
+            f = self.failover
+            out["failover"] = {
+                "max_retries": f.max_retries,
+                "retry_delay_ms": f.retry_delay_ms,
+                "fallback_enabled": f.fallback_enabled,
+                "fallback_to_local": f.fallback_to_local,
+            }
+        if self.llm_overrides:
+            out["llm_overrides"] = dict(self.llm_overrides)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class OrgUnit:
+    tenant: str
+    kind: str
+    name: str
+    llm: LlmConfig = field(default_factory=LlmConfig)
+    team: str | None = None
+    teams: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CallScope:
+    """Who a call runs for: the tenant, the project, the account, and the team derived from them."""
+
+    tenant: str
+    project: str
+    account: str
+    team: str | None
+    units: Mapping[str, OrgUnit | None]
+    """`account`, `project`, `team`, `tenant` → the configured unit, or None."""
+
+    def owner(self, level: str) -> str | None:
+        return {"account": self.account, "project": self.project, "team": self.team, "tenant": TENANT_LEVEL}[
+            level
+        ]
+
+    def levels(self) -> list[tuple[str, str, OrgUnit | None]]:
+        """`(level, owner, unit)` in cascade order; the team only when there is one."""
+        return [(lv, self.owner(lv) or "", self.units.get(lv)) for lv in CASCADE if self.owner(lv)]
+
+    def config(self, level: str) -> LlmConfig | None:
+        unit = self.units.get(level)
+        return unit.llm if unit is not None else None
+
+
+def parse_llm_config(raw: Mapping[str, Any] | None, where: str) -> LlmConfig:
+    """Check one `llm:` block; a problem is a `ConfigError` whose key is the full path to the field."""
+    try:
+        model = LlmConfigModel.model_validate(dict(raw or {}))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        # Union members show up in the location (`QuotaModel`, `literal['unlimited']`): not part of the path.
+        location = ".".join(
+            str(p)
+            for p in first["loc"]
+            if not (str(p).startswith(("function-", "literal[")) or str(p).endswith("Model"))
+        )
+        raise ConfigError(f"{where}.{location}" if location else where, first["msg"]) from None
+    return _from_model(model)
+
+
+def _from_model(model: LlmConfigModel) -> LlmConfig:
+    providers = tuple(
+        ProviderEntry(
+            provider=p.provider,
+            model=p.model,
+            api_key_ref=p.api_key_ref,
+            endpoint=p.endpoint,
+            priority=p.priority,
+            unlimited=p.quota == "unlimited",
+            local=p.local if p.local is not None else p.provider.startswith("local_"),
+            position=i,
+        )
+        for i, p in enumerate(model.providers)
+    )
+    quota = None
+    if isinstance(model.quota, QuotaModel):
+        q = model.quota
+        quota = QuotaLimits(
+            q.daily_tokens,
+            q.monthly_tokens,
+            q.max_tokens_per_call,
+            q.thresholds.notify,
+            q.thresholds.light,
+            q.thresholds.block,
+        )
+    failover = None
+    if model.failover is not None:
+        f = model.failover
+        failover = FailoverPolicy(f.max_retries, f.retry_delay_ms, f.fallback_enabled, f.fallback_to_local)
+    return LlmConfig(providers, quota, dict(model.preferences), failover, dict(model.llm_overrides))
+
+
+# -- the directory ----------------------------------------------------------------------------
+
+
+class OrgDirectory:
+    """The units of every tenant, from `org_units`, as an in-memory snapshot."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._units: dict[tuple[str, str, str], OrgUnit] = {}
+        self._fingerprint: tuple[object, ...] | None = None
+        self._checked_at = 0.0
+
+    async def refresh(self, *, max_age: float = 0.0) -> bool:
+        now = time.monotonic()
+        if self._fingerprint is not None and now - self._checked_at < max_age:
+            return False
+        self._checked_at = now
+        fingerprint = await self.db.fetchone("SELECT COUNT(*), MAX(updated_at) FROM org_units")
+        if fingerprint == self._fingerprint:
+            return False
+        rows = await self.db.fetchall("SELECT tenant, kind, name, team, teams, llm FROM org_units")
+        units = {}
+        for tenant, kind, name, team, teams, llm in rows:
+            where = f"org_units.{tenant}.{kind}.{name}.llm"
+            units[(tenant, kind, name)] = OrgUnit(
+                tenant, kind, name, parse_llm_config(json.loads(llm), where), team, tuple(json.loads(teams))
+            )
+        self._units = units
+        self._fingerprint = fingerprint
+        return True
+
+    def unit(self, tenant: str, kind: str, name: str | None) -> OrgUnit | None:
+        if name is None:
+            return None
+        return self._units.get((tenant, kind, TENANT_LEVEL if kind == "tenant" else name))
+
+    def units(self, tenant: str | None = None, kind: str | None = None) -> list[OrgUnit]:
+        return sorted(
+            (
+                u
+                for u in self._units.values()
+                if (tenant is None or u.tenant == tenant) and (kind is None or u.kind == kind)
+            ),
+            key=lambda u: (u.tenant, KINDS.index(u.kind), u.name),
+        )
+
+    def scope(self, tenant: str, project: str, account: str, *, team: str | None = None) -> CallScope:
+        """The call scope; the team is the project's team, else the account's only team."""
+        project_unit = self.unit(tenant, "project", project) if project != TENANT_LEVEL else None
+        account_unit = self.unit(tenant, "account", account)
+        if team is None and project_unit is not None and project_unit.team:
+            team = project_unit.team
+        if team is None and account_unit is not None and len(account_unit.teams) == 1:
+            team = account_unit.teams[0]
+        units = {
+            "account": account_unit,
+            "project": project_unit,
+            "team": self.unit(tenant, "team", team),
+            "tenant": self.unit(tenant, "tenant", TENANT_LEVEL),
+        }
+        return CallScope(tenant, project, account, team, units)
+
+    async def upsert(self, unit: OrgUnit, *, origin: str = "admin") -> None:
+        await self.db.execute(
+            "INSERT INTO org_units (tenant, kind, name, team, teams, llm, origin, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, kind, name) DO UPDATE SET team = excluded.team, "
+            "teams = excluded.teams, llm = excluded.llm, origin = excluded.origin, updated_at = excluded.updated_at",
+            (
+                unit.tenant,
+                unit.kind,
+                TENANT_LEVEL if unit.kind == "tenant" else unit.name,
+                unit.team,
+                json.dumps(list(unit.teams)),
+                json.dumps(unit.llm.to_json(), sort_keys=True),
+                origin,
+                datetime.now(UTC).isoformat(),
+            ),
+        )
+
+    async def delete(self, tenant: str, kind: str, name: str) -> bool:
+        count = await self.db.execute(
+            "DELETE FROM org_units WHERE tenant = ? AND kind = ? AND name = ?", (tenant, kind, name)
+        )
+        await self.refresh()
+        return count > 0
+
+
+async def sync_from_config(directory: OrgDirectory, config: ConfigFile, credentials: CredentialStore) -> int:
+    """Check and upsert every unit the config file names; returns how many rows changed.
+
+    Inline `api_key`s are sealed into the credential store at the unit's level under
+    `inline:<provider>:<position>` and replaced by an `api_key_ref`.
+    """
+    await directory.refresh()
+    await credentials.refresh()
+    planned: list[tuple[OrgUnit, dict[str, Any]]] = []
+    for tenant_name, tenant in config.tenants.items():
+        base = f"tenants.{tenant_name}"
+        planned.append((OrgUnit(tenant_name, "tenant", TENANT_LEVEL), _raw(tenant.llm, f"{base}.llm")))
+        for name, team in tenant.teams.items():
+            planned.append((OrgUnit(tenant_name, "team", name), _raw(team.llm, f"{base}.teams.{name}.llm")))
+        for name, account in tenant.accounts.items():
+            for team_name in account.teams:
+                if team_name not in tenant.teams:
+                    raise ConfigError(f"{base}.accounts.{name}.teams", f"unknown team {team_name!r}")
+            planned.append(
+                (
+                    OrgUnit(tenant_name, "account", name, teams=tuple(account.teams)),
+                    _raw(account.llm, f"{base}.accounts.{name}.llm"),
+                )
+            )
+        for name, project in tenant.projects.items():
+            if project.team and project.team not in tenant.teams:
+                raise ConfigError(f"{base}.projects.{name}.team", f"unknown team {project.team!r}")
+            planned.append(
+                (
+                    OrgUnit(tenant_name, "project", name, team=project.team),
+                    _raw(project.llm, f"{base}.projects.{name}.llm"),
+                )
+            )
+    # Everything checked: now write (keys first, so a unit never refers to a missing credential).
+    changed = 0
+    for unit, raw in planned:
+        raw = await _seal_inline_keys(unit, raw, credentials)
+        llm = parse_llm_config(raw, "llm")
+        new = OrgUnit(unit.tenant, unit.kind, unit.name, llm, unit.team, unit.teams)
+        if directory.unit(unit.tenant, unit.kind, unit.name) != new:
+            await directory.upsert(new, origin="config")
+            changed += 1
+    await directory.refresh()
+    return changed
+
+
+def _raw(llm: Mapping[str, Any], where: str) -> dict[str, Any]:
+    parse_llm_config(llm, where)  # check now, naming the path in the file
+    return dict(llm)
+
+
+async def _seal_inline_keys(
+    unit: OrgUnit, raw: dict[str, Any], credentials: CredentialStore
+) -> dict[str, Any]:
+    providers = raw.get("providers") or []
+    if not any(isinstance(p, Mapping) and p.get("api_key") for p in providers):
+        return (
+            {**raw, "providers": [{k: v for k, v in p.items() if k != "api_key"} for p in providers]}
+            if providers
+            else raw
+        )
+    level = unit.kind
+    owner = None if level == "tenant" else unit.name
+    out = []
+    for i, entry in enumerate(providers):
+        entry = dict(entry)
+        key = entry.pop("api_key", None)
+        if key:
+            name = f"inline:{PROVIDER_ALIASES.get(entry['provider'], entry['provider'])}:{i}"
+            current = credentials.get(unit.tenant, level, owner, name)
+            if current is None or current.reveal() != key:
+                await credentials.set(unit.tenant, level, owner, name, str(key), origin="config")
+            entry["api_key_ref"] = name
+        out.append(entry)
+    return {**raw, "providers": out}
+
+
+async def admin_upsert(
+    directory: OrgDirectory,
+    credentials: CredentialStore,
+    tenant: str,
+    kind: str,
+    name: str,
+    llm: Mapping[str, Any],
+    *,
+    team: str | None = None,
+    teams: tuple[str, ...] = (),
+) -> str | None:
+    """Create or replace one unit from the admin surface; returns the previous row's origin
+    (`config` means the next start-up puts the file's version back: the file is the source of truth
+    for the units it names)."""
+    if kind not in KINDS:
+        raise ConfigError("kind", f"expected one of {', '.join(KINDS)}, got {kind!r}")
+    where = f"{kind} {name}.llm"
+    parse_llm_config(llm, where)
+    await directory.refresh()
+    for team_name in ((team,) if team else ()) + tuple(teams):
+        if directory.unit(tenant, "team", team_name) is None:
+            raise ConfigError("team", f"tenant {tenant} has no team {team_name!r}")
+    stored_name = TENANT_LEVEL if kind == "tenant" else name
+    row = await directory.db.fetchone(
+        "SELECT origin FROM org_units WHERE tenant = ? AND kind = ? AND name = ?", (tenant, kind, stored_name)
+    )
+    unit = OrgUnit(tenant, kind, stored_name, team=team, teams=tuple(teams))
+    raw = await _seal_inline_keys(unit, dict(llm), credentials)
+    await directory.upsert(
+        OrgUnit(tenant, kind, stored_name, parse_llm_config(raw, where), team, tuple(teams))
+    )
+    await directory.refresh()
+    return row[0] if row else None

@@ -1,0 +1,197 @@
+"""Sending chat requests over the shared httpx2 pool; stream framing (SSE, NDJSON, JSON array).
+
+The one place where httpx2 exceptions of LLM traffic become contract errors (`TransportError`,
+`ProviderTimeoutError`, `ResponseTooLargeError`), like `transport/http.py` for search.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any
+
+import httpx2
+
+from ...contract.errors import ParseError, ProviderTimeoutError, ResponseTooLargeError, TransportError
+
+if TYPE_CHECKING:
+    from ...contract.protocol import RequestSpec
+    from .base import WireAdapter
+
+MAX_BODY_BYTES = 16 * 1024 * 1024
+
+
+def _request(client: httpx2.AsyncClient, spec: RequestSpec, timeout: float) -> httpx2.Request:
+    return client.build_request(
+        spec.method,
+        spec.url,
+        params=list(spec.params) or None,
+        headers=dict(spec.headers),
+        json=spec.json_body,
+        timeout=httpx2.Timeout(timeout, connect=min(timeout, 10.0)),
+    )
+
+
+async def send(
+    client: httpx2.AsyncClient, spec: RequestSpec, timeout: float
+) -> tuple[int, dict[str, str], bytes]:
+    """POST one request; `(status, headers, body)` whatever the status."""
+    try:
+        response = await client.send(_request(client, spec, timeout), stream=True)
+    except httpx2.TimeoutException as exc:
+        raise ProviderTimeoutError(f"no answer within {timeout:.1f}s") from exc
+    except httpx2.HTTPError as exc:
+        raise TransportError(f"network error: {type(exc).__name__}") from exc
+    try:
+        body = await _read(response)
+    except httpx2.TimeoutException as exc:
+        raise ProviderTimeoutError(f"body not complete within {timeout:.1f}s") from exc
+    except httpx2.HTTPError as exc:
+        raise TransportError(f"network error while reading: {type(exc).__name__}") from exc
+    finally:
+        await response.aclose()
+    return response.status_code, dict(response.headers), body
+
+
+async def _read(response: httpx2.Response) -> bytes:
+    chunks, size = [], 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise ResponseTooLargeError(f"chat response exceeds {MAX_BODY_BYTES} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def stream_payloads(
+    client: httpx2.AsyncClient, spec: RequestSpec, timeout: float, adapter: WireAdapter, instance: str
+) -> AsyncIterator[tuple[str | None, Any]]:
+    """Decoded stream events `(event name or None, JSON payload)`; a non-2xx status raises the wire's error."""
+    try:
+        response = await client.send(_request(client, spec, timeout), stream=True)
+    except httpx2.TimeoutException as exc:
+        raise ProviderTimeoutError(f"no answer within {timeout:.1f}s") from exc
+    except httpx2.HTTPError as exc:
+        raise TransportError(f"network error: {type(exc).__name__}") from exc
+    try:
+        if response.status_code >= 400:
+            body = await _read(response)
+            raise adapter.error(response.status_code, dict(response.headers), body, instance)
+        content_type = response.headers.get("content-type", "")
+        framing = "sse" if "event-stream" in content_type else adapter.framing
+        if framing == "json-array":
+            decoder = JsonArrayDecoder()
+            async for chunk in response.aiter_text():
+                for item in decoder.feed(chunk):
+                    yield None, item
+            decoder.close()
+            return
+        sse = SseDecoder()
+        async for line in response.aiter_lines():
+            events = sse.feed_line(line) if framing == "sse" else ndjson_line(line)
+            for event, payload in events:
+                if payload is _DONE:
+                    return
+                yield event, payload
+        for event, payload in sse.flush():
+            if payload is not _DONE:
+                yield event, payload
+    except httpx2.TimeoutException as exc:
+        raise ProviderTimeoutError(f"stream stalled for {timeout:.1f}s") from exc
+    except httpx2.HTTPError as exc:
+        raise TransportError(f"network error while streaming: {type(exc).__name__}") from exc
+    finally:
+        await response.aclose()
+
+
+_DONE = object()
+"""OpenAI's `data: [DONE]` terminator."""
+
+
+class SseDecoder:
+    """Server-sent events: `event:` names the next event, `data:` lines accumulate, a blank line
+    dispatches. Data lines may carry trailing padding (Anthropic's recorded streams do)."""
+
+    def __init__(self) -> None:
+        self._event: str | None = None
+        self._data: list[str] = []
+
+    def feed_line(self, line: str) -> list[tuple[str | None, Any]]:
+        line = line.rstrip("\r\n")
+        if not line:
+            return self.flush()
+        if line.startswith(":"):
+            return []
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if name == "event":
+            self._event = value.strip()
+        elif name == "data":
+            self._data.append(value)
+        return []
+
+    def flush(self) -> list[tuple[str | None, Any]]:
+        if not self._data:
+            self._event = None
+            return []
+        data = "\n".join(self._data).strip()
+        event, self._event, self._data = self._event, None, []
+        if data == "[DONE]":
+            return [(event, _DONE)]
+        return [(event, _load(data))]
+
+    def feed_text(self, text: str) -> Iterator[tuple[str | None, Any]]:
+        """A whole recorded SSE body (tests, replays)."""
+        for line in text.splitlines():
+            yield from self.feed_line(line)
+        yield from self.flush()
+
+
+def ndjson_line(line: str) -> list[tuple[str | None, Any]]:
+    line = line.strip()
+    return [(None, _load(line))] if line else []
+
+
+class JsonArrayDecoder:
+    """Gemini's `streamGenerateContent` without `alt=sse`: one JSON array, streamed element by element."""
+
+    def __init__(self) -> None:
+        self._buffer = ""
+        self._decoder = json.JSONDecoder()
+        self._started = False
+
+    def feed(self, text: str) -> list[Any]:
+        self._buffer += text
+        items = []
+        while True:
+            stripped = self._buffer.lstrip()
+            if not self._started:
+                if not stripped:
+                    break
+                if stripped[0] != "[":
+                    raise ParseError("stream is not a JSON array")
+                self._started = True
+                stripped = stripped[1:]
+            stripped = stripped.lstrip().lstrip(",").lstrip()
+            if not stripped or stripped[0] == "]":
+                self._buffer = stripped
+                break
+            try:
+                item, end = self._decoder.raw_decode(stripped)
+            except json.JSONDecodeError:
+                self._buffer = stripped  # incomplete element: wait for more
+                break
+            items.append(item)
+            self._buffer = stripped[end:]
+        return items
+
+    def close(self) -> None:
+        if self._buffer.strip() not in ("", "]"):
+            raise ParseError("stream ended inside a JSON array element")
+
+
+def _load(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"stream event is not JSON ({exc.msg})") from None

@@ -1,0 +1,248 @@
+"""Anthropic Messages API: `POST {baseUrl}/v1/messages` (https://docs.anthropic.com/en/api/messages).
+
+Auth is `x-api-key` plus the required `anthropic-version: 2023-06-01`. System prompts go in the
+top-level `system`; tool results are `tool_result` blocks in a user turn; `max_tokens` is required.
+
+Answers are a list of typed blocks: `text`, `tool_use` (`input` is an object), `thinking`
+(with a signature). Usage: `input_tokens` + `cache_creation_input_tokens` + `cache_read_input_tokens`
+are all input the call consumed (the cache split is kept in the metadata), `output_tokens`.
+
+Streaming is SSE with named events: `message_start` → (`content_block_start` →
+`content_block_delta`* → `content_block_stop`)* → `message_delta` (stop reason, final usage) →
+`message_stop`, with `ping`s between and an `error` event on failure (e.g. `overloaded_error`
+after the 200). A tool_use block whose `input_json_delta`s are all empty keeps the input of its
+start block (`{}`).
+
+There is no JSON mode: a JSON request adds an instruction (and the schema) to the system prompt.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ...contract.errors import ParseError, ProviderError
+from ...contract.protocol import RequestSpec
+from ..response import ChatResponse, TokenUsage, ToolCall
+from .base import ChatRequest, Endpoint, StreamDelta
+from .errors import map_error, stream_error
+
+API_VERSION = "2023-06-01"
+
+
+class AnthropicAdapter:
+    wire_type = "anthropic"
+    framing = "sse"
+
+    def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
+        system = request.system_text()
+        if request.wants_json:
+            system = (system + "\n\n" if system else "") + _json_instruction(request.json_schema)
+        body: dict[str, Any] = {
+            "model": model,
+            "max_tokens": request.max_tokens,
+            "messages": _messages(request),
+        }
+        if system:
+            body["system"] = system
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.tools:
+            body["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
+                for t in request.tools
+            ]
+            choice = request.tool_choice
+            if choice == "required":
+                body["tool_choice"] = {"type": "any"}
+            elif choice == "none":
+                body["tool_choice"] = {"type": "none"}
+            elif choice and choice != "auto":
+                body["tool_choice"] = {"type": "tool", "name": choice}
+        if request.stream:
+            body["stream"] = True
+        headers = {"Content-Type": "application/json", "anthropic-version": API_VERSION}
+        if endpoint.api_key:
+            headers["x-api-key"] = endpoint.api_key.reveal()
+        return RequestSpec(
+            "POST",
+            endpoint.base_url.rstrip("/") + "/v1/messages",
+            headers=headers,
+            json_body=body,
+            step="chat",
+        )
+
+    def parse(self, body: bytes) -> ChatResponse:
+        try:
+            data = json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ParseError(f"messages response is not JSON ({exc})") from None
+        if not isinstance(data, dict) or not isinstance(data.get("content"), list):
+            raise ParseError("messages response without a content list")
+        text, reasoning, calls = [], [], []
+        for block in data["content"]:
+            kind = block.get("type")
+            if kind == "text":
+                text.append(block.get("text") or "")
+            elif kind == "tool_use":
+                calls.append(
+                    ToolCall.create(str(block.get("id")), str(block.get("name")), block.get("input") or {})
+                )
+            elif kind == "thinking":
+                reasoning.append(block.get("thinking") or "")
+        usage, meta = _usage(data.get("usage"))
+        if data.get("id"):
+            meta["responseId"] = data["id"]
+        return ChatResponse(
+            text="".join(text),
+            tool_calls=tuple(calls),
+            reasoning="".join(reasoning) or None,
+            finish_reason=data.get("stop_reason"),
+            model=data.get("model"),
+            usage=usage,
+            metadata=meta,
+        )
+
+    def error(self, status: int, headers: Mapping[str, str], body: bytes, instance: str) -> ProviderError:
+        return map_error(status, headers, body, instance)
+
+    def accumulator(self) -> AnthropicStream:
+        return AnthropicStream()
+
+
+class AnthropicStream:
+    def __init__(self) -> None:
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.model: str | None = None
+        self.finish_reason: str | None = None
+        self.input_usage: Mapping[str, Any] = {}
+        self.output_tokens = 0
+        self.metadata: dict[str, Any] = {}
+
+    def feed(self, event: str | None, payload: Any) -> list[StreamDelta]:
+        if not isinstance(payload, dict):
+            raise ParseError("stream event is not a JSON object")
+        kind = payload.get("type") or event
+        if kind == "error":
+            raise stream_error(payload, "anthropic")
+        if kind == "message_start":
+            message = payload.get("message") or {}
+            self.model = message.get("model")
+            if message.get("id"):
+                self.metadata["responseId"] = message["id"]
+            usage = message.get("usage") or {}
+            self.input_usage = usage
+            self.output_tokens = int(usage.get("output_tokens") or 0)
+        elif kind == "content_block_start":
+            block = dict(payload.get("content_block") or {})
+            self.blocks[int(payload.get("index", len(self.blocks)))] = {"block": block, "parts": []}
+        elif kind == "content_block_delta":
+            slot = self.blocks.setdefault(
+                int(payload.get("index", 0)), {"block": {"type": "text"}, "parts": []}
+            )
+            delta = payload.get("delta") or {}
+            dtype = delta.get("type")
+            if dtype == "text_delta":
+                slot["parts"].append(delta.get("text") or "")
+                return [StreamDelta("text", delta.get("text") or "")]
+            if dtype == "thinking_delta":
+                slot["parts"].append(delta.get("thinking") or "")
+                return [StreamDelta("reasoning", delta.get("thinking") or "")]
+            if dtype == "input_json_delta":
+                slot["parts"].append(delta.get("partial_json") or "")
+        elif kind == "content_block_stop":
+            slot = self.blocks.get(int(payload.get("index", 0)))
+            if slot and slot["block"].get("type") == "tool_use":
+                return [StreamDelta("tool_call", tool_call=_tool_call(slot))]
+        elif kind == "message_delta":
+            delta = payload.get("delta") or {}
+            self.finish_reason = delta.get("stop_reason") or self.finish_reason
+            usage = payload.get("usage") or {}
+            if usage.get("output_tokens") is not None:
+                self.output_tokens = int(usage["output_tokens"])  # cumulative
+            if usage.get("input_tokens") is not None:
+                self.input_usage = {**self.input_usage, **usage}
+        return []
+
+    def result(self) -> ChatResponse:
+        text, reasoning, calls = [], [], []
+        for _, slot in sorted(self.blocks.items()):
+            kind = slot["block"].get("type")
+            if kind == "text":
+                text.append((slot["block"].get("text") or "") + "".join(slot["parts"]))
+            elif kind == "thinking":
+                reasoning.append((slot["block"].get("thinking") or "") + "".join(slot["parts"]))
+            elif kind == "tool_use":
+                calls.append(_tool_call(slot))
+        usage, meta = _usage({**self.input_usage, "output_tokens": self.output_tokens})
+        return ChatResponse(
+            text="".join(text),
+            tool_calls=tuple(calls),
+            reasoning="".join(reasoning) or None,
+            finish_reason=self.finish_reason,
+            model=self.model,
+            usage=usage,
+            metadata={**self.metadata, **meta},
+        )
+
+
+def _tool_call(slot: Mapping[str, Any]) -> ToolCall:
+    block = slot["block"]
+    partial = "".join(slot["parts"]).strip()
+    if partial:
+        try:
+            arguments = json.loads(partial)
+        except json.JSONDecodeError:
+            raise ParseError(f"tool_use {block.get('name')!r}: streamed input is not JSON") from None
+    else:
+        arguments = block.get("input") or {}
+    return ToolCall.create(str(block.get("id")), str(block.get("name")), arguments)
+
+
+def _usage(usage: Any) -> tuple[TokenUsage | None, dict[str, Any]]:
+    if not isinstance(usage, Mapping):
+        return None, {}
+    cache_write = int(usage.get("cache_creation_input_tokens") or 0)
+    cache_read = int(usage.get("cache_read_input_tokens") or 0)
+    meta: dict[str, Any] = {}
+    if cache_write:
+        meta["cacheWriteInputTokens"] = cache_write
+    if cache_read:
+        meta["cachedInputTokens"] = cache_read
+    return TokenUsage(
+        int(usage.get("input_tokens") or 0) + cache_write + cache_read, int(usage.get("output_tokens") or 0)
+    ), meta
+
+
+def _messages(request: ChatRequest) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for m in request.messages:
+        if m.role == "system":
+            continue
+        if m.role == "tool":
+            block = {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content}
+            if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], list):
+                out[-1]["content"].append(block)  # results of parallel calls share one user turn
+            else:
+                out.append({"role": "user", "content": [block]})
+        elif m.role == "assistant" and m.tool_calls:
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
+            blocks += [
+                {"type": "tool_use", "id": c.id, "name": c.name, "input": c.parsed_arguments()}
+                for c in m.tool_calls
+            ]
+            out.append({"role": "assistant", "content": blocks})
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out
+
+
+def _json_instruction(schema: Mapping[str, Any] | None) -> str:
+    text = "Answer with one JSON object only: no prose, no Markdown code fences."
+    if schema is not None:
+        text += " It must match this JSON schema:\n" + json.dumps(schema, ensure_ascii=False)
+    return text
+
+
+ADAPTER = AnthropicAdapter()

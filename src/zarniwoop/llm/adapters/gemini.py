@@ -1,0 +1,197 @@
+"""Google Gemini: `POST {baseUrl}/v1beta/models/{model}:generateContent` (and `:streamGenerateContent`).
+
+https://ai.google.dev/api/generate-content — the key goes in the `x-goog-api-key` header (never
+in the URL, where it would end up in access logs). Roles are `user` and `model`; the system
+prompt is `systemInstruction`; tools are `functionDeclarations`; JSON output is
+`responseMimeType: application/json` (+ `responseJsonSchema`).
+
+Answers: `candidates[0].content.parts[]`, each `{text}`, `{text, thought: true}` (a thought
+summary → reasoning) or `{functionCall: {name, args}}` — args an object, and no call id, so ids
+are made up (`call_0`, …). `finishReason` is `STOP` even for function calls.
+
+Usage: `promptTokenCount` in; everything else of `totalTokenCount` out — that includes the
+`thoughtsTokenCount`, which is billed as output.
+
+Streaming without `alt=sse` is one JSON array whose elements are partial responses; with SSE
+each `data:` is one. Both are read; usage is the last element's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+from ...contract.errors import ParseError, ProviderError
+from ...contract.protocol import RequestSpec
+from ..response import ChatResponse, TokenUsage, ToolCall
+from .base import ChatRequest, Endpoint, StreamDelta
+from .errors import map_error
+
+
+class GeminiAdapter:
+    wire_type = "gemini"
+    framing = "json-array"
+
+    def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
+        config: dict[str, Any] = {"maxOutputTokens": request.max_tokens}
+        if request.temperature is not None:
+            config["temperature"] = request.temperature
+        if request.wants_json:
+            config["responseMimeType"] = "application/json"
+            if request.json_schema is not None:
+                config["responseJsonSchema"] = dict(request.json_schema)
+        body: dict[str, Any] = {"contents": _contents(request), "generationConfig": config}
+        system = request.system_text()
+        if system:
+            body["systemInstruction"] = {"parts": [{"text": system}]}
+        if request.tools:
+            body["tools"] = [
+                {
+                    "functionDeclarations": [
+                        {"name": t.name, "description": t.description, "parameters": dict(t.parameters)}
+                        for t in request.tools
+                    ]
+                }
+            ]
+            mode = {"required": "ANY", "none": "NONE"}.get(request.tool_choice or "auto", "AUTO")
+            if request.tool_choice and request.tool_choice not in ("auto", "required", "none"):
+                body["toolConfig"] = {
+                    "functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": [request.tool_choice]}
+                }
+            elif mode != "AUTO":
+                body["toolConfig"] = {"functionCallingConfig": {"mode": mode}}
+        method = "streamGenerateContent" if request.stream else "generateContent"
+        headers = {"Content-Type": "application/json"}
+        if endpoint.api_key:
+            headers["x-goog-api-key"] = endpoint.api_key.reveal()
+        name = model if model.startswith("models/") else f"models/{model}"
+        url = f"{endpoint.base_url.rstrip('/')}/v1beta/{quote(name, safe='/.-_')}:{method}"
+        return RequestSpec("POST", url, headers=headers, json_body=body, step="chat")
+
+    def parse(self, body: bytes) -> ChatResponse:
+        try:
+            data = json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ParseError(f"generateContent response is not JSON ({exc})") from None
+        if isinstance(data, list):  # a recorded stream body handed to parse(): fold it
+            stream = GeminiStream()
+            for item in data:
+                stream.feed(None, item)
+            return stream.result()
+        if not isinstance(data, dict) or ("candidates" not in data and "usageMetadata" not in data):
+            raise ParseError("generateContent response without candidates")
+        stream = GeminiStream()
+        stream.feed(None, data)
+        return stream.result()
+
+    def error(self, status: int, headers: Mapping[str, str], body: bytes, instance: str) -> ProviderError:
+        return map_error(status, headers, body, instance)
+
+    def accumulator(self) -> GeminiStream:
+        return GeminiStream()
+
+
+class GeminiStream:
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: list[ToolCall] = []
+        self.finish_reason: str | None = None
+        self.model: str | None = None
+        self.usage_meta: Mapping[str, Any] = {}
+        self.metadata: dict[str, Any] = {}
+
+    def feed(self, event: str | None, payload: Any) -> list[StreamDelta]:
+        if not isinstance(payload, dict):
+            raise ParseError("stream element is not a JSON object")
+        if "error" in payload:
+            from .errors import stream_error
+
+            raise stream_error(payload, "gemini")
+        self.model = payload.get("modelVersion") or self.model
+        if payload.get("responseId"):
+            self.metadata["responseId"] = payload["responseId"]
+        if payload.get("usageMetadata"):
+            self.usage_meta = payload["usageMetadata"]
+        deltas: list[StreamDelta] = []
+        for candidate in (payload.get("candidates") or ())[:1]:
+            for part in (candidate.get("content") or {}).get("parts") or ():
+                if "functionCall" in part:
+                    call = part["functionCall"] or {}
+                    tool = ToolCall.create(
+                        f"call_{len(self.calls)}", str(call.get("name", "")), call.get("args") or {}
+                    )
+                    self.calls.append(tool)
+                    deltas.append(StreamDelta("tool_call", tool_call=tool))
+                elif part.get("text"):
+                    if part.get("thought"):
+                        self.reasoning.append(part["text"])
+                        deltas.append(StreamDelta("reasoning", part["text"]))
+                    else:
+                        self.text.append(part["text"])
+                        deltas.append(StreamDelta("text", part["text"]))
+            if candidate.get("finishReason"):
+                self.finish_reason = candidate["finishReason"]
+        return deltas
+
+    def result(self) -> ChatResponse:
+        usage = None
+        meta = self.usage_meta
+        if meta:
+            prompt = int(meta.get("promptTokenCount") or 0)
+            total = meta.get("totalTokenCount")
+            output = (
+                int(total) - prompt
+                if total is not None
+                else int(meta.get("candidatesTokenCount") or 0) + int(meta.get("thoughtsTokenCount") or 0)
+            )
+            usage = TokenUsage(prompt, max(0, output))
+            if meta.get("thoughtsTokenCount"):
+                self.metadata["reasoningTokens"] = meta["thoughtsTokenCount"]
+        return ChatResponse(
+            text="".join(self.text),
+            tool_calls=tuple(self.calls),
+            reasoning="".join(self.reasoning) or None,
+            finish_reason=self.finish_reason,
+            model=self.model,
+            usage=usage,
+            metadata=self.metadata,
+        )
+
+
+def _contents(request: ChatRequest) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for m in request.messages:
+        if m.role == "system":
+            continue
+        if m.role == "tool":
+            part = {
+                "functionResponse": {
+                    "name": m.name or m.tool_call_id or "tool",
+                    "response": _tool_result(m.content),
+                }
+            }
+            if out and out[-1]["role"] == "user" and all("functionResponse" in p for p in out[-1]["parts"]):
+                out[-1]["parts"].append(part)
+            else:
+                out.append({"role": "user", "parts": [part]})
+        elif m.role == "assistant":
+            parts: list[dict[str, Any]] = [{"text": m.content}] if m.content else []
+            parts += [{"functionCall": {"name": c.name, "args": c.parsed_arguments()}} for c in m.tool_calls]
+            out.append({"role": "model", "parts": parts or [{"text": ""}]})
+        else:
+            out.append({"role": "user", "parts": [{"text": m.content}]})
+    return out
+
+
+def _tool_result(content: str) -> dict[str, Any]:
+    try:
+        value = json.loads(content)
+    except json.JSONDecodeError:
+        return {"content": content}
+    return value if isinstance(value, dict) else {"content": value}
+
+
+ADAPTER = GeminiAdapter()

@@ -1,0 +1,169 @@
+"""Ollama's native chat API: `POST {baseUrl}/api/chat` (https://github.com/ollama/ollama/blob/main/docs/api.md).
+
+`ollama` is a local server (no key); `ollama-cloud` is the same API at ollama.com with a bearer key.
+`stream` defaults to *true* in Ollama, so it is always sent explicitly. JSON output is `format:
+"json"` or `format: <schema>`; `max_tokens` is `options.num_predict`.
+
+Answers: `message{content, thinking?, tool_calls?}` — tool-call arguments are an object and carry
+no id (ids are made up). Usage: `prompt_eval_count` in, `eval_count` out; in a stream only the
+final `done: true` line has them.
+
+Streaming is NDJSON: one object per line; `/api/generate` lines use `response` instead of
+`message.content`, and are read too. A failure after the 200 arrives as a line `{"error": "…"}`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ...contract.errors import ParseError, ProviderError
+from ...contract.protocol import RequestSpec
+from ..response import ChatResponse, TokenUsage, ToolCall
+from .base import ChatRequest, Endpoint, StreamDelta
+from .errors import map_error, stream_error
+
+
+class OllamaAdapter:
+    wire_type = "ollama"
+    framing = "ndjson"
+
+    def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
+        options: dict[str, Any] = {"num_predict": request.max_tokens}
+        if request.temperature is not None:
+            options["temperature"] = request.temperature
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": [_message(m) for m in request.messages],
+            "stream": request.stream,
+            "options": options,
+        }
+        if request.json_schema is not None:
+            body["format"] = dict(request.json_schema)
+        elif request.json_output:
+            body["format"] = "json"
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": dict(t.parameters),
+                    },
+                }
+                for t in request.tools
+            ]
+        headers = {"Content-Type": "application/json"}
+        if endpoint.api_key:
+            headers["Authorization"] = f"Bearer {endpoint.api_key.reveal()}"
+        return RequestSpec(
+            "POST", endpoint.base_url.rstrip("/") + "/api/chat", headers=headers, json_body=body, step="chat"
+        )
+
+    def parse(self, body: bytes) -> ChatResponse:
+        text = body.decode("utf-8", "replace").strip()
+        try:
+            items = [json.loads(text)]
+        except json.JSONDecodeError:
+            items = [_load(line) for line in text.splitlines() if line.strip()]  # a recorded NDJSON stream
+        if (
+            not items
+            or not isinstance(items[0], dict)
+            or not any("message" in i or "response" in i for i in items)
+        ):
+            raise ParseError("ollama chat response without a message")
+        stream = OllamaStream()
+        for item in items:
+            stream.feed(None, item)
+        return stream.result()
+
+    def error(self, status: int, headers: Mapping[str, str], body: bytes, instance: str) -> ProviderError:
+        return map_error(status, headers, body, instance)
+
+    def accumulator(self) -> OllamaStream:
+        return OllamaStream()
+
+
+class OllamaCloudAdapter(OllamaAdapter):
+    wire_type = "ollama-cloud"
+
+
+class OllamaStream:
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: list[ToolCall] = []
+        self.finish_reason: str | None = None
+        self.model: str | None = None
+        self.usage: TokenUsage | None = None
+
+    def feed(self, event: str | None, payload: Any) -> list[StreamDelta]:
+        if not isinstance(payload, dict):
+            raise ParseError("stream line is not a JSON object")
+        if "error" in payload:
+            raise stream_error(payload, "ollama")
+        self.model = payload.get("model") or self.model
+        deltas: list[StreamDelta] = []
+        message = payload.get("message") or {}
+        content = message.get("content") if message else payload.get("response")
+        if content:
+            self.text.append(content)
+            deltas.append(StreamDelta("text", content))
+        thinking = message.get("thinking") if message else payload.get("thinking")
+        if thinking:
+            self.reasoning.append(thinking)
+            deltas.append(StreamDelta("reasoning", thinking))
+        for call in message.get("tool_calls") or ():
+            function = call.get("function") or {}
+            arguments = function.get("arguments") or {}
+            if isinstance(arguments, str):
+                tool = ToolCall(
+                    str(call.get("id") or f"call_{len(self.calls)}"), str(function.get("name", "")), arguments
+                )
+            else:
+                tool = ToolCall.create(
+                    str(call.get("id") or f"call_{len(self.calls)}"), str(function.get("name", "")), arguments
+                )
+            self.calls.append(tool)
+            deltas.append(StreamDelta("tool_call", tool_call=tool))
+        if payload.get("done"):
+            self.finish_reason = payload.get("done_reason") or "stop"
+            if "prompt_eval_count" in payload or "eval_count" in payload:
+                self.usage = TokenUsage(
+                    int(payload.get("prompt_eval_count") or 0), int(payload.get("eval_count") or 0)
+                )
+        return deltas
+
+    def result(self) -> ChatResponse:
+        return ChatResponse(
+            text="".join(self.text),
+            tool_calls=tuple(self.calls),
+            reasoning="".join(self.reasoning) or None,
+            finish_reason=self.finish_reason,
+            model=self.model,
+            usage=self.usage,
+        )
+
+
+def _message(message: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.role == "assistant" and message.tool_calls:
+        out["tool_calls"] = [
+            {"function": {"name": c.name, "arguments": c.parsed_arguments()}} for c in message.tool_calls
+        ]
+    if message.role == "tool" and message.name:
+        out["tool_name"] = message.name
+    return out
+
+
+def _load(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"ollama response is not JSON ({exc.msg})") from None
+
+
+ADAPTER = OllamaAdapter()
+CLOUD = OllamaCloudAdapter()

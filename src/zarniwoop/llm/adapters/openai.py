@@ -1,0 +1,259 @@
+"""OpenAI Chat Completions, and every OpenAI-wire gateway (DeepSeek, OpenRouter, vLLM, LM Studio).
+
+API: `POST {baseUrl}/chat/completions` (https://platform.openai.com/docs/api-reference/chat),
+bearer key. The base URL includes the version prefix as gateways publish it
+(`https://api.openai.com/v1`, `https://api.deepseek.com/v1`, `https://openrouter.ai/api/v1`);
+LM Studio's base URL is its server root, so its adapter adds `/v1`.
+
+    ai.provider.deepseek-direct.type: openai
+    ai.provider.deepseek-direct.baseUrl: https://api.deepseek.com/v1
+
+Quirks handled here:
+
+- `function.arguments` is a JSON *string*; in a stream it arrives in fragments keyed by
+  `tool_calls[].index`. OpenRouter's Novita upstream repeated the whole arguments in a second
+  chunk with the same id: a fragment equal to an already complete object is dropped.
+- Reasoning comes as `reasoning_content` (DeepSeek) or `reasoning` (Cerebras/Groq gpt-oss).
+- Usage is in the response, or — streaming with `stream_options.include_usage` — in a last chunk
+  with `choices: []` (DeepSeek puts it on the chunk with the finish reason).
+- api.openai.com refuses `max_tokens` on reasoning models (`unsupported_parameter`), so towards
+  it `max_completion_tokens` is sent; gateways get the widely understood `max_tokens`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ...contract.errors import ParseError, ProviderError
+from ...contract.protocol import RequestSpec
+from ..response import ChatResponse, TokenUsage, ToolCall
+from .base import ChatRequest, Endpoint, StreamDelta
+from .errors import map_error
+
+
+class OpenAIAdapter:
+    wire_type = "openai"
+    framing = "sse"
+    path = "/chat/completions"
+
+    def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
+        body: dict[str, Any] = {"model": model, "messages": [_message(m) for m in request.messages]}
+        if "api.openai.com" in endpoint.base_url:
+            body["max_completion_tokens"] = request.max_tokens
+        else:
+            body["max_tokens"] = request.max_tokens
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": dict(t.parameters),
+                    },
+                }
+                for t in request.tools
+            ]
+            if request.tool_choice:
+                body["tool_choice"] = (
+                    request.tool_choice
+                    if request.tool_choice in ("auto", "required", "none")
+                    else {"type": "function", "function": {"name": request.tool_choice}}
+                )
+        if request.json_schema is not None:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "answer", "schema": dict(request.json_schema)},
+            }
+        elif request.json_output:
+            body["response_format"] = {"type": "json_object"}
+        if request.stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream" if request.stream else "application/json",
+        }
+        if endpoint.api_key:
+            headers["Authorization"] = f"Bearer {endpoint.api_key.reveal()}"
+        return RequestSpec(
+            "POST", endpoint.base_url.rstrip("/") + self.path, headers=headers, json_body=body, step="chat"
+        )
+
+    def parse(self, body: bytes) -> ChatResponse:
+        data = _json_object(body)
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise ParseError("chat completion without choices")
+        choice = choices[0]
+        message = choice.get("message") or {}
+        calls = tuple(
+            ToolCall(
+                str(c.get("id") or f"call_{i}"),
+                str((c.get("function") or {}).get("name", "")),
+                _arguments((c.get("function") or {}).get("arguments")),
+            )
+            for i, c in enumerate(message.get("tool_calls") or ())
+        )
+        return ChatResponse(
+            text=message.get("content") or "",
+            tool_calls=calls,
+            reasoning=message.get("reasoning_content") or message.get("reasoning") or None,
+            finish_reason=choice.get("finish_reason"),
+            model=data.get("model"),
+            usage=usage_from(data.get("usage")),
+            metadata=_metadata(data),
+        )
+
+    def error(self, status: int, headers: Mapping[str, str], body: bytes, instance: str) -> ProviderError:
+        return map_error(status, headers, body, instance)
+
+    def accumulator(self) -> OpenAIStream:
+        return OpenAIStream()
+
+
+class LmStudioAdapter(OpenAIAdapter):
+    """LM Studio speaks the OpenAI wire under `/v1` of its server root."""
+
+    wire_type = "lmstudio"
+    path = "/v1/chat/completions"
+
+
+class OpenAIStream:
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish_reason: str | None = None
+        self.model: str | None = None
+        self.usage: TokenUsage | None = None
+        self.metadata: dict[str, Any] = {}
+
+    def feed(self, event: str | None, payload: Any) -> list[StreamDelta]:
+        if not isinstance(payload, dict):
+            raise ParseError("stream chunk is not a JSON object")
+        if "error" in payload and "choices" not in payload:
+            from .errors import stream_error
+
+            raise stream_error(payload, "openai")
+        self.model = payload.get("model") or self.model
+        if payload.get("usage"):
+            self.usage = usage_from(payload["usage"])
+            self.metadata.update(_metadata(payload))
+        deltas: list[StreamDelta] = []
+        for choice in payload.get("choices") or ():
+            delta = choice.get("delta") or {}
+            if delta.get("content"):
+                self.text.append(delta["content"])
+                deltas.append(StreamDelta("text", delta["content"]))
+            thinking = delta.get("reasoning_content") or delta.get("reasoning")
+            if thinking:
+                self.reasoning.append(thinking)
+                deltas.append(StreamDelta("reasoning", thinking))
+            for part in delta.get("tool_calls") or ():
+                self._tool_fragment(part)
+            if choice.get("finish_reason"):
+                self.finish_reason = choice["finish_reason"]
+        return deltas
+
+    def _tool_fragment(self, part: Mapping[str, Any]) -> None:
+        slot = self.calls.setdefault(int(part.get("index", 0)), {"id": None, "name": "", "arguments": ""})
+        if part.get("id"):
+            slot["id"] = part["id"]
+        function = part.get("function") or {}
+        if function.get("name"):
+            slot["name"] = function["name"]
+        fragment = function.get("arguments") or ""
+        if fragment and slot["arguments"] and fragment == slot["arguments"] and _complete_json(fragment):
+            return  # the whole arguments sent twice (OpenRouter/Novita)
+        slot["arguments"] += fragment
+
+    def result(self) -> ChatResponse:
+        calls = tuple(
+            ToolCall(str(slot["id"] or f"call_{index}"), slot["name"], slot["arguments"] or "{}")
+            for index, slot in sorted(self.calls.items())
+        )
+        return ChatResponse(
+            text="".join(self.text),
+            tool_calls=calls,
+            reasoning="".join(self.reasoning) or None,
+            finish_reason=self.finish_reason or ("tool_calls" if calls else None),
+            model=self.model,
+            usage=self.usage,
+            metadata=self.metadata,
+        )
+
+
+def usage_from(usage: Any) -> TokenUsage | None:
+    if not isinstance(usage, Mapping):
+        return None
+    prompt = int(usage.get("prompt_tokens") or 0)
+    completion = usage.get("completion_tokens")
+    if completion is None and usage.get("total_tokens") is not None:
+        completion = int(usage["total_tokens"]) - prompt
+    return TokenUsage(prompt, int(completion or 0))
+
+
+def _metadata(data: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if data.get("id"):
+        out["responseId"] = data["id"]
+    if data.get("provider"):
+        out["upstreamProvider"] = data["provider"]  # OpenRouter
+    usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else {}
+    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") if usage else None
+    if cached:
+        out["cachedInputTokens"] = cached
+    reasoning = (usage.get("completion_tokens_details") or {}).get("reasoning_tokens") if usage else None
+    if reasoning:
+        out["reasoningTokens"] = reasoning
+    if usage and usage.get("cost") is not None:
+        out["providerCostUsd"] = usage["cost"]  # OpenRouter reports what it charged
+    return out
+
+
+def _message(message: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.role == "assistant" and message.tool_calls:
+        out["content"] = message.content or None
+        out["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in message.tool_calls
+        ]
+    if message.role == "tool":
+        out["tool_call_id"] = message.tool_call_id
+    return out
+
+
+def _arguments(value: Any) -> str:
+    if value is None:
+        return "{}"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)  # some gateways send an object
+
+
+def _complete_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def _json_object(body: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ParseError(f"chat response is not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ParseError("chat response is not a JSON object")
+    return data
+
+
+ADAPTER = OpenAIAdapter()
+LMSTUDIO = LmStudioAdapter()

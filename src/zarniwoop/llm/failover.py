@@ -1,0 +1,246 @@
+"""Multi-provider failover (seed 002 §8): retry one provider, then the next by priority, then local.
+
+    Provider A (priority 1) → 429, wait Retry-After → retry → 529 → backoff → retry → 529
+      → "failover from anthropic to gemini (HTTP 529 overloaded)"
+      → Provider B (priority 2) → success
+
+Per candidate, a transient failure — 429 (waits the provider's `Retry-After`), 529/503 overloaded,
+another 5xx, a network error or a timeout — is retried up to `max_retries` times with exponential
+backoff from `retry_delay_ms`. Anything else (401/403, another 4xx, an unparseable answer) moves
+on at once: retrying would not help. A `Retry-After` longer than `max_wait` is not waited for;
+the next provider is tried instead. Every switch is logged and returned, so the usage record can
+name every provider the call touched.
+
+A quota refusal on one candidate (`QuotaExceededError`) is final for every candidate that draws
+on the same budgets: only candidates marked `unlimited` (the local free tier) are still tried; if
+none is left, the quota error is what the caller sees (exit 4, naming the level).
+
+`sleep` is injectable so tests can record the waits instead of waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from ..contract.errors import (
+    NoProviderAvailableError,
+    ProviderError,
+    ProviderHTTPError,
+    ProviderOverloadedError,
+    ProviderTimeoutError,
+    QuotaExceededError,
+    RateLimitedError,
+    TransportError,
+)
+from ..contract.protocol import Secret
+from .accounts import FailoverPolicy
+
+log = logging.getLogger("zarniwoop.llm.failover")
+T = TypeVar("T")
+
+MAX_BACKOFF_SECONDS = 30.0
+DEFAULT_MAX_WAIT_SECONDS = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One way to run the call: a provider instance, a model, a key and where the key came from."""
+
+    wire_type: str
+    instance: str
+    model: str
+    base_url: str
+    api_key: Secret | None
+    credential_source: str
+    """`account`, `project`, `team`, `tenant`, `operator` (environment) or `local` — never the key."""
+    priority: int = 0
+    unlimited: bool = False
+    local: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"{self.instance}:{self.model}"
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptRecord:
+    instance: str
+    model: str
+    outcome: str
+    """`ok`, `error`, `blocked` (a budget refused it)."""
+    error: str | None = None
+    status: int | None = None
+    duration_ms: int = 0
+    waited_ms: int = 0
+    """How long the engine waited before this attempt (Retry-After or backoff)."""
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "instance": self.instance,
+            "model": self.model,
+            "outcome": self.outcome,
+            "error": self.error,
+            "status": self.status,
+            "durationMs": self.duration_ms,
+            "waitedMs": self.waited_ms,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    from_instance: str
+    to_instance: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"from": self.from_instance, "to": self.to_instance, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class FailoverOutcome(Generic[T]):
+    value: T
+    candidate: Candidate
+    attempts: tuple[AttemptRecord, ...]
+    switches: tuple[Switch, ...]
+
+
+class FailoverError(NoProviderAvailableError):
+    """Every candidate failed; carries the attempts and switches for the usage record."""
+
+    def __init__(
+        self, message: str, attempts: tuple[AttemptRecord, ...], switches: tuple[Switch, ...]
+    ) -> None:
+        super().__init__(message, attempts)
+        self.switches = switches
+
+
+class QuotaBlockedError(QuotaExceededError):
+    """A budget refused the call and no unlimited (local) candidate was left."""
+
+    def __init__(
+        self, cause: QuotaExceededError, attempts: tuple[AttemptRecord, ...], switches: tuple[Switch, ...]
+    ) -> None:
+        super().__init__(cause.level, cause.message)
+        self.attempts = attempts
+        self.switches = switches
+
+
+def is_transient(error: BaseException) -> bool:
+    if isinstance(error, (RateLimitedError, ProviderOverloadedError, TransportError, ProviderTimeoutError)):
+        return True
+    if isinstance(error, ProviderHTTPError):
+        return error.status >= 500
+    # A failure inside a 200 stream (Ollama's {"error": …}) is the provider's, and transient.
+    return type(error) is ProviderError
+
+
+def short_reason(error: BaseException) -> str:
+    if isinstance(error, RateLimitedError):
+        return "HTTP 429 rate limited"
+    if isinstance(error, ProviderOverloadedError):
+        return f"HTTP {error.status} overloaded"
+    if isinstance(error, ProviderHTTPError):
+        return f"HTTP {error.status}"
+    if isinstance(error, QuotaExceededError):
+        return f"{error.level} quota exhausted"
+    if isinstance(error, ProviderTimeoutError):
+        return "timeout"
+    if isinstance(error, TransportError):
+        return "network error"
+    return type(error).__name__
+
+
+class FailoverEngine:
+    def __init__(
+        self,
+        policy: FailoverPolicy,
+        *,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        max_wait: float = DEFAULT_MAX_WAIT_SECONDS,
+    ) -> None:
+        self.policy = policy
+        self.sleep = sleep
+        self.max_wait = max_wait
+
+    def delay(self, error: BaseException, retry: int) -> float | None:
+        """Seconds to wait before retry number `retry` (1-based); None: do not retry this candidate."""
+        if retry > self.policy.max_retries or not is_transient(error):
+            return None
+        hint = getattr(error, "retry_after", None)
+        backoff = min(MAX_BACKOFF_SECONDS, self.policy.retry_delay_ms / 1000 * 2 ** (retry - 1))
+        if hint is not None:
+            if hint > self.max_wait:
+                return None  # a long Retry-After: another provider will answer sooner
+            return max(hint, 0.0)
+        return backoff
+
+    async def run(
+        self, candidates: Sequence[Candidate], call: Callable[[Candidate], Awaitable[T]]
+    ) -> FailoverOutcome[T]:
+        attempts: list[AttemptRecord] = []
+        switches: list[Switch] = []
+        quota_error: QuotaExceededError | None = None
+        previous: Candidate | None = None
+        last_reason = ""
+        for candidate in candidates:
+            if quota_error is not None and not candidate.unlimited:
+                continue
+            if previous is not None:
+                switch = Switch(previous.instance, candidate.instance, last_reason)
+                switches.append(switch)
+                log.warning(
+                    "failover from %s to %s (%s)", switch.from_instance, switch.to_instance, switch.reason
+                )
+            previous = candidate
+            retry, waited = 0, 0.0
+            while True:
+                started = time.perf_counter()
+                try:
+                    value = await call(candidate)
+                except QuotaExceededError as exc:
+                    attempts.append(
+                        AttemptRecord(candidate.instance, candidate.model, "blocked", exc.message, None, 0)
+                    )
+                    quota_error, last_reason = exc, short_reason(exc)
+                    break
+                except ProviderError as exc:
+                    elapsed = int((time.perf_counter() - started) * 1000)
+                    status = getattr(exc, "status", None)
+                    attempts.append(
+                        AttemptRecord(
+                            candidate.instance,
+                            candidate.model,
+                            "error",
+                            exc.message,
+                            status,
+                            elapsed,
+                            int(waited * 1000),
+                        )
+                    )
+                    last_reason = short_reason(exc)
+                    retry += 1
+                    wait = self.delay(exc, retry)
+                    if wait is None:
+                        break
+                    log.info("retrying %s in %.2fs after %s", candidate.label, wait, last_reason)
+                    waited = wait
+                    await self.sleep(wait)
+                    continue
+                elapsed = int((time.perf_counter() - started) * 1000)
+                attempts.append(
+                    AttemptRecord(
+                        candidate.instance, candidate.model, "ok", None, None, elapsed, int(waited * 1000)
+                    )
+                )
+                return FailoverOutcome(value, candidate, tuple(attempts), tuple(switches))
+        if quota_error is not None:
+            raise QuotaBlockedError(quota_error, tuple(attempts), tuple(switches))
+        if not candidates:
+            raise FailoverError("no LLM provider is configured for this call", (), ())
+        reasons = "; ".join(f"{a.instance}: {a.error}" for a in attempts if a.error)
+        raise FailoverError(f"every LLM provider failed: {reasons}", tuple(attempts), tuple(switches))

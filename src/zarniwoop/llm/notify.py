@@ -1,0 +1,107 @@
+"""Quota thresholds per level (seed 002 §5 "Warning Thresholds"): announce each once per period.
+
+    80 %   notify                                   (quota.thresholds.notify)
+    95 %   notify + calls switch to the light model (quota.thresholds.light)
+    100 %  notify + calls blocked except local      (quota.thresholds.block)
+
+After a call is settled, every line that crossed a threshold is announced: a WARNING on the
+`zarniwoop.llm.quota` logger and — when the tenant sets `ai.quota.webhookUrl` — a JSON POST to
+that URL over the shared pool. The ledger's `mark_alert` makes each announcement happen once
+per line, bucket and threshold, across processes. A webhook that fails is logged, never fatal.
+
+    {"event": "llm.quota.threshold", "tenant": "acme", "level": "project", "owner": "review",
+     "period": "monthly", "bucket": "2026-04", "threshold": 80, "action": "notify",
+     "tokensUsed": 4010000, "tokensLimit": 5000000, "percent": 80.2, "account": "mike", "at": "…"}
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx2
+
+    from .quota import LineStatus, QuotaLedger
+
+log = logging.getLogger("zarniwoop.llm.quota")
+
+WEBHOOK_KEY = "ai.quota.webhookUrl"
+WEBHOOK_TIMEOUT_SECONDS = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    tenant: str
+    status: LineStatus
+    threshold: int
+    action: str
+    account: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        line = self.status.line
+        return {
+            "event": "llm.quota.threshold",
+            "tenant": self.tenant,
+            "level": line.level,
+            "owner": line.owner,
+            "period": line.period,
+            "bucket": self.status.bucket,
+            "threshold": self.threshold,
+            "action": self.action,
+            "tokensUsed": self.status.used,
+            "tokensLimit": line.limit,
+            "percent": round(self.status.percent or 0.0, 2),
+            "account": self.account,
+            "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+
+
+def crossed(status: LineStatus) -> list[tuple[int, str]]:
+    """`(threshold %, action)` for every threshold this line has reached, lowest first."""
+    pct = status.percent
+    if pct is None:
+        return []
+    line = status.line
+    steps = [(line.notify_pct, "notify"), (line.light_pct, "light"), (line.block_pct, "block")]
+    return [(t, action) for t, action in sorted(steps) if pct >= t]
+
+
+class QuotaNotifier:
+    def __init__(self, ledger: QuotaLedger, http: httpx2.AsyncClient | None = None) -> None:
+        self.ledger = ledger
+        self.http = http
+        self.sent: list[Notice] = []
+        """Every notice of this process (the admin view and tests read it)."""
+
+    async def check(
+        self, tenant: str, statuses: Sequence[LineStatus], *, account: str | None, webhook_url: str | None
+    ) -> list[Notice]:
+        notices = []
+        for status in statuses:
+            for threshold, action in crossed(status):
+                if not await self.ledger.mark_alert(tenant, status, threshold):
+                    continue
+                notice = Notice(tenant, status, threshold, action, account)
+                notices.append(notice)
+                line = status.line
+                log.warning(
+                    "LLM quota %s %s at %.1f%% (%d of %d tokens): %s",
+                    line.label, line.period, status.percent or 0.0, status.used, line.limit or 0,
+                    {"notify": "notify", "light": "notify, switching to the light model", "block": "notify, blocking all but local"}[action],
+                )  # fmt: skip
+                if webhook_url and self.http is not None:
+                    await self._post(webhook_url, notice)
+        self.sent.extend(notices)
+        return notices
+
+    async def _post(self, url: str, notice: Notice) -> None:
+        try:
+            response = await self.http.post(url, json=notice.to_json(), timeout=WEBHOOK_TIMEOUT_SECONDS)  # type: ignore[union-attr]
+            if response.status_code >= 400:
+                log.warning("quota webhook answered HTTP %d", response.status_code)
+        except Exception as exc:  # a notification must never break the call it reports on
+            log.warning("quota webhook failed: %s", type(exc).__name__)

@@ -1,0 +1,272 @@
+"""Token budgets at every level, reserved before a call and settled after it (seed 002 §3, §5).
+
+A call's *quota lines* are one daily and one monthly line per level the call runs under
+(account, project, team, tenant). Lines with a limit are checked; every line is charged, so
+the dashboard shows usage at levels without a budget too ("53k / no project limit").
+
+    hold = await ledger.reserve("acme", lines, 12_000)     # all levels at once, or QuotaExceededError
+    ... the call ...
+    statuses = await ledger.settle(hold, 3_340)             # release the hold, charge real usage
+
+`reserve` is all-or-nothing across levels: inside one write transaction (SQLite `BEGIN
+IMMEDIATE`, which also serialises separate processes) it reads each limited line's usage plus
+the tokens other calls in flight hold, refuses if any line would pass its cap — the error names
+the first such level in cascade order, "Project quota exhausted" — and otherwise records a hold on
+every limited line. Holds carry an expiry, so a crashed process's tokens come back by themselves.
+Concurrent calls therefore never overspend: a budget that fits 20 calls runs exactly 20.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Protocol
+
+from ..contract.errors import QuotaExceededError
+
+if TYPE_CHECKING:
+    from ..storage.db import Database
+    from .accounts import CallScope
+
+PERIODS = ("daily", "monthly")
+HOLD_TTL_SECONDS = 900.0
+"""A hold outliving this is a crashed call; its tokens count again after it."""
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaLine:
+    level: str
+    owner: str
+    period: str
+    limit: int | None
+    notify_pct: int = 80
+    light_pct: int = 95
+    block_pct: int = 100
+
+    @property
+    def cap(self) -> int | None:
+        """Tokens that may be used before calls are refused (the limit × block threshold)."""
+        return None if self.limit is None else self.limit * self.block_pct // 100
+
+    @property
+    def label(self) -> str:
+        return f"{self.level}/{self.owner}"
+
+
+@dataclass(frozen=True, slots=True)
+class LineStatus:
+    line: QuotaLine
+    bucket: str
+    used: int
+    held: int = 0
+
+    @property
+    def percent(self) -> float | None:
+        if not self.line.limit:
+            return None
+        return 100.0 * self.used / self.line.limit
+
+    @property
+    def exhausted(self) -> bool:
+        cap = self.line.cap
+        return cap is not None and self.used >= cap
+
+    def to_json(self) -> dict[str, object]:
+        pct = self.percent
+        return {
+            "scope": self.line.label,
+            "level": self.line.level,
+            "owner": self.line.owner,
+            "period": self.line.period,
+            "bucket": self.bucket,
+            "tokensUsed": self.used,
+            "tokensHeld": self.held,
+            "tokensLimit": self.line.limit,
+            "percent": None if pct is None else round(pct, 2),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    id: str
+    tenant: str
+    lines: tuple[QuotaLine, ...]
+    buckets: tuple[tuple[str, str], ...]
+    """(period, bucket) at reservation time: a call crossing midnight is charged to the day it started."""
+    tokens: int
+
+    def bucket(self, period: str) -> str:
+        return dict(self.buckets)[period]
+
+
+def buckets_for(now: datetime) -> tuple[tuple[str, str], ...]:
+    now = now.astimezone(UTC)
+    return (("daily", now.strftime("%Y-%m-%d")), ("monthly", now.strftime("%Y-%m")))
+
+
+def quota_lines(scope: CallScope) -> list[QuotaLine]:
+    """Two lines (daily, monthly) per level of the call, limits from each level's `quota`."""
+    lines = []
+    for level, owner, unit in scope.levels():
+        quota = unit.llm.quota if unit is not None else None
+        for period in PERIODS:
+            limit = None
+            if quota is not None:
+                limit = quota.daily_tokens if period == "daily" else quota.monthly_tokens
+            if quota is not None:
+                lines.append(
+                    QuotaLine(level, owner, period, limit, quota.notify_pct, quota.light_pct, quota.block_pct)
+                )
+            else:
+                lines.append(QuotaLine(level, owner, period, None))
+    return lines
+
+
+def exhausted_error(status: LineStatus, needed: int) -> QuotaExceededError:
+    line = status.line
+    return QuotaExceededError(
+        line.level,
+        f"{line.level.capitalize()} quota exhausted: {line.label} {line.period} "
+        f"{status.used + status.held:,} of {line.limit:,} tokens used, this call needs up to {needed:,}",
+    )
+
+
+class QuotaLedger(Protocol):
+    """Atomic multi-level token budgets; SQL (SQLite/PostgreSQL) and Redis implement it."""
+
+    async def reserve(self, tenant: str, lines: Sequence[QuotaLine], tokens: int) -> Hold: ...
+
+    async def settle(self, hold: Hold, tokens: int) -> list[LineStatus]: ...
+
+    async def release(self, hold: Hold) -> None: ...
+
+    async def status(self, tenant: str, lines: Sequence[QuotaLine]) -> list[LineStatus]: ...
+
+    async def mark_alert(self, tenant: str, status: LineStatus, threshold: int) -> bool:
+        """Record that `threshold` % was announced for this line and bucket; False if it already was."""
+        ...
+
+    async def charge(self, tenant: str, line: QuotaLine, tokens: int, *, bucket: str | None = None) -> None:
+        """Add usage directly (imports, tests)."""
+        ...
+
+
+class SQLQuotaLedger:
+    """The ledger in the database: `llm_quota_usage` (charged) + `llm_quota_holds` (in flight)."""
+
+    def __init__(
+        self, db: Database, *, now: Callable[[], datetime] | None = None, hold_ttl: float = HOLD_TTL_SECONDS
+    ) -> None:
+        self.db = db
+        self.now = now or (lambda: datetime.now(UTC))
+        self.hold_ttl = hold_ttl
+        self._lock = asyncio.Lock()
+        """Keeps this process's calls from interleaving inside one transaction (the DB lock keeps others out)."""
+
+    async def reserve(self, tenant: str, lines: Sequence[QuotaLine], tokens: int) -> Hold:
+        buckets = buckets_for(self.now())
+        hold = Hold(secrets.token_hex(8), tenant, tuple(lines), buckets, tokens)
+        limited = [line for line in lines if line.limit is not None]
+        if not limited:
+            return hold
+        epoch = time.time()
+        async with self._lock, self.db.transaction():
+            for line in limited:
+                status = await self._line_status(tenant, line, hold.bucket(line.period), epoch)
+                cap = line.cap
+                assert cap is not None
+                if status.used + status.held + tokens > cap:
+                    raise exhausted_error(status, tokens)
+            for line in limited:
+                await self.db.execute(
+                    "INSERT INTO llm_quota_holds (id, tenant, level, owner, period, bucket, tokens, expires_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        hold.id,
+                        tenant,
+                        line.level,
+                        line.owner,
+                        line.period,
+                        hold.bucket(line.period),
+                        tokens,
+                        epoch + self.hold_ttl,
+                    ),
+                )
+        return hold
+
+    async def settle(self, hold: Hold, tokens: int) -> list[LineStatus]:
+        epoch = time.time()
+        async with self._lock, self.db.transaction():
+            await self.db.execute("DELETE FROM llm_quota_holds WHERE id = ?", (hold.id,))
+            for line in hold.lines:
+                await self.db.execute(
+                    "INSERT INTO llm_quota_usage (tenant, level, owner, period, bucket, used) VALUES (?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (tenant, level, owner, period, bucket) DO UPDATE SET used = llm_quota_usage.used + excluded.used",
+                    (
+                        hold.tenant,
+                        line.level,
+                        line.owner,
+                        line.period,
+                        hold.bucket(line.period),
+                        max(0, tokens),
+                    ),
+                )
+            if secrets.randbelow(64) == 0:  # now and then, drop lapsed holds of crashed processes
+                await self.db.execute("DELETE FROM llm_quota_holds WHERE expires_at <= ?", (epoch,))
+            return [
+                await self._line_status(hold.tenant, line, hold.bucket(line.period), epoch)
+                for line in hold.lines
+                if line.limit is not None
+            ]
+
+    async def release(self, hold: Hold) -> None:
+        async with self._lock:
+            await self.db.execute("DELETE FROM llm_quota_holds WHERE id = ?", (hold.id,))
+
+    async def status(self, tenant: str, lines: Sequence[QuotaLine]) -> list[LineStatus]:
+        buckets = dict(buckets_for(self.now()))
+        epoch = time.time()
+        return [await self._line_status(tenant, line, buckets[line.period], epoch) for line in lines]
+
+    async def mark_alert(self, tenant: str, status: LineStatus, threshold: int) -> bool:
+        line = status.line
+        count = await self.db.execute(
+            "INSERT INTO llm_quota_alerts (tenant, level, owner, period, bucket, threshold, sent_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            (
+                tenant,
+                line.level,
+                line.owner,
+                line.period,
+                status.bucket,
+                threshold,
+                datetime.now(UTC).isoformat(),
+            ),
+        )
+        return count > 0
+
+    async def _line_status(self, tenant: str, line: QuotaLine, bucket: str, epoch: float) -> LineStatus:
+        key = (tenant, line.level, line.owner, line.period, bucket)
+        row = await self.db.fetchone(
+            "SELECT used FROM llm_quota_usage WHERE tenant = ? AND level = ? AND owner = ? AND period = ? AND bucket = ?",
+            key,
+        )
+        held = await self.db.fetchone(
+            "SELECT COALESCE(SUM(tokens), 0) FROM llm_quota_holds WHERE tenant = ? AND level = ? AND owner = ? "
+            "AND period = ? AND bucket = ? AND expires_at > ?",
+            (*key, epoch),
+        )
+        return LineStatus(line, bucket, int(row[0]) if row else 0, int(held[0]) if held else 0)
+
+    async def charge(self, tenant: str, line: QuotaLine, tokens: int, *, bucket: str | None = None) -> None:
+        """Add usage directly (imports, tests, the seed's "4.998M of 5M" starting point)."""
+        bucket = bucket or dict(buckets_for(self.now()))[line.period]
+        await self.db.execute(
+            "INSERT INTO llm_quota_usage (tenant, level, owner, period, bucket, used) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (tenant, level, owner, period, bucket) DO UPDATE SET used = llm_quota_usage.used + excluded.used",
+            (tenant, line.level, line.owner, line.period, bucket, tokens),
+        )

@@ -1,0 +1,304 @@
+"""Which model for a purpose, and whose key for it (seed 002 §3, §7).
+
+**Purpose → model spec** (the preferences cascade): the call's own overrides (a process's
+`llm_overrides`), then the project's and the account's `llm_overrides`, then `<purpose>_model` in
+the preferences of the project, the account, the team and the tenant, then `default_model` in the
+same order; with nothing configured the spec is `default:<purpose>`, which the alias resolver turns
+into `ai.alias.default.<purpose>` or the tenant default (`ai.default.provider/model`). A bare model
+name (`claude-sonnet-4`, as the seed writes them) gets the provider of a configured entry with that
+model, else the provider its name says (`claude-…` → anthropic, `gemini-…` → gemini, `gpt-…` → openai).
+
+**Model → key** (the credential cascade, `credential_source` records where it came from):
+
+    a. account  → an account `providers` entry for this instance (one naming this model first; a key
+                  is the vendor's, so an entry for another model of the same instance also counts)
+    b. project  → a project entry
+    c. team     → a team entry
+    d. tenant   → a tenant entry; else `ai.provider.<instance>.apiKey` in settings (project/tenant row)
+    e. operator → the operator's environment (`ANTHROPIC_API_KEY`, …) unless `ai.operatorKeys: deny`
+    f. local    → keyless local servers (Ollama, LM Studio) need none
+    g. nothing  → this candidate cannot run
+
+An entry's `api_key_ref` names a credential at the entry's own level, else at the tenant level.
+The operator's key of a wire type is only ever sent to that vendor's own endpoint or to a base URL
+set at the system level — never to a base URL a tenant chose; a named instance gets its own
+`<INSTANCE>_API_KEY`, never the vendor's.
+
+**Failover order**: the resolved candidate, then every other configured entry by priority (when
+`fallback_enabled`), then local entries (when `fallback_to_local`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..contract.errors import ConfigError
+from ..contract.protocol import Secret
+from .accounts import CASCADE, LOCAL_WIRE_TYPES, PROVIDER_ALIASES, FailoverPolicy, ProviderEntry
+from .failover import Candidate
+from .wire import WIRE_TYPES, base_url_for, uses_default_endpoint
+
+if TYPE_CHECKING:
+    from ..config.settings import ScopedSettings
+    from .accounts import CallScope
+    from .aliases import Resolution
+    from .credentials import CredentialStore
+
+log = logging.getLogger("zarniwoop.llm.routing")
+
+OPERATOR_KEYS = "ai.operatorKeys"
+OPERATOR_ENV: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "ollama-cloud": ("OLLAMA_API_KEY",),
+}
+_NAME_HINTS = (("claude", "anthropic"), ("gemini", "gemini"), ("gemma", "gemini"), ("gpt-", "openai"), ("o1", "openai"),
+               ("o3", "openai"), ("o4", "openai"), ("deepseek", "deepseek"))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class SpecChoice:
+    spec: str
+    source: str
+    """Where the spec came from: `override`, `project.llm_overrides`, `account.preferences.light_model`, `default`."""
+
+
+def model_spec(purpose: str, scope: CallScope, overrides: Mapping[str, str] | None = None) -> SpecChoice:
+    """The model spec for a purpose under a scope (the preferences cascade)."""
+    key = f"{purpose}_model"
+    if overrides and overrides.get(purpose):
+        return SpecChoice(_qualify(overrides[purpose], scope), "override")
+    for level in ("project", "account"):
+        cfg = scope.config(level)
+        if cfg is not None and cfg.llm_overrides.get(purpose):
+            return SpecChoice(_qualify(cfg.llm_overrides[purpose], scope), f"{level}.llm_overrides")
+    for pref in (key, "default_model"):
+        for level in ("project", "account", "team", "tenant"):
+            cfg = scope.config(level)
+            if cfg is not None and cfg.preferences.get(pref):
+                return SpecChoice(_qualify(cfg.preferences[pref], scope), f"{level}.preferences.{pref}")
+    return SpecChoice(f"default:{purpose}", "default")
+
+
+def _qualify(value: str, scope: CallScope) -> str:
+    """`claude-sonnet-4` → `anthropic:claude-sonnet-4`; a spec with a prefix (or a cascade) stays."""
+    value = value.strip()
+    if ":" in value or "," in value:
+        return value
+    for level in CASCADE:
+        cfg = scope.config(level)
+        for entry in cfg.providers if cfg is not None else ():
+            if entry.model == value:
+                return f"{entry.instance}:{value}"
+    lowered = value.lower()
+    for prefix, provider in _NAME_HINTS:
+        if lowered.startswith(prefix):
+            return f"{provider}:{value}"
+    raise ConfigError(
+        "preferences",
+        f"model {value!r} has no provider: write it as <provider>:<model> (e.g. anthropic:{value})",
+    )
+
+
+def failover_policy(scope: CallScope) -> FailoverPolicy:
+    """The innermost level's `failover` block (project, account, team, tenant), else the seed's defaults."""
+    for level in ("project", "account", "team", "tenant"):
+        cfg = scope.config(level)
+        if cfg is not None and cfg.failover is not None:
+            return cfg.failover
+    return FailoverPolicy()
+
+
+def max_tokens_cap(scope: CallScope) -> int | None:
+    """The smallest `max_tokens_per_call` of any level (every level's limit holds)."""
+    caps = [
+        cfg.quota.max_tokens_per_call
+        for cfg in (scope.config(level) for level in CASCADE)
+        if cfg is not None and cfg.quota is not None and cfg.quota.max_tokens_per_call
+    ]
+    return min(caps) if caps else None
+
+
+class CandidateBuilder:
+    """Turns a resolution and the scope's provider entries into keyed `Candidate`s."""
+
+    def __init__(
+        self,
+        scope: CallScope,
+        settings: ScopedSettings,
+        credentials: CredentialStore,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.scope = scope
+        self.settings = settings
+        self.credentials = credentials
+        self.environ = os.environ if environ is None else environ
+        self.missing: list[str] = []
+        """Why candidates could not be built (no key, unknown provider), for the error message."""
+
+    # -- instance facts ------------------------------------------------------------------------
+
+    def wire_type(self, instance: str) -> str | None:
+        instance = PROVIDER_ALIASES.get(instance, instance)
+        if instance in WIRE_TYPES:
+            return instance
+        configured = self.settings.get(f"ai.provider.{instance}.type")
+        return configured if configured in WIRE_TYPES else None
+
+    def base_url(self, wire: str, instance: str, entry: ProviderEntry | None = None) -> str:
+        configured = (entry.endpoint if entry is not None else None) or self.settings.get(
+            f"ai.provider.{instance}.baseUrl"
+        )
+        return base_url_for(wire, configured)
+
+    # -- keys -------------------------------------------------------------------------------
+
+    def key_for(
+        self, wire: str, instance: str, model: str, base_url: str
+    ) -> tuple[Secret | None, str] | None:
+        """Walk the cascade for `instance`/`model`; `(key or None, credential_source)` or None."""
+        for level in CASCADE:
+            owner = self.scope.owner(level)
+            cfg = self.scope.config(level)
+            if owner is None or cfg is None:
+                continue
+            # A key is the vendor's, not one model's: an entry naming this model is preferred, but an
+            # entry of the same instance for another model still supplies this level's key.
+            entries = [e for e in cfg.providers if e.instance == instance]
+            entries.sort(key=lambda e: 0 if e.model in (None, model) else 1)
+            for entry in entries:
+                found = self._entry_key(level, owner, entry)
+                if found is not None:
+                    return found
+        setting = self._setting_key(instance)
+        if setting is not None:
+            return setting
+        operator = self._operator_key(wire, instance, base_url)
+        if operator is not None:
+            return operator
+        if not WIRE_TYPES[wire].key_required or wire in LOCAL_WIRE_TYPES:
+            return None, "local"
+        return None
+
+    def _entry_key(self, level: str, owner: str, entry: ProviderEntry) -> tuple[Secret | None, str] | None:
+        if entry.api_key_ref:
+            chain = [(level, owner), ("tenant", None)] if level != "tenant" else [("tenant", None)]
+            found = self.credentials.find(self.scope.tenant, chain, entry.api_key_ref)
+            if found is None:
+                self.missing.append(f"{level} {owner}: credential {entry.api_key_ref!r} is not in the store")
+                log.warning("credential %r of %s %s is not in the store", entry.api_key_ref, level, owner)
+                return None
+            return found[0], level
+        wire = self.wire_type(entry.instance)
+        if entry.local or (wire is not None and not WIRE_TYPES[wire].key_required):
+            return None, "local" if entry.local or wire in LOCAL_WIRE_TYPES else level
+        return None  # an entry without a key: the cascade goes on looking for one
+
+    def _setting_key(self, instance: str) -> tuple[Secret, str] | None:
+        key = f"ai.provider.{instance}.apiKey"
+        secret = self.settings.secret(key)
+        if not secret:
+            return None
+        row = self.settings.row(key)
+        level = row.level if row is not None else "tenant"
+        return secret, {"project": "project", "tenant": "tenant"}.get(level, "operator")
+
+    def _operator_key(self, wire: str, instance: str, base_url: str) -> tuple[Secret, str] | None:
+        if (self.settings.get(OPERATOR_KEYS) or "allow").strip().lower() == "deny":
+            return None
+        if not self._operator_endpoint(wire, instance, base_url):
+            return None
+        if instance == wire:
+            names = OPERATOR_ENV.get(wire, ())
+        else:  # a named instance or a gateway: only its own variable, never the vendor's key
+            names = (instance.upper().replace("-", "_").replace(".", "_") + "_API_KEY",)
+        for name in names:
+            if self.environ.get(name):
+                return Secret(self.environ[name]), "operator"
+        return None
+
+    def _operator_endpoint(self, wire: str, instance: str, base_url: str) -> bool:
+        """The operator's key may only go where the operator sends it: the vendor's own endpoint, or
+        a base URL set at the system level. A tenant pointing `ai.provider.openai.baseUrl` at its own
+        server must not receive the operator's OPENAI_API_KEY."""
+        if instance == wire and uses_default_endpoint(wire, base_url):
+            return True
+        row = self.settings.row(f"ai.provider.{instance}.baseUrl")
+        return (
+            row is not None
+            and row.level in ("system", "builtin")
+            and base_url_for(wire, row.value) == base_url
+        )
+
+    # -- candidates ---------------------------------------------------------------------------
+
+    def primary(self, resolution: Resolution) -> Candidate | None:
+        wire, instance, model = resolution.protocol_type, resolution.instance, resolution.model
+        entry = self._entry_for(instance, model)
+        base = self.base_url(wire, instance, entry)
+        found = self.key_for(wire, instance, model, base)
+        if found is None:
+            self.missing.append(f"{instance}: no key (account, project, team, tenant{self._operator_note()})")
+            return None
+        key, source = found
+        return Candidate(
+            wire, instance, model, base, key, source,
+            priority=entry.priority if entry else 0,
+            unlimited=bool(entry and entry.unlimited),
+            local=bool(entry and entry.local) or source == "local",
+        )  # fmt: skip
+
+    def fallbacks(
+        self, primary: Candidate | None, resolution: Resolution, policy: FailoverPolicy
+    ) -> list[Candidate]:
+        """Other configured entries by priority, then local ones, each with its own key."""
+        seen = {(primary.instance, primary.model)} if primary else {(resolution.instance, resolution.model)}
+        cloud: list[tuple[int, int, Candidate]] = []
+        local: list[tuple[int, int, Candidate]] = []
+        order = 0
+        for level in CASCADE:
+            cfg = self.scope.config(level)
+            for entry in cfg.providers if cfg is not None else ():
+                order += 1
+                wire = self.wire_type(entry.instance)
+                if wire is None:
+                    self.missing.append(f"{level} entry {entry.provider!r}: unknown provider")
+                    continue
+                model = entry.model or (resolution.model if entry.instance == resolution.instance else None)
+                if model is None or (entry.instance, model) in seen:
+                    continue
+                base = self.base_url(wire, entry.instance, entry)
+                found = self._entry_key(level, self.scope.owner(level) or "", entry) or self.key_for(
+                    wire, entry.instance, model, base
+                )
+                if found is None:
+                    continue
+                seen.add((entry.instance, model))
+                candidate = Candidate(
+                    wire, entry.instance, model, base, found[0], found[1], entry.priority, entry.unlimited,
+                    entry.local or found[1] == "local",
+                )  # fmt: skip
+                (local if candidate.local else cloud).append((entry.priority, order, candidate))
+        out: list[Candidate] = []
+        if policy.fallback_enabled:
+            out += [c for _, _, c in sorted(cloud, key=lambda t: (t[0], t[1]))]
+        if policy.fallback_to_local:
+            out += [c for _, _, c in sorted(local, key=lambda t: (t[0], t[1]))]
+        return out
+
+    def _entry_for(self, instance: str, model: str) -> ProviderEntry | None:
+        for level in CASCADE:
+            cfg = self.scope.config(level)
+            for entry in cfg.providers if cfg is not None else ():
+                if entry.instance == instance and (entry.model in (None, model)):
+                    return entry
+        return None
+
+    def _operator_note(self) -> str:
+        denied = (self.settings.get(OPERATOR_KEYS) or "allow").strip().lower() == "deny"
+        return ", operator keys denied" if denied else ", operator environment"

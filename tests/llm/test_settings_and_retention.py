@@ -1,0 +1,54 @@
+"""Boot checks of the LLM settings, and retention of usage records and traces."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from zarniwoop.contract.errors import ConfigError
+from zarniwoop.llm.usage import UsageRecord, UsageStore
+
+from ..support.runtime import open_runtime
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "reason"),
+    [
+        ("ai.operatorKeys", "sometimes", "expected allow or deny, got 'sometimes'"),
+        ("ai.quota.webhookUrl", "ftp://x", "expected an http(s) URL, got 'ftp://x'"),
+        ("ai.failover.maxWaitSeconds", "-1", "expected a number ≥ 0"),
+        ("ai.usage.retentionDays", 0, "expected an integer ≥ 1"),
+        ("ai.trace.persist", "maybe", "expected true or false, got 'maybe'"),
+    ],
+)
+async def test_a_bad_llm_setting_fails_start_up_naming_the_key(tmp_path, key, value, reason):
+    with pytest.raises(ConfigError) as caught:
+        await open_runtime(tmp_path, {key: value})
+    assert (caught.value.key, caught.value.reason) == (key, reason)
+    assert not (tmp_path / "home").exists()  # a rejected first start leaves nothing behind
+
+
+async def test_purge_drops_records_and_traces_past_the_retention(tmp_path):
+    async with await open_runtime(tmp_path, {}) as runtime:
+        store = UsageStore(runtime.db)
+        old = (datetime.now(UTC) - timedelta(days=40)).isoformat()
+        await store.record(
+            UsageRecord(
+                "t", "a", "p", None, "openai", "openai", "m", "light", 1, 1, None, "tenant", 1, created_at=old
+            )
+        )
+        await store.record(
+            UsageRecord(
+                "t", "a", "p", None, "openai", "openai", "m", "light", 1, 1, None, "tenant", 1, id="usage_new"
+            )
+        )
+        await runtime.db.execute(
+            "INSERT INTO llm_traces (id, tenant, provider, instance, model, request, created_at) VALUES ('tr', 't', 'o', 'o', 'm', '{}', ?)",
+            (old,),
+        )
+        assert await store.purge(30) == 1
+        assert [r.id for r in await store.query("t")] == ["usage_new"]
+        assert await runtime.db.fetchone("SELECT COUNT(*) FROM llm_traces") == (0,)
