@@ -8,16 +8,21 @@ another. Every request the page makes must go to the server's own origin.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from zarniwoop.llm.usage import UsageRecord, UsageStore
+from zarniwoop.runtime import Runtime
 
 from ..support.bodies import openalex_works, wikipedia_pages
 from ..support.emulator import Emulator, Reply
@@ -114,6 +119,29 @@ def user_token(site, server) -> str:
     )
     assert made.returncode == 0, made.stderr
     return str(json.loads(made.stdout)["token"])
+
+
+def record_llm_calls(site: Site, *records: UsageRecord) -> None:
+    """Write LLM usage rows into the running server's database, as its LLM manager would."""
+
+    async def write() -> None:
+        runtime = await Runtime.open(site.config, home=site.home)
+        try:
+            for record in records:
+                await UsageStore(runtime.db).record(record)
+        finally:
+            await runtime.aclose()
+
+    # on a thread of its own: Playwright's sync API owns this thread's event loop
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, write()).result(timeout=30)
+
+
+def llm_call(project: str, account: str, tokens_in: int, tokens_out: int, cost: float | None) -> UsageRecord:
+    return UsageRecord(
+        "acme", account, project, None, "anthropic", "anthropic", "claude-sonnet-4-5", "chat",
+        tokens_in, tokens_out, cost, "account", 120,
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -385,3 +413,32 @@ def test_the_session_survives_a_reload_and_sign_out_forgets_it(page, server):
     expect(page.get_by_label("API token")).to_be_visible()
     expect(page.get_by_label("API token")).to_be_focused()
     assert page.evaluate("sessionStorage.length") == 0
+
+
+def test_usage_page_shows_the_llm_dashboard_of_the_tokens_project(page, site, user_token, tmp_path):
+    record_llm_calls(
+        site,
+        llm_call("ui", "mike", 12, 29, 0.000471),
+        llm_call("ui", "ann", 100, 400, None),
+        llm_call("elsewhere", "mike", 5, 5, 0.0001),  # another project: not in this token's view
+    )
+    sign_in(page, user_token)
+    page.get_by_role("link", name="Usage").click()
+    llm = page.get_by_role("region", name="LLM tokens")
+    periods = llm.locator("table.llm-periods tbody tr")
+    expect(periods).to_have_count(2)
+    cells = [[c.strip() for c in periods.nth(i).locator("td").all_inner_texts()] for i in range(2)]
+    assert [row[1:] for row in cells] == [["541", "2", "$0.0005", "1"]] * 2  # 41 + 500 tokens, one unpriced
+    assert cells[0][0].startswith("Today (") and cells[1][0].startswith("This month (")
+    by_account = llm.locator("table", has=page.locator("caption", has_text="By account"))
+    rows = by_account.locator("tbody tr")
+    assert sorted(tuple(rows.nth(i).locator("td").all_inner_texts()) for i in range(rows.count())) == [
+        ("ann", "500", "500"),
+        ("mike", "41", "41"),
+    ]
+    expect(llm).to_contain_text("No LLM quota applies here.")
+    page.get_by_label("LLM view").select_option("tenant")
+    page.get_by_role("button", name="Show").click()
+    expect(page.locator("#usage-error")).to_have_text("the tenant-wide LLM usage needs an admin token")
+    expect(llm).to_have_count(0)  # the project's figures are not left standing under the error
+    page.screenshot(path=str(tmp_path / "usage-llm.png"), full_page=True)

@@ -64,7 +64,7 @@ function when(iso) {
   const seconds = Math.round((at.getTime() - Date.now()) / 1000);
   const span = Math.abs(seconds);
   const amount = span < 90 ? `${span} s` : span < 5400 ? `${Math.round(span / 60)} min` : `${Math.round(span / 3600)} h`;
-  const relative = seconds >= 0 ? `in ${amount}` : `${amount} ago`;
+  const relative = span < 5 ? "now" : seconds >= 0 ? `in ${amount}` : `${amount} ago`;
   return h("time", { datetime: iso, title: iso }, `${at.toLocaleString()} (${relative})`);
 }
 
@@ -198,9 +198,13 @@ function setStatus(page, text, { quiet = false } = {}) {
   status.classList.toggle("sr-only", quiet);
 }
 
+const RESULTS = { search: "search-results", routing: "routing-view", investigate: "investigate-results", usage: "usage-view" };
+
 // Every page's failure goes through here: a 401 means the token no longer works, so sign in again.
+// An older answer is cleared: under a new error it would read as the answer to the failed request.
 function fail(page, error) {
   setStatus(page, "");
+  replace($(RESULTS[page]));
   if (error.status === 401) {
     signOut(`Signed out: ${error.message}. Paste a valid token.`);
     return;
@@ -260,7 +264,7 @@ function showSignin() {
 
 function signOut(message) {
   session.clear();
-  for (const name of ["search-results", "routing-view", "investigate-results", "usage-view"]) replace($(name));
+  for (const name of Object.values(RESULTS)) replace($(name));
   showSignin();
   if (message) showError("signin", new ApiError(401, null, message));
   else clearError("signin");
@@ -348,9 +352,7 @@ async function runSearch(event) {
       : `${result.returnedCount} hit${result.returnedCount === 1 ? "" : "s"} from ${result.providerInstanceId ?? "no provider"}${result.cached ? " (cached)" : ""}.`,
       { quiet: true });
   } catch (error) {
-    if (!current()) return;
-    replace($("search-results")); // an older answer under a new error would read as this one's
-    fail("search", error);
+    if (current()) fail("search", error);
   } finally {
     $("search-results").removeAttribute("aria-busy");
   }
@@ -536,9 +538,7 @@ async function runInvestigate(event) {
     renderInvestigation(ranked);
     setStatus("investigate", `${ranked.hits.length} ranked hit${ranked.hits.length === 1 ? "" : "s"}, ${ranked.dropped.length} dropped.`, { quiet: true });
   } catch (error) {
-    if (!current()) return;
-    replace($("investigate-results"));
-    fail("investigate", error);
+    if (current()) fail("investigate", error);
   }
 }
 
@@ -589,7 +589,12 @@ async function loadUsage(event) {
   const current = ticket("usage");
   setStatus("usage", "Loading…");
   try {
-    const report = await busy($("usage-form"), () => api("GET", "/v1/usage", { params: { since: $("usage-since").value.trim() || "24h" } }));
+    const params = {
+      since: $("usage-since").value.trim() || "24h",
+      account: $("usage-account").value.trim(),
+      llmScope: $("usage-llm-scope").value === "project" ? "" : $("usage-llm-scope").value,
+    };
+    const report = await busy($("usage-form"), () => api("GET", "/v1/usage", { params }));
     if (!current()) return;
     renderUsage(report);
     setStatus("usage", `Updated ${new Date().toLocaleTimeString()}.`);
@@ -599,18 +604,20 @@ async function loadUsage(event) {
 }
 
 function renderUsage(report) {
-  if (!report.enabled) {
-    replace($("usage-view"), h("p", { class: "warn-box" }, report.message || "Usage tracking is not enabled."));
-    return;
-  }
-  const r = report.research || { rows: [], totals: {}, quotas: [] };
+  const known = new Set(["scope", "enabled", "research", "message", "llm"]);
+  replace($("usage-view"),
+    report.enabled ? researchUsage(report.research) : h("p", { class: "warn-box" }, report.message || "Usage tracking is not enabled."),
+    report.llm ? llmUsage(report.llm) : null,
+    Object.entries(report).filter(([key]) => !known.has(key)).map(([key, value]) => genericSection(key, value)));
+}
+
+function researchUsage(r) {
   const ms = (v) => v === null || v === undefined ? "—" : `${v} ms`;
   const rows = r.rows.map((row) => [
     h("code", {}, row.instance), row.protocol, row.modality, String(row.calls), String(row.hits),
     String(row.failures), ms(row.p50Ms), ms(row.p95Ms), quota(row.quota),
   ]);
-  const known = new Set(["scope", "enabled", "research", "message"]);
-  replace($("usage-view"),
+  return [
     h("section", { "aria-labelledby": "usage-calls-title" },
       h("h2", { id: "usage-calls-title" }, "Provider calls"),
       h("p", { class: "hint" }, "From ", when(r.since), " to ", when(r.until), "."),
@@ -621,11 +628,67 @@ function renderUsage(report) {
         })
         : h("p", { class: "muted" }, "No provider calls in this window.")),
     h("section", { "aria-labelledby": "usage-quota-title" },
-      h("h2", { id: "usage-quota-title" }, "Quotas"),
+      h("h2", { id: "usage-quota-title" }, "Provider quotas"),
       (r.quotas || []).length
         ? table(null, ["Instance", "Quota"], r.quotas.map((q) => [h("code", {}, q.instance), quota(q.quota)]))
         : h("p", { class: "muted" }, "No instance has a quota configured.")),
-    Object.entries(report).filter(([key]) => !known.has(key)).map(([key, value]) => genericSection(key, value)));
+  ];
+}
+
+function tokens(n) {
+  return n === null || n === undefined ? "—" : Number(n).toLocaleString("en-US");
+}
+
+function bar(used, limit, label) {
+  if (!limit) return tokens(used);
+  return h("div", { class: "quota" },
+    h("meter", { min: 0, max: limit, value: Math.min(used ?? 0, limit), low: 0.7 * limit, high: 0.9 * limit, optimum: 0, "aria-label": label }),
+    h("span", {}, `${tokens(used)} / ${tokens(limit)}`));
+}
+
+// One breakdown (by project, provider, account or model) with today's and this month's tokens side by side.
+function breakdown(title, today, month, columns, keyOf) {
+  const merged = new Map();
+  for (const [period, items] of [["today", today], ["month", month]]) {
+    for (const item of items || []) {
+      const key = keyOf(item);
+      merged.set(key, { ...(merged.get(key) || { item }), [period]: item.tokens });
+    }
+  }
+  if (!merged.size) return null;
+  const rows = [...merged.values()].map((m) => [...columns.map(([, cell]) => cell(m.item)), tokens(m.today ?? 0), tokens(m.month ?? 0)]);
+  return table(title, [...columns.map(([name]) => name), "Today", "This month"], rows, { className: "tokens" });
+}
+
+function llmUsage(llm) {
+  const { today = {}, month = {} } = llm;
+  const who = llm.scope ? `${llm.scope.level}${llm.scope.name ? ` ${llm.scope.name}` : ""}` : "";
+  const periods = [["Today", today], ["This month", month]].map(([name, p]) => [
+    `${name} (${p.bucket ?? "—"})`, bar(p.totalTokens, p.limit, `${name}: ${tokens(p.totalTokens)} tokens`),
+    String(p.calls ?? 0), p.estimatedCostUsd === undefined ? "—" : `$${Number(p.estimatedCostUsd).toFixed(4)}`,
+    String(p.unpricedCalls ?? 0),
+  ]);
+  const quotas = (llm.quotas || []).map((q) => [
+    q.scope, q.period, q.bucket, bar(q.tokensUsed, q.tokensLimit, `${q.scope} ${q.period}: ${tokens(q.tokensUsed)} tokens`),
+    tokens(q.tokensHeld), q.percent === null || q.percent === undefined ? "—" : `${q.percent} %`,
+  ]);
+  const tables = [
+    breakdown("By project", today.byProject, month.byProject, [["Project", (i) => i.project]], (i) => i.project),
+    breakdown("By provider", today.byProvider, month.byProvider,
+      [["Provider", (i) => i.provider], ["Key from", (i) => i.credentialSource]], (i) => `${i.provider}\u0000${i.credentialSource}`),
+    breakdown("By account", today.byAccount, month.byAccount, [["Account", (i) => i.account]], (i) => i.account),
+    breakdown("By model", today.byModel, month.byModel,
+      [["Instance", (i) => h("code", {}, i.instance)], ["Model", (i) => i.model]], (i) => `${i.instance}\u0000${i.model}`),
+  ].filter(Boolean);
+  return h("section", { "aria-labelledby": "usage-llm-title" },
+    h("h2", { id: "usage-llm-title" }, "LLM tokens"),
+    h("p", { class: "hint" }, `Tenant ${llm.tenant ?? "—"} · ${who} · as of `, when(llm.generatedAt), "."),
+    table(null, ["Period", "Tokens (of limit)", "Calls", "Estimated cost", "Unpriced calls"], periods, { className: "llm-periods" }),
+    tables.length ? tables : h("p", { class: "muted" }, "No LLM calls this month."),
+    h("h3", {}, "LLM quota lines"),
+    quotas.length
+      ? table(null, ["Scope", "Period", "Bucket", "Used (of limit)", "Held", "Percent"], quotas, { className: "llm-quotas" })
+      : h("p", { class: "muted" }, "No LLM quota applies here."));
 }
 
 // ---- start -------------------------------------------------------------------------------------
