@@ -13,8 +13,9 @@ import math
 
 from .clock import Clock
 
-MARGIN = 0.01
-"""Slack so that network jitter between us and the provider never puts n+1 calls in one window."""
+MARGIN = 0.05
+"""Slack so that scheduling and network jitter between us and the provider (tens of ms on a busy
+host) never puts n+1 calls in one window as the provider counts them."""
 
 
 class RateLimiter:
