@@ -111,7 +111,9 @@ class Runtime:
             raise
         transport = transport or HttpTransport()
         clock = clock or Clock()
-        factory = ProviderFactory(settings, known, transport, credential_lookup=credentials.search_lookup)
+        factory = ProviderFactory(
+            settings, known, transport, credential_lookup=credentials.search_lookup, home=home_path
+        )
         usage = ZarniwoopUsageCounter(
             db,
             home_path / "spool",

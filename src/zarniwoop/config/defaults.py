@@ -32,6 +32,9 @@ SERVICE_DEFAULTS: dict[str, str] = {
     "research.cache.ttlSeconds.encyclopedia": "86400",
     "research.cache.ttlSeconds.book": "86400",
     "research.cache.ttlSeconds.academic": "86400",
+    # The local index answers in about a millisecond, and a re-index must show at once.
+    "research.cache.ttlSeconds.internal_doc": "0",
+    "research.cache.ttlSeconds.rag": "0",
     "research.hedge.afterMs": "0",
     "research.provenance": "false",
     "research.factory.cache.ttlMinutes": "5",

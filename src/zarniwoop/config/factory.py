@@ -28,6 +28,8 @@ from ..observability.outage import OutageLog
 from . import keys as K
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..transport.http import HttpTransport
     from .settings import ScopedSettings, SettingService
 
@@ -75,6 +77,8 @@ def instance_config(
     protocol: SearchProtocol,
     credential_lookup: CredentialLookup | None = None,
     environ: Mapping[str, str] | None = None,
+    *,
+    home: Path | None = None,
 ) -> InstanceConfig:
     prefix = f"{K.ENDPOINT_PREFIX}{instance_id}."
     raw = settings.with_prefix(prefix)
@@ -104,6 +108,7 @@ def instance_config(
         rate_per_second=settings.get_float(prefix + K.SUFFIX_RATE, default_rate(protocol, key)),
         hedge=settings.get_bool(prefix + K.SUFFIX_HEDGE, True),
         extras=extras,
+        home=home,
     )
 
 
@@ -145,8 +150,11 @@ class ProviderFactory:
         transport: HttpTransport,
         *,
         credential_lookup: CredentialLookup | None = None,
+        home: Path | None = None,
     ) -> None:
         self.settings = settings
+        self.home = home
+        """ZARNIWOOP_HOME, handed to each instance (`InstanceConfig.home`): the local index lives there."""
         self.protocols = protocols
         self.transport = transport
         self.credential_lookup = credential_lookup
@@ -192,7 +200,9 @@ class ProviderFactory:
                 errors[instance_id] = f"unknown protocol {protocol_id!r}"
                 continue
             try:
-                config = instance_config(settings, instance_id, protocol, self.credential_lookup)
+                config = instance_config(
+                    settings, instance_id, protocol, self.credential_lookup, home=self.home
+                )
                 validate = getattr(protocol, "validate_config", None)
                 if validate is not None:
                     validate(config)

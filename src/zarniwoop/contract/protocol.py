@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .enums import Availability, Modality, Tier
@@ -66,6 +67,9 @@ class InstanceConfig:
     hedge: bool = False
     extras: Mapping[str, str] = field(default_factory=dict)
     """Every other suffix (`contactEmail`, `language`, `quota.daily`, …) as a string."""
+    home: Path | None = None
+    """The runtime's data folder (ZARNIWOOP_HOME), for instances that keep files per scope (the
+    local index); None when the factory was built without one."""
 
     def extra(self, name: str, default: str | None = None) -> str | None:
         return self.extras.get(name, default)

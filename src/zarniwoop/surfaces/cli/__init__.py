@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import (
     credentials,
     fetch_content,
+    index_cmd,
     investigate,
     llm,
     mcp_cmd,
@@ -32,6 +33,7 @@ for module in (
     models,
     usage,
     fetch_content,
+    index_cmd,
     tokens,
     serve,
     mcp_cmd,

@@ -5,7 +5,8 @@
 
 The lifespan builds the toolbox, the token store and the MCP server, runs the MCP session manager
 (a mounted sub-app's own lifespan would not run) and the model catalog's periodic refresh. Every `/v1` route needs a bearer token;
-`/healthz` and `/openapi.json` do not. OpenAPI documents the tools' input models as request bodies.
+`/healthz`, `/openapi.json` and the web UI's files (`/`, `/ui/*`: no data in them) do not. OpenAPI
+documents the tools' input models as request bodies.
 """
 
 from __future__ import annotations

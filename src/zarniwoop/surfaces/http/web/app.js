@@ -1,0 +1,713 @@
+// Zarniwoop web UI: a thin client of the /v1 HTTP API, one ES module, no build step, no third-party code.
+//
+// Two rules hold throughout:
+// - Data from the API reaches the page only as text or attribute values (never innerHTML), and a
+//   link is made only of an http(s) URL.
+// - The token lives in this tab's sessionStorage and travels only in the Authorization header; it is
+//   never written into the page (the sign-in field is cleared as soon as it is read).
+
+const TOKEN_KEY = "zarniwoop.token";
+const SCOPE_KEY = "zarniwoop.scope";
+const PAGES = ["search", "routing", "investigate", "usage"];
+
+// Extras worth a label, per modality, in the order a reader wants them; the rest follow as they come.
+const EXTRAS = {
+  ACADEMIC: [["authors", "Authors"], ["year", "Year"], ["venue", "Venue"], ["doi", "DOI"], ["pdfUrl", "PDF"], ["citedByCount", "Cited by"]],
+  IMAGE: [["imageUrl", "Image"], ["width", "Width"], ["height", "Height"], ["siteName", "Site"]],
+  VIDEO: [["channel", "Channel"], ["duration", "Duration"], ["publishedAt", "Published"], ["views", "Views"]],
+  NEWS: [["outlet", "Outlet"], ["publishedAt", "Published"], ["author", "Author"]],
+  BOOK: [["authors", "Authors"], ["firstPublishYear", "First published"], ["isbn", "ISBN"], ["editionCount", "Editions"]],
+  PDF: [["authors", "Authors"], ["year", "Year"], ["pdfUrl", "PDF"]],
+};
+const REACHABLE = { true: "yes", false: "last call failed", null: "not called yet" };
+
+const $ = (id) => document.getElementById(id);
+
+// ---- building DOM from data --------------------------------------------------------------------
+
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "class") el.className = value;
+    else el.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+function safeUrl(value) {
+  try {
+    const url = new URL(String(value));
+    return url.protocol === "https:" || url.protocol === "http:" ? url.href : null;
+  } catch {
+    return null;
+  }
+}
+
+function link(url, text) {
+  const href = safeUrl(url);
+  return href ? h("a", { href, target: "_blank", rel: "noopener noreferrer" }, text ?? url) : text ?? String(url ?? "");
+}
+
+function badge(text, kind = "") {
+  return h("span", { class: `badge ${kind}`.trim() }, text);
+}
+
+function when(iso) {
+  if (!iso) return "—";
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  const seconds = Math.round((at.getTime() - Date.now()) / 1000);
+  const span = Math.abs(seconds);
+  const amount = span < 90 ? `${span} s` : span < 5400 ? `${Math.round(span / 60)} min` : `${Math.round(span / 3600)} h`;
+  const relative = span < 5 ? "now" : seconds >= 0 ? `in ${amount}` : `${amount} ago`;
+  return h("time", { datetime: iso, title: iso }, `${at.toLocaleString()} (${relative})`);
+}
+
+function table(caption, headers, rows, { foot = null, className = "" } = {}) {
+  return h("table", { class: className || null },
+    caption ? h("caption", {}, caption) : null,
+    h("thead", {}, h("tr", {}, headers.map((name) => h("th", { scope: "col" }, name)))),
+    h("tbody", {}, rows.map((cells) => cells instanceof Node ? cells : h("tr", {}, cells.map((c) => h("td", {}, c ?? "—"))))),
+    foot ? h("tfoot", {}, h("tr", {}, foot.map((c) => h("td", {}, c ?? "")))) : null,
+  );
+}
+
+// A table of an array of flat objects whose shape this page does not know (a newer server's section).
+function genericTable(caption, items) {
+  const columns = [...new Set(items.flatMap((item) => Object.keys(item)))];
+  const show = (v) => v === null || v === undefined ? "—" : typeof v === "object" ? JSON.stringify(v) : String(v);
+  return table(caption, columns, items.map((item) => columns.map((c) => show(item[c]))));
+}
+
+function genericSection(title, value) {
+  const body = Array.isArray(value) && value.every((v) => v && typeof v === "object" && !Array.isArray(v))
+    ? genericTable(null, value)
+    : value && Array.isArray(value.rows) ? genericTable(null, value.rows)
+    : h("pre", {}, JSON.stringify(value, null, 2));
+  return h("section", {}, h("h2", {}, title), body);
+}
+
+function quota(q) {
+  if (!q) return "—";
+  const used = q.used ?? "?";
+  const text = q.limit != null ? `${used} / ${q.limit} per ${q.period}` : `${used} used per ${q.period}`;
+  const meter = q.limit ? h("meter", {
+    min: 0, max: q.limit, value: Math.min(q.used ?? 0, q.limit), low: 0.7 * q.limit, high: 0.9 * q.limit,
+    optimum: 0, "aria-label": `quota ${text}`,
+  }) : null;
+  return h("div", { class: "quota" }, meter, h("span", {}, text),
+    q.resetsAt ? h("span", { class: "muted" }, "resets ", when(q.resetsAt)) : null,
+    q.source ? h("span", { class: "muted" }, q.source === "local" ? "counted here" : `reported by the ${q.source}`) : null);
+}
+
+function replace(container, ...children) {
+  container.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined));
+}
+
+// ---- session and API ---------------------------------------------------------------------------
+
+const session = {
+  get token() { return sessionStorage.getItem(TOKEN_KEY); },
+  get scope() {
+    try { return JSON.parse(sessionStorage.getItem(SCOPE_KEY) || "{}"); } catch { return {}; }
+  },
+  save(token, scope) {
+    sessionStorage.setItem(TOKEN_KEY, token);
+    sessionStorage.setItem(SCOPE_KEY, JSON.stringify(scope));
+  },
+  clear() {
+    sessionStorage.removeItem(TOKEN_KEY);
+    sessionStorage.removeItem(SCOPE_KEY);
+  },
+};
+
+class ApiError extends Error {
+  constructor(status, field, message) {
+    super(message);
+    this.status = status;
+    this.field = field;
+  }
+}
+
+async function api(method, path, { body, params = {}, token = session.token, scope = session.scope } = {}) {
+  const url = new URL(path, window.location.origin);
+  for (const [key, value] of Object.entries({ ...scope, ...params })) {
+    if (value) url.searchParams.set(key, value);
+  }
+  const headers = { Accept: "application/json", Authorization: `Bearer ${token}` };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  let response;
+  try {
+    response = await fetch(url, {
+      method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+      cache: "no-store", credentials: "omit", referrerPolicy: "no-referrer",
+    });
+  } catch {
+    throw new ApiError(0, null, "cannot reach the server: is zarniwoop serve still running?");
+  }
+  let data = null;
+  try { data = await response.json(); } catch { data = null; }
+  if (!response.ok) {
+    const error = (data && data.error) || {};
+    throw new ApiError(response.status, error.field || null, error.message || `the server answered HTTP ${response.status}`);
+  }
+  return data;
+}
+
+// ---- messages ----------------------------------------------------------------------------------
+
+function clearError(page) {
+  const box = $(`${page}-error`);
+  box.hidden = true;
+  box.textContent = "";
+  for (const input of document.querySelectorAll(`#page-${page} [aria-invalid]`)) {
+    input.removeAttribute("aria-invalid");
+    input.setAttribute("aria-describedby", (input.dataset.describedby ?? "").trim());
+    if (!input.getAttribute("aria-describedby")) input.removeAttribute("aria-describedby");
+  }
+}
+
+// One clear message naming the field; the field itself is marked invalid and gets the focus.
+function showError(page, error) {
+  clearError(page);
+  const box = $(`${page}-error`);
+  let text = error.message;
+  if (error.field && !text.toLowerCase().startsWith(`${error.field.toLowerCase()}:`)) text = `${error.field}: ${text}`;
+  box.textContent = text;
+  box.hidden = false;
+  const input = error.field ? document.querySelector(`#page-${page} [data-field="${CSS.escape(error.field)}"]`) : null;
+  if (input) {
+    const details = input.closest("details");
+    if (details) details.open = true;
+    input.dataset.describedby = input.getAttribute("aria-describedby") ?? "";
+    input.setAttribute("aria-invalid", "true");
+    input.setAttribute("aria-describedby", `${input.dataset.describedby} ${box.id}`.trim());
+    input.focus();
+  }
+}
+
+// `quiet`: for screen readers only, when the page shows the same thing already.
+function setStatus(page, text, { quiet = false } = {}) {
+  const status = $(`${page}-status`);
+  status.textContent = text;
+  status.classList.toggle("sr-only", quiet);
+}
+
+const RESULTS = { search: "search-results", routing: "routing-view", investigate: "investigate-results", usage: "usage-view" };
+
+// Every page's failure goes through here: a 401 means the token no longer works, so sign in again.
+// An older answer is cleared: under a new error it would read as the answer to the failed request.
+function fail(page, error) {
+  setStatus(page, "");
+  replace($(RESULTS[page]));
+  if (error.status === 401) {
+    signOut(`Signed out: ${error.message}. Paste a valid token.`);
+    return;
+  }
+  showError(page, error);
+}
+
+// Answers to a page's older request are dropped when a newer one was sent meanwhile.
+const latest = {};
+function ticket(page) {
+  latest[page] = (latest[page] ?? 0) + 1;
+  const mine = latest[page];
+  return () => latest[page] === mine;
+}
+
+async function busy(form, work) {
+  const buttons = form ? [...form.querySelectorAll("button")] : [];
+  for (const b of buttons) b.disabled = true;
+  try { return await work(); } finally { for (const b of buttons) b.disabled = false; }
+}
+
+// ---- navigation and sign-in --------------------------------------------------------------------
+
+function currentPage() {
+  const page = window.location.hash.slice(1);
+  return PAGES.includes(page) ? page : "search";
+}
+
+function route({ focus = true } = {}) {
+  if (!session.token) {
+    showSignin();
+    return;
+  }
+  const page = currentPage();
+  $("page-signin").hidden = true;
+  $("nav").hidden = false;
+  $("session").hidden = false;
+  for (const name of PAGES) $(`page-${name}`).hidden = name !== page;
+  for (const a of document.querySelectorAll("#nav a")) {
+    if (a.dataset.page === page) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
+  document.title = `${page[0].toUpperCase()}${page.slice(1)} — Zarniwoop`;
+  if (page === "routing") loadRouting();
+  if (page === "usage") loadUsage();
+  if (focus) (page === "search" ? $("search-query") : $(`${page}-title`)).focus();
+}
+
+function showSignin() {
+  for (const name of PAGES) $(`page-${name}`).hidden = true;
+  $("nav").hidden = true;
+  $("session").hidden = true;
+  $("page-signin").hidden = false;
+  document.title = "Sign in — Zarniwoop";
+  $("token").focus();
+}
+
+function signOut(message) {
+  session.clear();
+  for (const name of Object.values(RESULTS)) replace($(name));
+  showSignin();
+  if (message) showError("signin", new ApiError(401, null, message));
+  else clearError("signin");
+}
+
+// What the routing view tells about the session: the scope, and whether admin-only fields come back.
+function applySession(view) {
+  const admin = (view.search || []).some((row) => "lastError" in row);
+  replace($("scope-label"),
+    h("span", { class: "muted" }, "tenant "), h("strong", {}, view.scope.tenant),
+    h("span", { class: "muted" }, " · project "), h("strong", {}, view.scope.project),
+    admin ? badge("admin view", "info") : null);
+  const pinned = $("search-pinned");
+  const chosen = pinned.value;
+  replace(pinned, h("option", { value: "" }, "Any (the cascade decides)"),
+    (view.search || []).map((row) => h("option", { value: row.id },
+      `${row.id} (${row.protocol})${row.available ? "" : " — unavailable"}`)));
+  pinned.value = [...pinned.options].some((o) => o.value === chosen) ? chosen : "";
+}
+
+async function signIn(event) {
+  event.preventDefault();
+  clearError("signin");
+  const token = $("token").value.trim();
+  $("token").value = ""; // read once; the page never holds it again
+  if (!token) {
+    showError("signin", new ApiError(0, null, "token: paste the API token that zarniwoop serve printed"));
+    $("token").focus();
+    return;
+  }
+  const scope = {};
+  for (const key of ["tenant", "project"]) {
+    const value = $(key).value.trim();
+    if (value) scope[key] = value;
+  }
+  try {
+    const view = await busy($("signin-form"), () => api("GET", "/v1/_routing", { token, scope }));
+    session.save(token, scope);
+    applySession(view);
+    route();
+  } catch (error) {
+    showError("signin", error.status === 401 ? new ApiError(401, null, `Sign-in failed: ${error.message}`) : error);
+    if (error.status === 401) $("token").focus();
+  }
+}
+
+async function refreshSession() {
+  try {
+    applySession(await api("GET", "/v1/_routing"));
+  } catch (error) {
+    if (error.status === 401) signOut(`Signed out: ${error.message}. Paste a valid token.`);
+  }
+}
+
+// ---- search ------------------------------------------------------------------------------------
+
+function count(value) {
+  // A number when it is one; otherwise the text as typed, so that the API names the field.
+  const text = String(value).trim();
+  if (text === "") return undefined;
+  const number = Number(text);
+  return Number.isFinite(number) ? number : text;
+}
+
+async function runSearch(event) {
+  event.preventDefault();
+  clearError("search");
+  const form = $("search-form");
+  const body = { query: form.query.value, modality: form.modality.value, maxResults: count(form.maxResults.value) ?? 10 };
+  const expert = {};
+  for (const key of ["site", "filetype", "dateFrom", "dateTo", "language", "pinnedProviderId"]) {
+    const value = form[key].value.trim();
+    if (value) expert[key] = value;
+  }
+  const path = Object.keys(expert).length ? "/v1/research/search_expert" : "/v1/research/search";
+  const current = ticket("search");
+  setStatus("search", "Searching…");
+  $("search-results").setAttribute("aria-busy", "true");
+  try {
+    const result = await busy(form, () => api("POST", path, { body: { ...body, ...expert } }));
+    if (!current()) return;
+    renderSearch(result);
+    setStatus("search", result.errorMessage
+      ? `No results: ${result.errorMessage}`
+      : `${result.returnedCount} hit${result.returnedCount === 1 ? "" : "s"} from ${result.providerInstanceId ?? "no provider"}${result.cached ? " (cached)" : ""}.`,
+      { quiet: true });
+  } catch (error) {
+    if (current()) fail("search", error);
+  } finally {
+    $("search-results").removeAttribute("aria-busy");
+  }
+}
+
+function extrasList(hit) {
+  const extras = hit.extras || {};
+  const known = EXTRAS[hit.modality] || [];
+  const seen = new Set();
+  const items = [];
+  const add = (key, label) => {
+    const value = extras[key];
+    seen.add(key);
+    if (value === null || value === undefined || value === "" || (Array.isArray(value) && !value.length)) return;
+    if (typeof value === "object" && !Array.isArray(value)) return;
+    let shown;
+    if (Array.isArray(value)) shown = value.slice(0, 5).join(", ") + (value.length > 5 ? " et al." : "");
+    else if (key === "doi" && !safeUrl(value)) shown = link(`https://doi.org/${value}`, String(value));
+    else if (safeUrl(value)) shown = link(value);
+    else shown = String(value);
+    items.push(h("div", {}, h("dt", {}, label), h("dd", {}, shown)));
+  };
+  for (const [key, label] of known) add(key, label);
+  for (const key of Object.keys(extras)) if (!seen.has(key)) add(key, key.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase());
+  return items.length ? h("dl", { class: "extras" }, items) : null;
+}
+
+function hitItem(hit, ...more) {
+  return h("li", { class: "hit" },
+    h("h3", {}, link(hit.url, hit.title || hit.url)),
+    h("div", { class: "url" }, hit.url),
+    ...more,
+    hit.snippet ? h("p", { class: "snippet" }, hit.snippet) : null,
+    extrasList(hit),
+    h("p", { class: "meta" }, `source: ${hit.source ?? "—"} · ${hit.modality}`));
+}
+
+const GATE_KIND = { ready: "ok", skipped_cooldown: "warn", skipped_exhausted: "bad", skipped_no_key: "warn" };
+const OUTCOME_KIND = { success: "ok", empty: "muted", soft_error: "bad", hard_error: "bad", timeout: "bad" };
+
+function attemptsTable(attempts) {
+  const rows = attempts.map((a, i) => h("tr", { class: `attempt outcome-${a.outcome}` },
+    h("td", {}, String(i + 1)),
+    h("td", {}, h("code", {}, a.providerInstanceId)),
+    h("td", {}, badge(a.outcome, OUTCOME_KIND[a.outcome] ?? "skip"), a.panic ? badge("panic", "warn") : null),
+    h("td", { class: "num" }, `${a.durationMs ?? 0} ms`),
+    h("td", {}, a.errorMessage ?? "")));
+  return table(null, ["#", "Provider", "Outcome", "Duration", "Detail"], rows, { className: "attempts" });
+}
+
+function renderSearch(result) {
+  const summary = h("p", { class: "summary" },
+    h("strong", {}, `${result.returnedCount} hit${result.returnedCount === 1 ? "" : "s"}`),
+    result.providerInstanceId ? [" from ", h("code", {}, result.providerInstanceId)] : null,
+    ` · ${result.modality} · ${result.tier} tier`,
+    result.droppedCount ? ` · ${result.droppedCount} dropped` : null,
+    result.cached ? [" ", badge("cached", "info")] : null);
+  const attempts = result.attempts || [];
+  replace($("search-results"),
+    summary,
+    result.errorMessage ? h("p", { class: "warn-box" }, `No provider answered: ${result.errorMessage}`) : null,
+    result.note ? h("p", { class: "note" }, `Note: ${result.note}`) : null,
+    result.hits.length ? h("ol", { class: "hits" }, result.hits.map((hit) => hitItem(hit))) : null,
+    h("section", { class: "trail", "aria-labelledby": "attempts-title" },
+      h("h2", { id: "attempts-title" }, "Attempts"),
+      h("p", { class: "hint" },
+        attempts.length
+          ? "Each candidate the cascade considered, in order: which one answered, and why the others did not."
+          : "No provider was asked.",
+        result.cached ? " Served from the cache: these are the attempts of the search that filled it." : null),
+      attempts.length ? attemptsTable(attempts) : null));
+}
+
+// ---- routing -----------------------------------------------------------------------------------
+
+async function loadRouting() {
+  const current = ticket("routing");
+  clearError("routing");
+  setStatus("routing", "Loading…");
+  try {
+    const [view, providers] = await busy(null, () => Promise.all([
+      api("GET", "/v1/_routing"), api("GET", "/v1/research/providers"),
+    ]));
+    if (!current()) return;
+    applySession(view);
+    renderRouting(view, providers.providers || []);
+    setStatus("routing", `Updated ${new Date().toLocaleTimeString()}.`);
+  } catch (error) {
+    if (current()) fail("routing", error);
+  }
+}
+
+function availability(state) {
+  return h("span", { class: "state" }, h("span", { class: `dot dot-${state.toLowerCase()}`, "aria-hidden": "true" }), state);
+}
+
+function providerRow(row, entry, admin) {
+  const cooldowns = entry?.cooldowns || [];
+  return h("tr", { class: entry && !entry.enabled ? "off" : null, "data-instance": row.id },
+    h("td", {}, availability(entry?.availability ?? (row.available ? "READY" : "DISABLED"))),
+    h("th", { scope: "row" }, h("code", {}, row.id),
+      h("div", { class: "muted" }, entry?.displayName ?? row.protocol,
+        entry && entry.displayName.toLowerCase() !== row.protocol.toLowerCase() ? ` (${row.protocol})` : null)),
+    h("td", {}, (entry?.modalities || []).join(" ")),
+    h("td", {}, row.keyable ? "yes" : badge("no key", "warn"),
+      admin && entry?.keySource ? h("div", { class: "muted" }, entry.keySource) : null),
+    h("td", {}, row.selected ? [badge("selected", "ok"), h("div", { class: "muted" }, row.selectedFor.join(" "))] : ""),
+    h("td", {}, row.cooldownUntil ? [when(row.cooldownUntil),
+      cooldowns.map((c) => h("div", { class: "muted" }, `${c.modality}: ${c.reason ?? "cooling down"}`))] : ""),
+    h("td", {}, quota(row.quota)),
+    h("td", {}, REACHABLE[row.reachable] ?? "—"),
+    admin ? h("td", { class: "error-text" }, row.lastError ?? "") : null);
+}
+
+function renderRouting(view, providers) {
+  const byId = Object.fromEntries(providers.map((p) => [p.id, p]));
+  const rows = view.search || [];
+  const admin = rows.some((row) => "lastError" in row);
+  const off = rows.filter((row) => byId[row.id] && byId[row.id].enabled === false);
+  const showOff = $("routing-show-off")?.checked ?? false;
+  const shown = showOff ? rows : rows.filter((row) => !off.includes(row));
+  const headers = ["State", "Instance", "Modalities", "Key", "Selected", "Cooldown until", "Quota", "Reachable"];
+  if (admin) headers.push("Last error");
+  const toggle = off.length ? h("label", { class: "toggle" },
+    h("input", { type: "checkbox", id: "routing-show-off", checked: showOff }),
+    ` Show the ${off.length} switched-off instance${off.length === 1 ? "" : "s"}`) : null;
+
+  const cascades = Object.entries(view.searchCascades || {}).map(([modality, steps]) => h("tr", {},
+    h("th", { scope: "row" }, modality),
+    h("td", {}, h("ol", { class: "cascade" }, steps.map((step) => h("li", {},
+      h("code", {}, step.id), " ",
+      badge(step.gate, GATE_KIND[step.gate] ?? "skip"),
+      step.selected ? [" ", badge("selected", "ok")] : null,
+      step.panic ? [" ", badge("panic", "warn")] : null))))));
+
+  const llm = view.llm || {};
+  const target = (r) => r.error ? h("span", { class: "error-text" }, r.error)
+    : [h("code", {}, r.model ?? ""), h("span", { class: "muted" }, ` via ${r.instance ?? r.providerType ?? "?"}`)];
+  const llmBlock = h("section", { "aria-labelledby": "llm-title" },
+    h("h2", { id: "llm-title" }, "LLM routing"),
+    h("p", {}, h("strong", {}, "Default model: "), llm.default ? target(llm.default) : "—"),
+    (llm.aliases || []).length
+      ? table(null, ["Alias", "Target", "Resolves to"], llm.aliases.map((a) => [a.alias, a.target ?? "", h("span", {}, target(a))]))
+      : h("p", { class: "muted" }, "No model aliases are configured."));
+
+  const known = new Set(["scope", "search", "searchCascades", "tiers", "llm"]);
+  replace($("routing-view"),
+    h("section", { "aria-labelledby": "providers-title" },
+      h("h2", { id: "providers-title" }, "Search providers"),
+      h("p", { class: "hint" }, "Per instance: its state now, whether a key resolves, which modalities pick it, its cooldown, quota and last outcome."),
+      toggle,
+      table(null, headers, shown.map((row) => providerRow(row, byId[row.id], admin)), { className: "providers" })),
+    h("section", { "aria-labelledby": "cascades-title" },
+      h("h2", { id: "cascades-title" }, "Cascade per modality"),
+      h("p", { class: "hint" }, "The order the dispatcher walks for each modality, with each candidate's gate right now."),
+      cascades.length ? table(null, ["Modality", "Candidates in order"], cascades, { className: "cascades" })
+        : h("p", { class: "muted" }, "No modality has a candidate.")),
+    llmBlock,
+    Object.entries(view).filter(([key]) => !known.has(key)).map(([key, value]) => genericSection(key, value)));
+  const box = $("routing-show-off");
+  if (box) {
+    box.addEventListener("change", () => {
+      renderRouting(view, providers);
+      $("routing-show-off").focus(); // the view was rebuilt: keep the keyboard where it was
+    });
+  }
+}
+
+// ---- investigate -------------------------------------------------------------------------------
+
+async function runInvestigate(event) {
+  event.preventDefault();
+  clearError("investigate");
+  const form = $("investigate-form");
+  const body = { question: form.question.value, depth: count(form.depth.value) ?? 0 };
+  const max = count(form.maxResults.value);
+  if (max !== undefined) body.maxResults = max;
+  const current = ticket("investigate");
+  setStatus("investigate", "Investigating… this runs several searches.");
+  try {
+    const ranked = await busy(form, () => api("POST", "/v1/research/investigate", { body }));
+    if (!current()) return;
+    renderInvestigation(ranked);
+    setStatus("investigate", `${ranked.hits.length} ranked hit${ranked.hits.length === 1 ? "" : "s"}, ${ranked.dropped.length} dropped.`, { quiet: true });
+  } catch (error) {
+    if (current()) fail("investigate", error);
+  }
+}
+
+function renderInvestigation(ranked) {
+  const strategies = Object.entries(ranked.strategies || {}).map(([step, name]) => `${step}: ${name}`).join(" · ");
+  const usage = ranked.usage || {};
+  const hits = ranked.hits.map((item) => {
+    const finders = [...new Set((item.sources || []).map((s) => s.providerInstanceId))];
+    return hitItem(item.hit,
+      h("p", { class: "score" },
+        badge(`score ${Number(item.score).toFixed(2)}`, "info"),
+        ` relevance ${Number(item.relevanceScore).toFixed(2)} · affinity ${item.affinity} · found by `,
+        finders.map((f, i) => [i ? ", " : "", h("code", {}, f)])),
+      item.reason ? h("p", { class: "reason" }, h("strong", {}, "Why: "), item.reason) : null);
+  });
+  const plan = ranked.plan || {};
+  replace($("investigate-results"),
+    h("p", { class: "summary" },
+      h("strong", {}, `${ranked.hits.length} ranked hit${ranked.hits.length === 1 ? "" : "s"}`),
+      ` · ${ranked.dropped.length} dropped · ${strategies}`,
+      usage.durationMs !== undefined ? ` · ${usage.durationMs} ms` : null,
+      ranked.refineDepth ? ` · refined ${ranked.refineDepth}×` : null),
+    ranked.rationale ? h("p", { class: "note" }, h("strong", {}, "Rationale: "), ranked.rationale) : null,
+    hits.length ? h("ol", { class: "hits" }, hits) : h("p", { class: "warn-box" }, "No relevant hits."),
+    h("section", { "aria-labelledby": "dropped-title" },
+      h("h2", { id: "dropped-title" }, `Dropped (${ranked.dropped.length})`),
+      ranked.dropped.length
+        ? h("ul", { class: "dropped" }, ranked.dropped.map((d) => h("li", {}, link(d.hit.url, d.hit.title || d.hit.url), " — ", h("span", { class: "reason" }, d.reason))))
+        : h("p", { class: "muted" }, "Nothing was dropped.")),
+    h("section", { "aria-labelledby": "plan-title" },
+      h("h2", { id: "plan-title" }, "Plan"),
+      h("p", {}, h("strong", {}, "Strategy: "), plan.strategy ?? "—", plan.rationale ? ` — ${plan.rationale}` : ""),
+      table(null, ["Planned query", "Modality", "Source affinity"], (plan.searches || []).map((s) => [
+        s.query, s.modality, Object.entries(s.sourceAffinity || {}).map(([id, v]) => `${id} ${v}`).join(", "),
+      ])),
+      h("h3", {}, "Searches run"),
+      table(null, ["Query", "Modality", "Provider", "Hits", "Error"], (ranked.searches || []).map((s) => [
+        s.query, s.modality, s.providerInstanceId ? h("code", {}, s.providerInstanceId) : "—",
+        String(s.hits ?? 0) + (s.cached ? " (cached)" : ""), s.errorMessage ?? "",
+      ]))));
+}
+
+// ---- usage -------------------------------------------------------------------------------------
+
+async function loadUsage(event) {
+  event?.preventDefault();
+  clearError("usage");
+  const current = ticket("usage");
+  setStatus("usage", "Loading…");
+  try {
+    const params = {
+      since: $("usage-since").value.trim() || "24h",
+      account: $("usage-account").value.trim(),
+      llmScope: $("usage-llm-scope").value === "project" ? "" : $("usage-llm-scope").value,
+    };
+    const report = await busy($("usage-form"), () => api("GET", "/v1/usage", { params }));
+    if (!current()) return;
+    renderUsage(report);
+    setStatus("usage", `Updated ${new Date().toLocaleTimeString()}.`);
+  } catch (error) {
+    if (current()) fail("usage", error);
+  }
+}
+
+function renderUsage(report) {
+  const known = new Set(["scope", "enabled", "research", "message", "llm"]);
+  replace($("usage-view"),
+    report.enabled ? researchUsage(report.research) : h("p", { class: "warn-box" }, report.message || "Usage tracking is not enabled."),
+    report.llm ? llmUsage(report.llm) : null,
+    Object.entries(report).filter(([key]) => !known.has(key)).map(([key, value]) => genericSection(key, value)));
+}
+
+function researchUsage(r) {
+  const ms = (v) => v === null || v === undefined ? "—" : `${v} ms`;
+  const rows = r.rows.map((row) => [
+    h("code", {}, row.instance), row.protocol, row.modality, String(row.calls), String(row.hits),
+    String(row.failures), ms(row.p50Ms), ms(row.p95Ms), quota(row.quota),
+  ]);
+  return [
+    h("section", { "aria-labelledby": "usage-calls-title" },
+      h("h2", { id: "usage-calls-title" }, "Provider calls"),
+      h("p", { class: "hint" }, "From ", when(r.since), " to ", when(r.until), "."),
+      rows.length
+        ? table(null, ["Instance", "Protocol", "Modality", "Calls", "Hits", "Failures", "p50", "p95", "Quota"], rows, {
+          className: "usage",
+          foot: ["Total", "", "", String(r.totals.calls), String(r.totals.hits), String(r.totals.failures), "", "", ""],
+        })
+        : h("p", { class: "muted" }, "No provider calls in this window.")),
+    h("section", { "aria-labelledby": "usage-quota-title" },
+      h("h2", { id: "usage-quota-title" }, "Provider quotas"),
+      (r.quotas || []).length
+        ? table(null, ["Instance", "Quota"], r.quotas.map((q) => [h("code", {}, q.instance), quota(q.quota)]))
+        : h("p", { class: "muted" }, "No instance has a quota configured.")),
+  ];
+}
+
+function tokens(n) {
+  return n === null || n === undefined ? "—" : Number(n).toLocaleString("en-US");
+}
+
+function bar(used, limit, label) {
+  if (!limit) return tokens(used);
+  return h("div", { class: "quota" },
+    h("meter", { min: 0, max: limit, value: Math.min(used ?? 0, limit), low: 0.7 * limit, high: 0.9 * limit, optimum: 0, "aria-label": label }),
+    h("span", {}, `${tokens(used)} / ${tokens(limit)}`));
+}
+
+// One breakdown (by project, provider, account or model) with today's and this month's tokens side by side.
+function breakdown(title, today, month, columns, keyOf) {
+  const merged = new Map();
+  for (const [period, items] of [["today", today], ["month", month]]) {
+    for (const item of items || []) {
+      const key = keyOf(item);
+      merged.set(key, { ...(merged.get(key) || { item }), [period]: item.tokens });
+    }
+  }
+  if (!merged.size) return null;
+  const rows = [...merged.values()].map((m) => [...columns.map(([, cell]) => cell(m.item)), tokens(m.today ?? 0), tokens(m.month ?? 0)]);
+  return table(title, [...columns.map(([name]) => name), "Today", "This month"], rows, { className: "tokens" });
+}
+
+function llmUsage(llm) {
+  const { today = {}, month = {} } = llm;
+  const who = llm.scope ? `${llm.scope.level}${llm.scope.name ? ` ${llm.scope.name}` : ""}` : "";
+  const periods = [["Today", today], ["This month", month]].map(([name, p]) => [
+    `${name} (${p.bucket ?? "—"})`, bar(p.totalTokens, p.limit, `${name}: ${tokens(p.totalTokens)} tokens`),
+    String(p.calls ?? 0), p.estimatedCostUsd === undefined ? "—" : `$${Number(p.estimatedCostUsd).toFixed(4)}`,
+    String(p.unpricedCalls ?? 0),
+  ]);
+  const quotas = (llm.quotas || []).map((q) => [
+    q.scope, q.period, q.bucket, bar(q.tokensUsed, q.tokensLimit, `${q.scope} ${q.period}: ${tokens(q.tokensUsed)} tokens`),
+    tokens(q.tokensHeld), q.percent === null || q.percent === undefined ? "—" : `${q.percent} %`,
+  ]);
+  const tables = [
+    breakdown("By project", today.byProject, month.byProject, [["Project", (i) => i.project]], (i) => i.project),
+    breakdown("By provider", today.byProvider, month.byProvider,
+      [["Provider", (i) => i.provider], ["Key from", (i) => i.credentialSource]], (i) => `${i.provider}\u0000${i.credentialSource}`),
+    breakdown("By account", today.byAccount, month.byAccount, [["Account", (i) => i.account]], (i) => i.account),
+    breakdown("By model", today.byModel, month.byModel,
+      [["Instance", (i) => h("code", {}, i.instance)], ["Model", (i) => i.model]], (i) => `${i.instance}\u0000${i.model}`),
+  ].filter(Boolean);
+  return h("section", { "aria-labelledby": "usage-llm-title" },
+    h("h2", { id: "usage-llm-title" }, "LLM tokens"),
+    h("p", { class: "hint" }, `Tenant ${llm.tenant ?? "—"} · ${who} · as of `, when(llm.generatedAt), "."),
+    table(null, ["Period", "Tokens (of limit)", "Calls", "Estimated cost", "Unpriced calls"], periods, { className: "llm-periods" }),
+    tables.length ? tables : h("p", { class: "muted" }, "No LLM calls this month."),
+    h("h3", {}, "LLM quota lines"),
+    quotas.length
+      ? table(null, ["Scope", "Period", "Bucket", "Used (of limit)", "Held", "Percent"], quotas, { className: "llm-quotas" })
+      : h("p", { class: "muted" }, "No LLM quota applies here."));
+}
+
+// ---- start -------------------------------------------------------------------------------------
+
+function start() {
+  $("signin-form").addEventListener("submit", signIn);
+  $("signout").addEventListener("click", () => signOut());
+  $("search-form").addEventListener("submit", runSearch);
+  $("investigate-form").addEventListener("submit", runInvestigate);
+  $("usage-form").addEventListener("submit", loadUsage);
+  $("routing-refresh").addEventListener("click", loadRouting);
+  window.addEventListener("hashchange", () => route());
+  if (session.token) {
+    route({ focus: false });
+    if (currentPage() !== "routing") refreshSession(); // the routing page loads the same view itself
+  } else {
+    showSignin();
+  }
+  document.body.dataset.ready = "true"; // the browser tests wait for this
+}
+
+start();
