@@ -53,3 +53,10 @@ def test_merge_keeps_every_source_and_rank_and_fuses():
     assert [(s.instance, s.rank) for s in top.sources] == [("openalex", 2), ("pubmed", 1)]
     assert top.affinity == 1.4
     assert top.fusion == pytest.approx(1 / 62 + 1 / 61)
+
+
+def test_passages_of_one_local_file_stay_apart():
+    a = SearchHit(title="t", url="file:///notes/plan.md#L10", modality=Modality.INTERNAL_DOC)
+    b = SearchHit(title="t", url="file:///notes/plan.md#L40", modality=Modality.INTERNAL_DOC)
+    assert hit_key(a) != hit_key(b)
+    assert normalize_url("https://example.com/a#section") == "https://example.com/a"

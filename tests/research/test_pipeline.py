@@ -343,3 +343,10 @@ async def test_an_llm_failure_falls_back_and_says_so(tmp_path, emulator):
     assert ranked.strategies["plan"].startswith("heuristic (fallback: ")
     assert ranked.strategies["evaluate"].startswith("lexical (fallback: ")
     assert [h.hit.title for h in ranked.hits] == ["Tardigrade desiccation"]
+
+
+async def test_questions_about_our_own_documents_plan_the_local_index():
+    planner = HeuristicPlanner()
+    available = {Modality.INTERNAL_DOC: ["local"], Modality.WEB: ["wiki"]}
+    plan = await planner.plan("What did we decide in the onboarding meeting about budgets?", available)
+    assert [s.modality for s in plan.searches] == [Modality.INTERNAL_DOC, Modality.WEB]

@@ -40,7 +40,9 @@ def normalize_url(url: str) -> str:
     scheme = parts.scheme.lower()
     if scheme in ("http", "https"):
         scheme = "https"  # http and https of one page are one page
-    return urlunsplit((scheme, host, path, query, ""))
+    # A fragment is noise on the web, but it is what tells two passages of one local file apart.
+    fragment = parts.fragment if scheme == "file" else ""
+    return urlunsplit((scheme, host, path, query, fragment))
 
 
 def identity_key(hit: SearchHit) -> str | None:
