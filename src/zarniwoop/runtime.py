@@ -112,7 +112,12 @@ class Runtime:
         transport = transport or HttpTransport()
         clock = clock or Clock()
         factory = ProviderFactory(
-            settings, known, transport, credential_lookup=credentials.search_lookup, home=home_path
+            settings,
+            known,
+            transport,
+            credential_lookup=credentials.search_lookup,
+            watch=(credentials,),
+            home=home_path,
         )
         usage = ZarniwoopUsageCounter(
             db,

@@ -83,3 +83,24 @@ async def test_a_change_made_by_another_process_is_picked_up(tmp_path, monkeypat
         after = await rt.factory.providers(SearchScope())
         assert after is not before
         assert after.settings.get_bool("research.endpoint.arxiv.enabled", True) is False
+
+
+async def test_a_tenant_credential_set_by_another_process_keys_the_search_endpoint(tmp_path, monkeypatch):
+    from zarniwoop.config import factory as factory_module
+    from zarniwoop.llm.services import credentials_of
+    from zarniwoop.runtime import Runtime
+
+    monkeypatch.setattr(factory_module, "SETTINGS_RECHECK_SECONDS", 0.0)
+    async with await open_runtime(tmp_path) as rt:
+        scope = SearchScope("acme", "review")
+        before = await rt.factory.providers(scope)
+        assert before.instances["serper"].config.api_key is None
+        other = await Runtime.open(
+            tmp_path / "zarniwoop.yaml", home=tmp_path / "home"
+        )  # e.g. `credentials set`
+        await credentials_of(other).set("acme", "tenant", None, "SERPER_API_KEY", "serper-tenant-key")
+        await other.aclose()
+        after = await rt.factory.providers(scope)
+        assert after is not before
+        assert after.instances["serper"].config.api_key.reveal() == "serper-tenant-key"
+        assert after.instances["serper"].config.key_source == "credential:serper"

@@ -16,9 +16,9 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..contract.errors import ConfigError
 from ..contract.protocol import InstanceConfig, ProviderInstance, SearchProtocol, Secret
@@ -45,6 +45,15 @@ OPERATOR_KEY_ENV: dict[str, str] = {
 
 SETTINGS_RECHECK_SECONDS = 2.0
 
+
+class VersionedSource(Protocol):
+    """A snapshot that reloads when its table changed and bumps `version` when it did."""
+
+    version: int
+
+    async def refresh(self, *, max_age: float = 0.0) -> bool: ...
+
+
 CredentialLookup = Callable[[SearchScope, str], "Secret | None"]
 """`(scope, credential name) -> key`: tenant credentials (the LLM credential store), when wired in."""
 
@@ -57,7 +66,8 @@ class ProviderSet:
     settings: ScopedSettings
     instances: dict[str, ProviderInstance]
     built_at: float
-    settings_version: int
+    source_version: tuple[int, ...]
+    """Versions of the settings and credentials it was built from; a change rebuilds it."""
     errors: dict[str, str] = field(default_factory=dict)
     """Endpoints that could not be built (unknown protocol, …), with the reason."""
 
@@ -150,9 +160,12 @@ class ProviderFactory:
         transport: HttpTransport,
         *,
         credential_lookup: CredentialLookup | None = None,
+        watch: Sequence[VersionedSource] = (),
         home: Path | None = None,
     ) -> None:
         self.settings = settings
+        self._sources: tuple[VersionedSource, ...] = (settings, *watch)
+        """What instances are built from (settings, and the credential store when wired in)."""
         self.home = home
         """ZARNIWOOP_HOME, handed to each instance (`InstanceConfig.home`): the local index lives there."""
         self.protocols = protocols
@@ -163,29 +176,36 @@ class ProviderFactory:
         self._settings_outage = OutageLog(log, "settings database")
 
     async def providers(self, scope: SearchScope) -> ProviderSet:
-        # Another process (a CLI `settings set`, another replica) may have changed settings: a cheap
-        # fingerprint query at most every couple of seconds notices it.
+        # Another process (a CLI `settings set` or `credentials set`, another replica) may have changed
+        # what instances are built from: a cheap fingerprint query at most every couple of seconds
+        # notices it.
         try:
-            await self.settings.refresh(max_age=SETTINGS_RECHECK_SECONDS)
+            for source in self._sources:
+                await source.refresh(max_age=SETTINGS_RECHECK_SECONDS)
             self._settings_outage.recovered()
         except Exception as exc:  # the database being down must not stop searches
             self._settings_outage.failed(exc, "searches use the settings loaded before")
         cached = self._cache.get(scope)
-        if cached is not None and cached.settings_version == self.settings.version:
-            ttl = cached.settings.get_int(K.FACTORY_TTL_MINUTES, 5) * 60
-            if time.monotonic() - cached.built_at < ttl:
-                return cached
+        if cached is not None and self._fresh(cached):
+            return cached
         async with self._lock:
             cached = self._cache.get(scope)
-            if cached is not None and cached.settings_version == self.settings.version:
-                ttl = cached.settings.get_int(K.FACTORY_TTL_MINUTES, 5) * 60
-                if time.monotonic() - cached.built_at < ttl:
-                    return cached
+            if cached is not None and self._fresh(cached):
+                return cached
             built = self.build(scope)
             if cached is not None:
                 await _dispose_all(cached)
             self._cache[scope] = built
             return built
+
+    def _version(self) -> tuple[int, ...]:
+        return tuple(source.version for source in self._sources)
+
+    def _fresh(self, cached: ProviderSet) -> bool:
+        if cached.source_version != self._version():
+            return False
+        ttl = cached.settings.get_int(K.FACTORY_TTL_MINUTES, 5) * 60
+        return time.monotonic() - cached.built_at < ttl
 
     def build(self, scope: SearchScope, overrides: Mapping[str, str] | None = None) -> ProviderSet:
         settings = self.settings.scoped(scope, overrides)
@@ -215,7 +235,7 @@ class ProviderFactory:
                 if custom
                 else HttpProviderInstance(protocol, config, self.transport)
             )
-        return ProviderSet(scope, settings, instances, time.monotonic(), self.settings.version, errors)
+        return ProviderSet(scope, settings, instances, time.monotonic(), self._version(), errors)
 
     async def dispose(self, scope: SearchScope) -> int:
         """Evict a scope's instances and dispose each; returns how many were disposed."""
