@@ -117,6 +117,13 @@ def test_healthz_and_openapi_need_no_token(api):
     body = spec["components"]["schemas"]["ResearchSearchInput"]
     assert list(body["properties"]) == ["query", "modality", "maxResults", "locale"]
     assert body["required"] == ["query", "modality"]
+    # Every status a handler can answer is documented, with the one error shape.
+    responses = spec["paths"]["/v1/research/search"]["post"]["responses"]
+    assert sorted(responses) == ["200", "400", "401", "403", "404", "422", "424", "429"]
+    assert responses["422"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ErrorBody"
+    }
+    assert list(spec["paths"]["/metrics"]["get"]["responses"]["200"]["content"]) == ["text/plain"]
 
 
 FOREIGN = [

@@ -18,6 +18,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ...contract.errors import (
@@ -32,6 +33,29 @@ from ...contract.errors import (
 from ...tools.schema import to_invalid_request
 
 log = logging.getLogger(__name__)
+
+
+class ErrorDetail(BaseModel):
+    field: str | None = None
+    message: str
+
+
+class ErrorBody(BaseModel):
+    """The one error shape of the HTTP API (documented in OpenAPI for every status below)."""
+
+    error: ErrorDetail
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "Malformed body or configuration problem"},
+    401: {"model": ErrorBody, "description": "Missing or invalid bearer token"},
+    403: {"model": ErrorBody, "description": "The token may not act on this scope or resource"},
+    404: {"model": ErrorBody, "description": "No such resource"},
+    422: {"model": ErrorBody, "description": "Invalid input; `field` names it"},
+    424: {"model": ErrorBody, "description": "Every provider failed"},
+    429: {"model": ErrorBody, "description": "A quota is exhausted"},
+}
+"""`responses=` for the API routers: OpenAPI then documents every status the handlers can answer."""
 
 _STATUS: tuple[tuple[type[ZarniwoopError], int], ...] = (
     (InvalidRequestError, 422),

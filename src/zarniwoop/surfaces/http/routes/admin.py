@@ -13,8 +13,9 @@ from fastapi import APIRouter, Path, Query
 
 from ....services.projects import stop_project
 from ..deps import AdminCaller, Ctx, CurrentPrincipal
+from ..errors import ERROR_RESPONSES
 
-router = APIRouter(prefix="/v1/admin", tags=["admin"])
+router = APIRouter(prefix="/v1/admin", tags=["admin"], responses=ERROR_RESPONSES)
 NAME = r"^[A-Za-z0-9_][A-Za-z0-9_\-.]{0,99}$"
 
 

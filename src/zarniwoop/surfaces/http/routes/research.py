@@ -24,9 +24,10 @@ from ....tools.providers import PROVIDERS
 from ....tools.rich import RICH
 from ....tools.search import SEARCH, SEARCH_EXPERT
 from ..deps import Caller, CallerInfo, Ctx
+from ..errors import ERROR_RESPONSES
 from ..state import AppState
 
-router = APIRouter(prefix="/v1/research", tags=["research"])
+router = APIRouter(prefix="/v1/research", tags=["research"], responses=ERROR_RESPONSES)
 
 
 async def _run(state: AppState, caller: CallerInfo, spec: ToolSpec[Any], body: Any) -> JSONResponse:

@@ -9,8 +9,9 @@ from fastapi import APIRouter
 
 from ....services.routing import routing_report
 from ..deps import Caller, Ctx
+from ..errors import ERROR_RESPONSES
 
-router = APIRouter(tags=["routing"])
+router = APIRouter(tags=["routing"], responses=ERROR_RESPONSES)
 
 
 @router.get("/v1/_routing", summary="Routing view: per instance state, per modality the cascade")

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from fastapi.responses import Response
+from fastapi.responses import PlainTextResponse, Response
 
 from .... import __version__
 from ..deps import CurrentPrincipal
+from ..errors import ErrorBody
 
 router = APIRouter(tags=["system"])
 
@@ -16,7 +17,12 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok", "version": __version__}
 
 
-@router.get("/metrics", summary="Prometheus metrics (text exposition format)")
+@router.get(
+    "/metrics",
+    summary="Prometheus metrics (text exposition format)",
+    response_class=PlainTextResponse,
+    responses={401: {"model": ErrorBody, "description": "Missing or invalid bearer token"}},
+)
 async def metrics(principal: CurrentPrincipal) -> Response:
     from prometheus_client import CONTENT_TYPE_LATEST
 

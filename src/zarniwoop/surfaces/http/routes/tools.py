@@ -13,8 +13,9 @@ from fastapi import APIRouter, Body, HTTPException
 
 from ....tools.registry import TOOL_NAMES
 from ..deps import Caller, Ctx
+from ..errors import ERROR_RESPONSES
 
-router = APIRouter(prefix="/v1/tools", tags=["tools"])
+router = APIRouter(prefix="/v1/tools", tags=["tools"], responses=ERROR_RESPONSES)
 
 
 @router.get("", summary="The five tools with their JSON schemas")

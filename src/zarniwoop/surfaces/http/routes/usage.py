@@ -22,8 +22,9 @@ from ....contract.errors import AccessDeniedError
 from ....llm.services import usage_dashboard
 from ....services.usage import parse_since, research_usage
 from ..deps import Caller, Ctx
+from ..errors import ERROR_RESPONSES
 
-router = APIRouter(tags=["usage"])
+router = APIRouter(tags=["usage"], responses=ERROR_RESPONSES)
 
 
 @router.get("/v1/usage", summary="Provider calls of the scope per instance and modality")
