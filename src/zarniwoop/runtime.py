@@ -199,13 +199,20 @@ def build_dispatcher(
             quota=LocalQuotaGuard(SQLQuotaCounters(db), settings, clock=clock),
             observers=observers,
         )
+    from .dispatch.pacing import RateLimiter
     from .dispatch.quota import RedisQuotaCounters
-    from .dispatch.redis_state import RedisCooldownStore, RedisReachability, RedisResultCache
+    from .dispatch.redis_state import (
+        RedisCooldownStore,
+        RedisRateLimiter,
+        RedisReachability,
+        RedisResultCache,
+    )
 
     return Dispatcher(
         factory,
         RedisCooldownStore(redis),
         clock=clock,
+        limiter=RedisRateLimiter(redis, RateLimiter(clock)),
         cache=RedisResultCache(redis),
         quota=LocalQuotaGuard(RedisQuotaCounters(redis), settings, clock=clock),
         observers=observers,

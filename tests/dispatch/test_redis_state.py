@@ -273,3 +273,55 @@ async def test_searches_survive_a_redis_outage(tmp_path, emulator, redis_config,
     assert len(errors) == len(
         {(r.name, r.getMessage().split(" unavailable")[0]) for r in errors}
     )  # once each
+
+
+def test_pacing_is_shared_by_two_processes(tmp_path, emulator, redis_config):
+    """Two replicas, one credential at 2 requests/s: together they stay at 2 per second."""
+    emulator.add("/p/works", Reply.json(openalex_works(1)))
+    settings = {
+        **only(),
+        **endpoint("oa-p", "openalex", f"{emulator.url}/p", rateLimit__perSecond=2),
+        "research.cache.ttlSeconds": 0,
+        "research.cache.ttlSeconds.academic": 0,
+    }
+    go = tmp_path / "go"
+    children = []
+    for name in ("a", "b"):
+        config, home = _config(tmp_path, name, settings, redis_config)
+        ready = tmp_path / f"ready-{name}"
+        children.append(
+            (
+                ready,
+                subprocess.Popen(
+                    [sys.executable, "-m", "tests.support.burst", str(config), str(home), "--count", "4",
+                     "--concurrency", "4", "--ready-file", str(ready), "--go-file", str(go)],
+                    cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                ),
+            )
+        )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not all(ready.exists() for ready, _ in children) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    go.touch()
+    lines = []
+    for _, child in children:
+        out, err = child.communicate(timeout=60)
+        assert child.returncode == 0, err
+        lines += [json.loads(line) for line in out.splitlines()]
+    assert [line["provider"] for line in lines] == ["oa-p"] * 8  # nobody failed for pacing
+    times = sorted(r.at for r in emulator.requests("/p/works"))
+    assert len(times) == 8
+    for i in range(len(times) - 2):
+        assert times[i + 2] - times[i] >= 0.99, f"3 requests within one second: {times[i : i + 3]}"
+    assert times[-1] - times[0] >= 2.9  # 8 starts at 2/s: the last one no earlier than 3 s after the first
+    # The key never reaches Redis: pacing keys carry a digest, and there is no key here anyway.
+
+
+async def test_pacing_keys_carry_a_digest_of_the_credential_never_the_credential():
+    from zarniwoop.dispatch.pacing import pace_key
+
+    key = pace_key("serper", "serper-main", "sk-live-SECRET")
+    assert "SECRET" not in key
+    assert key == pace_key("serper", "serper-main", "sk-live-SECRET")  # stable across processes
+    assert key != pace_key("serper", "serper-main", "sk-live-OTHER")

@@ -29,7 +29,7 @@ from ..storage.privacy import redact_query
 from .cache import Coalescer, MemoryResultCache, ResultCache
 from .clock import Clock
 from .gate import GO, GateDecision, QuotaGuard, check_cooldown, check_static
-from .pacing import RateLimiter
+from .pacing import Pacer, RateLimiter, pace_key
 from .reachability import LastOutcome, MemoryReachability, ReachabilityStore
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ class Dispatcher:
         cooldowns: CooldownStore,
         *,
         clock: Clock | None = None,
-        limiter: RateLimiter | None = None,
+        limiter: Pacer | None = None,
         cache: ResultCache | None = None,
         quota: QuotaGuard | None = None,
         observers: Sequence[DispatchObserver] = (),
@@ -150,7 +150,7 @@ class Dispatcher:
         self.factory = factory
         self.cooldowns = cooldowns
         self.clock = clock or Clock()
-        self.limiter = limiter or RateLimiter(self.clock)
+        self.limiter: Pacer = limiter or RateLimiter(self.clock)
         self.cache = cache or MemoryResultCache()
         self.quota = quota
         self.observers = list(observers)
@@ -352,9 +352,11 @@ class Dispatcher:
     ) -> SearchResult | None:
         """One provider call; returns the result when it wins (≥1 hit, no error), records an attempt always."""
         config = instance.config
-        pace_key = f"{instance.protocol.id}:{config.instance_id}:{hash(config.api_key)}"
+        key = pace_key(
+            instance.protocol.id, config.instance_id, config.api_key.reveal() if config.api_key else None
+        )
         begin = self.clock.monotonic()
-        await self.limiter.wait(pace_key, config.rate_per_second)
+        await self.limiter.wait(key, config.rate_per_second)
         remaining = run.deadline - self.clock.monotonic()
         timeout = max(0.001, min(config.timeout_ms / 1000, remaining))
         subject = K.cooldown_subject(instance.id, run.request.modality)

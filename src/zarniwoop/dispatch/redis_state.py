@@ -15,6 +15,7 @@ the query text (the dispatcher puts the caller's query back on a hit).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -28,6 +29,7 @@ from redis.exceptions import RedisError
 from ..contract.results import SearchResult
 from ..observability.outage import OutageLog
 from .cooldown import Cooldown, cooldown_policy
+from .pacing import RateLimiter, window_of
 from .reachability import LastOutcome
 
 if TYPE_CHECKING:
@@ -119,6 +121,51 @@ class RedisCooldownStore:
         keys = [k async for k in self.state.client.scan_iter(match=pattern, count=500)]
         if keys:
             await self.state.client.delete(*keys)
+
+
+_PACE = """
+local n = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local slot = now
+if redis.call('LLEN', KEYS[1]) >= n then
+  slot = math.max(now, tonumber(redis.call('LINDEX', KEYS[1], -n)) + window)
+end
+redis.call('RPUSH', KEYS[1], string.format('%.6f', slot))
+redis.call('LTRIM', KEYS[1], -n, -1)
+redis.call('PEXPIRE', KEYS[1], math.ceil((slot - now + window) * 1000) + 1000)
+return string.format('%.6f', slot - now)
+"""
+
+
+class RedisRateLimiter:
+    """Pacing shared by every replica: the sliding-window log of `pacing.RateLimiter`, kept in Redis.
+
+    One Lua script reserves the next start slot atomically on Redis's own clock (so the replicas'
+    clocks need not agree) and returns how long to wait. If Redis is unreachable, the process paces
+    itself alone until it is back — searches never fail for pacing.
+    """
+
+    def __init__(self, state: RedisState, fallback: RateLimiter) -> None:
+        self.state = state
+        self.fallback = fallback
+        self._reserve = state.client.register_script(_PACE)
+        self._outage = OutageLog(log, "Redis (pacing)")
+
+    async def wait(self, key: str, per_second: float | None) -> None:
+        if not per_second or per_second <= 0:
+            return
+        n, window = window_of(per_second)
+        try:
+            delay = float(await self._reserve(keys=[self.state.key("pace", key)], args=[n, repr(window)]))
+            self._outage.recovered()
+        except (RedisError, OSError) as exc:
+            self._outage.failed(exc, "each process paces itself")
+            await self.fallback.wait(key, per_second)
+            return
+        if delay > 0:
+            await asyncio.sleep(delay)
 
 
 class RedisResultCache:
