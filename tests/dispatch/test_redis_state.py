@@ -148,6 +148,37 @@ def _config(tmp_path: Path, name: str, settings: dict, redis_config: dict) -> tu
     return write_config(folder, {"settings": settings, **redis_config}), folder / "home"
 
 
+def _bursts_in_two_processes(tmp_path: Path, settings: dict, redis_config: dict, *, count: int) -> list[dict]:
+    """Two real dispatcher processes sharing Redis, each running `count` concurrent searches, started
+    together behind a file barrier; returns every finished search's line (process a's first)."""
+    go = tmp_path / "go"
+    children = []
+    for name in ("a", "b"):
+        config, home = _config(tmp_path, name, settings, redis_config)
+        ready = tmp_path / f"ready-{name}"
+        children.append(
+            (
+                ready,
+                subprocess.Popen(
+                    [sys.executable, "-m", "tests.support.burst", str(config), str(home), "--count", str(count),
+                     "--concurrency", str(count), "--ready-file", str(ready), "--go-file", str(go)],
+                    cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                ),
+            )
+        )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not all(ready.exists() for ready, _ in children) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    go.touch()
+    lines = []
+    for _, child in children:
+        out, err = child.communicate(timeout=120)
+        assert child.returncode == 0, err
+        lines += [json.loads(line) for line in out.splitlines()]
+    return lines
+
+
 def _zarniwoop(config: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "ZARNIWOOP_HOME": str(home)}
     return subprocess.run(
@@ -199,31 +230,8 @@ def test_200_searches_in_two_processes_against_a_quota_of_100(tmp_path, emulator
         "research.cache.ttlSeconds": 0,
         "research.cache.ttlSeconds.academic": 0,
     }
-    go = tmp_path / "go"
-    children = []
-    for name in ("a", "b"):
-        config, home = _config(tmp_path, name, settings, redis_config)
-        ready = tmp_path / f"ready-{name}"
-        children.append(
-            (
-                ready,
-                subprocess.Popen(
-                    [sys.executable, "-m", "tests.support.burst", str(config), str(home), "--count", "100",
-                     "--concurrency", "100", "--ready-file", str(ready), "--go-file", str(go)],
-                    cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                ),
-            )
-        )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while not all(ready.exists() for ready, _ in children) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    go.touch()  # both processes start their 100 concurrent searches at once
-    lines = []
-    for _, child in children:
-        out, err = child.communicate(timeout=120)
-        assert child.returncode == 0, err
-        lines += [json.loads(line) for line in out.splitlines()]
+    # both processes start their 100 concurrent searches at once
+    lines = _bursts_in_two_processes(tmp_path, settings, redis_config, count=100)
     assert len(lines) == 200
     served = [line["provider"] for line in lines]
     assert served.count("oa-q") == 100
@@ -284,31 +292,7 @@ def test_pacing_is_shared_by_two_processes(tmp_path, emulator, redis_config):
         "research.cache.ttlSeconds": 0,
         "research.cache.ttlSeconds.academic": 0,
     }
-    go = tmp_path / "go"
-    children = []
-    for name in ("a", "b"):
-        config, home = _config(tmp_path, name, settings, redis_config)
-        ready = tmp_path / f"ready-{name}"
-        children.append(
-            (
-                ready,
-                subprocess.Popen(
-                    [sys.executable, "-m", "tests.support.burst", str(config), str(home), "--count", "4",
-                     "--concurrency", "4", "--ready-file", str(ready), "--go-file", str(go)],
-                    cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                ),
-            )
-        )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while not all(ready.exists() for ready, _ in children) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    go.touch()
-    lines = []
-    for _, child in children:
-        out, err = child.communicate(timeout=60)
-        assert child.returncode == 0, err
-        lines += [json.loads(line) for line in out.splitlines()]
+    lines = _bursts_in_two_processes(tmp_path, settings, redis_config, count=4)
     assert [line["provider"] for line in lines] == ["oa-p"] * 8  # nobody failed for pacing
     times = sorted(r.at for r in emulator.requests("/p/works"))
     assert len(times) == 8

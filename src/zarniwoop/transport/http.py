@@ -12,10 +12,12 @@ exceptions are translated into Zarniwoop's (`TransportError`, `ProviderTimeoutEr
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import urljoin, urlsplit
 
 import httpx2
@@ -68,7 +70,7 @@ class HttpTransport:
         url, method, params, body = spec.url, spec.method, spec.params, spec.json_body
         origin = urlsplit(url).netloc
         for _ in range(MAX_REDIRECTS + 1):
-            try:
+            with translate_errors("connect", timeout):
                 request = self.client.build_request(
                     method,
                     url,
@@ -78,10 +80,6 @@ class HttpTransport:
                     timeout=httpx2.Timeout(timeout),
                 )
                 response = await self.client.send(request, stream=True)
-            except httpx2.TimeoutException as exc:
-                raise ProviderTimeoutError(f"no answer within {timeout:.1f}s") from exc
-            except httpx2.HTTPError as exc:
-                raise TransportError(f"network error: {type(exc).__name__}") from exc
             try:
                 if response.status_code in (301, 302, 303, 307, 308) and "location" in response.headers:
                     target = urljoin(str(response.request.url), response.headers["location"])
@@ -91,11 +89,8 @@ class HttpTransport:
                     if response.status_code == 303:
                         method, body = "GET", None
                     continue
-                content = await _read_capped(response, cap)
-            except httpx2.TimeoutException as exc:
-                raise ProviderTimeoutError(f"body not complete within {timeout:.1f}s") from exc
-            except httpx2.HTTPError as exc:
-                raise TransportError(f"network error while reading: {type(exc).__name__}") from exc
+                with translate_errors("read", timeout):
+                    content = await _read_capped(response, cap)
             finally:
                 await response.aclose()
             return RawResponse(
@@ -110,6 +105,25 @@ class HttpTransport:
     async def aclose(self) -> None:
         if self._owns_client:
             await self.client.aclose()
+
+
+_STAGES = {
+    "connect": ("no answer within {:.1f}s", ""),
+    "read": ("body not complete within {:.1f}s", " while reading"),
+    "stream": ("stream stalled for {:.1f}s", " while streaming"),
+}
+
+
+@contextlib.contextmanager
+def translate_errors(stage: Literal["connect", "read", "stream"], timeout: float) -> Iterator[None]:
+    """The one boundary where httpx2's exceptions become Zarniwoop's (search and LLM traffic alike)."""
+    timeout_text, context = _STAGES[stage]
+    try:
+        yield
+    except httpx2.TimeoutException as exc:
+        raise ProviderTimeoutError(timeout_text.format(timeout)) from exc
+    except httpx2.HTTPError as exc:
+        raise TransportError(f"network error{context}: {type(exc).__name__}") from exc
 
 
 async def _read_capped(response: httpx2.Response, cap: int) -> bytes:

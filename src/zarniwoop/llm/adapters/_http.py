@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 
-from ...contract.errors import ParseError, ProviderTimeoutError, ResponseTooLargeError, TransportError
+from ...contract.errors import ParseError, ResponseTooLargeError
+from ...transport.http import translate_errors
 
 if TYPE_CHECKING:
     from ...contract.protocol import RequestSpec
@@ -36,18 +37,11 @@ async def send(
     client: httpx2.AsyncClient, spec: RequestSpec, timeout: float
 ) -> tuple[int, dict[str, str], bytes]:
     """POST one request; `(status, headers, body)` whatever the status."""
-    try:
+    with translate_errors("connect", timeout):
         response = await client.send(_request(client, spec, timeout), stream=True)
-    except httpx2.TimeoutException as exc:
-        raise ProviderTimeoutError(f"no answer within {timeout:.1f}s") from exc
-    except httpx2.HTTPError as exc:
-        raise TransportError(f"network error: {type(exc).__name__}") from exc
     try:
-        body = await _read(response)
-    except httpx2.TimeoutException as exc:
-        raise ProviderTimeoutError(f"body not complete within {timeout:.1f}s") from exc
-    except httpx2.HTTPError as exc:
-        raise TransportError(f"network error while reading: {type(exc).__name__}") from exc
+        with translate_errors("read", timeout):
+            body = await _read(response)
     finally:
         await response.aclose()
     return response.status_code, dict(response.headers), body
@@ -67,39 +61,32 @@ async def stream_payloads(
     client: httpx2.AsyncClient, spec: RequestSpec, timeout: float, adapter: WireAdapter, instance: str
 ) -> AsyncIterator[tuple[str | None, Any]]:
     """Decoded stream events `(event name or None, JSON payload)`; a non-2xx status raises the wire's error."""
-    try:
+    with translate_errors("connect", timeout):
         response = await client.send(_request(client, spec, timeout), stream=True)
-    except httpx2.TimeoutException as exc:
-        raise ProviderTimeoutError(f"no answer within {timeout:.1f}s") from exc
-    except httpx2.HTTPError as exc:
-        raise TransportError(f"network error: {type(exc).__name__}") from exc
     try:
-        if response.status_code >= 400:
-            body = await _read(response)
-            raise adapter.error(response.status_code, dict(response.headers), body, instance)
-        content_type = response.headers.get("content-type", "")
-        framing = "sse" if "event-stream" in content_type else adapter.framing
-        if framing == "json-array":
-            decoder = JsonArrayDecoder()
-            async for chunk in response.aiter_text():
-                for item in decoder.feed(chunk):
-                    yield None, item
-            decoder.close()
-            return
-        sse = SseDecoder()
-        async for line in response.aiter_lines():
-            events = sse.feed_line(line) if framing == "sse" else ndjson_line(line)
-            for event, payload in events:
-                if payload is _DONE:
-                    return
-                yield event, payload
-        for event, payload in sse.flush():
-            if payload is not _DONE:
-                yield event, payload
-    except httpx2.TimeoutException as exc:
-        raise ProviderTimeoutError(f"stream stalled for {timeout:.1f}s") from exc
-    except httpx2.HTTPError as exc:
-        raise TransportError(f"network error while streaming: {type(exc).__name__}") from exc
+        with translate_errors("stream", timeout):
+            if response.status_code >= 400:
+                body = await _read(response)
+                raise adapter.error(response.status_code, dict(response.headers), body, instance)
+            content_type = response.headers.get("content-type", "")
+            framing = "sse" if "event-stream" in content_type else adapter.framing
+            if framing == "json-array":
+                decoder = JsonArrayDecoder()
+                async for chunk in response.aiter_text():
+                    for item in decoder.feed(chunk):
+                        yield None, item
+                decoder.close()
+                return
+            sse = SseDecoder()
+            async for line in response.aiter_lines():
+                events = sse.feed_line(line) if framing == "sse" else ndjson_line(line)
+                for event, payload in events:
+                    if payload is _DONE:
+                        return
+                    yield event, payload
+            for event, payload in sse.flush():
+                if payload is not _DONE:
+                    yield event, payload
     finally:
         await response.aclose()
 
