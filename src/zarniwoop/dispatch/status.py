@@ -85,8 +85,6 @@ async def provider_entries(
 
 RoutingSection = Callable[["SearchScope", bool], Awaitable[Any]]
 """`(scope, admin) -> JSON`: another layer's block of the routing view (the LLM layer's alias resolutions)."""
-ROUTING_SECTIONS_KEY = "routing_sections"
-"""`runtime.extras[ROUTING_SECTIONS_KEY]`: `{name: RoutingSection}` merged into the routing view."""
 
 
 async def routing_view(

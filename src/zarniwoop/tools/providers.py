@@ -13,7 +13,7 @@ from .render import render_providers
 
 
 async def run_providers(ctx: ToolContext, args: ResearchProvidersInput) -> ToolResult:
-    entries = await provider_entries(ctx.runtime.dispatcher, ctx.scope, admin=ctx.admin)
+    entries = await provider_entries(ctx.host.dispatcher, ctx.scope, admin=ctx.admin)
     return ToolResult(name=PROVIDERS.name, structured={"providers": entries}, text=render_providers(entries))
 
 

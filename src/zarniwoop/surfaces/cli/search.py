@@ -156,9 +156,7 @@ def routing(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -
     """Show the cascade per modality, the gate's verdict on each candidate, and which one serves now."""
 
     async def body(rt: Runtime) -> dict[str, Any]:
-        from ...services.routing import routing_report
-
-        return await routing_report(rt, ctx.obj.scope, admin=True)
+        return await rt.routing_report(ctx.obj.scope, admin=True)
 
     view = run(ctx, body)
     if as_json:
