@@ -12,12 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from zarniwoop.contract.errors import ExtractionError, MissingLibraryError
 from zarniwoop.services.indexing import index_path
 from zarniwoop.services.indexing.chunk import MAX_CHARS, OVERLAP_CHARS, TARGET_CHARS, chunk_blocks
 from zarniwoop.services.indexing.extract import (
     Block,
-    ExtractionError,
-    MissingLibraryError,
     extract,
     extract_html,
     extract_markdown,

@@ -38,10 +38,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..contract.enums import Availability, ContentInline, Modality, Tier
-from ..contract.errors import ParseError, ProviderError, ProviderTimeoutError
+from ..contract.errors import IndexFormatError, ParseError, ProviderError, ProviderTimeoutError
 from ..contract.results import ContentRef, SearchHit, SearchResult
 from ..storage.fts_query import build_query
-from ..storage.local_index import IndexFormatError, LocalIndex, PassageHit, index_file
+from ..storage.local_index import LocalIndex, PassageHit, index_file
 from ._text import unsupported_note
 
 if TYPE_CHECKING:
