@@ -38,7 +38,6 @@ from ._web import (
     format_duration,
     hostname,
     language,
-    now_date,
     query_with_operators,
     quota_from_headers,
     region,
@@ -85,10 +84,10 @@ class BraveProtocol:
         if country:
             params.append(("country", country))
         expert = request.expert_params
-        if request.modality in _DATED and ("dateFrom" in expert or "dateTo" in expert):
+        end = expert.get("dateTo") or (request.today.isoformat() if request.today else None)
+        if request.modality in _DATED and end and ("dateFrom" in expert or "dateTo" in expert):
             start = expert.get("dateFrom") or "1970-01-01"
-            end = expert.get("dateTo") or now_date()
-            params.append(("freshness", f"{start}to{end}"))
+            params.append(("freshness", f"{start}to{end}"))  # both ends: an open range ends today
             honoured.update(k for k in ("dateFrom", "dateTo") if k in expert)
         headers = {"Accept": "application/json"}
         if config.api_key:

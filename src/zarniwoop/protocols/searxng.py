@@ -29,7 +29,7 @@ Quirks (see the shared WIRE_NOTES):
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 
 from ..contract.enums import Modality, Tier
@@ -111,15 +111,15 @@ class SearxngProtocol:
             params.append(("engines", engines))
         notes: list[str] = []
         expert = request.expert_params
-        today = datetime.now(UTC).date()
-        if "dateFrom" in expert:
+        today = request.today  # from the dispatcher's clock; without it, dates stay unhonoured
+        if "dateFrom" in expert and today is not None:
             days = (today - date.fromisoformat(expert["dateFrom"])).days
             chosen = next((name for name, reach in _TIME_RANGES if days <= reach), None)
             if chosen:
                 params.append(("time_range", chosen))
                 honoured.add("dateFrom")
                 notes.append(f"dateFrom widened to time_range={chosen}")
-        if "dateTo" in expert and date.fromisoformat(expert["dateTo"]) >= today:
+        if "dateTo" in expert and today is not None and date.fromisoformat(expert["dateTo"]) >= today:
             honoured.add("dateTo")  # an end date of today or later restricts nothing
         return RequestSpec(
             method="GET",
