@@ -30,7 +30,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ...contract.errors import ExtractionError, MissingLibraryError
+from ..contract.errors import ExtractionError, MissingLibraryError
 
 if TYPE_CHECKING:
     from pypdf import PdfReader
