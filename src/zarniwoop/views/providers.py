@@ -24,7 +24,9 @@ RoutingSection = Callable[["SearchScope", bool], Awaitable[Any]]
 """`(scope, admin) -> JSON`: another component's block of the routing view."""
 
 
-async def provider_entries(dispatcher: Dispatcher, scope: SearchScope, *, admin: bool) -> list[dict[str, Any]]:
+async def provider_entries(
+    dispatcher: Dispatcher, scope: SearchScope, *, admin: bool
+) -> list[dict[str, Any]]:
     return [status.to_json(admin=admin) for status in await provider_statuses(dispatcher, scope)]
 
 
