@@ -12,7 +12,7 @@ for which it stays a `ProviderHTTPError`, benches it like every 5xx (DESIGN §5:
 10 min; only a 429's `Retry-After` sets a cooldown's length).
 
 The retry hint is `Retry-After` (seconds or an HTTP date), else what the caller read from the
-body (Gemini's `RetryInfo`, OpenAI's "try again in 3.89s"). Callers read bodies and word the
+body (Gemini's `retryDelay`, OpenAI's "try again in 3.89s"). Callers read bodies and word the
 message; `raise_for_status` is the search side's wording, `llm/adapters/errors.py` the LLM side's.
 
     raise_for_status(raw, "serper-main", detail="Invalid API key")   # → AuthError
