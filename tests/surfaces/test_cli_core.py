@@ -227,7 +227,12 @@ def test_routing_lists_the_cascade(tmp_path, home, emulator):
         },
     )
     view = json.loads(invoke("routing", "--json", config=cfg).stdout)
-    assert view["searchCascades"]["ACADEMIC"][0] == {"id": "oa-a", "gate": "ready", "selected": True}
+    assert view["searchCascades"]["ACADEMIC"][0] == {
+        "id": "oa-a",
+        "gate": "ready",
+        "selected": True,
+        "place": "default",
+    }
     assert [step["id"] for step in view["searchCascades"]["ENCYCLOPEDIA"]] == ["wiki-a"]
     row = next(r for r in view["search"] if r["id"] == "oa-a")
     assert row["keyable"] is True and row["selected"] is True and row["reachable"] is None
