@@ -28,7 +28,7 @@ from ..contract.results import Attempt, SearchResult
 from ..observability.outage import OutageLog
 from ..storage.privacy import redact_query
 from .cache import Coalescer, MemoryResultCache, ResultCache, cache_bypassed
-from .clock import Clock
+from .clock import Clock, utc_date
 from .gate import GO, GateDecision, QuotaGuard, check_cooldown, check_static
 from .pacing import Pacer, RateLimiter, pace_key
 from .reachability import LastOutcome, MemoryReachability, ReachabilityStore
@@ -229,6 +229,8 @@ class Dispatcher:
     ) -> SearchResult:
         settings = provider_set.settings
         deadline_s = settings.get_int(K.DEADLINE_MS, 20000) / 1000
+        if request.today is None:  # protocols get "today" from our clock, never read one themselves
+            request = request.on(utc_date(self.clock.now()))
         run = _Run(request, scope, deadline=self.clock.monotonic() + deadline_s)
         if request.tier is Tier.EXPERT and request.pinned_provider_id:
             pinned = provider_set.instances.get(request.pinned_provider_id)
