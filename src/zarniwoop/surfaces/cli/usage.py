@@ -133,12 +133,16 @@ def metrics(
         return
     import httpx2
 
+    from ...contract.errors import ProviderError
+    from ...transport.http import translate_errors
+
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     target = url.rstrip("/") + "/metrics"
     try:
-        answer = httpx2.get(target, headers=headers, timeout=10.0, trust_env=False)
-    except httpx2.HTTPError as exc:
-        typer.echo(f"error: cannot read {target}: {type(exc).__name__}", err=True)
+        with translate_errors("connect", 10.0, url=target):
+            answer = httpx2.get(target, headers=headers, timeout=10.0, trust_env=False)
+    except ProviderError as exc:
+        typer.echo(f"error: cannot read {target}: {exc.message}", err=True)
         raise typer.Exit(3) from None
     if answer.status_code != 200:
         typer.echo(f"error: {target} answered HTTP {answer.status_code}", err=True)
