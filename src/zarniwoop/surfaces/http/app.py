@@ -23,6 +23,7 @@ from ...tools.registry import Toolbox
 from ..mcp import build_mcp_server, http_principal
 from .errors import install_error_handlers
 from .mcp_endpoint import MCPEndpoint
+from .no_store import NoStoreApiAnswers
 from .routes import ROUTERS
 from .state import AppState
 
@@ -93,6 +94,7 @@ def create_app(
         redoc_url=None,
     )
     install_error_handlers(app)
+    app.add_middleware(NoStoreApiAnswers)
     for router in ROUTERS:
         app.include_router(router)
     endpoint = MCPEndpoint()
