@@ -60,6 +60,7 @@ if TYPE_CHECKING:
 
     from .content.store import ContentStore
     from .contract.protocol import SearchProtocol
+    from .dispatch.probe import ProbeResult
     from .dispatch.redis_state import RedisState
     from .llm.catalog import Catalog
     from .llm.manager import LlmManager
@@ -291,6 +292,20 @@ class Runtime:
 
         return await routing_report(
             self.dispatcher, self.settings, scope, admin=admin, sections=self.routing_sections
+        )
+
+    async def probe_providers(self, scope: SearchScope) -> dict[str, ProbeResult]:
+        """One free reachability probe of each keyless endpoint of the scope (`providers --probe`)."""
+        from .dispatch.probe import Prober
+
+        return await Prober(self.dispatcher).probe_scope(scope)
+
+    def start_probes(self) -> asyncio.Task[None]:
+        """Probe keyless endpoints now and every `research.probe.intervalSeconds` (a server's loop)."""
+        from .dispatch.probe import Prober
+
+        return asyncio.get_running_loop().create_task(
+            Prober(self.dispatcher).run_forever(self.settings.scopes), name="reachability-probes"
         )
 
     async def stop_project(self, scope: SearchScope) -> int:
