@@ -173,8 +173,7 @@ class SQLiteDatabase:
         delay = _FIRST_BACKOFF
         deadline: float | None = None
         while True:
-            while self._open is not None:
-                self._bind_loop()
+            while self._open is not None:  # another task's transaction: not ours to write into
                 await self._idle.wait()
             try:
                 return statement()
