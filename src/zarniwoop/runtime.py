@@ -50,6 +50,7 @@ from .storage.usage import DEFAULT_RETENTION_DAYS, ZarniwoopUsageCounter
 from .tenancy.accounts import OrgDirectory, sync_from_config
 from .tenancy.credentials import CredentialStore
 from .transport.http import HttpTransport
+from .transport.proxies import ProxySettings
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -134,7 +135,8 @@ class Runtime:
             await db.aclose()
             created.remove()  # a rejected configuration leaves nothing behind
             raise
-        transport = transport or HttpTransport()
+        proxies = ProxySettings.resolve(config.http.proxy, config.http.no_proxy, os.environ)
+        transport = transport or HttpTransport(proxies=proxies)
         clock = clock or Clock()
         factory = ProviderFactory(
             settings,
@@ -181,7 +183,7 @@ class Runtime:
         """The content store: hits' bodies into the project workspace, through the SSRF guard."""
         from .content.store import ContentStore
 
-        return ContentStore(self.home, self.settings, self.factory)
+        return ContentStore(self.home, self.settings, self.factory, proxies=self.transport.proxies)
 
     @cached_property
     def tokens(self) -> TokenStore:
@@ -440,6 +442,22 @@ async def seed_settings(
                 )
             )
     await settings.refresh()
+    _warn_unknown_keys(config)
+
+
+def _warn_unknown_keys(config: ConfigFile) -> None:
+    """A key no documentation knows is most likely a typo: say so at start-up, with the nearest one."""
+    from .config.known_keys import known_key, nearest_key
+
+    for _, _, key, _ in config.scoped_settings():
+        if known_key(key) is None:
+            near = nearest_key(key)
+            log.warning(
+                "%s: %s is not a known setting%s",
+                config.path or "config",
+                key,
+                f"; did you mean {near}?" if near else "",
+            )
 
 
 class _FreshFiles:

@@ -23,7 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from ..contract.errors import ConfigError, ZarniwoopError
+from ..contract.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -34,11 +34,6 @@ BUSY_WAIT_SECONDS = 10.0
 """How long a statement waits for another process's write lock before `database is locked`."""
 _FIRST_BACKOFF = 0.001
 _MAX_BACKOFF = 0.02
-
-
-class DatabaseUnavailableError(ZarniwoopError):
-    """The database cannot be reached right now (refused, reset, timed out). Callers on the search
-    path catch it: searches keep working on what is in memory, audit records stay spooled."""
 
 
 class Database(Protocol):
