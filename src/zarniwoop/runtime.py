@@ -36,6 +36,9 @@ from .config.file import ConfigFile, load_config, parse_config
 from .config.settings import SettingService
 from .config.validate import validate_settings
 from .contract.errors import ConfigError
+from .contract.query import SearchScope
+from .dispatch.cache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
+from .dispatch.cache import MemoryResultCache
 from .dispatch.clock import Clock
 from .dispatch.cooldown import SQLCooldownStore
 from .dispatch.dispatcher import Dispatcher, DispatchObserver
@@ -57,7 +60,6 @@ if TYPE_CHECKING:
 
     from .content.store import ContentStore
     from .contract.protocol import SearchProtocol
-    from .contract.query import SearchScope
     from .dispatch.redis_state import RedisState
     from .llm.catalog import Catalog
     from .llm.manager import LlmManager
@@ -342,10 +344,13 @@ def build_dispatcher(
 ) -> Dispatcher:
     """The dispatcher over the embedded stores, or over Redis when one is configured."""
     if redis is None:
+        system = settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
+        max_bytes = system.get_int(K.CACHE_MAX_BYTES, DEFAULT_CACHE_BYTES)
         return Dispatcher(
             factory,
             SQLCooldownStore(db),
             clock=clock,
+            cache=MemoryResultCache(max(0, max_bytes)),
             quota=LocalQuotaGuard(SQLQuotaCounters(db), settings, clock=clock),
             observers=observers,
         )

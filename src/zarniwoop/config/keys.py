@@ -13,6 +13,7 @@ TENANT_LEVEL = "_tenant"
 ENDPOINT_PREFIX = "research.endpoint."
 DEADLINE_MS = "research.deadlineMs"
 CACHE_TTL_SECONDS = "research.cache.ttlSeconds"
+CACHE_MAX_BYTES = "research.cache.maxBytes"
 HEDGE_AFTER_MS = "research.hedge.afterMs"
 PROVENANCE = "research.provenance"
 OPERATOR_KEYS = "research.operatorKeys"
@@ -59,7 +60,7 @@ _BOOL_KEYS = re.compile(r"(\.enabled|\.hedge|^research\.provenance|^research\.co
 _INT_KEYS = re.compile(
     r"(\.timeoutMs|\.order|\.quota\.daily|\.quota\.monthly|^research\.deadlineMs|^research\.cache\.ttlSeconds(\.\w+)?"
     r"|^research\.hedge\.afterMs|^research\.factory\.cache\.ttlMinutes|^research\.quota\.cache\.ttlMinutes"
-    r"|^research\.log\.retentionDays|^research\.content\.maxBytes|^research\.investigate\.minHits)$"
+    r"|^research\.log\.retentionDays|^research\.cache\.maxBytes|^research\.content\.maxBytes|^research\.investigate\.minHits)$"
 )
 
 
