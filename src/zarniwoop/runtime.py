@@ -339,7 +339,7 @@ class Runtime:
         await self.aclose()
 
 
-def validate_all(settings: SettingService, protocols: dict[str, SearchProtocol]) -> list[ConfigError]:
+def validate_all(settings: SettingService, protocols: Mapping[str, SearchProtocol]) -> list[ConfigError]:
     """Search settings and `ai.*` settings, every scope: the boot check and the `settings set` check."""
     from .llm.validate import validate_ai_settings
 
