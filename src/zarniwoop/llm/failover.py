@@ -204,7 +204,12 @@ class FailoverEngine:
                     value = await call(candidate)
                 except QuotaExceededError as exc:
                     attempts.append(
-                        AttemptRecord(candidate.instance, candidate.model, "blocked", exc.message, None, 0)
+                        AttemptRecord(
+                            instance=candidate.instance,
+                            model=candidate.model,
+                            outcome="blocked",
+                            error=exc.message,
+                        )
                     )
                     quota_error, last_reason = exc, short_reason(exc)
                     break
@@ -213,13 +218,13 @@ class FailoverEngine:
                     status = getattr(exc, "status", None)
                     attempts.append(
                         AttemptRecord(
-                            candidate.instance,
-                            candidate.model,
-                            "error",
-                            exc.message,
-                            status,
-                            elapsed,
-                            int(waited * 1000),
+                            instance=candidate.instance,
+                            model=candidate.model,
+                            outcome="error",
+                            error=exc.message,
+                            status=status,
+                            duration_ms=elapsed,
+                            waited_ms=int(waited * 1000),
                         )
                     )
                     last_reason = short_reason(exc)
@@ -234,7 +239,11 @@ class FailoverEngine:
                 elapsed = int((time.perf_counter() - started) * 1000)
                 attempts.append(
                     AttemptRecord(
-                        candidate.instance, candidate.model, "ok", None, None, elapsed, int(waited * 1000)
+                        instance=candidate.instance,
+                        model=candidate.model,
+                        outcome="ok",
+                        duration_ms=elapsed,
+                        waited_ms=int(waited * 1000),
                     )
                 )
                 return FailoverOutcome(value, candidate, tuple(attempts), tuple(switches))

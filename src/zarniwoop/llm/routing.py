@@ -247,11 +247,16 @@ class CandidateBuilder:
             return None
         key, source = found
         return Candidate(
-            wire, instance, model, base, key, source,
+            wire_type=wire,
+            instance=instance,
+            model=model,
+            base_url=base,
+            api_key=key,
+            credential_source=source,
             priority=entry.priority if entry else 0,
             unlimited=bool(entry and entry.unlimited),
             local=bool(entry and entry.local) or source == "local",
-        )  # fmt: skip
+        )
 
     def fallbacks(
         self, primary: Candidate | None, resolution: Resolution, policy: FailoverPolicy
@@ -280,9 +285,16 @@ class CandidateBuilder:
                     continue
                 seen.add((entry.instance, model))
                 candidate = Candidate(
-                    wire, entry.instance, model, base, found[0], found[1], entry.priority, entry.unlimited,
-                    entry.local or found[1] == "local",
-                )  # fmt: skip
+                    wire_type=wire,
+                    instance=entry.instance,
+                    model=model,
+                    base_url=base,
+                    api_key=found[0],
+                    credential_source=found[1],
+                    priority=entry.priority,
+                    unlimited=entry.unlimited,
+                    local=entry.local or found[1] == "local",
+                )
                 (local if candidate.local else cloud).append((entry.priority, order, candidate))
         out: list[Candidate] = []
         if policy.fallback_enabled:
