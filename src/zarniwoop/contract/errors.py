@@ -15,8 +15,10 @@
     │   ├── ResponseTooLargeError               body over the size cap
     │   └── ParseError                          body not what the protocol expects
     ├── QuotaExceededError(level)               a budget is exhausted              → exit 4
+    │   └── RateLimitExceededError(retry_after) a per-minute limit of a level      → exit 4 / HTTP 429
     ├── AccessDeniedError                       token/scope not allowed            → exit 5 / HTTP 401/403
     └── NoProviderAvailableError(attempts)      every candidate failed             → exit 3
+        └── MissingCredentialError(provider)    no key for the asked-for provider  → exit 4
 
 Every error keeps its context in plain attributes and survives pickling (`__reduce__`),
 so it can cross a process boundary (workers, multiprocessing tests) unchanged.
@@ -167,6 +169,15 @@ class QuotaExceededError(ZarniwoopError):
         self.level = level
 
 
+class RateLimitExceededError(QuotaExceededError):
+    """A level's `requests_per_minute` or `tokens_per_minute` is used up; `retry_after` is how many
+    seconds until the window lets this call in (a gateway answers 429 with `Retry-After`)."""
+
+    def __init__(self, level: str, retry_after: float, message: str | None = None) -> None:
+        super().__init__(level, message or f"{level} rate limit reached; retry in {retry_after:.1f}s")
+        self.retry_after = retry_after
+
+
 class AccessDeniedError(ZarniwoopError):
     """The caller may not do this (missing/invalid token, other project's resource)."""
 
@@ -181,3 +192,23 @@ class NoProviderAvailableError(ZarniwoopError):
     def __init__(self, message: str, attempts: tuple[Any, ...] = ()) -> None:
         super().__init__(message)
         self.attempts = attempts
+
+
+class MissingCredentialError(NoProviderAvailableError):
+    """The requested model's provider has no key at any level; nothing else is called in its place
+    unless the tenant allows substitution (`ai.substitute: true`).
+
+    `provider` is the provider instance, `spec` the model spec asked for, `searched` every place
+    looked in, in order (`account mike`, …, `operator environment ANTHROPIC_API_KEY`)."""
+
+    exit_code = 4
+
+    def __init__(self, provider: str, spec: str, searched: tuple[str, ...]) -> None:
+        super().__init__(
+            f"no key for provider {provider!r} (model spec {spec!r}); searched: {', '.join(searched)}. "
+            "Store one (zarniwoop credentials set) or set ai.substitute: true to let another provider serve",
+            (),
+        )
+        self.provider = provider
+        self.spec = spec
+        self.searched = searched

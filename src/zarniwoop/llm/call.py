@@ -17,9 +17,10 @@ if TYPE_CHECKING:
     from .accounts import CallScope
     from .adapters import ChatRequest
     from .aliases import Resolution
-    from .catalog import Catalog
+    from .catalog import Catalog, ModelDoc
     from .failover import AttemptRecord, Candidate, FailoverEngine, Switch
     from .quota import LineStatus, QuotaLine
+    from .rate import RateLine
     from .response import ChatResponse, TokenUsage, ToolCall
     from .routing import SpecChoice
 
@@ -33,13 +34,30 @@ class LlmCall:
     account: str = "default"
     purpose: str = "default"
     model: str | None = None
-    """A model spec for this call only (the innermost override)."""
+    """A model spec for this call only (the innermost override): anything the alias resolver takes
+    (`anthropic:claude-sonnet-4-5`, `default:analyze`, a comma cascade `default:arthur,default:chat`)
+    or `purpose:<name>` (the preferences cascade picks that purpose's model)."""
     overrides: Mapping[str, str] = field(default_factory=dict)
     """The process's `llm_overrides`: purpose → model spec."""
     team: str | None = None
     session_id: str | None = None
     think_process_id: str | None = None
     node_id: str | None = None
+    fallback_models: tuple[str, ...] = ()
+    """The runtime fallback chain (seed 002 `params.fallbackModels`): specs tried in order after the
+    primary model was really called and failed (provider error, overload, quota). Each may be a
+    comma cascade."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelChoice:
+    """The model a call would run on (`LlmManager.choose_model`), before any key or budget."""
+
+    spec: str
+    purpose: str
+    resolution: Resolution
+    doc: ModelDoc | None
+    """Its catalog entry (`size`, `traits`, pricing); None without a catalog."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +88,12 @@ class PreparedCall:
     """`ai.trace.persist`: write the raw exchange to `llm_traces`."""
     webhook_url: str | None
     """`ai.quota.webhookUrl`, where threshold notices go."""
+    rate_lines: tuple[RateLine, ...] = ()
+    """Every per-minute limit of the call's levels."""
+    rate_window: float = 60.0
+    """The sliding window the per-minute limits count over (`ai.rateLimit.windowSeconds`)."""
+    substitution: Switch | None = None
+    """Set when the requested provider had no key and `ai.substitute` let another serve."""
     blocked: LineStatus | None = None
     """The first exhausted line, when a budget is at 100 %."""
 

@@ -61,6 +61,9 @@ class Candidate:
     priority: int = 0
     unlimited: bool = False
     local: bool = False
+    origin: str = "primary"
+    """Why it is a candidate: `primary`, `fallbackModels` (the runtime chain), `priority` (another
+    configured entry), `local`, or `substitute` (the requested provider had no key)."""
 
     @property
     def label(self) -> str:
@@ -128,6 +131,8 @@ class QuotaBlockedError(QuotaExceededError):
         super().__init__(cause.level, cause.message)
         self.attempts = attempts
         self.switches = switches
+        self.retry_after: float | None = getattr(cause, "retry_after", None)
+        """Set when a per-minute rate limit (not a budget) refused: seconds until there is room."""
 
 
 def is_transient(error: BaseException) -> bool:
@@ -191,7 +196,9 @@ class FailoverEngine:
             if quota_error is not None and not candidate.unlimited:
                 continue
             if previous is not None:
-                switch = Switch(previous.instance, candidate.instance, last_reason)
+                switch = Switch(
+                    from_instance=previous.instance, to_instance=candidate.instance, reason=last_reason
+                )
                 switches.append(switch)
                 log.warning(
                     "failover from %s to %s (%s)", switch.from_instance, switch.to_instance, switch.reason

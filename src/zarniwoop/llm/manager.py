@@ -25,14 +25,19 @@ import logging
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..contract.errors import QuotaExceededError
+from ..contract.errors import (
+    MissingCredentialError,
+    QuotaExceededError,
+    RateLimitExceededError,
+    UnknownModelError,
+)
 from ..contract.query import SearchScope
 from .adapters import ADAPTERS, ChatClient, ChatRequest, Endpoint, StreamDelta
-from .aliases import resolve
-from .call import LlmCall, LlmResult, PreparedCall
+from .aliases import alias_fallbacks, resolve
+from .call import LlmCall, LlmResult, ModelChoice, PreparedCall
 from .chain import decorate
 from .failover import (
     AttemptRecord,
@@ -45,19 +50,22 @@ from .failover import (
 )
 from .notify import WEBHOOK_KEY, QuotaNotifier
 from .observers import CallEvent, LlmMetrics, LlmObserver, UsageRecorder, notify_all
-from .quota import Hold, LineStatus, QuotaLedger, exhausted_error, quota_lines
+from .quota import Hold, LineStatus, QuotaLedger, QuotaLine, exhausted_error, quota_lines
+from .rate import DEFAULT_WINDOW_SECONDS, WINDOW_KEY, MemoryRateLimiter, RateLimiter, RateTicket, rate_lines
 from .response import ChatResponse, TokenUsage
 from .routing import CandidateBuilder, SpecChoice, failover_policy, max_tokens_cap, model_spec
 from .sanitize import sanitize
 from .trace import PERSIST_KEY, TraceBuffer
+from .traits import WarnOnce, warning_for
 from .usage import DEFAULT_RETENTION_DAYS, RETENTION_KEY, UsageRecord, UsageStore
 
 if TYPE_CHECKING:
     import httpx2
 
-    from ..config.settings import SettingService
+    from ..config.settings import ScopedSettings, SettingService
     from ..storage.db import Database
-    from .accounts import OrgDirectory
+    from .accounts import CallScope, OrgDirectory
+    from .aliases import Resolution
     from .catalog import Catalog, ModelDoc
     from .credentials import CredentialStore
 
@@ -66,11 +74,14 @@ log = logging.getLogger("zarniwoop.llm")
 LIGHT = "light"
 TIMEOUT_KEY = "ai.call.timeoutMs"
 MAX_WAIT_KEY = "ai.failover.maxWaitSeconds"
+SUBSTITUTE_KEY = "ai.substitute"
+"""`true`: a spec whose provider has no key may be served by another configured provider (recorded)."""
+PURPOSE_PREFIX = "purpose:"
 PURGE_EVERY_SECONDS = 3600.0
 
 _T = TypeVar("_T")
 
-__all__ = ["LlmCall", "LlmManager", "LlmResult", "PreparedCall"]
+__all__ = ["LlmCall", "LlmManager", "LlmResult", "ModelChoice", "PreparedCall"]
 
 
 class LlmManager:
@@ -93,6 +104,7 @@ class LlmManager:
         catalog: Callable[[], Awaitable[Catalog | None]] | None = None,
         notifier: QuotaNotifier | None = None,
         observers: Sequence[LlmObserver] | None = None,
+        rate: RateLimiter | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         environ: Mapping[str, str] | None = None,
     ) -> None:
@@ -108,14 +120,101 @@ class LlmManager:
         self.observers: tuple[LlmObserver, ...] = (
             (UsageRecorder(usage, db), LlmMetrics(), self.notifier) if observers is None else tuple(observers)
         )
+        self.rate: RateLimiter = rate or MemoryRateLimiter()
         self.sleep = sleep
         self.environ = os.environ if environ is None else environ
         self._purged_at = 0.0
+        self._warn_once = WarnOnce()
 
     # -- the path ----------------------------------------------------------------------------
 
+    async def choose_model(self, call: LlmCall) -> ModelChoice:
+        """Which model a call would run on, and its catalog entry — without calling it (recipes use
+        the entry's `size` to pick a prompt variant before they build the request)."""
+        decision = await self._decide(call)
+        catalog = await self._catalog() if self._catalog is not None else None
+        resolution = decision.resolution
+        doc = (
+            catalog.lookup_or_default(
+                resolution.instance,
+                resolution.model,
+                decision.scope_key,
+                fallback_instance=resolution.protocol_type,
+            )
+            if catalog is not None
+            else None
+        )
+        return ModelChoice(
+            spec=decision.choice.spec, purpose=decision.purpose, resolution=resolution, doc=doc
+        )
+
     async def prepare(self, call: LlmCall, request: ChatRequest) -> PreparedCall:
         """Everything before the first byte leaves: scope, budgets, model, keys, candidates."""
+        decision = await self._decide(call)
+        scope, settings, resolution = decision.scope, decision.settings, decision.resolution
+        policy = failover_policy(scope)
+        builder = CandidateBuilder(scope, settings, self.credentials, self.environ)
+        primary = builder.primary(resolution)
+        substitution: Switch | None = None
+        if primary is None and not settings.get_bool(SUBSTITUTE_KEY, False):
+            # No silent substitution: the caller asked for this provider, and it has no key.
+            searched = builder.searched(resolution.protocol_type, resolution.instance)
+            raise MissingCredentialError(resolution.instance, decision.choice.spec, searched)
+        chain = self._fallback_chain(call, decision, builder)
+        candidates = _unique(
+            [*([primary] if primary else []), *chain, *builder.fallbacks(primary, resolution, policy)]
+        )
+        if primary is None and candidates:
+            candidates[0] = replace(candidates[0], origin="substitute")
+            substitution = Switch(
+                from_instance=resolution.instance,
+                to_instance=candidates[0].instance,
+                reason=f"no {resolution.instance} key (ai.substitute)",
+            )
+            log.warning(
+                "no key for %s: %s:%s substituted (ai.substitute)",
+                resolution.instance,
+                candidates[0].instance,
+                candidates[0].model,
+            )
+        blocked = next((s for s in decision.statuses if s.exhausted), None)
+        if blocked is not None:
+            candidates = [c for c in candidates if c.unlimited]  # 100 %: only the local free tier
+        if not candidates and blocked is None:
+            detail = "; ".join(dict.fromkeys(builder.missing)) or "no provider entry or key"
+            raise FailoverError(f"no usable LLM provider for {decision.choice.spec!r} ({detail})", (), ())
+
+        cap = max_tokens_cap(scope)
+        if cap is not None and request.max_tokens > cap:
+            request = replace(request, max_tokens=cap)
+        max_wait = settings.get_float(MAX_WAIT_KEY, 60.0) or 60.0
+        catalog = await self._catalog() if self._catalog is not None else None
+        self._warn_once(warning_for(resolution, catalog, decision.scope_key))
+        return PreparedCall(
+            call=call,
+            scope_key=decision.scope_key,
+            scope=scope,
+            settings=settings,
+            lines=decision.lines,
+            purpose=decision.purpose,
+            choice=decision.choice,
+            resolution=resolution,
+            candidates=tuple(candidates),
+            request=request,
+            estimate=request.estimated_input_tokens() + request.max_tokens,
+            engine=FailoverEngine(policy, sleep=self.sleep, max_wait=max_wait),
+            catalog=catalog,
+            timeout=settings.get_int(TIMEOUT_KEY, 120_000) / 1000,
+            persist_trace=settings.get_bool(PERSIST_KEY, False),
+            webhook_url=settings.get(WEBHOOK_KEY),
+            rate_lines=tuple(rate_lines(scope)),
+            rate_window=settings.get_float(WINDOW_KEY, DEFAULT_WINDOW_SECONDS) or DEFAULT_WINDOW_SECONDS,
+            substitution=substitution,
+            blocked=blocked,
+        )
+
+    async def _decide(self, call: LlmCall) -> _Decision:
+        """Scope, budgets and model: the purpose (`light` at 95 %), the spec, its resolution."""
         await self.settings.refresh(max_age=1.0)
         await self.credentials.refresh(max_age=1.0)
         await self.directory.refresh(max_age=1.0)
@@ -126,7 +225,10 @@ class LlmManager:
         limited = [line for line in lines if line.limit is not None]
         statuses = await self.ledger.status(call.tenant, limited) if limited else []
 
+        spec = (call.model or "").strip()
         purpose = call.purpose
+        if spec.startswith(PURPOSE_PREFIX):  # `purpose:light`: the preferences cascade picks the model
+            purpose, spec = spec[len(PURPOSE_PREFIX) :].strip() or purpose, ""
         if purpose != LIGHT and any((s.percent or 0) >= s.line.light_pct for s in statuses):
             worst = max(statuses, key=lambda s: s.percent or 0)
             log.warning(
@@ -137,42 +239,39 @@ class LlmManager:
                 purpose,
             )
             purpose = LIGHT
-        choice = SpecChoice(call.model, "call") if call.model else model_spec(purpose, scope, call.overrides)
-        resolution = resolve(choice.spec, settings)
-        policy = failover_policy(scope)
-        builder = CandidateBuilder(scope, settings, self.credentials, self.environ)
-        primary = builder.primary(resolution)
-        candidates = ([primary] if primary else []) + builder.fallbacks(primary, resolution, policy)
-        blocked = next((s for s in statuses if s.exhausted), None)
-        if blocked is not None:
-            candidates = [c for c in candidates if c.unlimited]  # 100 %: only the local free tier
-        if not candidates and blocked is None:
-            detail = "; ".join(dict.fromkeys(builder.missing)) or "no provider entry or key"
-            raise FailoverError(f"no usable LLM provider for {choice.spec!r} ({detail})", (), ())
-
-        cap = max_tokens_cap(scope)
-        if cap is not None and request.max_tokens > cap:
-            request = replace(request, max_tokens=cap)
-        max_wait = settings.get_float(MAX_WAIT_KEY, 60.0) or 60.0
-        return PreparedCall(
-            call=call,
-            scope_key=scope_key,
+        choice = SpecChoice(spec, "call") if spec else model_spec(purpose, scope, call.overrides)
+        return _Decision(
             scope=scope,
+            scope_key=scope_key,
             settings=settings,
             lines=tuple(lines),
+            statuses=tuple(statuses),
             purpose=purpose,
             choice=choice,
-            resolution=resolution,
-            candidates=tuple(candidates),
-            request=request,
-            estimate=request.estimated_input_tokens() + request.max_tokens,
-            engine=FailoverEngine(policy, sleep=self.sleep, max_wait=max_wait),
-            catalog=await self._catalog() if self._catalog is not None else None,
-            timeout=settings.get_int(TIMEOUT_KEY, 120_000) / 1000,
-            persist_trace=settings.get_bool(PERSIST_KEY, False),
-            webhook_url=settings.get(WEBHOOK_KEY),
-            blocked=blocked,
+            resolution=resolve(choice.spec, settings),
         )
+
+    def _fallback_chain(
+        self, call: LlmCall, decision: _Decision, builder: CandidateBuilder
+    ) -> list[Candidate]:
+        """The runtime fallback chain: the call's `fallback_models`, then each alias's
+        `ai.alias.<prefix>.<rest>.fallback`; each spec may be a comma cascade. A spec that does not
+        resolve or has no key is skipped (and said why), never substituted."""
+        specs = [*call.fallback_models, *alias_fallbacks(decision.resolution.path, decision.settings)]
+        out: list[Candidate] = []
+        for spec in dict.fromkeys(specs):
+            try:
+                resolution = resolve(spec, decision.settings)
+            except UnknownModelError as exc:
+                log.warning("fallback model %r skipped: %s", spec, exc.reason)
+                builder.missing.append(f"fallback {spec!r}: {exc.reason}")
+                continue
+            candidate = builder.primary(resolution)
+            if candidate is None:
+                log.warning("fallback model %r skipped: no %s key", spec, resolution.instance)
+                continue
+            out.append(replace(candidate, origin="fallbackModels"))
+        return out
 
     async def chat(self, call: LlmCall, request: ChatRequest) -> LlmResult:
         """One call through the whole path; the sanitised answer with who served it and what it cost.
@@ -185,7 +284,7 @@ class LlmManager:
 
         async def attempt(
             candidate: Candidate,
-        ) -> tuple[ChatResponse, Hold | None, TraceBuffer, ModelDoc | None]:
+        ) -> tuple[ChatResponse, _Admission | None, TraceBuffer, ModelDoc | None]:
             hold = await self._reserve(prep, candidate)
             try:
                 doc = self._model_doc(prep, candidate)
@@ -221,7 +320,7 @@ class LlmManager:
 
         async def open_stream(
             candidate: Candidate,
-        ) -> tuple[AsyncIterator[StreamDelta | ChatResponse], StreamDelta | ChatResponse, Hold | None]:
+        ) -> tuple[AsyncIterator[StreamDelta | ChatResponse], StreamDelta | ChatResponse, _Admission | None]:
             hold = await self._reserve(prep, candidate)
             try:
                 items = self._client(prep, candidate).stream(prep.request).__aiter__()
@@ -289,17 +388,40 @@ class LlmManager:
         except (QuotaBlockedError, FailoverError) as exc:
             outcome = "blocked" if isinstance(exc, QuotaExceededError) else "error"
             await self._record_failure(prep, outcome, exc, exc.attempts, exc.switches, started)
+            if isinstance(exc, QuotaBlockedError) and exc.retry_after is not None:
+                raise RateLimitExceededError(exc.level, exc.retry_after, exc.message) from exc
             raise
 
-    async def _reserve(self, prep: PreparedCall, candidate: Candidate) -> Hold | None:
-        """Hold the estimate at every level at once (the local free tier holds nothing)."""
+    async def _reserve(self, prep: PreparedCall, candidate: Candidate) -> _Admission | None:
+        """Hold the estimate at every level at once and admit the attempt into every per-minute
+        window (the local free tier holds nothing and is never rate-limited)."""
         if candidate.unlimited:
             return None
-        return await self.ledger.reserve(prep.call.tenant, prep.lines, prep.estimate)
+        hold = await self.ledger.reserve(prep.call.tenant, prep.lines, prep.estimate)
+        ticket = None
+        if prep.rate_lines:
+            try:
+                ticket = await self.rate.admit(
+                    prep.call.tenant, prep.rate_lines, prep.estimate, window=prep.rate_window
+                )
+            except BaseException:
+                await self.ledger.release(hold)
+                raise
+        return _Admission(hold, ticket)
 
-    async def _release(self, hold: Hold | None) -> None:
-        if hold is not None:
-            await self.ledger.release(hold)
+    async def _release(self, admission: _Admission | None) -> None:
+        if admission is None:
+            return
+        await self.ledger.release(admission.hold)
+        if admission.ticket is not None:
+            await self.rate.release(admission.ticket)
+
+    async def _settle(self, admission: _Admission | None, tokens: int) -> list[LineStatus]:
+        if admission is None:
+            return []
+        if admission.ticket is not None:
+            await self.rate.settle(admission.ticket, tokens)
+        return await self.ledger.settle(admission.hold, tokens)
 
     def _client(self, prep: PreparedCall, candidate: Candidate) -> ChatClient:
         """A fresh client with this candidate's key over the shared pool (well under 1 ms)."""
@@ -316,7 +438,7 @@ class LlmManager:
         candidate: Candidate,
         response: ChatResponse,
         *,
-        hold: Hold | None,
+        hold: _Admission | None,
         sink: TraceBuffer,
         doc: ModelDoc | None,
         attempts: tuple[AttemptRecord, ...],
@@ -325,10 +447,11 @@ class LlmManager:
     ) -> LlmResult:
         """Settle real usage, tell the observers, and build the result."""
         call = prep.call
+        switches = _with_substitution(prep, switches)
         usage = response.usage or TokenUsage(
             prep.request.estimated_input_tokens(), max(1, len(response.text) // 4)
         )
-        statuses: list[LineStatus] = await self.ledger.settle(hold, usage.total) if hold is not None else []
+        statuses = await self._settle(hold, usage.total)
         cost = doc.cost_usd(usage.input, usage.output) if doc is not None else None
         duration = int((time.perf_counter() - started) * 1000)
         record = UsageRecord(
@@ -385,6 +508,7 @@ class LlmManager:
         started: float,
     ) -> None:
         call = prep.call
+        switches = _with_substitution(prep, switches)
         first = prep.candidates[0] if prep.candidates else None
         record = UsageRecord(
             tenant=call.tenant,
@@ -449,6 +573,43 @@ class LlmManager:
         return await self.chat(
             LlmCall(**call), ChatRequest.prompt(prompt, system=system, max_tokens=max_tokens)
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Decision:
+    """The first half of `prepare`: who, under which budgets, on which model."""
+
+    scope: CallScope
+    scope_key: SearchScope
+    settings: ScopedSettings
+    lines: tuple[QuotaLine, ...]
+    statuses: tuple[LineStatus, ...]
+    purpose: str
+    choice: SpecChoice
+    resolution: Resolution
+
+
+@dataclass(frozen=True, slots=True)
+class _Admission:
+    """What one attempt holds: the budget reservation and the rate-window ticket."""
+
+    hold: Hold
+    ticket: RateTicket | None
+
+
+def _unique(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """First occurrence of each (instance, model) wins."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for candidate in candidates:
+        if (candidate.instance, candidate.model) not in seen:
+            seen.add((candidate.instance, candidate.model))
+            out.append(candidate)
+    return out
+
+
+def _with_substitution(prep: PreparedCall, switches: tuple[Switch, ...]) -> tuple[Switch, ...]:
+    return ((prep.substitution,) if prep.substitution is not None else ()) + switches
 
 
 def _secrets(candidate: Candidate) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .credentials import CredentialStore
     from .manager import LlmManager
     from .quota import QuotaLedger
+    from .rate import RateLimiter
 
 CREDENTIALS = "credentials"
 ORG = "org"
@@ -53,6 +54,16 @@ def quota_ledger(runtime: Runtime) -> QuotaLedger:
     return found
 
 
+def rate_limiter(runtime: Runtime) -> RateLimiter:
+    """Per-minute limits: one window for every replica in Redis (`redis_url`), else this process's."""
+    from .rate import MemoryRateLimiter, RedisRateLimiter
+
+    redis = getattr(runtime, "redis", None)
+    if redis is not None:
+        return RedisRateLimiter(redis.client, prefix=redis.prefix)
+    return MemoryRateLimiter()
+
+
 async def get_llm(runtime: Runtime) -> LlmManager:
     """The runtime's `LlmManager`, created on first use (search-only commands never pay for it)."""
     found: LlmManager | None = runtime.extras.get(LLM)
@@ -70,6 +81,7 @@ async def get_llm(runtime: Runtime) -> LlmManager:
                 return await get_catalog(runtime)
 
             found = LlmManager(
+                rate=rate_limiter(runtime),
                 db=runtime.db,
                 settings=runtime.settings,
                 credentials=credentials_of(runtime),
