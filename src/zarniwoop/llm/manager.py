@@ -57,7 +57,7 @@ from .routing import CandidateBuilder, SpecChoice, failover_policy, max_tokens_c
 from .sanitize import sanitize
 from .trace import PERSIST_KEY, TraceBuffer
 from .traits import WarnOnce, warning_for
-from .usage import DEFAULT_RETENTION_DAYS, RETENTION_KEY, UsageRecord, UsageStore
+from .usage import UsageRecord, UsageStore
 
 if TYPE_CHECKING:
     import httpx2
@@ -77,7 +77,6 @@ MAX_WAIT_KEY = "ai.failover.maxWaitSeconds"
 SUBSTITUTE_KEY = "ai.substitute"
 """`true`: a spec whose provider has no key may be served by another configured provider (recorded)."""
 PURPOSE_PREFIX = "purpose:"
-PURGE_EVERY_SECONDS = 3600.0
 
 _T = TypeVar("_T")
 
@@ -123,7 +122,6 @@ class LlmManager:
         self.rate: RateLimiter = rate or MemoryRateLimiter()
         self.sleep = sleep
         self.environ = os.environ if environ is None else environ
-        self._purged_at = 0.0
         self._warn_once = WarnOnce()
 
     # -- the path ----------------------------------------------------------------------------
@@ -533,19 +531,6 @@ class LlmManager:
             node_id=call.node_id,
         )
         await notify_all(self.observers, CallEvent(record=record))
-
-    async def _purge_now_and_then(self) -> None:
-        """Drop usage records and traces past `ai.usage.retentionDays` — at most once an hour."""
-        now = time.monotonic()
-        if self._purged_at and now - self._purged_at < PURGE_EVERY_SECONDS:
-            return
-        self._purged_at = now
-        days = self.settings.scoped(SearchScope("_system", "_tenant")).get_int(
-            RETENTION_KEY, DEFAULT_RETENTION_DAYS
-        )
-        removed = await self.usage.purge(max(1, days))
-        if removed:
-            log.info("purged %d LLM usage records older than %d days", removed, days)
 
     def _model_doc(self, prep: PreparedCall, candidate: Candidate) -> ModelDoc | None:
         if prep.catalog is None:

@@ -5,7 +5,8 @@
     {"scope": {...},
      "search": [...], "searchCascades": {...}, "tiers": [...],      # dispatch/status.py:routing_view
      "llm": {"default": {providerType, instance, model, path} | {"error"},
-             "aliases": [{alias, target, providerType, instance, model, path} | {alias, target, error}]},
+             "aliases": [{alias, target, providerType, instance, model, path} | {alias, target, error}],
+             "warnings": [{alias, instance, model, contextDiscipline, message}]},   # seed 002 §7a
      ...sections other layers attach as runtime.extras["routing_sections"]}
 """
 
@@ -26,7 +27,17 @@ async def routing_report(runtime: Runtime, scope: SearchScope, *, admin: bool) -
         runtime.dispatcher, scope, admin=admin, sections=runtime.extras.get(ROUTING_SECTIONS_KEY)
     )
     view["llm"] = llm_routing(runtime, scope)
+    view["llm"]["warnings"] = await llm_warnings(runtime, scope)
     return view
+
+
+async def llm_warnings(runtime: Runtime, scope: SearchScope) -> list[dict[str, Any]]:
+    """Research aliases (`default:analyze|web|deep`) bound to a model with weak context discipline."""
+    from ..llm.service import get_catalog
+    from ..llm.traits import discipline_warnings
+
+    catalog = await get_catalog(runtime)
+    return [w.to_json() for w in discipline_warnings(runtime.settings.scoped(scope), catalog, scope)]
 
 
 def llm_routing(runtime: Runtime, scope: SearchScope) -> dict[str, Any]:
@@ -42,4 +53,4 @@ def llm_routing(runtime: Runtime, scope: SearchScope) -> dict[str, Any]:
     return {"default": default, "aliases": alias_table(settings)}
 
 
-__all__ = ["llm_routing", "routing_report"]
+__all__ = ["llm_routing", "llm_warnings", "routing_report"]

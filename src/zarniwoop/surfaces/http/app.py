@@ -72,13 +72,16 @@ def create_app(
             )
             state.mcp_sessions = mcp.session_manager
             app.state.zarniwoop = state
+            from ...llm.retention import start_retention_loop, stop_retention_loop
             from ...llm.service import close_catalog, start_catalog_refresh
 
             await start_catalog_refresh(rt)  # a long-running server keeps the model catalog fresh
+            retention = start_retention_loop(rt.db, rt.settings)  # LLM usage/trace retention, periodic
             try:
                 async with mcp.session_manager.run():
                     yield
             finally:
+                await stop_retention_loop(retention)
                 await close_catalog(rt)
         finally:
             if owned:
