@@ -124,9 +124,7 @@ async def test_over_the_limit_is_refused_before_any_upstream_call_with_retry_aft
     emulator.add(ANTHROPIC_PATH, reply)
     path = write_config(tmp_path, tenant_config(emulator, 60))
     async with await Runtime.open(path, home=tmp_path / "home") as runtime:
-        from zarniwoop.llm.services import get_llm
-
-        manager = await get_llm(runtime)
+        manager = await runtime.llm()
         manager._catalog = None
         call = LlmCall(tenant="acme", account="ann")
         for _ in range(10):

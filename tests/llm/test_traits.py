@@ -16,9 +16,7 @@ from zarniwoop.contract.query import SearchScope
 from zarniwoop.llm.adapters import ChatRequest
 from zarniwoop.llm.catalog import DocumentError, validate_document
 from zarniwoop.llm.manager import LlmCall
-from zarniwoop.llm.service import get_catalog
 from zarniwoop.llm.traits import discipline_warnings
-from zarniwoop.services.routing import routing_report
 from zarniwoop.surfaces.cli import app
 
 from ..support.llm import gemini_path, gemini_reply, manager_for, open_llm_runtime, seed_tenants
@@ -92,10 +90,10 @@ async def test_a_research_alias_on_a_weak_model_is_logged_once_and_is_routing_da
             "model with strong context discipline"
         ]
         scope = SearchScope("acme", "architecture")
-        catalog = await get_catalog(runtime)
+        catalog = await runtime.catalog()
         found = discipline_warnings(runtime.settings.scoped(scope), catalog, scope)
         assert [(w.alias, w.instance, w.model) for w in found] == [
             ("default:analyze", "gemini", "gemini-2.5-pro")
         ]
-        view = await routing_report(runtime, scope, admin=True)
+        view = await runtime.routing_report(scope, admin=True)
         assert [w["alias"] for w in view["llm"]["warnings"]] == ["default:analyze"]  # default:deep is strong

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..config.settings import ScopedSettings
     from ..contract.query import SearchScope
-    from .accounts import CallScope
+    from ..tenancy.accounts import CallScope
     from .adapters import ChatRequest
     from .aliases import Resolution
     from .catalog import Catalog, ModelDoc

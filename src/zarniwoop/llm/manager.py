@@ -64,10 +64,10 @@ if TYPE_CHECKING:
 
     from ..config.settings import ScopedSettings, SettingService
     from ..storage.db import Database
-    from .accounts import CallScope, OrgDirectory
+    from ..tenancy.accounts import CallScope, OrgDirectory
+    from ..tenancy.credentials import CredentialStore
     from .aliases import Resolution
     from .catalog import Catalog, ModelDoc
-    from .credentials import CredentialStore
 
 log = logging.getLogger("zarniwoop.llm")
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from ..contract.errors import RateLimitExceededError
 
 if TYPE_CHECKING:
-    from .accounts import CallScope
+    from ..tenancy.accounts import CallScope
 
 WINDOW_KEY = "ai.rateLimit.windowSeconds"
 DEFAULT_WINDOW_SECONDS = 60.0
