@@ -3,16 +3,20 @@
     purpose ─► model spec (preferences cascade; 95 % of a budget → the light model)
             ─► alias resolver ─► (wire type, instance, model)
             ─► credential cascade account → project → team → tenant → operator → local
-            ─► quota: reserve estimate + max_tokens at every level at once (all must pass)
+               (no key: MissingCredentialError, unless `ai.substitute`)      candidates.py
+            ─► candidates: primary, fallbackModels chain, priority, local    candidates.py
+            ─► per attempt: reserve estimate + max_tokens at every level at once (all must pass),
+               admit into every per-minute window                            quota.py, rate.py
             ─► a fresh ChatClient with this call's key over the shared pool
             ─► tracing (raw) ─► sanitizing (parser, think tags) ─► caller
-            ─► settle real usage at every level, thresholds, usage record, metrics
+            ─► settle real usage at every level, then the observers: usage record, metrics,
+               threshold notices (scheduled, off the latency path)           observers.py
 
-Transient failures are retried and then fail over to the next provider by priority, then to the
-local free tier (`failover.py`). A budget at 100 % blocks everything but local; the error names
-the level ("Project quota exhausted", exit 4).
+Transient failures are retried and then fail over to the next candidate (`failover.py`). A budget
+at 100 % blocks everything but local; the error names the level ("Project quota exhausted",
+exit 4); a per-minute limit refuses with `RateLimitExceededError.retry_after`.
 
-    manager = await get_llm(runtime)
+    manager = await runtime.llm()
     result = await manager.chat(LlmCall(tenant="acme", project="review", account="mike", purpose="execution"),
                                 ChatRequest.prompt("Summarise …"))
     result.response.text, result.credential_source, result.cost_usd, result.failover
@@ -29,15 +33,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..contract.errors import (
-    MissingCredentialError,
     QuotaExceededError,
     RateLimitExceededError,
-    UnknownModelError,
 )
 from ..contract.query import SearchScope
 from .adapters import ADAPTERS, ChatClient, ChatRequest, Endpoint, StreamDelta
-from .aliases import alias_fallbacks, resolve
+from .aliases import resolve
 from .call import LlmCall, LlmResult, ModelChoice, PreparedCall
+from .candidates import plan_candidates
 from .chain import decorate
 from .failover import (
     AttemptRecord,
@@ -74,8 +77,6 @@ log = logging.getLogger("zarniwoop.llm")
 LIGHT = "light"
 TIMEOUT_KEY = "ai.call.timeoutMs"
 MAX_WAIT_KEY = "ai.failover.maxWaitSeconds"
-SUBSTITUTE_KEY = "ai.substitute"
-"""`true`: a spec whose provider has no key may be served by another configured provider (recorded)."""
 PURPOSE_PREFIX = "purpose:"
 
 _T = TypeVar("_T")
@@ -152,29 +153,9 @@ class LlmManager:
         scope, settings, resolution = decision.scope, decision.settings, decision.resolution
         policy = failover_policy(scope)
         builder = CandidateBuilder(scope, settings, self.credentials, self.environ)
-        primary = builder.primary(resolution)
-        substitution: Switch | None = None
-        if primary is None and not settings.get_bool(SUBSTITUTE_KEY, False):
-            # No silent substitution: the caller asked for this provider, and it has no key.
-            searched = builder.searched(resolution.protocol_type, resolution.instance)
-            raise MissingCredentialError(resolution.instance, decision.choice.spec, searched)
-        chain = self._fallback_chain(call, decision, builder)
-        candidates = _unique(
-            [*([primary] if primary else []), *chain, *builder.fallbacks(primary, resolution, policy)]
+        candidates, substitution = plan_candidates(
+            builder, resolution, decision.choice.spec, settings, policy, call.fallback_models
         )
-        if primary is None and candidates:
-            candidates[0] = replace(candidates[0], origin="substitute")
-            substitution = Switch(
-                from_instance=resolution.instance,
-                to_instance=candidates[0].instance,
-                reason=f"no {resolution.instance} key (ai.substitute)",
-            )
-            log.warning(
-                "no key for %s: %s:%s substituted (ai.substitute)",
-                resolution.instance,
-                candidates[0].instance,
-                candidates[0].model,
-            )
         blocked = next((s for s in decision.statuses if s.exhausted), None)
         if blocked is not None:
             candidates = [c for c in candidates if c.unlimited]  # 100 %: only the local free tier
@@ -248,28 +229,6 @@ class LlmManager:
             choice=choice,
             resolution=resolve(choice.spec, settings),
         )
-
-    def _fallback_chain(
-        self, call: LlmCall, decision: _Decision, builder: CandidateBuilder
-    ) -> list[Candidate]:
-        """The runtime fallback chain: the call's `fallback_models`, then each alias's
-        `ai.alias.<prefix>.<rest>.fallback`; each spec may be a comma cascade. A spec that does not
-        resolve or has no key is skipped (and said why), never substituted."""
-        specs = [*call.fallback_models, *alias_fallbacks(decision.resolution.path, decision.settings)]
-        out: list[Candidate] = []
-        for spec in dict.fromkeys(specs):
-            try:
-                resolution = resolve(spec, decision.settings)
-            except UnknownModelError as exc:
-                log.warning("fallback model %r skipped: %s", spec, exc.reason)
-                builder.missing.append(f"fallback {spec!r}: {exc.reason}")
-                continue
-            candidate = builder.primary(resolution)
-            if candidate is None:
-                log.warning("fallback model %r skipped: no %s key", spec, resolution.instance)
-                continue
-            out.append(replace(candidate, origin="fallbackModels"))
-        return out
 
     async def chat(self, call: LlmCall, request: ChatRequest) -> LlmResult:
         """One call through the whole path; the sanitised answer with who served it and what it cost.
@@ -580,17 +539,6 @@ class _Admission:
 
     hold: Hold
     ticket: RateTicket | None
-
-
-def _unique(candidates: Sequence[Candidate]) -> list[Candidate]:
-    """First occurrence of each (instance, model) wins."""
-    seen: set[tuple[str, str]] = set()
-    out = []
-    for candidate in candidates:
-        if (candidate.instance, candidate.model) not in seen:
-            seen.add((candidate.instance, candidate.model))
-            out.append(candidate)
-    return out
 
 
 def _with_substitution(prep: PreparedCall, switches: tuple[Switch, ...]) -> tuple[Switch, ...]:
