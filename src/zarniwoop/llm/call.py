@@ -114,6 +114,8 @@ class LlmResult:
     attempts: tuple[AttemptRecord, ...] = ()
     usage_id: str = ""
     duration_ms: int = 0
+    origin: str = "primary"
+    """Why what served was a candidate: `primary`, `fallbackModels`, `priority`, `local` or `substitute`."""
 
     def to_json(self) -> dict[str, Any]:
         """`zarniwoop llm ask --json` (DESIGN §6), exactly these keys."""

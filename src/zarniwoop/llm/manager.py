@@ -453,6 +453,7 @@ class LlmManager:
             attempts=attempts,
             usage_id=record.id,
             duration_ms=duration,
+            origin=candidate.origin,
         )
 
     async def _record_failure(
