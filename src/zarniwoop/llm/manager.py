@@ -32,25 +32,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..contract.errors import (
-    QuotaExceededError,
-    RateLimitExceededError,
-)
+from ..contract.errors import FailoverError, QuotaBlockedError, QuotaExceededError, RateLimitExceededError
 from ..contract.query import SearchScope
 from .adapters import ADAPTERS, ChatClient, ChatRequest, Endpoint, StreamDelta
 from .aliases import resolve
 from .call import LlmCall, LlmResult, ModelChoice, PreparedCall
 from .candidates import plan_candidates
 from .chain import decorate
-from .failover import (
-    AttemptRecord,
-    Candidate,
-    FailoverEngine,
-    FailoverError,
-    FailoverOutcome,
-    QuotaBlockedError,
-    Switch,
-)
+from .failover import AttemptRecord, Candidate, FailoverEngine, FailoverOutcome, Switch
 from .notify import WEBHOOK_KEY, QuotaNotifier
 from .observers import CallEvent, LlmMetrics, LlmObserver, UsageRecorder, notify_all
 from .quota import Hold, LineStatus, QuotaLedger, QuotaLine, exhausted_error, quota_lines

@@ -36,6 +36,7 @@ def search(
     provider: str | None = typer.Option(None, "--provider", help="Pin one provider instance (expert tier)."),
     locale: str | None = typer.Option(None, "--locale", help="e.g. de, en-GB"),
     as_json: bool = typer.Option(False, "--json", help="Print the SearchResult JSON."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Skip cached answers: ask the providers now."),
 ) -> None:
     """Search one modality through the provider cascade."""
     from ...contract.query import SearchRequest
@@ -61,7 +62,7 @@ def search(
         )
 
     async def body(rt: Runtime) -> SearchResult:
-        return await rt.dispatcher.search(build_request(), ctx.obj.scope)
+        return await rt.dispatcher.search(build_request(), ctx.obj.scope, cache=not no_cache)
 
     # Validate before opening the runtime, so bad input writes nothing (not even a database file).
     from ...contract.errors import ZarniwoopError
