@@ -23,6 +23,7 @@ from ...tools.registry import Toolbox
 from ..mcp import build_mcp_server, http_principal
 from .errors import install_error_handlers
 from .mcp_endpoint import MCPEndpoint
+from .no_store import NoStoreApiAnswers
 from .routes import ROUTERS
 from .state import AppState
 
@@ -90,8 +91,13 @@ def create_app(
         version=__version__,
         summary="One research/search layer for LLM agents: many providers, one cascade, traceable answers.",
         lifespan=lifespan,
+        # FastAPI's /docs and /redoc pages load their JavaScript from a CDN, so behind a firewall
+        # they are blank pages: off. The document itself is at /openapi.json.
+        docs_url=None,
+        redoc_url=None,
     )
     install_error_handlers(app)
+    app.add_middleware(NoStoreApiAnswers)
     for router in ROUTERS:
         app.include_router(router)
     endpoint = MCPEndpoint()
