@@ -14,6 +14,7 @@ from ..contract.enums import Modality
 from ..contract.errors import ConfigError
 from ..contract.query import SearchScope
 from . import keys as K
+from .bounds import check_api_key, check_bounds
 from .endpoints import endpoint_ids, instance_config
 
 if TYPE_CHECKING:
@@ -57,6 +58,10 @@ def validate_scope(settings: ScopedSettings, protocols: Mapping[str, SearchProto
         except ConfigError as exc:
             errors.append(exc)
             continue
+        if config.api_key:
+            problem = check_api_key(_key_origin(instance_id, config.key_source), config.api_key.reveal())
+            if problem is not None:
+                errors.append(problem)
         endpoints[instance_id] = protocol
     for key in list(settings.keys()):
         if not key.startswith(_ROUTING):
@@ -82,10 +87,31 @@ def validate_scope(settings: ScopedSettings, protocols: Mapping[str, SearchProto
                 )
     for key in list(settings.keys()):
         row = settings.row(key)
-        if row is None or row.type not in ("INT", "BOOL"):
+        if row is None:
+            continue
+        if row.type == "PASSWORD" and key.endswith(("apiKey", "api_key")):
+            value = settings.get(key)
+            if value and (problem := check_api_key(key, value)) is not None:
+                errors.append(problem)
             continue
         try:
-            settings.get_int(key, 0) if row.type == "INT" else settings.get_bool(key, False)
+            if row.type == "INT":
+                settings.get_int(key, 0)
+            elif row.type == "BOOL":
+                settings.get_bool(key, False)
         except ConfigError as exc:
             errors.append(exc)
+            continue
+        if (problem := check_bounds(key, settings.get(key))) is not None:  # after the type: its message first
+            errors.append(problem)
     return errors
+
+
+def _key_origin(instance_id: str, source: str | None) -> str:
+    """Where an endpoint's key came from, as the user would look for it: the setting, the
+    operator's environment variable, or the tenant credential."""
+    if source and source.startswith("env:"):
+        return source.removeprefix("env:")
+    if source and source.startswith("credential:"):
+        return f"credential {source.removeprefix('credential:')}"
+    return K.endpoint_key(instance_id, K.SUFFIX_API_KEY)
