@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..config import keys as K
 from ..contract.enums import Modality, Outcome, Tier
-from ..contract.errors import InvalidRequestError, ProviderError, ProviderTimeoutError
+from ..contract.errors import InvalidRequestError, ProviderError, ProviderTimeoutError, ZarniwoopError
+from ..contract.protocol import ServesLanguage
 from ..contract.results import Attempt, SearchResult
 from ..observability.outage import OutageLog
 from ..storage.privacy import redact_query
@@ -144,8 +145,10 @@ def instance_language(instance: ProviderInstance) -> str | None:
     config (Wikipedia: the `de.` of `de.wikipedia.org`), else None."""
     language = instance.config.extra("language")
     if not language:
-        derive = getattr(instance.protocol, "instance_language", None)
-        language = derive(instance.config) if derive is not None else None
+        protocol = instance.protocol
+        language = (
+            protocol.instance_language(instance.config) if isinstance(protocol, ServesLanguage) else None
+        )
     return language.strip().lower().replace("_", "-") if language else None
 
 
@@ -459,7 +462,7 @@ class Dispatcher:
         self._record(run, call.instance, attempt, 0, call.call_id)
 
     async def _bench(self, run: _Run, call: _Call, error: BaseException) -> None:
-        message = getattr(error, "message", None) or str(error) or type(error).__name__
+        message = _message_of(error)
         # The reason is persisted (cooldown store): never with the query in it.
         reason = redact_query(message, run.request.query) or type(error).__name__
         try:
@@ -469,7 +472,7 @@ class Dispatcher:
 
     async def _fail(self, run: _Run, call: _Call, error: BaseException, outcome: Outcome) -> None:
         await self._bench(run, call, error)
-        message = getattr(error, "message", None) or str(error) or type(error).__name__
+        message = _message_of(error)
         attempt = Attempt(call.instance.id, outcome, message, self._elapsed_ms(call.begin), call.panic)
         self._record(run, call.instance, attempt, 0, call.call_id)
         await self._share_outcome(run, call.instance.id)
@@ -564,6 +567,10 @@ class Dispatcher:
             error_message=message,
             attempts=attempts,
         )
+
+
+def _message_of(error: BaseException) -> str:
+    return (error.message if isinstance(error, ZarniwoopError) else str(error)) or type(error).__name__
 
 
 def provenance_footer(result: SearchResult) -> str | None:
