@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import socket
 import struct
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -91,6 +92,13 @@ class _Server(ThreadingHTTPServer):
     # lists every instance at once; 200 concurrent searches from two processes) overflows it, and
     # a dropped SYN costs a 1 s retransmit.
     request_queue_size = 512
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that reset or dropped its connection (the fault modes provoke it) is not an error
+        of the emulator: stay quiet about it; print anything else as socketserver does."""
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
 
 
 class Emulator:
