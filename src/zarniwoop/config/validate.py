@@ -2,7 +2,8 @@
 
 Checked for every scope that has settings: each endpoint's protocol exists and accepts its config
 (SearXNG without `baseUrl`, …); `research.default.<modality>` / `research.fallback.<modality>`
-name a real modality and an existing, enabled endpoint that serves it; typed keys parse.
+name a real modality and an existing, enabled endpoint that serves it; typed keys parse; numeric
+keys lie within their bounds (`bounds.BOUNDS`); API keys are printable ASCII (`bounds.check_api_key`).
 """
 
 from __future__ import annotations
@@ -108,10 +109,8 @@ def validate_scope(settings: ScopedSettings, protocols: Mapping[str, SearchProto
 
 
 def _key_origin(instance_id: str, source: str | None) -> str:
-    """Where an endpoint's key came from, as the user would look for it: the setting, the
-    operator's environment variable, or the tenant credential."""
+    """Where an endpoint's key came from, as the user would look for it: the operator's environment
+    variable, or the setting (boot validation resolves no tenant credentials)."""
     if source and source.startswith("env:"):
         return source.removeprefix("env:")
-    if source and source.startswith("credential:"):
-        return f"credential {source.removeprefix('credential:')}"
     return K.endpoint_key(instance_id, K.SUFFIX_API_KEY)

@@ -9,7 +9,10 @@ A soft failure or an empty answer moves on without cooldown; a hard failure move
 instance only. When every candidate is cooling down, the one whose cooldown ends first is tried
 once anyway (panic mode). Identical concurrent requests share one upstream call, results are
 cached, a slow candidate can be raced by the next one (hedging), and nothing outlives
-`research.deadlineMs`.
+`research.deadlineMs`: while another candidate waits, one attempt gets at most half of the time
+left, and a call cut short is benched like a timeout. A candidate whose pacing slot would not come
+in its share is passed over at once (`skipped_paced`); quota is taken only for a call that goes
+out (docs/robustness.md).
 """
 
 from __future__ import annotations
@@ -94,6 +97,8 @@ class _Run:
     attempts: list[Attempt] = field(default_factory=list)
     cut_reasons: dict[str, str] = field(default_factory=dict)
     """Why a running call is being cancelled (hedged loser), by instance; absent = the deadline."""
+    recorded: set[str] = field(default_factory=set)
+    """Calls whose attempt is recorded (each call exactly once, whatever cut it short)."""
     notes: list[str] = field(default_factory=list)
     soft: SearchResult | None = None  # the best non-winning answer (soft error / empty), for its note
 
@@ -350,6 +355,7 @@ class Dispatcher:
                 self._skip(run, candidate.instance, candidate.decision)
                 continue
             if run.deadline - self.clock.monotonic() <= DEADLINE_MARGIN:
+                run.notes.append(f"deadline of {run.deadline_s * 1000:.0f} ms reached")
                 queue.clear()
                 return None
             return candidate
@@ -398,6 +404,18 @@ class Dispatcher:
         subject = K.cooldown_subject(instance.id, run.request.modality)
         call = _Call(instance, subject, uuid.uuid4().hex, begin, candidate.panic)
         self._notify_started(run, call)
+        try:
+            return await self._send(run, candidate, call, timeout, cut_by_deadline)
+        finally:
+            if call.call_id not in run.recorded:  # cancelled while benching: still one attempt per call
+                attempt = Attempt(instance.id, Outcome.TIMEOUT, "deadline reached", self._elapsed_ms(begin))
+                self._record_cut(run, instance, attempt, call.call_id)
+
+    async def _send(
+        self, run: _Run, candidate: _Candidate, call: _Call, timeout: float, cut_by_deadline: bool
+    ) -> SearchResult | None:
+        """The request itself, and what its outcome means: bench, record, win or move on."""
+        instance, subject, begin = call.instance, call.subject, call.begin
         try:
             async with asyncio.timeout(timeout):
                 result = await instance.search(run.request, run.scope, timeout=timeout)
@@ -520,6 +538,8 @@ class Dispatcher:
         """An attempt, told to the observers (audit, metrics). Used as is for a hedged loser: a
         provider call, but no verdict on the instance's reachability."""
         run.attempts.append(attempt)
+        if call_id is not None:
+            run.recorded.add(call_id)
         for observer in self.observers:
             try:
                 observer.on_attempt(run.scope, instance, run.request, attempt, hits, call_id=call_id)
