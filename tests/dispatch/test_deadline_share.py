@@ -143,6 +143,7 @@ async def test_brave_at_1_per_second_passes_over_to_the_fallback_and_spends_only
     served = [r.provider_instance_id for r in results]
     brave_calls = len(emulator.requests("/brave/res/v1/web/search"))
     wiki_calls = len(emulator.requests("/wiki/w/rest.php/v1/search/page"))
+    print(f"20 searches in {elapsed:.2f}s: brave {brave_calls} calls, fallback {wiki_calls}")
     assert all(r.hits for r in results)  # all 20 served
     assert elapsed < 6.0
     # Brave's share of 6 s is ~3 s, of which a pacing wait may take half: slots at 0 s and 1.05 s.

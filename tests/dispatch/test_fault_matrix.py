@@ -39,8 +39,8 @@ from ..support.runtime import only, open_runtime
 
 pytestmark = pytest.mark.anyio
 
-DEADLINE_MS = 8000
-FAULTY_TIMEOUT_MS = 3000
+DEADLINE_MS = 12000
+FAULTY_TIMEOUT_MS = 5000
 TRANSPORT_CAP = 8 * 1024 * 1024
 CONCURRENCY = 32
 MEMORY_BUDGET_KIB = 300 * 1024

@@ -9,6 +9,9 @@ of misbehaving at the first search: `timeoutMs: -5` made every call time out at 
     research.endpoint.<id>.rateLimit.perSecond 0 … 100000 calls/s (0 = no pacing)
     …                                          (see BOUNDS)
 
+`ai.call.timeoutMs`, `ai.usage.retentionDays` and `ai.failover.maxWaitSeconds` are checked with the
+other LLM settings (`llm/settings_check.py`).
+
 API keys travel in HTTP headers, which carry ASCII only: a key with other characters (a typo'd
 paste, a smart quote) is refused naming the key, rather than failing every search later.
 """
@@ -65,10 +68,8 @@ BOUNDS: tuple[Bound, ...] = (
     _bound(r"^research\.log\.retentionDays$", 1, 36_500, "days"),
     _bound(r"^research\.content\.maxBytes$", 1, 1 << 30, "bytes"),
     _bound(r"^research\.investigate\.minHits$", 0, 1000, "hits"),
-    _bound(r"^ai\.call\.timeoutMs$", 1, 3_600_000, "ms"),
     _bound(r"^ai\.discovery\.timeoutMs$", 1, 600_000, "ms"),
     _bound(r"^ai\.catalog\.refreshMinutes$", 0, 7 * 24 * 60, "minutes"),
-    _bound(r"^ai\.failover\.maxWaitSeconds$", 0, 3600, "seconds", fractional=True),
 )
 
 
