@@ -116,8 +116,6 @@ def load_config(path: str | Path | None) -> ConfigFile:
         ) from None
     try:
         data = yaml.load(text, Loader=BoundedLoader)  # a SafeLoader, bounded
-    except _AliasBombError as exc:
-        raise ConfigError(str(file), str(exc)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -137,23 +135,20 @@ MAX_EXPANDED_NODES = 100_000
 real config (a few hundred), far less than a "billion laughs" file, which grows to gigabytes."""
 
 
-class _AliasBombError(yaml.YAMLError):
-    pass
-
-
 class BoundedLoader(yaml.SafeLoader):
     """`yaml.SafeLoader` that refuses a document whose aliases expand it past `MAX_EXPANDED_NODES`
     (or refer to themselves), checked on the composed node graph before anything is constructed."""
 
     def compose_document(self) -> yaml.Node | None:
         node: yaml.Node | None = super().compose_document()
-        if node is not None:
-            size = _expanded_size(node, {}, set())
-            if size > MAX_EXPANDED_NODES:
-                raise _AliasBombError(
-                    f"YAML aliases expand this file to more than {MAX_EXPANDED_NODES} nodes; refused"
-                )
+        if node is not None and _expanded_size(node, {}, set()) > MAX_EXPANDED_NODES:
+            raise _refused(node, f"aliases expand this file to more than {MAX_EXPANDED_NODES} nodes; refused")
         return node
+
+
+def _refused(node: yaml.Node, problem: str) -> yaml.YAMLError:
+    """A YAML error at `node` (reported as `malformed YAML: line L, column C: <problem>`)."""
+    return yaml.composer.ComposerError(problem=problem, problem_mark=node.start_mark)
 
 
 def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int]) -> int:
@@ -162,7 +157,7 @@ def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int])
     if key in sizes:
         return sizes[key]
     if key in open_nodes:
-        raise _AliasBombError("a YAML alias refers to a node containing itself; refused")
+        raise _refused(node, "an alias refers to a node containing itself; refused")
     open_nodes.add(key)
     total = 1
     if isinstance(node, yaml.SequenceNode):

@@ -174,8 +174,8 @@ class ZarniwoopUsageCounter:
         self.spool_outage = OutageLog(log, f"audit spool {spool_dir}")
         self._unspooled: list[CallRecord] = []
         """Records the spool could not take (disk full): written from memory by the next flush."""
-        self._in_flight: dict[str, CallRecord] = {}
-        """Calls started and not yet ended, by id: their "started" lines must stay spooled."""
+        self._in_flight: set[str] = set()
+        """Ids of the calls started and not yet ended: their "started" lines must stay spooled."""
         self.written = 0
         """Rows this process has inserted (its own and replayed orphans)."""
         self._wake = asyncio.Event()
@@ -207,7 +207,7 @@ class ZarniwoopUsageCounter:
             started_at=round(self.now(), 3),
             duration_ms=0,
         )
-        self._in_flight[call_id] = record
+        self._in_flight.add(call_id)
         self._spool({**record.to_json(), "event": STARTED}, None)
 
     def on_attempt(
@@ -223,7 +223,7 @@ class ZarniwoopUsageCounter:
         if attempt.outcome.is_skip or instance is None or self._closed:
             return
         if call_id is not None:
-            self._in_flight.pop(call_id, None)
+            self._in_flight.discard(call_id)
         record = CallRecord(
             id=call_id or uuid.uuid4().hex,
             tenant=scope.tenant,
