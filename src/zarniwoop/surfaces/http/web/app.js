@@ -400,7 +400,7 @@ function hitItem(hit, ...more) {
 }
 
 const GATE_KIND = { ready: "ok", skipped_cooldown: "warn", skipped_exhausted: "bad", skipped_no_key: "warn" };
-const OUTCOME_KIND = { success: "ok", empty: "muted", soft_error: "bad", hard_error: "bad", timeout: "bad" };
+const OUTCOME_KIND = { success: "ok", empty: "muted", soft_error: "bad", hard_error: "bad", timeout: "bad", skipped_paced: "warn" };
 
 function attemptsTable(attempts) {
   const rows = attempts.map((a, i) => h("tr", { class: `attempt outcome-${a.outcome}` },
