@@ -118,6 +118,9 @@ class SearchPage:
     next_request: RequestSpec | None = None
     """Set by step one of a multi-step flow; the instance sends it and parses again."""
     quota: QuotaStatus | None = None
+    backoff_seconds: float | None = None
+    """The provider asked for a pause before its next call (Stack Exchange's `backoff`, GDELT's "one
+    request every 5 seconds"): the page still counts, and the endpoint is benched for that long."""
 
 
 @runtime_checkable
@@ -147,6 +150,10 @@ class SearchProtocol(Protocol):
     #                                            (arXiv 400 error feed → a soft error, no cooldown)
     #   rejects_key(raw) -> bool                 a non-2xx answer that means "wrong key" although its
     #                                            status is not 401/403 (NCBI 400) → AuthError
+    #   throttled(raw) -> float | None           a non-2xx answer that is a rate limit although its
+    #                                            status is not 429 (GitHub 403 with no calls left,
+    #                                            Stack Exchange 502 throttle_violation): the seconds
+    #                                            to wait → RateLimitedError; None = not a throttle
     #   default_rate_with_key: float             pace when a key resolves (PubMed 10/s instead of 3/s)
     #   load_content(ref, config) -> RequestSpec the call that fetches a STASH_ON_DEMAND reference
     #   content_text(body) -> str                that call's body as text, for the content store

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..config import keys as K
 from ..contract.enums import Modality, Outcome, Tier
-from ..contract.errors import InvalidRequestError, ProviderError, ProviderTimeoutError
+from ..contract.errors import InvalidRequestError, ProviderError, ProviderTimeoutError, RateLimitedError
 from ..contract.results import Attempt, SearchResult
 from ..observability.outage import OutageLog
 from ..storage.privacy import redact_query
@@ -388,6 +388,8 @@ class Dispatcher:
                 self.cooldown_outage.failed(exc, "cooldowns are not honoured until it is back")
         if result.quota is not None and self.quota is not None:
             await self.quota.observe(run.scope, instance, run.request.modality, result.quota)
+        if result.backoff_seconds:
+            await self._honour_backoff(run, instance, result.backoff_seconds)
         message: str | None
         if result.error_message:
             outcome, message = Outcome.SOFT_ERROR, result.error_message
@@ -422,6 +424,21 @@ class Dispatcher:
             self.cooldown_outage.failed(exc, "cooldowns are not set until it is back")
         self._record(run, instance, Attempt(instance.id, outcome, message, self._elapsed_ms(begin), panic), 0)
         await self._share_outcome(run, instance.id)
+
+    async def _honour_backoff(self, run: _Run, instance: ProviderInstance, seconds: float) -> None:
+        """The provider asked for a pause (Stack Exchange `backoff`): bench the instance for that long.
+
+        The pause is per API method, and every modality of an instance calls the same method, so
+        each of its modalities is benched — the one exception to modality-isolated cooldowns."""
+        pause = RateLimitedError(seconds, f"the provider asked for a {seconds:g} s backoff")
+        now = self.clock.now()
+        for modality in sorted(instance.protocol.modalities, key=lambda m: m.value):
+            subject = K.cooldown_subject(instance.id, modality)
+            try:
+                await self.cooldowns.record_failure(run.scope, subject, pause, pause.message, now)
+            except Exception as exc:
+                self.cooldown_outage.failed(exc, "cooldowns are not set until it is back")
+                return
 
     async def _share_outcome(self, run: _Run, instance_id: str) -> None:
         """Publish this process's last outcome to a shared reachability store (Redis), if any."""

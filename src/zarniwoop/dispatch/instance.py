@@ -11,7 +11,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from ..contract.enums import Availability
-from ..contract.errors import AuthError, ParseError, ProviderError
+from ..contract.errors import AuthError, ParseError, ProviderError, RateLimitedError
 from ..contract.results import SearchResult
 from ..transport.http import raise_for_status, rate_limit_headers
 
@@ -94,6 +94,7 @@ class HttpProviderInstance:
             error_message=page.error_message,
             upstream_headers=headers,
             quota=page.quota,
+            backoff_seconds=page.backoff_seconds,
         )
 
     def _raise_for_status(self, raw: RawResponse) -> None:
@@ -110,7 +111,25 @@ class HttpProviderInstance:
             refused = False
         if refused:
             raise AuthError(raw.status, f"HTTP {raw.status} ({detail or 'key refused'})", instance_id=self.id)
+        wait = self._throttle_wait(raw)
+        if wait is not None:
+            suffix = f": {detail}" if detail else ""
+            raise RateLimitedError(wait, f"HTTP {raw.status} rate limited{suffix}", instance_id=self.id)
         raise_for_status(raw, self.id, detail=detail)
+
+    def _throttle_wait(self, raw: RawResponse) -> float | None:
+        """The protocol's reading of a non-429 rate limit (optional `throttled`); never raises."""
+        throttled = getattr(self._protocol, "throttled", None)
+        if throttled is None:
+            return None
+        try:
+            wait = throttled(raw)
+        except Exception:  # an error body is untrusted input
+            log.debug("throttled of %s failed", self._protocol.id, exc_info=True)
+            return None
+        if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait < float("inf"):
+            return None
+        return float(wait)
 
     def _describe_error(self, raw: RawResponse) -> str | None:
         """The protocol's reading of a non-2xx body (optional `describe_error`); never raises."""
