@@ -27,6 +27,7 @@ Quirks:
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from ..contract.enums import Modality, Tier
@@ -43,6 +44,7 @@ OSM_OBJECT_URL = "https://www.openstreetmap.org/{type}/{id}"
 OSM_MAP_URL = "https://www.openstreetmap.org/?mlat={lat}&mlon={lon}#map=17/{lat}/{lon}"
 MAX_LIMIT = 40
 """Nominatim caps `limit` at 40."""
+_HOUSE_NUMBER = re.compile(r"^\d+\s?[a-zA-Z]?$")
 _OSM_TYPES = {"node": "node", "way": "way", "relation": "relation", "n": "node", "w": "way", "r": "relation"}
 """jsonv2 spells the OSM type out; other formats abbreviate it (`N`, `W`, `R`)."""
 
@@ -126,11 +128,21 @@ def _url(place: dict[str, Any], lat: float | None, lon: float | None) -> str | N
     return None
 
 
+def _name(display: str | None) -> str | None:
+    """The place's name from its display name: the first part, with the street when it is a number."""
+    parts = [p.strip() for p in (display or "").split(",") if p.strip()]
+    if not parts:
+        return None
+    if _HOUSE_NUMBER.match(parts[0]) and len(parts) > 1:  # "1, Place des Palais, …" → "1 Place des Palais"
+        return f"{parts[0]} {parts[1]}"
+    return parts[0]
+
+
 def _hit(place: dict[str, Any], modality: Modality) -> SearchHit | None:
     display = text(place.get("display_name"))
     lat, lon = _number(place.get("lat")), _number(place.get("lon"))
     url = _url(place, lat, lon)
-    name = text(place.get("name")) or (display.split(",", 1)[0].strip() if display else None)
+    name = text(place.get("name")) or _name(display)
     if not name or not url:
         return None
     address = {str(k): v for k, v in obj(place.get("address")).items() if isinstance(v, str) and v}
