@@ -19,7 +19,16 @@ DEFAULT_ORDER = {
     Modality.VIDEO: ["serper", "brave", "peertube"],
     Modality.PDF: ["serper", "exa", "arxiv"],
     Modality.NEWS: ["serper", "brave", "exa", "tavily", "gdelt", "hackernews"],
-    Modality.ACADEMIC: ["serper", "exa", "openalex", "crossref", "semanticscholar", "europepmc", "arxiv", "pubmed"],
+    Modality.ACADEMIC: [
+        "serper",
+        "exa",
+        "openalex",
+        "crossref",
+        "semanticscholar",
+        "europepmc",
+        "arxiv",
+        "pubmed",
+    ],
     Modality.ENCYCLOPEDIA: ["wikipedia"],
     Modality.BOOK: ["openlibrary"],
     Modality.MAP: ["nominatim"],
@@ -43,7 +52,10 @@ async def test_each_modality_has_its_documented_default_order(tmp_path):
 async def test_new_keyless_endpoints_pace_at_their_documented_rates(tmp_path):
     async with await open_runtime(tmp_path) as rt:
         instances = (await rt.factory.providers(SearchScope())).instances
-        rates = {i: instances[i].config.rate_per_second for i in ("nominatim", "github", "semanticscholar", "gdelt")}
+        rates = {
+            i: instances[i].config.rate_per_second
+            for i in ("nominatim", "github", "semanticscholar", "gdelt")
+        }
         settings = rt.settings.scoped(SearchScope())
     assert rates == {
         "nominatim": 1.0,  # the usage policy's absolute maximum

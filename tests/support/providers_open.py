@@ -70,7 +70,9 @@ def _identified(request: RecordedRequest) -> bool:
     return bool(agent) and not agent.startswith(("python-httpx", "python-requests", "curl"))
 
 
-def add_commons(emu: Emulator, prefix: str = "/commons", body: bytes | tuple[str, str] = COMMONS_IMAGE) -> str:
+def add_commons(
+    emu: Emulator, prefix: str = "/commons", body: bytes | tuple[str, str] = COMMONS_IMAGE
+) -> str:
     """`GET {prefix}/w/api.php?action=query&generator=search&gsrnamespace=6…`; no agent → 403 as Wikimedia does."""
     found, empty = _body(body), fixture_bytes(*COMMONS_EMPTY)
 
@@ -91,21 +93,32 @@ def add_commons(emu: Emulator, prefix: str = "/commons", body: bytes | tuple[str
     return emu.url + prefix
 
 
-def add_peertube(emu: Emulator, prefix: str = "/peertube", body: bytes | tuple[str, str] = PEERTUBE_SEARCH) -> str:
+def add_peertube(
+    emu: Emulator, prefix: str = "/peertube", body: bytes | tuple[str, str] = PEERTUBE_SEARCH
+) -> str:
     """`GET {prefix}/api/v1/search/videos?search=…`; problem+json 400 without `search`."""
     found = _body(body)
 
     def check(request: RecordedRequest) -> Reply | None:
         if not request.param("search"):
-            problem = {"title": "Bad Request", "detail": "Incorrect request parameters: search", "status": 400}
+            problem = {
+                "title": "Bad Request",
+                "detail": "Incorrect request parameters: search",
+                "status": 400,
+            }
             return Reply.json(problem, status=400, headers={"Content-Type": "application/problem+json"})
         return None
 
-    emu.add(f"{prefix}/api/v1/search/videos", _get(check, lambda _r: Reply(body=found, headers={"Content-Type": JSON})))
+    emu.add(
+        f"{prefix}/api/v1/search/videos",
+        _get(check, lambda _r: Reply(body=found, headers={"Content-Type": JSON})),
+    )
     return emu.url + prefix
 
 
-def add_nominatim(emu: Emulator, prefix: str = "/nominatim", body: bytes | tuple[str, str] = NOMINATIM_SEARCH) -> str:
+def add_nominatim(
+    emu: Emulator, prefix: str = "/nominatim", body: bytes | tuple[str, str] = NOMINATIM_SEARCH
+) -> str:
     """`GET {prefix}/search?q=…&format=jsonv2`; a stock library agent is refused (403) as the policy says."""
     found = _body(body)
 
@@ -140,7 +153,9 @@ def add_github(emu: Emulator, prefix: str = "/github", token: str | None = None)
             if kind == "code" and sent is None:
                 return Reply.json({"message": "Requires authentication"}, status=401)
             if request.header("accept") != "application/vnd.github+json" or not request.header("user-agent"):
-                return Reply.json({"message": "Send Accept: application/vnd.github+json and a User-Agent"}, 415)
+                return Reply.json(
+                    {"message": "Send Accept: application/vnd.github+json and a User-Agent"}, 415
+                )
             if not request.param("q"):
                 return Reply.json({"message": "Validation Failed", "errors": [{"message": "q missing"}]}, 422)
             return None
@@ -171,7 +186,9 @@ def add_stackexchange(
     found = gzip.compress(json.dumps(data).encode())
 
     def error(status: int, name: str, message: str) -> Reply:
-        body = gzip.compress(json.dumps({"error_id": status, "error_name": name, "error_message": message}).encode())
+        body = gzip.compress(
+            json.dumps({"error_id": status, "error_name": name, "error_message": message}).encode()
+        )
         return Reply(status=status, body=body, headers={"Content-Type": JSON, "Content-Encoding": "gzip"})
 
     def check(request: RecordedRequest) -> Reply | None:
@@ -189,26 +206,39 @@ def add_stackexchange(
     return emu.url + prefix
 
 
-def add_crossref(emu: Emulator, prefix: str = "/crossref", body: bytes | tuple[str, str] = CROSSREF_WORKS) -> str:
+def add_crossref(
+    emu: Emulator, prefix: str = "/crossref", body: bytes | tuple[str, str] = CROSSREF_WORKS
+) -> str:
     """`GET {prefix}/works?query=…`, with the rate-limit headers Crossref advertises."""
     found = _body(body)
 
     def check(request: RecordedRequest) -> Reply | None:
         if not (request.param("query") or request.param("filter")):
-            failure = {"status": "failed", "message-type": "validation-failure", "message": [{"message": "query?"}]}
+            failure = {
+                "status": "failed",
+                "message-type": "validation-failure",
+                "message": [{"message": "query?"}],
+            }
             return Reply.json(failure, status=400)
         return None
 
     def answer(request: RecordedRequest) -> Reply:
         pool = "polite" if request.param("mailto") else "public"
-        headers = {"Content-Type": JSON, "x-api-pool": pool, "x-rate-limit-limit": "5", "x-rate-limit-interval": "1s"}
+        headers = {
+            "Content-Type": JSON,
+            "x-api-pool": pool,
+            "x-rate-limit-limit": "5",
+            "x-rate-limit-interval": "1s",
+        }
         return Reply(body=found, headers=headers)
 
     emu.add(f"{prefix}/works", _get(check, answer))
     return emu.url + prefix
 
 
-def add_europepmc(emu: Emulator, prefix: str = "/europepmc", body: bytes | tuple[str, str] = EUROPEPMC_SEARCH) -> str:
+def add_europepmc(
+    emu: Emulator, prefix: str = "/europepmc", body: bytes | tuple[str, str] = EUROPEPMC_SEARCH
+) -> str:
     """`GET {prefix}/search?query=…&format=json`; without `format=json` the XML default answers."""
     found = _body(body)
 
@@ -235,7 +265,9 @@ def add_gdelt(emu: Emulator, prefix: str = "/gdelt", body: bytes | tuple[str, st
             return Reply(body=too_short, headers={"Content-Type": "text/html; charset=utf-8"})
         return None
 
-    emu.add(f"{prefix}/api/v2/doc/doc", _get(check, lambda _r: Reply(body=found, headers={"Content-Type": JSON})))
+    emu.add(
+        f"{prefix}/api/v2/doc/doc", _get(check, lambda _r: Reply(body=found, headers={"Content-Type": JSON}))
+    )
     return emu.url + prefix
 
 
@@ -253,7 +285,10 @@ def add_semanticscholar(
             return Reply.json({"error": "Missing required parameter: 'query'"}, status=400)
         return None
 
-    emu.add(f"{prefix}/graph/v1/paper/search", _get(check, lambda _r: Reply(body=found, headers={"Content-Type": JSON})))
+    emu.add(
+        f"{prefix}/graph/v1/paper/search",
+        _get(check, lambda _r: Reply(body=found, headers={"Content-Type": JSON})),
+    )
     return emu.url + prefix
 
 

@@ -34,7 +34,10 @@ def _arxiv_first() -> str:
 SERVED: dict[str, tuple[str, object]] = {
     "WEB": ("wikipedia", lambda: _first(WIKI_SEARCH, "pages", "title")),
     "IMAGE": ("commons", "Tired 20-year-old cat.jpg"),
-    "VIDEO": ("peertube", "Akademy 2023 Interview: Kdenlive contributors Jean-Baptiste Mardelle and Eugen Mohr"),
+    "VIDEO": (
+        "peertube",
+        "Akademy 2023 Interview: Kdenlive contributors Jean-Baptiste Mardelle and Eugen Mohr",
+    ),
     "PDF": ("arxiv", _arxiv_first),
     "NEWS": ("gdelt", "Customs grants approval to Vizhinjam International Seaport"),
     "ACADEMIC": ("openalex", lambda: _first(OPENALEX_WORKS, "results", "display_name")),
@@ -62,7 +65,9 @@ def fresh_install(tmp_path, emulator, monkeypatch):
     monkeypatch.setenv("ZARNIWOOP_HOME", str(tmp_path / "home"))
     config = tmp_path / "zarniwoop.yaml"
     config.write_text(yaml.safe_dump({"settings": keyless_endpoints(emulator)}, sort_keys=False))
-    indexed = CliRunner().invoke(app, ["--config", str(config), "index", str(write_corpus(tmp_path / "docs"))])
+    indexed = CliRunner().invoke(
+        app, ["--config", str(config), "index", str(write_corpus(tmp_path / "docs"))]
+    )
     assert indexed.exit_code == 0, indexed.output
     return str(config)
 
@@ -70,7 +75,9 @@ def fresh_install(tmp_path, emulator, monkeypatch):
 @pytest.mark.parametrize("modality", list(SERVED))
 def test_a_fresh_install_serves_the_modality_with_no_key(fresh_install, modality):
     instance, title = SERVED[modality]
-    result = CliRunner().invoke(app, ["--config", fresh_install, "search", "budget", "-m", modality, "--json"])
+    result = CliRunner().invoke(
+        app, ["--config", fresh_install, "search", "budget", "-m", modality, "--json"]
+    )
     assert result.exit_code == 0, result.output
     body = json.loads(result.stdout)
     assert body["errorMessage"] is None
