@@ -29,7 +29,7 @@ from .. import __version__
 from ..contract.errors import ZarniwoopError
 
 if TYPE_CHECKING:
-    from ..services.tokens import Principal
+    from ..tenancy.tokens import Principal
     from ..tools.base import ToolSpec
     from ..tools.registry import Toolbox
 

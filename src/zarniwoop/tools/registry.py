@@ -1,6 +1,6 @@
 """The toolbox: the five tools by name, their schemas, and one call path for every surface.
 
-    toolbox = Toolbox(runtime)
+    toolbox = Toolbox(runtime)                              # any `ToolHost`
     toolbox.definitions()                                   # [{name, title, description, inputSchema}]
     result = await toolbox.execute("research_search", {"query": "crispr", "modality": "academic"},
                                    SearchScope("acme", "review"))
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from ..contract.errors import InvalidRequestError
-from .base import InputT, ToolContext, ToolResult, ToolSpec
+from .base import InputT, ToolContext, ToolHost, ToolResult, ToolSpec
 from .investigate import INVESTIGATE
 from .providers import PROVIDERS
 from .rich import RICH
@@ -28,7 +28,6 @@ from .search import SEARCH, SEARCH_EXPERT
 
 if TYPE_CHECKING:
     from ..contract.query import SearchScope
-    from ..runtime import Runtime
 
 TOOLS: tuple[ToolSpec[Any], ...] = (SEARCH, SEARCH_EXPERT, RICH, INVESTIGATE, PROVIDERS)
 TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in TOOLS)
@@ -54,8 +53,8 @@ def parse_arguments(spec: ToolSpec[InputT], arguments: Any) -> InputT:
 
 
 class Toolbox:
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
+    def __init__(self, host: ToolHost) -> None:
+        self.host = host
 
     @property
     def specs(self) -> tuple[ToolSpec[Any], ...]:
@@ -74,7 +73,7 @@ class Toolbox:
         self, spec: ToolSpec[Any], args: BaseModel, scope: SearchScope, *, admin: bool = False
     ) -> ToolResult:
         """Run a tool on an already validated input (the HTTP routes validate with FastAPI)."""
-        return await spec.body(ToolContext(self.runtime, scope, admin), args)
+        return await spec.body(ToolContext(self.host, scope, admin), args)
 
     async def call(self, name: str, arguments: Any, scope: SearchScope, *, admin: bool = False) -> ToolResult:
         """Like `execute`, but bad arguments come back as an `is_error` result naming the field."""

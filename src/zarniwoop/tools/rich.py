@@ -7,7 +7,7 @@ error only when no modality found anything and at least one failed.
 
 from __future__ import annotations
 
-from ..services.rich import rich_search
+from ..dispatch.rich import rich_search
 from .base import ToolContext, ToolResult, ToolSpec
 from .inputs import RICH_MODALITIES, ResearchRichInput
 from .render import render_rich
@@ -15,7 +15,7 @@ from .render import render_rich
 
 async def run_rich(ctx: ToolContext, args: ResearchRichInput) -> ToolResult:
     results = await rich_search(
-        ctx.runtime.dispatcher,
+        ctx.host.dispatcher,
         ctx.scope,
         args.query,
         max_results=args.max_results,

@@ -1,5 +1,5 @@
 """`GET /v1/_routing`: which provider serves each modality now and why the others do not; where each
-LLM alias resolves (`services/routing.py`)."""
+LLM alias resolves (`views/routing.py`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from ....services.routing import routing_report
 from ..deps import Caller, Ctx
 from ..errors import ERROR_RESPONSES
 
@@ -16,4 +15,4 @@ router = APIRouter(tags=["routing"], responses=ERROR_RESPONSES)
 
 @router.get("/v1/_routing", summary="Routing view: per instance state, per modality the cascade")
 async def routing(ctx: Ctx, caller: Caller) -> dict[str, Any]:
-    return await routing_report(ctx.runtime, caller.scope, admin=caller.admin)
+    return await ctx.runtime.routing_report(caller.scope, admin=caller.admin)

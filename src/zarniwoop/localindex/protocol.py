@@ -1,6 +1,6 @@
 """Local documents — passages from the user's own files, found in a per-project SQLite FTS5 index.
 
-No HTTP: `zarniwoop index PATH` builds the index (`services/indexing`) of the text, Markdown, HTML
+No HTTP: `zarniwoop index PATH` builds the index (`localindex/indexer.py`) of the text, Markdown, HTML
 and PDF files under PATH into `ZARNIWOOP_HOME/index/<tenant>/<project>/local.db`, and this
 protocol's instance queries that file for the scope of each search. Each project sees its own
 index only. Serves INTERNAL_DOC and RAG; keyless; enabled by the built-in defaults as `local`:
@@ -15,7 +15,7 @@ chunk, line | page, heading, score` (BM25, higher is better) and `mtime` (ISO-86
 
 Queries: plain text; `"a phrase"` and `word*` (prefix) are honoured, everything else is a word
 (FTS5 operators and punctuation in the query are literal text, never syntax — see
-`storage/fts_query.py`). All words must match; when no passage has them all, passages with some of
+`localindex/fts_query.py`). All words must match; when no passage has them all, passages with some of
 them are returned, rarer words counting more, and the note says so.
 
 Expert parameters honoured: `filetype` (`pdf`, `md`, `html`, `txt`; a comma list works) and
@@ -38,18 +38,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..contract.enums import Availability, ContentInline, Modality, Tier
-from ..contract.errors import ParseError, ProviderError, ProviderTimeoutError
+from ..contract.errors import ProviderError, ProviderTimeoutError
 from ..contract.results import ContentRef, SearchHit, SearchResult
-from ..storage.fts_query import build_query
-from ..storage.local_index import IndexFormatError, LocalIndex, PassageHit, index_file
-from ._text import unsupported_note
+from ..protocols._text import unsupported_note
+from .fts_query import build_query
+from .index import IndexFormatError, LocalIndex, PassageHit, index_file
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
+    from ..contract.protocol import InstanceConfig
     from ..contract.query import SearchRequest, SearchScope
-    from ..transport.http import HttpTransport
 
 NO_INDEX = "no local index for this project: run `zarniwoop index PATH`"
 FILETYPE_ALIASES = {
@@ -78,15 +77,9 @@ class LocalIndexProtocol:
         "documents; knows nothing beyond them."
     )
 
-    def instantiate(self, config: InstanceConfig, transport: HttpTransport) -> LocalIndexInstance:
+    def instantiate(self, config: InstanceConfig, transport: object) -> LocalIndexInstance:
+        """No HTTP half (`build_request`/`parse_response`): the instance reads the index file."""
         return LocalIndexInstance(self, config)
-
-    # The SPI's HTTP half: never used, since `instantiate` returns an instance that reads the file.
-    def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        raise ProviderError("local: the index is read directly, there is no HTTP request")
-
-    def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
-        raise ParseError("local: the index is read directly, there is no HTTP response")
 
 
 class LocalIndexInstance:
