@@ -10,7 +10,7 @@ import time
 import pytest
 
 from zarniwoop.contract import SearchRequest, SearchScope
-from zarniwoop.dispatch.status import provider_entries
+from zarniwoop.views.providers import provider_entries
 
 from ..support.emulator import Reply
 from ..support.providers_academic import add_hackernews

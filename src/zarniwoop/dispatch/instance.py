@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING
 
 from ..contract.enums import Availability
 from ..contract.errors import AuthError, ParseError, ProviderError, RateLimitedError
-from ..contract.protocol import DescribesErrors, LoadsContent, ReadsErrorStatuses, RejectsKeys, ReportsThrottles
+from ..contract.protocol import (
+    DescribesErrors,
+    LoadsContent,
+    ReadsErrorStatuses,
+    RejectsKeys,
+    ReportsThrottles,
+)
 from ..contract.results import SearchResult
 from ..transport.http import raise_for_status, rate_limit_headers
 

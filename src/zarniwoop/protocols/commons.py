@@ -38,7 +38,7 @@ from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
 from ._polite import identifying_headers
 from ._text import as_int, expect, load_json, obj, shorten, strip_html, unsupported_note
-from ._web import compact, error_text, text
+from ._web import compact, error_text, http_url, text
 
 DEFAULT_BASE_URL = "https://commons.wikimedia.org"
 MAX_LIMIT = 50
@@ -124,7 +124,11 @@ def _hit(page: dict[str, Any], modality: Modality) -> SearchHit | None:
     title = text(page.get("title"))
     infos = page.get("imageinfo")
     info = obj(infos[0]) if isinstance(infos, list) and infos else {}
-    url = _http(page.get("canonicalurl")) or _http(page.get("fullurl")) or _http(info.get("descriptionurl"))
+    url = (
+        http_url(page.get("canonicalurl"))
+        or http_url(page.get("fullurl"))
+        or http_url(info.get("descriptionurl"))
+    )
     if not title or not url:
         return None
     meta = _metadata(info.get("extmetadata"))
@@ -133,15 +137,15 @@ def _hit(page: dict[str, Any], modality: Modality) -> SearchHit | None:
     label = text(terms[0]) if isinstance(terms, list) and terms else None
     snippet = strip_html(text(page.get("snippet"))) or description or label
     extras = {
-        "imageUrl": _http(info.get("url")),
-        "thumbnailUrl": _http(info.get("thumburl")),
+        "imageUrl": http_url(info.get("url")),
+        "thumbnailUrl": http_url(info.get("thumburl")),
         "width": as_int(info.get("width")),
         "height": as_int(info.get("height")),
         "mimeType": text(info.get("mime")),
         "fileSize": as_int(info.get("size")),
         "duration": _seconds(info.get("duration")),
         "license": meta.get("LicenseShortName"),
-        "licenseUrl": _http(meta.get("LicenseUrl")),
+        "licenseUrl": http_url(meta.get("LicenseUrl")),
         "artist": meta.get("Artist"),
         "attributionRequired": {"true": True, "false": False}.get(
             (meta.get("AttributionRequired") or "").lower()
@@ -171,14 +175,6 @@ def _metadata(value: Any) -> dict[str, str]:
         if cleaned:
             out[str(name)] = cleaned
     return out
-
-
-def _http(value: Any) -> str | None:
-    """An absolute http(s) URL (protocol-relative `//upload…` made https), else None."""
-    url = text(value)
-    if url and url.startswith("//"):
-        url = "https:" + url
-    return url if url and url.startswith(("http://", "https://")) else None
 
 
 def _seconds(value: Any) -> float | None:

@@ -35,7 +35,7 @@ from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
 from ._polite import contact_email, identifying_headers
 from ._text import as_int, expect, load_json, obj, shorten, strip_html, unsupported_note
-from ._web import compact, error_text, text
+from ._web import compact, error_text, http_url, text
 
 DEFAULT_BASE_URL = "https://api.crossref.org"
 DOI_URL = "https://doi.org/{doi}"
@@ -158,8 +158,8 @@ def _abstract(value: Any) -> str | None:
 def _pdf(links: Any) -> str | None:
     for link in links if isinstance(links, list) else ():
         entry = obj(link)
-        url = text(entry.get("URL"))
-        if url and url.startswith(("http://", "https://")) and entry.get("content-type") == "application/pdf":
+        url = http_url(entry.get("URL"))
+        if url and entry.get("content-type") == "application/pdf":
             return url
     return None
 

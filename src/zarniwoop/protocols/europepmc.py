@@ -32,7 +32,7 @@ from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
 from ._polite import contact_email, identifying_headers
 from ._text import as_int, expect, load_json, obj, shorten, strip_html, unsupported_note
-from ._web import compact, error_text, text
+from ._web import compact, error_text, http_url, text
 
 DEFAULT_BASE_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest"
 ARTICLE_URL = "https://europepmc.org/article/{source}/{id}"
@@ -108,13 +108,8 @@ def _pdf(record: dict[str, Any]) -> str | None:
     links = obj(record.get("fullTextUrlList")).get("fullTextUrl")
     for link in links if isinstance(links, list) else ():
         entry = obj(link)
-        url = text(entry.get("url"))
-        if (
-            url
-            and url.startswith(("http://", "https://"))
-            and entry.get("documentStyle") == "pdf"
-            and entry.get("availabilityCode") in ("OA", "F")
-        ):
+        url = http_url(entry.get("url"))
+        if url and entry.get("documentStyle") == "pdf" and entry.get("availabilityCode") in ("OA", "F"):
             return url
     return None
 

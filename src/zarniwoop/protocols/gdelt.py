@@ -36,7 +36,7 @@ from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._polite import identifying_headers
 from ._text import expect, unsupported_note
-from ._web import compact, hostname, text
+from ._web import compact, hostname, http_url, text
 
 DEFAULT_BASE_URL = "https://api.gdeltproject.org"
 MAX_RECORDS = 250
@@ -161,10 +161,9 @@ def _seen(value: Any) -> str | None:
 
 
 def _hit(article: dict[str, Any], modality: Modality) -> SearchHit | None:
-    title, url = text(article.get("title")), text(article.get("url"))
-    if not title or not url or not url.startswith(("http://", "https://")):
+    title, url = text(article.get("title")), http_url(article.get("url"))
+    if not title or not url:
         return None
-    mobile, image = text(article.get("url_mobile")), text(article.get("socialimage"))
     outlet = text(article.get("domain")) or hostname(url)
     country = text(article.get("sourcecountry"))
     extras = {
@@ -172,8 +171,8 @@ def _hit(article: dict[str, Any], modality: Modality) -> SearchHit | None:
         "outlet": outlet,
         "language": text(article.get("language")),
         "sourceCountry": country,
-        "imageUrl": image if image and image.startswith(("http://", "https://")) else None,
-        "mobileUrl": mobile if mobile and mobile.startswith(("http://", "https://")) else None,
+        "imageUrl": http_url(article.get("socialimage")),
+        "mobileUrl": http_url(article.get("url_mobile")),
     }
     return SearchHit(
         title=title,

@@ -38,7 +38,7 @@ from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, QuotaStatus, SearchHit
 from ._polite import identifying_headers
 from ._text import as_int, expect, load_json, obj, shorten, unsupported_note
-from ._web import compact, error_text, text
+from ._web import compact, error_text, http_url, text
 
 DEFAULT_BASE_URL = "https://api.github.com"
 MAX_PER_PAGE = 100
@@ -192,7 +192,7 @@ def _owner(item: dict[str, Any]) -> str | None:
 
 
 def _repository_hit(item: dict[str, Any], modality: Modality) -> SearchHit | None:
-    name, url = text(item.get("full_name")) or text(item.get("name")), _web_url(item.get("html_url"))
+    name, url = text(item.get("full_name")) or text(item.get("name")), http_url(item.get("html_url"))
     if not name or not url:
         return None
     description = text(item.get("description"))
@@ -207,7 +207,7 @@ def _repository_hit(item: dict[str, Any], modality: Modality) -> SearchHit | Non
         "license": spdx if spdx and spdx != "NOASSERTION" else text(license_.get("name")),
         "topics": [t for t in topics if isinstance(t, str)] if isinstance(topics, list) else None,
         "owner": _owner(item),
-        "homepage": _web_url(item.get("homepage")),
+        "homepage": http_url(item.get("homepage")),
         "openIssues": as_int(item.get("open_issues_count")),
         "archived": item.get("archived") if isinstance(item.get("archived"), bool) else None,
         "fork": item.get("fork") if isinstance(item.get("fork"), bool) else None,
@@ -223,14 +223,14 @@ def _repository_hit(item: dict[str, Any], modality: Modality) -> SearchHit | Non
 
 
 def _code_hit(item: dict[str, Any], modality: Modality) -> SearchHit | None:
-    path, url = text(item.get("path")) or text(item.get("name")), _web_url(item.get("html_url"))
+    path, url = text(item.get("path")) or text(item.get("name")), http_url(item.get("html_url"))
     repository = obj(item.get("repository"))
     repo_name = text(repository.get("full_name"))
     if not path or not url:
         return None
     extras = {
         "repository": repo_name,
-        "repositoryUrl": _web_url(repository.get("html_url")),
+        "repositoryUrl": http_url(repository.get("html_url")),
         "path": path,
         "sha": text(item.get("sha")),
         "language": text(repository.get("language")),
@@ -246,7 +246,7 @@ def _code_hit(item: dict[str, Any], modality: Modality) -> SearchHit | None:
 
 
 def _issue_hit(item: dict[str, Any], modality: Modality) -> SearchHit | None:
-    title, url = text(item.get("title")), _web_url(item.get("html_url"))
+    title, url = text(item.get("title")), http_url(item.get("html_url"))
     if not title or not url:
         return None
     body = text(item.get("body_text")) or text(item.get("body"))
@@ -274,11 +274,6 @@ def _issue_hit(item: dict[str, Any], modality: Modality) -> SearchHit | None:
         content=ContentRef(ContentInline.EMBED_TEXT, text=body, mime_type="text/markdown") if body else None,
         extras=compact(extras),
     )
-
-
-def _web_url(value: Any) -> str | None:
-    url = text(value)
-    return url if url and url.startswith(("http://", "https://")) else None
 
 
 _BUILDERS = {"repositories": _repository_hit, "code": _code_hit, "issues": _issue_hit}

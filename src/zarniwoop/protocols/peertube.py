@@ -34,7 +34,7 @@ from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, Search
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
 from ._text import as_int, expect, load_json, obj, shorten, unsupported_note
-from ._web import compact, error_text, format_duration, hostname, split_url, text
+from ._web import compact, error_text, format_duration, hostname, http_url, split_url, text
 
 DEFAULT_BASE_URL = "https://sepiasearch.org"
 MAX_COUNT = 100
@@ -113,8 +113,8 @@ def _origin(video: dict[str, Any], base: str) -> str:
 
 
 def _absolute(video: dict[str, Any], url_key: str, path_key: str, origin: str) -> str | None:
-    url = text(video.get(url_key))
-    if url and url.startswith(("http://", "https://")):
+    url = http_url(video.get(url_key))
+    if url:
         return url
     path = text(video.get(path_key))
     return urljoin(origin + "/", path.lstrip("/")) if path else None
@@ -124,9 +124,7 @@ def _hit(video: dict[str, Any], base: str, modality: Modality) -> SearchHit | No
     title = text(video.get("name"))
     origin = _origin(video, base)
     uuid = text(video.get("uuid")) or text(video.get("shortUUID"))
-    page = text(video.get("url"))
-    url = page if page and page.startswith(("http://", "https://")) else None
-    url = url or (f"{origin}/videos/watch/{uuid}" if uuid else None)
+    url = http_url(video.get("url")) or (f"{origin}/videos/watch/{uuid}" if uuid else None)
     if not title or not url:
         return None
     channel, account = obj(video.get("channel")), obj(video.get("account"))

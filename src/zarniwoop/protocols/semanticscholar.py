@@ -31,7 +31,7 @@ from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, Search
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
 from ._text import as_int, expect, load_json, obj, shorten, unsupported_note
-from ._web import compact, error_text, text
+from ._web import compact, error_text, http_url, text
 
 DEFAULT_BASE_URL = "https://api.semanticscholar.org"
 PAPER_URL = "https://www.semanticscholar.org/paper/{id}"
@@ -118,13 +118,12 @@ def _pmcid(value: str | None) -> str | None:
 def _hit(paper: dict[str, Any], modality: Modality) -> SearchHit | None:
     title = text(paper.get("title"))
     paper_id = text(paper.get("paperId"))
-    url = text(paper.get("url")) or (PAPER_URL.format(id=paper_id) if paper_id else None)
-    if not title or not url or not url.startswith(("http://", "https://")):
+    url = http_url(paper.get("url")) or (PAPER_URL.format(id=paper_id) if paper_id else None)
+    if not title or not url:
         return None
     ids = obj(paper.get("externalIds"))
     abstract = text(paper.get("abstract"))
     authors = paper.get("authors")
-    pdf = text(obj(paper.get("openAccessPdf")).get("url"))
     extras = {
         "doi": _identity(ids, "DOI"),
         "arxivId": _identity(ids, "ArXiv"),
@@ -139,7 +138,7 @@ def _hit(paper: dict[str, Any], modality: Modality) -> SearchHit | None:
         "venue": text(obj(paper.get("journal")).get("name")) or text(paper.get("venue")),
         "citedByCount": as_int(paper.get("citationCount")),
         "influentialCitationCount": as_int(paper.get("influentialCitationCount")),
-        "pdfUrl": pdf if pdf and pdf.startswith(("http://", "https://")) else None,
+        "pdfUrl": http_url(obj(paper.get("openAccessPdf")).get("url")),
         "publishedAt": text(paper.get("publicationDate")),
     }
     return SearchHit(

@@ -37,7 +37,7 @@ from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, Search
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, QuotaStatus, SearchHit
 from ._text import as_int, expect, load_json, obj, shorten, strip_html, unsupported_note
-from ._web import compact, error_text, text
+from ._web import compact, error_text, http_url, text
 
 DEFAULT_BASE_URL = "https://api.stackexchange.com"
 DEFAULT_SITE = "stackoverflow"
@@ -175,8 +175,8 @@ def _iso(epoch: Any) -> str | None:
 
 
 def _hit(question: dict[str, Any], modality: Modality) -> SearchHit | None:
-    title, url = text(question.get("title")), text(question.get("link"))
-    if not title or not url or not url.startswith(("http://", "https://")):
+    title, url = text(question.get("title")), http_url(question.get("link"))
+    if not title or not url:
         return None
     body = strip_html(question.get("body") if isinstance(question.get("body"), str) else None)
     tags = question.get("tags")
