@@ -121,8 +121,8 @@ class SearchPage:
     """Set by step one of a multi-step flow; the instance sends it and parses again."""
     quota: QuotaStatus | None = None
     backoff_seconds: float | None = None
-    """The provider asked for a pause before its next call (Stack Exchange's `backoff`, GDELT's "one
-    request every 5 seconds"): the page still counts, and the endpoint is benched for that long."""
+    """The provider asked for a pause before its next call (Stack Exchange's `backoff`, GDELT's "please
+    limit requests"): the page still counts, and the endpoint is benched for that long."""
 
 
 @runtime_checkable
