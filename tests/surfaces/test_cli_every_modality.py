@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from zarniwoop.contract import Modality
 from zarniwoop.surfaces.cli import app
 
+from ..config.test_default_cascade import DEFAULT_ORDER, KEYED
 from ..support.local_docs import write_corpus
 from ..support.paths import fixture_bytes
 from ..support.providers_academic import ARXIV_SEARCH, OPENALEX_WORKS, OPENLIBRARY_SEARCH, WIKI_SEARCH
@@ -57,14 +58,10 @@ def test_every_modality_is_listed():
 @pytest.fixture
 def fresh_install(tmp_path, emulator, monkeypatch):
     """A config naming nothing but where each keyless built-in lives (the emulator), and a home.
-
-    Endpoints a config names come before the built-in ones in the cascade, so the `baseUrl`s are
-    written in the built-in order: the keyless endpoints then keep their relative default order
-    (the keyed ones, now after them, are never reached; `tests/config/test_default_cascade.py`
-    checks the order of an untouched install)."""
+    Built-in endpoints keep their built-in places however many of their keys a config touches."""
     monkeypatch.setenv("ZARNIWOOP_HOME", str(tmp_path / "home"))
     config = tmp_path / "zarniwoop.yaml"
-    config.write_text(yaml.safe_dump({"settings": keyless_endpoints(emulator)}, sort_keys=False))
+    config.write_text(yaml.safe_dump({"settings": keyless_endpoints(emulator)}))
     indexed = CliRunner().invoke(
         app, ["--config", str(config), "index", str(write_corpus(tmp_path / "docs"))]
     )
@@ -84,4 +81,7 @@ def test_a_fresh_install_serves_the_modality_with_no_key(fresh_install, modality
     assert body["providerInstanceId"] == instance, body["attempts"]
     assert body["hits"] and body["hits"][0]["title"] == (title() if callable(title) else title)
     assert all(h["source"] == instance and h["modality"] == modality for h in body["hits"])
-    assert [(a["providerInstanceId"], a["outcome"]) for a in body["attempts"]] == [(instance, "success")]
+    # The paid keyed providers come first and cost nothing without a key; then the keyless one serves.
+    keyed = [i for i in DEFAULT_ORDER[Modality(modality)] if i in KEYED]
+    outcomes = [(a["providerInstanceId"], a["outcome"]) for a in body["attempts"]]
+    assert outcomes == [(k, "skipped_no_key") for k in keyed] + [(instance, "success")]
