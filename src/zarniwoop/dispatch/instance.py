@@ -11,7 +11,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from ..contract.enums import Availability
-from ..contract.errors import AuthError, ParseError, ProviderError, RateLimitedError
+from ..contract.errors import AuthError, ParseError, ProviderError
 from ..contract.protocol import (
     DescribesErrors,
     LoadsContent,
@@ -20,7 +20,8 @@ from ..contract.protocol import (
     ReportsThrottles,
 )
 from ..contract.results import SearchResult
-from ..transport.http import raise_for_status, rate_limit_headers
+from ..transport.http import rate_limit_headers
+from ..transport.status import error_for_status, raise_for_status
 
 if TYPE_CHECKING:
     from ..contract.protocol import HttpSearchProtocol, InstanceConfig, RawResponse, SearchPage
@@ -123,9 +124,9 @@ class HttpProviderInstance:
         if refused:
             raise AuthError(raw.status, f"HTTP {raw.status} ({detail or 'key refused'})", instance_id=self.id)
         wait = self._throttle_wait(raw)
-        if wait is not None:
-            suffix = f": {detail}" if detail else ""
-            raise RateLimitedError(wait, f"HTTP {raw.status} rate limited{suffix}", instance_id=self.id)
+        if wait is not None:  # a rate limit in another status (GitHub 403, Stack Exchange 502): a 429
+            message = f"HTTP {raw.status} rate limited" + (f": {detail}" if detail else "")
+            raise error_for_status(429, raw.headers, message, body_retry_after=wait, instance_id=self.id)
         raise_for_status(raw, self.id, detail=detail)
 
     def _throttle_wait(self, raw: RawResponse) -> float | None:

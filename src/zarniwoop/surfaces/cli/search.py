@@ -36,6 +36,7 @@ def search(
     provider: str | None = typer.Option(None, "--provider", help="Pin one provider instance (expert tier)."),
     locale: str | None = typer.Option(None, "--locale", help="e.g. de, en-GB"),
     as_json: bool = typer.Option(False, "--json", help="Print the SearchResult JSON."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Skip cached answers: ask the providers now."),
 ) -> None:
     """Search one modality through the provider cascade."""
     from ...contract.query import SearchRequest
@@ -61,7 +62,7 @@ def search(
         )
 
     async def body(rt: Runtime) -> SearchResult:
-        return await rt.dispatcher.search(build_request(), ctx.obj.scope)
+        return await rt.dispatcher.search(build_request(), ctx.obj.scope, cache=not no_cache)
 
     # Validate before opening the runtime, so bad input writes nothing (not even a database file).
     from ...contract.errors import ZarniwoopError
@@ -134,13 +135,15 @@ def providers(ctx: typer.Context, as_json: bool = typer.Option(False, "--json"))
     from rich.table import Table
 
     table = Table(header_style="bold")
-    for col in ("id", "protocol", "modalities", "availability", "keyable", "cooldown until", "reachable"):
-        table.add_column(col)
+    columns = ["id", "protocol", "modalities", "availability", "keyable", "cooldown until", "reachable"]
+    proxied = any(e.get("proxy") for e in entries)
+    for col in [*columns, "proxy"] if proxied else columns:
+        table.add_column(col, overflow="fold")  # ids are copied into other commands: never cut them
     colours = {"READY": "green", "COOLDOWN": "yellow", "EXHAUSTED": "red", "DISABLED": "dim"}
     for e in entries:
         colour = colours.get(e["availability"], "white")
         cooldown = ", ".join(f"{c['modality']} {c['until']}" for c in e["cooldowns"]) or "-"
-        table.add_row(
+        row = [
             e["id"],
             e["protocol"],
             " ".join(e["modalities"]),
@@ -148,7 +151,8 @@ def providers(ctx: typer.Context, as_json: bool = typer.Option(False, "--json"))
             "yes" if e["keyable"] else "no key",
             cooldown,
             {True: "yes", False: "no", None: "-"}[e["reachable"]],
-        )
+        ]
+        table.add_row(*row, *([e.get("proxy") or "direct"] if proxied else []))
     console().print(table)
 
 
