@@ -120,6 +120,9 @@ class SearchPage:
     next_request: RequestSpec | None = None
     """Set by step one of a multi-step flow; the instance sends it and parses again."""
     quota: QuotaStatus | None = None
+    backoff_seconds: float | None = None
+    """The provider asked for a pause before its next call (Stack Exchange's `backoff`, GDELT's "please
+    limit requests"): the page still counts, and the endpoint is benched for that long."""
 
 
 @runtime_checkable
@@ -182,6 +185,15 @@ class RejectsKeys(Protocol):
     """A non-2xx answer that means "wrong key" although its status is not 401/403 (NCBI 400)."""
 
     def rejects_key(self, raw: RawResponse) -> bool: ...
+
+
+@runtime_checkable
+class ReportsThrottles(Protocol):
+    """A non-2xx answer that is a rate limit although its status is not 429 (GitHub's 403 with no
+    calls left, Stack Exchange's 502 `throttle_violation`): the seconds to wait, or None when the
+    answer is not a throttle (then the status is handled as usual) → `RateLimitedError`."""
+
+    def throttled(self, raw: RawResponse) -> float | None: ...
 
 
 @runtime_checkable
@@ -254,6 +266,7 @@ CAPABILITIES: tuple[type, ...] = (
     ValidatesConfig,
     DescribesErrors,
     RejectsKeys,
+    ReportsThrottles,
     ReadsErrorStatuses,
     HasOperatorKey,
     PacedByDefault,
@@ -316,6 +329,7 @@ __all__ = [
     "ReadsErrorStatuses",
     "RejectsKeys",
     "ReportsQuota",
+    "ReportsThrottles",
     "RequestSpec",
     "SearchPage",
     "SearchProtocol",
