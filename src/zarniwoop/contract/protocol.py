@@ -253,6 +253,14 @@ class ProbesCheaply(Protocol):
 
 
 @runtime_checkable
+class DeclinesProbes(Protocol):
+    """`probes_allowed = False`: a keyless API whose small daily quota a probe every few minutes
+    would eat (Stack Exchange: 300 calls a day without a key) keeps last-outcome reachability."""
+
+    probes_allowed: bool
+
+
+@runtime_checkable
 class ContributesSettingForm(Protocol):
     """The web console's form for this protocol's endpoints: `{"title", "fields": [{"key", "type",
     "label", "help", "default", "secret"}]}` (the shape of the bundled `setting_forms/research.yaml`)."""
@@ -275,6 +283,7 @@ CAPABILITIES: tuple[type, ...] = (
     ExtractsContentText,
     ServesLanguage,
     ProbesCheaply,
+    DeclinesProbes,
     ContributesSettingForm,
 )
 """Every optional capability a protocol object may have, for the factory's one-time check."""
@@ -314,6 +323,7 @@ class ReportsQuota(Protocol):
 __all__ = [
     "CAPABILITIES",
     "ContributesSettingForm",
+    "DeclinesProbes",
     "DescribesErrors",
     "ExtractsContentText",
     "FasterWithKey",

@@ -57,6 +57,8 @@ class StackExchangeProtocol:
     modalities = frozenset({Modality.CODE, Modality.WEB})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    probes_allowed = False
+    """300 calls a day without a key: a reachability probe every few minutes would eat it."""
     env_key = "STACKEXCHANGE_KEY"
     default_rate_per_second = 1.0
     """Well below the 30 requests/s that get an IP cut off; the daily quota is the real limit."""
