@@ -196,7 +196,7 @@ def sign_in(page, token: str, project: str | None = None, tenant: str | None = N
 
 def search(page, query: str, modality: str) -> None:
     page.get_by_label("Query").fill(query)
-    page.get_by_label("Modality").select_option(modality)
+    page.get_by_label("Modality", exact=True).select_option(modality)
     page.get_by_role("button", name="Search", exact=True).click()
     expect(page.locator("#search-results .summary")).to_be_visible()
 
@@ -453,3 +453,100 @@ def test_usage_page_shows_the_llm_dashboard_of_the_tokens_project(page, site, us
     expect(page.locator("#usage-error")).to_have_text("the tenant-wide LLM usage needs an admin token")
     expect(llm).to_have_count(0)  # the project's figures are not left standing under the error
     page.screenshot(path=str(tmp_path / "usage-llm.png"), full_page=True)
+
+
+# ---- the settings page (issue 14): every change through the UI, checked where it takes effect ----
+
+SERPER_KEY = "serper-ui-secret-7f3a9c"
+
+
+def open_settings(page, server, project: str) -> None:
+    sign_in(page, server.token, project=project)
+    page.get_by_role("link", name="Settings").click()
+    expect(page.locator("#settings-status")).to_contain_text(f"project {project}")
+
+
+def instance_form(page, instance_id: str):
+    form = page.locator(f"details.instance[data-instance={instance_id}]")
+    if form.get_attribute("open") is None:
+        form.locator("summary").click()
+    return form
+
+
+def save_settings(page, written: int) -> None:
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("#settings-status")).to_have_text(
+        f"Saved: {written} setting{'' if written == 1 else 's'} written."
+    )
+
+
+def routing_row(page, instance_id: str):
+    page.get_by_role("link", name="Routing").click()
+    expect(page.locator("table.providers")).to_be_visible()
+    return page.locator(f"table.providers tr[data-instance={instance_id}]")
+
+
+def test_settings_disable_a_provider_routing_shows_it_and_search_skips_it(page, server, tmp_path):
+    open_settings(page, server, "toggle")
+    instance_form(page, "oa").get_by_label("Enabled").uncheck()
+    save_settings(page, 1)
+    expect(page.locator("details.instance[data-instance=oa] summary .badge")).to_have_text("off")
+    page.screenshot(path=str(tmp_path / "settings.png"), full_page=True)
+    routing_row(page, "wiki")  # the routing page is shown
+    page.get_by_label(re.compile(r"Show the \d+ switched-off instances")).check()
+    expect(page.locator("table.providers tr[data-instance=oa] .state")).to_have_text("DISABLED")
+    page.get_by_role("link", name="Search").click()
+    search(page, "aurora switched off", "ACADEMIC")
+    assert [row[:3] for row in attempt_rows(page)] == [["1", "evil", "success"]]  # oa is not asked
+
+
+def test_settings_a_key_makes_a_provider_keyable_and_is_never_shown(page, server, site):
+    bodies: list[str] = []
+    page.on("response", lambda r: bodies.append(r.text()) if "/v1/" in r.url else None)
+    open_settings(page, server, "keys")
+    paid = instance_form(page, "paid")
+    expect(paid.locator(".key-state")).to_have_text("No key is set.")
+    paid.get_by_label("API key").fill(SERPER_KEY)
+    save_settings(page, 1)
+    paid = instance_form(page, "paid")
+    expect(paid.locator(".key-state")).to_contain_text("A key is set")
+    expect(paid.get_by_label("API key")).to_have_value("")
+    row = routing_row(page, "paid")
+    expect(row.locator("td").nth(2)).to_have_text("yessetting")  # keyable, from a setting
+    expect(row.locator(".badge", has_text="no key")).to_have_count(0)
+    assert SERPER_KEY not in page.content()
+    assert bodies and not [b for b in bodies if SERPER_KEY in b]
+    stored = [p for p in site.home.rglob("*") if p.is_file() and SERPER_KEY.encode() in p.read_bytes()]
+    assert stored == [], f"the key is stored in plain text in {stored}"
+
+
+def test_settings_reorder_the_academic_fallbacks_and_search_follows(page, server):
+    open_settings(page, server, "reorder")
+    order = page.get_by_role("list", name="ACADEMIC order")
+    expect(order.locator("li code")).to_have_text(["oa", "evil", "paid"])
+    page.get_by_role("button", name="Move evil up in ACADEMIC").click()
+    expect(order.locator("li .role")).to_have_text(["default", "fallback", "fallback"])
+    expect(order.locator("li code")).to_have_text(["evil", "oa", "paid"])
+    expect(page.get_by_role("button", name="Move evil up in ACADEMIC")).to_be_focused()
+    save_settings(page, 2)
+    expect(page.get_by_role("list", name="ACADEMIC order").locator("li code")).to_have_text(["evil", "oa", "paid"])
+    page.get_by_role("link", name="Search").click()
+    search(page, "aurora reordered", "ACADEMIC")
+    assert [row[:3] for row in attempt_rows(page)] == [["1", "evil", "success"]]
+
+
+def test_settings_a_bad_value_is_refused_with_the_field_marked_and_nothing_written(page, server):
+    open_settings(page, server, "badvalue")
+    instance_form(page, "evil").get_by_label("Enabled").uncheck()
+    rate = instance_form(page, "oa").get_by_label("Requests per second")
+    rate.fill("-1")
+    page.get_by_role("button", name="Save").click()
+    error = page.locator("#settings-error")
+    expect(error).to_contain_text("research.endpoint.oa.rateLimit.perSecond")
+    expect(rate).to_have_attribute("aria-invalid", "true")
+    expect(rate).to_be_focused()
+    page.get_by_role("button", name="Load").click()  # what the server holds now
+    expect(page.locator("#settings-status")).to_contain_text("project badvalue")
+    expect(instance_form(page, "evil").get_by_label("Enabled")).to_be_checked()  # the batch's other half
+    expect(instance_form(page, "oa").get_by_label("Requests per second")).to_have_value("")
+    expect(routing_row(page, "evil").locator(".state")).to_have_text("READY")

@@ -8,7 +8,7 @@
 
 const TOKEN_KEY = "zarniwoop.token";
 const SCOPE_KEY = "zarniwoop.scope";
-const PAGES = ["search", "routing", "investigate", "usage"];
+const PAGES = ["search", "routing", "investigate", "usage", "settings"];
 
 // Extras worth a label, per modality, in the order a reader wants them; the rest follow as they come.
 const EXTRAS = {
@@ -200,7 +200,7 @@ function setStatus(page, text, { quiet = false } = {}) {
   status.classList.toggle("sr-only", quiet);
 }
 
-const RESULTS = { search: "search-results", routing: "routing-view", investigate: "investigate-results", usage: "usage-view" };
+const RESULTS = { search: "search-results", routing: "routing-view", investigate: "investigate-results", usage: "usage-view", settings: "settings-view" };
 
 // Every page's failure goes through here: a 401 means the token no longer works, so sign in again.
 // An older answer is cleared: under a new error it would read as the answer to the failed request.
@@ -252,6 +252,7 @@ function route({ focus = true } = {}) {
   document.title = `${page[0].toUpperCase()}${page.slice(1)} — Zarniwoop`;
   if (page === "routing") loadRouting();
   if (page === "usage") loadUsage();
+  if (page === "settings") loadSettings();
   if (focus) (page === "search" ? $("search-query") : $(`${page}-title`)).focus();
 }
 
@@ -707,6 +708,163 @@ function llmUsage(llm) {
       : h("p", { class: "muted" }, "No LLM quota applies here."));
 }
 
+// ---- settings ----------------------------------------------------------------------------------
+// One form per endpoint instance, shaped by its protocol's setting form; the routing order per
+// modality as a list to reorder. Save sends only what changed, as one all-or-nothing PUT batch.
+
+const ENDPOINT_PROTOCOL = /^research\.endpoint\.([^.]+)\.protocol$/;
+const INPUT_TYPES = { int: "number", number: "number", url: "url", email: "email", password: "password", string: "text" };
+let fieldCount = 0;
+
+async function loadSettings(event) {
+  event?.preventDefault();
+  clearError("settings");
+  const current = ticket("settings");
+  setStatus("settings", "Loading…");
+  const level = $("settings-level").value;
+  try {
+    const [forms, values, view] = await busy($("settings-form"), () => Promise.all([
+      api("GET", "/v1/setting-forms"), api("GET", "/v1/settings", { params: { level } }), api("GET", "/v1/_routing")]));
+    if (!current()) return;
+    renderSettings(forms.forms, values.settings, view);
+    setStatus("settings", `Settings of ${level} level (tenant ${values.scope.tenant}, project ${values.scope.project}).`);
+  } catch (error) {
+    if (current()) fail("settings", error);
+  }
+}
+
+function settingInput(key, field, row) {
+  const id = `setting-${++fieldCount}`;
+  const hint = `${id}-hint`;
+  const common = { id, name: key, "data-field": key, "aria-describedby": field.help || field.secret ? hint : null };
+  let input;
+  if (field.type === "bool") {
+    const on = String(row?.value ?? field.default ?? false) === "true";
+    input = h("input", { ...common, type: "checkbox", checked: on, "data-initial": String(on) });
+  } else if (field.secret) {
+    input = h("input", { ...common, type: "password", autocomplete: "new-password", spellcheck: "false", "data-initial": "" });
+  } else {
+    const value = row?.value === undefined || row?.value === null ? "" : String(row.value);
+    input = h("input", {
+      ...common, type: INPUT_TYPES[field.type] ?? "text", value, "data-initial": value, spellcheck: "false",
+      step: field.type === "number" ? "any" : field.type === "int" ? "1" : null,
+    });
+  }
+  const state = field.secret ? h("span", { class: "key-state" }, row?.set ? "A key is set; type a new one to replace it. " : "No key is set. ") : null;
+  const help = field.help || state ? h("p", { class: "hint", id: hint }, state, field.help ?? "") : null;
+  const label = h("label", { for: id }, field.label ?? field.key);
+  return h("div", { class: field.type === "bool" ? "field check" : "field" },
+    field.type === "bool" ? [input, " ", label] : [label, input], help);
+}
+
+function instanceForm(id, protocol, form, rows) {
+  const enabled = String(rows[`research.endpoint.${id}.enabled`]?.value ?? "true") === "true";
+  const fields = (form?.fields || []).map((field) => {
+    const key = `research.endpoint.${id}.${field.key}`;
+    return settingInput(key, field, rows[key]);
+  });
+  return h("details", { class: "instance", "data-instance": id },
+    h("summary", {}, h("code", {}, id), ` — ${form?.title ?? protocol} `, enabled ? badge("on", "ok") : badge("off", "skip")),
+    h("div", { class: "fields" }, fields.length ? fields : h("p", { class: "muted" }, `No form for protocol ${protocol}.`)));
+}
+
+function moveItem(li, step) {
+  const list = li.parentElement;
+  const target = step < 0 ? li.previousElementSibling : li.nextElementSibling?.nextElementSibling ?? null;
+  if (step < 0 && !target) return;
+  if (step > 0 && !li.nextElementSibling) return;
+  list.insertBefore(li, target);
+  labelOrder(list);
+  li.querySelector(step < 0 ? "button.up" : "button.down")?.focus();
+}
+
+function labelOrder(list) {
+  [...list.children].forEach((li, i) => {
+    li.querySelector(".role").textContent = i === 0 ? "default" : "fallback";
+  });
+}
+
+function orderEditor(modality, ids) {
+  const setting = modality.toLowerCase();
+  const list = h("ol", {
+    class: "order", "data-field": `research.fallback.${setting}`, "data-default-key": `research.default.${setting}`,
+    "data-initial": ids.join(","), tabindex: "-1", "aria-label": `${modality} order`,
+  }, ids.map((id) => {
+    const li = h("li", { "data-id": id }, h("code", {}, id), " ", h("span", { class: "role muted" }),
+      h("span", { class: "moves" },
+        h("button", { type: "button", class: "secondary up", "aria-label": `Move ${id} up in ${modality}` }, "↑"),
+        h("button", { type: "button", class: "secondary down", "aria-label": `Move ${id} down in ${modality}` }, "↓")));
+    li.querySelector("button.up").addEventListener("click", () => moveItem(li, -1));
+    li.querySelector("button.down").addEventListener("click", () => moveItem(li, 1));
+    return li;
+  }));
+  labelOrder(list);
+  return h("div", { class: "modality", "data-field": `research.default.${setting}`, tabindex: "-1" },
+    h("h3", {}, modality), list);
+}
+
+function renderSettings(forms, settings, view) {
+  const byProtocol = Object.fromEntries(forms.map((f) => [f.protocol, f]));
+  const rows = Object.fromEntries(settings.map((r) => [r.key, r]));
+  const instances = settings.map((r) => [r.key.match(ENDPOINT_PROTOCOL), r]).filter(([m]) => m)
+    .map(([m, r]) => [m[1], String(r.value)]);
+  const orders = Object.entries(view.searchCascades || {}).filter(([, steps]) => steps.length > 1)
+    .map(([modality, steps]) => orderEditor(modality, steps.map((s) => s.id)));
+  replace($("settings-view"),
+    h("section", { "aria-labelledby": "settings-providers-title" },
+      h("h2", { id: "settings-providers-title" }, "Search providers"),
+      h("p", { class: "hint" }, "One form per instance, shaped by its protocol."),
+      instances.map(([id, protocol]) => instanceForm(id, protocol, byProtocol[protocol], rows))),
+    h("section", { "aria-labelledby": "settings-routing-title" },
+      h("h2", { id: "settings-routing-title" }, "Routing order per modality"),
+      h("p", { class: "hint" }, "The first is the modality's default, the others its fallbacks, tried in this order."),
+      orders.length ? orders : h("p", { class: "muted" }, "No modality has more than one candidate.")));
+}
+
+function changedSettings() {
+  const set = {};
+  const remove = [];
+  for (const input of document.querySelectorAll("#settings-view input[data-field]")) {
+    const key = input.dataset.field;
+    if (input.type === "checkbox") {
+      if (String(input.checked) !== input.dataset.initial) set[key] = input.checked;
+      continue;
+    }
+    const text = input.value.trim();
+    if (text === input.dataset.initial) continue;
+    if (text === "") remove.push(key);
+    else if (input.type === "number" && text !== "" && Number.isFinite(Number(text))) set[key] = Number(text);
+    else set[key] = text;
+  }
+  for (const list of document.querySelectorAll("#settings-view ol.order")) {
+    const ids = [...list.children].map((li) => li.dataset.id);
+    if (ids.join(",") === list.dataset.initial) continue;
+    set[list.dataset.defaultKey] = ids[0];
+    set[list.dataset.field] = ids.slice(1).join(",");
+  }
+  return { set, delete: remove };
+}
+
+async function saveSettings(event) {
+  event.preventDefault();
+  clearError("settings");
+  const batch = { level: $("settings-level").value, ...changedSettings() };
+  if (!Object.keys(batch.set).length && !batch.delete.length) {
+    setStatus("settings", "Nothing changed.");
+    return;
+  }
+  setStatus("settings", "Saving…");
+  try {
+    const answer = await busy($("settings-form"), () => api("PUT", "/v1/settings", { body: batch }));
+    await loadSettings();
+    setStatus("settings", `Saved: ${answer.written} setting${answer.written === 1 ? "" : "s"} written.`);
+  } catch (error) {
+    setStatus("settings", "");
+    if (error.status === 401) signOut(`Signed out: ${error.message}. Paste a valid token.`);
+    else showError("settings", error); // the form stays as typed, the bad field marked
+  }
+}
+
 // ---- start -------------------------------------------------------------------------------------
 
 function start() {
@@ -717,6 +875,8 @@ function start() {
   $("search-refresh").addEventListener("click", (event) => runSearch(event, { fresh: true }));
   $("usage-form").addEventListener("submit", loadUsage);
   $("routing-refresh").addEventListener("click", loadRouting);
+  $("settings-level-form").addEventListener("submit", loadSettings);
+  $("settings-form").addEventListener("submit", saveSettings);
   window.addEventListener("hashchange", () => route());
   if (session.token) {
     route({ focus: false });
