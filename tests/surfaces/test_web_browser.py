@@ -529,7 +529,9 @@ def test_settings_reorder_the_academic_fallbacks_and_search_follows(page, server
     expect(order.locator("li code")).to_have_text(["evil", "oa", "paid"])
     expect(page.get_by_role("button", name="Move evil up in ACADEMIC")).to_be_focused()
     save_settings(page, 2)
-    expect(page.get_by_role("list", name="ACADEMIC order").locator("li code")).to_have_text(["evil", "oa", "paid"])
+    expect(page.get_by_role("list", name="ACADEMIC order").locator("li code")).to_have_text(
+        ["evil", "oa", "paid"]
+    )
     page.get_by_role("link", name="Search").click()
     search(page, "aurora reordered", "ACADEMIC")
     assert [row[:3] for row in attempt_rows(page)] == [["1", "evil", "success"]]
