@@ -1,6 +1,6 @@
 """One router per resource; `app.py` includes them all."""
 
-from . import admin, image, research, routing, settings, system, tools, usage, web
+from . import admin, image, research, routing, settings, system, tokens, tools, usage, web
 
 ROUTERS = (
     research.router,
@@ -9,6 +9,7 @@ ROUTERS = (
     usage.router,
     admin.router,
     settings.router,
+    tokens.router,
     image.router,
     system.router,
     web.router,
