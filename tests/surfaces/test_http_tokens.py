@@ -94,7 +94,7 @@ def test_create_beyond_reach_or_role_is_refused(admin, who, body, status):
 
 
 def test_revoke_within_reach_and_the_token_stops_working(admin):
-    user_token, user_id = admin.tokens["user"]
+    _, user_id = admin.tokens["user"]
     assert admin.call("DELETE", f"/v1/tokens/{user_id}", "other").status_code == 404  # not its tenant's
     assert admin.call("GET", "/v1/_routing", "user").status_code == 200
     revoked = admin.call("DELETE", f"/v1/tokens/{user_id}", "project")
