@@ -186,10 +186,11 @@ def sign_in(page, token: str, project: str | None = None, tenant: str | None = N
     page.get_by_label("API token").fill(token)
     if project or tenant:
         page.get_by_text("Scope (optional)").click()
+        signin = page.locator("#signin-form")
         if tenant:
-            page.get_by_label("Tenant").fill(tenant)
+            signin.get_by_label("Tenant").fill(tenant)
         if project:
-            page.get_by_label("Project").fill(project)
+            signin.get_by_label("Project").fill(project)
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("navigation", name="Pages")).to_be_visible()
 
@@ -552,3 +553,36 @@ def test_settings_a_bad_value_is_refused_with_the_field_marked_and_nothing_writt
     expect(instance_form(page, "evil").get_by_label("Enabled")).to_be_checked()  # the batch's other half
     expect(instance_form(page, "oa").get_by_label("Requests per second")).to_have_value("")
     expect(routing_row(page, "evil").locator(".state")).to_have_text("READY")
+
+
+def test_tokens_create_shows_it_once_then_revoke_and_it_no_longer_signs_in(page, server, browser):
+    sign_in(page, server.token, project="tokens")
+    page.get_by_role("link", name="Tokens").click()
+    expect(page.locator("table.tokens-list")).to_be_visible()
+    page.locator("#page-tokens").get_by_label("Project").fill("made-in-ui")  # tenant: as signed in
+    page.locator("#page-tokens").get_by_label("Label").fill("ui test")
+    page.get_by_role("button", name="Create token").click()
+    shown = page.locator("#tokens-new-value")
+    token = shown.input_value()
+    assert re.fullmatch(r"zw_\S{20,}", token), token
+    made_id = re.search(r"tok_[0-9a-f]{12}", page.locator(".new-token label").inner_text())[0]
+    row = page.locator(f"table.tokens-list tr[data-token={made_id}]")
+    expect(row.locator("td")).to_have_text(
+        ["default", "made-in-ui", "user", "ui test", re.compile(".+"), "Revoke"]
+    )
+    expect(row.locator("th")).to_have_text(made_id)  # the full id
+    browser.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
+    page.get_by_role("button", name="Copy").click()
+    expect(page.locator("#tokens-status")).to_have_text("Copied to the clipboard.")
+    assert page.evaluate("navigator.clipboard.readText()") == token
+    page.get_by_role("link", name="Search").click()
+    page.get_by_role("link", name="Tokens").click()
+    expect(page.locator("#tokens-new-value")).to_have_count(0)  # shown once
+    assert token not in page.content()
+    page.get_by_role("button", name=f"Revoke {made_id}").click()
+    expect(page.locator("#tokens-status")).to_have_text(f"Revoked {made_id}.")
+    expect(row).to_have_count(0)
+    page.get_by_role("button", name="Sign out").click()
+    page.get_by_label("API token").fill(token)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.locator("#signin-error")).to_have_text("Sign-in failed: invalid or revoked token")

@@ -1,7 +1,8 @@
 """`/v1/tokens`: the console's API-token page — list, create (the token is shown once), revoke.
 
 GET    /v1/tokens          the active tokens within the caller's reach, with full ids
-POST   /v1/tokens          `{"tenant", "project", "role", "label"}` → 201 with the token, once
+POST   /v1/tokens          `{"tenant", "project", "role", "label"}` → 201 with the token, once;
+                           tenant and project default to the scope the request acts on
 DELETE /v1/tokens/{id}     revoke one → the revoked record
 
 Admin tokens only. A token reaches the tokens bound inside its own binding: an operator token
@@ -29,8 +30,12 @@ log = logging.getLogger(__name__)
 
 class TokenCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    tenant: str | None = Field(default=None, max_length=100, description="Default: the caller's own binding")
-    project: str | None = Field(default=None, max_length=100, description="Default: the caller's own binding")
+    tenant: str | None = Field(
+        default=None, max_length=100, description="Default: the scope the request acts on"
+    )
+    project: str | None = Field(
+        default=None, max_length=100, description="Default: the scope the request acts on"
+    )
     role: Literal["user", "admin"] = "user"
     label: str | None = Field(default=None, max_length=200)
 
@@ -53,8 +58,8 @@ async def list_tokens(ctx: Ctx, admin: AdminCaller) -> dict[str, Any]:
 @router.post("", status_code=201, summary="Create an API token (its value is shown this once)")
 async def create_token(body: TokenCreate, ctx: Ctx, admin: AdminCaller) -> dict[str, Any]:
     principal = admin.principal
-    tenant = (body.tenant or "").strip() or principal.tenant
-    project = (body.project or "").strip() or principal.project
+    tenant = (body.tenant or "").strip() or admin.scope.tenant
+    project = (body.project or "").strip() or admin.scope.project
     if not _reaches(principal, tenant, project):
         raise AccessDeniedError(
             f"this token is bound to {principal.tenant}/{principal.project}: "

@@ -8,7 +8,7 @@
 
 const TOKEN_KEY = "zarniwoop.token";
 const SCOPE_KEY = "zarniwoop.scope";
-const PAGES = ["search", "routing", "investigate", "usage", "settings"];
+const PAGES = ["search", "routing", "investigate", "usage", "settings", "tokens"];
 
 // Extras worth a label, per modality, in the order a reader wants them; the rest follow as they come.
 const EXTRAS = {
@@ -200,7 +200,7 @@ function setStatus(page, text, { quiet = false } = {}) {
   status.classList.toggle("sr-only", quiet);
 }
 
-const RESULTS = { search: "search-results", routing: "routing-view", investigate: "investigate-results", usage: "usage-view", settings: "settings-view" };
+const RESULTS = { search: "search-results", routing: "routing-view", investigate: "investigate-results", usage: "usage-view", settings: "settings-view", tokens: "tokens-view" };
 
 // Every page's failure goes through here: a 401 means the token no longer works, so sign in again.
 // An older answer is cleared: under a new error it would read as the answer to the failed request.
@@ -253,6 +253,8 @@ function route({ focus = true } = {}) {
   if (page === "routing") loadRouting();
   if (page === "usage") loadUsage();
   if (page === "settings") loadSettings();
+  if (page === "tokens") loadTokens();
+  if (page !== "tokens") replace($("tokens-new")); // a new token is shown once, then forgotten
   if (focus) (page === "search" ? $("search-query") : $(`${page}-title`)).focus();
 }
 
@@ -268,6 +270,7 @@ function showSignin() {
 function signOut(message) {
   session.clear();
   for (const name of Object.values(RESULTS)) replace($(name));
+  replace($("tokens-new"));
   showSignin();
   if (message) showError("signin", new ApiError(401, null, message));
   else clearError("signin");
@@ -865,6 +868,72 @@ async function saveSettings(event) {
   }
 }
 
+// ---- API tokens --------------------------------------------------------------------------------
+// A new token is shown once, in a read-only field with a copy button; the list shows ids only.
+
+async function loadTokens() {
+  const current = ticket("tokens");
+  try {
+    const answer = await api("GET", "/v1/tokens");
+    if (current()) renderTokens(answer.tokens);
+  } catch (error) {
+    if (current()) fail("tokens", error);
+  }
+}
+
+function renderTokens(items) {
+  const rows = items.map((t) => {
+    const revoke = h("button", { type: "button", class: "secondary", "aria-label": `Revoke ${t.id}` }, "Revoke");
+    revoke.addEventListener("click", () => revokeToken(t.id));
+    return h("tr", { "data-token": t.id },
+      h("th", { scope: "row" }, h("code", {}, t.id)), h("td", {}, t.tenant), h("td", {}, t.project),
+      h("td", {}, t.role), h("td", {}, t.label ?? ""), h("td", {}, when(t.createdAt)), h("td", {}, revoke));
+  });
+  replace($("tokens-view"), h("section", { "aria-labelledby": "tokens-list-title" },
+    h("h2", { id: "tokens-list-title" }, `Active tokens (${items.length})`),
+    table(null, ["Id", "Tenant", "Project", "Role", "Label", "Created", ""], rows, { className: "tokens-list" })));
+}
+
+async function createToken(event) {
+  event.preventDefault();
+  clearError("tokens");
+  const form = $("tokens-form");
+  const body = { role: form.role.value };
+  for (const key of ["tenant", "project", "label"]) {
+    const value = form[key].value.trim();
+    if (value) body[key] = value;
+  }
+  try {
+    const made = await busy(form, () => api("POST", "/v1/tokens", { body }));
+    const value = h("input", { id: "tokens-new-value", type: "text", readonly: true, value: made.token, spellcheck: "false" });
+    const copy = h("button", { type: "button", class: "secondary" }, "Copy");
+    copy.addEventListener("click", async () => {
+      value.select();
+      try { await navigator.clipboard.writeText(made.token); } catch { document.execCommand("copy"); }
+      setStatus("tokens", "Copied to the clipboard.");
+    });
+    replace($("tokens-new"), h("div", { class: "note new-token" },
+      h("label", { for: "tokens-new-value" }, `New token ${made.id} (${made.role}, ${made.tenant}/${made.project}) — copy it now, it is not shown again`),
+      h("div", { class: "row" }, value, copy)));
+    setStatus("tokens", `Created ${made.id}.`);
+    await loadTokens();
+  } catch (error) {
+    if (error.status === 401) fail("tokens", error);
+    else showError("tokens", error);
+  }
+}
+
+async function revokeToken(id) {
+  clearError("tokens");
+  try {
+    await api("DELETE", `/v1/tokens/${encodeURIComponent(id)}`);
+    setStatus("tokens", `Revoked ${id}.`);
+    await loadTokens();
+  } catch (error) {
+    fail("tokens", error);
+  }
+}
+
 // ---- start -------------------------------------------------------------------------------------
 
 function start() {
@@ -877,6 +946,7 @@ function start() {
   $("routing-refresh").addEventListener("click", loadRouting);
   $("settings-level-form").addEventListener("submit", loadSettings);
   $("settings-form").addEventListener("submit", saveSettings);
+  $("tokens-form").addEventListener("submit", createToken);
   window.addEventListener("hashchange", () => route());
   if (session.token) {
     route({ focus: false });
