@@ -1,8 +1,9 @@
 """What a tool is: a name, a description, an input model, and an async body; what it returns.
 
 Every surface calls the same `ToolSpec.run` with a validated input and a `ToolContext` (the
-runtime, the `(tenant, project)` scope and whether the caller is an admin), and gets back a
-`ToolResult`: the structured JSON and the text rendering a model reads.
+runtime, the `(tenant, project)` scope, whether the caller is an admin, and who hears progress),
+and gets back a `ToolResult`: the compact structured JSON and the text rendering a model reads, and
+the full JSON that the HTTP research endpoints answer with.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from .outputs import output_schema
 from .schema import input_schema
 
 if TYPE_CHECKING:
+    from ..contract.progress import ProgressObserver
     from ..contract.query import SearchScope
     from ..runtime import Runtime
 
@@ -25,6 +28,8 @@ class ToolContext:
     runtime: Runtime
     scope: SearchScope
     admin: bool = False
+    progress: ProgressObserver | None = None
+    """Hears the steps of long tools (`research_investigate`, `research_rich`); None: nobody asked."""
 
     def provenance(self) -> bool:
         """`research.provenance` for this scope: append the `(via …)` footer to text output."""
@@ -35,12 +40,17 @@ class ToolContext:
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """A tool's answer: `structured` JSON for programs, `text` for a model, `is_error` for failures."""
+    """A tool's answer: `structured` JSON for programs, `text` for a model, `is_error` for failures.
+
+    `structured` is compact (`outputs.compact`: what MCP's `structuredContent` carries); `full` is
+    the same answer with every field, as `POST /v1/research/*` returns it (DESIGN §3).
+    """
 
     name: str
     structured: Mapping[str, Any]
     text: str
     is_error: bool = False
+    full: Mapping[str, Any] | None = field(default=None, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """The `POST /v1/tools/{name}` shape, mirroring MCP's `CallToolResult`."""
@@ -54,6 +64,8 @@ class ToolResult:
 
 ToolBody = Callable[[ToolContext, Any], Awaitable[ToolResult]]
 InputT = TypeVar("InputT", bound=BaseModel)
+READ_ONLY_HINTS: Mapping[str, bool] = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": True}
+"""Every tool only reads (searches the open web, changes nothing): MCP `ToolAnnotations` hints."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,14 +82,24 @@ class ToolSpec(Generic[InputT]):
     def input_schema(self) -> dict[str, Any]:
         return input_schema(self.input_model)
 
+    @property
+    def output_schema(self) -> dict[str, Any]:
+        return output_schema(self.name)
+
+    @property
+    def annotations(self) -> dict[str, Any]:
+        return {"title": self.title, **READ_ONLY_HINTS}
+
     def definition(self) -> dict[str, Any]:
-        """`{name, title, description, inputSchema}`: the MCP `tools/list` entry and `GET /v1/tools` item."""
+        """`{name, title, description, inputSchema, outputSchema, annotations}`: the MCP `tools/list` entry."""
         return {
             "name": self.name,
             "title": self.title,
             "description": self.description,
             "inputSchema": self.input_schema,
+            "outputSchema": self.output_schema,
+            "annotations": self.annotations,
         }
 
 
-__all__ = ["ToolBody", "ToolContext", "ToolResult", "ToolSpec"]
+__all__ = ["READ_ONLY_HINTS", "ToolBody", "ToolContext", "ToolResult", "ToolSpec"]

@@ -14,19 +14,23 @@ back to the model.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
 from ..contract.errors import InvalidRequestError
 from .base import InputT, ToolContext, ToolResult, ToolSpec
+from .dialects import tool_definitions
 from .investigate import INVESTIGATE
+from .outputs import compact
 from .providers import PROVIDERS
 from .rich import RICH
 from .schema import to_invalid_request
 from .search import SEARCH, SEARCH_EXPERT
 
 if TYPE_CHECKING:
+    from ..contract.progress import ProgressObserver
     from ..contract.query import SearchScope
     from ..runtime import Runtime
 
@@ -61,20 +65,37 @@ class Toolbox:
     def specs(self) -> tuple[ToolSpec[Any], ...]:
         return TOOLS
 
-    def definitions(self) -> list[dict[str, Any]]:
-        return [spec.definition() for spec in TOOLS]
+    def definitions(self, dialect: str = "mcp") -> list[dict[str, Any]]:
+        """The five definitions in `dialect`'s shape (`tools.dialects`); MCP's by default."""
+        return tool_definitions(dialect, TOOLS)
 
     async def execute(
-        self, name: str, arguments: Any, scope: SearchScope, *, admin: bool = False
+        self,
+        name: str,
+        arguments: Any,
+        scope: SearchScope,
+        *,
+        admin: bool = False,
+        progress: ProgressObserver | None = None,
     ) -> ToolResult:
         spec = tool_spec(name)
-        return await self.run(spec, parse_arguments(spec, arguments), scope, admin=admin)
+        return await self.run(spec, parse_arguments(spec, arguments), scope, admin=admin, progress=progress)
 
     async def run(
-        self, spec: ToolSpec[Any], args: BaseModel, scope: SearchScope, *, admin: bool = False
+        self,
+        spec: ToolSpec[Any],
+        args: BaseModel,
+        scope: SearchScope,
+        *,
+        admin: bool = False,
+        progress: ProgressObserver | None = None,
     ) -> ToolResult:
-        """Run a tool on an already validated input (the HTTP routes validate with FastAPI)."""
-        return await spec.body(ToolContext(self.runtime, scope, admin), args)
+        """Run a tool on an already validated input (the HTTP routes validate with FastAPI).
+
+        The result's `structured` is compacted (`outputs.compact`); `full` keeps every field.
+        """
+        result = await spec.body(ToolContext(self.runtime, scope, admin, progress), args)
+        return replace(result, structured=compact(spec.name, result.structured), full=result.structured)
 
     async def call(self, name: str, arguments: Any, scope: SearchScope, *, admin: bool = False) -> ToolResult:
         """Like `execute`, but bad arguments come back as an `is_error` result naming the field."""
