@@ -1,7 +1,13 @@
-"""`zarniwoop investigate QUESTION`: the curated pipeline — plan, searches, dedup, evaluation, ranking."""
+"""`zarniwoop investigate QUESTION`: the curated pipeline — plan, searches, dedup, evaluation, ranking.
+
+While it runs, each step (plan, search n/m, dedup, evaluate, …) is a line on stderr above a rich
+progress bar that goes away at the end; stdout carries only the answer (the `--json` document).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import typer
@@ -9,8 +15,34 @@ import typer
 from .app import console, print_json, run
 
 if TYPE_CHECKING:
+    from ...contract.progress import ProgressObserver, ProgressStep
     from ...research.model import RankedHitSet
     from ...runtime import Runtime
+
+
+@contextmanager
+def progress_display() -> Iterator[ProgressObserver]:
+    """A progress observer drawing on stderr: a line per step and a transient bar."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
+
+    err = Console(stderr=True)
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("planning", total=None)
+
+        async def observe(step: ProgressStep) -> None:
+            bar.console.print(f"[dim]{step.step}[/dim] {escape(step.message)}", highlight=False)
+            bar.update(task, completed=step.done, total=step.total, description=step.step)
+
+        yield observe
 
 
 def register(app: typer.Typer) -> None:
@@ -31,9 +63,10 @@ def investigate(
     async def body(rt: Runtime) -> RankedHitSet:
         from ...research.service import investigator_for
 
-        return await investigator_for(rt).investigate(
-            question, ctx.obj.scope, max_results=max_results, depth=depth
-        )
+        with progress_display() as observe:
+            return await investigator_for(rt).investigate(
+                question, ctx.obj.scope, max_results=max_results, depth=depth, progress=observe
+            )
 
     ranked = run(ctx, body)
     if as_json:
