@@ -104,7 +104,12 @@ def test_tool_definitions_for_every_dialect_match_the_module_function(tmp_path):
         with pytest.raises(InvalidRequestError) as refused:
             zw.tool_definitions("cohere")  # type: ignore[arg-type]
     assert refused.value.message == "dialect: expected one of mcp, openai, anthropic, gemini, got 'cohere'"
-    for dialect, definitions in [("mcp", mcp), ("openai", openai), ("anthropic", anthropic), ("gemini", gemini)]:
+    for dialect, definitions in [
+        ("mcp", mcp),
+        ("openai", openai),
+        ("anthropic", anthropic),
+        ("gemini", gemini),
+    ]:
         assert zarniwoop.tool_definitions(dialect) == definitions  # no runtime needed
     assert [d["name"] for d in mcp] == [
         "research_search",

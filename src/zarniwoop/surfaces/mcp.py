@@ -108,7 +108,7 @@ class _ZarniwoopMCPServer(MCPServer[Any]):
 
 def invalid_params(exc: InvalidRequestError) -> MCPError:
     """JSON-RPC `-32602` naming the field; logged as one line with the field only (never the value)."""
-    log.info("MCP request refused: invalid %s", exc.field)
+    log.warning("MCP request refused: invalid %s", exc.field)
     return MCPError(code=INVALID_PARAMS, message=exc.message, data={"field": exc.field})
 
 

@@ -10,7 +10,8 @@ One model per JSON shape, so that a generated client is typed and an MCP host ca
 Every field that can be absent is optional, so the same model validates the full JSON of the HTTP
 research endpoints (nulls and all, as DESIGN §3 shows it) and the compact `structuredContent` of a
 tool call. `compact(spec_name, structured)` makes the latter: nothing null or empty, nothing said
-twice — a hit's `modality` when the result already says it, `returnedCount` (the length of `hits`),
+twice — a hit's `modality` when the result already says it, inline text that is its snippet again,
+`returnedCount` (the length of `hits`),
 each rich section's `query`/`modality`/`tier`, and the investigation's `plan` (its searches are in
 `searches`, its strategy in `strategies`, its rationale opens `rationale`). A model reading the
 structured answer pays only for what is news.
@@ -235,6 +236,11 @@ def _prune_hit(hit: dict[str, Any]) -> None:
     for key in ("snippet", "source"):
         if not hit.get(key):
             hit.pop(key, None)
+    content = hit.get("content")
+    if isinstance(content, dict) and content.get("text") and content.get("text") == hit.get("snippet"):
+        content.pop("text")  # inline text that is the snippet again (Wikipedia's lead)
+        if not content.get("ref"):
+            hit.pop("content")
     extras = hit.get("extras")
     if isinstance(extras, dict):
         hit["extras"] = {k: v for k, v in extras.items() if v not in (None, "", [], {})}
