@@ -38,7 +38,6 @@ from tests.support.runtime import write_config  # noqa: E402
 from zarniwoop.llm.adapters import ADAPTERS, ChatClient, ChatRequest, Endpoint  # noqa: E402
 from zarniwoop.llm.chain import decorate  # noqa: E402
 from zarniwoop.llm.manager import LlmCall  # noqa: E402
-from zarniwoop.llm.services import credentials_of, get_llm  # noqa: E402
 from zarniwoop.llm.usage import UsageRecord  # noqa: E402
 from zarniwoop.runtime import Runtime  # noqa: E402
 
@@ -70,10 +69,10 @@ async def main(n: int) -> dict[str, object]:
         }
         path = write_config(Path(tmp), {"settings": {}, "tenants": tenants})
         runtime = await Runtime.open(path, home=Path(tmp) / "home")
-        store = credentials_of(runtime)
+        store = runtime.credentials
         for (level, owner, name), value in KEYS.items():
             await store.set("acme", level, owner, name, value)
-        manager = await get_llm(runtime)
+        manager = await runtime.llm()
         call = LlmCall("acme", "transformer-review", "mike", purpose="execution")
         request = ChatRequest.prompt("How are you?", max_tokens=256)
         spec = ADAPTERS["anthropic"].build(

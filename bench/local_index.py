@@ -30,10 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from zarniwoop.contract import InstanceConfig, SearchRequest, SearchScope  # noqa: E402
-from zarniwoop.protocols.local_index import PROTOCOL  # noqa: E402
-from zarniwoop.services.indexing import index_path  # noqa: E402
-from zarniwoop.storage.fts_query import build_query  # noqa: E402
-from zarniwoop.storage.local_index import LocalIndex, index_file  # noqa: E402
+from zarniwoop.localindex.fts_query import build_query  # noqa: E402
+from zarniwoop.localindex.index import LocalIndex, index_file  # noqa: E402
+from zarniwoop.localindex.indexer import index_path  # noqa: E402
+from zarniwoop.localindex.protocol import PROTOCOL  # noqa: E402
 
 VOCABULARY = 20_000
 SCOPE = SearchScope("bench", "local")

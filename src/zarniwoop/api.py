@@ -177,7 +177,7 @@ class Zarniwoop:
 
     async def rich(self, query: str, *, max_results: int = 10) -> dict[Modality, SearchResult]:
         """`research_rich`: WEB, IMAGE, VIDEO and NEWS concurrently; a failed modality carries its error."""
-        from .services.rich import rich_search
+        from .dispatch.rich import rich_search
         from .tools.inputs import RICH_MODALITIES
 
         args = parse_arguments(RICH, {"query": query, "maxResults": max_results})
@@ -193,11 +193,10 @@ class Zarniwoop:
         self, question: str, *, max_results: int | None = None, depth: int | None = None
     ) -> RankedHitSet:
         """`research_investigate`: the curated pipeline — ranked hits with reasons, and the dropped ones."""
-        from .research.service import investigator_for
         from .tools.investigate import DEFAULT_MAX_RESULTS
 
         args = parse_arguments(INVESTIGATE, {"question": question, "maxResults": max_results, "depth": depth})
-        return await investigator_for(self._runtime).investigate(
+        return await self._runtime.investigator.investigate(
             args.question,
             self._scope,
             max_results=args.max_results or DEFAULT_MAX_RESULTS,
@@ -206,15 +205,14 @@ class Zarniwoop:
 
     async def providers(self) -> list[dict[str, Any]]:
         """`research_providers`: the scope's instances with availability, quota and cooldowns."""
-        from .dispatch.status import provider_entries
+        from .views.providers import provider_entries
 
         return await provider_entries(self._runtime.dispatcher, self._scope, admin=self._admin)
 
     async def routing(self) -> dict[str, Any]:
         """The routing view of `GET /v1/_routing`: search cascades and state, LLM alias resolutions."""
-        from .services.routing import routing_report
 
-        return await routing_report(self._runtime, self._scope, admin=self._admin)
+        return await self._runtime.routing_report(self._scope, admin=self._admin)
 
     def tool_definitions(self, dialect: Dialect = "mcp") -> list[dict[str, Any]]:
         """The five tools' schemas, shaped for an MCP host, OpenAI (strict), Anthropic or Gemini.

@@ -1,28 +1,37 @@
-"""The composition root: config file → database → settings → protocols → factory → dispatcher.
+"""The application container: config file → database → settings → protocols → factory → dispatcher,
+and the services built from them on first use, each a typed attribute.
+
+`Runtime.open()` is the one async builder; `aclose()` the one teardown. Everything a surface needs
+hangs off it, typed: `dispatcher`, `settings`, `credentials`, `org`, `content` (content store),
+`investigator`, `tokens`, `quota_ledger`, and — built lazily, because search-only commands never
+pay for them — `await catalog()` and `await llm()`. Lower layers take their real collaborators
+(db, settings, credentials, transport), never this container: only the surfaces and the Python API
+import it (import-linter keeps it so).
 
 Shared state: the embedded default keeps cooldowns and quota counters in the database and the
 result cache and reachability in memory; with `redis_url` all four live in Redis, shared by
 every replica. The usage counter (audit log) and the metrics observe every dispatch.
 
-Surfaces (CLI, HTTP, MCP, the Python API) open one `Runtime` and share it.
-
     async with await Runtime.open(config_path="zarniwoop.yaml") as rt:
         result = await rt.dispatcher.search(SearchRequest.create("crispr", "academic"), SearchScope())
+        manager = await rt.llm()
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .config import keys as K
 from .config.defaults import builtin_settings
-from .config.factory import ProviderFactory
 from .config.file import ConfigFile, load_config, parse_config
 from .config.settings import SettingService
 from .config.validate import validate_settings
@@ -30,23 +39,31 @@ from .contract.errors import ConfigError
 from .dispatch.clock import Clock
 from .dispatch.cooldown import SQLCooldownStore
 from .dispatch.dispatcher import Dispatcher, DispatchObserver
+from .dispatch.factory import ProviderFactory
 from .dispatch.quota import LocalQuotaGuard, SQLQuotaCounters
-from .llm.accounts import OrgDirectory, sync_from_config
-from .llm.credentials import CredentialStore
 from .llm.settings_check import check_llm_settings
 from .observability.metrics import MetricsObserver
 from .protocols import load_protocols
 from .storage.crypto import SecretBox
 from .storage.db import Database, open_database
 from .storage.usage import DEFAULT_RETENTION_DAYS, ZarniwoopUsageCounter
+from .tenancy.accounts import OrgDirectory, sync_from_config
+from .tenancy.credentials import CredentialStore
 from .transport.http import HttpTransport
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from .content.store import ContentStore
     from .contract.protocol import SearchProtocol
     from .contract.query import SearchScope
     from .dispatch.redis_state import RedisState
+    from .llm.catalog import Catalog
+    from .llm.manager import LlmManager
+    from .llm.quota import QuotaLedger
+    from .research.pipeline import Investigator
+    from .tenancy.tokens import TokenStore
+    from .views.providers import RoutingSection
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +72,7 @@ def default_home() -> Path:
     return Path(os.environ.get("ZARNIWOOP_HOME") or ".zarniwoop").expanduser()
 
 
-@dataclass
+@dataclass(eq=False)
 class Runtime:
     home: Path
     config: ConfigFile
@@ -67,11 +84,19 @@ class Runtime:
     factory: ProviderFactory
     dispatcher: Dispatcher
     clock: Clock
+    credentials: CredentialStore
+    """Tenant and account API keys (encrypted); also the search factory's key lookup."""
+    org: OrgDirectory
+    """The tenant → team → account → project tree of the config file's `llm:` blocks."""
     usage: ZarniwoopUsageCounter | None = None
     """The audit log writer (`research_call_records`)."""
     redis: RedisState | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
-    """Services other layers attach (LLM manager, …), by name."""
+    routing_sections: dict[str, RoutingSection] = field(default_factory=dict)
+    """Blocks other components add to the routing view (`GET /v1/_routing`), by name."""
+    _catalog: Catalog | None = field(default=None, init=False, repr=False)
+    _llm: LlmManager | None = field(default=None, init=False, repr=False)
+    _catalog_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
+    _llm_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
 
     @classmethod
     async def open(
@@ -100,7 +125,7 @@ class Runtime:
             known = {**load_protocols(), **(protocols or {})}
             settings = SettingService(db, box, builtin_settings(known))
             await seed_settings(settings, config, known)
-            # LLM side: tenant credentials (also the search factory's key lookup) and the org tree.
+            # Tenant credentials (also the search factory's key lookup) and the org tree.
             credentials = CredentialStore(db, box)
             directory = OrgDirectory(db)
             await sync_from_config(directory, config, credentials)
@@ -131,30 +156,153 @@ class Runtime:
         )
         usage.start()
         return cls(
-            home_path,
-            config,
-            db,
-            box,
-            settings,
-            known,
-            transport,
-            factory,
-            dispatcher,
-            clock,
-            usage,
-            redis,
-            {"credentials": credentials, "org": directory},
+            home=home_path,
+            config=config,
+            db=db,
+            box=box,
+            settings=settings,
+            protocols=known,
+            transport=transport,
+            factory=factory,
+            dispatcher=dispatcher,
+            clock=clock,
+            credentials=credentials,
+            org=directory,
+            usage=usage,
+            redis=redis,
         )
 
+    # -- services built on first use ------------------------------------------------------------
+    # `cached_property` builds each once; the event loop runs one coroutine at a time between
+    # awaits, and none of these builders awaits, so two concurrent first uses share one object.
+
+    @cached_property
+    def content(self) -> ContentStore:
+        """The content store: hits' bodies into the project workspace, through the SSRF guard."""
+        from .content.store import ContentStore
+
+        return ContentStore(self.home, self.settings, self.factory)
+
+    @cached_property
+    def tokens(self) -> TokenStore:
+        """The HTTP server's API tokens (stored hashed)."""
+        from .tenancy.tokens import TokenStore
+
+        return TokenStore(self.db)
+
+    @cached_property
+    def quota_ledger(self) -> QuotaLedger:
+        """LLM token budgets at every level: Redis when `redis_url` is configured (replicas), else
+        the database (SQLite or PostgreSQL) — either way one atomic step reserves every level."""
+        if self.redis is not None:  # the runtime's one Redis pool and the deployment's key prefix
+            from .llm.quota_redis import RedisQuotaLedger
+
+            return RedisQuotaLedger(self.redis.client, prefix=self.redis.prefix)
+        from .llm.quota import SQLQuotaLedger
+
+        return SQLQuotaLedger(self.db)
+
+    @cached_property
+    def investigator(self) -> Investigator:
+        """The curated pipeline, with LLM strategies where a scope has an LLM, built-in ones otherwise."""
+        from .research.factory import build_investigator
+
+        return build_investigator(
+            self.dispatcher, self.content, self.settings, self.org, llm=self.llm, factory=self.factory
+        )
+
+    async def catalog(self) -> Catalog:
+        """The model catalog, bootstrapped and loaded on first use."""
+        if self._catalog is None:
+            async with self._catalog_lock:
+                if self._catalog is None:
+                    from .llm.catalog.lifecycle import open_catalog
+
+                    self._catalog = await open_catalog(self.home / "documents")
+        return self._catalog
+
+    async def llm(self) -> LlmManager:
+        """The LLM call path (search-only commands never pay for it)."""
+        if self._llm is None:
+            async with self._llm_lock:
+                if self._llm is None:
+                    from .llm.manager import LlmManager
+                    from .llm.usage import UsageStore
+
+                    self._llm = LlmManager(
+                        db=self.db,
+                        settings=self.settings,
+                        credentials=self.credentials,
+                        directory=self.org,
+                        ledger=self.quota_ledger,
+                        usage=UsageStore(self.db),
+                        http=self.transport.client,
+                        catalog=self.catalog,
+                    )
+        return self._llm
+
+    # -- operations that span components ---------------------------------------------------------
+
+    async def refresh_catalog(self) -> dict[str, Any]:
+        """Reload every catalog layer now (synchronous swap); the refresh report as JSON."""
+        return (await (await self.catalog()).refresh()).to_json()
+
+    async def discover_models(self, scope: SearchScope | None) -> dict[str, Any]:
+        """Discovery for one scope's own provider instances (None: every scope that has some), then
+        a catalog refresh: per-instance results and skipped instances with their errors, as JSON."""
+        from .llm.catalog.lifecycle import discover_models
+
+        return await discover_models(await self.catalog(), self.settings, self.transport.client, scope)
+
+    async def start_catalog_refresh(self) -> asyncio.Task[None]:
+        """Start the periodic refresh (every `ai.catalog.refreshMinutes`, default 30) for a server."""
+        from .llm.catalog.lifecycle import refresh_seconds
+
+        return (await self.catalog()).start_refresh_loop(refresh_seconds(self.settings))
+
+    async def usage_dashboard(
+        self, tenant: str, *, account: str | None = None, project: str | None = None
+    ) -> dict[str, Any]:
+        """The body of `GET /v1/usage`'s `llm` and `zarniwoop llm usage --json` (seed 002 §9)."""
+        from .llm.usage import UsageStore
+
+        await self.org.refresh(max_age=1.0)
+        return await UsageStore(self.db).dashboard(
+            tenant, ledger=self.quota_ledger, directory=self.org, account=account, project=project
+        )
+
+    async def research_usage(
+        self, scope: SearchScope, *, since: float, until: float | None = None
+    ) -> dict[str, Any]:
+        """Provider calls, hits, failures, p50/p95 and quota per instance and modality (`zarniwoop usage`)."""
+        from .views.usage import research_usage
+
+        return await research_usage(
+            self.db, self.dispatcher, scope, since=since, until=until, audit=self.usage
+        )
+
+    async def routing_report(self, scope: SearchScope, *, admin: bool) -> dict[str, Any]:
+        """`GET /v1/_routing`: the search block, the LLM alias resolutions, the added sections."""
+        from .views.routing import routing_report
+
+        return await routing_report(
+            self.dispatcher, self.settings, scope, admin=admin, sections=self.routing_sections
+        )
+
+    async def stop_project(self, scope: SearchScope) -> int:
+        """Dispose the scope's provider instances and delete its workspace; returns the count."""
+        disposed = await self.factory.dispose(scope)
+        shutil.rmtree(self.content.workspace(scope), ignore_errors=True)
+        return disposed
+
     async def aclose(self) -> None:
-        # Services attached by other layers (catalog refresh loop, …) close first.
-        for name, extra in list(self.extras.items()):
-            close = getattr(extra, "aclose", None)
-            if close is not None:
+        # Lazily built services close first, while the database they write to is still open.
+        for name, closer in (("catalog", self._catalog), ("content store", self.__dict__.get("content"))):
+            if closer is not None:
                 try:
-                    await close()
+                    await closer.aclose()
                 except Exception:
-                    log.exception("closing %s failed", name)
+                    log.exception("closing the %s failed", name)
         if self.usage is not None:
             await self.usage.aclose()  # flush the audit spool while the database is still open
         await self.factory.aclose()
@@ -303,8 +451,6 @@ class _FreshFiles:
 
     def remove(self) -> None:
         if not self.existed:
-            import shutil
-
             shutil.rmtree(self.home, ignore_errors=True)
 
 

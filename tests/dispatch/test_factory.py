@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from zarniwoop.contract import SearchScope
-from zarniwoop.services.projects import stop_project
 
 from ..support.runtime import endpoint, open_runtime
 
@@ -36,7 +35,7 @@ async def test_projects_stop_disposes_each_instance_and_the_workspace(tmp_path):
         workspace = rt.home / "workspace" / "t" / "a"
         workspace.mkdir(parents=True)
         (workspace / "paper.pdf").write_bytes(b"%PDF")
-        count = await stop_project(rt, scope)
+        count = await rt.stop_project(scope)
         assert count == len(provider_set.instances) and sorted(disposed) == sorted(provider_set.instances)
         assert not workspace.exists()
         assert (await rt.factory.providers(scope)) is not provider_set  # rebuilt on next use
@@ -53,7 +52,7 @@ async def test_settings_change_rebuilds_instances(tmp_path):
 
 
 async def test_operator_key_from_environment_unless_denied(tmp_path, monkeypatch):
-    from zarniwoop.config.factory import instance_config
+    from zarniwoop.config.endpoints import instance_config
 
     class Keyed:
         id = "keyed"
@@ -69,7 +68,7 @@ async def test_operator_key_from_environment_unless_denied(tmp_path, monkeypatch
 
 
 async def test_a_change_made_by_another_process_is_picked_up(tmp_path, monkeypatch):
-    from zarniwoop.config import factory as factory_module
+    from zarniwoop.dispatch import factory as factory_module
     from zarniwoop.runtime import Runtime
 
     monkeypatch.setattr(factory_module, "SETTINGS_RECHECK_SECONDS", 0.0)
@@ -86,8 +85,8 @@ async def test_a_change_made_by_another_process_is_picked_up(tmp_path, monkeypat
 
 
 async def test_a_tenant_credential_set_by_another_process_keys_the_search_endpoint(tmp_path, monkeypatch):
-    from zarniwoop.config import factory as factory_module
-    from zarniwoop.llm.services import credentials_of
+
+    from zarniwoop.dispatch import factory as factory_module
     from zarniwoop.runtime import Runtime
 
     monkeypatch.setattr(factory_module, "SETTINGS_RECHECK_SECONDS", 0.0)
@@ -98,7 +97,7 @@ async def test_a_tenant_credential_set_by_another_process_keys_the_search_endpoi
         other = await Runtime.open(
             tmp_path / "zarniwoop.yaml", home=tmp_path / "home"
         )  # e.g. `credentials set`
-        await credentials_of(other).set("acme", "tenant", None, "SERPER_API_KEY", "serper-tenant-key")
+        await other.credentials.set("acme", "tenant", None, "SERPER_API_KEY", "serper-tenant-key")
         await other.aclose()
         after = await rt.factory.providers(scope)
         assert after is not before

@@ -97,6 +97,35 @@ CHAT_CASES = [
         model="deepseek-chat",
     ),
     Case(
+        "deepseek/chat-completion-reasoning.json",
+        "openai",
+        "json",
+        text='The word "strawberry" contains three instances of the letter "r": one after the "t" and two before the "y".',
+        reasoning_prefix="We are asked: \"How many 'r's are in the word 'strawberry'?\"",
+        usage=(18, 345),
+        finish="stop",
+        model="deepseek-reasoner",
+        metadata={"reasoningTokens": 315},
+    ),
+    Case(
+        "anthropic/stream-thinking.sse",
+        "anthropic",
+        "sse",
+        text="- Captain\n- Scoop",
+        reasoning_prefix="The user wants two names for a pet pelican,",
+        usage=(46, 84),
+        finish="end_turn",
+    ),
+    Case(
+        "ollama/api-chat-stream.ndjson",
+        "ollama",
+        "ndjson",
+        text="The",
+        usage=(26, 282),
+        finish="stop",
+        model="llama3.2",
+    ),
+    Case(
         "deepseek/chat-completion-tool-call-reasoner.json",
         "openai",
         "json",
@@ -400,7 +429,7 @@ def _feed(case: Case):
         for event, payload in SseDecoder().feed_text(raw.decode()):
             if isinstance(payload, dict):
                 acc.feed(event, payload)
-    elif case.mode == "chunks":
+    elif case.mode in ("chunks", "ndjson"):  # one payload per line
         for line in raw.decode().splitlines():
             acc.feed(None, json.loads(line))
     elif case.mode == "json-array":

@@ -14,7 +14,6 @@ from zarniwoop.contract.errors import QuotaExceededError
 from zarniwoop.llm.adapters import ChatRequest
 from zarniwoop.llm.manager import LlmCall
 from zarniwoop.llm.quota import QuotaLine
-from zarniwoop.llm.services import get_llm
 from zarniwoop.runtime import Runtime
 
 from ..support.emulator import Reply
@@ -70,7 +69,7 @@ async def test_fifty_concurrent_calls_against_a_budget_for_twenty_run_exactly_tw
     emulator.add(ANTHROPIC_PATH, reply)
     path = write_config(tmp_path, tenant_config(emulator, "acme"))
     async with await Runtime.open(path, home=tmp_path / "home") as runtime:
-        manager = await get_llm(runtime)
+        manager = await runtime.llm()
         call = LlmCall("acme", "default", "ann")
 
         async def one() -> str:

@@ -163,7 +163,7 @@ def config(case: Case, emulator) -> dict[str, Any]:
 
 async def open_case(tmp_path, case: Case, emulator) -> Runtime:
     runtime = await Runtime.open(write_config(tmp_path, config(case, emulator)), home=tmp_path / "home")
-    store = runtime.extras["credentials"]
+    store = runtime.credentials
     owners = {"account": "mike", "project": "p1", "team": "nlp", "tenant": None}
     refs = {"account": "k_acc", "project": "k_proj", "team": "k_team", "tenant": "k_ten"}
     for level in case.stored:

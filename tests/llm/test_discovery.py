@@ -13,7 +13,6 @@ from zarniwoop.contract import SearchScope
 from zarniwoop.llm.catalog import FileDocumentStore
 from zarniwoop.llm.discovery import write_auto_documents
 from zarniwoop.llm.listing import ListedModel
-from zarniwoop.llm.service import discover_models, get_catalog
 
 from ..support.emulator import Reply
 from ..support.paths import fixture_bytes
@@ -152,7 +151,7 @@ async def test_discovery_writes_the_right_documents_and_isolates_failing_instanc
         for key, value in provider("mystery", f"{emulator.url}/mystery", type_="grpc").items():
             await rt.settings.set("_system", "_tenant", key, value)
         started = time.perf_counter()
-        report = await discover_models(rt, None)
+        report = await rt.discover_models(None)
         elapsed = time.perf_counter() - started
 
         assert [(s["tenant"], s["project"]) for s in report["scopes"]] == [
@@ -298,7 +297,7 @@ async def test_discovery_writes_the_right_documents_and_isolates_failing_instanc
         assert emulator.requests("/ollama/api/tags")[0].header("authorization") is None
 
         # The catalog was refreshed: auto data merged under the bundled prices, quirks applied.
-        catalog = await get_catalog(rt)
+        catalog = await rt.catalog()
         flash = catalog.lookup("gemini", "gemini-2.5-flash", SearchScope("acme", "review"))
         assert (flash.context_window_tokens, flash.pricing.input_per_mtok, flash.pricing.output_per_mtok) == (
             1048576,
@@ -329,7 +328,7 @@ async def test_rediscovery_rewrites_auto_documents_removes_vanished_models_and_n
         manual.write_text(
             'wireName: "deepseek-r1:latest"\nsize: SMALL\npricing: {inputPerMTok: 0, outputPerMTok: 0}\n'
         )
-        first = await discover_models(rt, SearchScope("_system", "_tenant"))
+        first = await rt.discover_models(SearchScope("_system", "_tenant"))
         assert first["scopes"][0]["instances"][0]["written"] == 2
 
         only_llama = {
@@ -338,7 +337,7 @@ async def test_rediscovery_rewrites_auto_documents_removes_vanished_models_and_n
             ]
         }
         emulator.add("/ollama/api/tags", Reply.json(only_llama))
-        second = await discover_models(rt, SearchScope("_system", "_tenant"))
+        second = await rt.discover_models(SearchScope("_system", "_tenant"))
         assert second["scopes"][0]["instances"][0] | {"durationMs": 0} == {
             "instance": "ollama",
             "providerType": "ollama",
@@ -349,14 +348,14 @@ async def test_rediscovery_rewrites_auto_documents_removes_vanished_models_and_n
         }
         assert auto_files(rt, "_system", "_tenant", "ollama") == ["llama3.2-latest.yaml"]
         assert manual.read_text().startswith('wireName: "deepseek-r1:latest"')
-        catalog = await get_catalog(rt)
+        catalog = await rt.catalog()
         kept = catalog.lookup("ollama", "deepseek-r1:latest")
         assert (kept.size.value, kept.layers) == ("SMALL", ("_system/_tenant manual",))
 
 
 async def test_a_scope_without_provider_settings_discovers_nothing(tmp_path, emulator):
     async with await open_runtime(tmp_path, provider("ollama", f"{emulator.url}/ollama")) as rt:
-        report = await discover_models(rt, SearchScope("acme", "review"))
+        report = await rt.discover_models(SearchScope("acme", "review"))
     assert report["scopes"] == [
         {"tenant": "acme", "project": "review", "instances": [], "skippedInstances": []}
     ]
@@ -382,7 +381,7 @@ async def test_anthropic_listing_follows_has_more_pages(tmp_path, emulator):
     emulator.add("/anthropic/v1/models", lambda request: Reply.json(pages[request.param("after_id")]))
     settings = provider("anthropic", f"{emulator.url}/anthropic", "sk-ant-test")
     async with await open_runtime(tmp_path, settings) as rt:
-        report = await discover_models(rt, None)
+        report = await rt.discover_models(None)
         assert report["scopes"][0]["instances"][0]["models"] == 2
         assert auto_files(rt, "_system", "_tenant", "anthropic") == [
             "claude-haiku-4-5.yaml",
@@ -392,7 +391,7 @@ async def test_anthropic_listing_follows_has_more_pages(tmp_path, emulator):
             "kind": "chat",
             "displayName": "Claude Opus 4.7",
         }
-        doc = (await get_catalog(rt)).lookup("anthropic", "claude-opus-4-7")
+        doc = (await rt.catalog()).lookup("anthropic", "claude-opus-4-7")
         assert (doc.display_name, doc.pricing.input_per_mtok, doc.context_window_tokens) == (
             "Claude Opus 4.7",
             5.0,
@@ -409,7 +408,7 @@ async def test_a_malformed_listing_skips_only_that_instance(tmp_path, emulator):
         **provider("gpu2", f"{emulator.url}/good", type_="ollama"),
     }
     async with await open_runtime(tmp_path, settings) as rt:
-        report = await discover_models(rt, None)
+        report = await rt.discover_models(None)
     scope = report["scopes"][0]
     assert [(r["instance"], r["models"]) for r in scope["instances"]] == [("gpu2", 2)]
     assert scope["skippedInstances"][0]["instance"] == "ollama"

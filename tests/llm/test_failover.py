@@ -11,7 +11,6 @@ from zarniwoop.contract.errors import NoProviderAvailableError, QuotaExceededErr
 from zarniwoop.llm.adapters import ChatRequest
 from zarniwoop.llm.manager import LlmCall
 from zarniwoop.llm.quota import QuotaLine
-from zarniwoop.llm.services import quota_ledger
 from zarniwoop.llm.usage import UsageStore
 
 from ..support.emulator import Reply
@@ -178,7 +177,7 @@ async def test_an_exhausted_budget_blocks_everything_but_local(tmp_path, emulato
     emulator.add(ANTHROPIC_PATH, anthropic_reply())
     emulator.add("/local/api/chat", Reply(body=fixture_bytes("llm", "ollama", "api-chat.json")))
     async with await open_llm_runtime(tmp_path, tenants(emulator, local=True)) as runtime:
-        await quota_ledger(runtime).charge("acme", QuotaLine("account", "mike", "daily", 500_000), 500_000)
+        await runtime.quota_ledger.charge("acme", QuotaLine("account", "mike", "daily", 500_000), 500_000)
         manager = await manager_for(runtime, Sleeps())
         result = await manager.chat(MIKE, ChatRequest.prompt("x"))
         assert (result.instance, result.credential_source) == ("ollama", "local")
@@ -193,9 +192,7 @@ async def test_an_exhausted_budget_blocks_everything_but_local(tmp_path, emulato
 async def test_an_exhausted_budget_without_local_is_blocked_naming_the_level(tmp_path, emulator):
     emulator.add(ANTHROPIC_PATH, anthropic_reply())
     async with await open_llm_runtime(tmp_path, tenants(emulator)) as runtime:
-        await quota_ledger(runtime).charge(
-            "acme", QuotaLine("team", "nlp", "monthly", 20_000_000), 20_000_000
-        )
+        await runtime.quota_ledger.charge("acme", QuotaLine("team", "nlp", "monthly", 20_000_000), 20_000_000)
         manager = await manager_for(runtime, Sleeps())
         with pytest.raises(QuotaExceededError) as caught:
             await manager.chat(MIKE, ChatRequest.prompt("x"))

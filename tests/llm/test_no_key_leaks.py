@@ -11,7 +11,6 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from zarniwoop.llm.services import usage_dashboard
 from zarniwoop.observability.metrics import render_metrics
 from zarniwoop.runtime import Runtime
 from zarniwoop.surfaces.cli import app
@@ -122,7 +121,7 @@ def test_no_key_in_plaintext_anywhere_after_a_run(tmp_path, emulator, monkeypatc
 
         async def http_body() -> str:
             async with await Runtime.open(path, home=home) as runtime:
-                boards = [await usage_dashboard(runtime, "acme"), await usage_dashboard(runtime, "beta")]
+                boards = [await runtime.usage_dashboard("acme"), await runtime.usage_dashboard("beta")]
                 traces = await runtime.db.fetchall("SELECT request, response FROM llm_traces")
                 records = await runtime.db.fetchall("SELECT error, attempts FROM llm_usage_records")
             assert len(traces) == 4, (

@@ -10,7 +10,6 @@ from zarniwoop.contract.errors import QuotaExceededError
 from zarniwoop.llm.adapters import ChatRequest
 from zarniwoop.llm.manager import LlmCall
 from zarniwoop.llm.quota import QuotaLine, quota_lines
-from zarniwoop.llm.services import org_of, quota_ledger
 
 from ..support.llm import ANTHROPIC_PATH, anthropic_reply, manager_for, open_llm_runtime, seed_tenants
 
@@ -29,7 +28,7 @@ async def usage_rows(runtime) -> dict[tuple[str, str, str], int]:
 async def test_project_at_4_998m_of_5m_blocks_the_call_naming_the_project(tmp_path, emulator):
     emulator.add(ANTHROPIC_PATH, anthropic_reply())
     async with await open_llm_runtime(tmp_path, seed_tenants(emulator)) as runtime:
-        ledger = quota_ledger(runtime)
+        ledger = runtime.quota_ledger
         await ledger.charge("acme", QuotaLine("account", "mike", "daily", 500_000), 142_000)
         await ledger.charge(
             "acme", QuotaLine("project", "transformer-review", "monthly", 5_000_000), 4_998_000
@@ -61,7 +60,7 @@ async def test_project_at_4_998m_of_5m_blocks_the_call_naming_the_project(tmp_pa
 async def test_with_room_one_call_charges_account_project_team_and_tenant_at_once(tmp_path, emulator):
     emulator.add(ANTHROPIC_PATH, anthropic_reply())  # usage: 12 in + 29 out
     async with await open_llm_runtime(tmp_path, seed_tenants(emulator)) as runtime:
-        ledger = quota_ledger(runtime)
+        ledger = runtime.quota_ledger
         await ledger.charge("acme", QuotaLine("account", "mike", "daily", 500_000), 142_000)
         await ledger.charge("acme", QuotaLine("project", "transformer-review", "monthly", 5_000_000), 890_000)
         await ledger.charge("acme", QuotaLine("team", "nlp", "monthly", 20_000_000), 4_200_000)
@@ -97,7 +96,7 @@ async def test_max_tokens_per_call_caps_the_request_at_the_smallest_level(tmp_pa
 
 async def test_quota_lines_cover_every_level_of_the_call(tmp_path, emulator):
     async with await open_llm_runtime(tmp_path, seed_tenants(emulator)) as runtime:
-        scope = org_of(runtime).scope("acme", "transformer-review", "mike")
+        scope = runtime.org.scope("acme", "transformer-review", "mike")
         lines = {(line.level, line.owner, line.period): line.limit for line in quota_lines(scope)}
         assert lines == {
             ("account", "mike", "daily"): 500_000,

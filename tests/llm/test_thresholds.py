@@ -10,7 +10,6 @@ import pytest
 from zarniwoop.llm.adapters import ChatRequest
 from zarniwoop.llm.manager import LlmCall
 from zarniwoop.llm.quota import QuotaLine
-from zarniwoop.llm.services import quota_ledger
 
 from ..support.emulator import Reply
 from ..support.llm import (
@@ -39,7 +38,7 @@ async def test_crossing_80_percent_notifies_the_log_and_the_webhook_once(tmp_pat
     emulator.add(ANTHROPIC_PATH, anthropic_reply())  # 41 tokens a call
     emulator.add("/hook", Reply(status=204))
     async with await open_llm_runtime(tmp_path, with_webhook(emulator)) as runtime:
-        await quota_ledger(runtime).charge("acme", DAILY, 399_980)  # 41 more crosses 400,000 = 80 %
+        await runtime.quota_ledger.charge("acme", DAILY, 399_980)  # 41 more crosses 400,000 = 80 %
         manager = await manager_for(runtime)
         with caplog.at_level(logging.WARNING, logger="zarniwoop.llm.quota"):
             await manager.chat(MIKE, ChatRequest.prompt("x"))
@@ -62,7 +61,7 @@ async def test_at_95_percent_the_call_switches_to_the_light_model(tmp_path, emul
     emulator.add(gemini_path("gemini-2.5-flash"), gemini_reply())
     emulator.add("/hook", Reply(status=204))
     async with await open_llm_runtime(tmp_path, with_webhook(emulator)) as runtime:
-        await quota_ledger(runtime).charge("acme", DAILY, 476_000)  # 95.2 %
+        await runtime.quota_ledger.charge("acme", DAILY, 476_000)  # 95.2 %
         manager = await manager_for(runtime)
         result = await manager.chat(MIKE, ChatRequest.prompt("x"))
         assert (result.requested_purpose, result.purpose) == ("execution", "light")
@@ -79,7 +78,7 @@ async def test_a_failing_webhook_never_breaks_the_call(tmp_path, emulator, caplo
     emulator.add(ANTHROPIC_PATH, anthropic_reply())
     emulator.add("/hook", Reply(status=500))
     async with await open_llm_runtime(tmp_path, with_webhook(emulator)) as runtime:
-        await quota_ledger(runtime).charge("acme", DAILY, 399_980)
+        await runtime.quota_ledger.charge("acme", DAILY, 399_980)
         manager = await manager_for(runtime)
         with caplog.at_level(logging.WARNING, logger="zarniwoop.llm.quota"):
             result = await manager.chat(MIKE, ChatRequest.prompt("x"))

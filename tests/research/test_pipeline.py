@@ -195,7 +195,6 @@ async def test_depth_loads_content_before_evaluating_and_runs_are_counted(tmp_pa
     from prometheus_client.parser import text_string_to_metric_families
 
     from zarniwoop.observability.metrics import render_metrics
-    from zarniwoop.research.service import investigator_for
 
     def runs(outcome):
         for family in text_string_to_metric_families(render_metrics().decode()):
@@ -224,12 +223,10 @@ async def test_depth_loads_content_before_evaluating_and_runs_are_counted(tmp_pa
     }
     before = runs("success")
     async with await open_runtime(tmp_path, settings) as rt:
-        shallow = await investigator_for(rt).investigate(
+        shallow = await rt.investigator.investigate(
             "tardigrade desiccation tolerance", SearchScope(), depth=0
         )
-        deep = await investigator_for(rt).investigate(
-            "tardigrade desiccation tolerance", SearchScope(), depth=1
-        )
+        deep = await rt.investigator.investigate("tardigrade desiccation tolerance", SearchScope(), depth=1)
     assert [d.hit.title for d in shallow.dropped] == ["Page"] and shallow.hits == ()
     assert [h.hit.title for h in deep.hits] == ["Page"]
     assert deep.hits[0].hit.content.text == "Tardigrade desiccation tolerance explained"
@@ -253,8 +250,6 @@ def openai_chat(content: str) -> dict:
 async def test_with_an_llm_configured_plan_and_evaluate_use_the_recipes(tmp_path, emulator):
     import json
     import re
-
-    from zarniwoop.research.service import investigator_for
 
     prompts = []
 
@@ -306,7 +301,7 @@ async def test_with_an_llm_configured_plan_and_evaluate_use_the_recipes(tmp_path
         "ai.provider.openai.apiKey": "sk-test-research",
     }
     async with await open_runtime(tmp_path, settings) as rt:
-        ranked = await investigator_for(rt).investigate("off-target effects of CRISPR", SearchScope())
+        ranked = await rt.investigator.investigate("off-target effects of CRISPR", SearchScope())
     assert ranked.strategies == {
         "plan": "llm:zarniwoop-research-plan",
         "evaluate": "llm:zarniwoop-research-evaluate",
@@ -324,7 +319,6 @@ async def test_with_an_llm_configured_plan_and_evaluate_use_the_recipes(tmp_path
 
 
 async def test_an_llm_failure_falls_back_and_says_so(tmp_path, emulator):
-    from zarniwoop.research.service import investigator_for
 
     emulator.add("/v1/chat/completions", Reply.json({"error": {"message": "bad key"}}, status=401))
     emulator.add(
@@ -339,7 +333,7 @@ async def test_an_llm_failure_falls_back_and_says_so(tmp_path, emulator):
         "ai.provider.openai.apiKey": "sk-wrong",
     }
     async with await open_runtime(tmp_path, settings) as rt:
-        ranked = await investigator_for(rt).investigate("tardigrade desiccation study", SearchScope())
+        ranked = await rt.investigator.investigate("tardigrade desiccation study", SearchScope())
     assert ranked.strategies["plan"].startswith("heuristic (fallback: ")
     assert ranked.strategies["evaluate"].startswith("lexical (fallback: ")
     assert [h.hit.title for h in ranked.hits] == ["Tardigrade desiccation"]

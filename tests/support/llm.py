@@ -7,7 +7,6 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from zarniwoop.llm.services import credentials_of, get_llm
 from zarniwoop.runtime import Runtime
 
 from .emulator import Emulator, Reply
@@ -127,7 +126,7 @@ async def open_llm_runtime(
     """A runtime with `tenants` and the credentials in `keys` (default: the seed's) stored."""
     path = write_config(directory, {"settings": settings or {}, "tenants": copy.deepcopy(tenants)})
     runtime = await Runtime.open(path, home=directory / "home")
-    store = credentials_of(runtime)
+    store = runtime.credentials
     for (level, owner, name), value in (KEYS if keys is None else keys).items():
         await store.set("acme", level, owner, name, value)
     return runtime
@@ -156,7 +155,7 @@ class Sleeps:
 
 
 async def manager_for(runtime: Runtime, sleeps: Sleeps | None = None, environ: dict[str, str] | None = None):
-    manager = await get_llm(runtime)
+    manager = await runtime.llm()
     if sleeps is not None:
         manager.sleep = sleeps
     if environ is not None:

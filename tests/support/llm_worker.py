@@ -60,15 +60,15 @@ async def ledger_mode(args: dict[str, Any]) -> dict[str, int]:
 
 
 async def manager_mode(args: dict[str, Any]) -> dict[str, int]:
+
     from zarniwoop.contract.errors import QuotaExceededError
     from zarniwoop.llm.adapters import ChatRequest
     from zarniwoop.llm.manager import LlmCall
-    from zarniwoop.llm.services import get_llm
     from zarniwoop.runtime import Runtime
 
     runtime = await Runtime.open(args["config"], home=args["home"])
     try:
-        manager = await get_llm(runtime)
+        manager = await runtime.llm()
         manager._catalog = None  # both processes would bootstrap the catalog at once; not the point here
         call = LlmCall(**args["call"])
 

@@ -11,7 +11,6 @@ import pytest
 from typer.testing import CliRunner
 
 from zarniwoop.llm.quota import QuotaLine
-from zarniwoop.llm.services import quota_ledger
 from zarniwoop.runtime import Runtime
 from zarniwoop.surfaces.cli import app
 
@@ -50,7 +49,7 @@ def store_seed_keys(config: Path) -> None:
 def charge(config: Path, home: Path, line: QuotaLine, tokens: int) -> None:
     async def go() -> None:
         async with await Runtime.open(config, home=home) as runtime:
-            await quota_ledger(runtime).charge("acme", line, tokens)
+            await runtime.quota_ledger.charge("acme", line, tokens)
 
     asyncio.run(go())
 

@@ -10,8 +10,8 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from zarniwoop.services.tokens import TokenStore
 from zarniwoop.surfaces.http import create_app
+from zarniwoop.tenancy.tokens import TokenStore
 from zarniwoop.tools import TOOL_NAMES, TOOLS
 
 from ..support.bodies import wikipedia_pages
@@ -346,7 +346,7 @@ def test_an_unexpected_failure_is_a_500_without_a_traceback(api):
     async def broken(scope, admin):
         raise RuntimeError("secret internals at /srv/zarniwoop/db.py line 42")
 
-    api.client.app.state.zarniwoop.runtime.extras["routing_sections"] = {"broken": broken}  # type: ignore[attr-defined]
+    api.client.app.state.zarniwoop.runtime.routing_sections["broken"] = broken  # type: ignore[attr-defined]
     response = api.get("/v1/_routing", "a_user")
     assert response.status_code == 500
     assert response.json() == {"error": {"message": "internal error; the server log has the details"}}

@@ -8,9 +8,8 @@ from fastapi.testclient import TestClient
 
 from zarniwoop.llm.adapters import ChatRequest
 from zarniwoop.llm.manager import LlmCall
-from zarniwoop.llm.services import credentials_of, get_llm
-from zarniwoop.services.tokens import TokenStore
 from zarniwoop.surfaces.http import create_app
+from zarniwoop.tenancy.tokens import TokenStore
 
 from ..support.llm import ANTHROPIC_PATH, KEYS, anthropic_reply, seed_tenants
 from ..support.runtime import write_config
@@ -33,8 +32,8 @@ def test_usage_has_the_llm_dashboard_of_the_tokens_project(tmp_path, emulator):
 
         async def calls() -> None:
             for (level, owner, name), value in KEYS.items():
-                await credentials_of(runtime).set("acme", level, owner, name, value)
-            manager = await get_llm(runtime)
+                await runtime.credentials.set("acme", level, owner, name, value)
+            manager = await runtime.llm()
             for project in ("transformer-review", "transformer-review", "architecture"):
                 await manager.chat(LlmCall("acme", project, "mike"), ChatRequest.prompt("x"))
 

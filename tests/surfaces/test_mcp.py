@@ -9,8 +9,8 @@ import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from zarniwoop.services.tokens import Principal
 from zarniwoop.surfaces.mcp import build_mcp_server, fixed_principal
+from zarniwoop.tenancy.tokens import Principal
 from zarniwoop.tools import TOOL_NAMES, TOOLS, Toolbox
 
 from ..support.bodies import wikipedia_pages

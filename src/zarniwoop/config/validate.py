@@ -14,7 +14,7 @@ from ..contract.enums import Modality
 from ..contract.errors import ConfigError
 from ..contract.query import SearchScope
 from . import keys as K
-from .factory import endpoint_ids, instance_config
+from .endpoints import endpoint_ids, instance_config
 
 if TYPE_CHECKING:
     from ..contract.protocol import SearchProtocol

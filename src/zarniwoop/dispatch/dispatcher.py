@@ -33,10 +33,10 @@ from .pacing import Pacer, RateLimiter, pace_key
 from .reachability import LastOutcome, MemoryReachability, ReachabilityStore
 
 if TYPE_CHECKING:
-    from ..config.factory import ProviderFactory, ProviderSet
     from ..contract.protocol import ProviderInstance
     from ..contract.query import SearchRequest, SearchScope
     from .cooldown import Cooldown, CooldownStore
+    from .factory import ProviderFactory, ProviderSet
 
 log = logging.getLogger(__name__)
 

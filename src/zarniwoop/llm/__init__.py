@@ -14,7 +14,7 @@ Resolution — `resolve(spec, settings) -> Resolution`
     configured → `UnknownModelError` (a `ConfigError`, exit 2) naming the spec and why.
     `base_url_for(protocol_type, configured)` gives the endpoint (defaults per wire type).
 
-Catalog — `catalog = await get_catalog(runtime)` (created on first use, kept in `runtime.extras`)
+Catalog — `catalog = await open_catalog(documents_root)` (a `Runtime` opens one on first use: `await runtime.catalog()`)
     `catalog.lookup(instance, model, scope=None, *, fallback_instance=None) -> ModelDoc | None`,
     where `instance` is the resolution's instance (for default instances that is the wire type's
     name; pass `fallback_instance=resolution.protocol_type` to let a named instance inherit its
@@ -35,12 +35,12 @@ Sanitizer — `sanitize(raw_response, model_doc) -> ChatResponse`
     stripping, and returns the raw response itself when nothing applies. `decorate(provider_model,
     model_doc, trace_sink=...)` builds the chain: tracing (raw) always, sanitizing when needed.
 
-Admin — `refresh_catalog(runtime) -> dict`, `discover_models(runtime, scope) -> dict` (the bodies of
-    `POST /v1/admin/ai-models/refresh` and `/discover`), `start_catalog_refresh(runtime)` for
-    servers, `validate_ai_settings(settings_service)` for boot validation.
+Admin — `discover_models(catalog, settings, http, scope) -> dict` (the body of
+    `POST /v1/admin/ai-models/discover`), `refresh_seconds(settings)` for a server's refresh loop,
+    `validate_ai_settings(settings_service)` for boot validation.
 
     resolution = resolve("default:analyze", runtime.settings.scoped(scope))
-    catalog = await get_catalog(runtime)
+    catalog = await runtime.catalog()
     doc = catalog.lookup_or_default(resolution.instance, resolution.model, scope,
                                     fallback_instance=resolution.protocol_type)
     clean = sanitize(raw, doc)
@@ -51,11 +51,11 @@ from __future__ import annotations
 from ..contract.errors import UnknownModelError
 from .aliases import MAX_DEPTH, DictSettings, Resolution, alias_table, resolve, split_cascade
 from .catalog import Catalog, CatalogView, ModelDoc, ModelSize, Pricing, RefreshReport
+from .catalog.lifecycle import discover_models, open_catalog, refresh_seconds
 from .chain import ChatModel, SanitizingChatModel, TraceSink, TracingChatModel, decorate
 from .parsers import MessageParser, get_parser, parser_names, register_parser
 from .response import ChatResponse, TokenUsage, ToolCall
 from .sanitize import needs_sanitizing, sanitize
-from .service import close_catalog, discover_models, get_catalog, refresh_catalog, start_catalog_refresh
 from .validate import validate_ai_settings
 from .wire import WIRE_TYPES, WireType, base_url_for
 
@@ -82,18 +82,16 @@ __all__ = [
     "WireType",
     "alias_table",
     "base_url_for",
-    "close_catalog",
     "decorate",
     "discover_models",
-    "get_catalog",
     "get_parser",
     "needs_sanitizing",
+    "open_catalog",
     "parser_names",
-    "refresh_catalog",
+    "refresh_seconds",
     "register_parser",
     "resolve",
     "sanitize",
     "split_cascade",
-    "start_catalog_refresh",
     "validate_ai_settings",
 ]

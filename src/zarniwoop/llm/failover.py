@@ -38,7 +38,7 @@ from ..contract.errors import (
     TransportError,
 )
 from ..contract.protocol import Secret
-from .accounts import FailoverPolicy
+from ..tenancy.accounts import FailoverPolicy
 
 log = logging.getLogger("zarniwoop.llm.failover")
 T = TypeVar("T")

@@ -55,9 +55,9 @@ if TYPE_CHECKING:
 
     from ..config.settings import SettingService
     from ..storage.db import Database
-    from .accounts import OrgDirectory
+    from ..tenancy.accounts import OrgDirectory
+    from ..tenancy.credentials import CredentialStore
     from .catalog import Catalog, ModelDoc
-    from .credentials import CredentialStore
 
 log = logging.getLogger("zarniwoop.llm")
 

@@ -30,7 +30,7 @@ from ..contract.errors import QuotaExceededError
 
 if TYPE_CHECKING:
     from ..storage.db import Database
-    from .accounts import CallScope
+    from ..tenancy.accounts import CallScope
 
 PERIODS = ("daily", "monthly")
 HOLD_TTL_SECONDS = 900.0

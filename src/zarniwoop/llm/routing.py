@@ -38,15 +38,15 @@ from typing import TYPE_CHECKING
 
 from ..contract.errors import ConfigError
 from ..contract.protocol import Secret
-from .accounts import CASCADE, LOCAL_WIRE_TYPES, PROVIDER_ALIASES, FailoverPolicy, ProviderEntry
+from ..tenancy.accounts import CASCADE, LOCAL_WIRE_TYPES, PROVIDER_ALIASES, FailoverPolicy, ProviderEntry
 from .failover import Candidate
 from .wire import WIRE_TYPES, base_url_for, uses_default_endpoint
 
 if TYPE_CHECKING:
     from ..config.settings import ScopedSettings
-    from .accounts import CallScope
+    from ..tenancy.accounts import CallScope
+    from ..tenancy.credentials import CredentialStore
     from .aliases import Resolution
-    from .credentials import CredentialStore
 
 log = logging.getLogger("zarniwoop.llm.routing")
 

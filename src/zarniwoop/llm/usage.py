@@ -26,7 +26,7 @@ from .failover import AttemptRecord, Switch
 
 if TYPE_CHECKING:
     from ..storage.db import Database
-    from .accounts import OrgDirectory, OrgUnit
+    from ..tenancy.accounts import OrgDirectory, OrgUnit
     from .quota import QuotaLedger
 
 RETENTION_KEY = "ai.usage.retentionDays"

@@ -39,7 +39,7 @@ from ..tools.registry import TOOL_NAMES
 
 if TYPE_CHECKING:
     from ..contract.progress import ProgressStep
-    from ..services.tokens import Principal
+    from ..tenancy.tokens import Principal
     from ..tools.base import ToolSpec
     from ..tools.registry import Toolbox
 

@@ -1,16 +1,17 @@
 """What a tool is: a name, a description, an input model, and an async body; what it returns.
 
 Every surface calls the same `ToolSpec.run` with a validated input and a `ToolContext` (the
-runtime, the `(tenant, project)` scope, whether the caller is an admin, and who hears progress),
-and gets back a `ToolResult`: the compact structured JSON and the text rendering a model reads, and
-the full JSON that the HTTP research endpoints answer with.
+`ToolHost` — what tools need of the application: the dispatcher, the settings, the investigator —,
+the `(tenant, project)` scope, whether the caller is an admin, and who hears progress), and gets
+back a `ToolResult`: the compact structured JSON and the text rendering a model reads, and the full
+JSON that the HTTP research endpoints answer with. `Runtime` is a `ToolHost` by shape.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -18,14 +19,29 @@ from .outputs import output_schema
 from .schema import input_schema
 
 if TYPE_CHECKING:
+    from ..config.settings import SettingService
     from ..contract.progress import ProgressObserver
     from ..contract.query import SearchScope
-    from ..runtime import Runtime
+    from ..dispatch.dispatcher import Dispatcher
+    from ..research.pipeline import Investigator
+
+
+class ToolHost(Protocol):
+    """What the tools use of the application (the `Runtime` satisfies it)."""
+
+    @property
+    def dispatcher(self) -> Dispatcher: ...
+
+    @property
+    def settings(self) -> SettingService: ...
+
+    @property
+    def investigator(self) -> Investigator: ...
 
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    runtime: Runtime
+    host: ToolHost
     scope: SearchScope
     admin: bool = False
     progress: ProgressObserver | None = None
@@ -35,7 +51,7 @@ class ToolContext:
         """`research.provenance` for this scope: append the `(via …)` footer to text output."""
         from ..config import keys as K
 
-        return self.runtime.settings.scoped(self.scope).get_bool(K.PROVENANCE, False)
+        return self.host.settings.scoped(self.scope).get_bool(K.PROVENANCE, False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,4 +118,4 @@ class ToolSpec(Generic[InputT]):
         }
 
 
-__all__ = ["READ_ONLY_HINTS", "ToolBody", "ToolContext", "ToolResult", "ToolSpec"]
+__all__ = ["READ_ONLY_HINTS", "ToolBody", "ToolContext", "ToolHost", "ToolResult", "ToolSpec"]

@@ -9,7 +9,6 @@ plan/evaluate strategies ran.
 
 from __future__ import annotations
 
-from ..research.service import investigator_for
 from .base import ToolContext, ToolResult, ToolSpec
 from .inputs import ResearchInvestigateInput
 from .render import render_investigation
@@ -18,7 +17,7 @@ DEFAULT_MAX_RESULTS = 10
 
 
 async def run_investigate(ctx: ToolContext, args: ResearchInvestigateInput) -> ToolResult:
-    ranked = await investigator_for(ctx.runtime).investigate(
+    ranked = await ctx.host.investigator.investigate(
         args.question,
         ctx.scope,
         max_results=args.max_results or DEFAULT_MAX_RESULTS,

@@ -6,14 +6,14 @@ Structured answer: `{"providers": [entry, …]}`, the same entries as `zarniwoop
 
 from __future__ import annotations
 
-from ..dispatch.status import provider_entries
+from ..views.providers import provider_entries
 from .base import ToolContext, ToolResult, ToolSpec
 from .inputs import ResearchProvidersInput
 from .render import render_providers
 
 
 async def run_providers(ctx: ToolContext, args: ResearchProvidersInput) -> ToolResult:
-    entries = await provider_entries(ctx.runtime.dispatcher, ctx.scope, admin=ctx.admin)
+    entries = await provider_entries(ctx.host.dispatcher, ctx.scope, admin=ctx.admin)
     return ToolResult(name=PROVIDERS.name, structured={"providers": entries}, text=render_providers(entries))
 
 

@@ -1,6 +1,6 @@
 """The toolbox: the five tools by name, their schemas, and one call path for every surface.
 
-    toolbox = Toolbox(runtime)
+    toolbox = Toolbox(runtime)                              # any `ToolHost`
     toolbox.definitions()                                   # [{name, title, description, inputSchema}]
     result = await toolbox.execute("research_search", {"query": "crispr", "modality": "academic"},
                                    SearchScope("acme", "review"))
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from ..contract.errors import InvalidRequestError
-from .base import InputT, ToolContext, ToolResult, ToolSpec
+from .base import InputT, ToolContext, ToolHost, ToolResult, ToolSpec
 from .dialects import tool_definitions
 from .investigate import INVESTIGATE
 from .outputs import compact
@@ -32,7 +32,6 @@ from .search import SEARCH, SEARCH_EXPERT
 if TYPE_CHECKING:
     from ..contract.progress import ProgressObserver
     from ..contract.query import SearchScope
-    from ..runtime import Runtime
 
 TOOLS: tuple[ToolSpec[Any], ...] = (SEARCH, SEARCH_EXPERT, RICH, INVESTIGATE, PROVIDERS)
 TOOL_NAMES: tuple[str, ...] = tuple(spec.name for spec in TOOLS)
@@ -58,8 +57,8 @@ def parse_arguments(spec: ToolSpec[InputT], arguments: Any) -> InputT:
 
 
 class Toolbox:
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
+    def __init__(self, host: ToolHost) -> None:
+        self.host = host
 
     @property
     def specs(self) -> tuple[ToolSpec[Any], ...]:
@@ -94,7 +93,7 @@ class Toolbox:
 
         The result's `structured` is compacted (`outputs.compact`); `full` keeps every field.
         """
-        result = await spec.body(ToolContext(self.runtime, scope, admin, progress), args)
+        result = await spec.body(ToolContext(self.host, scope, admin, progress), args)
         return replace(result, structured=compact(spec.name, result.structured), full=result.structured)
 
     async def call(self, name: str, arguments: Any, scope: SearchScope, *, admin: bool = False) -> ToolResult:

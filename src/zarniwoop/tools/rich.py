@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from ..contract.enums import Modality
 from ..contract.results import SearchResult
+from ..dispatch.rich import rich_search
 from ..research.progress import Tracker
-from ..services.rich import rich_search
 from .base import ToolContext, ToolResult, ToolSpec
 from .inputs import RICH_MODALITIES, ResearchRichInput
 from .render import render_rich
@@ -31,7 +31,7 @@ async def run_rich(ctx: ToolContext, args: ResearchRichInput) -> ToolResult:
         )
 
     results = await rich_search(
-        ctx.runtime.dispatcher,
+        ctx.host.dispatcher,
         ctx.scope,
         args.query,
         max_results=args.max_results,

@@ -32,12 +32,12 @@ def expert_request(args: ResearchSearchExpertInput) -> SearchRequest:
 
 
 async def run_search(ctx: ToolContext, args: ResearchSearchInput) -> ToolResult:
-    result = await ctx.runtime.dispatcher.search(search_request(args), ctx.scope)
+    result = await ctx.host.dispatcher.search(search_request(args), ctx.scope)
     return search_result(SEARCH.name, result, ctx.provenance())
 
 
 async def run_search_expert(ctx: ToolContext, args: ResearchSearchExpertInput) -> ToolResult:
-    result = await ctx.runtime.dispatcher.search(expert_request(args), ctx.scope)
+    result = await ctx.host.dispatcher.search(expert_request(args), ctx.scope)
     return search_result(SEARCH_EXPERT.name, result, ctx.provenance())
 
 

@@ -58,9 +58,7 @@ def set_(
         raise typer.Exit(_empty())
 
     async def body(rt: Runtime) -> Any:
-        from ...llm.services import credentials_of
-
-        return await credentials_of(rt).set(ctx.obj.tenant, level, owner, name, secret)
+        return await rt.credentials.set(ctx.obj.tenant, level, owner, name, secret)
 
     info = run(ctx, body)
     where = "tenant" if level == "tenant" else f"{level} {owner}"
@@ -87,11 +85,9 @@ def list_(
     """Credential names, where they live and which provider entries use them — never values."""
 
     async def body(rt: Runtime) -> list[dict[str, Any]]:
-        from ...llm.services import credentials_of, org_of
-
-        store = credentials_of(rt)
+        store = rt.credentials
         await store.refresh()
-        uses = _references(org_of(rt))
+        uses = _references(rt.org)
         out = []
         for info in store.list(None if all_tenants else ctx.obj.tenant):
             used_by = uses.get((info.tenant, info.level, info.owner, info.name), [])
@@ -154,9 +150,7 @@ def delete(
     level, owner = guarded(ctx.obj, lambda: _level(account, team, project))
 
     async def body(rt: Runtime) -> bool:
-        from ...llm.services import credentials_of
-
-        return await credentials_of(rt).delete(ctx.obj.tenant, level, owner, name)
+        return await rt.credentials.delete(ctx.obj.tenant, level, owner, name)
 
     if not run(ctx, body):
         where = "tenant" if level == "tenant" else f"{level} {owner}"

@@ -20,8 +20,8 @@ import typer
 from .app import print_json, run
 
 if TYPE_CHECKING:
+    from ...content.store import LoadedContent
     from ...runtime import Runtime
-    from ...services.content import LoadedContent
 
 
 def register(app: typer.Typer) -> None:
@@ -59,7 +59,7 @@ def fetch_content(
         raise typer.Exit(2) from None
 
     async def body(rt: Runtime) -> LoadedContent:
-        from ...services.content import ContentStore
+        from ...content.store import ContentStore
 
         store = ContentStore(rt.home, rt.settings, rt.factory)  # one command, one store: closed below
         try:

@@ -20,8 +20,8 @@ from .app import console, fail, print_json, run
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
+    from ...localindex.indexer import IndexReport
     from ...runtime import Runtime
-    from ...services.indexing import IndexReport
 
 PROGRESS_AFTER_FILES = 20
 """Fewer files finish before a progress bar would be worth drawing."""
@@ -43,7 +43,7 @@ def index(
 ) -> None:
     """Index documents under PATH for `search -m internal_doc` (SQLite FTS5, BM25, per project)."""
     from ...contract.errors import ZarniwoopError
-    from ...services.indexing import check_target, index_path
+    from ...localindex.indexer import check_target, index_path
 
     try:  # before the runtime opens: a wrong PATH writes nothing
         target = check_target(path)
@@ -57,7 +57,7 @@ def index(
     async def body(rt: Runtime) -> IndexReport:
         import asyncio
 
-        from ...storage.local_index import IndexFormatError
+        from ...localindex.index import IndexFormatError
 
         with _Progress(enabled=not as_json) as progress:
             try:

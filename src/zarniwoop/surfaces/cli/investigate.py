@@ -61,10 +61,8 @@ def investigate(
     """Research a question across sources: ranked hits with reasons, and reasons for every dropped one."""
 
     async def body(rt: Runtime) -> RankedHitSet:
-        from ...research.service import investigator_for
-
         with progress_display() as observe:
-            return await investigator_for(rt).investigate(
+            return await rt.investigator.investigate(
                 question, ctx.obj.scope, max_results=max_results, depth=depth, progress=observe
             )
 

@@ -58,9 +58,8 @@ def ask(
     async def body(rt: Runtime) -> Any:
         from ...llm.adapters import ChatRequest
         from ...llm.manager import LlmCall
-        from ...llm.services import get_llm
 
-        manager = await get_llm(rt)
+        manager = await rt.llm()
         call = LlmCall(
             tenant=g.tenant, project=project or g.project, account=who, purpose=purpose, model=model
         )
@@ -116,9 +115,7 @@ def org(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> No
     g = ctx.obj
 
     async def body(rt: Runtime) -> list[dict[str, Any]]:
-        from ...llm.services import org_of
-
-        directory = org_of(rt)
+        directory = rt.org
         await directory.refresh()
         return [
             {
@@ -175,8 +172,7 @@ def org_set(
         import yaml
 
         from ...contract.errors import ConfigError
-        from ...llm.accounts import admin_upsert
-        from ...llm.services import credentials_of, org_of
+        from ...tenancy.accounts import admin_upsert
 
         try:
             text = Path(llm[1:]).read_text(encoding="utf-8") if llm.startswith("@") else llm
@@ -189,7 +185,7 @@ def org_set(
         if not isinstance(raw, dict):
             raise ConfigError("--llm", "expected a mapping (providers, quota, preferences, failover)")
         return await admin_upsert(
-            org_of(rt), credentials_of(rt), g.tenant, kind, name, raw, team=team, teams=tuple(teams or ())
+            rt.org, rt.credentials, g.tenant, kind, name, raw, team=team, teams=tuple(teams or ())
         )
 
     previous = run(ctx, body)
@@ -206,9 +202,7 @@ def org_delete(ctx: typer.Context, kind: str, name: str) -> None:
     g = ctx.obj
 
     async def body(rt: Runtime) -> bool:
-        from ...llm.services import org_of
-
-        return await org_of(rt).delete(g.tenant, kind, "_tenant" if kind == "tenant" else name)
+        return await rt.org.delete(g.tenant, kind, "_tenant" if kind == "tenant" else name)
 
     if not run(ctx, body):
         typer.echo(f"error: tenant {g.tenant} has no {kind} {name!r}", err=True)

@@ -2,7 +2,7 @@
 
 `show_llm_usage(ctx, account=…, project=…, as_json=…)` is what `zarniwoop llm usage` runs; the
 `usage` command (search usage) can call it for `zarniwoop usage --llm`. `--json` prints the same
-dict as `GET /v1/usage` (`zarniwoop.llm.services.usage_dashboard`).
+dict as `GET /v1/usage` (`Runtime.usage_dashboard`).
 """
 
 from __future__ import annotations
@@ -25,9 +25,7 @@ def show_llm_usage(
         raise typer.Exit(2)
 
     async def body(rt: Runtime) -> dict[str, Any]:
-        from ...llm.services import usage_dashboard
-
-        return await usage_dashboard(rt, ctx.obj.tenant, account=account, project=project)
+        return await rt.usage_dashboard(ctx.obj.tenant, account=account, project=project)
 
     board = run(ctx, body)
     if as_json:

@@ -32,7 +32,7 @@ def mcp(
         raise typer.Exit(2)
 
     async def body(rt: Runtime) -> None:
-        from ...services.tokens import Principal
+        from ...tenancy.tokens import Principal
         from ...tools.registry import Toolbox
         from ..mcp import build_mcp_server, fixed_principal
 

@@ -64,9 +64,8 @@ def show(
 
     async def body(rt: Runtime) -> dict[str, Any]:
         from ...llm.aliases import resolve
-        from ...llm.service import get_catalog
 
-        catalog = await get_catalog(rt)
+        catalog = await rt.catalog()
         head = target.split("/", 1)[0]
         fallback = None
         if "/" in target and ":" not in head:
@@ -120,9 +119,7 @@ def list_cmd(
     """Every model the catalog knows in the scope (all seven layers merged)."""
 
     async def body(rt: Runtime) -> list[ModelDoc]:
-        from ...llm.service import get_catalog
-
-        return (await get_catalog(rt)).models(ctx.obj.scope, instance)
+        return (await rt.catalog()).models(ctx.obj.scope, instance)
 
     docs = run(ctx, body)
     if as_json:
@@ -156,9 +153,7 @@ def refresh(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -
     """Reload every catalog layer now; bad documents are listed with the reason they were skipped."""
 
     async def body(rt: Runtime) -> dict[str, Any]:
-        from ...llm.service import refresh_catalog
-
-        return await refresh_catalog(rt)
+        return await rt.refresh_catalog()
 
     out = run(ctx, body)
     if as_json:
@@ -194,9 +189,7 @@ def discover(
         raise typer.BadParameter(f"expected one of {', '.join(LEVELS)}, got {level!r}", param_hint="--level")
 
     async def body(rt: Runtime) -> dict[str, Any]:
-        from ...llm.service import discover_models
-
-        return await discover_models(rt, scopes[level])
+        return await rt.discover_models(scopes[level])
 
     out = run(ctx, body)
     if as_json:

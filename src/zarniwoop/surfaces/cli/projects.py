@@ -26,9 +26,7 @@ def stop(
     from ...contract.query import SearchScope
 
     async def body(rt: Runtime) -> int:
-        from ...services.projects import stop_project
-
-        return await stop_project(rt, SearchScope(ctx.obj.tenant, project or ctx.obj.project))
+        return await rt.stop_project(SearchScope(ctx.obj.tenant, project or ctx.obj.project))
 
     disposed = run(ctx, body)
     typer.echo(

@@ -122,7 +122,7 @@ def render_result(result: SearchResult) -> None:
 
 def providers(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
     """List the provider instances of the scope with availability, cooldowns and quota."""
-    from ...dispatch.status import provider_entries
+    from ...views.providers import provider_entries
 
     async def body(rt: Runtime) -> list[dict[str, Any]]:
         return await provider_entries(rt.dispatcher, ctx.obj.scope, admin=True)
@@ -156,9 +156,7 @@ def routing(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -
     """Show the cascade per modality, the gate's verdict on each candidate, and which one serves now."""
 
     async def body(rt: Runtime) -> dict[str, Any]:
-        from ...services.routing import routing_report
-
-        return await routing_report(rt, ctx.obj.scope, admin=True)
+        return await rt.routing_report(ctx.obj.scope, admin=True)
 
     view = run(ctx, body)
     if as_json:

@@ -47,12 +47,12 @@ def serve(
 
     async def main() -> None:
         from ...runtime import Runtime
-        from ...services.tokens import TokenStore, new_token
+        from ...tenancy.tokens import new_token
 
         runtime = await Runtime.open(g.config)
         try:
             admin_token = None
-            if await TokenStore(runtime.db).active_count() == 0:
+            if await runtime.tokens.active_count() == 0:
                 if not is_loopback(host):
                     raise Exit(
                         2,

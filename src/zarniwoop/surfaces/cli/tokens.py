@@ -10,7 +10,7 @@ from .app import console, print_json, run
 
 if TYPE_CHECKING:
     from ...runtime import Runtime
-    from ...services.tokens import IssuedToken, TokenRecord
+    from ...tenancy.tokens import IssuedToken, TokenRecord
 
 tokens_app = typer.Typer(
     help="API tokens of the HTTP server (bound to tenant, project and role).", no_args_is_help=True
@@ -37,11 +37,8 @@ def create(
     """Create a token; it is printed once and only its SHA-256 is stored."""
 
     async def body(rt: Runtime) -> IssuedToken:
-        from ...services.tokens import TokenStore
 
-        return await TokenStore(rt.db).create(
-            tenant or ctx.obj.tenant, project or ctx.obj.project, role, label
-        )
+        return await rt.tokens.create(tenant or ctx.obj.tenant, project or ctx.obj.project, role, label)
 
     issued = run(ctx, body)
     if as_json:
@@ -60,9 +57,8 @@ def revoke(
     """Revoke a token at once, for every server sharing this database."""
 
     async def body(rt: Runtime) -> TokenRecord:
-        from ...services.tokens import TokenStore
 
-        return await TokenStore(rt.db).revoke(token_or_id)
+        return await rt.tokens.revoke(token_or_id)
 
     record = run(ctx, body)
     typer.echo(
@@ -79,9 +75,8 @@ def list_(
     """List tokens by id (the tokens themselves are not stored, so cannot be shown)."""
 
     async def body(rt: Runtime) -> list[TokenRecord]:
-        from ...services.tokens import TokenStore
 
-        return await TokenStore(rt.db).records(include_revoked=include_revoked)
+        return await rt.tokens.records(include_revoked=include_revoked)
 
     records = run(ctx, body)
     if as_json:

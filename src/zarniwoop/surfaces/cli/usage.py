@@ -44,7 +44,7 @@ def usage(
         show_llm_usage(ctx, account=account, project=project, as_json=as_json)
         return
     from ...contract.errors import ZarniwoopError
-    from ...services.usage import parse_since
+    from ...views.usage import parse_since
 
     try:
         since_epoch = parse_since(since)
@@ -53,9 +53,7 @@ def usage(
         raise typer.Exit(2) from None
 
     async def body(rt: Runtime) -> dict[str, Any]:
-        from ...services.usage import research_usage
-
-        research = await research_usage(rt, ctx.obj.scope, since=since_epoch)
+        research = await rt.research_usage(ctx.obj.scope, since=since_epoch)
         scope = research.pop("scope")
         return {"scope": scope, "research": research}
 

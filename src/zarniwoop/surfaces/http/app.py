@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI
 
 from ... import __version__
-from ...services.tokens import TokenStore
 from ...tools.registry import Toolbox
 from ..mcp import build_mcp_server, http_principal
 from .errors import install_error_handlers
@@ -59,7 +58,7 @@ def create_app(
         rt = runtime or await Runtime.open(config, home=home, protocols=protocols)
         try:
             toolbox = Toolbox(rt)
-            state = AppState(rt, toolbox, TokenStore(rt.db))
+            state = AppState(rt, toolbox, rt.tokens)
             if admin_token:
                 state.add_ephemeral_admin(admin_token)
             mcp = build_mcp_server(toolbox, http_principal)
@@ -72,14 +71,13 @@ def create_app(
             )
             state.mcp_sessions = mcp.session_manager
             app.state.zarniwoop = state
-            from ...llm.service import close_catalog, start_catalog_refresh
 
-            await start_catalog_refresh(rt)  # a long-running server keeps the model catalog fresh
+            await rt.start_catalog_refresh()  # a long-running server keeps the model catalog fresh
             try:
                 async with mcp.session_manager.run():
                     yield
             finally:
-                await close_catalog(rt)
+                await (await rt.catalog()).aclose()  # stop the refresh loop
         finally:
             if owned:
                 await rt.aclose()

@@ -20,7 +20,7 @@ from fastapi import Depends, HTTPException, Query, Request
 
 from ...contract.errors import AccessDeniedError
 from ...contract.query import SearchScope
-from ...services.tokens import Principal
+from ...tenancy.tokens import Principal
 from .state import AppState
 
 BEARER_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="zarniwoop"'}

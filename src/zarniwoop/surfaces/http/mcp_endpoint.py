@@ -17,7 +17,7 @@ from urllib.parse import parse_qs
 from fastapi import HTTPException
 
 from ...contract.errors import AccessDeniedError
-from ...services.tokens import Principal
+from ...tenancy.tokens import Principal
 from ..mcp import PRINCIPAL_KEY
 from .deps import authenticate_header
 from .errors import error_body

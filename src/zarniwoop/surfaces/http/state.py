@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ...services.tokens import ANY, Principal, TokenStore, hash_token
+from ...tenancy.tokens import ANY, Principal, TokenStore, hash_token
 
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager

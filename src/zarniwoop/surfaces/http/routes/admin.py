@@ -11,7 +11,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 
-from ....services.projects import stop_project
 from ..deps import AdminCaller, Ctx, CurrentPrincipal
 from ..errors import ERROR_RESPONSES
 
@@ -31,19 +30,15 @@ async def stop(
     scope = principal.scope_for(tenant, project)  # a token of another project: 403
     if not principal.admin:
         raise AccessDeniedError("stopping a project needs an admin token")
-    disposed = await stop_project(ctx.runtime, scope)
+    disposed = await ctx.runtime.stop_project(scope)
     return {"tenant": scope.tenant, "project": scope.project, "stopped": True, "disposed": disposed}
 
 
 @router.post("/ai-models/refresh", summary="Reload every model-catalog layer now")
 async def refresh_models(ctx: Ctx, admin: AdminCaller) -> dict[str, Any]:
-    from ....llm.service import refresh_catalog
-
-    return await refresh_catalog(ctx.runtime)
+    return await ctx.runtime.refresh_catalog()
 
 
 @router.post("/ai-models/discover", summary="Discover the models of the scope's LLM provider instances")
 async def discover_models(ctx: Ctx, admin: AdminCaller) -> dict[str, Any]:
-    from ....llm.service import discover_models as discover
-
-    return await discover(ctx.runtime, admin.scope)
+    return await ctx.runtime.discover_models(admin.scope)

@@ -1,12 +1,11 @@
 """`GET /v1/_routing`: which provider serves each modality now and why the others do not; where each
-LLM alias resolves (`services/routing.py`)."""
+LLM alias resolves (`views/routing.py`)."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from ....services.routing import routing_report
 from ..deps import Caller, Ctx
 from ..errors import ERROR_RESPONSES
 from ..responses import RoutingView
@@ -21,4 +20,4 @@ router = APIRouter(tags=["routing"], responses=ERROR_RESPONSES)
 )
 async def routing(ctx: Ctx, caller: Caller) -> JSONResponse:
     # The model documents the shape; the view goes out as it is (other layers add their own blocks).
-    return JSONResponse(await routing_report(ctx.runtime, caller.scope, admin=caller.admin))
+    return JSONResponse(await ctx.runtime.routing_report(caller.scope, admin=caller.admin))

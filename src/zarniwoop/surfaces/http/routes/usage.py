@@ -1,12 +1,12 @@
 """`GET /v1/usage?since=24h`: provider calls of the scope per instance and modality, from the audit log,
 and the LLM token dashboard (seed 002 §9) under `llm`.
 
-The same report as `zarniwoop usage --json` (`services/usage.py`): calls, hits, failures, p50/p95
+The same report as `zarniwoop usage --json` (`views/usage.py`): calls, hits, failures, p50/p95
 latency and quota per instance and modality since `since` (`24h`, `7d`, `30m` or an ISO date; a
 bad value is a 422 naming `since`). `"enabled": false` says so plainly when this runtime has no
 audit log attached, rather than inventing numbers.
 
-`llm` is `zarniwoop usage --llm --json` (`llm.services.usage_dashboard`): today and this month, by
+`llm` is `zarniwoop usage --llm --json` (`Runtime.usage_dashboard`): today and this month, by
 project, provider (with the key's source) and account, estimated cost, quota bars — for the token's
 project, or one account's calls in it (`?account=`); admin tokens may ask for the whole tenant
 (`?llmScope=tenant`) and for an account across projects.
@@ -20,8 +20,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from ....contract.errors import AccessDeniedError
-from ....llm.services import usage_dashboard
-from ....services.usage import parse_since, research_usage
+from ....views.usage import parse_since
 from ..deps import Caller, Ctx
 from ..errors import ERROR_RESPONSES
 from ..responses import UsageReport
@@ -49,8 +48,8 @@ async def usage(
     if llm_scope == "tenant" and not caller.admin:
         raise AccessDeniedError("the tenant-wide LLM usage needs an admin token")
     wide = caller.admin and (llm_scope == "tenant" or account is not None)
-    llm = await usage_dashboard(
-        ctx.runtime, caller.scope.tenant, account=account, project=None if wide else caller.scope.project
+    llm = await ctx.runtime.usage_dashboard(
+        caller.scope.tenant, account=account, project=None if wide else caller.scope.project
     )
     if ctx.runtime.usage is None:
         return JSONResponse(
@@ -61,6 +60,6 @@ async def usage(
                 "llm": llm,
             }
         )
-    research = await research_usage(ctx.runtime, caller.scope, since=parse_since(since))
+    research = await ctx.runtime.research_usage(caller.scope, since=parse_since(since))
     research.pop("scope", None)
     return JSONResponse({"scope": scope, "enabled": True, "research": research, "llm": llm})

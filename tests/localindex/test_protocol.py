@@ -27,11 +27,11 @@ from zarniwoop.contract import (
     SearchRequest,
     SearchScope,
 )
+from zarniwoop.localindex.fts_query import build_query
+from zarniwoop.localindex.index import LocalIndex, index_file
+from zarniwoop.localindex.indexer import index_path
+from zarniwoop.localindex.protocol import NO_INDEX, PROTOCOL
 from zarniwoop.protocols import load_protocols
-from zarniwoop.protocols.local_index import NO_INDEX, PROTOCOL
-from zarniwoop.services.indexing import index_path
-from zarniwoop.storage.fts_query import build_query
-from zarniwoop.storage.local_index import LocalIndex, index_file
 
 from ..support.local_docs import write_corpus
 from ..support.runtime import only, open_runtime

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 from zarniwoop.contract import AccessDeniedError, InvalidRequestError, SearchScope
-from zarniwoop.services.tokens import Principal, TokenStore
+from zarniwoop.tenancy.tokens import Principal, TokenStore
 
 from ..support.runtime import only, open_runtime
 

@@ -12,7 +12,7 @@ Bytes land in `ZARNIWOOP_HOME/workspace/<tenant>/<project>/content/`, which `pro
 removes. At most `research.content.maxBytes` bytes are read; a longer body is cut there and the
 result says `truncated`.
 
-    store = ContentStore.for_runtime(runtime)
+    store = runtime.content                       # or ContentStore(home, settings, factory)
     loaded = await store.load_content(hit, SearchScope("acme", "review"))
     loaded.path.read_text()
 """
@@ -35,16 +35,13 @@ from ..contract.results import ContentRef
 from ..transport.fetch import GuardedFetcher
 
 if TYPE_CHECKING:
-    from ..config.factory import ProviderFactory
     from ..config.settings import SettingService
     from ..contract.protocol import ProviderInstance
     from ..contract.query import SearchScope
     from ..contract.results import SearchHit
-    from ..runtime import Runtime
+    from ..dispatch.factory import ProviderFactory
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
-EXTRA_KEY = "content"
-"""Where `for_runtime` keeps the store in `runtime.extras`."""
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$")
 _EXTENSIONS = {
     "text/plain": ".txt",
@@ -97,15 +94,6 @@ class ContentStore:
         self.factory = factory
         self._owns_fetcher = fetcher is None
         self.fetcher = fetcher or GuardedFetcher()
-
-    @classmethod
-    def for_runtime(cls, runtime: Runtime, **kwargs: Any) -> ContentStore:
-        """The runtime's store (created on first use and kept in `runtime.extras["content"]`)."""
-        store: ContentStore | None = runtime.extras.get(EXTRA_KEY)  # `runtime.extras` is untyped
-        if store is None:
-            store = cls(runtime.home, runtime.settings, runtime.factory, **kwargs)
-            runtime.extras[EXTRA_KEY] = store
-        return store
 
     def workspace(self, scope: SearchScope) -> Path:
         """`ZARNIWOOP_HOME/workspace/<tenant>/<project>` (the folder `projects stop` removes)."""

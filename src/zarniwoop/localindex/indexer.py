@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...contract.errors import InvalidRequestError
-from ...storage.local_index import LocalIndex, NewPassage, StoredDocument, index_file
+from ..contract.errors import InvalidRequestError
 from .chunk import chunk_blocks
 from .extract import ExtractionError, MissingLibraryError, extract, filetype_of
+from .index import LocalIndex, NewPassage, StoredDocument, index_file
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """Larger files are skipped: a 64 MB text file is a log or a dump, not a document to search."""

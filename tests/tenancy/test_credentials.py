@@ -10,9 +10,9 @@ import pytest
 
 from zarniwoop.contract.errors import ConfigError, InvalidRequestError
 from zarniwoop.contract.query import SearchScope
-from zarniwoop.llm.credentials import CredentialStore
 from zarniwoop.storage.crypto import SecretBox
 from zarniwoop.storage.db import SQLiteDatabase, apply_migrations
+from zarniwoop.tenancy.credentials import CredentialStore
 
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only, open_runtime
@@ -107,7 +107,7 @@ async def test_a_tenant_credential_feeds_the_search_factory(tmp_path, emulator) 
     emulator.add("/search", Reply.json(body))
     settings = {**only(), **endpoint("serper-main", "wikipedia", emulator.url)}
     async with await open_runtime(tmp_path, settings) as runtime:
-        store = runtime.extras["credentials"]
+        store = runtime.credentials
         await store.set("default", "tenant", None, "serper-main", KEY)
         config = runtime.factory.build(SearchScope("default", "default")).instances["serper-main"].config
         assert config.api_key.reveal() == KEY

@@ -8,8 +8,8 @@ import pytest
 
 from zarniwoop.contract import SearchScope
 from zarniwoop.contract.errors import InvalidRequestError
-from zarniwoop.services.usage import parse_since, percentile, research_usage
 from zarniwoop.storage.usage import CallRecord
+from zarniwoop.views.usage import parse_since, percentile
 
 from ..support.runtime import endpoint, only, open_runtime
 
@@ -56,7 +56,7 @@ async def test_report_groups_per_instance_and_modality_for_the_scope(tmp_path, d
             "VALUES ('_system', '_tenant', 'oa', 'day', ?, 20, ?)",
             (time.strftime("%Y-%m-%d", time.gmtime(now)), now),
         )
-        report = await research_usage(rt, scope, since=now - 86400)
+        report = await rt.research_usage(scope, since=now - 86400)
     rows = {(r["instance"], r["modality"]): r for r in report["rows"]}
     academic = rows[("oa", "ACADEMIC")]
     assert {k: academic[k] for k in ("protocol", "calls", "hits", "failures", "p50Ms", "p95Ms")} == {

@@ -1,6 +1,6 @@
 """The local document index: one SQLite FTS5 file per `(tenant, project)`.
 
-`zarniwoop index PATH` writes it (`services/indexing`), the `local` protocol reads it. It lives in
+`zarniwoop index PATH` writes it (`localindex/indexer.py`), the `local` protocol reads it. It lives in
 its own file, `ZARNIWOOP_HOME/index/<tenant>/<project>/local.db`, not in the main database: it is
 the user's document text, rebuilt at will, and it must work the same whether the main database is
 the embedded SQLite or a shared PostgreSQL (a replica then needs the folder too — the documents

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from zarniwoop.contract import Modality, SearchScope
-from zarniwoop.services.rich import rich_search
+from zarniwoop.dispatch.rich import rich_search
 from zarniwoop.tools import Toolbox
 
 from ..support.emulator import Reply

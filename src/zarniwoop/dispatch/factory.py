@@ -14,34 +14,26 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from ..config import keys as K
+from ..config.endpoints import CredentialLookup, endpoint_ids, instance_config
 from ..contract.errors import ConfigError
-from ..contract.protocol import InstanceConfig, ProviderInstance, SearchProtocol, Secret
+from ..contract.protocol import ProviderInstance, SearchProtocol
 from ..contract.query import SearchScope
-from ..dispatch.instance import HttpProviderInstance
 from ..observability.outage import OutageLog
-from . import keys as K
+from .instance import HttpProviderInstance
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ..config.settings import ScopedSettings, SettingService
     from ..transport.http import HttpTransport
-    from .settings import ScopedSettings, SettingService
 
 log = logging.getLogger(__name__)
-
-OPERATOR_KEY_ENV: dict[str, str] = {
-    "serper": "SERPER_API_KEY",
-    "brave": "BRAVE_API_KEY",
-    "exa": "EXA_API_KEY",
-    "tavily": "TAVILY_API_KEY",
-    "pubmed": "NCBI_API_KEY",
-}
 
 SETTINGS_RECHECK_SECONDS = 2.0
 
@@ -52,10 +44,6 @@ class VersionedSource(Protocol):
     version: int
 
     async def refresh(self, *, max_age: float = 0.0) -> bool: ...
-
-
-CredentialLookup = Callable[[SearchScope, str], "Secret | None"]
-"""`(scope, credential name) -> key`: tenant credentials (the LLM credential store), when wired in."""
 
 
 @dataclass(slots=True)
@@ -70,86 +58,6 @@ class ProviderSet:
     """Versions of the settings and credentials it was built from; a change rebuilds it."""
     errors: dict[str, str] = field(default_factory=dict)
     """Endpoints that could not be built (unknown protocol, …), with the reason."""
-
-
-def endpoint_ids(settings: ScopedSettings) -> list[str]:
-    """Every endpoint id named under `research.endpoint.`, in settings order."""
-    seen: dict[str, None] = {}
-    for rest in settings.with_prefix(K.ENDPOINT_PREFIX):
-        instance_id = rest.split(".", 1)[0]
-        seen.setdefault(instance_id, None)
-    return list(seen)
-
-
-def instance_config(
-    settings: ScopedSettings,
-    instance_id: str,
-    protocol: SearchProtocol,
-    credential_lookup: CredentialLookup | None = None,
-    environ: Mapping[str, str] | None = None,
-    *,
-    home: Path | None = None,
-) -> InstanceConfig:
-    prefix = f"{K.ENDPOINT_PREFIX}{instance_id}."
-    raw = settings.with_prefix(prefix)
-    key, source = _resolve_key(settings, instance_id, protocol, credential_lookup, environ or os.environ)
-    extras = {
-        suffix: settings.get(prefix + suffix) or ""
-        for suffix in raw
-        if suffix
-        not in (
-            K.SUFFIX_PROTOCOL,
-            K.SUFFIX_BASE_URL,
-            K.SUFFIX_API_KEY,
-            K.SUFFIX_ENABLED,
-            K.SUFFIX_TIMEOUT_MS,
-            K.SUFFIX_RATE,
-            K.SUFFIX_HEDGE,
-        )
-    }
-    return InstanceConfig(
-        instance_id=instance_id,
-        protocol_id=protocol.id,
-        base_url=settings.get(prefix + K.SUFFIX_BASE_URL) or None,
-        api_key=key,
-        key_source=source,
-        enabled=settings.get_bool(prefix + K.SUFFIX_ENABLED, True),
-        timeout_ms=settings.get_int(prefix + K.SUFFIX_TIMEOUT_MS, 8000),
-        rate_per_second=settings.get_float(prefix + K.SUFFIX_RATE, default_rate(protocol, key)),
-        hedge=settings.get_bool(prefix + K.SUFFIX_HEDGE, True),
-        extras=extras,
-        home=home,
-    )
-
-
-def default_rate(protocol: SearchProtocol, key: Secret | None) -> float | None:
-    """The protocol's documented free-tier pace; some providers allow more with a key (PubMed 3/s → 10/s)."""
-    with_key = getattr(protocol, "default_rate_with_key", None)
-    if key and with_key is not None:
-        return float(with_key)
-    return getattr(protocol, "default_rate_per_second", None)
-
-
-def _resolve_key(
-    settings: ScopedSettings,
-    instance_id: str,
-    protocol: SearchProtocol,
-    credential_lookup: CredentialLookup | None,
-    environ: Mapping[str, str],
-) -> tuple[Secret | None, str | None]:
-    secret = settings.secret(K.endpoint_key(instance_id, K.SUFFIX_API_KEY))
-    if secret:
-        return secret, "setting"
-    if credential_lookup is not None:
-        for name in (instance_id, protocol.id):
-            found = credential_lookup(settings.scope, name)
-            if found:
-                return found, f"credential:{name}"
-    if (settings.get(K.OPERATOR_KEYS) or "allow").lower() != "deny":
-        env_name = getattr(protocol, "env_key", None) or OPERATOR_KEY_ENV.get(protocol.id)
-        if env_name and environ.get(env_name):
-            return Secret(environ[env_name]), f"env:{env_name}"
-    return None, None
 
 
 class ProviderFactory:

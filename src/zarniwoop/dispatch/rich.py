@@ -24,7 +24,7 @@ from ..contract.results import SearchResult
 
 if TYPE_CHECKING:
     from ..contract.query import SearchScope
-    from ..dispatch.dispatcher import Dispatcher
+    from .dispatcher import Dispatcher
 
 log = logging.getLogger(__name__)
 ModalityDone = Callable[[Modality, SearchResult], Awaitable[None]]

@@ -3,10 +3,10 @@
 `GET /v1/_routing`, `zarniwoop routing --json` and `Zarniwoop.routing()` all answer with this:
 
     {"scope": {...},
-     "search": [...], "searchCascades": {...}, "tiers": [...],      # dispatch/status.py:routing_view
+     "search": [...], "searchCascades": {...}, "tiers": [...],      # views/providers.py:routing_view
      "llm": {"default": {providerType, instance, model, path} | {"error"},
              "aliases": [{alias, target, providerType, instance, model, path} | {alias, target, error}]},
-     ...sections other layers attach as runtime.extras["routing_sections"]}
+     ...sections other components add (`Runtime.routing_sections`)}
 """
 
 from __future__ import annotations
@@ -14,26 +14,34 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..contract.errors import UnknownModelError
-from ..dispatch.status import ROUTING_SECTIONS_KEY, routing_view
+from .providers import RoutingSection, routing_view
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from ..config.settings import SettingService
     from ..contract.query import SearchScope
-    from ..runtime import Runtime
+    from ..dispatch.dispatcher import Dispatcher
 
 
-async def routing_report(runtime: Runtime, scope: SearchScope, *, admin: bool) -> dict[str, Any]:
-    view = await routing_view(
-        runtime.dispatcher, scope, admin=admin, sections=runtime.extras.get(ROUTING_SECTIONS_KEY)
-    )
-    view["llm"] = llm_routing(runtime, scope)
+async def routing_report(
+    dispatcher: Dispatcher,
+    settings: SettingService,
+    scope: SearchScope,
+    *,
+    admin: bool,
+    sections: Mapping[str, RoutingSection] | None = None,
+) -> dict[str, Any]:
+    view = await routing_view(dispatcher, scope, admin=admin, sections=sections)
+    view["llm"] = llm_routing(settings, scope)
     return view
 
 
-def llm_routing(runtime: Runtime, scope: SearchScope) -> dict[str, Any]:
+def llm_routing(settings_service: SettingService, scope: SearchScope) -> dict[str, Any]:
     """Where the scope's default model and each `ai.alias.*` resolve to, or why they do not."""
     from ..llm.aliases import alias_table, resolve
 
-    settings = runtime.settings.scoped(scope)
+    settings = settings_service.scoped(scope)
     try:
         default: dict[str, Any] = resolve("", settings).to_json("default")
         default.pop("spec", None)

@@ -1,6 +1,6 @@
 """The usage report of a scope: provider calls per instance and modality, from the audit log.
 
-    report = await research_usage(runtime, SearchScope("acme", "review"), since=time.time() - 86400)
+    report = await research_usage(db, dispatcher, SearchScope("acme", "review"), since=time.time() - 86400)
     report["rows"][0]  # {"instance": "openalex", "modality": "ACADEMIC", "calls": 12, "hits": 96,
                        #  "failures": 1, "p50Ms": 310, "p95Ms": 802, "quota": {...} | None, ...}
 
@@ -23,7 +23,9 @@ from ..dispatch.clock import iso_utc
 
 if TYPE_CHECKING:
     from ..contract.query import SearchScope
-    from ..runtime import Runtime
+    from ..dispatch.dispatcher import Dispatcher
+    from ..storage.db import Database
+    from ..storage.usage import ZarniwoopUsageCounter
 
 _DURATION = re.compile(r"^(\d+)\s*([mhdw])$")
 _UNIT_SECONDS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -56,16 +58,22 @@ def percentile(sorted_values: list[int], fraction: float) -> int | None:
 
 
 async def research_usage(
-    runtime: Runtime, scope: SearchScope, *, since: float, until: float | None = None
+    db: Database,
+    dispatcher: Dispatcher,
+    scope: SearchScope,
+    *,
+    since: float,
+    until: float | None = None,
+    audit: ZarniwoopUsageCounter | None = None,
 ) -> dict[str, Any]:
     """Calls, hits, failures, p50/p95 latency and quota per instance and modality for a scope."""
     until = time.time() if until is None else until
-    if runtime.usage is not None:
+    if audit is not None:
         # This process's latest calls belong in its own report; if the database cannot take them,
         # the report shows what it has (the counter logs the outage).
         with contextlib.suppress(Exception):
-            await runtime.usage.flush(orphans=False)
-    rows = await runtime.db.fetchall(
+            await audit.flush(orphans=False)
+    rows = await db.fetchall(
         "SELECT instance_id, protocol, modality, hit_count, ok, duration_ms FROM research_call_records "
         "WHERE tenant = ? AND project = ? AND started_at >= ? AND started_at < ?",
         (scope.tenant, scope.project, since, until),
@@ -89,8 +97,8 @@ async def research_usage(
         group["failures"] += 0 if ok else 1
         durations[(instance_id, modality)].append(int(duration_ms))
 
-    provider_set = await runtime.factory.providers(scope)
-    quota = runtime.dispatcher.quota
+    provider_set = await dispatcher.factory.providers(scope)
+    quota = dispatcher.quota
     out_rows = []
     for key in sorted(groups):
         group = groups[key]

@@ -1,6 +1,6 @@
 """Local documents — passages from the user's own files, found in a per-project SQLite FTS5 index.
 
-No HTTP: `zarniwoop index PATH` builds the index (`services/indexing`) of the text, Markdown, HTML
+No HTTP: `zarniwoop index PATH` builds the index (`localindex/indexer.py`) of the text, Markdown, HTML
 and PDF files under PATH into `ZARNIWOOP_HOME/index/<tenant>/<project>/local.db`, and this
 protocol's instance queries that file for the scope of each search. Each project sees its own
 index only. Serves INTERNAL_DOC and RAG; keyless; enabled by the built-in defaults as `local`:
@@ -15,7 +15,7 @@ chunk, line | page, heading, score` (BM25, higher is better) and `mtime` (ISO-86
 
 Queries: plain text; `"a phrase"` and `word*` (prefix) are honoured, everything else is a word
 (FTS5 operators and punctuation in the query are literal text, never syntax — see
-`storage/fts_query.py`). All words must match; when no passage has them all, passages with some of
+`localindex/fts_query.py`). All words must match; when no passage has them all, passages with some of
 them are returned, rarer words counting more, and the note says so.
 
 Expert parameters honoured: `filetype` (`pdf`, `md`, `html`, `txt`; a comma list works) and
@@ -40,9 +40,9 @@ from typing import TYPE_CHECKING
 from ..contract.enums import Availability, ContentInline, Modality, Tier
 from ..contract.errors import ParseError, ProviderError, ProviderTimeoutError
 from ..contract.results import ContentRef, SearchHit, SearchResult
-from ..storage.fts_query import build_query
-from ..storage.local_index import IndexFormatError, LocalIndex, PassageHit, index_file
-from ._text import unsupported_note
+from ..protocols._text import unsupported_note
+from .fts_query import build_query
+from .index import IndexFormatError, LocalIndex, PassageHit, index_file
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -12,9 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarniwoop.services.indexing import index_path
-from zarniwoop.services.indexing.chunk import MAX_CHARS, OVERLAP_CHARS, TARGET_CHARS, chunk_blocks
-from zarniwoop.services.indexing.extract import (
+from zarniwoop.localindex.chunk import MAX_CHARS, OVERLAP_CHARS, TARGET_CHARS, chunk_blocks
+from zarniwoop.localindex.extract import (
     Block,
     ExtractionError,
     MissingLibraryError,
@@ -23,7 +22,8 @@ from zarniwoop.services.indexing.extract import (
     extract_markdown,
     extract_pdf,
 )
-from zarniwoop.storage.local_index import LocalIndex, index_file
+from zarniwoop.localindex.index import LocalIndex, index_file
+from zarniwoop.localindex.indexer import index_path
 
 from ..support.pdf import make_pdf
 

@@ -7,6 +7,7 @@ import ipaddress
 
 import pytest
 
+from zarniwoop.content.store import ContentStore
 from zarniwoop.contract import (
     ContentInline,
     InvalidRequestError,
@@ -16,8 +17,6 @@ from zarniwoop.contract import (
     SearchScope,
     TargetRefusedError,
 )
-from zarniwoop.services.content import ContentStore
-from zarniwoop.services.projects import stop_project
 from zarniwoop.transport.fetch import GuardedFetcher
 
 from ..support.emulator import Reply
@@ -39,7 +38,7 @@ async def test_stash_on_demand_hit_is_loaded_through_pubmed_efetch_and_saved_as_
         )
         hit = result.hits[0]
         assert hit.content.inline is ContentInline.STASH_ON_DEMAND
-        store = ContentStore.for_runtime(rt)
+        store = rt.content
         try:
             loaded = await store.load_content(hit, SCOPE)
         finally:
@@ -56,7 +55,7 @@ async def test_stash_on_demand_hit_is_loaded_through_pubmed_efetch_and_saved_as_
         assert fetch.param("id") == "11850928"
         assert fetch.param("retmode") == "xml"
 
-        assert await stop_project(rt, SCOPE) >= 1
+        assert await rt.stop_project(SCOPE) >= 1
         assert not loaded.path.exists()
         assert not (rt.home / "workspace" / "acme" / "review").exists()
 
@@ -64,7 +63,7 @@ async def test_stash_on_demand_hit_is_loaded_through_pubmed_efetch_and_saved_as_
 async def test_stash_cap_cuts_provider_content(tmp_path, emulator):
     settings = pubmed_settings(emulator, **{"research.content.maxBytes": 50})
     async with await open_runtime(tmp_path, settings) as rt:
-        store = ContentStore.for_runtime(rt)
+        store = rt.content
         loaded = await store.load_ref("pubmed", "11748933", SCOPE)
         await store.aclose()
         assert loaded.size == 50
@@ -74,7 +73,7 @@ async def test_stash_cap_cuts_provider_content(tmp_path, emulator):
 
 async def test_unknown_provider_is_a_clear_error(tmp_path, emulator):
     async with await open_runtime(tmp_path, pubmed_settings(emulator)) as rt:
-        store = ContentStore.for_runtime(rt)
+        store = rt.content
         with pytest.raises(InvalidRequestError, match="no provider instance or protocol 'nosuch'"):
             await store.load_ref("nosuch", "1", SCOPE)
         await store.aclose()
@@ -83,7 +82,7 @@ async def test_unknown_provider_is_a_clear_error(tmp_path, emulator):
 async def test_default_settings_refuse_loopback_and_metadata_urls(tmp_path, emulator):
     emulator.add("/doc", Reply(body=b"internal"))
     async with await open_runtime(tmp_path, only()) as rt:
-        store = ContentStore.for_runtime(rt)
+        store = rt.content
         try:
             hit = SearchHit("internal", f"{emulator.url}/doc", Modality.WEB)
             with pytest.raises(TargetRefusedError, match=r"127\.0\.0\.1 is a loopback address"):
@@ -103,7 +102,7 @@ async def test_redirect_from_a_public_host_to_loopback_is_refused(tmp_path, emul
         address_allowed=lambda ip, p: ip == ipaddress.ip_address("127.0.0.1") and p == port
     )
     async with await open_runtime(tmp_path, only()) as rt:
-        store = ContentStore.for_runtime(rt, fetcher=fetcher)
+        store = ContentStore(rt.home, rt.settings, rt.factory, fetcher=fetcher)
         with pytest.raises(
             TargetRefusedError, match=r"redirect from .*/moved to http://127.0.0.1:1/admin refused"
         ):
@@ -115,7 +114,7 @@ async def test_allow_private_fetches_and_caps_at_max_bytes(tmp_path, emulator):
     emulator.add("/page", Reply(body=b"<html>" + b"x" * 100_000, headers={"Content-Type": "text/html"}))
     settings = {**only(), "research.content.allowPrivate": True, "research.content.maxBytes": 4096}
     async with await open_runtime(tmp_path, settings) as rt:
-        store = ContentStore.for_runtime(rt)
+        store = rt.content
         loaded = await store.load_content(SearchHit("page", f"{emulator.url}/page", Modality.WEB), SCOPE)
         await store.aclose()
     assert loaded.truncated is True
@@ -130,7 +129,7 @@ async def test_allow_private_is_per_scope(tmp_path, emulator):
     emulator.add("/doc", Reply(body=b"ok"))
     config = {"tenants": {"acme": {"settings": {"research.content.allowPrivate": True}}}}
     async with await open_runtime(tmp_path, only(), **config) as rt:
-        store = ContentStore.for_runtime(rt)
+        store = rt.content
         assert (await store.fetch_url(f"{emulator.url}/doc", SCOPE)).path.read_bytes() == b"ok"
         with pytest.raises(TargetRefusedError):
             await store.fetch_url(f"{emulator.url}/doc", SearchScope("other", "default"))
@@ -139,7 +138,7 @@ async def test_allow_private_is_per_scope(tmp_path, emulator):
 
 async def test_scope_names_cannot_escape_the_workspace(tmp_path):
     async with await open_runtime(tmp_path, only()) as rt:
-        store = ContentStore.for_runtime(rt)
+        store = rt.content
         with pytest.raises(InvalidRequestError, match="project"):
             store.workspace(SearchScope("acme", "../../etc"))
         await store.aclose()
