@@ -64,7 +64,10 @@ async def _run(state: AppState, caller: CallerInfo, spec: ToolSpec[Any], body: A
 
 
 @router.post(
-    "/search", summary="research_search: one modality through the cascade", response_model=SearchResult
+    "/search",
+    operation_id="research_search",
+    summary="research_search: one modality through the cascade",
+    response_model=SearchResult,
 )
 async def search(body: ResearchSearchInput, ctx: Ctx, caller: Caller) -> JSONResponse:
     return await _run(ctx, caller, SEARCH, body)
@@ -72,6 +75,7 @@ async def search(body: ResearchSearchInput, ctx: Ctx, caller: Caller) -> JSONRes
 
 @router.post(
     "/search_expert",
+    operation_id="research_search_expert",
     summary="research_search_expert: filters or one pinned provider",
     response_model=SearchResult,
 )
@@ -80,7 +84,10 @@ async def search_expert(body: ResearchSearchExpertInput, ctx: Ctx, caller: Calle
 
 
 @router.post(
-    "/rich", summary="research_rich: WEB, IMAGE, VIDEO and NEWS concurrently", response_model=RichResult
+    "/rich",
+    operation_id="research_rich",
+    summary="research_rich: WEB, IMAGE, VIDEO and NEWS concurrently",
+    response_model=RichResult,
 )
 async def rich(body: ResearchRichInput, ctx: Ctx, caller: Caller) -> JSONResponse:
     return await _run(ctx, caller, RICH, body)
@@ -88,6 +95,7 @@ async def rich(body: ResearchRichInput, ctx: Ctx, caller: Caller) -> JSONRespons
 
 @router.post(
     "/investigate",
+    operation_id="research_investigate",
     summary="research_investigate: the curated pipeline, ranked hits with reasons",
     response_model=RankedHitSet,
     responses=_SSE_RESPONSE,
@@ -109,6 +117,7 @@ async def investigate(
 
 @router.get(
     "/providers",
+    operation_id="research_providers",
     summary="research_providers: instances, availability, quota, cooldowns",
     response_model=ProviderList,
 )
