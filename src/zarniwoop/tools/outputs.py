@@ -10,11 +10,12 @@ One model per JSON shape, so that a generated client is typed and an MCP host ca
 Every field that can be absent is optional, so the same model validates the full JSON of the HTTP
 research endpoints (nulls and all, as DESIGN §3 shows it) and the compact `structuredContent` of a
 tool call. `compact(spec_name, structured)` makes the latter: nothing null or empty, nothing said
-twice — a hit's `modality` when the result already says it, inline text that is its snippet again,
-`returnedCount` (the length of `hits`),
-each rich section's `query`/`modality`/`tier`, and the investigation's `plan` (its searches are in
-`searches`, its strategy in `strategies`, its rationale opens `rationale`). A model reading the
-structured answer pays only for what is news.
+twice — a hit's `modality` and `source` when the result already says them, inline text that is its
+snippet again (or a snippet that is the start of its inline text), `returnedCount` (the length of
+`hits`), each rich section's `query`/`modality`/`tier`, the investigation's `plan` (its searches
+are in `searches`, its strategy in `strategies`, its rationale opens `rationale`); and a dropped hit
+is only its title, URL and source beside the reason it was dropped. A model reading the structured
+answer pays only for what is news; `scripts/tool_sizes.py` measures it.
 """
 
 from __future__ import annotations
@@ -215,8 +216,10 @@ def compact(name: str, structured: Mapping[str, Any]) -> dict[str, Any]:
             _compact_result(section, keep_identity=False)
     elif name == "research_investigate":
         data.pop("plan", None)
-        for item in [*data.get("hits", ()), *data.get("dropped", ())]:
+        for item in data.get("hits", ()):
             _prune_hit(item["hit"])
+        for item in data.get("dropped", ()):  # why it went is the news; the full JSON keeps the hit
+            item["hit"] = {k: item["hit"][k] for k in ("title", "url", "source") if item["hit"].get(k)}
     model = OUTPUT_MODELS[name].model_validate(data)
     dumped: dict[str, Any] = model.model_dump(mode="json", exclude_defaults=True)
     return dumped
@@ -229,6 +232,8 @@ def _compact_result(result: dict[str, Any], *, keep_identity: bool) -> None:
             result.pop(key, None)
     for hit in result.get("hits", ()):
         hit.pop("modality", None)
+        if hit.get("source") == result.get("providerInstanceId"):
+            hit.pop("source")
         _prune_hit(hit)
 
 
@@ -237,10 +242,14 @@ def _prune_hit(hit: dict[str, Any]) -> None:
         if not hit.get(key):
             hit.pop(key, None)
     content = hit.get("content")
-    if isinstance(content, dict) and content.get("text") and content.get("text") == hit.get("snippet"):
+    text = content.get("text") if isinstance(content, dict) else None
+    snippet = hit.get("snippet")
+    if text and snippet and text == snippet:
         content.pop("text")  # inline text that is the snippet again (Wikipedia's lead)
         if not content.get("ref"):
             hit.pop("content")
+    elif text and snippet and text.startswith(snippet.rstrip("….").rstrip()):
+        hit.pop("snippet")  # the snippet is the start of the inline text (OpenAlex's abstract)
     extras = hit.get("extras")
     if isinstance(extras, dict):
         hit["extras"] = {k: v for k, v in extras.items() if v not in (None, "", [], {})}
