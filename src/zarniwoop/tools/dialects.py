@@ -10,7 +10,7 @@ The other two follow their API's documented subset:
 - `openai` — Structured Outputs strict mode: every object `additionalProperties: false` with every
   property in `required` (optional ones stay nullable, so `null` means "not given"); no `default`,
   `minLength`, `maxLength`, `title`; string `format` only from OpenAI's list.
-- `gemini` — the OpenAPI 3.0 subset of `FunctionDeclaration.parameters`: one `type` per node with
+- `gemini` — the OpenAPI 3.0 subset of a function declaration's `parameters`: one `type` per node with
   `nullable: true`, no `additionalProperties`, `$ref`, `default`; string `format` only `enum` or
   `date-time`; a tool without parameters has no `parameters` (Gemini refuses an empty object).
 
