@@ -151,7 +151,7 @@ class Investigator:
             second = await self._refine(planner, question, plan, merged, available)
             if second.searches:
                 refine_depth = 1
-                tracker.expect(len(second.searches) + 2 + (1 if depth > 0 else 0))
+                tracker.expect(1 + len(second.searches) + 2 + (1 if depth > 0 else 0))
                 await tracker.step(
                     "refine",
                     f"only {len(kept)} relevant: {len(second.searches)} more searches",

@@ -242,7 +242,8 @@ def _prune_hit(hit: dict[str, Any]) -> None:
         if not hit.get(key):
             hit.pop(key, None)
     content = hit.get("content")
-    text = content.get("text") if isinstance(content, dict) else None
+    content = content if isinstance(content, dict) else {}
+    text = content.get("text")
     snippet = hit.get("snippet")
     if text and snippet and text == snippet:
         content.pop("text")  # inline text that is the snippet again (Wikipedia's lead)
