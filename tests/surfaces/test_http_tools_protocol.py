@@ -133,3 +133,15 @@ async def test_openapi_types_every_research_response(http):
     assert components["SearchHit"]["properties"]["title"]["type"] == "string"
     streamed = document["paths"]["/v1/research/investigate"]["post"]["responses"]["200"]["content"]
     assert "text/event-stream" in streamed
+
+
+async def test_openapi_bodies_are_the_published_tool_schemas(http):
+    """The research endpoints' request bodies say what they accept: optional parameters nullable."""
+    components = (await http.get("/openapi.json")).json()["components"]["schemas"]
+    body = components["ResearchSearchExpertInput"]
+    assert body["required"] == ["query", "modality", "maxResults"]
+    assert body["properties"]["pinnedProviderId"]["type"] == ["string", "null"]
+    assert body["properties"]["maxResults"]["type"] == "integer"
+    published = tool_spec("research_search_expert").input_schema["properties"]
+    for name in ("site", "dateFrom", "language", "pinnedProviderId"):
+        assert body["properties"][name] == published[name]

@@ -21,6 +21,7 @@ from pydantic.alias_generators import to_camel
 from ..contract.enums import Modality
 from ..contract.query import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT
 from ..research.pipeline import MAX_DEPTH, MAX_QUESTION_CHARS
+from .schema import nullable_optionals
 
 RICH_MODALITIES: tuple[Modality, ...] = (Modality.WEB, Modality.IMAGE, Modality.VIDEO, Modality.NEWS)
 """What `research_rich` searches, concurrently, under one deadline."""
@@ -71,6 +72,7 @@ class ToolInput(BaseModel):
         validate_by_alias=True,
         serialize_by_alias=True,
         frozen=True,
+        json_schema_extra=nullable_optionals,  # also in /openapi.json: the same schema everywhere
     )
 
     @model_validator(mode="before")

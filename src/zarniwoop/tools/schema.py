@@ -31,15 +31,26 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
     raw = model.model_json_schema(by_alias=True, mode="validation")
     defs = raw.pop("$defs", {})
     schema = _clean_object(_inline_object(raw, defs))
-    properties = schema.setdefault("properties", {})
-    required = schema.setdefault("required", [])
-    for name, prop in properties.items():
-        if name not in required:
-            properties[name] = nullable(prop)
+    schema.setdefault("properties", {})
+    schema.setdefault("required", [])
     schema["type"] = "object"
     if model.__doc__:
         schema["description"] = " ".join(model.__doc__.split())
     return schema
+
+
+def nullable_optionals(schema: dict[str, Any]) -> None:
+    """Make every optional property of a model's schema nullable, in place (`json_schema_extra`).
+
+    pydantic writes `anyOf [X, null]` for `X | None` and plain `X` for a defaulted `X`; both become
+    `X` with `"type": [X, "null"]`, so the input models' own schema (FastAPI's OpenAPI bodies too)
+    says what they accept: `null` for "not given".
+    """
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    for name, prop in properties.items():
+        if name not in required:
+            properties[name] = nullable(_clean_object(prop, in_properties=False))
 
 
 def nullable(node: Mapping[str, Any]) -> dict[str, Any]:
@@ -177,4 +188,11 @@ def _echo(value: Any) -> str:
     return text if len(text) <= _MAX_ECHO else text[:_MAX_ECHO] + "…"
 
 
-__all__ = ["inline_refs", "input_schema", "model_fields", "nullable", "to_invalid_request"]
+__all__ = [
+    "inline_refs",
+    "input_schema",
+    "model_fields",
+    "nullable",
+    "nullable_optionals",
+    "to_invalid_request",
+]
