@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -72,6 +73,10 @@ EXPLAINED = {
     "server-sse-multiple-streams",
 }
 """Scenarios that test the suite's own fixture tools/prompts/resources (see docs/mcp-conformance.md)."""
+
+
+TIMESTAMP = re.compile(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z?$")
+"""The suffix of the suite's result folders, e.g. `-2026-12-01T09-52-20-123Z`."""
 
 
 def free_port() -> int:
@@ -149,7 +154,7 @@ def read_results(out: Path) -> dict[str, dict[str, Any]]:
     for checks_file in sorted(out.rglob("checks.json")):
         checks = json.loads(checks_file.read_text())
         # folders are `server-<scenario>-<timestamp>`
-        name = checks_file.parent.name.removeprefix("server-").rsplit("-20", 1)[0]
+        name = TIMESTAMP.sub("", checks_file.parent.name.removeprefix("server-"))
         failed = [
             {"id": c.get("id") or c.get("name"), "message": c.get("errorMessage") or c.get("description")}
             for c in checks
