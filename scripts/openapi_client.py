@@ -60,7 +60,7 @@ def call_search(out: Path, base_url: str, token: str) -> dict[str, Any]:
     search = importlib.import_module(f"{PACKAGE}.api.research.research_search")
     models = importlib.import_module(f"{PACKAGE}.models")
     client = client_module.AuthenticatedClient(base_url=base_url, token=token)
-    body = models.ResearchSearchInput(query="semantic kernel", modality=models.Modality.WEB)
+    body = models.SearchBody(query="semantic kernel", modality=models.Modality.WEB)
     result = search.sync(client=client, body=body)
     return {
         "type": type(result).__name__,

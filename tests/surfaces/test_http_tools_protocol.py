@@ -138,7 +138,7 @@ async def test_openapi_types_every_research_response(http):
 async def test_openapi_bodies_are_the_published_tool_schemas(http):
     """The research endpoints' request bodies say what they accept: optional parameters nullable."""
     components = (await http.get("/openapi.json")).json()["components"]["schemas"]
-    body = components["ResearchSearchExpertInput"]
+    body = components["SearchExpertBody"]
     assert body["required"] == ["query", "modality", "maxResults"]
     assert body["properties"]["pinnedProviderId"]["type"] == ["string", "null"]
     assert body["properties"]["maxResults"]["type"] == "integer"

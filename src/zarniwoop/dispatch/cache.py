@@ -3,6 +3,10 @@
 The cache stores finished `SearchResult`s for `research.cache.ttlSeconds` (per modality
 overridable); a hit costs no quota and says `"cached": true`. Coalescing lets identical
 concurrent requests share one upstream call: the first starts it, the rest await its future.
+
+`bypassing_cache()` makes every search started inside it (a rich fan-out, an investigation's
+planned searches) skip the cached answer and ask the providers — the CLI's `--no-cache`, HTTP's
+`"cache": false` / `Cache-Control: no-cache`, the web UI's refresh.
 """
 
 from __future__ import annotations
@@ -10,13 +14,31 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from ..contract.results import SearchResult
 
 T = TypeVar("T")
+
+_BYPASS: ContextVar[bool] = ContextVar("zarniwoop_cache_bypass", default=False)
+
+
+@contextmanager
+def bypassing_cache(active: bool = True) -> Iterator[None]:
+    """Within this block (and the tasks it starts), searches skip cached answers."""
+    token = _BYPASS.set(active or _BYPASS.get())
+    try:
+        yield
+    finally:
+        _BYPASS.reset(token)
+
+
+def cache_bypassed() -> bool:
+    return _BYPASS.get()
 
 
 class ResultCache(Protocol):

@@ -27,8 +27,8 @@ from ..contract.protocol import ServesLanguage
 from ..contract.results import Attempt, SearchResult
 from ..observability.outage import OutageLog
 from ..storage.privacy import redact_query
-from .cache import Coalescer, MemoryResultCache, ResultCache
-from .clock import Clock
+from .cache import Coalescer, MemoryResultCache, ResultCache, cache_bypassed
+from .clock import Clock, utc_date
 from .gate import GO, GateDecision, QuotaGuard, check_cooldown, check_static
 from .pacing import Pacer, RateLimiter, pace_key
 from .reachability import LastOutcome, MemoryReachability, ReachabilityStore
@@ -100,6 +100,26 @@ def order_candidates(
     return prefer_language(candidates, locale) if locale else candidates
 
 
+def candidate_places(provider_set: ProviderSet, modality: Modality) -> dict[str, str]:
+    """Why each candidate of `order_candidates` stands where it does: `default`, `fallback`, `order N`
+    (an explicit `.order`), `configured` (in the order endpoints were defined) or `built-in`."""
+    settings = provider_set.settings
+    places: dict[str, str] = {}
+    default = settings.get(K.default_key(modality)) or ""
+    if default:
+        places[default] = "default"
+    for instance_id in settings.get_list(K.fallback_key(modality)):
+        places.setdefault(instance_id, "fallback")
+    for instance_id in provider_set.instances:
+        if instance_id in places:
+            continue
+        order = settings.get(K.endpoint_key(instance_id, K.SUFFIX_ORDER))
+        protocol_row = settings.row(K.endpoint_key(instance_id, K.SUFFIX_PROTOCOL))
+        builtin = protocol_row is not None and protocol_row.level == "builtin"
+        places[instance_id] = f"order {order}" if order else ("built-in" if builtin else "configured")
+    return places
+
+
 def instance_language(instance: ProviderInstance) -> str | None:
     """The language an instance serves: its `language` extra, else what its protocol derives from the
     config (Wikipedia: the `de.` of `de.wikipedia.org`), else None."""
@@ -165,16 +185,27 @@ class Dispatcher:
         self.cooldown_outage = OutageLog(log, "cooldown store")
 
     async def search(
-        self, request: SearchRequest, scope: SearchScope, overrides: Mapping[str, str] | None = None
+        self,
+        request: SearchRequest,
+        scope: SearchScope,
+        overrides: Mapping[str, str] | None = None,
+        *,
+        cache: bool | None = None,
     ) -> SearchResult:
-        """Dispatch one search. Never raises for provider failures: they are in `attempts`/`errorMessage`."""
+        """Dispatch one search. Never raises for provider failures: they are in `attempts`/`errorMessage`.
+
+        `cache=False` (`--no-cache`, `"cache": false`, `Cache-Control: no-cache`) skips the cached
+        answer and asks the providers; the fresh answer then replaces the cached one. None: as
+        `bypassing_cache()` says (a surface's refresh covers every search it starts).
+        """
+        use_cache = not cache_bypassed() if cache is None else cache
         provider_set = await self.factory.providers(scope)
         if overrides:
             provider_set = self.factory.build(scope, overrides)
         settings = provider_set.settings
         ttl = settings.get_int(K.cache_ttl_key(request.modality), settings.get_int(K.CACHE_TTL_SECONDS, 600))
         key: Hashable = (scope, request.cache_key(), tuple(sorted((overrides or {}).items())))
-        if ttl > 0:
+        if ttl > 0 and use_cache:
             cached = await self.cache.get(key)
             if cached is not None:
                 result = cached.with_(cached=True, query=request.query)
@@ -184,7 +215,7 @@ class Dispatcher:
         async def run() -> SearchResult:
             result = await self._dispatch(request, scope, provider_set)
             if ttl > 0 and result.hits:
-                await self.cache.set(key, result, ttl)
+                await self.cache.set(key, result.with_(fetched_at=self.clock.now()), ttl)
             return result
 
         result, shared = await self._coalescer.run(key, run)
@@ -198,6 +229,8 @@ class Dispatcher:
     ) -> SearchResult:
         settings = provider_set.settings
         deadline_s = settings.get_int(K.DEADLINE_MS, 20000) / 1000
+        if request.today is None:  # protocols get "today" from our clock, never read one themselves
+            request = request.on(utc_date(self.clock.now()))
         run = _Run(request, scope, deadline=self.clock.monotonic() + deadline_s)
         if request.tier is Tier.EXPERT and request.pinned_provider_id:
             pinned = provider_set.instances.get(request.pinned_provider_id)

@@ -19,16 +19,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..contract.errors import ConfigError, ZarniwoopError
+from ..contract.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
 Row = tuple[Any, ...]
-
-
-class DatabaseUnavailableError(ZarniwoopError):
-    """The database cannot be reached right now (refused, reset, timed out). Callers on the search
-    path catch it: searches keep working on what is in memory, audit records stay spooled."""
 
 
 class Database(Protocol):

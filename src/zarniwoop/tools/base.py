@@ -44,6 +44,8 @@ class ToolContext:
     host: ToolHost
     scope: SearchScope
     admin: bool = False
+    cache: bool = True
+    """False: the call's searches skip cached answers (a refresh), whatever the tool."""
     progress: ProgressObserver | None = None
     """Hears the steps of long tools (`research_investigate`, `research_rich`); None: nobody asked."""
 

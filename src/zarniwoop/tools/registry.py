@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from ..contract.errors import InvalidRequestError
+from ..dispatch.cache import bypassing_cache
 from .base import InputT, ToolContext, ToolHost, ToolResult, ToolSpec
 from .dialects import tool_definitions
 from .investigate import INVESTIGATE
@@ -75,10 +76,12 @@ class Toolbox:
         scope: SearchScope,
         *,
         admin: bool = False,
+        cache: bool = True,
         progress: ProgressObserver | None = None,
     ) -> ToolResult:
         spec = tool_spec(name)
-        return await self.run(spec, parse_arguments(spec, arguments), scope, admin=admin, progress=progress)
+        arguments = parse_arguments(spec, arguments)
+        return await self.run(spec, arguments, scope, admin=admin, cache=cache, progress=progress)
 
     async def run(
         self,
@@ -87,13 +90,17 @@ class Toolbox:
         scope: SearchScope,
         *,
         admin: bool = False,
+        cache: bool = True,
         progress: ProgressObserver | None = None,
     ) -> ToolResult:
         """Run a tool on an already validated input (the HTTP routes validate with FastAPI).
 
-        The result's `structured` is compacted (`outputs.compact`); `full` keeps every field.
+        `cache=False` makes every search the tool starts skip cached answers. The result's
+        `structured` is compacted (`outputs.compact`); `full` keeps every field.
         """
-        result = await spec.body(ToolContext(self.host, scope, admin, progress), args)
+        context = ToolContext(self.host, scope, admin, cache=cache, progress=progress)
+        with bypassing_cache(not cache):
+            result = await spec.body(context, args)
         return replace(result, structured=compact(spec.name, result.structured), full=result.structured)
 
     async def call(self, name: str, arguments: Any, scope: SearchScope, *, admin: bool = False) -> ToolResult:

@@ -30,13 +30,9 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx2
 
-from ..contract.errors import (
-    ProviderHTTPError,
-    ProviderTimeoutError,
-    TargetRefusedError,
-    TransportError,
-)
-from .http import USER_AGENT
+from ..contract.errors import TargetRefusedError, TransportError
+from .http import USER_AGENT, translate_errors
+from .status import error_for_status
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[list[IPAddress]]]
@@ -150,7 +146,7 @@ class GuardedFetcher:
 
         Raises:
             TargetRefusedError: the URL or a redirect target is not an http(s) URL or not public.
-            ProviderHTTPError: the final answer is not 2xx.
+            ProviderHTTPError: the final answer is not 2xx (`error_for_status` picks the subclass).
             TransportError / ProviderTimeoutError: the network failed or was too slow.
         """
         deadline = time.monotonic() + timeout
@@ -166,21 +162,13 @@ class GuardedFetcher:
                     previous, current = current, urljoin(current, location.strip())
                     hops.append(current)
                     continue
-                body, truncated = await _read_capped(response, max_bytes)
-            except httpx2.TimeoutException as exc:
-                raise ProviderTimeoutError(
-                    f"{_host_of(current)}: body not complete within {timeout:.0f}s"
-                ) from exc
-            except httpx2.HTTPError as exc:
-                raise TransportError(
-                    f"{_host_of(current)}: network error while reading ({type(exc).__name__})"
-                ) from exc
+                with translate_errors("read", timeout, where=_host_of(current)):
+                    body, truncated = await _read_capped(response, max_bytes)
             finally:
                 await response.aclose()
             if not 200 <= response.status_code < 300:
-                raise ProviderHTTPError(
-                    response.status_code, f"HTTP {response.status_code} from {_host_of(current)}"
-                )
+                status = response.status_code
+                raise error_for_status(status, response.headers, f"HTTP {status} from {_host_of(current)}")
             return Fetched(
                 url=url,
                 final_url=current,
@@ -240,15 +228,11 @@ class GuardedFetcher:
         headers = {"Host": original.netloc.decode("ascii")}
         sni = original.raw_host.decode("ascii")  # IDNA form of the name, as TLS wants it
         extensions = {"sni_hostname": sni} if original.scheme == "https" else {}
-        try:
+        with translate_errors("connect", timeout, where=host):
             request = self.client.build_request(
                 "GET", target, headers=headers, extensions=extensions, timeout=httpx2.Timeout(timeout)
             )
             return await self.client.send(request, stream=True)
-        except httpx2.TimeoutException as exc:
-            raise ProviderTimeoutError(f"{host}: no answer within {timeout:.0f}s") from exc
-        except httpx2.HTTPError as exc:
-            raise TransportError(f"{host}: network error ({type(exc).__name__})") from exc
 
     async def aclose(self) -> None:
         if self._owns_client:

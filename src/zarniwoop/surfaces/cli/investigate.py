@@ -1,14 +1,16 @@
 """`zarniwoop investigate QUESTION`: the curated pipeline — plan, searches, dedup, evaluation, ranking.
 
-While it runs, each step (plan, search n/m, dedup, evaluate, …) is a line on stderr above a rich
-progress bar that goes away at the end; stdout carries only the answer (the `--json` document).
+While it runs on a terminal, each step (plan, search n/m, dedup, evaluate, …) is a line on stderr
+above a rich progress bar that goes away at the end; stdout carries only the answer (the `--json`
+document). Where stderr is no terminal (a script, a pipe, CI) nothing is drawn, so stderr keeps only
+the one error line a failure writes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -21,13 +23,16 @@ if TYPE_CHECKING:
 
 
 @contextmanager
-def progress_display() -> Iterator[ProgressObserver]:
-    """A progress observer drawing on stderr: a line per step and a transient bar."""
+def progress_display() -> Iterator[ProgressObserver | None]:
+    """A progress observer drawing on stderr (a line per step and a transient bar); None off a terminal."""
     from rich.console import Console
     from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 
     err = Console(stderr=True)
+    if not err.is_terminal:
+        yield None
+        return
     with Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
@@ -57,19 +62,29 @@ def investigate(
         0, "--depth", help="0 = snippets only; >0 loads content of top hits before evaluating."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the RankedHitSet JSON."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Skip cached answers: ask the providers now."),
 ) -> None:
     """Research a question across sources: ranked hits with reasons, and reasons for every dropped one."""
 
     async def body(rt: Runtime) -> RankedHitSet:
-        with progress_display() as observe:
+        from ...dispatch.cache import bypassing_cache
+
+        with bypassing_cache(no_cache), progress_display() as observe:
             return await rt.investigator.investigate(
                 question, ctx.obj.scope, max_results=max_results, depth=depth, progress=observe
             )
 
     ranked = run(ctx, body)
+    failed = [s for s in ranked.searches if s.get("errorMessage")]
+    every_search_failed = bool(ranked.searches) and len(failed) == len(ranked.searches)
     if as_json:
         print_json(ranked.to_json())
+        if every_search_failed:
+            raise typer.Exit(3)
         return
+    if every_search_failed:
+        typer.echo(f"error: every search failed: {_failures(failed)}", err=True)
+        raise typer.Exit(3)
     from rich.table import Table
 
     out = console()
@@ -91,4 +106,12 @@ def investigate(
         out.print(f"[dim]dropped {len(ranked.dropped)}:[/dim]")
         for dropped in ranked.dropped:
             out.print(f"[dim]  - {dropped.hit.title}: {dropped.reason}[/dim]")
+    if failed:
+        out.print(
+            f"[yellow]{len(failed)} of {len(ranked.searches)} searches failed: {_failures(failed)}[/yellow]"
+        )
     out.print(f"[dim]plan: {ranked.strategies['plan']} · evaluate: {ranked.strategies['evaluate']}[/dim]")
+
+
+def _failures(searches: list[dict[str, Any]]) -> str:
+    return "; ".join(f"{s['modality']} {s['query']!r}: {s['errorMessage']}" for s in searches)

@@ -36,6 +36,7 @@ def search(
     provider: str | None = typer.Option(None, "--provider", help="Pin one provider instance (expert tier)."),
     locale: str | None = typer.Option(None, "--locale", help="e.g. de, en-GB"),
     as_json: bool = typer.Option(False, "--json", help="Print the SearchResult JSON."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Skip cached answers: ask the providers now."),
 ) -> None:
     """Search one modality through the provider cascade."""
     from ...contract.query import SearchRequest
@@ -61,7 +62,7 @@ def search(
         )
 
     async def body(rt: Runtime) -> SearchResult:
-        return await rt.dispatcher.search(build_request(), ctx.obj.scope)
+        return await rt.dispatcher.search(build_request(), ctx.obj.scope, cache=not no_cache)
 
     # Validate before opening the runtime, so bad input writes nothing (not even a database file).
     from ...contract.errors import ZarniwoopError
@@ -168,7 +169,7 @@ def routing(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -
         header_style="bold", title=f"search routing for {view['scope']['tenant']}/{view['scope']['project']}"
     )
     table.add_column("modality")
-    table.add_column("cascade (first = tried first)")
+    table.add_column("cascade (first = tried first; ·why it stands there)")
     for modality, steps in view["searchCascades"].items():
         shown = []
         for step in steps:
@@ -180,7 +181,8 @@ def routing(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -
                 label = step["id"]
             else:
                 label = f"[dim]{step['id']} ({step['gate'].removeprefix('skipped_')})[/dim]"
-            shown.append(label)
+            place = step.get("place")
+            shown.append(f"{label} [cyan]·{place}[/cyan]" if place else label)
         table.add_row(modality, " → ".join(shown))
     out = console()
     out.print(table)

@@ -8,6 +8,10 @@ typed in OpenAPI by the models of `tools.outputs`, so a generated client gets cl
 `POST /v1/research/investigate` with `Accept: text/event-stream` streams the pipeline's steps as
 Server-Sent Events (`event: progress`, data `{step, message, done, total, detail}`) and ends with
 `event: result` (the same JSON as without the header) or `event: error` (`{"error": {field?, message}}`).
+
+Beside the tool's own fields a body may say `"cache": false` (or the request send
+`Cache-Control: no-cache`): its searches then skip cached answers. That switch is the caller's,
+not the model's, so it is not part of the tool schemas.
 """
 
 from __future__ import annotations
@@ -16,10 +20,11 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, Header
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, Field
 
 from ....contract.errors import ZarniwoopError
 from ....tools.base import ToolSpec
@@ -57,8 +62,37 @@ _SSE_RESPONSE: dict[int | str, dict[str, Any]] = {
 }
 
 
-async def _run(state: AppState, caller: CallerInfo, spec: ToolSpec[Any], body: Any) -> JSONResponse:
-    result = await state.toolbox.run(spec, body, caller.scope, admin=caller.admin)
+class _CacheSwitch(BaseModel):
+    cache: bool = Field(True, description="false: skip cached answers and ask the providers (a refresh).")
+
+
+class SearchBody(_CacheSwitch, ResearchSearchInput):
+    pass
+
+
+class SearchExpertBody(_CacheSwitch, ResearchSearchExpertInput):
+    pass
+
+
+class RichBody(_CacheSwitch, ResearchRichInput):
+    pass
+
+
+class InvestigateBody(_CacheSwitch, ResearchInvestigateInput):
+    pass
+
+
+def _use_cache(request: Request | None, body: Any) -> bool:
+    header = request.headers.get("cache-control", "").lower() if request is not None else ""
+    return (body.cache if isinstance(body, _CacheSwitch) else True) and "no-cache" not in header
+
+
+async def _run(
+    state: AppState, caller: CallerInfo, spec: ToolSpec[Any], body: Any, request: Request | None = None
+) -> JSONResponse:
+    result = await state.toolbox.run(
+        spec, body, caller.scope, admin=caller.admin, cache=_use_cache(request, body)
+    )
     # Already plain JSON: a JSONResponse skips FastAPI's re-validation of the return value.
     return JSONResponse(result.full if result.full is not None else result.structured)
 
@@ -69,8 +103,8 @@ async def _run(state: AppState, caller: CallerInfo, spec: ToolSpec[Any], body: A
     summary="research_search: one modality through the cascade",
     response_model=SearchResult,
 )
-async def search(body: ResearchSearchInput, ctx: Ctx, caller: Caller) -> JSONResponse:
-    return await _run(ctx, caller, SEARCH, body)
+async def search(body: SearchBody, request: Request, ctx: Ctx, caller: Caller) -> JSONResponse:
+    return await _run(ctx, caller, SEARCH, body, request)
 
 
 @router.post(
@@ -79,8 +113,8 @@ async def search(body: ResearchSearchInput, ctx: Ctx, caller: Caller) -> JSONRes
     summary="research_search_expert: filters or one pinned provider",
     response_model=SearchResult,
 )
-async def search_expert(body: ResearchSearchExpertInput, ctx: Ctx, caller: Caller) -> JSONResponse:
-    return await _run(ctx, caller, SEARCH_EXPERT, body)
+async def search_expert(body: SearchExpertBody, request: Request, ctx: Ctx, caller: Caller) -> JSONResponse:
+    return await _run(ctx, caller, SEARCH_EXPERT, body, request)
 
 
 @router.post(
@@ -89,8 +123,8 @@ async def search_expert(body: ResearchSearchExpertInput, ctx: Ctx, caller: Calle
     summary="research_rich: WEB, IMAGE, VIDEO and NEWS concurrently",
     response_model=RichResult,
 )
-async def rich(body: ResearchRichInput, ctx: Ctx, caller: Caller) -> JSONResponse:
-    return await _run(ctx, caller, RICH, body)
+async def rich(body: RichBody, request: Request, ctx: Ctx, caller: Caller) -> JSONResponse:
+    return await _run(ctx, caller, RICH, body, request)
 
 
 @router.post(
@@ -101,18 +135,15 @@ async def rich(body: ResearchRichInput, ctx: Ctx, caller: Caller) -> JSONRespons
     responses=_SSE_RESPONSE,
 )
 async def investigate(
-    body: ResearchInvestigateInput,
-    ctx: Ctx,
-    caller: Caller,
-    accept: Annotated[str | None, Header(include_in_schema=False)] = None,
+    body: InvestigateBody, request: Request, ctx: Ctx, caller: Caller
 ) -> JSONResponse | StreamingResponse:
-    if accept and EVENT_STREAM in accept:
+    if EVENT_STREAM in request.headers.get("accept", ""):
         return StreamingResponse(
-            _stream(ctx, caller, INVESTIGATE, body),
+            _stream(ctx, caller, INVESTIGATE, body, _use_cache(request, body)),
             media_type=EVENT_STREAM,
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
-    return await _run(ctx, caller, INVESTIGATE, body)
+    return await _run(ctx, caller, INVESTIGATE, body, request)
 
 
 @router.get(
@@ -125,7 +156,9 @@ async def providers(ctx: Ctx, caller: Caller) -> JSONResponse:
     return await _run(ctx, caller, PROVIDERS, ResearchProvidersInput())
 
 
-async def _stream(state: AppState, caller: CallerInfo, spec: ToolSpec[Any], body: Any) -> AsyncIterator[str]:
+async def _stream(
+    state: AppState, caller: CallerInfo, spec: ToolSpec[Any], body: Any, cache: bool
+) -> AsyncIterator[str]:
     """Progress events while the tool runs, then its result (or its error) as the last event."""
     steps: asyncio.Queue[ProgressStep | None] = asyncio.Queue()
 
@@ -134,7 +167,9 @@ async def _stream(state: AppState, caller: CallerInfo, spec: ToolSpec[Any], body
 
     async def work() -> Any:
         try:
-            return await state.toolbox.run(spec, body, caller.scope, admin=caller.admin, progress=observe)
+            return await state.toolbox.run(
+                spec, body, caller.scope, admin=caller.admin, cache=cache, progress=observe
+            )
         finally:
             steps.put_nowait(None)
 
