@@ -79,3 +79,14 @@ async def test_compact_is_smaller_than_full(results):
 
     for name, result in results.items():
         assert len(json.dumps(result.structured)) < len(json.dumps(result.full)), name
+
+
+async def test_a_cached_answer_validates_and_says_when(tmp_path, emulator):
+    settings = {**mount_recorded(emulator), "research.cache.ttlSeconds.academic": 600}
+    async with await open_runtime(tmp_path, settings) as rt:
+        toolbox = Toolbox(rt)
+        await toolbox.execute("research_search", CALLS["research_search"], SCOPE)
+        again = await toolbox.execute("research_search", CALLS["research_search"], SCOPE)
+    assert again.structured["cached"] is True
+    assert again.structured["cachedAt"].endswith("Z")
+    jsonschema.validate(again.structured, tool_spec("research_search").output_schema)

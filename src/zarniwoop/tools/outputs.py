@@ -79,6 +79,7 @@ class ModalityResult(_Wire):
     upstream_headers: dict[str, str] = Field(default_factory=dict)
     attempts: list[Attempt] = Field(default_factory=list)
     cached: bool = False
+    cached_at: str | None = Field(None, description="When the provider gave a cached answer (ISO-8601 UTC).")
 
 
 class SearchResult(ModalityResult):
