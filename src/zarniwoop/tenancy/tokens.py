@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from ..contract.errors import AccessDeniedError, InvalidRequestError
+from ..contract.names import check_name
 from ..contract.query import SearchScope
 
 if TYPE_CHECKING:
@@ -55,15 +56,21 @@ class Principal:
     def scope_for(self, tenant: str | None = None, project: str | None = None) -> SearchScope:
         """The scope a request acts on: the token's own unless it names another one it may use.
 
-        Raises `AccessDeniedError` when the token is not bound to the named tenant or project.
+        Raises `InvalidRequestError` for a name outside the one name rule (`contract/names.py`:
+        never a path, never a settings level) and `AccessDeniedError` when the token is not bound
+        to the named tenant or project.
         """
-        if tenant and self.tenant not in (ANY, tenant):
+        if tenant is not None:
+            check_name("tenant", tenant)
+        if project is not None:
+            check_name("project", project)
+        if tenant is not None and self.tenant not in (ANY, tenant):
             raise AccessDeniedError(f"this token is bound to tenant {self.tenant!r}, not {tenant!r}")
-        if project and self.project not in (ANY, project):
+        if project is not None and self.project not in (ANY, project):
             raise AccessDeniedError(f"this token is bound to project {self.project!r}, not {project!r}")
         return SearchScope(
-            tenant or (self.tenant if self.tenant != ANY else "default"),
-            project or (self.project if self.project != ANY else "default"),
+            tenant if tenant is not None else (self.tenant if self.tenant != ANY else "default"),
+            project if project is not None else (self.project if self.project != ANY else "default"),
         )
 
 
@@ -106,15 +113,9 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _check_name(field: str, value: str) -> str:
-    value = value.strip()
-    if not value:
-        raise InvalidRequestError(field, "must not be empty")
-    if value != ANY and (len(value) > 100 or not all(c.isalnum() or c in "-_." for c in value)):
-        raise InvalidRequestError(field, f"expected letters, digits, '-', '_', '.' or '*', got {value!r}")
-    if value.startswith("_"):  # `_system`, `_tenant` are settings levels, not scopes a caller acts in
-        raise InvalidRequestError(field, f"names starting with '_' are reserved, got {value!r}")
-    return value
+def _check_binding(field: str, value: str) -> str:
+    """A token binds a real tenant/project (the one name rule) or `*`; never a settings level."""
+    return value if value == ANY else check_name(field, value)
 
 
 class TokenStore:
@@ -122,7 +123,7 @@ class TokenStore:
         self.db = db
 
     async def create(self, tenant: str, project: str, role: str, label: str | None = None) -> IssuedToken:
-        tenant, project = _check_name("tenant", tenant), _check_name("project", project)
+        tenant, project = _check_binding("tenant", tenant), _check_binding("project", project)
         if role not in ROLES:
             raise InvalidRequestError("role", f"expected one of {', '.join(ROLES)}, got {role!r}")
         token, token_id = new_token(), ID_PREFIX + secrets.token_hex(6)

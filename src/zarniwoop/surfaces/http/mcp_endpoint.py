@@ -16,7 +16,7 @@ from urllib.parse import parse_qs
 
 from fastapi import HTTPException
 
-from ...contract.errors import AccessDeniedError
+from ...contract.errors import AccessDeniedError, InvalidRequestError
 from ...tenancy.tokens import Principal
 from ..mcp import PRINCIPAL_KEY
 from .deps import authenticate_header
@@ -40,6 +40,9 @@ class MCPEndpoint:
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         try:
             target = principal.scope_for(_one(query, "tenant"), _one(query, "project"))
+        except InvalidRequestError as exc:  # a name outside the one name rule
+            await _send_json(send, 422, error_body(exc.message, exc.field), {})
+            return
         except AccessDeniedError as exc:
             await _send_json(send, 403, error_body(exc.message), {})
             return

@@ -15,15 +15,14 @@ from ..deps import AdminCaller, Ctx, CurrentPrincipal
 from ..errors import ERROR_RESPONSES
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"], responses=ERROR_RESPONSES)
-NAME = r"^[A-Za-z0-9_][A-Za-z0-9_\-.]{0,99}$"
 
 
 @router.post("/projects/{project}/stop", summary="Dispose a project's provider instances and workspace")
 async def stop(
-    project: Annotated[str, Path(pattern=NAME)],
+    project: Annotated[str, Path(max_length=100, description="The project (the one name rule).")],
     ctx: Ctx,
     principal: CurrentPrincipal,
-    tenant: Annotated[str | None, Query(pattern=NAME)] = None,
+    tenant: Annotated[str | None, Query(max_length=100)] = None,
 ) -> dict[str, Any]:
     from ....contract.errors import AccessDeniedError
 
