@@ -38,7 +38,12 @@ def create(
 
     async def body(rt: Runtime) -> IssuedToken:
 
-        return await rt.tokens.create(tenant or ctx.obj.tenant, project or ctx.obj.project, role, label)
+        return await rt.tokens.create(
+            ctx.obj.tenant if tenant is None else tenant,
+            ctx.obj.project if project is None else project,
+            role,
+            label,
+        )
 
     issued = run(ctx, body)
     if as_json:

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 
 from ....contract.errors import AccessDeniedError
+from ....contract.names import check_name
 from ....views.usage import parse_since
 from ..deps import Caller, Ctx
 from ..errors import ERROR_RESPONSES
@@ -39,6 +40,8 @@ async def usage(
         Query(alias="llmScope", description="LLM usage of the project or (admin) the tenant."),
     ] = "project",
 ) -> dict[str, Any]:
+    if account is not None:
+        check_name("account", account)
     scope = {"tenant": caller.scope.tenant, "project": caller.scope.project}
     if llm_scope == "tenant" and not caller.admin:
         raise AccessDeniedError("the tenant-wide LLM usage needs an admin token")
