@@ -115,7 +115,7 @@ def test_tokens_create_validates_and_revoke_names_the_missing_token(tmp_path, co
     home = tmp_path / "home"
     bad = cli(home, config, "tokens", "create", "--role", "root")
     assert bad.returncode == 2
-    assert bad.stderr.strip() == "error: role: expected one of user, admin, got 'root'"
+    assert bad.stderr.strip() == "error: role: expected one of user, admin, tenant-admin, got 'root'"
     missing = cli(home, config, "tokens", "revoke", "tok_000000")
     assert missing.returncode == 2
     assert missing.stderr.strip() == "error: token: no token 'tok_000000' exists"

@@ -90,4 +90,22 @@ async def get_admin_caller(caller: Caller) -> CallerInfo:
 
 AdminCaller = Annotated[CallerInfo, Depends(get_admin_caller)]
 
-__all__ = ["AdminCaller", "Caller", "CallerInfo", "Ctx", "CurrentPrincipal", "authenticate_header"]
+
+async def get_operator(principal: CurrentPrincipal) -> Principal:
+    if not principal.operator:
+        raise AccessDeniedError("this needs an operator token (an admin token bound to tenant '*')")
+    return principal
+
+
+Operator = Annotated[Principal, Depends(get_operator)]
+
+__all__ = [
+    "PRINCIPAL_SCOPE_KEY",
+    "AdminCaller",
+    "Caller",
+    "CallerInfo",
+    "Ctx",
+    "CurrentPrincipal",
+    "Operator",
+    "authenticate_header",
+]

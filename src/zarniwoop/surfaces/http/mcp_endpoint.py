@@ -51,7 +51,7 @@ class MCPEndpoint:
         if state.mcp_sessions is None:
             await _send_json(send, 503, error_body("the MCP endpoint is not running"), {})
             return
-        narrowed = Principal(target.tenant, target.project, principal.role, principal.token_id)
+        narrowed = principal.narrowed(target)
         await state.mcp_sessions.handle_request({**scope, PRINCIPAL_KEY: narrowed}, receive, send)
 
 
