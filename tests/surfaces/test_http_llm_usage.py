@@ -3,6 +3,8 @@ view needs a tenant-admin token, and a user token bound to an account sees that 
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from fastapi.testclient import TestClient
 
@@ -24,7 +26,7 @@ def test_usage_has_the_llm_dashboard_of_the_tokens_project(tmp_path, emulator):
         store = TokenStore(runtime.db)
         token = {
             who: client.portal.call(  # type: ignore[union-attr]
-                lambda: store.create("acme", project, role, account=account)
+                functools.partial(store.create, "acme", project, role, account=account)
             ).token
             for who, (project, role, account) in {
                 "user": ("transformer-review", "user", None),
