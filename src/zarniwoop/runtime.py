@@ -58,12 +58,12 @@ if TYPE_CHECKING:
     from .contract.protocol import SearchProtocol
     from .contract.query import SearchScope
     from .dispatch.redis_state import RedisState
-    from .dispatch.status import RoutingSection
     from .llm.catalog import Catalog
     from .llm.manager import LlmManager
     from .llm.quota import QuotaLedger
     from .research.pipeline import Investigator
     from .tenancy.tokens import TokenStore
+    from .views.providers import RoutingSection
 
 log = logging.getLogger(__name__)
 
@@ -440,6 +440,22 @@ async def seed_settings(
                 )
             )
     await settings.refresh()
+    _warn_unknown_keys(config)
+
+
+def _warn_unknown_keys(config: ConfigFile) -> None:
+    """A key no documentation knows is most likely a typo: say so at start-up, with the nearest one."""
+    from .config.known_keys import known_key, nearest_key
+
+    for _, _, key, _ in config.scoped_settings():
+        if known_key(key) is None:
+            near = nearest_key(key)
+            log.warning(
+                "%s: %s is not a known setting%s",
+                config.path or "config",
+                key,
+                f"; did you mean {near}?" if near else "",
+            )
 
 
 class _FreshFiles:

@@ -15,7 +15,14 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from ..contract.protocol import InstanceConfig, SearchProtocol, Secret
+from ..contract.protocol import (
+    FasterWithKey,
+    HasOperatorKey,
+    InstanceConfig,
+    PacedByDefault,
+    SearchProtocol,
+    Secret,
+)
 from ..contract.query import SearchScope
 from . import keys as K
 
@@ -38,12 +45,32 @@ CredentialLookup = Callable[[SearchScope, str], "Secret | None"]
 
 
 def endpoint_ids(settings: ScopedSettings) -> list[str]:
-    """Every endpoint id named under `research.endpoint.`, in settings order."""
-    seen: dict[str, None] = {}
+    """Every endpoint named under `research.endpoint.`, in cascade order (where no routing says more).
+
+    The order never depends on which keys happen to be set: endpoints with an explicit `.order`
+    come first (lowest first), then the configured endpoints in the order they were defined (the
+    first write of their `.protocol` key), then the built-in endpoints in their fixed order.
+    Setting `.rateLimit.perSecond` of a built-in endpoint leaves it where it was.
+    """
+    ranks: dict[str, tuple[int, float]] = {}
     for rest in settings.with_prefix(K.ENDPOINT_PREFIX):
         instance_id = rest.split(".", 1)[0]
-        seen.setdefault(instance_id, None)
-    return list(seen)
+        if instance_id not in ranks:
+            ranks[instance_id] = _rank(settings, instance_id)
+    return sorted(ranks, key=ranks.__getitem__)
+
+
+def _rank(settings: ScopedSettings, instance_id: str) -> tuple[int, float]:
+    explicit = settings.get(K.endpoint_key(instance_id, K.SUFFIX_ORDER))
+    if explicit:
+        try:
+            return (0, float(explicit))
+        except ValueError:
+            pass  # boot validation names the key; until then it keeps its defined place
+    row = settings.row(K.endpoint_key(instance_id, K.SUFFIX_PROTOCOL))
+    if row is None:
+        return (3, 0.0)  # no `.protocol`: not an endpoint (the factory ignores it)
+    return (2 if row.level == "builtin" else 1, float(row.seq))
 
 
 def instance_config(
@@ -70,6 +97,7 @@ def instance_config(
             K.SUFFIX_TIMEOUT_MS,
             K.SUFFIX_RATE,
             K.SUFFIX_HEDGE,
+            K.SUFFIX_ORDER,
         )
     }
     return InstanceConfig(
@@ -89,10 +117,11 @@ def instance_config(
 
 def default_rate(protocol: SearchProtocol, key: Secret | None) -> float | None:
     """The protocol's documented free-tier pace; some providers allow more with a key (PubMed 3/s → 10/s)."""
-    with_key = getattr(protocol, "default_rate_with_key", None)
-    if key and with_key is not None:
-        return float(with_key)
-    return getattr(protocol, "default_rate_per_second", None)
+    if key and isinstance(protocol, FasterWithKey):
+        return float(protocol.default_rate_with_key)
+    if isinstance(protocol, PacedByDefault) and protocol.default_rate_per_second is not None:
+        return float(protocol.default_rate_per_second)
+    return None
 
 
 def _resolve_key(
@@ -111,7 +140,9 @@ def _resolve_key(
             if found:
                 return found, f"credential:{name}"
     if (settings.get(K.OPERATOR_KEYS) or "allow").lower() != "deny":
-        env_name = getattr(protocol, "env_key", None) or OPERATOR_KEY_ENV.get(protocol.id)
+        env_name = (
+            protocol.env_key if isinstance(protocol, HasOperatorKey) else OPERATOR_KEY_ENV.get(protocol.id)
+        )
         if env_name and environ.get(env_name):
             return Secret(environ[env_name]), f"env:{env_name}"
     return None, None

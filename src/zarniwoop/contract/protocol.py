@@ -6,7 +6,9 @@ every protocol is testable with a recorded body alone. Two-step APIs (PubMed ese
 esummary) stay pure too: the page of step one carries the `RequestSpec` of step two.
 
 A protocol that needs more than one HTTP exchange per page, or no HTTP at all (the local
-index), may define `instantiate(config, transport)` and return its own `ProviderInstance`.
+index), defines `instantiate(config, transport)` instead and returns its own `ProviderInstance`.
+Optional hooks are typed `Protocol`s too (`ValidatesConfig`, `DescribesErrors`, …), so mypy sees
+them and the factory can check each protocol once.
 
 Add-on packages register a protocol object in the entry-point group `zarniwoop.protocols`.
 """
@@ -122,7 +124,13 @@ class SearchPage:
 
 @runtime_checkable
 class SearchProtocol(Protocol):
-    """A wire format. Satisfied by shape; built-ins and add-ons do not inherit from anything."""
+    """A wire format's identity. Satisfied by shape; built-ins and add-ons do not inherit from anything.
+
+    To be usable a protocol also speaks HTTP (`HttpSearchProtocol`: `build_request` and
+    `parse_response`) or builds its own instances (`InstantiatesItself`). Everything else is an
+    optional capability, one `Protocol` each below; the provider factory checks them once per
+    protocol (and warns about attributes that look like a misspelt capability).
+    """
 
     id: str
     display_name: str
@@ -132,25 +140,114 @@ class SearchProtocol(Protocol):
     key_required: bool
     """True when no search can succeed without a key (→ `skipped_no_key`)."""
 
+
+@runtime_checkable
+class HttpSearchProtocol(SearchProtocol, Protocol):
+    """A protocol spoken over HTTP through the shared transport (every built-in but `local`)."""
+
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec: ...
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         """Parse a 2xx body; raise `ParseError` on a body that is not the expected format."""
         ...
 
-    # Optional, looked up with getattr (not part of the structural check):
-    #   validate_config(config) -> None          raise ConfigError at boot (SearXNG without baseUrl)
-    #   describe_error(raw) -> str | None        the provider's explanation in a non-2xx body, put
-    #                                            into the error message ("JSON output is not enabled")
-    #   env_key: str                             the operator environment variable holding a key
-    #   soft_error_statuses: frozenset[int]      non-2xx statuses whose body `parse_response` reads
-    #                                            (arXiv 400 error feed → a soft error, no cooldown)
-    #   rejects_key(raw) -> bool                 a non-2xx answer that means "wrong key" although its
-    #                                            status is not 401/403 (NCBI 400) → AuthError
-    #   default_rate_with_key: float             pace when a key resolves (PubMed 10/s instead of 3/s)
-    #   load_content(ref, config) -> RequestSpec the call that fetches a STASH_ON_DEMAND reference
-    #   content_text(body) -> str                that call's body as text, for the content store
-    #   instance_language(config) -> str | None  the language an instance serves (locale routing)
+
+# -- optional capabilities -------------------------------------------------------------------------
+
+
+@runtime_checkable
+class InstantiatesItself(Protocol):
+    """Builds its own `ProviderInstance` (more than one exchange per page, or no HTTP: `local`).
+    `transport` is the shared `HttpTransport`."""
+
+    def instantiate(self, config: InstanceConfig, transport: Any) -> ProviderInstance: ...
+
+
+@runtime_checkable
+class ValidatesConfig(Protocol):
+    """Raises `ConfigError` at boot for a config it cannot work with (SearXNG without `baseUrl`)."""
+
+    def validate_config(self, config: InstanceConfig) -> None: ...
+
+
+@runtime_checkable
+class DescribesErrors(Protocol):
+    """The provider's explanation in a non-2xx body, put into the error message."""
+
+    def describe_error(self, raw: RawResponse) -> str | None: ...
+
+
+@runtime_checkable
+class RejectsKeys(Protocol):
+    """A non-2xx answer that means "wrong key" although its status is not 401/403 (NCBI 400)."""
+
+    def rejects_key(self, raw: RawResponse) -> bool: ...
+
+
+@runtime_checkable
+class ReadsErrorStatuses(Protocol):
+    """Non-2xx statuses whose body `parse_response` reads (arXiv's 400 error feed → a soft error)."""
+
+    soft_error_statuses: frozenset[int]
+
+
+@runtime_checkable
+class HasOperatorKey(Protocol):
+    """The operator environment variable holding a key for this protocol (`SERPER_API_KEY`)."""
+
+    env_key: str
+
+
+@runtime_checkable
+class PacedByDefault(Protocol):
+    """The documented free-tier pace, requests per second (`.rateLimit.perSecond` overrides it)."""
+
+    default_rate_per_second: float | None
+
+
+@runtime_checkable
+class FasterWithKey(Protocol):
+    """The pace when a key resolves (PubMed 10/s instead of 3/s)."""
+
+    default_rate_with_key: float
+
+
+@runtime_checkable
+class LoadsContent(Protocol):
+    """The call that fetches a STASH_ON_DEMAND reference (PubMed efetch)."""
+
+    def load_content(self, ref: ContentRef, config: InstanceConfig) -> RequestSpec: ...
+
+
+@runtime_checkable
+class ExtractsContentText(Protocol):
+    """That call's body as text, for the content store."""
+
+    def content_text(self, body: bytes) -> str: ...
+
+
+@runtime_checkable
+class ServesLanguage(Protocol):
+    """The language an instance serves, derived from its config (locale routing)."""
+
+    def instance_language(self, config: InstanceConfig) -> str | None: ...
+
+
+CAPABILITIES: tuple[type, ...] = (
+    HttpSearchProtocol,
+    InstantiatesItself,
+    ValidatesConfig,
+    DescribesErrors,
+    RejectsKeys,
+    ReadsErrorStatuses,
+    HasOperatorKey,
+    PacedByDefault,
+    FasterWithKey,
+    LoadsContent,
+    ExtractsContentText,
+    ServesLanguage,
+)
+"""Every optional capability a protocol object may have, for the factory's one-time check."""
 
 
 @runtime_checkable
@@ -177,12 +274,33 @@ class ProviderInstance(Protocol):
     async def dispose(self) -> None: ...
 
 
+@runtime_checkable
+class ReportsQuota(Protocol):
+    """An instance that can say what quota its provider has left (awaitable or not)."""
+
+    def current_quota(self, scope: SearchScope) -> Any: ...
+
+
 __all__ = [
+    "CAPABILITIES",
+    "DescribesErrors",
+    "ExtractsContentText",
+    "FasterWithKey",
+    "HasOperatorKey",
+    "HttpSearchProtocol",
     "InstanceConfig",
+    "InstantiatesItself",
+    "LoadsContent",
+    "PacedByDefault",
     "ProviderInstance",
     "RawResponse",
+    "ReadsErrorStatuses",
+    "RejectsKeys",
+    "ReportsQuota",
     "RequestSpec",
     "SearchPage",
     "SearchProtocol",
     "Secret",
+    "ServesLanguage",
+    "ValidatesConfig",
 ]

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..config import keys as K
 from ..contract.enums import Modality, Outcome, Tier
-from ..contract.errors import InvalidRequestError, ProviderError, ProviderTimeoutError
+from ..contract.errors import InvalidRequestError, ProviderError, ProviderTimeoutError, ZarniwoopError
+from ..contract.protocol import ServesLanguage
 from ..contract.results import Attempt, SearchResult
 from ..observability.outage import OutageLog
 from ..storage.privacy import redact_query
@@ -99,13 +100,35 @@ def order_candidates(
     return prefer_language(candidates, locale) if locale else candidates
 
 
+def candidate_places(provider_set: ProviderSet, modality: Modality) -> dict[str, str]:
+    """Why each candidate of `order_candidates` stands where it does: `default`, `fallback`, `order N`
+    (an explicit `.order`), `configured` (in the order endpoints were defined) or `built-in`."""
+    settings = provider_set.settings
+    places: dict[str, str] = {}
+    default = settings.get(K.default_key(modality)) or ""
+    if default:
+        places[default] = "default"
+    for instance_id in settings.get_list(K.fallback_key(modality)):
+        places.setdefault(instance_id, "fallback")
+    for instance_id in provider_set.instances:
+        if instance_id in places:
+            continue
+        order = settings.get(K.endpoint_key(instance_id, K.SUFFIX_ORDER))
+        protocol_row = settings.row(K.endpoint_key(instance_id, K.SUFFIX_PROTOCOL))
+        builtin = protocol_row is not None and protocol_row.level == "builtin"
+        places[instance_id] = f"order {order}" if order else ("built-in" if builtin else "configured")
+    return places
+
+
 def instance_language(instance: ProviderInstance) -> str | None:
     """The language an instance serves: its `language` extra, else what its protocol derives from the
     config (Wikipedia: the `de.` of `de.wikipedia.org`), else None."""
     language = instance.config.extra("language")
     if not language:
-        derive = getattr(instance.protocol, "instance_language", None)
-        language = derive(instance.config) if derive is not None else None
+        protocol = instance.protocol
+        language = (
+            protocol.instance_language(instance.config) if isinstance(protocol, ServesLanguage) else None
+        )
     return language.strip().lower().replace("_", "-") if language else None
 
 
@@ -413,7 +436,7 @@ class Dispatcher:
         begin: float,
         panic: bool,
     ) -> None:
-        message = getattr(error, "message", None) or str(error) or type(error).__name__
+        message = (error.message if isinstance(error, ZarniwoopError) else str(error)) or type(error).__name__
         # The reason is persisted (cooldown store): never with the query in it.
         reason = redact_query(message, run.request.query) or type(error).__name__
         try:

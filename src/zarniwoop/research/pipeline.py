@@ -14,11 +14,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..contract.enums import ContentInline, Modality
+from ..contract.enums import Availability, ContentInline, Modality
 from ..contract.errors import InvalidRequestError, ZarniwoopError
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
-from ..dispatch.status import provider_entries
+from ..dispatch.status import provider_statuses
 from ..observability.metrics import record_curated_run
 from .dedup import merge
 from .heuristics import HeuristicPlanner, LexicalEvaluator
@@ -160,10 +160,10 @@ class Investigator:
 
     async def _available(self, scope: SearchScope) -> dict[Modality, list[str]]:
         available: dict[Modality, list[str]] = {}
-        for entry in await provider_entries(self.dispatcher, scope, admin=False):
-            if entry["availability"] in ("READY", "COOLDOWN"):
-                for modality in entry["modalities"]:
-                    available.setdefault(Modality(modality), []).append(entry["id"])
+        for status in await provider_statuses(self.dispatcher, scope):
+            if status.availability in (Availability.READY, Availability.COOLDOWN):
+                for modality in status.modalities:
+                    available.setdefault(modality, []).append(status.id)
         return available
 
     async def _plan(

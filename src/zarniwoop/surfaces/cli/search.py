@@ -122,7 +122,7 @@ def render_result(result: SearchResult) -> None:
 
 def providers(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
     """List the provider instances of the scope with availability, cooldowns and quota."""
-    from ...dispatch.status import provider_entries
+    from ...views.providers import provider_entries
 
     async def body(rt: Runtime) -> list[dict[str, Any]]:
         return await provider_entries(rt.dispatcher, ctx.obj.scope, admin=True)
@@ -168,7 +168,7 @@ def routing(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -
         header_style="bold", title=f"search routing for {view['scope']['tenant']}/{view['scope']['project']}"
     )
     table.add_column("modality")
-    table.add_column("cascade (first = tried first)")
+    table.add_column("cascade (first = tried first; ·why it stands there)")
     for modality, steps in view["searchCascades"].items():
         shown = []
         for step in steps:
@@ -180,7 +180,8 @@ def routing(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -
                 label = step["id"]
             else:
                 label = f"[dim]{step['id']} ({step['gate'].removeprefix('skipped_')})[/dim]"
-            shown.append(label)
+            place = step.get("place")
+            shown.append(f"{label} [cyan]·{place}[/cyan]" if place else label)
         table.add_row(modality, " → ".join(shown))
     out = console()
     out.print(table)
