@@ -22,6 +22,7 @@ from ... import __version__
 from ...tools.registry import Toolbox
 from ..mcp import build_mcp_server, http_principal
 from .errors import install_error_handlers
+from .guard import RequestGuard
 from .mcp_endpoint import MCPEndpoint
 from .routes import ROUTERS
 from .state import AppState
@@ -89,6 +90,7 @@ def create_app(
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    app.add_middleware(RequestGuard)  # token before body, bodies capped (issue 11)
     for router in ROUTERS:
         app.include_router(router)
     endpoint = MCPEndpoint()
