@@ -72,12 +72,15 @@ def create_app(
             )
             state.mcp_sessions = mcp.session_manager
             app.state.zarniwoop = state
+            from ...llm.retention import start_retention_loop, stop_retention_loop
 
             await rt.start_catalog_refresh()  # a long-running server keeps the model catalog fresh
+            retention = start_retention_loop(rt.db, rt.settings)  # LLM usage/trace retention, periodic
             try:
                 async with mcp.session_manager.run():
                     yield
             finally:
+                await stop_retention_loop(retention)
                 await (await rt.catalog()).aclose()  # stop the refresh loop
         finally:
             if owned:
