@@ -110,21 +110,27 @@ def prepare_gateway(
     return GatewaySetup(path, home, token, more)
 
 
-def openai_completion(text: str, prompt_tokens: int, completion_tokens: int, model: str = "gpt-4o-mini") -> Reply:
-    """A synthetic OpenAI chat completion with exactly this usage (for budget arithmetic)."""
+def openai_completion(
+    text: str, prompt_tokens: int, completion_tokens: int, model: str = "gpt-4o-mini", **reply: Any
+) -> Reply:
+    """A synthetic OpenAI chat completion with exactly this usage (for budget arithmetic); `reply`
+    goes to `Reply` (`delay=…`)."""
     return Reply.json(
         {
             "id": "chatcmpl-emulated",
             "object": "chat.completion",
             "created": 1,
             "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            ],
             "usage": {
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
             },
-        }
+        },
+        **reply,
     )
 
 
@@ -132,11 +138,20 @@ def openai_text_stream(text: str, usage: tuple[int, int]) -> bytes:
     """OpenAI's SSE framing of `text` in word-sized deltas, usage in a last `choices: []` chunk."""
     words = text.split(" ")
     pieces = [w + (" " if i < len(words) - 1 else "") for i, w in enumerate(words)]
-    base = {"id": "chatcmpl-emulated", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o-mini"}
+    base = {
+        "id": "chatcmpl-emulated",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "gpt-4o-mini",
+    }
     chunks = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}]
     chunks += [{**base, "choices": [{"index": 0, "delta": {"content": p}}]} for p in pieces]
     chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
     chunks.append(
-        {**base, "choices": [], "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}}
+        {
+            **base,
+            "choices": [],
+            "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)},
+        }
     )
     return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"

@@ -30,10 +30,16 @@ from ..support.gateway import (
 from ..support.paths import optional_fixture_bytes, shared_fixtures
 from ..support.served import Served, served
 
-openai = pytest.importorskip("openai", reason="the gateway tests drive the real openai SDK (pip install openai)")
+openai = pytest.importorskip(
+    "openai", reason="the gateway tests drive the real openai SDK (pip install openai)"
+)
 
 WIRES = ("openai", "anthropic", "gemini")
-TEXT = {"openai": "openai/chat-completion-text.json", "anthropic": "anthropic/messages-text.json", "gemini": "gemini/generate-content-text.json"}
+TEXT = {
+    "openai": "openai/chat-completion-text.json",
+    "anthropic": "anthropic/messages-text.json",
+    "gemini": "gemini/generate-content-text.json",
+}
 STREAM = {"anthropic": "anthropic/stream-text.sse", "gemini": "gemini/stream-text.json"}
 TOOL = {
     "openai": "openai/chat-completion-tool-calls.json",
@@ -69,7 +75,11 @@ def _fed(wire: str, name: str) -> tuple[Any, int]:
     raw, adapter = _recorded(name), ADAPTERS[wire]
     if name.endswith(".sse") or name.startswith("gemini/stream"):
         acc, deltas = adapter.accumulator(), 0
-        events = SseDecoder().feed_text(raw.decode()) if name.endswith(".sse") else [(None, p) for p in json.loads(raw)]
+        events = (
+            SseDecoder().feed_text(raw.decode())
+            if name.endswith(".sse")
+            else [(None, p) for p in json.loads(raw)]
+        )
         for event, payload in events:
             if isinstance(payload, dict):
                 deltas += sum(1 for d in acc.feed(event, payload) if d.kind == "text" and d.text)
@@ -91,7 +101,9 @@ class Gateway:
 
     def serve(self, wire: str, name: str, *, stream: bool = False) -> None:
         body = _recorded(name)
-        self.emulator.add(upstream_path(wire, stream), Reply(body=body, headers={"Content-Type": _content_type(name)}))
+        self.emulator.add(
+            upstream_path(wire, stream), Reply(body=body, headers={"Content-Type": _content_type(name)})
+        )
 
 
 @pytest.fixture(scope="module")
@@ -169,7 +181,10 @@ def test_chat_completion_through_each_upstream_wire(gw: Gateway, wire: str) -> N
 def test_streamed_completion_over_the_openai_wire_arrives_in_chunks_with_usage_last(gw: Gateway) -> None:
     gw.emulator.add(
         upstream_path("openai"),
-        Reply(body=openai_text_stream(SYNTHETIC_STREAM_TEXT, (21, 9)), headers={"Content-Type": "text/event-stream"}),
+        Reply(
+            body=openai_text_stream(SYNTHETIC_STREAM_TEXT, (21, 9)),
+            headers={"Content-Type": "text/event-stream"},
+        ),
     )
     chunks = list(
         gw.client().chat.completions.create(
@@ -181,9 +196,16 @@ def test_streamed_completion_over_the_openai_wire_arrives_in_chunks_with_usage_l
     )
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text == SYNTHETIC_STREAM_TEXT
-    assert sum(1 for c in chunks if c.choices and c.choices[0].delta.content) == len(SYNTHETIC_STREAM_TEXT.split())
-    assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == ["stop"]
-    assert chunks[-1].choices == [] and (chunks[-1].usage.prompt_tokens, chunks[-1].usage.completion_tokens) == (21, 9)
+    assert sum(1 for c in chunks if c.choices and c.choices[0].delta.content) == len(
+        SYNTHETIC_STREAM_TEXT.split()
+    )
+    assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == [
+        "stop"
+    ]
+    assert chunks[-1].choices == [] and (
+        chunks[-1].usage.prompt_tokens,
+        chunks[-1].usage.completion_tokens,
+    ) == (21, 9)
     assert all(c.usage is None for c in chunks[:-1])
     assert gw.emulator.requests(upstream_path("openai"))[0].json()["stream"] is True
 
@@ -203,7 +225,10 @@ def test_streamed_completion_through_anthropic_and_gemini_wires(gw: Gateway, wir
     assert text == expected.text
     assert len([c for c in chunks if c.choices and c.choices[0].delta.content]) == deltas  # as they arrived
     last = chunks[-1]
-    assert (last.usage.prompt_tokens, last.usage.completion_tokens) == (expected.usage.input, expected.usage.output)
+    assert (last.usage.prompt_tokens, last.usage.completion_tokens) == (
+        expected.usage.input,
+        expected.usage.output,
+    )
 
 
 def test_without_include_usage_no_chunk_carries_usage(gw: Gateway) -> None:
@@ -252,7 +277,10 @@ def test_tool_call_round_trip_through_each_wire(gw: Gateway, wire: str, stream: 
 
         def route(request: RecordedRequest) -> Reply:
             if _has_tool_result("openai", request.json()):
-                return Reply(body=openai_text_stream("It is 42.", (30, 4)), headers={"Content-Type": "text/event-stream"})
+                return Reply(
+                    body=openai_text_stream("It is 42.", (30, 4)),
+                    headers={"Content-Type": "text/event-stream"},
+                )
             return Reply(body=tool_body, headers={"Content-Type": "text/event-stream"})
 
         gw.emulator.add(upstream_path(wire, stream), route)
@@ -271,11 +299,15 @@ def test_tool_call_round_trip_through_each_wire(gw: Gateway, wire: str, stream: 
 
     def ask() -> tuple[str | None, list[Any], str | None]:
         if not stream:
-            done = client.chat.completions.create(model=MODELS[wire], messages=messages, tools=[tool], tool_choice="auto")
+            done = client.chat.completions.create(
+                model=MODELS[wire], messages=messages, tools=[tool], tool_choice="auto"
+            )
             message = done.choices[0].message
             return message.content, list(message.tool_calls or ()), done.choices[0].finish_reason
         text, calls, finish = "", {}, None
-        for c in client.chat.completions.create(model=MODELS[wire], messages=messages, tools=[tool], stream=True):
+        for c in client.chat.completions.create(
+            model=MODELS[wire], messages=messages, tools=[tool], stream=True
+        ):
             if not c.choices:
                 continue
             delta = c.choices[0].delta
@@ -285,7 +317,14 @@ def test_tool_call_round_trip_through_each_wire(gw: Gateway, wire: str, stream: 
                 slot["name"] += part.function.name or ""
                 slot["arguments"] += part.function.arguments or ""
             finish = c.choices[0].finish_reason or finish
-        return text, [openai.types.chat.ChatCompletionMessageToolCall(type="function", id=s["id"], function=s) for s in calls.values()], finish
+        return (
+            text,
+            [
+                openai.types.chat.ChatCompletionMessageToolCall(type="function", id=s["id"], function=s)
+                for s in calls.values()
+            ],
+            finish,
+        )
 
     _, calls, finish = ask()
     assert finish == "tool_calls"
@@ -302,7 +341,11 @@ def test_tool_call_round_trip_through_each_wire(gw: Gateway, wire: str, stream: 
             "role": "assistant",
             "content": None,
             "tool_calls": [
-                {"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": c.function.arguments}}
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.function.name, "arguments": c.function.arguments},
+                }
                 for c in calls
             ],
         }
@@ -317,7 +360,10 @@ def test_tool_call_round_trip_through_each_wire(gw: Gateway, wire: str, stream: 
 NAMED_CHOICE = {
     "openai": ("tool_choice", {"type": "function", "function": {"name": "lookup_population"}}),
     "anthropic": ("tool_choice", {"type": "tool", "name": "lookup_population"}),
-    "gemini": ("toolConfig", {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["lookup_population"]}}),
+    "gemini": (
+        "toolConfig",
+        {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["lookup_population"]}},
+    ),
 }
 
 
@@ -327,7 +373,9 @@ def test_a_named_tool_choice_reaches_each_wire_in_its_own_shape(gw: Gateway, wir
     gw.client().chat.completions.create(
         model=MODELS[wire],
         messages=[{"role": "user", "content": "Population of Crumpet?"}],
-        tools=[{"type": "function", "function": {"name": "lookup_population", "parameters": {"type": "object"}}}],
+        tools=[
+            {"type": "function", "function": {"name": "lookup_population", "parameters": {"type": "object"}}}
+        ],
         tool_choice={"type": "function", "function": {"name": "lookup_population"}},
     )
     key, value = NAMED_CHOICE[wire]
@@ -360,7 +408,12 @@ def test_usage_record_charges_account_project_team_and_tenant(gw: Gateway) -> No
     after = {(r[0], r[1], r[2]): r[3] for r in lines}
     charged = {key: after[key] - before.get(key, 0) for key in after}
     total = expected.usage.total
-    for level, owner in (("account", "mike"), ("project", "transformer-review"), ("team", "nlp"), ("tenant", "_tenant")):
+    for level, owner in (
+        ("account", "mike"),
+        ("project", "transformer-review"),
+        ("team", "nlp"),
+        ("tenant", "_tenant"),
+    ):
         assert charged[(level, owner, "daily")] == total, (level, charged)
         assert charged[(level, owner, "monthly")] == total, (level, charged)
 
