@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from zarniwoop.contract.errors import QuotaExceededError, RateLimitExceededError
+from zarniwoop.contract.errors import NoProviderAvailableError, QuotaExceededError, RateLimitExceededError
 from zarniwoop.llm.adapters import ChatRequest
 from zarniwoop.llm.manager import LlmCall
 from zarniwoop.llm.rate import MemoryRateLimiter, RateLine, RedisRateLimiter
@@ -167,3 +167,23 @@ async def test_two_processes_sharing_redis_make_at_most_10_upstream_calls_per_wi
     assert len(calls) == 20
     # Nowhere do 11 upstream calls fall within one window.
     assert all(calls[i + 10] - calls[i] >= window * 0.75 for i in range(len(calls) - 10))
+
+
+async def test_failed_attempts_count_too_so_retries_never_exceed_the_limit(tmp_path, emulator):
+    overloaded = Reply.json(
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, status=529
+    )
+    emulator.add(ANTHROPIC_PATH, lambda _request: overloaded)
+    tree = tenant_config(emulator, 60)
+    tree["tenants"]["acme"]["llm"]["quota"]["requests_per_minute"] = 3
+    tree["tenants"]["acme"]["accounts"]["ann"]["llm"]["failover"] = {"max_retries": 1, "retry_delay_ms": 0}
+    path = write_config(tmp_path, tree)
+    async with await Runtime.open(path, home=tmp_path / "home") as runtime:
+        manager = await runtime.llm()
+        manager._catalog = None
+        call = LlmCall(tenant="acme", account="ann")
+        with pytest.raises(NoProviderAvailableError):
+            await manager.chat(call, ChatRequest.prompt(PROMPT, max_tokens=50))  # 529, retry, 529
+        with pytest.raises(RateLimitExceededError):
+            await manager.chat(call, ChatRequest.prompt(PROMPT, max_tokens=50))  # 529, then refused
+        assert len(emulator.requests(ANTHROPIC_PATH)) == 3

@@ -12,9 +12,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from zarniwoop.contract.errors import DocumentError
 from zarniwoop.contract.query import SearchScope
 from zarniwoop.llm.adapters import ChatRequest
-from zarniwoop.llm.catalog import DocumentError, validate_document
+from zarniwoop.llm.catalog import validate_document
 from zarniwoop.llm.manager import LlmCall
 from zarniwoop.llm.traits import discipline_warnings
 from zarniwoop.surfaces.cli import app

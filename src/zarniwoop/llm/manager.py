@@ -231,7 +231,7 @@ class LlmManager:
         async def attempt(
             candidate: Candidate,
         ) -> tuple[ChatResponse, _Admission | None, TraceBuffer, ModelDoc | None]:
-            hold = await self._reserve(prep, candidate)
+            admission = await self._reserve(prep, candidate)
             try:
                 doc = self._model_doc(prep, candidate)
                 sink = TraceBuffer(_secrets(candidate))
@@ -240,17 +240,17 @@ class LlmManager:
                 )
                 response = await model.chat(prep.request)
             except BaseException:
-                await self._release(hold)
+                await self._release(admission)
                 raise
-            return response, hold, sink, doc
+            return response, admission, sink, doc
 
         outcome = await self._run(prep, attempt, started)
-        response, hold, sink, doc = outcome.value
+        response, admission, sink, doc = outcome.value
         return await self._finish(
             prep,
             outcome.candidate,
             response,
-            hold=hold,
+            admission=admission,
             sink=sink,
             doc=doc,
             attempts=outcome.attempts,
@@ -267,17 +267,17 @@ class LlmManager:
         async def open_stream(
             candidate: Candidate,
         ) -> tuple[AsyncIterator[StreamDelta | ChatResponse], StreamDelta | ChatResponse, _Admission | None]:
-            hold = await self._reserve(prep, candidate)
+            admission = await self._reserve(prep, candidate)
             try:
                 items = self._client(prep, candidate).stream(prep.request).__aiter__()
                 first = await items.__anext__()
             except BaseException:
-                await self._release(hold)
+                await self._release(admission)
                 raise
-            return items, first, hold
+            return items, first, admission
 
         outcome = await self._run(prep, open_stream, started)
-        items, first, hold = outcome.value
+        items, first, admission = outcome.value
         candidate = outcome.candidate
         final: ChatResponse | None = None
         try:
@@ -295,7 +295,7 @@ class LlmManager:
                 except StopAsyncIteration:
                     break
         except BaseException:
-            await self._release(hold)
+            await self._release(admission)
             raise
         assert final is not None
         doc = self._model_doc(prep, candidate)
@@ -305,7 +305,7 @@ class LlmManager:
             prep,
             candidate,
             sanitize(final, doc, wire_name=candidate.model),
-            hold=hold,
+            admission=admission,
             sink=sink,
             doc=doc,
             attempts=outcome.attempts,
@@ -356,11 +356,13 @@ class LlmManager:
         return _Admission(hold, ticket)
 
     async def _release(self, admission: _Admission | None) -> None:
+        """A failed attempt gives its budget hold back; its request still counts in the per-minute
+        windows (it may well have reached the provider), its tokens do not."""
         if admission is None:
             return
         await self.ledger.release(admission.hold)
         if admission.ticket is not None:
-            await self.rate.release(admission.ticket)
+            await self.rate.settle(admission.ticket, 0)
 
     async def _settle(self, admission: _Admission | None, tokens: int) -> list[LineStatus]:
         if admission is None:
@@ -384,7 +386,7 @@ class LlmManager:
         candidate: Candidate,
         response: ChatResponse,
         *,
-        hold: _Admission | None,
+        admission: _Admission | None,
         sink: TraceBuffer,
         doc: ModelDoc | None,
         attempts: tuple[AttemptRecord, ...],
@@ -397,7 +399,7 @@ class LlmManager:
         usage = response.usage or TokenUsage(
             prep.request.estimated_input_tokens(), max(1, len(response.text) // 4)
         )
-        statuses = await self._settle(hold, usage.total)
+        statuses = await self._settle(admission, usage.total)
         cost = doc.cost_usd(usage.input, usage.output) if doc is not None else None
         duration = int((time.perf_counter() - started) * 1000)
         record = UsageRecord(
