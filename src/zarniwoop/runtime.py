@@ -50,6 +50,7 @@ from .storage.usage import DEFAULT_RETENTION_DAYS, ZarniwoopUsageCounter
 from .tenancy.accounts import OrgDirectory, sync_from_config
 from .tenancy.credentials import CredentialStore
 from .transport.http import HttpTransport
+from .transport.proxies import ProxySettings
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -135,7 +136,8 @@ class Runtime:
             await db.aclose()
             created.remove()  # a rejected configuration leaves nothing behind
             raise
-        transport = transport or HttpTransport()
+        proxies = ProxySettings.resolve(config.http.proxy, config.http.no_proxy, os.environ)
+        transport = transport or HttpTransport(proxies=proxies)
         clock = clock or Clock()
         factory = ProviderFactory(
             settings,
@@ -182,7 +184,7 @@ class Runtime:
         """The content store: hits' bodies into the project workspace, through the SSRF guard."""
         from .content.store import ContentStore
 
-        return ContentStore(self.home, self.settings, self.factory)
+        return ContentStore(self.home, self.settings, self.factory, proxies=self.transport.proxies)
 
     @cached_property
     def tokens(self) -> TokenStore:

@@ -34,6 +34,7 @@ from ..contract.names import check_name, path_inside
 from ..contract.protocol import ExtractsContentText
 from ..contract.results import ContentRef
 from ..transport.fetch import GuardedFetcher
+from ..transport.proxies import ProxySettings
 
 if TYPE_CHECKING:
     from ..config.settings import SettingService
@@ -88,12 +89,13 @@ class ContentStore:
         factory: ProviderFactory,
         *,
         fetcher: GuardedFetcher | None = None,
+        proxies: ProxySettings | None = None,
     ) -> None:
         self.home = Path(home)
         self.settings = settings
         self.factory = factory
         self._owns_fetcher = fetcher is None
-        self.fetcher = fetcher or GuardedFetcher()
+        self.fetcher = fetcher or GuardedFetcher(proxies=proxies)
 
     def workspace(self, scope: SearchScope) -> Path:
         """`ZARNIWOOP_HOME/workspace/<tenant>/<project>` (the folder `projects stop` removes)."""

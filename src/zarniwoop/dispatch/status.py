@@ -62,6 +62,8 @@ class ProviderStatus:
     reachable: bool | None = None
     last_error: str | None = None
     key_source: str | None = None
+    proxy: str | None = None
+    """The outbound proxy its calls go through (credentials masked); None = direct."""
 
     def gate(self, modality: Modality) -> GateDecision:
         found = self.gates.get(modality)
@@ -90,6 +92,8 @@ class ProviderStatus:
             "quota": self.quota.to_json() if self.quota else None,
             "reachable": self.reachable,
         }
+        if self.proxy:
+            entry["proxy"] = self.proxy
         if admin:
             entry["lastError"] = self.last_error
             entry["keySource"] = self.key_source
@@ -112,6 +116,7 @@ async def provider_statuses(dispatcher: Dispatcher, scope: SearchScope) -> list[
         dispatcher.cooldown_outage.failed(exc, "the providers view shows no cooldowns")
         cooldowns = {}
     last_outcomes = await dispatcher.outcomes(scope, [i.id for i in instances])
+    proxies = dispatcher.factory.transport.proxies
     statuses = []
     for instance in instances:
         modalities = tuple(sorted(instance.protocol.modalities, key=lambda m: m.value))
@@ -149,6 +154,8 @@ async def provider_statuses(dispatcher: Dispatcher, scope: SearchScope) -> list[
                 reachable=last.ok if last else None,
                 last_error=last.error if last and not last.ok else None,
                 key_source=instance.config.key_source,
+                # a protocol's built-in base URL is https; the instance's own one says more
+                proxy=proxies.shown_for(instance.config.base_url or "https://provider.default"),
             )
         )
     return statuses

@@ -22,6 +22,8 @@ import httpx2
 
 from ..contract.errors import ProviderTimeoutError, ResponseTooLargeError, TransportError
 from ..contract.protocol import RawResponse, RequestSpec
+from .network import explain, target_of
+from .proxies import ProxySettings
 from .status import error_for_status, search_message
 
 if TYPE_CHECKING:
@@ -43,15 +45,25 @@ class HttpTransport:
     """
 
     def __init__(
-        self, client: httpx2.AsyncClient | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES
+        self,
+        client: httpx2.AsyncClient | None = None,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        proxies: ProxySettings | None = None,
     ) -> None:
         self._owns_client = client is None
+        self.proxies = proxies or ProxySettings()
+        """Which proxy each request goes through (`http.proxy` in the config, else the environment)."""
+        limits = httpx2.Limits(max_connections=200, max_keepalive_connections=50, keepalive_expiry=30.0)
         self.client = client or httpx2.AsyncClient(
             follow_redirects=False,
-            limits=httpx2.Limits(max_connections=200, max_keepalive_connections=50, keepalive_expiry=30.0),
+            limits=limits,
             timeout=httpx2.Timeout(10.0),
             headers={"User-Agent": USER_AGENT},
+            # The environment is read once, into `proxies`, not by httpx2 per request: `trust_env`
+            # would also bring .netrc credentials into provider calls.
             trust_env=False,
+            mounts=self.proxies.mounts(limits),
         )
         self.max_bytes = max_bytes
 
@@ -62,7 +74,7 @@ class HttpTransport:
         url, method, params, body = spec.url, spec.method, spec.params, spec.json_body
         origin = urlsplit(url).netloc
         for _ in range(MAX_REDIRECTS + 1):
-            with translate_errors("connect", timeout):
+            with translate_errors("connect", timeout, url=url):
                 request = self.client.build_request(
                     method,
                     url,
@@ -81,7 +93,7 @@ class HttpTransport:
                     if response.status_code == 303:
                         method, body = "GET", None
                     continue
-                with translate_errors("read", timeout):
+                with translate_errors("read", timeout, url=url):
                     content = await _read_capped(response, cap)
             finally:
                 await response.aclose()
@@ -100,9 +112,9 @@ class HttpTransport:
 
 
 _STAGES = {
-    "connect": ("no answer within {:.1f}s", ""),
-    "read": ("body not complete within {:.1f}s", " while reading"),
-    "stream": ("stream stalled for {:.1f}s", " while streaming"),
+    "connect": ("no answer{} within {:.1f}s", ""),
+    "read": ("body{} not complete within {:.1f}s", " while reading"),
+    "stream": ("stream{} stalled for {:.1f}s", " while streaming"),
 }
 
 
@@ -113,25 +125,35 @@ read twice or after closing. The request never completed, so for the caller it i
 
 @contextlib.contextmanager
 def translate_errors(
-    stage: Literal["connect", "read", "stream"], timeout: float, *, where: str = ""
+    stage: Literal["connect", "read", "stream"],
+    timeout: float,
+    *,
+    where: str = "",
+    url: str | None = None,
 ) -> Iterator[None]:
     """The one boundary where httpx2's exceptions become Zarniwoop's (search, LLM and content traffic).
 
     A timeout → `ProviderTimeoutError`; an `HTTPStatusError` → its status's error; every other httpx2
-    exception → `TransportError`, naming the exception class (never its text, which may hold a URL
-    with a key in it). `where` prefixes the message (the content fetcher names the host).
+    exception → `TransportError`. With the request's `url` the message names host, port and cause
+    in plain words (`network error: cannot resolve en.wikipedia.org`, `… connection to
+    10.0.0.5:443 refused`, `no answer from … within 8.0s`); it never carries an exception's text,
+    which may hold a URL with a key in it. `where` prefixes the message (the content fetcher).
     """
     timeout_text, context = _STAGES[stage]
     prefix = f"{where}: " if where else ""
+    host, port = target_of(url) if url else ("", 0)
+    origin = f" from {host}:{port}" if host else ""
     try:
         yield
     except httpx2.TimeoutException as exc:
-        raise ProviderTimeoutError(prefix + timeout_text.format(timeout)) from exc
+        raise ProviderTimeoutError(prefix + timeout_text.format(origin, timeout)) from exc
     except httpx2.HTTPStatusError as exc:
         status, headers = exc.response.status_code, exc.response.headers
         raise error_for_status(status, headers, prefix + search_message(status)) from exc
     except httpx2.HTTPError as exc:
-        raise TransportError(f"{prefix}network error{context}: {type(exc).__name__}") from exc
+        cause = explain(exc, host, port) if host else None
+        detail = cause or (f"{type(exc).__name__} with {host}:{port}" if host else type(exc).__name__)
+        raise TransportError(f"{prefix}network error{context}: {detail}") from exc
     except _OUTSIDE_HTTP_ERROR as exc:
         raise TransportError(f"{prefix}request not sent{context}: {type(exc).__name__}") from exc
 

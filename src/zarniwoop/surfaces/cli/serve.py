@@ -130,6 +130,9 @@ def _banner(url: str, tenant: str, project: str, admin_token: str | None) -> Non
         f"Zarniwoop {__version__} serving on {url}",
         f"  HTTP API  {url}/v1/…   (OpenAPI: {url}/openapi.json)",
         f"  MCP       {url}/mcp    (streamable HTTP)",
+        f"  Web UI    {url}/       (paste the token below into it)"
+        if admin_token
+        else f"  Web UI    {url}/       (sign in with an API token)",
     ]
     if admin_token:
         lines += [

@@ -91,6 +91,10 @@ def create_app(
         version=__version__,
         summary="One research/search layer for LLM agents: many providers, one cascade, traceable answers.",
         lifespan=lifespan,
+        # FastAPI's /docs and /redoc pages load their JavaScript from a CDN, so behind a firewall
+        # they are blank pages: off. The document itself is at /openapi.json.
+        docs_url=None,
+        redoc_url=None,
     )
     install_error_handlers(app)
     app.add_middleware(RequestGuard)  # token before body, bodies capped (issue 11)
