@@ -113,6 +113,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     tenants = gateway_tenants(emulator)
     tenants["acme"]["settings"]["ai.alias.default.analyze"] = "anthropic:claude-sonnet-4-5"
     tenants["acme"]["settings"]["ai.alias.default.broken"] = "nosuch:model"
+    tenants["acme"]["accounts"]["mike"]["llm"]["failover"] = {"max_retries": 1, "retry_delay_ms": 5}
     tenants["acme"]["projects"]["tight"] = {"team": "nlp", "llm": {"quota": {"monthly_tokens": 50}}}
     setup = prepare_gateway(
         directory,
@@ -380,6 +381,52 @@ def test_a_named_tool_choice_reaches_each_wire_in_its_own_shape(gw: Gateway, wir
     )
     key, value = NAMED_CHOICE[wire]
     assert gw.emulator.requests(upstream_path(wire))[0].json()[key] == value
+
+
+def test_model_takes_a_comma_cascade_and_a_purpose(gw: Gateway) -> None:
+    gw.serve("anthropic", TEXT["anthropic"])
+    cascade = gw.client().chat.completions.create(
+        model="default:nosuch, anthropic:claude-sonnet-4-5", messages=[{"role": "user", "content": "hi"}]
+    )
+    assert cascade.model == "anthropic:claude-sonnet-4-5"
+    light = "/v1beta/models/gemini-2.5-flash:generateContent"  # mike's light_model
+    gw.emulator.add(
+        light, Reply(body=_recorded(TEXT["gemini"]), headers={"Content-Type": "application/json"})
+    )
+    answer = gw.client().chat.completions.create(
+        model="purpose:light", messages=[{"role": "user", "content": "hi"}]
+    )
+    assert answer.model == "gemini:gemini-2.5-flash" and len(gw.emulator.requests(light)) == 1
+
+
+def test_fallback_models_extension_serves_when_the_primary_is_overloaded(gw: Gateway) -> None:
+    overloaded = _recorded("errors/anthropic-529-overloaded.json")
+    gw.emulator.add(
+        upstream_path("anthropic"),
+        Reply(status=529, body=overloaded, headers={"Content-Type": "application/json"}),
+    )
+    gw.serve("openai", TEXT["openai"])
+    answer = gw.client().chat.completions.create(
+        model="anthropic:claude-sonnet-4-5",
+        messages=[{"role": "user", "content": "hi"}],
+        extra_body={"fallback_models": ["openai:gpt-4o-mini"]},  # before mike's gemini entry (priority 2)
+    )
+    assert answer.model == "openai:gpt-4o-mini" and answer.choices[0].message.content == "YES"
+    [switch] = answer.model_extra["zarniwoop"]["failover"]
+    assert (switch["from"], switch["to"]) == ("anthropic", "openai") and "529" in switch["reason"]
+    assert (
+        len(gw.emulator.requests(upstream_path("anthropic"))) == 2
+    )  # the primary really was called (1 retry)
+    assert gw.emulator.requests(upstream_path("gemini")) == []
+
+
+def test_a_provider_without_any_key_is_refused_naming_it(gw: Gateway) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        gw.client().chat.completions.create(
+            model="ollama-cloud:gpt-oss:120b", messages=[{"role": "user", "content": "hi"}]
+        )
+    assert caught.value.body["code"] == "missing_credential" and "'ollama-cloud'" in caught.value.body["message"]
+    assert gw.emulator.requests() == []
 
 
 # -- accounting ----------------------------------------------------------------------------------
