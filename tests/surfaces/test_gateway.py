@@ -425,7 +425,9 @@ def test_a_provider_without_any_key_is_refused_naming_it(gw: Gateway) -> None:
         gw.client().chat.completions.create(
             model="ollama-cloud:gpt-oss:120b", messages=[{"role": "user", "content": "hi"}]
         )
-    assert caught.value.body["code"] == "missing_credential" and "'ollama-cloud'" in caught.value.body["message"]
+    assert (
+        caught.value.body["code"] == "missing_credential" and "'ollama-cloud'" in caught.value.body["message"]
+    )
     assert gw.emulator.requests() == []
 
 

@@ -112,7 +112,13 @@ class IssuedToken:
     def to_json(self) -> dict[str, str]:
         """The `tokens create --json` shape of DESIGN §6, plus the `id` that `tokens revoke` takes
         (and `account` when the token has one)."""
-        out = {"token": self.token, "id": self.id, "tenant": self.tenant, "project": self.project, "role": self.role}
+        out = {
+            "token": self.token,
+            "id": self.id,
+            "tenant": self.tenant,
+            "project": self.project,
+            "role": self.role,
+        }
         return out | ({"account": self.account} if self.account else {})
 
 
