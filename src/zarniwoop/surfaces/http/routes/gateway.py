@@ -34,6 +34,7 @@ import math
 import time
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -103,15 +104,10 @@ def gateway_call(principal: Principal) -> LlmCall:
 )
 async def chat_completions(request: Request, ctx: Ctx, principal: CurrentPrincipal) -> Response:
     try:
-        call = gateway_call(principal)
+        who = gateway_call(principal)  # before the body is parsed: no account, no work
         body = _parse(await request.body())
-        call = LlmCall(
-            tenant=call.tenant,
-            project=call.project,
-            account=call.account,
-            model=body.model,
-            fallback_models=tuple(body.fallback_models),
-            session_id=body.user,
+        call = replace(
+            who, model=body.model, fallback_models=tuple(body.fallback_models), session_id=body.user
         )
         manager = await ctx.runtime.llm()
         chat_request = body.to_chat_request()
