@@ -527,6 +527,17 @@ def test_embeddings_answer_501_in_openai_shape(gw: Gateway) -> None:
     assert answer.json()["error"]["code"] == "unsupported_endpoint"
 
 
+def test_the_body_cap_answers_in_openai_shape_on_the_gateway(gw: Gateway) -> None:
+    big = json.dumps({"model": MODELS["openai"], "messages": [{"role": "user", "content": "x" * 1_100_000}]})
+    answer = httpx2.post(
+        gw.server.url + "/v1/chat/completions",
+        content=big,
+        headers={"Authorization": f"Bearer {gw.token}", "Content-Type": "application/json"},
+    )
+    assert answer.status_code == 413 and answer.json()["error"]["type"] == "invalid_request_error"
+    assert gw.emulator.requests() == []
+
+
 def test_the_rest_of_the_api_keeps_its_own_error_shape(gw: Gateway) -> None:
     answer = httpx2.get(gw.server.url + "/v1/research/providers")
     assert answer.status_code == 401 and set(answer.json()["error"]) == {"message"}
