@@ -232,6 +232,19 @@ def test_streamed_completion_through_anthropic_and_gemini_wires(gw: Gateway, wir
     )
 
 
+def test_an_upstream_failing_mid_stream_ends_the_stream_with_an_error_event(gw: Gateway) -> None:
+    body = _recorded("errors/ollama-midstream-error.ndjson")  # four words, then {"error": …}
+    gw.emulator.add("/local/api/chat", Reply(body=body, headers={"Content-Type": "application/x-ndjson"}))
+    received: list[str] = []
+    with pytest.raises(openai.APIError) as caught:
+        for c in gw.client().chat.completions.create(
+            model="ollama:gemma4", messages=[{"role": "user", "content": "hi"}], stream=True
+        ):
+            received.append(c.choices[0].delta.content or "")
+    assert "".join(received) == " Yes.Ican"  # what arrived before the failure was passed on
+    assert "an error was encountered while running the model" in str(caught.value)
+
+
 def test_without_include_usage_no_chunk_carries_usage(gw: Gateway) -> None:
     gw.serve("anthropic", STREAM["anthropic"], stream=True)
     chunks = list(
