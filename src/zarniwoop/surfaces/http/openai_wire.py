@@ -265,17 +265,17 @@ def sse(payload: dict[str, Any]) -> bytes:
 DONE = b"data: [DONE]\n\n"
 
 
-class ErrorDetail(BaseModel):
+class OpenAIErrorDetail(BaseModel):
     message: str
     type: str
     param: str | None = None
     code: str | None = None
 
 
-class ErrorBody(BaseModel):
+class OpenAIErrorBody(BaseModel):
     """OpenAI's error shape, which the gateway answers in (the rest of the API keeps its own)."""
 
-    error: ErrorDetail
+    error: OpenAIErrorDetail
 
 
 def error_json(
@@ -294,7 +294,7 @@ __all__ = [
     "DONE",
     "GATEWAY_PATHS",
     "ChatCompletionRequest",
-    "ErrorBody",
+    "OpenAIErrorBody",
     "chunk",
     "completion",
     "error_json",

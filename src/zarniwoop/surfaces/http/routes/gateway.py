@@ -62,7 +62,7 @@ from ..deps import Ctx, CurrentPrincipal
 from ..openai_wire import (
     DONE,
     ChatCompletionRequest,
-    ErrorBody,
+    OpenAIErrorBody,
     chunk,
     completion,
     error_json,
@@ -74,7 +74,7 @@ from ..openai_wire import (
 
 log = logging.getLogger("zarniwoop.gateway")
 
-_ERRORS = {status: {"model": ErrorBody} for status in (400, 401, 403, 404, 429, 501, 502)}
+_ERRORS = {status: {"model": OpenAIErrorBody} for status in (400, 401, 403, 404, 429, 501, 502)}
 router = APIRouter(tags=["gateway"], responses=_ERRORS)  # type: ignore[arg-type]
 
 
