@@ -36,6 +36,9 @@ from .config.file import ConfigFile, load_config, parse_config
 from .config.settings import SettingService
 from .config.validate import validate_settings
 from .contract.errors import ConfigError
+from .contract.query import SearchScope
+from .dispatch.cache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
+from .dispatch.cache import MemoryResultCache
 from .dispatch.clock import Clock
 from .dispatch.cooldown import SQLCooldownStore
 from .dispatch.dispatcher import Dispatcher, DispatchObserver
@@ -57,7 +60,7 @@ if TYPE_CHECKING:
 
     from .content.store import ContentStore
     from .contract.protocol import SearchProtocol
-    from .contract.query import SearchScope
+    from .dispatch.probe import ProbeResult
     from .dispatch.redis_state import RedisState
     from .llm.catalog import Catalog
     from .llm.manager import LlmManager
@@ -306,6 +309,20 @@ class Runtime:
             catalog=await self.catalog(),
         )
 
+    async def probe_providers(self, scope: SearchScope) -> dict[str, ProbeResult]:
+        """One free reachability probe of each keyless endpoint of the scope (`providers --probe`)."""
+        from .dispatch.probe import Prober
+
+        return await Prober(self.dispatcher).probe_scope(scope)
+
+    def start_probes(self) -> asyncio.Task[None]:
+        """Probe keyless endpoints now and every `research.probe.intervalSeconds` (a server's loop)."""
+        from .dispatch.probe import Prober
+
+        return asyncio.get_running_loop().create_task(
+            Prober(self.dispatcher).run_forever(self.settings.scopes), name="reachability-probes"
+        )
+
     async def stop_project(self, scope: SearchScope) -> int:
         """Dispose the scope's provider instances and delete its workspace; returns the count."""
         disposed = await self.factory.dispose(scope)
@@ -343,7 +360,7 @@ class Runtime:
         await self.aclose()
 
 
-def validate_all(settings: SettingService, protocols: dict[str, SearchProtocol]) -> list[ConfigError]:
+def validate_all(settings: SettingService, protocols: Mapping[str, SearchProtocol]) -> list[ConfigError]:
     """Search settings and `ai.*` settings, every scope: the boot check and the `settings set` check."""
     from .llm.validate import validate_ai_settings
 
@@ -363,10 +380,13 @@ def build_dispatcher(
 ) -> Dispatcher:
     """The dispatcher over the embedded stores, or over Redis when one is configured."""
     if redis is None:
+        system = settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
+        max_bytes = system.get_int(K.CACHE_MAX_BYTES, DEFAULT_CACHE_BYTES)
         return Dispatcher(
             factory,
             SQLCooldownStore(db),
             clock=clock,
+            cache=MemoryResultCache(max(0, max_bytes)),
             quota=LocalQuotaGuard(SQLQuotaCounters(db), settings, clock=clock),
             observers=observers,
         )

@@ -56,10 +56,16 @@ def served(
     *extra_args: str,
     host: str = "127.0.0.1",
     timeout: float = 30.0,
+    probes: bool = False,
     env: Mapping[str, str] | None = None,
 ) -> Iterator[Served]:
-    """`env`: extra variables for the server (e.g. a shared `ZARNIWOOP_MASTER_KEY` for replicas)."""
-    command = serve_command("--config", str(config), "serve", "--host", host, "--port", "0", *extra_args)
+    """`probes=False` (the default here): the server sends no reachability probes, so request logs
+    hold only what a test caused — and a built-in endpoint a config left on is never contacted.
+    `env`: extra variables for the server (e.g. a shared `ZARNIWOOP_MASTER_KEY` for replicas)."""
+    probe_flag = "--probes" if probes else "--no-probes"
+    command = serve_command(
+        "--config", str(config), "serve", "--host", host, "--port", "0", probe_flag, *extra_args
+    )
     home.mkdir(parents=True, exist_ok=True)
     log = home / "serve.stderr"
     with log.open("w") as stderr:

@@ -42,6 +42,10 @@ def test_http_cache_switch_and_header(tmp_path, emulator):
         assert fresh["cached"] is False and len(emulator.requests(WIKI)) == 2
         header = client.post("/v1/research/search", json=body, headers={**auth, "Cache-Control": "no-cache"})
         assert header.json()["cached"] is False and len(emulator.requests(WIKI)) == 3
+        assert header.headers["cache-control"] == "no-store"  # a tenant's answer is no browser's to keep
+        assert client.post(
+            "/v1/research/search", json=body, headers={**auth, "Cache-Control": "max-age=0"}
+        ).json()["cached"]  # what a browser sends on its own: not a refresh
         # the refreshed answer replaced the cached one
         again = client.post("/v1/research/search", json=body, headers=auth).json()
         assert again["cached"] is True and len(emulator.requests(WIKI)) == 3

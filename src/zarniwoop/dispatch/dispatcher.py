@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from ..contract.query import SearchRequest, SearchScope
     from .cooldown import Cooldown, CooldownStore
     from .factory import ProviderFactory, ProviderSet
+    from .probe import ProbeResult
 
 log = logging.getLogger(__name__)
 
@@ -183,6 +184,8 @@ class Dispatcher:
         self.reachability: ReachabilityStore = reachability or MemoryReachability(self.last_outcomes)
         """Where the routing view's `reachable` comes from (shared by replicas with Redis)."""
         self.cooldown_outage = OutageLog(log, "cooldown store")
+        self.probes: dict[str, ProbeResult] = {}
+        """Free reachability probes of keyless endpoints, by endpoint (`dispatch/probe.py`)."""
 
     async def search(
         self,

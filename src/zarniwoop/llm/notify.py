@@ -40,6 +40,11 @@ log = logging.getLogger("zarniwoop.llm.quota")
 
 WEBHOOK_KEY = "ai.quota.webhookUrl"
 WEBHOOK_TIMEOUT_SECONDS = 3.0
+ACTION_TEXT = {
+    "notify": "notify",
+    "light": "notify, switching to the light model",
+    "block": "notify, blocking all but local",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,14 +124,20 @@ class QuotaNotifier:
             for threshold, action in crossed(status):
                 if not await self.ledger.mark_alert(tenant, status, threshold):
                     continue
-                notice = Notice(tenant, status, threshold, action, account)
+                notice = Notice(
+                    tenant=tenant, status=status, threshold=threshold, action=action, account=account
+                )
                 notices.append(notice)
                 line = status.line
                 log.warning(
                     "LLM quota %s %s at %.1f%% (%d of %d tokens): %s",
-                    line.label, line.period, status.percent or 0.0, status.used, line.limit or 0,
-                    {"notify": "notify", "light": "notify, switching to the light model", "block": "notify, blocking all but local"}[action],
-                )  # fmt: skip
+                    line.label,
+                    line.period,
+                    status.percent or 0.0,
+                    status.used,
+                    line.limit or 0,
+                    ACTION_TEXT[action],
+                )
                 if webhook_url and self.http is not None:
                     await self._post(self.http, webhook_url, notice)
         self.sent.extend(notices)

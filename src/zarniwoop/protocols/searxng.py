@@ -92,6 +92,12 @@ class SearxngProtocol:
         if not config.base_url.startswith(("http://", "https://")):
             raise ConfigError(key, f"must be an http(s) URL, got {config.base_url!r}")
 
+    def probe_request(self, config: InstanceConfig) -> RequestSpec:
+        """SearXNG's own health check: no search, no upstream engines woken."""
+        self.validate_config(config)
+        assert config.base_url is not None
+        return RequestSpec("GET", config.base_url.rstrip("/") + "/healthz", step="probe")
+
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
         self.validate_config(config)
         assert config.base_url is not None

@@ -131,11 +131,19 @@ def render_result(result: SearchResult) -> None:
         typer.echo(f"error: {result.error_message}", err=True)
 
 
-def providers(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
+def providers(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json"),
+    probe: bool = typer.Option(
+        False, "--probe", help="First send each keyless provider one free probe (never a paid one)."
+    ),
+) -> None:
     """List the provider instances of the scope with availability, cooldowns and quota."""
     from ...views.providers import provider_entries
 
     async def body(rt: Runtime) -> list[dict[str, Any]]:
+        if probe:
+            await rt.probe_providers(ctx.obj.scope)
         return await provider_entries(rt.dispatcher, ctx.obj.scope, admin=True)
 
     entries = run(ctx, body)
