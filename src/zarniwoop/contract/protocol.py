@@ -240,6 +240,14 @@ class ProbesCheaply(Protocol):
     def probe_request(self, config: InstanceConfig) -> RequestSpec: ...
 
 
+@runtime_checkable
+class ContributesSettingForm(Protocol):
+    """The web console's form for this protocol's endpoints: `{"title", "fields": [{"key", "type",
+    "label", "help", "default", "secret"}]}` (the shape of the bundled `setting_forms/research.yaml`)."""
+
+    setting_form: Mapping[str, Any]
+
+
 CAPABILITIES: tuple[type, ...] = (
     HttpSearchProtocol,
     InstantiatesItself,
@@ -254,6 +262,7 @@ CAPABILITIES: tuple[type, ...] = (
     ExtractsContentText,
     ServesLanguage,
     ProbesCheaply,
+    ContributesSettingForm,
 )
 """Every optional capability a protocol object may have, for the factory's one-time check."""
 
@@ -291,6 +300,7 @@ class ReportsQuota(Protocol):
 
 __all__ = [
     "CAPABILITIES",
+    "ContributesSettingForm",
     "DescribesErrors",
     "ExtractsContentText",
     "FasterWithKey",
