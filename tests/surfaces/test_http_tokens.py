@@ -69,6 +69,8 @@ def test_create_within_reach_shows_the_token_once_and_it_works(admin):
     }
     listed = admin.call("GET", "/v1/tokens", "tenant")
     assert body["id"] in ids(listed) and body["token"] not in listed.text
+    wide = admin.call("POST", "/v1/tokens", "tenant", json={"role": "tenant-admin", "project": "*"})
+    assert wide.status_code == 201 and wide.json()["role"] == "tenant-admin"
     default = admin.call("POST", "/v1/tokens", "project", json={}).json()
     assert (default["tenant"], default["project"], default["role"]) == ("acme", "review", "user")
 
@@ -80,6 +82,7 @@ def test_create_within_reach_shows_the_token_once_and_it_works(admin):
         ("project", {"project": "*"}, 403),  # wider than itself
         ("tenant", {"tenant": "globex", "project": "x"}, 403),  # another tenant
         ("tenant", {"tenant": "*", "project": "*"}, 403),
+        ("project", {"role": "tenant-admin", "project": "*"}, 403),  # a wider role
         ("user", {}, 403),
         ("tenant", {"role": "root"}, 422),
         ("tenant", {"project": "bad name!"}, 422),

@@ -7,7 +7,8 @@ DELETE /v1/tokens/{id}     revoke one → the revoked record
 
 Admin tokens only. A token reaches the tokens bound inside its own binding: an operator token
 (`*`/`*`) all of them, a tenant token (`acme`/`*`) its tenant's, a project token its project's.
-It may create only tokens within that reach (never a wider one), and a token outside its reach is
+It may create only tokens within that reach (never a wider one) — so a project admin never makes a
+tenant-admin (bound to project `*`) —, and a token outside its reach is
 answered as absent (404), so ids of other tenants are not confirmed. Ids are logged, never tokens.
 """
 
@@ -36,7 +37,7 @@ class TokenCreate(BaseModel):
     project: str | None = Field(
         default=None, max_length=100, description="Default: the scope the request acts on"
     )
-    role: Literal["user", "admin"] = "user"
+    role: Literal["user", "admin", "tenant-admin"] = "user"
     label: str | None = Field(default=None, max_length=200)
 
 
