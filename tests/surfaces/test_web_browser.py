@@ -586,3 +586,46 @@ def test_tokens_create_shows_it_once_then_revoke_and_it_no_longer_signs_in(page,
     page.get_by_label("API token").fill(token)
     page.get_by_role("button", name="Sign in").click()
     expect(page.locator("#signin-error")).to_have_text("Sign-in failed: invalid or revoked token")
+
+
+# ---- every page at desktop and phone width: screenshots as artifacts, no horizontal page scroll ----
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "web"  # git-ignored
+WIDTHS = (1280, 390)
+
+
+def visit_every_page(page, server):
+    """Yield each page's name once it shows data: sign-in, then every page of the nav."""
+    yield "signin"
+    sign_in(page, server.token, project="screens")
+    search(page, "aurora", "ENCYCLOPEDIA")
+    yield "search"
+    for name, ready in [
+        ("routing", "table.providers"),
+        ("investigate", "#investigate-form"),
+        ("usage", "table.usage"),
+        ("settings", "details.instance"),
+        ("tokens", "table.tokens-list"),
+    ]:
+        page.locator(f"#nav a[data-page={name}]").click()
+        expect(page.locator(ready).first).to_be_visible()
+        if name == "investigate":
+            page.get_by_label("Question").fill("what causes the aurora")
+            page.get_by_role("button", name="Investigate").click()
+            expect(page.locator("#investigate-results .summary")).to_be_visible()
+        if name == "settings":
+            instance_form(page, "oa")
+        yield name
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_page_fits_the_viewport_and_is_screenshotted(page, server, width):
+    page.set_viewport_size({"width": width, "height": 900})
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    seen = []
+    for name in visit_every_page(page, server):
+        page.screenshot(path=str(ARTIFACTS / f"{name}-{width}.png"), full_page=True)
+        document_width = page.evaluate("document.documentElement.scrollWidth")
+        assert document_width == width, f"{name} is {document_width} px wide at {width} px"
+        seen.append(name)
+    assert seen == ["signin", "search", "routing", "investigate", "usage", "settings", "tokens"]
