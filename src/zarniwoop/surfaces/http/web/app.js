@@ -71,8 +71,7 @@ function when(iso) {
 // Wrapped in a box that scrolls sideways on its own (focusable, so the keyboard can scroll it too):
 // on a phone a wide table never widens the page.
 function table(caption, headers, rows, { foot = null, className = "" } = {}) {
-  const label = caption ?? headers.filter(Boolean).slice(0, 3).join(", ");
-  return h("div", { class: "table-box", tabindex: "0", role: "region", "aria-label": `Table: ${label}` }, h("table", { class: className || null },
+  return h("div", { class: "table-box", tabindex: "0", role: "region", "aria-label": caption ? `${caption} (scrolls)` : "Scrollable table" }, h("table", { class: className || null },
     caption ? h("caption", {}, caption) : null,
     h("thead", {}, h("tr", {}, headers.map((name) => h("th", { scope: "col" }, name)))),
     h("tbody", {}, rows.map((cells) => cells instanceof Node ? cells : h("tr", {}, cells.map((c) => h("td", {}, c ?? "—"))))),
