@@ -629,3 +629,66 @@ def test_every_page_fits_the_viewport_and_is_screenshotted(page, server, width):
         assert document_width == width, f"{name} is {document_width} px wide at {width} px"
         seen.append(name)
     assert seen == ["signin", "search", "routing", "investigate", "usage", "settings", "tokens"]
+
+
+# ---- accessibility: axe-core on every page, and every control reachable by keyboard ----
+
+AXE = Path(__file__).resolve().parents[1] / "support" / "axe" / "axe.min.js"
+
+
+def axe_violations(page) -> list[str]:
+    """Serious and critical axe-core violations of the page as shown (CDP evaluation: the CSP stays on)."""
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.evaluate(AXE.read_text(encoding="utf-8"))
+    found = page.evaluate(
+        """async () => (await axe.run(document, {resultTypes: ["violations"]})).violations
+            .filter((v) => v.impact === "serious" || v.impact === "critical")
+            .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)"""
+    )
+    return list(found)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_no_serious_or_critical_violation_on_any_page(page, server, scheme):
+    if not AXE.exists():
+        pytest.skip(f"{AXE} is absent (tests/support/axe/README.md says how to vendor it)")
+    page.emulate_media(color_scheme=scheme)
+    report = {name: axe_violations(page) for name in visit_every_page(page, server)}
+    assert len(report) == 7
+    assert {name: found for name, found in report.items() if found} == {}
+    page.evaluate("document.querySelector('main').append(document.createElement('img'))")  # no alt
+    assert [v for v in axe_violations(page) if v.startswith("image-alt (critical)")]  # axe does look
+
+
+CONTROLS = """() => {
+  const all = [...document.querySelectorAll("a[href], button, input, select, textarea, summary, [tabindex='0']")]
+    .filter((el) => !el.disabled && el.checkVisibility({ visibilityProperty: true }));
+  all.forEach((el, i) => { el.dataset.kb = String(i); });
+  return all.length;
+}"""
+
+
+def test_every_control_of_every_page_is_reachable_by_tab(page, server):
+    unreachable = {}
+    for name in visit_every_page(page, server):
+        total = page.evaluate(CONTROLS)
+        page.evaluate("document.activeElement && document.activeElement.blur()")
+        reached = set()
+        for _ in range(total + 3):
+            page.keyboard.press("Tab")
+            reached.add(page.evaluate("document.activeElement?.dataset?.kb ?? null"))
+        missing = {str(i) for i in range(total)} - reached
+        if missing:
+            unreachable[name] = page.evaluate(
+                "(ids) => ids.map((i) => document.querySelector(`[data-kb='${i}']`).outerHTML.slice(0, 80))",
+                sorted(missing),
+            )
+    assert unreachable == {}
+    # and the settings page works from the keyboard: reorder with Enter
+    page.locator("#nav a[data-page=settings]").click()
+    page.get_by_role("button", name="Move evil up in ACADEMIC").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("list", name="ACADEMIC order").locator("li code")).to_have_text(
+        ["evil", "oa", "paid"]
+    )
+    expect(page.get_by_role("button", name="Move evil up in ACADEMIC")).to_be_focused()
