@@ -692,3 +692,18 @@ def test_every_control_of_every_page_is_reachable_by_tab(page, server):
         ["evil", "oa", "paid"]
     )
     expect(page.get_by_role("button", name="Move evil up in ACADEMIC")).to_be_focused()
+
+
+def test_a_search_url_is_shareable_and_restores_the_search(page, server):
+    sign_in(page, server.token, project="share")
+    search(page, "aurora shared", "ACADEMIC")
+    assert page.url == f"{server.url}/#/search?q=aurora+shared&m=ACADEMIC"
+    page.get_by_role("button", name="Sign out").click()
+    page.goto(f"{server.url}/#/search?q=aurora&m=ENCYCLOPEDIA")
+    page.reload()  # opened afresh, as a shared link is
+    expect(page.locator("body[data-ready=true]")).to_have_count(1)
+    sign_in(page, server.token, project="share")
+    expect(page.locator("#search-results .summary")).to_contain_text("ENCYCLOPEDIA")
+    assert page.locator("ol.hits > li h3").all_inner_texts() == ["Aurora", "Aurora borealis", "Banana bread"]
+    expect(page.get_by_label("Query")).to_have_value("aurora")
+    expect(page.get_by_label("Modality", exact=True)).to_have_value("ENCYCLOPEDIA")

@@ -232,8 +232,9 @@ async function busy(form, work) {
 
 // ---- navigation and sign-in --------------------------------------------------------------------
 
+// `#routing`, or `#/search?q=…&m=…` (a shareable search: the page runs it when opened).
 function currentPage() {
-  const page = window.location.hash.slice(1);
+  const page = window.location.hash.slice(1).replace(/^\//, "").split("?")[0];
   return PAGES.includes(page) ? page : "search";
 }
 
@@ -252,6 +253,7 @@ function route({ focus = true } = {}) {
     else a.removeAttribute("aria-current");
   }
   document.title = `${page[0].toUpperCase()}${page.slice(1)} — Zarniwoop`;
+  if (page === "search" && restoreSearch()) focus = false;
   if (page === "routing") loadRouting();
   if (page === "usage") loadUsage();
   if (page === "settings") loadSettings();
@@ -329,6 +331,26 @@ async function refreshSession() {
 
 // ---- search ------------------------------------------------------------------------------------
 
+function restoreSearch() {
+  const params = new URLSearchParams(window.location.hash.split("?")[1] ?? "");
+  const form = $("search-form");
+  const query = params.get("q");
+  if (!query || query === latestShared) return false;
+  form.query.value = query;
+  const modality = params.get("m");
+  if (modality && [...form.modality.options].some((o) => o.value === modality)) form.modality.value = modality;
+  form.requestSubmit();
+  return true;
+}
+
+let latestShared = null; // the search the address shows already (so going back to it does not re-run it)
+
+function shareSearch(body) {
+  latestShared = body.query;
+  const params = new URLSearchParams({ q: body.query, m: body.modality });
+  history.replaceState(null, "", `#/search?${params}`);
+}
+
 function count(value) {
   // A number when it is one; otherwise the text as typed, so that the API names the field.
   const text = String(value).trim();
@@ -349,6 +371,7 @@ async function runSearch(event, { fresh = false } = {}) {
     if (value) expert[key] = value;
   }
   const path = Object.keys(expert).length ? "/v1/research/search_expert" : "/v1/research/search";
+  shareSearch(body);
   const current = ticket("search");
   setStatus("search", "Searching…");
   $("search-results").setAttribute("aria-busy", "true");
