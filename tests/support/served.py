@@ -51,14 +51,19 @@ def server_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, 
 
 @contextmanager
 def served(
-    config: Path, home: Path, *extra_args: str, host: str = "127.0.0.1", timeout: float = 30.0
+    config: Path,
+    home: Path,
+    *extra_args: str,
+    host: str = "127.0.0.1",
+    timeout: float = 30.0,
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[Served]:
     command = serve_command("--config", str(config), "serve", "--host", host, "--port", "0", *extra_args)
     home.mkdir(parents=True, exist_ok=True)
     log = home / "serve.stderr"
     with log.open("w") as stderr:
         process = subprocess.Popen(
-            command, env=server_env(home), stdout=subprocess.PIPE, stderr=stderr, text=True
+            command, env=server_env(home, env), stdout=subprocess.PIPE, stderr=stderr, text=True
         )
     try:
         banner = _read_banner(process, timeout, log)

@@ -44,11 +44,9 @@ def redact_query(message: str | None, query: str) -> str | None:
             w.lower() for w in _WORD.findall(query) if len(w) >= MIN_TOKEN_CHARS and w.lower() != "query"
         }
         if words:
-            pattern = (
-                r"(?<!\w)(?:"
-                + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
-                + r")(?!\w)"
-            )
+            # A word starts after a non-word character or after a %XX escape (`all%3Aword`).
+            alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+            pattern = r"(?:(?<!\w)|(?<=%[0-9A-Fa-f]{2}))(?:" + alternatives + r")(?!\w)"
             message = re.sub(pattern, "<query>", message, flags=re.IGNORECASE)
     return message[:MAX_ERROR_CHARS]
 
