@@ -94,7 +94,7 @@ def url_problem(url: str, *, allow_private: bool) -> str | None:
         return f"not a valid URL ({exc})"
     if split.scheme not in ("http", "https"):
         return f"only http and https URLs, not {split.scheme or 'no scheme'!r}"
-    host = split.hostname
+    host = (split.hostname or "").rstrip(".")
     if not host:
         return "the URL has no host"
     if allow_private:
