@@ -36,6 +36,9 @@ from .config.file import ConfigFile, load_config, parse_config
 from .config.settings import SettingService
 from .config.validate import validate_settings
 from .contract.errors import ConfigError
+from .contract.query import SearchScope
+from .dispatch.cache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
+from .dispatch.cache import MemoryResultCache
 from .dispatch.clock import Clock
 from .dispatch.cooldown import SQLCooldownStore
 from .dispatch.dispatcher import Dispatcher, DispatchObserver
@@ -50,17 +53,19 @@ from .storage.usage import DEFAULT_RETENTION_DAYS, ZarniwoopUsageCounter
 from .tenancy.accounts import OrgDirectory, sync_from_config
 from .tenancy.credentials import CredentialStore
 from .transport.http import HttpTransport
+from .transport.proxies import ProxySettings
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from .content.store import ContentStore
     from .contract.protocol import SearchProtocol
-    from .contract.query import SearchScope
+    from .dispatch.probe import ProbeResult
     from .dispatch.redis_state import RedisState
     from .llm.catalog import Catalog
     from .llm.manager import LlmManager
     from .llm.quota import QuotaLedger
+    from .llm.rate import RateLimiter
     from .research.pipeline import Investigator
     from .tenancy.tokens import TokenStore
     from .views.providers import RoutingSection
@@ -134,7 +139,8 @@ class Runtime:
             await db.aclose()
             created.remove()  # a rejected configuration leaves nothing behind
             raise
-        transport = transport or HttpTransport()
+        proxies = ProxySettings.resolve(config.http.proxy, config.http.no_proxy, os.environ)
+        transport = transport or HttpTransport(proxies=proxies)
         clock = clock or Clock()
         factory = ProviderFactory(
             settings,
@@ -181,7 +187,7 @@ class Runtime:
         """The content store: hits' bodies into the project workspace, through the SSRF guard."""
         from .content.store import ContentStore
 
-        return ContentStore(self.home, self.settings, self.factory)
+        return ContentStore(self.home, self.settings, self.factory, proxies=self.transport.proxies)
 
     @cached_property
     def tokens(self) -> TokenStore:
@@ -230,6 +236,7 @@ class Runtime:
                     from .llm.usage import UsageStore
 
                     self._llm = LlmManager(
+                        rate=self._rate_limiter(),
                         db=self.db,
                         settings=self.settings,
                         credentials=self.credentials,
@@ -240,6 +247,14 @@ class Runtime:
                         catalog=self.catalog,
                     )
         return self._llm
+
+    def _rate_limiter(self) -> RateLimiter:
+        """Per-minute LLM limits: one window for every replica in Redis (`redis_url`), else this process's."""
+        from .llm.rate import MemoryRateLimiter, RedisRateLimiter
+
+        if self.redis is not None:
+            return RedisRateLimiter(self.redis.client, prefix=self.redis.prefix)
+        return MemoryRateLimiter()
 
     # -- operations that span components ---------------------------------------------------------
 
@@ -286,7 +301,26 @@ class Runtime:
         from .views.routing import routing_report
 
         return await routing_report(
-            self.dispatcher, self.settings, scope, admin=admin, sections=self.routing_sections
+            self.dispatcher,
+            self.settings,
+            scope,
+            admin=admin,
+            sections=self.routing_sections,
+            catalog=await self.catalog(),
+        )
+
+    async def probe_providers(self, scope: SearchScope) -> dict[str, ProbeResult]:
+        """One free reachability probe of each keyless endpoint of the scope (`providers --probe`)."""
+        from .dispatch.probe import Prober
+
+        return await Prober(self.dispatcher).probe_scope(scope)
+
+    def start_probes(self) -> asyncio.Task[None]:
+        """Probe keyless endpoints now and every `research.probe.intervalSeconds` (a server's loop)."""
+        from .dispatch.probe import Prober
+
+        return asyncio.get_running_loop().create_task(
+            Prober(self.dispatcher).run_forever(self.settings.scopes), name="reachability-probes"
         )
 
     async def stop_project(self, scope: SearchScope) -> int:
@@ -297,7 +331,13 @@ class Runtime:
 
     async def aclose(self) -> None:
         # Lazily built services close first, while the database they write to is still open.
-        for name, closer in (("catalog", self._catalog), ("content store", self.__dict__.get("content"))):
+        # The LLM manager first: it flushes scheduled threshold webhooks over the shared pool.
+        closers = (
+            ("LLM manager", self._llm),
+            ("catalog", self._catalog),
+            ("content store", self.__dict__.get("content")),
+        )
+        for name, closer in closers:
             if closer is not None:
                 try:
                     await closer.aclose()
@@ -320,7 +360,7 @@ class Runtime:
         await self.aclose()
 
 
-def validate_all(settings: SettingService, protocols: dict[str, SearchProtocol]) -> list[ConfigError]:
+def validate_all(settings: SettingService, protocols: Mapping[str, SearchProtocol]) -> list[ConfigError]:
     """Search settings and `ai.*` settings, every scope: the boot check and the `settings set` check."""
     from .llm.validate import validate_ai_settings
 
@@ -340,10 +380,13 @@ def build_dispatcher(
 ) -> Dispatcher:
     """The dispatcher over the embedded stores, or over Redis when one is configured."""
     if redis is None:
+        system = settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
+        max_bytes = system.get_int(K.CACHE_MAX_BYTES, DEFAULT_CACHE_BYTES)
         return Dispatcher(
             factory,
             SQLCooldownStore(db),
             clock=clock,
+            cache=MemoryResultCache(max(0, max_bytes)),
             quota=LocalQuotaGuard(SQLQuotaCounters(db), settings, clock=clock),
             observers=observers,
         )

@@ -238,6 +238,13 @@ class ServesLanguage(Protocol):
     def instance_language(self, config: InstanceConfig) -> str | None: ...
 
 
+@runtime_checkable
+class ProbesCheaply(Protocol):
+    """The cheapest call that shows the endpoint is up (SearXNG's `/healthz`), for free probes."""
+
+    def probe_request(self, config: InstanceConfig) -> RequestSpec: ...
+
+
 CAPABILITIES: tuple[type, ...] = (
     HttpSearchProtocol,
     InstantiatesItself,
@@ -251,6 +258,7 @@ CAPABILITIES: tuple[type, ...] = (
     LoadsContent,
     ExtractsContentText,
     ServesLanguage,
+    ProbesCheaply,
 )
 """Every optional capability a protocol object may have, for the factory's one-time check."""
 
@@ -297,6 +305,7 @@ __all__ = [
     "InstantiatesItself",
     "LoadsContent",
     "PacedByDefault",
+    "ProbesCheaply",
     "ProviderInstance",
     "RawResponse",
     "ReadsErrorStatuses",

@@ -17,7 +17,8 @@ from ..contract.errors import AuthError, ParseError, ProviderError, ZarniwoopErr
 from ..contract.protocol import DescribesErrors, LoadsContent, ReadsErrorStatuses, RejectsKeys
 from ..contract.results import SearchResult
 from ..storage.privacy import redact_secrets, secret_forms
-from ..transport.http import raise_for_status, rate_limit_headers
+from ..transport.http import rate_limit_headers
+from ..transport.status import raise_for_status
 
 if TYPE_CHECKING:
     from ..contract.protocol import HttpSearchProtocol, InstanceConfig, RawResponse, RequestSpec, SearchPage

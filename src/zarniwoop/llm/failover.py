@@ -28,11 +28,12 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from ..contract.errors import (
-    NoProviderAvailableError,
+    FailoverError,
     ProviderError,
     ProviderHTTPError,
     ProviderOverloadedError,
     ProviderTimeoutError,
+    QuotaBlockedError,
     QuotaExceededError,
     RateLimitedError,
     TransportError,
@@ -61,6 +62,9 @@ class Candidate:
     priority: int = 0
     unlimited: bool = False
     local: bool = False
+    origin: str = "primary"
+    """Why it is a candidate: `primary`, `fallbackModels` (the runtime chain), `priority` (another
+    configured entry), `local`, or `substitute` (the requested provider had no key)."""
 
     @property
     def label(self) -> str:
@@ -107,27 +111,6 @@ class FailoverOutcome(Generic[T]):
     candidate: Candidate
     attempts: tuple[AttemptRecord, ...]
     switches: tuple[Switch, ...]
-
-
-class FailoverError(NoProviderAvailableError):
-    """Every candidate failed; carries the attempts and switches for the usage record."""
-
-    def __init__(
-        self, message: str, attempts: tuple[AttemptRecord, ...], switches: tuple[Switch, ...]
-    ) -> None:
-        super().__init__(message, attempts)
-        self.switches = switches
-
-
-class QuotaBlockedError(QuotaExceededError):
-    """A budget refused the call and no unlimited (local) candidate was left."""
-
-    def __init__(
-        self, cause: QuotaExceededError, attempts: tuple[AttemptRecord, ...], switches: tuple[Switch, ...]
-    ) -> None:
-        super().__init__(cause.level, cause.message)
-        self.attempts = attempts
-        self.switches = switches
 
 
 def is_transient(error: BaseException) -> bool:
@@ -191,7 +174,9 @@ class FailoverEngine:
             if quota_error is not None and not candidate.unlimited:
                 continue
             if previous is not None:
-                switch = Switch(previous.instance, candidate.instance, last_reason)
+                switch = Switch(
+                    from_instance=previous.instance, to_instance=candidate.instance, reason=last_reason
+                )
                 switches.append(switch)
                 log.warning(
                     "failover from %s to %s (%s)", switch.from_instance, switch.to_instance, switch.reason
@@ -204,7 +189,12 @@ class FailoverEngine:
                     value = await call(candidate)
                 except QuotaExceededError as exc:
                     attempts.append(
-                        AttemptRecord(candidate.instance, candidate.model, "blocked", exc.message, None, 0)
+                        AttemptRecord(
+                            instance=candidate.instance,
+                            model=candidate.model,
+                            outcome="blocked",
+                            error=exc.message,
+                        )
                     )
                     quota_error, last_reason = exc, short_reason(exc)
                     break
@@ -213,13 +203,13 @@ class FailoverEngine:
                     status = getattr(exc, "status", None)
                     attempts.append(
                         AttemptRecord(
-                            candidate.instance,
-                            candidate.model,
-                            "error",
-                            exc.message,
-                            status,
-                            elapsed,
-                            int(waited * 1000),
+                            instance=candidate.instance,
+                            model=candidate.model,
+                            outcome="error",
+                            error=exc.message,
+                            status=status,
+                            duration_ms=elapsed,
+                            waited_ms=int(waited * 1000),
                         )
                     )
                     last_reason = short_reason(exc)
@@ -234,7 +224,11 @@ class FailoverEngine:
                 elapsed = int((time.perf_counter() - started) * 1000)
                 attempts.append(
                     AttemptRecord(
-                        candidate.instance, candidate.model, "ok", None, None, elapsed, int(waited * 1000)
+                        instance=candidate.instance,
+                        model=candidate.model,
+                        outcome="ok",
+                        duration_ms=elapsed,
+                        waited_ms=int(waited * 1000),
                     )
                 )
                 return FailoverOutcome(value, candidate, tuple(attempts), tuple(switches))

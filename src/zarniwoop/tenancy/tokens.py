@@ -110,8 +110,15 @@ class IssuedToken:
     account: str | None = None
 
     def to_json(self) -> dict[str, str]:
-        """The `tokens create --json` shape of DESIGN §6 (plus `account` when the token has one)."""
-        out = {"token": self.token, "tenant": self.tenant, "project": self.project, "role": self.role}
+        """The `tokens create --json` shape of DESIGN §6, plus the `id` that `tokens revoke` takes
+        (and `account` when the token has one)."""
+        out = {
+            "token": self.token,
+            "id": self.id,
+            "tenant": self.tenant,
+            "project": self.project,
+            "role": self.role,
+        }
         return out | ({"account": self.account} if self.account else {})
 
 

@@ -41,6 +41,8 @@ class ToolContext:
     host: ToolHost
     scope: SearchScope
     admin: bool = False
+    cache: bool = True
+    """False: the call's searches skip cached answers (a refresh), whatever the tool."""
 
     def provenance(self) -> bool:
         """`research.provenance` for this scope: append the `(via …)` footer to text output."""

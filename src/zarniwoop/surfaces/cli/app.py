@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
+
+log = logging.getLogger("zarniwoop.cli")
 
 if TYPE_CHECKING:
     from ...contract.query import SearchScope
@@ -90,7 +93,8 @@ def _globals(
     project: str = typer.Option(
         "default", "--project", envvar="ZARNIWOOP_PROJECT", help="Project scope.", callback=_scope_param
     ),
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks and debug logs."),
+    # a flag takes no value: a blank metavar keeps typer from showing a `<bool>` type for it
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks and debug logs.", metavar=" "),
 ) -> None:
     ctx.obj = Globals(config, tenant, project, debug)
     if debug:
@@ -121,11 +125,22 @@ def run(ctx: typer.Context, body: Callable[[Runtime], Awaitable[T]]) -> T:
 
         runtime = await Runtime.open(g.config)
         try:
+            await _purge_llm_usage_if_due(runtime)
             return await body(runtime)
         finally:
             await runtime.aclose()
 
     return guarded(g, lambda: asyncio.run(go()))
+
+
+async def _purge_llm_usage_if_due(runtime: Runtime) -> None:
+    """At most once a day (across every process on the database): LLM usage/trace retention."""
+    from ...llm.retention import CLI_INTERVAL_SECONDS, purge_if_due
+
+    try:
+        await purge_if_due(runtime.db, runtime.settings, min_interval=CLI_INTERVAL_SECONDS)
+    except Exception as exc:  # housekeeping never fails the command the user asked for
+        log.warning("LLM usage retention purge skipped: %s", type(exc).__name__)
 
 
 def guarded(g: Globals, call: Callable[[], T]) -> T:
@@ -151,6 +166,11 @@ def guarded(g: Globals, call: Callable[[], T]) -> T:
             f"error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for details", err=True
         )
         raise typer.Exit(1) from None
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 hit`, `2 hits`, `0 hits`."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def print_json(data: Any) -> None:

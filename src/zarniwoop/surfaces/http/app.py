@@ -11,6 +11,8 @@ documents the tools' input models as request bodies.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,6 +26,7 @@ from ..mcp import build_mcp_server, http_principal
 from .errors import install_error_handlers
 from .guard import RequestGuard
 from .mcp_endpoint import MCPEndpoint
+from .no_store import NoStoreApiAnswers
 from .routes import ROUTERS
 from .state import AppState
 
@@ -42,6 +45,7 @@ def create_app(
     protocols: Mapping[str, SearchProtocol] | None = None,
     bind_host: str = "127.0.0.1",
     admin_token: str | None = None,
+    probes: bool = False,
 ) -> FastAPI:
     """The app. With `runtime`, the caller owns it; otherwise the lifespan opens one from `config`.
 
@@ -49,6 +53,7 @@ def create_app(
         bind_host: the address served on; on loopback the MCP transport also checks `Host`/`Origin`
             against DNS rebinding.
         admin_token: an admin token valid only in this process (the one `serve` prints).
+        probes: run the free reachability probes of keyless endpoints while serving (`serve` does).
     """
 
     @asynccontextmanager
@@ -72,12 +77,21 @@ def create_app(
             )
             state.mcp_sessions = mcp.session_manager
             app.state.zarniwoop = state
+            from ...llm.retention import start_retention_loop, stop_retention_loop
 
             await rt.start_catalog_refresh()  # a long-running server keeps the model catalog fresh
+            retention = start_retention_loop(rt.db, rt.settings)  # LLM usage/trace retention, periodic
+            # keyless endpoints' reachability, before anyone searches (`zarniwoop serve`; off in tests)
+            prober = rt.start_probes() if probes else None
             try:
                 async with mcp.session_manager.run():
                     yield
             finally:
+                await stop_retention_loop(retention)
+                if prober is not None:
+                    prober.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await prober
                 await (await rt.catalog()).aclose()  # stop the refresh loop
         finally:
             if owned:
@@ -88,9 +102,14 @@ def create_app(
         version=__version__,
         summary="One research/search layer for LLM agents: many providers, one cascade, traceable answers.",
         lifespan=lifespan,
+        # FastAPI's /docs and /redoc pages load their JavaScript from a CDN, so behind a firewall
+        # they are blank pages: off. The document itself is at /openapi.json.
+        docs_url=None,
+        redoc_url=None,
     )
     install_error_handlers(app)
     app.add_middleware(RequestGuard)  # token before body, bodies capped (issue 11)
+    app.add_middleware(NoStoreApiAnswers)
     for router in ROUTERS:
         app.include_router(router)
     endpoint = MCPEndpoint()

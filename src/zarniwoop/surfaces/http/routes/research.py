@@ -2,14 +2,19 @@
 
 Each answers with the tool's structured JSON (`search*` → the `SearchResult` of DESIGN §3, `rich` →
 results per modality, `providers` → `{"providers": […]}`); `POST /v1/tools/{name}` adds the text.
+
+Beside the tool's own fields a body may say `"cache": false` (or the request send
+`Cache-Control: no-cache`): its searches then skip cached answers. That switch is the caller's,
+not the model's, so it is not part of the tool schemas.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
 
 from ....tools.base import ToolSpec
 from ....tools.inputs import (
@@ -30,30 +35,59 @@ from ..state import AppState
 router = APIRouter(prefix="/v1/research", tags=["research"], responses=ERROR_RESPONSES)
 
 
-async def _run(state: AppState, caller: CallerInfo, spec: ToolSpec[Any], body: Any) -> JSONResponse:
-    result = await state.toolbox.run(spec, body, caller.scope, admin=caller.admin)
+class _CacheSwitch(BaseModel):
+    cache: bool = Field(True, description="false: skip cached answers and ask the providers (a refresh).")
+
+
+class SearchBody(_CacheSwitch, ResearchSearchInput):
+    pass
+
+
+class SearchExpertBody(_CacheSwitch, ResearchSearchExpertInput):
+    pass
+
+
+class RichBody(_CacheSwitch, ResearchRichInput):
+    pass
+
+
+class InvestigateBody(_CacheSwitch, ResearchInvestigateInput):
+    pass
+
+
+def _use_cache(request: Request | None, body: Any) -> bool:
+    header = request.headers.get("cache-control", "").lower() if request is not None else ""
+    return (body.cache if isinstance(body, _CacheSwitch) else True) and "no-cache" not in header
+
+
+async def _run(
+    state: AppState, caller: CallerInfo, spec: ToolSpec[Any], body: Any, request: Request | None = None
+) -> JSONResponse:
+    result = await state.toolbox.run(
+        spec, body, caller.scope, admin=caller.admin, cache=_use_cache(request, body)
+    )
     # Already plain JSON: a JSONResponse skips FastAPI's re-validation of the return value.
     return JSONResponse(result.structured)
 
 
 @router.post("/search", summary="research_search: one modality through the cascade")
-async def search(body: ResearchSearchInput, ctx: Ctx, caller: Caller) -> JSONResponse:
-    return await _run(ctx, caller, SEARCH, body)
+async def search(body: SearchBody, request: Request, ctx: Ctx, caller: Caller) -> JSONResponse:
+    return await _run(ctx, caller, SEARCH, body, request)
 
 
 @router.post("/search_expert", summary="research_search_expert: filters or one pinned provider")
-async def search_expert(body: ResearchSearchExpertInput, ctx: Ctx, caller: Caller) -> JSONResponse:
-    return await _run(ctx, caller, SEARCH_EXPERT, body)
+async def search_expert(body: SearchExpertBody, request: Request, ctx: Ctx, caller: Caller) -> JSONResponse:
+    return await _run(ctx, caller, SEARCH_EXPERT, body, request)
 
 
 @router.post("/rich", summary="research_rich: WEB, IMAGE, VIDEO and NEWS concurrently")
-async def rich(body: ResearchRichInput, ctx: Ctx, caller: Caller) -> JSONResponse:
-    return await _run(ctx, caller, RICH, body)
+async def rich(body: RichBody, request: Request, ctx: Ctx, caller: Caller) -> JSONResponse:
+    return await _run(ctx, caller, RICH, body, request)
 
 
 @router.post("/investigate", summary="research_investigate: the curated pipeline, ranked hits with reasons")
-async def investigate(body: ResearchInvestigateInput, ctx: Ctx, caller: Caller) -> JSONResponse:
-    return await _run(ctx, caller, INVESTIGATE, body)
+async def investigate(body: InvestigateBody, request: Request, ctx: Ctx, caller: Caller) -> JSONResponse:
+    return await _run(ctx, caller, INVESTIGATE, body, request)
 
 
 @router.get("/providers", summary="research_providers: instances, availability, quota, cooldowns")
