@@ -60,7 +60,8 @@ def served(
     probes: bool = False,
 ) -> Iterator[Served]:
     """`probes=False` (the default here): the server sends no reachability probes, so request logs
-    hold only what a test caused — and a built-in endpoint a config left on is never contacted."""
+    hold only what a test caused — and a built-in endpoint a config left on is never contacted.
+    `env`: extra variables for the server (e.g. a shared `ZARNIWOOP_MASTER_KEY` for replicas)."""
     probe_flag = "--probes" if probes else "--no-probes"
     command = serve_command(
         "--config", str(config), "serve", "--host", host, "--port", "0", probe_flag, *extra_args

@@ -9,7 +9,8 @@ parsed before the 401). For `/v1/*`, `/mcp` and `/metrics`:
 2. a `Content-Length` over `MAX_BODY_BYTES` is a 413 at once; a body without a length (chunked) is
    counted as it is read and cut with a 413 when it passes the cap.
 
-Both answers use the one error shape (`errors.error_body`). Header sizes are capped by uvicorn's
+Both answers use the one error shape (`errors.error_body`) — OpenAI's on the gateway's paths
+(`openai_wire.GATEWAY_PATHS`), whose clients parse only that. Header sizes are capped by uvicorn's
 h11 parser (`serve` sets `h11_max_incomplete_event_size`).
 
     app.add_middleware(RequestGuard)        # create_app does this
@@ -25,6 +26,7 @@ from starlette.exceptions import HTTPException
 
 from .deps import PRINCIPAL_SCOPE_KEY, authenticate_header
 from .errors import error_body
+from .openai_wire import GATEWAY_PATHS, error_json
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -36,6 +38,8 @@ MAX_BODY_BYTES = 1024 * 1024
 MAX_HEADER_BYTES = 16 * 1024
 """The request line and headers together (uvicorn's h11 `max_incomplete_event_size`)."""
 _GUARDED = ("/v1/", "/mcp", "/metrics")
+_SIGNED = ("/v1/image",)
+"""GETs whose signature is the capability (an `<img>` cannot send a bearer token; no body)."""
 
 
 def too_large() -> HTTPException:
@@ -48,7 +52,8 @@ class RequestGuard:
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not str(scope.get("path", "")).startswith(_GUARDED):
+        path = str(scope.get("path", ""))
+        if scope["type"] != "http" or not path.startswith(_GUARDED) or path.startswith(_SIGNED):
             await self.app(scope, receive, send)
             return
         headers = {k.lower(): v for k, v in scope.get("headers", ())}
@@ -57,13 +62,13 @@ class RequestGuard:
         try:
             principal = await authenticate_header(state, header.decode("latin-1") if header else None)
         except HTTPException as exc:
-            await _answer(send, exc.status_code, error_body(str(exc.detail)), exc.headers)
+            await _answer(send, exc.status_code, _error(scope, exc.status_code, str(exc.detail)), exc.headers)
             return
         length = headers.get(b"content-length")
         if length is not None and (not length.isdigit() or int(length) > self.max_body_bytes):
             status = 413 if length.isdigit() else 400
             message = str(too_large().detail) if status == 413 else "Content-Length is not a number"
-            await _answer(send, status, error_body(message))
+            await _answer(send, status, _error(scope, status, message))
             return
         scope[PRINCIPAL_SCOPE_KEY] = principal
         if length is not None:  # the server delivers at most Content-Length bytes
@@ -93,7 +98,15 @@ class RequestGuard:
         except HTTPException as exc:  # a plain ASGI endpoint (MCP) let it through
             if exc.status_code != 413 or started:
                 raise
-            await _answer(send, 413, error_body(str(exc.detail)))
+            await _answer(send, 413, _error(scope, 413, str(exc.detail)))
+
+
+def _error(scope: Scope, status: int, message: str) -> dict[str, object]:
+    if str(scope.get("path", "")).startswith(GATEWAY_PATHS):
+        return error_json(
+            message, "invalid_request_error", None, "invalid_api_key" if status == 401 else None
+        )
+    return error_body(message)
 
 
 async def _answer(

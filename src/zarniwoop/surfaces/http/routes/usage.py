@@ -18,9 +18,10 @@ project, provider (with the key's source) and account, estimated cost, quota bar
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse
 
 from ....contract.errors import AccessDeniedError
 from ....contract.names import check_name
@@ -28,11 +29,14 @@ from ....tenancy.tokens import Principal
 from ....views.usage import parse_since
 from ..deps import Caller, Ctx
 from ..errors import ERROR_RESPONSES
+from ..responses import UsageReport
 
 router = APIRouter(tags=["usage"], responses=ERROR_RESPONSES)
 
 
-@router.get("/v1/usage", summary="Provider calls of the scope per instance and modality")
+@router.get(
+    "/v1/usage", summary="Provider calls of the scope per instance and modality", response_model=UsageReport
+)
 async def usage(
     ctx: Ctx,
     caller: Caller,
@@ -44,7 +48,8 @@ async def usage(
         Literal["project", "tenant"],
         Query(alias="llmScope", description="LLM usage of the project or (admin) the tenant."),
     ] = "project",
-) -> dict[str, Any]:
+) -> JSONResponse:
+    # The model documents the shape; the report goes out as it is, without re-validation.
     if account is not None:
         check_name("account", account)
     account = _visible_account(caller.principal, account)
@@ -56,15 +61,17 @@ async def usage(
         caller.scope.tenant, account=account, project=None if wide else caller.scope.project
     )
     if ctx.runtime.usage is None:
-        return {
-            "scope": scope,
-            "enabled": False,
-            "message": "usage tracking not enabled: no audit log is attached",
-            "llm": llm,
-        }
+        return JSONResponse(
+            {
+                "scope": scope,
+                "enabled": False,
+                "message": "usage tracking not enabled: no audit log is attached",
+                "llm": llm,
+            }
+        )
     research = await ctx.runtime.research_usage(caller.scope, since=parse_since(since))
     research.pop("scope", None)
-    return {"scope": scope, "enabled": True, "research": research, "llm": llm}
+    return JSONResponse({"scope": scope, "enabled": True, "research": research, "llm": llm})
 
 
 def _visible_account(principal: Principal, asked: str | None) -> str | None:
