@@ -707,3 +707,23 @@ def test_a_search_url_is_shareable_and_restores_the_search(page, server):
     assert page.locator("ol.hits > li h3").all_inner_texts() == ["Aurora", "Aurora borealis", "Banana bread"]
     expect(page.get_by_label("Query")).to_have_value("aurora")
     expect(page.get_by_label("Modality", exact=True)).to_have_value("ENCYCLOPEDIA")
+
+
+def test_the_theme_toggle_is_remembered_by_the_browser(page, server):
+    background = "getComputedStyle(document.body).backgroundColor"
+    page.emulate_media(color_scheme="light")
+    assert page.evaluate(background) == "rgb(247, 247, 245)"
+    theme = page.get_by_role("button", name=re.compile("^Theme: "))
+    expect(theme).to_have_text("Theme: system")
+    theme.click()
+    expect(theme).to_have_text("Theme: light")
+    theme.click()
+    expect(theme).to_have_text("Theme: dark")
+    assert page.evaluate(background) == "rgb(22, 24, 27)"  # dark, although the system says light
+    page.reload()
+    expect(page.locator("body[data-ready=true]")).to_have_count(1)
+    expect(page.get_by_role("button", name="Theme: dark")).to_be_visible()
+    assert page.evaluate(background) == "rgb(22, 24, 27)"
+    page.get_by_role("button", name="Theme: dark").click()  # back to the system's choice
+    expect(page.get_by_role("button", name="Theme: system")).to_be_visible()
+    assert page.evaluate(background) == "rgb(247, 247, 245)"

@@ -8,6 +8,8 @@
 
 const TOKEN_KEY = "zarniwoop.token";
 const SCOPE_KEY = "zarniwoop.scope";
+const THEME_KEY = "zarniwoop.theme"; // localStorage: the one thing remembered across tabs
+const THEMES = ["system", "light", "dark"];
 const PAGES = ["search", "routing", "investigate", "usage", "settings", "tokens"];
 
 // Extras worth a label, per modality, in the order a reader wants them; the rest follow as they come.
@@ -959,9 +961,26 @@ async function revokeToken(id) {
   }
 }
 
+// ---- theme -------------------------------------------------------------------------------------
+
+function applyTheme(theme) {
+  const chosen = THEMES.includes(theme) ? theme : "system";
+  if (chosen === "system") delete document.documentElement.dataset.theme;
+  else document.documentElement.dataset.theme = chosen;
+  $("theme").textContent = `Theme: ${chosen}`;
+  return chosen;
+}
+
+function cycleTheme() {
+  const next = THEMES[(THEMES.indexOf(localStorage.getItem(THEME_KEY) ?? "system") + 1) % THEMES.length];
+  localStorage.setItem(THEME_KEY, applyTheme(next));
+}
+
 // ---- start -------------------------------------------------------------------------------------
 
 function start() {
+  applyTheme(localStorage.getItem(THEME_KEY));
+  $("theme").addEventListener("click", cycleTheme);
   $("signin-form").addEventListener("submit", signIn);
   $("signout").addEventListener("click", () => signOut());
   $("search-form").addEventListener("submit", runSearch);
