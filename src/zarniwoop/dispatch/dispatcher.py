@@ -418,7 +418,9 @@ class Dispatcher:
             instance.protocol.id, config.instance_id, config.api_key.reveal() if config.api_key else None
         )
         begin = self.clock.monotonic()
-        delay = await self.limiter.reserve(key, config.rate_per_second, max_wait=share * PACING_SHARE)
+        delay = await self.limiter.reserve(
+            key, config.rate_per_second, max_wait=share * PACING_SHARE, burst=config.rate_burst
+        )
         if delay is None:
             reason = (
                 f"rate limit {config.rate_per_second:g}/s: no start slot within "
