@@ -35,6 +35,7 @@ from ..storage.privacy import redact_query
 from .cache import Coalescer, MemoryResultCache, ResultCache, cache_bypassed
 from .clock import Clock, utc_date
 from .gate import GO, GateDecision, QuotaGuard, check_cooldown, check_static
+from .hedging import LOSSES_TO_BENCH, HedgeLedger
 from .pacing import Pacer, RateLimiter, pace_key, wait_for_slot
 from .reachability import LastOutcome, MemoryReachability, ReachabilityStore
 
@@ -230,6 +231,8 @@ class Dispatcher:
         """Where the routing view's `reachable` comes from (shared by replicas with Redis)."""
         self.cooldown_outage = OutageLog(log, "cooldown store")
         self.probes: dict[str, ProbeResult] = {}
+        self.hedges = HedgeLedger()
+        """Observed latencies (the default hedge delay) and hedge-loss streaks (`dispatch/hedging.py`)."""
         """Free reachability probes of keyless endpoints, by endpoint (`dispatch/probe.py`)."""
 
     async def search(
@@ -292,7 +295,8 @@ class Dispatcher:
         else:
             locale = request.locale or request.expert_params.get("language")
             candidates = order_candidates(provider_set, request.modality, locale)
-        hedge_after = settings.get_int(K.HEDGE_AFTER_MS, 0) / 1000 or None
+        raw_hedge = settings.get(K.HEDGE_AFTER_MS)
+        hedge_after = settings.get_int(K.HEDGE_AFTER_MS, 0) if raw_hedge else None
         try:
             async with asyncio.timeout(deadline_s):
                 winner = await self._cascade(run, candidates, hedge_after)
@@ -303,7 +307,7 @@ class Dispatcher:
         return self._assemble(run, winner, candidates, deadline_s)
 
     async def _cascade(
-        self, run: _Run, candidates: list[ProviderInstance], hedge_after: float | None
+        self, run: _Run, candidates: list[ProviderInstance], hedge_after: int | None
     ) -> SearchResult | None:
         modality = run.request.modality
         subjects = [K.cooldown_subject(c.id, modality) for c in candidates]
@@ -333,25 +337,31 @@ class Dispatcher:
                 queue = [_Candidate(first.instance, first.cooldown, GO, panic=True)]
         return await self._race(run, queue, hedge_after)
 
-    async def _race(
-        self, run: _Run, queue: list[_Candidate], hedge_after: float | None
-    ) -> SearchResult | None:
+    async def _race(self, run: _Run, queue: list[_Candidate], hedge_after: int | None) -> SearchResult | None:
         """Walk the candidates in order, recording skips as they come. Without hedging each call is
         awaited in turn (no task: the common path stays cheap); with hedging, a slow call is raced by
-        the next callable candidate and the loser is cancelled."""
-        if hedge_after is None:
+        the next callable candidate and the loser is cancelled. `hedge_after`: the setting in ms
+        (None = after each candidate's observed p95, `dispatch/hedging.py`)."""
+
+        def delay_of(instance: ProviderInstance) -> float | None:
+            return self.hedges.hedge_after(instance.id, hedge_after)
+
+        callable_ = [c for c in queue if c.decision.allowed]
+        if len(callable_) < 2 or not any(delay_of(c.instance) for c in callable_[:-1]):
             while (candidate := self._next_callable(run, queue)) is not None:
                 result = await self._call(run, candidate, queue)
                 if result is not None:
                     return result
             return None
         running: dict[asyncio.Task[SearchResult | None], ProviderInstance] = {}
+        latest: list[ProviderInstance] = []
 
         def start_next() -> bool:
             candidate = self._next_callable(run, queue)
             if candidate is None:
                 return False
             running[asyncio.create_task(self._call(run, candidate, queue))] = candidate.instance
+            latest[:] = [candidate.instance]
             return True
 
         try:
@@ -359,9 +369,8 @@ class Dispatcher:
                 if not running and not start_next():
                     continue
                 can_hedge = any(c.decision.allowed and c.instance.config.hedge for c in queue)
-                done, _ = await asyncio.wait(
-                    running, timeout=hedge_after if can_hedge else None, return_when=asyncio.FIRST_COMPLETED
-                )
+                delay = delay_of(latest[0]) if can_hedge and latest else None
+                done, _ = await asyncio.wait(running, timeout=delay, return_when=asyncio.FIRST_COMPLETED)
                 if not done:  # the hedge timer fired: race the next candidate
                     start_next()
                     continue
@@ -478,6 +487,7 @@ class Dispatcher:
             await self._fail(run, call, exc, Outcome.HARD_ERROR)
             return None
         duration = self._elapsed_ms(begin)
+        self.hedges.answered(run.scope, subject, instance.id, duration / 1000)
         if candidate.cooldown is not None:  # a success clears the failure streak
             try:
                 await self.cooldowns.record_success(run.scope, subject)
@@ -502,20 +512,26 @@ class Dispatcher:
         return None
 
     async def _cut(self, run: _Run, call: _Call) -> None:
-        """A call cancelled mid-flight: a hedged loser (no verdict on the instance), or cut by the
-        search's deadline — benched like a timeout, so the next search does not pay for it again."""
+        """A call cancelled mid-flight: a hedged loser (no verdict on the instance, unless it lost
+        `LOSSES_TO_BENCH` hedges in a row: then it is benched like a timeout), or cut by the search's
+        deadline — benched like a timeout, so the next search does not pay for it again."""
         reason = run.cut_reasons.pop(call.instance.id, None)
         attempt = Attempt(
             call.instance.id, Outcome.TIMEOUT, reason or "deadline reached", self._elapsed_ms(call.begin)
         )
         if reason is not None:
+            if self.hedges.lost(run.scope, call.subject):
+                await self._bench_cut(run, call, f"lost {LOSSES_TO_BENCH} hedges in a row")
             self._record_cut(run, call.instance, attempt, call.call_id)
             return
         run.notes.append(f"deadline of {run.deadline_s * 1000:.0f} ms reached")
-        with contextlib.suppress(Exception):  # bounded: the search is already over time
-            async with asyncio.timeout(CUT_BENCH_TIMEOUT):
-                await self._bench(run, call, ProviderTimeoutError("deadline reached"))
+        await self._bench_cut(run, call, "deadline reached")
         self._record(run, call.instance, attempt, 0, call.call_id)
+
+    async def _bench_cut(self, run: _Run, call: _Call, reason: str) -> None:
+        with contextlib.suppress(Exception):  # bounded: a cancelled call must not hold up its search
+            async with asyncio.timeout(CUT_BENCH_TIMEOUT):
+                await self._bench(run, call, ProviderTimeoutError(reason))
 
     async def _bench(self, run: _Run, call: _Call, error: BaseException) -> None:
         message = _message_of(error)
