@@ -30,6 +30,7 @@ from ....tools.rich import RICH
 from ....tools.search import SEARCH, SEARCH_EXPERT
 from ..deps import Caller, CallerInfo, Ctx
 from ..errors import ERROR_RESPONSES
+from ..fast_json import FastJSONResponse
 from ..state import AppState
 
 router = APIRouter(prefix="/v1/research", tags=["research"], responses=ERROR_RESPONSES)
@@ -67,7 +68,7 @@ async def _run(
         spec, body, caller.scope, admin=caller.admin, cache=_use_cache(request, body)
     )
     # Already plain JSON: a JSONResponse skips FastAPI's re-validation of the return value.
-    return JSONResponse(result.structured)
+    return FastJSONResponse(result.structured)
 
 
 @router.post("/search", summary="research_search: one modality through the cascade")
