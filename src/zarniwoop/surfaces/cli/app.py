@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
+
+log = logging.getLogger("zarniwoop.cli")
 
 if TYPE_CHECKING:
     from ...contract.query import SearchScope
@@ -44,12 +47,52 @@ class Globals:
         return SearchScope(self.tenant, self.project)
 
 
+def name_option(
+    value: str | None, param: Any = None, *, field: str | None = None, allow_level: bool = False
+) -> str | None:
+    """Check a tenant/project/team/account id given on the command line (the one name rule of
+    `contract/names.py`); a bad one is a usage error (exit 2) naming the option."""
+    from ...contract.errors import InvalidRequestError
+    from ...contract.names import check_name
+
+    if value is None:
+        return None
+    field = field or "/".join(getattr(param, "opts", None) or ()) or "name"
+    envvar = getattr(param, "envvar", None)
+    if envvar:
+        field += f" (or {envvar})"
+    try:
+        return check_name(field, value, allow_level=allow_level)
+    except InvalidRequestError as exc:
+        typer.echo(f"error: {exc.message}", err=True)  # one line, like every other usage error
+        raise typer.Exit(2) from None
+
+
+def name_param(ctx: typer.Context, param: Any, value: str | None) -> str | None:
+    """Click callback of an id option: the strict rule (no settings levels)."""
+    return name_option(value, param)
+
+
+def names_param(ctx: typer.Context, param: Any, value: list[str] | None) -> list[str] | None:
+    """Click callback of a repeated id option."""
+    return None if value is None else [str(name_option(v, param)) for v in value]
+
+
+def _scope_param(ctx: typer.Context, param: Any, value: str) -> str:
+    # The operator's own CLI may address the settings levels (`--tenant _system`, `--project _tenant`).
+    return str(name_option(value, param, allow_level=True))
+
+
 @app.callback()
 def _globals(
     ctx: typer.Context,
     config: str | None = typer.Option(None, "--config", envvar="ZARNIWOOP_CONFIG", help="YAML config file."),
-    tenant: str = typer.Option("default", "--tenant", envvar="ZARNIWOOP_TENANT", help="Tenant scope."),
-    project: str = typer.Option("default", "--project", envvar="ZARNIWOOP_PROJECT", help="Project scope."),
+    tenant: str = typer.Option(
+        "default", "--tenant", envvar="ZARNIWOOP_TENANT", help="Tenant scope.", callback=_scope_param
+    ),
+    project: str = typer.Option(
+        "default", "--project", envvar="ZARNIWOOP_PROJECT", help="Project scope.", callback=_scope_param
+    ),
     # a flag takes no value: a blank metavar keeps typer from showing a `<bool>` type for it
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks and debug logs.", metavar=" "),
 ) -> None:
@@ -82,11 +125,22 @@ def run(ctx: typer.Context, body: Callable[[Runtime], Awaitable[T]]) -> T:
 
         runtime = await Runtime.open(g.config)
         try:
+            await _purge_llm_usage_if_due(runtime)
             return await body(runtime)
         finally:
             await runtime.aclose()
 
     return guarded(g, lambda: asyncio.run(go()))
+
+
+async def _purge_llm_usage_if_due(runtime: Runtime) -> None:
+    """At most once a day (across every process on the database): LLM usage/trace retention."""
+    from ...llm.retention import CLI_INTERVAL_SECONDS, purge_if_due
+
+    try:
+        await purge_if_due(runtime.db, runtime.settings, min_interval=CLI_INTERVAL_SECONDS)
+    except Exception as exc:  # housekeeping never fails the command the user asked for
+        log.warning("LLM usage retention purge skipped: %s", type(exc).__name__)
 
 
 def guarded(g: Globals, call: Callable[[], T]) -> T:
