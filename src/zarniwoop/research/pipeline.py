@@ -3,6 +3,9 @@
 investigator = Investigator(runtime.dispatcher)
 ranked = await investigator.investigate("off-target effects of CRISPR base editors", scope, max_results=10)
 ranked.to_json()  # RankedHitSet {question, plan, hits[…], dropped[…], refineDepth, rationale, usage}
+
+Pass `progress=observer` to hear each step as it ends (`research.progress`): plan, every search
+(n/m), dedup, deepen, evaluate, and a refinement round's own steps.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from ..observability.metrics import record_curated_run
 from .dedup import merge
 from .heuristics import HeuristicPlanner, LexicalEvaluator
 from .model import DroppedHit, MergedHit, Plan, RankedHit, RankedHitSet, Verdict
+from .progress import ProgressObserver, Tracker
 
 if TYPE_CHECKING:
     from ..contract.query import SearchScope
@@ -86,13 +90,20 @@ class Investigator:
         self.content_loader = content_loader
 
     async def investigate(
-        self, question: str, scope: SearchScope, *, max_results: int = 10, depth: int = 0
+        self,
+        question: str,
+        scope: SearchScope,
+        *,
+        max_results: int = 10,
+        depth: int = 0,
+        progress: ProgressObserver | None = None,
     ) -> RankedHitSet:
         question = _validate(question, max_results, depth)
         started = time.perf_counter()
         phase = ["plan"]  # which step a failure belongs to, for the curated-runs metric
+        tracker = Tracker(progress)
         try:
-            ranked = await self._investigate(question, scope, max_results, depth, started, phase)
+            ranked = await self._investigate(question, scope, max_results, depth, started, phase, tracker)
         except ZarniwoopError:
             record_curated_run(f"{phase[0]}_failed", time.perf_counter() - started)
             raise
@@ -107,6 +118,7 @@ class Investigator:
         depth: int,
         started: float,
         phase: list[str],
+        tracker: Tracker,
     ) -> RankedHitSet:
         provider_set = await self.dispatcher.factory.providers(scope)
         min_hits = provider_set.settings.get_int("research.investigate.minHits", 3)
@@ -115,29 +127,53 @@ class Investigator:
             await self.strategies(scope) if self.strategies else (self.planner, self.evaluator)
         )
         plan, plan_strategy = await self._plan(planner, question, available)
+        tracker.expect(1 + len(plan.searches) + 2 + (1 if depth > 0 else 0))
+        await tracker.step(
+            "plan", f"planned {len(plan.searches)} searches ({plan_strategy})", searches=len(plan.searches)
+        )
         searches: list[dict[str, Any]] = []
-        merged = merge(await self._run(plan, scope, max_results, searches))
+        merged = await self._search_and_merge(plan, scope, max_results, searches, tracker)
         notes: list[str] = []
         if depth > 0:
             merged = await self._deepen(merged, scope, notes)
+            await tracker.step("deepen", notes[-1])
         phase[0] = "evaluate"
         verdicts, eval_strategy = await self._evaluate(evaluator, question, merged)
         kept, dropped = _apply(merged, verdicts)
+        await tracker.step(
+            "evaluate",
+            f"kept {len(kept)}, dropped {len(dropped)} ({eval_strategy})",
+            kept=len(kept),
+            dropped=len(dropped),
+        )
         refine_depth = 0
         if len(kept) < min_hits and plan.searches:
             second = await self._refine(planner, question, plan, merged, available)
             if second.searches:
                 refine_depth = 1
+                tracker.expect(1 + len(second.searches) + 2 + (1 if depth > 0 else 0))
+                await tracker.step(
+                    "refine",
+                    f"only {len(kept)} relevant: {len(second.searches)} more searches",
+                    searches=len(second.searches),
+                )
                 seen = {m.key for m in merged}
                 more = [
                     m
-                    for m in merge(await self._run(second, scope, max_results, searches))
+                    for m in await self._search_and_merge(second, scope, max_results, searches, tracker)
                     if m.key not in seen
                 ]
                 if depth > 0:
                     more = await self._deepen(more, scope, notes)
+                    await tracker.step("deepen", notes[-1])
                 extra_verdicts, _ = await self._evaluate(evaluator, question, more)
                 more_kept, more_dropped = _apply(more, extra_verdicts)
+                await tracker.step(
+                    "evaluate",
+                    f"kept {len(more_kept)} more, dropped {len(more_dropped)}",
+                    kept=len(more_kept),
+                    dropped=len(more_dropped),
+                )
                 kept += more_kept
                 dropped += more_dropped
                 notes.append(second.rationale)
@@ -206,13 +242,47 @@ class Investigator:
             verdicts = await self.fallback_evaluator.evaluate(question, merged)
             return verdicts, f"{self.fallback_evaluator.strategy} (fallback: {exc.message})"
 
+    async def _search_and_merge(
+        self,
+        plan: Plan,
+        scope: SearchScope,
+        max_results: int,
+        log_into: list[dict[str, Any]],
+        tracker: Tracker,
+    ) -> list[MergedHit]:
+        batches = await self._run(plan, scope, max_results, log_into, tracker)
+        merged = merge(batches)
+        found = sum(len(hits) for *_, hits in batches)
+        await tracker.step("dedup", f"merged {found} hits into {len(merged)}", hits=found, merged=len(merged))
+        return merged
+
     async def _run(
-        self, plan: Plan, scope: SearchScope, max_results: int, log_into: list[dict[str, Any]]
+        self,
+        plan: Plan,
+        scope: SearchScope,
+        max_results: int,
+        log_into: list[dict[str, Any]],
+        tracker: Tracker,
     ) -> list[tuple[str, str, float, Sequence[SearchHit]]]:
         requests = [SearchRequest.create(s.query, s.modality, max_results=max_results) for s in plan.searches]
-        results: list[SearchResult] = await asyncio.gather(
-            *(self.dispatcher.search(r, scope) for r in requests)
-        )
+        finished = [0]
+
+        async def one(request: SearchRequest) -> SearchResult:
+            result = await self.dispatcher.search(request, scope)
+            finished[0] += 1
+            served = result.provider_instance_id or "no provider"
+            await tracker.step(
+                "search",
+                f"search {finished[0]}/{len(requests)}: {request.modality.value} via {served}, "
+                f"{result.returned_count} hits",
+                query=request.query,
+                modality=request.modality.value,
+                providerInstanceId=result.provider_instance_id,
+                hits=result.returned_count,
+            )
+            return result
+
+        results: list[SearchResult] = await asyncio.gather(*(one(r) for r in requests))
         batches: list[tuple[str, str, float, Sequence[SearchHit]]] = []
         for planned, result in zip(plan.searches, results, strict=True):
             log_into.append(

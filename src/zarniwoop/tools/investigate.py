@@ -18,7 +18,11 @@ DEFAULT_MAX_RESULTS = 10
 
 async def run_investigate(ctx: ToolContext, args: ResearchInvestigateInput) -> ToolResult:
     ranked = await ctx.host.investigator.investigate(
-        args.question, ctx.scope, max_results=args.max_results or DEFAULT_MAX_RESULTS, depth=args.depth or 0
+        args.question,
+        ctx.scope,
+        max_results=args.max_results or DEFAULT_MAX_RESULTS,
+        depth=args.depth or 0,
+        progress=ctx.progress,
     )
     return ToolResult(
         name=INVESTIGATE.name,
