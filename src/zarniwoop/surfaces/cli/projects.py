@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from .app import run
+from .app import name_param, run
 
 if TYPE_CHECKING:
     from ...runtime import Runtime
@@ -20,7 +20,8 @@ def register(app: typer.Typer) -> None:
 
 @projects_app.command("stop")
 def stop(
-    ctx: typer.Context, project: str | None = typer.Argument(None, help="Project (default: --project).")
+    ctx: typer.Context,
+    project: str | None = typer.Argument(None, help="Project (default: --project).", callback=name_param),
 ) -> None:
     """Dispose the project's provider instances and remove its content workspace."""
     from ...contract.query import SearchScope

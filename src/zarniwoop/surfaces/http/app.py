@@ -24,6 +24,7 @@ from ... import __version__
 from ...tools.registry import Toolbox
 from ..mcp import build_mcp_server, http_principal
 from .errors import install_error_handlers
+from .guard import RequestGuard
 from .mcp_endpoint import MCPEndpoint
 from .no_store import NoStoreApiAnswers
 from .routes import ROUTERS
@@ -107,6 +108,7 @@ def create_app(
         redoc_url=None,
     )
     install_error_handlers(app)
+    app.add_middleware(RequestGuard)  # token before body, bodies capped (issue 11)
     app.add_middleware(NoStoreApiAnswers)
     for router in ROUTERS:
         app.include_router(router)

@@ -1,8 +1,9 @@
 """One router per resource; `app.py` includes them all."""
 
-from . import admin, research, routing, system, tools, usage, web
+from . import admin, gateway, research, routing, system, tools, usage, web
 
 ROUTERS = (
+    gateway.router,
     research.router,
     routing.router,
     tools.router,
