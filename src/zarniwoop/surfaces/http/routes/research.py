@@ -91,7 +91,12 @@ async def _run(
     state: AppState, caller: CallerInfo, spec: ToolSpec[Any], body: Any, request: Request | None = None
 ) -> JSONResponse:
     result = await state.toolbox.run(
-        spec, body, caller.scope, admin=caller.admin, cache=_use_cache(request, body)
+        spec,
+        body,
+        caller.scope,
+        admin=caller.admin,
+        cache=_use_cache(request, body),
+        profile=caller.profile,
     )
     # Already plain JSON: a JSONResponse skips FastAPI's re-validation of the return value.
     return JSONResponse(result.full if result.full is not None else result.structured)
@@ -168,7 +173,13 @@ async def _stream(
     async def work() -> Any:
         try:
             return await state.toolbox.run(
-                spec, body, caller.scope, admin=caller.admin, cache=cache, progress=observe
+                spec,
+                body,
+                caller.scope,
+                admin=caller.admin,
+                cache=cache,
+                progress=observe,
+                profile=caller.profile,
             )
         finally:
             steps.put_nowait(None)
