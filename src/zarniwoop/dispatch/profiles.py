@@ -53,7 +53,7 @@ class ProfileChoice:
 
 GLOBAL_ORDER = ProfileChoice()
 """No profile asked for, none bound: the global order."""
-_CHOICE: ContextVar[ProfileChoice] = ContextVar("zarniwoop_profile", default=GLOBAL_ORDER)  # noqa: B039 (frozen)
+_CHOICE: ContextVar[ProfileChoice] = ContextVar("zarniwoop_profile", default=GLOBAL_ORDER)
 
 
 @contextmanager
