@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import keys as K
 from ..contract.errors import ZarniwoopError
-from ..contract.protocol import HttpSearchProtocol, ProbesCheaply
+from ..contract.protocol import DeclinesProbes, HttpSearchProtocol, ProbesCheaply
 from ..contract.query import SearchRequest
 from .clock import iso_utc
-from .pacing import pace_key
+from .pacing import pace_key, wait_for_slot
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -59,9 +60,16 @@ def probe_identity(instance: ProviderInstance) -> str:
 
 
 def is_probeable(instance: ProviderInstance) -> bool:
-    """Enabled, spoken over HTTP, and free to call: never a provider that needs a key."""
+    """Enabled, spoken over HTTP, and free to call: never a provider that needs a key, nor one whose
+    small keyless quota a probe would eat (`DeclinesProbes`)."""
     protocol = instance.protocol
-    return instance.config.enabled and not protocol.key_required and isinstance(protocol, HttpSearchProtocol)
+    declines = isinstance(protocol, DeclinesProbes) and not protocol.probes_allowed
+    return (
+        instance.config.enabled
+        and not protocol.key_required
+        and isinstance(protocol, HttpSearchProtocol)
+        and not declines
+    )
 
 
 class Prober:
@@ -74,7 +82,8 @@ class Prober:
         assert isinstance(protocol, HttpSearchProtocol)
         clock = self.dispatcher.clock
         key = pace_key(protocol.id, config.instance_id, config.api_key.reveal() if config.api_key else None)
-        await self.dispatcher.limiter.wait(key, config.rate_per_second)
+        delay = await self.dispatcher.limiter.reserve(key, config.rate_per_second, max_wait=math.inf)
+        await wait_for_slot(delay or 0.0)  # a probe has no deadline: it waits for its slot
         began = time.perf_counter()
         try:
             spec = self._request(instance)

@@ -1,6 +1,6 @@
 """One router per resource; `app.py` includes them all."""
 
-from . import admin, gateway, research, routing, system, tools, usage, web
+from . import admin, gateway, image, research, routing, settings, system, tools, usage, web
 
 ROUTERS = (
     gateway.router,
@@ -9,6 +9,8 @@ ROUTERS = (
     tools.router,
     usage.router,
     admin.router,
+    settings.router,
+    image.router,
     system.router,
     web.router,
 )

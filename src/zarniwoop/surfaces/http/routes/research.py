@@ -43,6 +43,7 @@ from ....tools.search import SEARCH, SEARCH_EXPERT
 from ..deps import Caller, CallerInfo, Ctx
 from ..errors import ERROR_RESPONSES, error_body
 from ..state import AppState
+from .image import sign_thumbnails
 
 if TYPE_CHECKING:
     from ....contract.progress import ProgressStep
@@ -98,6 +99,8 @@ async def _run(
         cache=_use_cache(request, body),
         profile=caller.profile,
     )
+    # image and video hits get a signed URL of the server's image proxy (the web UI's thumbnails)
+    sign_thumbnails(result.structured, state.runtime.box.sign)
     # Already plain JSON: a JSONResponse skips FastAPI's re-validation of the return value.
     return JSONResponse(result.full if result.full is not None else result.structured)
 
