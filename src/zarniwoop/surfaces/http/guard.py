@@ -38,6 +38,8 @@ MAX_BODY_BYTES = 1024 * 1024
 MAX_HEADER_BYTES = 16 * 1024
 """The request line and headers together (uvicorn's h11 `max_incomplete_event_size`)."""
 _GUARDED = ("/v1/", "/mcp", "/metrics")
+_SIGNED = ("/v1/image",)
+"""GETs whose signature is the capability (an `<img>` cannot send a bearer token; no body)."""
 
 
 def too_large() -> HTTPException:
@@ -50,7 +52,8 @@ class RequestGuard:
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not str(scope.get("path", "")).startswith(_GUARDED):
+        path = str(scope.get("path", ""))
+        if scope["type"] != "http" or not path.startswith(_GUARDED) or path.startswith(_SIGNED):
             await self.app(scope, receive, send)
             return
         headers = {k.lower(): v for k, v in scope.get("headers", ())}
