@@ -10,11 +10,12 @@ import asyncio
 import json
 import sqlite3
 import subprocess
+import sys
 
 import httpx2
 import pytest
 import yaml
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
@@ -205,3 +206,28 @@ def test_cli_profiles_identity_changes_with_the_providers_and_bad_keys_are_refus
     started = run(broken, "profiles", "--json")
     assert started.exit_code == 2
     assert "research.profile.x.providers: names endpoint 'pubmed', which is disabled" in started.stderr
+
+
+@pytest.mark.anyio
+async def test_stdio_mcp_with_a_profile_routes_every_call_through_it(tmp_path, emulator):
+    config = write_config(tmp_path, {"settings": settings(emulator)})
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "zarniwoop", "--config", str(config), "mcp", "--profile", PROFILE],
+        env=server_env(tmp_path / "home"),
+    )
+    async with Client(params, read_timeout_seconds=30) as client:
+        result = await client.call_tool("research_search", {"query": "graphene", "modality": "academic"})
+        assert result.structured_content["providerInstanceId"] == "arxiv"
+        assert result.structured_content["profile"]["name"] == PROFILE
+    assert emulator.requests(OPENALEX_PATH) == []
+    unknown = subprocess.run(
+        serve_command("--config", str(config), "mcp", "--profile", "nobody"),
+        env=server_env(tmp_path / "home"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert unknown.returncode == 2
+    assert "profile: unknown profile 'nobody'; defined here: research-agent" in unknown.stderr
