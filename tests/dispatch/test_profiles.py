@@ -130,3 +130,15 @@ def test_profile_names_follow_one_rule():
     assert bad.value.field == "profile"
     assert SearchRequest.create("q", "web", profile="").profile is None
     assert academic(profile="a").cache_key() != academic(profile="b").cache_key()
+
+
+async def test_the_python_api_takes_a_profile(tmp_path, emulator):
+    from zarniwoop.api import Zarniwoop
+
+    for i in "abc":
+        emulator.add(f"/{i}/works", Reply.json(openalex_works(1)))
+    async with await open_runtime(tmp_path, three_openalex(emulator)) as rt:
+        zw = Zarniwoop(rt, SCOPE, owns_runtime=False)
+        assert (await zw.search("graphene", "academic", profile="narrow")).provider_instance_id == "oa-c"
+        expert = await zw.search_expert("graphene", "academic", site="arxiv.org", profile="wide")
+        assert expert.provider_instance_id == "oa-b"
