@@ -56,8 +56,8 @@ def served(
     *extra_args: str,
     host: str = "127.0.0.1",
     timeout: float = 30.0,
-    probes: bool = False,
     env: Mapping[str, str] | None = None,
+    probes: bool = False,
 ) -> Iterator[Served]:
     """`probes=False` (the default here): the server sends no reachability probes, so request logs
     hold only what a test caused — and a built-in endpoint a config left on is never contacted.

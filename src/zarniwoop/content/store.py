@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import keys as K
+from ..config.trust import operator_flag
 from ..contract.enums import ContentInline
 from ..contract.errors import InvalidRequestError
 from ..contract.names import check_name, path_inside
@@ -152,7 +153,7 @@ class ContentStore:
         cap = settings.get_int(K.CONTENT_MAX_BYTES, DEFAULT_MAX_BYTES)
         if cap <= 0:
             raise InvalidRequestError(K.CONTENT_MAX_BYTES, f"must be a positive number of bytes, got {cap}")
-        return cap, settings.get_bool(K.CONTENT_ALLOW_PRIVATE, False)
+        return cap, operator_flag(settings, K.CONTENT_ALLOW_PRIVATE)  # system level only
 
     async def _instance(self, provider: str, scope: SearchScope) -> ProviderInstance:
         provider_set = await self.factory.providers(scope)

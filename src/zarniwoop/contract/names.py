@@ -9,7 +9,7 @@ every path built from them goes through `path_inside`, so even a name that slipp
 
 The rule: `[a-z0-9][a-z0-9._-]{0,63}` — lower-case letters, digits, `.`, `_`, `-`; 1 to 64
 characters; never starting with `.` (so never `.` or `..`) or `_`. Upper case is refused rather than
-folded, so `Acme` and `acme` can never be two spellings of one folder on a case-insensitive disk.
+folded, so "Acme" and "acme" can never be two spellings of one folder on a case-insensitive disk.
 
 The settings levels `_system` (tenant) and `_tenant` (project) are reserved: they start with `_`,
 so no user-given id can be one. Operator commands that address a level explicitly (the CLI's

@@ -83,11 +83,16 @@ def create_app(
             retention = start_retention_loop(rt.db, rt.settings)  # LLM usage/trace retention, periodic
             # keyless endpoints' reachability, before anyone searches (`zarniwoop serve`; off in tests)
             prober = rt.start_probes() if probes else None
+            background = rt.start_background()  # other processes' project stops, scheduled discovery
             try:
                 async with mcp.session_manager.run():
                     yield
             finally:
                 await stop_retention_loop(retention)
+                for task in background:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
                 if prober is not None:
                     prober.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
