@@ -1,7 +1,8 @@
 """ZarniwoopService: one search, dispatched over the ordered cascade of a scope's providers (DESIGN §5).
 
 Candidates for `(scope, modality)`: `research.default.<modality>`, then `research.fallback.<modality>`
-in order, then the remaining endpoints supporting the modality in settings order.
+in order, then the remaining endpoints supporting the modality in settings order — or, when the
+call routes through an agent profile (`dispatch/profiles.py`), only the profile's providers.
 
 NORMAL walks the candidates; the first success with at least one hit wins. Skips cost no time.
 A soft failure or an empty answer moves on without cooldown; a hard failure moves on and benches
@@ -22,7 +23,7 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from ..config import keys as K
@@ -35,7 +36,7 @@ from ..contract.errors import (
     ZarniwoopError,
 )
 from ..contract.protocol import ServesLanguage
-from ..contract.results import Attempt, SearchResult
+from ..contract.results import Attempt, RoutedProfile, SearchResult
 from ..observability.outage import OutageLog
 from ..storage.privacy import redact_query
 from .cache import Coalescer, MemoryResultCache, ResultCache, cache_bypassed
@@ -43,9 +44,11 @@ from .clock import Clock, utc_date
 from .gate import GO, GateDecision, QuotaGuard, check_cooldown, check_static
 from .hedging import LOSSES_TO_BENCH, HedgeLedger
 from .pacing import Pacer, RateLimiter, pace_key, wait_for_slot
+from .profiles import current_choice, find_profile
 from .reachability import LastOutcome, MemoryReachability, ReachabilityStore
 
 if TYPE_CHECKING:
+    from ..config.profiles import Profile
     from ..contract.protocol import ProviderInstance
     from ..contract.query import SearchRequest, SearchScope
     from .cooldown import Cooldown, CooldownStore
@@ -131,16 +134,28 @@ class _Candidate:
 
 
 def order_candidates(
-    provider_set: ProviderSet, modality: Modality, locale: str | None = None
+    provider_set: ProviderSet,
+    modality: Modality,
+    locale: str | None = None,
+    profile: Profile | None = None,
 ) -> list[ProviderInstance]:
     """Default, then fallbacks in order, then the remaining enabled instances serving the modality in
     settings order. A named default/fallback stays in even when disabled, so its skip is visible.
+
+    With an agent `profile` that covers the modality, only the profile's providers, in its order
+    (`config/profiles.py`); a modality it does not cover keeps the global order.
 
     With a `locale` (`de`, `de-CH`), instances of one protocol are reordered among the places that
     protocol already holds so that those serving the locale's language come first (`wiki-de` before
     `wiki-en` for `de-CH`); other protocols keep their places.
     """
     settings, instances = provider_set.settings, provider_set.instances
+    if profile is not None:
+        serving = [i for i, instance in instances.items() if modality in instance.protocol.modalities]
+        narrowed = profile.names_for(modality, serving)
+        if narrowed is not None:
+            candidates = [instances[i] for i in narrowed if i in instances]
+            return prefer_language(candidates, locale) if locale else candidates
     named = [settings.get(K.default_key(modality)) or "", *settings.get_list(K.fallback_key(modality))]
     ordered: dict[str, ProviderInstance] = {}
     for instance_id in named:
@@ -260,8 +275,18 @@ class Dispatcher:
         if overrides:
             provider_set = self.factory.build(scope, overrides)
         settings = provider_set.settings
+        profile_name = current_choice().pick(request.profile)
+        profile = find_profile(settings, profile_name) if profile_name else None
+        if profile_name != request.profile:
+            request = replace(request, profile=profile_name)
         ttl = settings.get_int(K.cache_ttl_key(request.modality), settings.get_int(K.CACHE_TTL_SECONDS, 600))
-        key: Hashable = (scope, request.cache_key(), tuple(sorted((overrides or {}).items())))
+        # The profile's identity, not just its name: a redefined profile never serves the old cascade's answer.
+        key: Hashable = (
+            scope,
+            request.cache_key(),
+            tuple(sorted((overrides or {}).items())),
+            profile.sha256 if profile else None,
+        )
         if ttl > 0 and use_cache:
             cached = await self.cache.get(key)
             if cached is not None:
@@ -270,7 +295,7 @@ class Dispatcher:
                 return result
 
         async def run() -> SearchResult:
-            result = await self._dispatch(request, scope, provider_set)
+            result = await self._dispatch(request, scope, provider_set, profile)
             if ttl > 0 and result.hits:
                 await self.cache.set(key, result.with_(fetched_at=self.clock.now()), ttl)
             return result
@@ -282,7 +307,11 @@ class Dispatcher:
         return result
 
     async def _dispatch(
-        self, request: SearchRequest, scope: SearchScope, provider_set: ProviderSet
+        self,
+        request: SearchRequest,
+        scope: SearchScope,
+        provider_set: ProviderSet,
+        profile: Profile | None = None,
     ) -> SearchResult:
         settings = provider_set.settings
         deadline_s = settings.get_int(K.DEADLINE_MS, 20000) / 1000
@@ -297,10 +326,18 @@ class Dispatcher:
                     "pinnedProviderId",
                     f"unknown provider instance {request.pinned_provider_id!r}; known: {known}",
                 )
+            if profile is not None:
+                allowed = order_candidates(provider_set, request.modality, profile=profile)
+                if pinned not in allowed:
+                    raise InvalidRequestError(
+                        "pinnedProviderId",
+                        f"{pinned.id!r} is not in profile {profile.name!r}'s {request.modality.value} "
+                        f"cascade: {', '.join(i.id for i in allowed) or 'none'}",
+                    )
             candidates = [pinned]
         else:
             locale = request.locale or request.expert_params.get("language")
-            candidates = order_candidates(provider_set, request.modality, locale)
+            candidates = order_candidates(provider_set, request.modality, locale, profile)
         raw_hedge = settings.get(K.HEDGE_AFTER_MS)
         hedge_after = settings.get_int(K.HEDGE_AFTER_MS, 0) if raw_hedge else None
         try:
@@ -310,7 +347,8 @@ class Dispatcher:
             winner = None
             run.notes.append(f"deadline of {deadline_s * 1000:.0f} ms reached")
         run.notes[:] = list(dict.fromkeys(run.notes))
-        return self._assemble(run, winner, candidates, deadline_s)
+        result = self._assemble(run, winner, candidates, deadline_s)
+        return result.with_(profile=RoutedProfile(profile.name, profile.sha256)) if profile else result
 
     async def _cascade(
         self, run: _Run, candidates: list[ProviderInstance], hedge_after: int | None

@@ -93,7 +93,12 @@ async def _run(
     state: AppState, caller: CallerInfo, spec: ToolSpec[Any], body: Any, request: Request | None = None
 ) -> JSONResponse:
     result = await state.toolbox.run(
-        spec, body, caller.scope, admin=caller.admin, cache=_use_cache(request, body)
+        spec,
+        body,
+        caller.scope,
+        admin=caller.admin,
+        cache=_use_cache(request, body),
+        profile=caller.profile,
     )
     # image and video hits get a signed URL of the server's image proxy (the web UI's thumbnails)
     sign_thumbnails(result.structured, state.runtime.box.sign)
@@ -172,7 +177,13 @@ async def _stream(
     async def work() -> Any:
         try:
             return await state.toolbox.run(
-                spec, body, caller.scope, admin=caller.admin, cache=cache, progress=observe
+                spec,
+                body,
+                caller.scope,
+                admin=caller.admin,
+                cache=cache,
+                progress=observe,
+                profile=caller.profile,
             )
         finally:
             steps.put_nowait(None)
