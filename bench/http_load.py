@@ -129,7 +129,7 @@ def main() -> None:
             directory = Path(tmp)
             settings = {
                 **only(),
-                **endpoint("wiki", "wikipedia", f"{emulator_url}/w", **{"rateLimit.perSecond": 1_000_000}),
+                **endpoint("wiki", "wikipedia", f"{emulator_url}/w", **{"rateLimit.perSecond": 100_000}),
                 "research.cache.ttlSeconds": 0,
                 "research.cache.ttlSeconds.encyclopedia": 0,
             }

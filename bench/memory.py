@@ -87,7 +87,11 @@ def _measure(emulator_url: str, cache_seconds: int, searches: int, clients: int)
         settings = {
             **only("tavily"),
             **endpoint(
-                "tavily", "tavily", f"{emulator_url}/tavily", apiKey="tvly-bench", **{"rateLimit.perSecond": 1e6}
+                "tavily",
+                "tavily",
+                f"{emulator_url}/tavily",
+                apiKey="tvly-bench",
+                **{"rateLimit.perSecond": 1e6},
             ),
             "research.cache.ttlSeconds": cache_seconds,
         }

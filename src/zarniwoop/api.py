@@ -138,11 +138,11 @@ class Zarniwoop:
         *,
         max_results: int = 10,
         locale: str | None = None,
+        profile: str | None = None,
     ) -> SearchResult:
-        """`research_search`: one modality through the provider cascade."""
-        args = parse_arguments(
-            SEARCH, {"query": query, "modality": modality, "maxResults": max_results, "locale": locale}
-        )
+        """`research_search`: one modality through the provider cascade (an agent `profile`'s, if named)."""
+        raw = {"query": query, "modality": modality, "maxResults": max_results, "locale": locale}
+        args = parse_arguments(SEARCH, raw | {"profile": profile})
         return await self._runtime.dispatcher.search(search_request(args), self._scope)
 
     async def search_expert(
@@ -158,6 +158,7 @@ class Zarniwoop:
         domain: str | None = None,
         language: str | None = None,
         pinned_provider_id: str | None = None,
+        profile: str | None = None,
     ) -> SearchResult:
         """`research_search_expert`: filters, or exactly one provider instance with `pinned_provider_id`."""
         raw = {
@@ -171,6 +172,7 @@ class Zarniwoop:
             "domain": domain,
             "language": language,
             "pinnedProviderId": pinned_provider_id,
+            "profile": profile,
         }
         args = parse_arguments(SEARCH_EXPERT, raw)
         return await self._runtime.dispatcher.search(expert_request(args), self._scope)

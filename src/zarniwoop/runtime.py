@@ -296,8 +296,11 @@ class Runtime:
             self.db, self.dispatcher, scope, since=since, until=until, audit=self.usage
         )
 
-    async def routing_report(self, scope: SearchScope, *, admin: bool) -> dict[str, Any]:
-        """`GET /v1/_routing`: the search block, the LLM alias resolutions, the added sections."""
+    async def routing_report(
+        self, scope: SearchScope, *, admin: bool, profile: str | None = None
+    ) -> dict[str, Any]:
+        """`GET /v1/_routing`: the search block, the LLM alias resolutions, the added sections (and
+        an agent profile's cascades, `?profile=`)."""
         from .views.routing import routing_report
 
         return await routing_report(
@@ -307,6 +310,7 @@ class Runtime:
             admin=admin,
             sections=self.routing_sections,
             catalog=await self.catalog(),
+            profile=profile,
         )
 
     async def probe_providers(self, scope: SearchScope) -> dict[str, ProbeResult]:

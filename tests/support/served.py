@@ -39,8 +39,9 @@ class Served:
         return self.process.pid
 
 
-def serve_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "zarniwoop", *args]
+def serve_command(*args: str, python_args: tuple[str, ...] = ()) -> list[str]:
+    """`python_args` go before `-m zarniwoop` (`-m cProfile -o out.prof`: bench/profile_serve.py)."""
+    return [sys.executable, *python_args, "-m", "zarniwoop", *args]
 
 
 def server_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -58,13 +59,23 @@ def served(
     timeout: float = 30.0,
     env: Mapping[str, str] | None = None,
     probes: bool = False,
+    python_args: tuple[str, ...] = (),
 ) -> Iterator[Served]:
     """`probes=False` (the default here): the server sends no reachability probes, so request logs
     hold only what a test caused — and a built-in endpoint a config left on is never contacted.
     `env`: extra variables for the server (e.g. a shared `ZARNIWOOP_MASTER_KEY` for replicas)."""
     probe_flag = "--probes" if probes else "--no-probes"
     command = serve_command(
-        "--config", str(config), "serve", "--host", host, "--port", "0", probe_flag, *extra_args
+        "--config",
+        str(config),
+        "serve",
+        "--host",
+        host,
+        "--port",
+        "0",
+        probe_flag,
+        *extra_args,
+        python_args=python_args,
     )
     home.mkdir(parents=True, exist_ok=True)
     log = home / "serve.stderr"

@@ -118,7 +118,7 @@ def test_healthz_and_openapi_need_no_token(api):
         assert path in spec["paths"]
     # the tool's own schema, plus the caller's (never the model's) cache switch
     body = spec["components"]["schemas"]["SearchBody"]
-    assert list(body["properties"]) == ["query", "modality", "maxResults", "locale", "cache"]
+    assert list(body["properties"]) == ["query", "modality", "maxResults", "locale", "profile", "cache"]
     assert body["required"] == ["query", "modality"]
     # Every status a handler can answer is documented, with the one error shape.
     responses = spec["paths"]["/v1/research/search"]["post"]["responses"]

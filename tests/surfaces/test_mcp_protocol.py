@@ -66,7 +66,7 @@ async def test_unknown_tool_and_bad_arguments_are_invalid_params_naming_the_fiel
         client.call_tool("research_search", {"query": "x", "modality": "web", "limit": 3})
     ) == (
         -32602,
-        "limit: unknown parameter; expected one of query, modality, maxResults, locale",
+        "limit: unknown parameter; expected one of query, modality, maxResults, locale, profile",
         {"field": "limit"},
     )
     ours = [r for r in caplog.records if r.name == "zarniwoop.surfaces.mcp"]

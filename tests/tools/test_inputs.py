@@ -41,7 +41,7 @@ def test_search_schema_follows_the_contract():
     schema = tool_spec("research_search").input_schema
     assert schema["type"] == "object"
     assert schema["additionalProperties"] is False
-    assert list(schema["properties"]) == ["query", "modality", "maxResults", "locale"]
+    assert list(schema["properties"]) == ["query", "modality", "maxResults", "locale", "profile"]
     assert schema["required"] == ["query", "modality"]
     assert schema["properties"]["modality"]["enum"] == [m.value for m in Modality]  # from the contract enum
     assert schema["properties"]["query"]["maxLength"] == MAX_QUERY_CHARS
@@ -53,6 +53,7 @@ def test_search_schema_follows_the_contract():
         "type": ["integer", "null"],  # optional: `null` means "not given", so a strict converter works
     }
     assert schema["properties"]["locale"]["type"] == ["string", "null"]
+    assert schema["properties"]["profile"]["type"] == ["string", "null"]  # optional, nullable (tools12)
     assert schema["properties"]["query"]["type"] == "string"  # required: never null
     assert "$defs" not in schema and "$ref" not in str(schema)
 
@@ -70,6 +71,7 @@ def test_expert_rich_investigate_providers_schemas():
         "domain",
         "language",
         "pinnedProviderId",
+        "profile",
     ]
     assert expert["required"] == ["query", "modality", "maxResults"]
     assert expert["properties"]["dateFrom"] == {
@@ -78,9 +80,9 @@ def test_expert_rich_investigate_providers_schemas():
         "description": "Earliest publication date (ISO, YYYY-MM-DD).",
     }
     rich = tool_spec("research_rich").input_schema
-    assert list(rich["properties"]) == ["query", "maxResults"] and rich["required"] == ["query", "maxResults"]
+    assert list(rich["properties"]) == ["query", "maxResults", "profile"] and rich["required"] == ["query", "maxResults"]
     investigate = tool_spec("research_investigate").input_schema
-    assert list(investigate["properties"]) == ["question", "maxResults", "depth"]
+    assert list(investigate["properties"]) == ["question", "maxResults", "depth", "profile"]
     assert investigate["required"] == ["question"]
     assert tool_spec("research_providers").input_schema["properties"] == {}
     assert tool_spec("research_providers").input_schema["required"] == []

@@ -60,6 +60,7 @@ BOUNDS: tuple[Bound, ...] = (
     _bound(r"^research\.deadlineMs$", 1, 600_000, "ms"),
     _bound(_ENDPOINT + r"timeoutMs$", 1, 600_000, "ms"),
     _bound(_ENDPOINT + r"rateLimit\.perSecond$", 0, 100_000, "calls per second", fractional=True),
+    _bound(_ENDPOINT + r"rateLimit\.burst$", 1, 100_000, "calls in one second", fractional=True),
     _bound(_ENDPOINT + r"quota\.(daily|monthly)$", 0, 10**12, "calls"),
     _bound(r"^research\.hedge\.afterMs$", 0, 600_000, "ms"),
     _bound(r"^research\.cache\.ttlSeconds(\.\w+)?$", 0, 366 * DAY, "seconds"),

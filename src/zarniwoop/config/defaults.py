@@ -49,7 +49,7 @@ SERVICE_DEFAULTS: dict[str, str] = {
     # The local index answers in about a millisecond, and a re-index must show at once.
     "research.cache.ttlSeconds.internal_doc": "0",
     "research.cache.ttlSeconds.rag": "0",
-    "research.hedge.afterMs": "0",
+    # research.hedge.afterMs unset: hedge after each endpoint's observed p95 (dispatch/hedging.py).
     "research.provenance": "false",
     "research.factory.cache.ttlMinutes": "5",
     "research.quota.cache.ttlMinutes": "5",

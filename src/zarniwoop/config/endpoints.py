@@ -101,6 +101,7 @@ def instance_config(
             K.SUFFIX_ENABLED,
             K.SUFFIX_TIMEOUT_MS,
             K.SUFFIX_RATE,
+            K.SUFFIX_BURST,
             K.SUFFIX_HEDGE,
             K.SUFFIX_ORDER,
         )
@@ -114,6 +115,7 @@ def instance_config(
         enabled=settings.get_bool(prefix + K.SUFFIX_ENABLED, True),
         timeout_ms=settings.get_int(prefix + K.SUFFIX_TIMEOUT_MS, 8000),
         rate_per_second=settings.get_float(prefix + K.SUFFIX_RATE, default_rate(protocol, key)),
+        rate_burst=settings.get_float(prefix + K.SUFFIX_BURST, None),
         hedge=settings.get_bool(prefix + K.SUFFIX_HEDGE, True),
         extras=extras,
         home=home,

@@ -61,7 +61,11 @@ KNOWN_KEYS: tuple[KnownKey, ...] = (
         "the embedded result cache's bound in bytes (system level)",
         str(64 * 1024 * 1024),
     ),
-    KnownKey("research.hedge.afterMs", "race a slow candidate by the next one after this (0 = off)", "0"),
+    KnownKey(
+        "research.hedge.afterMs",
+        "race a slow candidate by the next one after this (0 = off; unset = its observed p95)",
+        "p95",
+    ),
     KnownKey("research.provenance", "append `(via …)` to tool text", "false"),
     KnownKey(
         "research.operatorKeys", "deny: never use the operator's environment keys for this scope", "allow"

@@ -2,24 +2,27 @@
 
 Checked for every scope that has settings: each endpoint's protocol exists and accepts its config
 (SearXNG without `baseUrl`, …); `research.default.<modality>` / `research.fallback.<modality>`
-name a real modality and an existing, enabled endpoint that serves it; typed keys parse; numeric
-keys lie within their bounds (`bounds.BOUNDS`); API keys are printable ASCII (`bounds.check_api_key`);
-and every row is one its level may write (`config/trust.py`: system-only switches, endpoint URLs
-set below system level).
+name a real modality and an existing, enabled endpoint that serves it; so do agent profiles
+`research.profile.<name>.providers[.<modality>]` (the generic list: existing, enabled); typed
+keys parse; numeric keys lie within their bounds (`bounds.BOUNDS`); API keys are printable ASCII
+(`bounds.check_api_key`); and every row is one its level may write (`config/trust.py`: system-only
+switches, endpoint URLs set below system level).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..contract.enums import Modality
 from ..contract.errors import ConfigError
 from ..contract.protocol import ValidatesConfig
-from ..contract.query import SearchScope
+from ..contract.query import PROFILE_RULE, SearchScope
 from . import keys as K
 from .bounds import check_api_key, check_bounds
 from .endpoints import endpoint_ids, instance_config
+from .profiles import PROFILE_PREFIX, parse_profile_key
 from .trust import ALLOW_PRIVATE_ENDPOINTS, check_writes, operator_flag
 
 if TYPE_CHECKING:
@@ -75,27 +78,18 @@ def validate_scope(settings: ScopedSettings, protocols: Mapping[str, SearchProto
                 errors.append(problem)
         endpoints[instance_id] = protocol
     for key in list(settings.keys()):
-        if not key.startswith(_ROUTING):
-            continue
-        name = key.split(".", 2)[2]
-        try:
-            modality = Modality.parse(name, field=key)
-        except Exception:
-            valid = ", ".join(m.setting_name for m in Modality)
-            errors.append(ConfigError(key, f"unknown modality {name!r}; expected one of {valid}"))
-            continue
-        for instance_id in settings.get_list(key):
-            protocol = endpoints.get(instance_id)
-            if protocol is None:
-                errors.append(ConfigError(key, f"names endpoint {instance_id!r}, which is not defined"))
-            elif not settings.get_bool(K.endpoint_key(instance_id, K.SUFFIX_ENABLED), True):
-                errors.append(ConfigError(key, f"names endpoint {instance_id!r}, which is disabled"))
-            elif modality not in protocol.modalities:
-                errors.append(
-                    ConfigError(
-                        key, f"endpoint {instance_id!r} ({protocol.id}) does not serve {modality.value}"
-                    )
-                )
+        if key.startswith(_ROUTING):
+            errors.extend(_check_routing(settings, endpoints, key, key.split(".", 2)[2]))
+        elif (profile := parse_profile_key(key)) is not None:
+            name, modality_name = profile
+            if re.fullmatch(PROFILE_RULE, name) is None:
+                errors.append(ConfigError(key, f"profile name {name!r} must match {PROFILE_RULE}"))
+            elif modality_name is None:
+                errors.extend(_check_ids(settings, endpoints, key, None))
+            else:
+                errors.extend(_check_routing(settings, endpoints, key, modality_name))
+        elif key.startswith(PROFILE_PREFIX):
+            errors.append(ConfigError(key, "expected research.profile.<name>.providers[.<modality>]"))
     for key in list(settings.keys()):
         row = settings.row(key)
         if row is None:
@@ -115,6 +109,39 @@ def validate_scope(settings: ScopedSettings, protocols: Mapping[str, SearchProto
             continue
         if (problem := check_bounds(key, settings.get(key))) is not None:  # after the type: its message first
             errors.append(problem)
+    return errors
+
+
+def _check_routing(
+    settings: ScopedSettings, endpoints: Mapping[str, SearchProtocol], key: str, modality_name: str
+) -> list[ConfigError]:
+    """A key routing one modality (`research.default.web`, `research.profile.x.providers.web`)."""
+    try:
+        modality = Modality.parse(modality_name, field=key)
+    except Exception:
+        valid = ", ".join(m.setting_name for m in Modality)
+        return [ConfigError(key, f"unknown modality {modality_name!r}; expected one of {valid}")]
+    return _check_ids(settings, endpoints, key, modality)
+
+
+def _check_ids(
+    settings: ScopedSettings,
+    endpoints: Mapping[str, SearchProtocol],
+    key: str,
+    modality: Modality | None,
+) -> list[ConfigError]:
+    """Each endpoint a routing key names exists, is enabled and (for one modality) serves it."""
+    errors: list[ConfigError] = []
+    for instance_id in settings.get_list(key):
+        protocol = endpoints.get(instance_id)
+        if protocol is None:
+            errors.append(ConfigError(key, f"names endpoint {instance_id!r}, which is not defined"))
+        elif not settings.get_bool(K.endpoint_key(instance_id, K.SUFFIX_ENABLED), True):
+            errors.append(ConfigError(key, f"names endpoint {instance_id!r}, which is disabled"))
+        elif modality is not None and modality not in protocol.modalities:
+            errors.append(
+                ConfigError(key, f"endpoint {instance_id!r} ({protocol.id}) does not serve {modality.value}")
+            )
     return errors
 
 

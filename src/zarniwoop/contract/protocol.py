@@ -66,6 +66,8 @@ class InstanceConfig:
     enabled: bool = True
     timeout_ms: int = 8000
     rate_per_second: float | None = None
+    rate_burst: float | None = None
+    """At most this many calls in any one second (`.rateLimit.burst`); None = the rate itself."""
     hedge: bool = False
     extras: Mapping[str, str] = field(default_factory=dict)
     """Every other suffix (`contactEmail`, `language`, `quota.daily`, …) as a string."""

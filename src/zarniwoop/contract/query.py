@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -13,6 +14,20 @@ from .errors import InvalidRequestError
 MAX_QUERY_CHARS = 2000
 """Longer queries are refused: no provider accepts them and they only cost bandwidth."""
 MAX_RESULTS_LIMIT = 100
+PROFILE_RULE = "[a-z0-9][a-z0-9_-]{0,63}"
+"""An agent profile's name: one segment of `research.profile.<name>.providers`, so no dots."""
+_PROFILE = re.compile(PROFILE_RULE)
+
+
+def check_profile(field: str, value: object) -> str | None:
+    """A profile name, or None for an empty/absent one (= the global order); else
+    `InvalidRequestError` naming `field`."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or _PROFILE.fullmatch(value) is None:
+        shown = repr(value)[:80]
+        raise InvalidRequestError(field, f"expected a profile name matching {PROFILE_RULE}, got {shown}")
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +52,8 @@ class SearchRequest:
     locale: str | None = None
     pinned_provider_id: str | None = None
     expert_params: Mapping[str, str] = field(default_factory=dict)
+    profile: str | None = None
+    """The agent profile narrowing the cascade (`research.profile.<name>`); None: the global order."""
     today: date | None = field(default=None, compare=False)
     """The date (UTC) the search runs on. The dispatcher sets it from its injected clock, so
     protocols never read one: open date ranges end here (Brave's `freshness`, SearXNG's
@@ -57,6 +74,7 @@ class SearchRequest:
         locale: str | None = None,
         pinned_provider_id: str | None = None,
         expert_params: Mapping[str, Any] | None = None,
+        profile: Any = None,
     ) -> SearchRequest:
         """Validate untrusted input; every problem raises `InvalidRequestError` naming the field."""
         if not isinstance(query, str) or not query.strip():
@@ -87,6 +105,7 @@ class SearchRequest:
             locale=(locale or None),
             pinned_provider_id=(pinned_provider_id or None),
             expert_params=params,
+            profile=check_profile("profile", profile),
         )
 
     def cache_key(self) -> tuple[Any, ...]:
@@ -99,6 +118,7 @@ class SearchRequest:
             self.locale,
             self.pinned_provider_id,
             tuple(sorted(self.expert_params.items())),
+            self.profile,
         )
 
 

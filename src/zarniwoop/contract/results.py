@@ -106,6 +106,17 @@ class Attempt:
 
 
 @dataclass(frozen=True, slots=True)
+class RoutedProfile:
+    """The agent profile that routed a result: its name and content identity (`config/profiles.py`)."""
+
+    name: str
+    sha256: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "sha256": self.sha256}
+
+
+@dataclass(frozen=True, slots=True)
 class SearchResult:
     query: str
     modality: Modality
@@ -126,6 +137,8 @@ class SearchResult:
     dispatcher turns into a cooldown; internal: not part of the JSON shape."""
     fetched_at: float | None = None
     """Epoch seconds the provider answered, on results served from the cache (`cachedAt` in JSON)."""
+    profile: RoutedProfile | None = None
+    """The agent profile whose cascade served this; in the JSON only when one did."""
 
     @property
     def returned_count(self) -> int:
@@ -153,6 +166,7 @@ class SearchResult:
             "attempts": [a.to_json() for a in self.attempts],
             "cached": self.cached,
             **({"cachedAt": _iso(self.fetched_at)} if self.fetched_at is not None else {}),
+            **({"profile": self.profile.to_json()} if self.profile is not None else {}),
         }
 
     @classmethod
@@ -170,6 +184,7 @@ class SearchResult:
             attempts=tuple(Attempt.from_json(a) for a in data.get("attempts", ())),
             cached=bool(data.get("cached", False)),
             fetched_at=_epoch(data["cachedAt"]) if data.get("cachedAt") else None,
+            profile=RoutedProfile(**data["profile"]) if data.get("profile") else None,
         )
 
 
@@ -204,7 +219,15 @@ class QuotaStatus:
         }
 
 
-__all__ = ["Attempt", "Availability", "ContentRef", "QuotaStatus", "SearchHit", "SearchResult"]
+__all__ = [
+    "Attempt",
+    "Availability",
+    "ContentRef",
+    "QuotaStatus",
+    "RoutedProfile",
+    "SearchHit",
+    "SearchResult",
+]
 
 
 def _iso(epoch: float) -> str:

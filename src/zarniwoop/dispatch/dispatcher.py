@@ -1,7 +1,8 @@
 """ZarniwoopService: one search, dispatched over the ordered cascade of a scope's providers (DESIGN §5).
 
 Candidates for `(scope, modality)`: `research.default.<modality>`, then `research.fallback.<modality>`
-in order, then the remaining endpoints supporting the modality in settings order.
+in order, then the remaining endpoints supporting the modality in settings order — or, when the
+call routes through an agent profile (`dispatch/profiles.py`), only the profile's providers.
 
 NORMAL walks the candidates; the first success with at least one hit wins. Skips cost no time.
 A soft failure or an empty answer moves on without cooldown; a hard failure moves on and benches
@@ -22,7 +23,7 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from ..config import keys as K
@@ -35,16 +36,19 @@ from ..contract.errors import (
     ZarniwoopError,
 )
 from ..contract.protocol import ServesLanguage
-from ..contract.results import Attempt, SearchResult
+from ..contract.results import Attempt, RoutedProfile, SearchResult
 from ..observability.outage import OutageLog
 from ..storage.privacy import redact_query
 from .cache import Coalescer, MemoryResultCache, ResultCache, cache_bypassed
 from .clock import Clock, utc_date
 from .gate import GO, GateDecision, QuotaGuard, check_cooldown, check_static
+from .hedging import LOSSES_TO_BENCH, HedgeLedger
 from .pacing import Pacer, RateLimiter, pace_key, wait_for_slot
+from .profiles import current_choice, find_profile
 from .reachability import LastOutcome, MemoryReachability, ReachabilityStore
 
 if TYPE_CHECKING:
+    from ..config.profiles import Profile
     from ..contract.protocol import ProviderInstance
     from ..contract.query import SearchRequest, SearchScope
     from .cooldown import Cooldown, CooldownStore
@@ -130,16 +134,28 @@ class _Candidate:
 
 
 def order_candidates(
-    provider_set: ProviderSet, modality: Modality, locale: str | None = None
+    provider_set: ProviderSet,
+    modality: Modality,
+    locale: str | None = None,
+    profile: Profile | None = None,
 ) -> list[ProviderInstance]:
     """Default, then fallbacks in order, then the remaining enabled instances serving the modality in
     settings order. A named default/fallback stays in even when disabled, so its skip is visible.
+
+    With an agent `profile` that covers the modality, only the profile's providers, in its order
+    (`config/profiles.py`); a modality it does not cover keeps the global order.
 
     With a `locale` (`de`, `de-CH`), instances of one protocol are reordered among the places that
     protocol already holds so that those serving the locale's language come first (`wiki-de` before
     `wiki-en` for `de-CH`); other protocols keep their places.
     """
     settings, instances = provider_set.settings, provider_set.instances
+    if profile is not None:
+        serving = [i for i, instance in instances.items() if modality in instance.protocol.modalities]
+        narrowed = profile.names_for(modality, serving)
+        if narrowed is not None:
+            candidates = [instances[i] for i in narrowed if i in instances]
+            return prefer_language(candidates, locale) if locale else candidates
     named = [settings.get(K.default_key(modality)) or "", *settings.get_list(K.fallback_key(modality))]
     ordered: dict[str, ProviderInstance] = {}
     for instance_id in named:
@@ -236,6 +252,8 @@ class Dispatcher:
         """Where the routing view's `reachable` comes from (shared by replicas with Redis)."""
         self.cooldown_outage = OutageLog(log, "cooldown store")
         self.probes: dict[str, ProbeResult] = {}
+        self.hedges = HedgeLedger()
+        """Observed latencies (the default hedge delay) and hedge-loss streaks (`dispatch/hedging.py`)."""
         """Free reachability probes of keyless endpoints, by endpoint (`dispatch/probe.py`)."""
 
     async def search(
@@ -257,8 +275,18 @@ class Dispatcher:
         if overrides:
             provider_set = self.factory.build(scope, overrides)
         settings = provider_set.settings
+        profile_name = current_choice().pick(request.profile)
+        profile = find_profile(settings, profile_name) if profile_name else None
+        if profile_name != request.profile:
+            request = replace(request, profile=profile_name)
         ttl = settings.get_int(K.cache_ttl_key(request.modality), settings.get_int(K.CACHE_TTL_SECONDS, 600))
-        key: Hashable = (scope, request.cache_key(), tuple(sorted((overrides or {}).items())))
+        # The profile's identity, not just its name: a redefined profile never serves the old cascade's answer.
+        key: Hashable = (
+            scope,
+            request.cache_key(),
+            tuple(sorted((overrides or {}).items())),
+            profile.sha256 if profile else None,
+        )
         if ttl > 0 and use_cache:
             cached = await self.cache.get(key)
             if cached is not None:
@@ -267,7 +295,7 @@ class Dispatcher:
                 return result
 
         async def run() -> SearchResult:
-            result = await self._dispatch(request, scope, provider_set)
+            result = await self._dispatch(request, scope, provider_set, profile)
             if ttl > 0 and result.hits:
                 await self.cache.set(key, result.with_(fetched_at=self.clock.now()), ttl)
             return result
@@ -279,7 +307,11 @@ class Dispatcher:
         return result
 
     async def _dispatch(
-        self, request: SearchRequest, scope: SearchScope, provider_set: ProviderSet
+        self,
+        request: SearchRequest,
+        scope: SearchScope,
+        provider_set: ProviderSet,
+        profile: Profile | None = None,
     ) -> SearchResult:
         settings = provider_set.settings
         deadline_s = settings.get_int(K.DEADLINE_MS, 20000) / 1000
@@ -294,11 +326,20 @@ class Dispatcher:
                     "pinnedProviderId",
                     f"unknown provider instance {request.pinned_provider_id!r}; known: {known}",
                 )
+            if profile is not None:
+                allowed = order_candidates(provider_set, request.modality, profile=profile)
+                if pinned not in allowed:
+                    raise InvalidRequestError(
+                        "pinnedProviderId",
+                        f"{pinned.id!r} is not in profile {profile.name!r}'s {request.modality.value} "
+                        f"cascade: {', '.join(i.id for i in allowed) or 'none'}",
+                    )
             candidates = [pinned]
         else:
             locale = request.locale or request.expert_params.get("language")
-            candidates = order_candidates(provider_set, request.modality, locale)
-        hedge_after = settings.get_int(K.HEDGE_AFTER_MS, 0) / 1000 or None
+            candidates = order_candidates(provider_set, request.modality, locale, profile)
+        raw_hedge = settings.get(K.HEDGE_AFTER_MS)
+        hedge_after = settings.get_int(K.HEDGE_AFTER_MS, 0) if raw_hedge else None
         try:
             async with asyncio.timeout(deadline_s):
                 winner = await self._cascade(run, candidates, hedge_after)
@@ -306,10 +347,11 @@ class Dispatcher:
             winner = None
             run.notes.append(f"deadline of {deadline_s * 1000:.0f} ms reached")
         run.notes[:] = list(dict.fromkeys(run.notes))
-        return self._assemble(run, winner, candidates, deadline_s)
+        result = self._assemble(run, winner, candidates, deadline_s)
+        return result.with_(profile=RoutedProfile(profile.name, profile.sha256)) if profile else result
 
     async def _cascade(
-        self, run: _Run, candidates: list[ProviderInstance], hedge_after: float | None
+        self, run: _Run, candidates: list[ProviderInstance], hedge_after: int | None
     ) -> SearchResult | None:
         modality = run.request.modality
         subjects = [K.cooldown_subject(c.id, modality) for c in candidates]
@@ -339,25 +381,31 @@ class Dispatcher:
                 queue = [_Candidate(first.instance, first.cooldown, GO, panic=True)]
         return await self._race(run, queue, hedge_after)
 
-    async def _race(
-        self, run: _Run, queue: list[_Candidate], hedge_after: float | None
-    ) -> SearchResult | None:
+    async def _race(self, run: _Run, queue: list[_Candidate], hedge_after: int | None) -> SearchResult | None:
         """Walk the candidates in order, recording skips as they come. Without hedging each call is
         awaited in turn (no task: the common path stays cheap); with hedging, a slow call is raced by
-        the next callable candidate and the loser is cancelled."""
-        if hedge_after is None:
+        the next callable candidate and the loser is cancelled. `hedge_after`: the setting in ms
+        (None = after each candidate's observed p95, `dispatch/hedging.py`)."""
+
+        def delay_of(instance: ProviderInstance) -> float | None:
+            return self.hedges.hedge_after(instance.id, hedge_after)
+
+        callable_ = [c for c in queue if c.decision.allowed]
+        if len(callable_) < 2 or not any(delay_of(c.instance) for c in callable_[:-1]):
             while (candidate := self._next_callable(run, queue)) is not None:
                 result = await self._call(run, candidate, queue)
                 if result is not None:
                     return result
             return None
         running: dict[asyncio.Task[SearchResult | None], ProviderInstance] = {}
+        latest: list[ProviderInstance] = []
 
         def start_next() -> bool:
             candidate = self._next_callable(run, queue)
             if candidate is None:
                 return False
             running[asyncio.create_task(self._call(run, candidate, queue))] = candidate.instance
+            latest[:] = [candidate.instance]
             return True
 
         try:
@@ -365,9 +413,8 @@ class Dispatcher:
                 if not running and not start_next():
                     continue
                 can_hedge = any(c.decision.allowed and c.instance.config.hedge for c in queue)
-                done, _ = await asyncio.wait(
-                    running, timeout=hedge_after if can_hedge else None, return_when=asyncio.FIRST_COMPLETED
-                )
+                delay = delay_of(latest[0]) if can_hedge and latest else None
+                done, _ = await asyncio.wait(running, timeout=delay, return_when=asyncio.FIRST_COMPLETED)
                 if not done:  # the hedge timer fired: race the next candidate
                     start_next()
                     continue
@@ -424,7 +471,9 @@ class Dispatcher:
             instance.protocol.id, config.instance_id, config.api_key.reveal() if config.api_key else None
         )
         begin = self.clock.monotonic()
-        delay = await self.limiter.reserve(key, config.rate_per_second, max_wait=share * PACING_SHARE)
+        delay = await self.limiter.reserve(
+            key, config.rate_per_second, max_wait=share * PACING_SHARE, burst=config.rate_burst
+        )
         if delay is None:
             reason = (
                 f"rate limit {config.rate_per_second:g}/s: no start slot within "
@@ -482,6 +531,7 @@ class Dispatcher:
             await self._fail(run, call, exc, Outcome.HARD_ERROR)
             return None
         duration = self._elapsed_ms(begin)
+        self.hedges.answered(run.scope, subject, instance.id, duration / 1000)
         if candidate.cooldown is not None:  # a success clears the failure streak
             try:
                 await self.cooldowns.record_success(run.scope, subject)
@@ -508,20 +558,26 @@ class Dispatcher:
         return None
 
     async def _cut(self, run: _Run, call: _Call) -> None:
-        """A call cancelled mid-flight: a hedged loser (no verdict on the instance), or cut by the
-        search's deadline — benched like a timeout, so the next search does not pay for it again."""
+        """A call cancelled mid-flight: a hedged loser (no verdict on the instance, unless it lost
+        `LOSSES_TO_BENCH` hedges in a row: then it is benched like a timeout), or cut by the search's
+        deadline — benched like a timeout, so the next search does not pay for it again."""
         reason = run.cut_reasons.pop(call.instance.id, None)
         attempt = Attempt(
             call.instance.id, Outcome.TIMEOUT, reason or "deadline reached", self._elapsed_ms(call.begin)
         )
         if reason is not None:
+            if self.hedges.lost(run.scope, call.subject):
+                await self._bench_cut(run, call, f"lost {LOSSES_TO_BENCH} hedges in a row")
             self._record_cut(run, call.instance, attempt, call.call_id)
             return
         run.notes.append(f"deadline of {run.deadline_s * 1000:.0f} ms reached")
-        with contextlib.suppress(Exception):  # bounded: the search is already over time
-            async with asyncio.timeout(CUT_BENCH_TIMEOUT):
-                await self._bench(run, call, ProviderTimeoutError("deadline reached"))
+        await self._bench_cut(run, call, "deadline reached")
         self._record(run, call.instance, attempt, 0, call.call_id)
+
+    async def _bench_cut(self, run: _Run, call: _Call, reason: str) -> None:
+        with contextlib.suppress(Exception):  # bounded: a cancelled call must not hold up its search
+            async with asyncio.timeout(CUT_BENCH_TIMEOUT):
+                await self._bench(run, call, ProviderTimeoutError(reason))
 
     async def _bench(self, run: _Run, call: _Call, error: BaseException) -> None:
         message = _message_of(error)

@@ -82,7 +82,9 @@ class Prober:
         assert isinstance(protocol, HttpSearchProtocol)
         clock = self.dispatcher.clock
         key = pace_key(protocol.id, config.instance_id, config.api_key.reveal() if config.api_key else None)
-        delay = await self.dispatcher.limiter.reserve(key, config.rate_per_second, max_wait=math.inf)
+        delay = await self.dispatcher.limiter.reserve(
+            key, config.rate_per_second, max_wait=math.inf, burst=config.rate_burst
+        )
         await wait_for_slot(delay or 0.0)  # a probe has no deadline: it waits for its slot
         began = time.perf_counter()
         try:

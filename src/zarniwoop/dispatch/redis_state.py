@@ -30,7 +30,7 @@ from ..observability.metrics import CACHE_LOOKUPS
 from ..observability.outage import OutageLog
 from .cache import MAX_ENTRY_BYTES, decode_result, encode_result
 from .cooldown import Cooldown, cooldown_policy
-from .pacing import RateLimiter, window_of
+from .pacing import RateLimiter, cell_of
 from .reachability import LastOutcome
 
 if TYPE_CHECKING:
@@ -125,25 +125,22 @@ class RedisCooldownStore:
 
 
 _PACE = """
-local n = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
+local interval = tonumber(ARGV[1])
+local tolerance = tonumber(ARGV[2])
 local max_wait = tonumber(ARGV[3])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local slot = now
-if redis.call('LLEN', KEYS[1]) >= n then
-  slot = math.max(now, tonumber(redis.call('LINDEX', KEYS[1], -n)) + window)
-end
+local base = math.max(tonumber(redis.call('GET', KEYS[1])) or now, now)
+local slot = math.max(now, base - tolerance)
 if slot - now > max_wait then return false end
-redis.call('RPUSH', KEYS[1], string.format('%.6f', slot))
-redis.call('LTRIM', KEYS[1], -n, -1)
-redis.call('PEXPIRE', KEYS[1], math.ceil((slot - now + window) * 1000) + 1000)
+local tat = base + interval
+redis.call('SET', KEYS[1], string.format('%.6f', tat), 'PX', math.ceil((tat - now) * 1000) + 1000)
 return string.format('%.6f', slot - now)
 """
 
 
 class RedisRateLimiter:
-    """Pacing shared by every replica: the sliding-window log of `pacing.RateLimiter`, kept in Redis.
+    """Pacing shared by every replica: the GCRA of `pacing.RateLimiter`, its TAT kept in Redis.
 
     One Lua script reserves the next start slot atomically on Redis's own clock (so the replicas'
     clocks need not agree) and returns how long to wait — or takes nothing when the slot is further
@@ -157,17 +154,20 @@ class RedisRateLimiter:
         self._reserve = state.client.register_script(_PACE)
         self._outage = OutageLog(log, "Redis (pacing)")
 
-    async def reserve(self, key: str, per_second: float | None, max_wait: float) -> float | None:
+    async def reserve(
+        self, key: str, per_second: float | None, max_wait: float, burst: float | None = None
+    ) -> float | None:
         if not per_second or per_second <= 0:
             return 0.0
-        n, window = window_of(per_second)
+        cell = cell_of(per_second, burst)
         bound = repr(min(max_wait, 1e9))  # Lua numbers: no `inf` literal
+        args = [repr(cell.interval), repr(cell.tolerance), bound]
         try:
-            delay = await self._reserve(keys=[self.state.key("pace", key)], args=[n, repr(window), bound])
+            delay = await self._reserve(keys=[self.state.key("gcra", key)], args=args)
             self._outage.recovered()
         except (RedisError, OSError) as exc:
             self._outage.failed(exc, "each process paces itself")
-            return self.fallback.take(key, per_second, max_wait)
+            return self.fallback.take(key, per_second, max_wait, burst)
         return None if delay is None else float(delay)
 
 

@@ -72,8 +72,9 @@ class SearxngProtocol:
     modalities = frozenset(_CATEGORY)
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
-    default_rate_per_second = 2.0
-    """Your own instance: a gentle default so its upstream engines do not start refusing it."""
+    default_rate_per_second = None
+    """Your own instance: no pacing unless `.rateLimit.perSecond` is set (its operator knows what its
+    upstream engines tolerate; a pace here made `research_rich` over one instance ×4 slower)."""
     prompt_hint = (
         "**SearXNG** — a self-hosted metasearch engine that merges results from many engines "
         "(Google, Bing, DuckDuckGo, Wikipedia, arXiv, …) without tracking or per-query cost. Good for "

@@ -58,8 +58,8 @@ STARTED = "started"
 
 INSERT_SQL = (
     "INSERT INTO research_call_records (id, tenant, project, instance_id, protocol, modality, tier, "
-    "query_hash, hit_count, ok, outcome, error_message, started_at, duration_ms) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"
+    "query_hash, hit_count, ok, outcome, error_message, started_at, duration_ms, profile) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"
 )
 
 
@@ -79,6 +79,8 @@ class CallRecord:
     error_message: str | None
     started_at: float
     duration_ms: int
+    profile: str | None = None
+    """The agent profile that routed the call (None: the global order)."""
 
     def to_json(self) -> dict[str, Any]:
         """The seed's field names, as spooled."""
@@ -97,6 +99,7 @@ class CallRecord:
             "errorMessage": self.error_message,
             "startedAt": self.started_at,
             "durationMs": self.duration_ms,
+            "profile": self.profile,
         }
 
     @classmethod
@@ -116,6 +119,7 @@ class CallRecord:
             error_message=data.get("errorMessage"),
             started_at=float(data["startedAt"]),
             duration_ms=int(data["durationMs"]),
+            profile=data.get("profile"),
         )
 
     def row(self) -> tuple[Any, ...]:
@@ -134,6 +138,7 @@ class CallRecord:
             self.error_message,
             self.started_at,
             self.duration_ms,
+            self.profile,
         )
 
 
@@ -239,6 +244,7 @@ class ZarniwoopUsageCounter:
             error_message=redact_query(attempt.error_message, request.query),
             started_at=round(self.now() - attempt.duration_ms / 1000, 3),
             duration_ms=attempt.duration_ms,
+            profile=request.profile,
         )
         self._spool(record.to_json(), record)
         self._wake.set()

@@ -35,6 +35,7 @@ from pydantic import ConfigDict
 
 from .. import __version__
 from ..contract.errors import InvalidRequestError, ZarniwoopError
+from ..dispatch.profiles import ProfileChoice
 from ..tools.registry import TOOL_NAMES
 
 if TYPE_CHECKING:
@@ -65,6 +66,10 @@ INSTRUCTIONS = (
 )
 
 PrincipalResolver = Callable[[Context[Any, Any]], "Principal"]
+ProfileResolver = Callable[[Context[Any, Any]], "str | None"]
+"""The connection's agent profile (`/mcp?profile=`, `zarniwoop mcp --profile`), or None."""
+PROFILE_KEY = "zarniwoop.profile"
+"""Where the HTTP surface leaves `/mcp?profile=` in the ASGI scope of an MCP request."""
 
 
 class _RawArguments(ArgModelBase):
@@ -93,6 +98,18 @@ def http_principal(ctx: Context[Any, Any]) -> Principal:
     return principal
 
 
+def fixed_profile(name: str | None) -> ProfileResolver:
+    """Every call routes through `name` unless its tool argument says otherwise (stdio's `--profile`)."""
+    return lambda ctx: name
+
+
+def http_profile(ctx: Context[Any, Any]) -> str | None:
+    """The `/mcp?profile=` of the connection this request came in on."""
+    request = ctx.request_context.request
+    profile = getattr(request, "scope", {}).get(PROFILE_KEY) if request is not None else None
+    return profile if isinstance(profile, str) else None
+
+
 class _ZarniwoopMCPServer(MCPServer[Any]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -112,8 +129,11 @@ def invalid_params(exc: InvalidRequestError) -> MCPError:
     return MCPError(code=INVALID_PARAMS, message=exc.message, data={"field": exc.field})
 
 
-def build_mcp_server(toolbox: Toolbox, principal_of: PrincipalResolver) -> MCPServer[Any]:
-    tools = [_tool(spec, toolbox, principal_of) for spec in toolbox.specs]
+def build_mcp_server(
+    toolbox: Toolbox, principal_of: PrincipalResolver, profile_of: ProfileResolver | None = None
+) -> MCPServer[Any]:
+    profile_of = profile_of or fixed_profile(None)
+    tools = [_tool(spec, toolbox, principal_of, profile_of) for spec in toolbox.specs]
     # log_level: the SDK configures the root logger when nothing did; keep it quiet (stdio shares the terminal).
     server = _ZarniwoopMCPServer(
         name="zarniwoop",
@@ -130,16 +150,24 @@ def build_mcp_server(toolbox: Toolbox, principal_of: PrincipalResolver) -> MCPSe
     return server
 
 
-def _tool(spec: ToolSpec[Any], toolbox: Toolbox, principal_of: PrincipalResolver) -> Tool:
+def _tool(
+    spec: ToolSpec[Any], toolbox: Toolbox, principal_of: PrincipalResolver, profile_of: ProfileResolver
+) -> Tool:
     async def call(arguments: dict[str, Any], ctx: Context[Any, Any]) -> CallToolResult:
         principal = principal_of(ctx)
+        profile = ProfileChoice(profile_of(ctx), principal.profile)
 
         async def report(step: ProgressStep) -> None:
             await ctx.report_progress(step.done, step.total, f"{step.step}: {step.message}")
 
         try:
             result = await toolbox.execute(
-                spec.name, arguments, principal.scope_for(), admin=principal.admin, progress=report
+                spec.name,
+                arguments,
+                principal.scope_for(),
+                admin=principal.admin,
+                progress=report,
+                profile=profile,
             )
         except InvalidRequestError as exc:  # bad arguments: the model reads which field and why
             raise invalid_params(exc) from None
@@ -170,4 +198,13 @@ def _tool(spec: ToolSpec[Any], toolbox: Toolbox, principal_of: PrincipalResolver
     )
 
 
-__all__ = ["PRINCIPAL_KEY", "build_mcp_server", "fixed_principal", "http_principal", "invalid_params"]
+__all__ = [
+    "PRINCIPAL_KEY",
+    "PROFILE_KEY",
+    "build_mcp_server",
+    "fixed_principal",
+    "fixed_profile",
+    "http_principal",
+    "http_profile",
+    "invalid_params",
+]

@@ -1,4 +1,4 @@
-"""API tokens: each binds a tenant, a project and a role; stored hashed.
+"""API tokens: each binds a tenant, a project and a role (and optionally an agent profile); stored hashed.
 
 Roles (docs/security.md):
 - `user` — searches and tools in its project; with `account`, its LLM usage is that account's only;
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from ..contract.errors import AccessDeniedError, InvalidRequestError
 from ..contract.names import check_name
-from ..contract.query import SearchScope
+from ..contract.query import SearchScope, check_profile
 
 if TYPE_CHECKING:
     from ..storage.db import Database
@@ -59,6 +59,8 @@ class Principal:
     token_id: str | None = None
     account: str | None = None
     """The account a user token acts as; it then sees only that account's LLM usage."""
+    profile: str | None = None
+    """The agent profile every search of this token routes through (`tokens create --profile`)."""
 
     @property
     def admin(self) -> bool:
@@ -77,7 +79,7 @@ class Principal:
 
     def narrowed(self, scope: SearchScope) -> Principal:
         """The same caller bound to one scope it may act on (`scope_for`'s answer)."""
-        return Principal(scope.tenant, scope.project, self.role, self.token_id, self.account)
+        return Principal(scope.tenant, scope.project, self.role, self.token_id, self.account, self.profile)
 
     def scope_for(self, tenant: str | None = None, project: str | None = None) -> SearchScope:
         """The scope a request acts on: the token's own unless it names another one it may use.
@@ -108,6 +110,7 @@ class IssuedToken:
     project: str
     role: str
     account: str | None = None
+    profile: str | None = None
 
     def to_json(self) -> dict[str, str]:
         """The `tokens create --json` shape of DESIGN §6, plus the `id` that `tokens revoke` takes
@@ -119,7 +122,8 @@ class IssuedToken:
             "project": self.project,
             "role": self.role,
         }
-        return out | ({"account": self.account} if self.account else {})
+        out |= {"account": self.account} if self.account else {}
+        return out | ({"profile": self.profile} if self.profile else {})
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +136,7 @@ class TokenRecord:
     created_at: str
     revoked_at: str | None
     account: str | None = None
+    profile: str | None = None
 
     def to_json(self) -> dict[str, str | None]:
         return {
@@ -140,6 +145,7 @@ class TokenRecord:
             "project": self.project,
             "role": self.role,
             "account": self.account,
+            "profile": self.profile,
             "label": self.label,
             "createdAt": self.created_at,
             "revokedAt": self.revoked_at,
@@ -160,7 +166,14 @@ class TokenStore:
         self.db = db
 
     async def create(
-        self, tenant: str, project: str, role: str, label: str | None = None, *, account: str | None = None
+        self,
+        tenant: str,
+        project: str,
+        role: str,
+        label: str | None = None,
+        *,
+        account: str | None = None,
+        profile: str | None = None,
     ) -> IssuedToken:
         tenant, project = _check_binding("tenant", tenant), _check_binding("project", project)
         if role not in ROLES:
@@ -172,23 +185,25 @@ class TokenStore:
             )
         if account is not None:
             check_name("account", account)
+        profile = check_profile("profile", profile)
         token, token_id = new_token(), ID_PREFIX + secrets.token_hex(6)
         await self.db.execute(
-            "INSERT INTO tokens (id, token_hash, tenant, project, role, label, created_at, account)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (token_id, hash_token(token), tenant, project, role, label, _now(), account),
+            "INSERT INTO tokens (id, token_hash, tenant, project, role, label, created_at, account, profile)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (token_id, hash_token(token), tenant, project, role, label, _now(), account, profile),
         )
-        return IssuedToken(token_id, token, tenant, project, role, account)
+        return IssuedToken(token_id, token, tenant, project, role, account, profile)
 
     async def verify(self, token: str) -> Principal | None:
         """The principal of a valid, unrevoked token; None otherwise."""
         if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
             return None
         row = await self.db.fetchone(
-            "SELECT id, tenant, project, role, account FROM tokens WHERE token_hash = ? AND revoked_at IS NULL",
+            "SELECT id, tenant, project, role, account, profile FROM tokens"
+            " WHERE token_hash = ? AND revoked_at IS NULL",
             (hash_token(token),),
         )
-        return Principal(row[1], row[2], row[3], row[0], row[4]) if row else None
+        return Principal(row[1], row[2], row[3], row[0], row[4], row[5]) if row else None
 
     async def revoke(self, token_or_id: str) -> TokenRecord:
         """Revoke by the token itself or by its id; raises `InvalidRequestError` when there is no such token."""
@@ -211,7 +226,7 @@ class TokenStore:
     async def records(self, *, include_revoked: bool = False) -> list[TokenRecord]:
         where = "" if include_revoked else " WHERE revoked_at IS NULL"
         rows = await self.db.fetchall(
-            "SELECT id, tenant, project, role, label, created_at, revoked_at, account FROM tokens"
+            "SELECT id, tenant, project, role, label, created_at, revoked_at, account, profile FROM tokens"
             + where
             + " ORDER BY created_at, id"
         )
@@ -223,7 +238,7 @@ class TokenStore:
 
     async def _find(self, column: str, key: str) -> TokenRecord | None:
         row = await self.db.fetchone(
-            f"SELECT id, tenant, project, role, label, created_at, revoked_at, account FROM tokens WHERE {column} = ?",
+            f"SELECT id, tenant, project, role, label, created_at, revoked_at, account, profile FROM tokens WHERE {column} = ?",
             (key,),
         )
         return TokenRecord(*row) if row else None

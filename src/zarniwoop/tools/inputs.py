@@ -19,7 +19,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstr
 from pydantic.alias_generators import to_camel
 
 from ..contract.enums import Modality
-from ..contract.query import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT
+from ..contract.query import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, PROFILE_RULE
 from ..research.pipeline import MAX_DEPTH, MAX_QUESTION_CHARS
 from .schema import nullable_optionals
 
@@ -60,6 +60,15 @@ MaxResults = Annotated[
     BeforeValidator(_integer),  # after Field, so the bounds stay `minimum`/`maximum` in the schema
 ]
 ShortText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+ProfileName = Annotated[
+    Annotated[str, StringConstraints(strip_whitespace=True, pattern=f"^{PROFILE_RULE}$")] | None,
+    Field(
+        description=(
+            "Route through this agent profile's provider list (see docs: Agent profiles); "
+            "omit for the global order."
+        )
+    ),
+]
 
 
 class ToolInput(BaseModel):
@@ -97,6 +106,7 @@ class ResearchSearchInput(ToolInput):
         ]
         | None
     ) = None
+    profile: ProfileName = None
 
 
 class ResearchSearchExpertInput(ToolInput):
@@ -132,6 +142,7 @@ class ResearchSearchExpertInput(ToolInput):
             description="Ask exactly this provider instance (see research_providers); no fallback to others."
         ),
     ] = None
+    profile: ProfileName = None
 
     def expert_params(self) -> dict[str, str]:
         """The contract's expert parameters (DESIGN §3), ISO dates as text, unset ones left out."""
@@ -151,6 +162,7 @@ class ResearchRichInput(ToolInput):
 
     query: QueryText
     max_results: Annotated[MaxResults, Field(description="Maximum number of hits per modality.")]
+    profile: ProfileName = None
 
 
 class ResearchInvestigateInput(ToolInput):
@@ -171,6 +183,7 @@ class ResearchInvestigateInput(ToolInput):
         ),
         BeforeValidator(_integer),
     ] = None
+    profile: ProfileName = None
 
 
 class ResearchProvidersInput(ToolInput):

@@ -67,6 +67,13 @@ class Attempt(_Wire):
     panic: bool = False
 
 
+class RoutedProfile(_Wire):
+    """The agent profile whose cascade served a result (docs/providers.md, "Agent profiles")."""
+
+    name: str
+    sha256: str = Field(description="SHA-256 of the profile's canonical definition.")
+
+
 class ModalityResult(_Wire):
     """One modality's answer: the provider that served it, its hits, every attempt."""
 
@@ -80,6 +87,7 @@ class ModalityResult(_Wire):
     attempts: list[Attempt] = Field(default_factory=list)
     cached: bool = False
     cached_at: str | None = Field(None, description="When the provider gave a cached answer (ISO-8601 UTC).")
+    profile: RoutedProfile | None = Field(None, description="Set when an agent profile routed this search.")
 
 
 class SearchResult(ModalityResult):
@@ -269,6 +277,7 @@ __all__ = [
     "RankedHit",
     "RankedHitSet",
     "RichResult",
+    "RoutedProfile",
     "SearchHit",
     "SearchResult",
     "SearchRun",

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..contract.errors import InvalidRequestError
 from ..dispatch.cache import bypassing_cache
+from ..dispatch.profiles import ProfileChoice, choosing_profile
 from .base import InputT, ToolContext, ToolHost, ToolResult, ToolSpec
 from .dialects import tool_definitions
 from .investigate import INVESTIGATE
@@ -78,10 +79,13 @@ class Toolbox:
         admin: bool = False,
         cache: bool = True,
         progress: ProgressObserver | None = None,
+        profile: ProfileChoice | None = None,
     ) -> ToolResult:
         spec = tool_spec(name)
         arguments = parse_arguments(spec, arguments)
-        return await self.run(spec, arguments, scope, admin=admin, cache=cache, progress=progress)
+        return await self.run(
+            spec, arguments, scope, admin=admin, cache=cache, progress=progress, profile=profile
+        )
 
     async def run(
         self,
@@ -92,21 +96,33 @@ class Toolbox:
         admin: bool = False,
         cache: bool = True,
         progress: ProgressObserver | None = None,
+        profile: ProfileChoice | None = None,
     ) -> ToolResult:
         """Run a tool on an already validated input (the HTTP routes validate with FastAPI).
 
-        `cache=False` makes every search the tool starts skip cached answers. The result's
-        `structured` is compacted (`outputs.compact`); `full` keeps every field.
+        `cache=False` makes every search the tool starts skip cached answers. `profile`: the
+        connection's profile choice (header, `?profile=`, the token's binding); the tool argument
+        `profile` narrows it for this call (`dispatch/profiles.py`). The result's `structured` is
+        compacted (`outputs.compact`); `full` keeps every field.
         """
         context = ToolContext(self.host, scope, admin, cache=cache, progress=progress)
-        with bypassing_cache(not cache):
+        choice = (profile or ProfileChoice()).narrowed(getattr(args, "profile", None))
+        with bypassing_cache(not cache), choosing_profile(choice):
             result = await spec.body(context, args)
         return replace(result, structured=compact(spec.name, result.structured), full=result.structured)
 
-    async def call(self, name: str, arguments: Any, scope: SearchScope, *, admin: bool = False) -> ToolResult:
+    async def call(
+        self,
+        name: str,
+        arguments: Any,
+        scope: SearchScope,
+        *,
+        admin: bool = False,
+        profile: ProfileChoice | None = None,
+    ) -> ToolResult:
         """Like `execute`, but bad arguments come back as an `is_error` result naming the field."""
         try:
-            return await self.execute(name, arguments, scope, admin=admin)
+            return await self.execute(name, arguments, scope, admin=admin, profile=profile)
         except InvalidRequestError as exc:
             error = {"field": exc.field, "message": exc.message}
             return ToolResult(name, {"error": error}, f"Invalid arguments: {exc.message}", is_error=True)

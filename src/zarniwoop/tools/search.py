@@ -17,7 +17,9 @@ from .render import render_result
 
 
 def search_request(args: ResearchSearchInput) -> SearchRequest:
-    return SearchRequest.create(args.query, args.modality, max_results=args.max_results, locale=args.locale)
+    return SearchRequest.create(
+        args.query, args.modality, max_results=args.max_results, locale=args.locale, profile=args.profile
+    )
 
 
 def expert_request(args: ResearchSearchExpertInput) -> SearchRequest:
@@ -28,6 +30,7 @@ def expert_request(args: ResearchSearchExpertInput) -> SearchRequest:
         max_results=args.max_results,
         pinned_provider_id=args.pinned_provider_id,
         expert_params=args.expert_params(),
+        profile=args.profile,
     )
 
 

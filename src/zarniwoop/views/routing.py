@@ -34,8 +34,9 @@ async def routing_report(
     admin: bool,
     sections: Mapping[str, RoutingSection] | None = None,
     catalog: Catalog | None = None,
+    profile: str | None = None,
 ) -> dict[str, Any]:
-    view = await routing_view(dispatcher, scope, admin=admin, sections=sections)
+    view = await routing_view(dispatcher, scope, admin=admin, sections=sections, profile=profile)
     view["llm"] = llm_routing(settings, scope)
     view["llm"]["warnings"] = llm_warnings(settings, scope, catalog)
     return view

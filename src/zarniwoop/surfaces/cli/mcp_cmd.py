@@ -25,6 +25,11 @@ def mcp(
     role: str = typer.Option(
         "admin", "--role", help="user or admin (admin also sees providers' last errors)."
     ),
+    profile: str | None = typer.Option(
+        None,
+        "--profile",
+        help="Route every search through this agent profile (a tool argument may name another).",
+    ),
 ) -> None:
     """Serve the research tools over MCP on stdin/stdout."""
     if role not in ("user", "admin"):
@@ -32,12 +37,15 @@ def mcp(
         raise typer.Exit(2)
 
     async def body(rt: Runtime) -> None:
+        from ...dispatch.profiles import find_profile
         from ...tenancy.tokens import Principal
         from ...tools.registry import Toolbox
-        from ..mcp import build_mcp_server, fixed_principal
+        from ..mcp import build_mcp_server, fixed_principal, fixed_profile
 
         principal = Principal(ctx.obj.tenant, ctx.obj.project, role)
-        server = build_mcp_server(Toolbox(rt), fixed_principal(principal))
+        if profile:  # an unknown profile is a start-up error, not every call's
+            find_profile((await rt.dispatcher.factory.providers(principal.scope_for())).settings, profile)
+        server = build_mcp_server(Toolbox(rt), fixed_principal(principal), fixed_profile(profile or None))
         await server.run_stdio_async()
 
     run(ctx, body)

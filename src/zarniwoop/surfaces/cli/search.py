@@ -18,6 +18,7 @@ def register(app: typer.Typer) -> None:
     app.command("search")(search)
     app.command("providers")(providers)
     app.command("routing")(routing)
+    app.command("profiles")(profiles)
 
 
 def search(
@@ -36,6 +37,9 @@ def search(
     language: str | None = typer.Option(None, "--language"),
     provider: str | None = typer.Option(None, "--provider", help="Pin one provider instance (expert tier)."),
     locale: str | None = typer.Option(None, "--locale", help="e.g. de, en-GB"),
+    profile: str | None = typer.Option(
+        None, "--profile", help="Route through this agent profile's providers (zarniwoop profiles)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the SearchResult JSON."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Skip cached answers: ask the providers now."),
 ) -> None:
@@ -60,6 +64,7 @@ def search(
             locale=locale,
             pinned_provider_id=provider,
             expert_params=expert,
+            profile=profile,
         )
 
     async def body(rt: Runtime) -> SearchResult:
@@ -174,24 +179,47 @@ def providers(
     console().print(table)
 
 
-def routing(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
+def routing(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json"),
+    profile: str | None = typer.Option(
+        None, "--profile", help="Also show this agent profile's cascade per modality."
+    ),
+) -> None:
     """Show the cascade per modality, the gate's verdict on each candidate, and which one serves now."""
 
     async def body(rt: Runtime) -> dict[str, Any]:
-        return await rt.routing_report(ctx.obj.scope, admin=True)
+        return await rt.routing_report(ctx.obj.scope, admin=True, profile=profile or None)
 
     view = run(ctx, body)
     if as_json:
         print_json(view)
         return
+    out = console()
+    title = f"search routing for {view['scope']['tenant']}/{view['scope']['project']}"
+    out.print(_cascade_table(title, view["searchCascades"]))
+    if "profile" in view:
+        shown = view["profile"]
+        out.print(
+            _cascade_table(f"profile {shown['name']} ({shown['sha256'][:12]})", shown["searchCascades"])
+        )
+    llm = view.get("llm") or {}
+    default = llm.get("default") or {}
+    if default:
+        target = default.get("error") or f"{default.get('instance')}:{default.get('model')}"
+        out.print(f"LLM default → {target}")
+    for alias in llm.get("aliases", []):
+        target = alias.get("error") or f"{alias.get('instance')}:{alias.get('model')}"
+        out.print(f"LLM {alias['alias']} ({alias['target']}) → {target}")
+
+
+def _cascade_table(title: str, cascades: dict[str, list[dict[str, Any]]]) -> Any:
     from rich.table import Table
 
-    table = Table(
-        header_style="bold", title=f"search routing for {view['scope']['tenant']}/{view['scope']['project']}"
-    )
+    table = Table(header_style="bold", title=title)
     table.add_column("modality")
     table.add_column("cascade (first = tried first; ·why it stands there)")
-    for modality, steps in view["searchCascades"].items():
+    for modality, steps in cascades.items():
         shown = []
         for step in steps:
             if step["selected"]:
@@ -205,16 +233,29 @@ def routing(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -
             place = step.get("place")
             shown.append(f"{label} [cyan]·{place}[/cyan]" if place else label)
         table.add_row(modality, " → ".join(shown))
+    return table
+
+
+def profiles(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
+    """The agent profiles of this scope: providers per modality, content identity, level."""
+    from ...views.providers import profile_entries
+
+    async def body(rt: Runtime) -> dict[str, Any]:
+        return await profile_entries(rt.dispatcher, ctx.obj.scope)
+
+    document = run(ctx, body)
+    if as_json:
+        print_json(document)
+        return
     out = console()
-    out.print(table)
-    llm = view.get("llm") or {}
-    default = llm.get("default") or {}
-    if default:
-        target = default.get("error") or f"{default.get('instance')}:{default.get('model')}"
-        out.print(f"LLM default → {target}")
-    for alias in llm.get("aliases", []):
-        target = alias.get("error") or f"{alias.get('instance')}:{alias.get('model')}"
-        out.print(f"LLM {alias['alias']} ({alias['target']}) → {target}")
+    if not document["profiles"]:
+        out.print("no agent profiles (research.profile.<name>.providers)")
+    for entry in document["profiles"]:
+        lists = [", ".join(entry["providers"])] if entry["providers"] else []
+        lists += [f"{m}: {', '.join(ids)}" for m, ids in entry["modalities"].items()]
+        out.print(
+            f"[bold]{entry['name']}[/bold] ({entry['level']}, {entry['sha256'][:12]}) — {'; '.join(lists)}"
+        )
 
 
 __all__ = ["Exit", "fail"]

@@ -39,6 +39,9 @@ def create(
         help="The account a user token acts as (it sees only that account's LLM usage).",
         callback=name_param,
     ),
+    profile: str | None = typer.Option(
+        None, "--profile", help="Bind the token to an agent profile: every search it makes routes through it."
+    ),
     label: str | None = typer.Option(None, "--label", help="A note to recognise the token by."),
     as_json: bool = typer.Option(False, "--json", help='Print {"token", "tenant", "project", "role"}.'),
 ) -> None:
@@ -50,9 +53,14 @@ def create(
 
         default_project = ANY if role == "tenant-admin" else ctx.obj.project  # every project of it
         bound = default_project if project is None else project
-        return await rt.tokens.create(
-            ctx.obj.tenant if tenant is None else tenant, bound, role, label, account=account
-        )
+        bound_tenant = ctx.obj.tenant if tenant is None else tenant
+        if profile and ANY not in (bound_tenant, bound):  # a concrete scope: the profile must exist there
+            from ...contract.query import SearchScope
+            from ...dispatch.profiles import find_profile
+
+            scope = SearchScope(bound_tenant, bound)
+            find_profile((await rt.dispatcher.factory.providers(scope)).settings, profile)
+        return await rt.tokens.create(bound_tenant, bound, role, label, account=account, profile=profile)
 
     issued = run(ctx, body)
     if as_json:

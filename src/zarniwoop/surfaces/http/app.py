@@ -22,7 +22,7 @@ from fastapi import FastAPI
 
 from ... import __version__
 from ...tools.registry import Toolbox
-from ..mcp import build_mcp_server, http_principal
+from ..mcp import build_mcp_server, http_principal, http_profile
 from .errors import install_error_handlers
 from .guard import RequestGuard
 from .mcp_endpoint import MCPEndpoint
@@ -67,7 +67,7 @@ def create_app(
             state = AppState(rt, toolbox, rt.tokens)
             if admin_token:
                 state.add_ephemeral_admin(admin_token)
-            mcp = build_mcp_server(toolbox, http_principal)
+            mcp = build_mcp_server(toolbox, http_principal, http_profile)
             # Stateless JSON transport: any replica can answer any request; no server→client pushes needed.
             mcp.streamable_http_app(
                 streamable_http_path="/mcp",

@@ -20,6 +20,7 @@ from fastapi import Depends, HTTPException, Query, Request
 
 from ...contract.errors import AccessDeniedError
 from ...contract.query import SearchScope
+from ...dispatch.profiles import GLOBAL_ORDER, ProfileChoice
 from ...tenancy.tokens import Principal
 from .state import AppState
 
@@ -59,10 +60,16 @@ async def get_principal(request: Request, state: Ctx) -> Principal:
 CurrentPrincipal = Annotated[Principal, Depends(get_principal)]
 
 
+PROFILE_HEADER = "Zarniwoop-Profile"
+"""The agent profile a request's searches route through (docs/providers.md, "Agent profiles")."""
+
+
 @dataclass(frozen=True, slots=True)
 class CallerInfo:
     principal: Principal
     scope: SearchScope
+    profile: ProfileChoice = GLOBAL_ORDER
+    """The `Zarniwoop-Profile` header and the token's profile binding."""
 
     @property
     def admin(self) -> bool:
@@ -70,13 +77,16 @@ class CallerInfo:
 
 
 async def get_caller(
+    request: Request,
     principal: CurrentPrincipal,
     tenant: Annotated[str | None, Query(max_length=100, description="Tenant (default: the token's).")] = None,
     project: Annotated[
         str | None, Query(max_length=100, description="Project (default: the token's).")
     ] = None,
 ) -> CallerInfo:
-    return CallerInfo(principal, principal.scope_for(tenant, project))
+    choice = ProfileChoice(request.headers.get(PROFILE_HEADER) or None, principal.profile)
+    choice.pick()  # a malformed header, or one the token's binding forbids: refused before any work
+    return CallerInfo(principal, principal.scope_for(tenant, project), choice)
 
 
 Caller = Annotated[CallerInfo, Depends(get_caller)]
@@ -101,6 +111,7 @@ Operator = Annotated[Principal, Depends(get_operator)]
 
 __all__ = [
     "PRINCIPAL_SCOPE_KEY",
+    "PROFILE_HEADER",
     "AdminCaller",
     "Caller",
     "CallerInfo",

@@ -1,7 +1,8 @@
 """The MCP streamable-HTTP endpoint at `/mcp`, behind the same bearer tokens as the HTTP API.
 
 A plain ASGI app: it authenticates the `Authorization` header, resolves the scope the calls act on
-(the token's, or `/mcp?tenant=…&project=…` when the token may use that one — else a 403), leaves
+(the token's, or `/mcp?tenant=…&project=…` when the token may use that one — else a 403) and the
+agent profile its searches route through (`/mcp?profile=research-agent`), leaves
 the `Principal` narrowed to that scope in the ASGI scope for the tools
 (`surfaces.mcp.http_principal`), and hands the request to the MCP session manager that the app's
 lifespan runs.
@@ -17,8 +18,9 @@ from urllib.parse import parse_qs
 from fastapi import HTTPException
 
 from ...contract.errors import AccessDeniedError, InvalidRequestError
+from ...dispatch.profiles import ProfileChoice
 from ...tenancy.tokens import Principal
-from ..mcp import PRINCIPAL_KEY
+from ..mcp import PRINCIPAL_KEY, PROFILE_KEY
 from .deps import PRINCIPAL_SCOPE_KEY, authenticate_header
 from .errors import error_body
 
@@ -42,6 +44,8 @@ class MCPEndpoint:
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         try:
             target = principal.scope_for(_one(query, "tenant"), _one(query, "project"))
+            profile = ProfileChoice(_one(query, "profile") or None, principal.profile)
+            profile.pick()  # malformed, or another profile than the token's binding: refused up front
         except InvalidRequestError as exc:  # a name outside the one name rule
             await _send_json(send, 422, error_body(exc.message, exc.field), {})
             return
@@ -52,7 +56,9 @@ class MCPEndpoint:
             await _send_json(send, 503, error_body("the MCP endpoint is not running"), {})
             return
         narrowed = principal.narrowed(target)
-        await state.mcp_sessions.handle_request({**scope, PRINCIPAL_KEY: narrowed}, receive, send)
+        await state.mcp_sessions.handle_request(
+            {**scope, PRINCIPAL_KEY: narrowed, PROFILE_KEY: profile.asked}, receive, send
+        )
 
 
 def _one(query: dict[str, list[str]], name: str) -> str | None:

@@ -46,12 +46,31 @@ class CascadeStep(_Wire):
     panic: bool = False
 
 
+class ProfileEntry(_Wire):
+    """An agent profile (docs/providers.md, "Agent profiles")."""
+
+    name: str
+    providers: list[str] = Field(description="The generic list: every modality it has providers for.")
+    modalities: dict[str, list[str]] = Field(description="Per-modality lists (`...providers.<modality>`).")
+    sha256: str = Field(description="SHA-256 of the canonical definition (sorted JSON of the lists).")
+    level: str = Field(description="The narrowest settings level defining it: system, tenant or project.")
+
+
+class ProfileList(_Wire):
+    profiles: list[ProfileEntry]
+
+
+class ProfileRouting(ProfileEntry):
+    search_cascades: dict[str, list[CascadeStep]] = Field(description="The profile's cascade per modality.")
+
+
 class RoutingView(_Wire):
     scope: Scope
     search: list[RoutingInstance]
     search_cascades: dict[str, list[CascadeStep]] = Field(description="Per modality, in cascade order.")
     tiers: list[str]
     llm: dict[str, Any] = Field(default_factory=dict, description="`default` and `aliases` resolutions.")
+    profile: ProfileRouting | None = Field(None, description="With `?profile=`: that profile's cascades.")
 
 
 class UsageRow(_Wire):
@@ -93,4 +112,4 @@ class UsageReport(_Wire):
     llm: dict[str, Any] = Field(default_factory=dict, description="The LLM token dashboard.")
 
 
-__all__ = ["RoutingView", "UsageReport"]
+__all__ = ["ProfileList", "RoutingView", "UsageReport"]

@@ -42,6 +42,7 @@ from ....tools.rich import RICH
 from ....tools.search import SEARCH, SEARCH_EXPERT
 from ..deps import Caller, CallerInfo, Ctx
 from ..errors import ERROR_RESPONSES, error_body
+from ..fast_json import FastJSONResponse
 from ..state import AppState
 from .image import sign_thumbnails
 
@@ -92,12 +93,17 @@ async def _run(
     state: AppState, caller: CallerInfo, spec: ToolSpec[Any], body: Any, request: Request | None = None
 ) -> JSONResponse:
     result = await state.toolbox.run(
-        spec, body, caller.scope, admin=caller.admin, cache=_use_cache(request, body)
+        spec,
+        body,
+        caller.scope,
+        admin=caller.admin,
+        cache=_use_cache(request, body),
+        profile=caller.profile,
     )
     # image and video hits get a signed URL of the server's image proxy (the web UI's thumbnails)
     sign_thumbnails(result.structured, state.runtime.box.sign)
     # Already plain JSON: a JSONResponse skips FastAPI's re-validation of the return value.
-    return JSONResponse(result.full if result.full is not None else result.structured)
+    return FastJSONResponse(result.full if result.full is not None else result.structured)
 
 
 @router.post(
@@ -171,7 +177,13 @@ async def _stream(
     async def work() -> Any:
         try:
             return await state.toolbox.run(
-                spec, body, caller.scope, admin=caller.admin, cache=cache, progress=observe
+                spec,
+                body,
+                caller.scope,
+                admin=caller.admin,
+                cache=cache,
+                progress=observe,
+                profile=caller.profile,
             )
         finally:
             steps.put_nowait(None)

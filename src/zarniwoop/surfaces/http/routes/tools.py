@@ -43,5 +43,7 @@ async def call_tool(
 ) -> dict[str, Any]:
     if name not in TOOL_NAMES:
         raise HTTPException(404, f"unknown tool {name!r}; expected one of {', '.join(TOOL_NAMES)}")
-    result = await ctx.toolbox.execute(name, arguments or {}, caller.scope, admin=caller.admin)
+    result = await ctx.toolbox.execute(
+        name, arguments or {}, caller.scope, admin=caller.admin, profile=caller.profile
+    )
     return result.to_json()

@@ -1,0 +1,65 @@
+"""Where `zarniwoop serve` spends its CPU under `bench/http_load.py`'s search load (cProfile).
+
+    python bench/profile_serve.py                      # 10 s of searches, 16 clients, top 25 by own time
+    python bench/profile_serve.py --duration 20 --top 40 --out serve.prof
+
+The server runs under `python -m cProfile` (py-spy needs ptrace, which containers often refuse);
+the same emulator and settings as `bench/http_load.py`. cProfile slows Python code about ×2, so
+read the shares, not the absolute times; start-up (imports, pydantic schemas) is in the profile too,
+so give it a long `--duration` (≥ 30 s) on a quiet machine. The `.prof` file opens in `pstats`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import pstats
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.http_load import _load, _run_emulator  # noqa: E402
+from tests.support.runtime import endpoint, only, write_config  # noqa: E402
+from tests.support.served import served  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--duration", type=float, default=10.0)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--out", type=Path, default=None, help="keep the .prof file here")
+    args = parser.parse_args()
+    parent, child = multiprocessing.Pipe()
+    emulator = multiprocessing.Process(target=_run_emulator, args=(child,), daemon=True)
+    emulator.start()
+    emulator_url = parent.recv()
+    try:
+        with tempfile.TemporaryDirectory(prefix="zw-profile-") as tmp:
+            directory = Path(tmp)
+            out = args.out or directory / "serve.prof"
+            settings = {
+                **only(),
+                **endpoint("wiki", "wikipedia", f"{emulator_url}/w", **{"rateLimit.perSecond": 100_000}),
+                "research.cache.ttlSeconds": 0,
+                "research.cache.ttlSeconds.encyclopedia": 0,
+            }
+            config = write_config(directory, {"settings": settings})
+            profiler = ("-m", "cProfile", "-o", str(out.resolve()))
+            with served(config, directory / "home", python_args=profiler) as server:
+                assert server.token is not None
+                phase = asyncio.run(_load(server.url, server.token, args.clients, args.duration, search=True))
+            print(f"{len(phase.latencies)} searches, {phase.errors} errors\n")
+            stats = pstats.Stats(str(out))
+            stats.sort_stats("tottime").print_stats(args.top)
+    finally:
+        parent.send("stop")
+        emulator.join(timeout=10)
+
+
+if __name__ == "__main__":
+    main()

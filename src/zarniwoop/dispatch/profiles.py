@@ -1,0 +1,83 @@
+"""Which agent profile a search routes through, and the cascade it narrows to (docs/providers.md).
+
+A call names a profile in up to three ways; the rules, from strongest:
+
+1. a token bound to a profile (`tokens create --profile`) fixes it: its calls always route through
+   it, and asking for another profile (header, `?profile=`, tool argument) is refused;
+2. the tool argument `profile` (or `SearchRequest.profile`): this one call;
+3. the connection's profile — `Zarniwoop-Profile` header, `/mcp?profile=`, `zarniwoop mcp --profile`.
+
+None of them (or an empty one) = the global order. Surfaces hand the connection's choice to
+`Toolbox.run`, which holds it in a context variable for every search the call starts (a rich
+fan-out, an investigation's planned searches), like `bypassing_cache`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..config.profiles import Profile, profiles
+from ..contract.errors import AccessDeniedError, InvalidRequestError
+from ..contract.query import check_profile
+
+if TYPE_CHECKING:
+    from ..config.settings import ScopedSettings
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileChoice:
+    """The profile a caller asked for (`asked`) and the one its token is bound to (`bound`)."""
+
+    asked: str | None = None
+    bound: str | None = None
+
+    def pick(self, argument: str | None = None) -> str | None:
+        """The profile a search routes through, given a per-call `argument` (rules in the module doc)."""
+        wanted = check_profile("profile", argument) or check_profile("profile", self.asked)
+        if self.bound is None:
+            return wanted
+        if wanted not in (None, self.bound):
+            raise AccessDeniedError(
+                f"this token is bound to profile {self.bound!r}; it cannot use {wanted!r}"
+            )
+        return self.bound
+
+    def narrowed(self, argument: str | None) -> ProfileChoice:
+        """The choice with a tool argument applied (refused at once if the token forbids it)."""
+        return ProfileChoice(self.pick(argument), self.bound)
+
+
+GLOBAL_ORDER = ProfileChoice()
+"""No profile asked for, none bound: the global order."""
+_CHOICE: ContextVar[ProfileChoice] = ContextVar("zarniwoop_profile", default=GLOBAL_ORDER)
+
+
+@contextmanager
+def choosing_profile(choice: ProfileChoice) -> Iterator[None]:
+    """Within this block (and the tasks it starts), searches route through `choice`."""
+    token = _CHOICE.set(choice)
+    try:
+        yield
+    finally:
+        _CHOICE.reset(token)
+
+
+def current_choice() -> ProfileChoice:
+    return _CHOICE.get()
+
+
+def find_profile(settings: ScopedSettings, name: str) -> Profile:
+    """The profile `name` of this scope; `InvalidRequestError` naming `profile` when it is not defined."""
+    defined = profiles(settings)
+    profile = defined.get(name)
+    if profile is None:
+        known = ", ".join(defined) or "none"
+        raise InvalidRequestError("profile", f"unknown profile {name!r}; defined here: {known}")
+    return profile
+
+
+__all__ = ["GLOBAL_ORDER", "ProfileChoice", "choosing_profile", "current_choice", "find_profile"]

@@ -1,0 +1,129 @@
+"""Issue 18: hedging that learns — a candidate losing hedges in a row is benched; the default delay
+is each endpoint's observed p95."""
+
+from __future__ import annotations
+
+import collections
+import time
+
+import pytest
+
+from zarniwoop.contract import Outcome, SearchRequest, SearchScope
+from zarniwoop.dispatch.hedging import FLOOR, LOSSES_TO_BENCH, MIN_SAMPLES, P95_FACTOR, HedgeLedger, p95
+
+from ..support.bodies import openalex_works
+from ..support.emulator import Reply
+from ..support.runtime import endpoint, only, open_runtime
+
+pytestmark = pytest.mark.anyio
+SCOPE = SearchScope()
+SEARCHES = 30
+WARM_UP = LOSSES_TO_BENCH + 1
+
+
+def settings_for(emulator, *, with_hanging: bool, **extra):
+    out = {
+        **only(),
+        **endpoint("oa-ok", "openalex", f"{emulator.url}/ok"),
+        "research.cache.ttlSeconds": 0,
+        "research.cache.ttlSeconds.academic": 0,
+        "research.default.academic": "oa-ok",
+        **extra,
+    }
+    if with_hanging:
+        out |= {
+            **endpoint("oa-hang", "openalex", f"{emulator.url}/hang"),
+            "research.default.academic": "oa-hang",
+            "research.fallback.academic": "oa-ok",
+        }
+    return out
+
+
+def p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
+
+
+async def latencies(tmp_path, settings) -> tuple[list[float], list]:
+    out, results = [], []
+    tmp_path.mkdir()
+    async with await open_runtime(tmp_path, settings) as rt:
+        for i in range(SEARCHES):
+            begin = time.perf_counter()
+            results.append(await rt.dispatcher.search(SearchRequest.create(f"q{i}", "academic"), SCOPE))
+            out.append(time.perf_counter() - begin)
+    return out, results
+
+
+async def test_a_hanging_default_stops_costing_the_hedge_delay(tmp_path, emulator):
+    emulator.add("/hang/works", Reply(hang=True))
+    emulator.add("/ok/works", Reply.json(openalex_works(1), delay=0.1))
+    hedged, results = await latencies(
+        tmp_path / "a", settings_for(emulator, with_hanging=True, **{"research.hedge.afterMs": 200})
+    )
+    baseline, _ = await latencies(tmp_path / "b", settings_for(emulator, with_hanging=False))
+    assert all(r.provider_instance_id == "oa-ok" for r in results)
+    # The first LOSSES_TO_BENCH searches race and cut the hanging default; the last of them benches it.
+    for result in results[:LOSSES_TO_BENCH]:
+        assert [(a.provider_instance_id, a.outcome) for a in result.attempts] == [
+            ("oa-ok", Outcome.SUCCESS),
+            ("oa-hang", Outcome.TIMEOUT),
+        ]
+    for result in results[LOSSES_TO_BENCH:]:
+        assert [a.outcome for a in result.attempts] == [Outcome.SKIPPED_COOLDOWN, Outcome.SUCCESS]
+    assert f"lost {LOSSES_TO_BENCH} hedges in a row" in results[LOSSES_TO_BENCH].attempts[0].error_message
+    assert len(emulator.requests("/hang/works")) == LOSSES_TO_BENCH
+    ratio = p99(hedged[WARM_UP:]) / p99(baseline[WARM_UP:])
+    assert ratio <= 1.2, (
+        f"p99 {p99(hedged[WARM_UP:]) * 1000:.0f} ms vs {p99(baseline[WARM_UP:]) * 1000:.0f} ms"
+    )
+    assert min(hedged[:LOSSES_TO_BENCH]) >= 0.3  # those did pay: 200 ms hedge delay + the 100 ms answer
+
+
+async def test_a_win_resets_the_loss_streak():
+    ledger = HedgeLedger()
+    assert [ledger.lost(SCOPE, "s") for _ in range(LOSSES_TO_BENCH - 1)] == [False] * (LOSSES_TO_BENCH - 1)
+    ledger.answered(SCOPE, "s", "oa", 0.1)
+    assert [ledger.lost(SCOPE, "s") for _ in range(LOSSES_TO_BENCH)] == [False] * (LOSSES_TO_BENCH - 1) + [
+        True
+    ]
+    assert ledger.lost(SCOPE, "s") is False  # benched: the streak starts again
+
+
+async def test_default_hedge_delay_is_the_observed_p95_once_there_are_enough_answers():
+    ledger = HedgeLedger()
+    for i in range(MIN_SAMPLES - 1):
+        ledger.answered(SCOPE, "s", "oa", 0.1 + i / 100)
+    assert ledger.hedge_after("oa", None) is None  # too few answers to know its p95: no hedge
+    ledger.answered(SCOPE, "s", "oa", 5.0)
+    observed = p95(collections.deque([0.1 + i / 100 for i in range(19)] + [5.0]))
+    assert observed == pytest.approx(0.28)  # the 19th of 20 sorted samples
+    assert ledger.hedge_after("oa", None) == pytest.approx(max(FLOOR, P95_FACTOR * observed))
+    assert ledger.hedge_after("oa", 250) == 0.25  # the setting overrides
+    assert ledger.hedge_after("oa", 0) is None  # 0 = off
+    assert ledger.hedge_after("unknown", None) is None
+
+
+async def test_unset_hedge_delay_races_a_call_slower_than_its_p95(tmp_path, emulator):
+    emulator.add("/a/works", Reply.json(openalex_works(1, "A"), delay=0.05))
+    emulator.add("/b/works", Reply.json(openalex_works(1, "B")))
+    settings = {
+        **only(),
+        **endpoint("oa-a", "openalex", f"{emulator.url}/a"),
+        **endpoint("oa-b", "openalex", f"{emulator.url}/b"),
+        "research.default.academic": "oa-a",
+        "research.fallback.academic": "oa-b",
+        "research.cache.ttlSeconds": 0,
+        "research.cache.ttlSeconds.academic": 0,
+    }
+    async with await open_runtime(tmp_path, settings) as rt:
+        for i in range(MIN_SAMPLES):
+            first = await rt.dispatcher.search(SearchRequest.create(f"q{i}", "academic"), SCOPE)
+            assert first.provider_instance_id == "oa-a"
+        assert emulator.requests("/b/works") == []  # no p95 yet, then never slower than it: no hedge
+        emulator.add("/a/works", Reply.json(openalex_works(1, "A"), delay=3.0))
+        begin = time.perf_counter()
+        raced = await rt.dispatcher.search(SearchRequest.create("slow", "academic"), SCOPE)
+        elapsed = time.perf_counter() - begin
+    assert raced.provider_instance_id == "oa-b"
+    assert elapsed < 2.0  # raced after max(0.5 s, 2 × p95), not the 3 s answer

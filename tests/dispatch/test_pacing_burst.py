@@ -1,0 +1,124 @@
+"""Issue 18: pacing with bursts (GCRA per endpoint and credential), measured at the emulator."""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+
+import pytest
+
+from zarniwoop.contract import SearchRequest, SearchScope
+from zarniwoop.dispatch.clock import Clock
+from zarniwoop.dispatch.pacing import RateLimiter
+from zarniwoop.tools import Toolbox
+
+from ..support.bodies import openalex_works
+from ..support.emulator import Reply
+from ..support.runtime import endpoint, only, open_runtime
+
+pytestmark = pytest.mark.anyio
+SCOPE = SearchScope()
+JITTER = 0.1
+"""Arrival jitter tolerated at the emulator on a loaded machine: windows are counted 0.1 s short."""
+
+
+class FakeClock(Clock):
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def monotonic(self) -> float:
+        return self.t
+
+
+def test_gcra_starts_the_burst_then_the_sustained_pace():
+    clock = FakeClock()
+    limiter = RateLimiter(clock)
+    waits = [limiter.take("k", 2, burst=4) for _ in range(7)]
+    assert waits == pytest.approx([0, 0, 0, 0.525, 1.05, 1.575, 2.1])
+    assert limiter.take("k", 2, max_wait=2.0, burst=4) is None  # 2.625 s away: nothing reserved
+    clock.t += 10  # idle long enough: the whole burst is back
+    assert [limiter.take("k", 2, burst=4) for _ in range(4)] == pytest.approx([0, 0, 0, 0.525])
+
+
+def test_without_a_burst_calls_are_spaced_at_the_rate():
+    limiter = RateLimiter(FakeClock())
+    assert [limiter.take("k", 2) for _ in range(3)] == pytest.approx([0, 0.525, 1.05])
+    assert [limiter.take("slow", 1 / 3) for _ in range(2)] == pytest.approx([0, 3.15])
+
+
+def counts_per_second(times: list[float]) -> list[int]:
+    """Requests in [t0 + k, t0 + k + 1 - JITTER) for each second k after the first arrival t0."""
+    t0 = times[0]
+    seconds = int(times[-1] - t0) + 1
+    return [sum(1 for t in times if t0 + k <= t < t0 + k + 1 - JITTER) for k in range(seconds)]
+
+
+async def test_burst_four_at_two_per_second_at_the_emulator(tmp_path, emulator):
+    emulator.add("/a/works", Reply.json(openalex_works(1)))
+    settings = {
+        **only(),
+        **endpoint("oa", "openalex", f"{emulator.url}/a", rateLimit__perSecond=2, rateLimit__burst=4),
+        "research.cache.ttlSeconds": 0,
+        "research.cache.ttlSeconds.academic": 0,
+    }
+    async with await open_runtime(tmp_path, settings) as rt:
+        requests = [SearchRequest.create(f"q{i}", "academic") for i in range(10)]
+        results = await asyncio.gather(*(rt.dispatcher.search(r, SCOPE) for r in requests))
+    assert [r.provider_instance_id for r in results] == ["oa"] * 10  # paced, none skipped
+    times = sorted(r.at for r in emulator.requests("/a/works"))
+    counts = counts_per_second(times)
+    assert counts[0] == 4, counts  # the burst: 4 in the first second, not 2
+    assert all(n <= 2 for n in counts[1:]), counts
+    for i in range(len(times) - 4):  # never 5 in any one second, anywhere
+        assert times[i + 4] - times[i] >= 1 - JITTER, times[i : i + 5]
+    assert times[-1] - times[0] >= (9 - 3) * 0.5 - JITTER  # 3 at once, then one per half second
+
+
+SEARXNG_BODY = {
+    "query": "aurora",
+    "results": [
+        {
+            "url": f"https://example.org/{i}",
+            "title": f"hit {i}",
+            "content": "text",
+            "img_src": f"https://example.org/{i}.jpg",
+            "thumbnail": f"https://example.org/{i}-t.jpg",
+            "iframe_src": f"https://example.org/{i}.mp4",
+            "publishedDate": "2026-11-30T10:00:00",
+            "engine": "bing",
+        }
+        for i in range(3)
+    ],
+}
+
+
+async def test_rich_over_one_searxng_answers_as_fast_as_one_call(tmp_path, emulator):
+    """A homelab set-up: web, image, video and news all on one SearXNG, each call taking 300 ms.
+    SearXNG is not paced by default, so the four go out together."""
+    emulator.add("/s/search", Reply.json(SEARXNG_BODY, delay=0.3))
+    settings = {
+        **only(),
+        **endpoint("sx", "searxng", f"{emulator.url}/s"),
+        **{f"research.default.{m}": "sx" for m in ("web", "image", "video", "news")},
+        "research.cache.ttlSeconds": 0,
+        **{f"research.cache.ttlSeconds.{m}": 0 for m in ("web", "image", "video", "news")},
+    }
+    async with await open_runtime(tmp_path, settings) as rt:
+        toolbox = Toolbox(rt)
+        await toolbox.execute("research_providers", {}, SCOPE)  # build the provider set outside the timing
+        single, rich = [], []
+        for i in range(3):  # interleaved, so both see the same machine load
+            begin = time.perf_counter()
+            one = await rt.dispatcher.search(SearchRequest.create(f"aurora {i}", "web"), SCOPE)
+            single.append(time.perf_counter() - begin)
+            begin = time.perf_counter()
+            result = await toolbox.execute("research_rich", {"query": f"aurora {i}", "maxResults": 2}, SCOPE)
+            rich.append(time.perf_counter() - begin)
+            assert one.provider_instance_id == "sx"
+            groups = result.structured["results"]
+            assert {k: g["providerInstanceId"] for k, g in groups.items()} == dict.fromkeys(
+                ("WEB", "IMAGE", "VIDEO", "NEWS"), "sx"
+            )
+    ratio = statistics.median(rich) / statistics.median(single)
+    assert ratio <= 1.1, f"rich {statistics.median(rich) * 1000:.0f} ms vs one call ×{ratio:.2f}"
