@@ -80,7 +80,10 @@ def test_expert_rich_investigate_providers_schemas():
         "description": "Earliest publication date (ISO, YYYY-MM-DD).",
     }
     rich = tool_spec("research_rich").input_schema
-    assert list(rich["properties"]) == ["query", "maxResults", "profile"] and rich["required"] == ["query", "maxResults"]
+    assert list(rich["properties"]) == ["query", "maxResults", "profile"] and rich["required"] == [
+        "query",
+        "maxResults",
+    ]
     investigate = tool_spec("research_investigate").input_schema
     assert list(investigate["properties"]) == ["question", "maxResults", "depth", "profile"]
     assert investigate["required"] == ["question"]
