@@ -3,6 +3,9 @@
 Checked for every scope that has settings: each endpoint's protocol exists and accepts its config
 (SearXNG without `baseUrl`, …); `research.default.<modality>` / `research.fallback.<modality>`
 name a real modality and an existing, enabled endpoint that serves it; typed keys parse.
+An endpoint extra its protocol does not read is not an error (an add-on may read more than it
+declares) but a warning at start-up, naming the key and the extras the protocol knows
+(`extras_warnings`): a typo like `userAgnet` would otherwise be silently ignored.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..contract.enums import Modality
 from ..contract.errors import ConfigError
+from ..contract.protocol import known_extras
 from ..contract.query import SearchScope
 from . import keys as K
 from .endpoints import endpoint_ids, instance_config
@@ -31,6 +35,27 @@ def validate_settings(service: SettingService, protocols: Mapping[str, SearchPro
         for error in validate_scope(service.scoped(scope), protocols):
             problems.setdefault(error.key, error)
     return list(problems.values())
+
+
+def extras_warnings(service: SettingService, protocols: Mapping[str, SearchProtocol]) -> list[str]:
+    """One line per endpoint extra, in any scope, that its protocol does not read."""
+    warnings: dict[str, str] = {}
+    for scope in [SearchScope("_system", "_tenant"), *service.scopes()]:
+        settings = service.scoped(scope)
+        for instance_id in endpoint_ids(settings):
+            protocol = protocols.get(settings.get(K.endpoint_key(instance_id, K.SUFFIX_PROTOCOL)) or "")
+            if protocol is None:
+                continue
+            known = known_extras(protocol)
+            for suffix in instance_config(settings, instance_id, protocol).extras:
+                if suffix not in known:
+                    key = K.endpoint_key(instance_id, suffix)
+                    warnings.setdefault(
+                        key,
+                        f"{key}: unknown extra {suffix!r} for protocol {protocol.id!r}, ignored; "
+                        f"known extras: {', '.join(sorted(known))}",
+                    )
+    return list(warnings.values())
 
 
 def validate_scope(settings: ScopedSettings, protocols: Mapping[str, SearchProtocol]) -> list[ConfigError]:

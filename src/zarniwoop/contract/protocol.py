@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .enums import Availability, Modality, Tier
+from .enums import MODALITY_DOMAINS, Availability, Modality, SearchDomain, Tier
 
 if TYPE_CHECKING:
     from .query import SearchRequest, SearchScope
@@ -151,6 +151,9 @@ class SearchProtocol(Protocol):
     #   load_content(ref, config) -> RequestSpec the call that fetches a STASH_ON_DEMAND reference
     #   content_text(body) -> str                that call's body as text, for the content store
     #   instance_language(config) -> str | None  the language an instance serves (locale routing)
+    #   domains: frozenset[SearchDomain]         the subjects its index covers (`protocol_domains`)
+    #   known_extras: frozenset[str]             the endpoint suffixes it reads beyond COMMON_EXTRAS;
+    #                                            any other suffix is warned about at start-up
 
 
 @runtime_checkable
@@ -177,7 +180,35 @@ class ProviderInstance(Protocol):
     async def dispose(self) -> None: ...
 
 
+COMMON_EXTRAS: frozenset[str] = frozenset({"userAgent", "language", "quota.daily", "quota.monthly"})
+"""Endpoint extras every protocol honours: `userAgent` replaces Zarniwoop's User-Agent on the wire
+(Nominatim and Wikipedia ask for an identifying one), `language` routes locales, `quota.*` budgets."""
+
+
+def protocol_domains(protocol: SearchProtocol) -> frozenset[SearchDomain]:
+    """The protocol's declared `domains`, else one per modality it serves (ACADEMIC → ACADEMIC, …)."""
+    declared = getattr(protocol, "domains", None)
+    if declared:
+        return frozenset(SearchDomain.parse(d, field=f"{protocol.id}.domains") for d in declared)
+    return frozenset(MODALITY_DOMAINS[m] for m in protocol.modalities)
+
+
+def instance_domains(instance: ProviderInstance) -> frozenset[SearchDomain]:
+    """The seed's `SearchProviderInstance.domains()`: the instance's own answer when it has a
+    `domains()` method (an add-on whose index depends on its config), else its protocol's."""
+    method = getattr(instance, "domains", None)
+    if callable(method):
+        return frozenset(method())
+    return protocol_domains(instance.protocol)
+
+
+def known_extras(protocol: SearchProtocol) -> frozenset[str]:
+    """Every endpoint extra the protocol reads: the common ones and its own `known_extras`."""
+    return COMMON_EXTRAS | frozenset(getattr(protocol, "known_extras", ()))
+
+
 __all__ = [
+    "COMMON_EXTRAS",
     "InstanceConfig",
     "ProviderInstance",
     "RawResponse",
@@ -185,4 +216,7 @@ __all__ = [
     "SearchPage",
     "SearchProtocol",
     "Secret",
+    "instance_domains",
+    "known_extras",
+    "protocol_domains",
 ]

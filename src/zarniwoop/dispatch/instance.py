@@ -8,6 +8,7 @@ flow (`SearchPage.next_request`) to its end. Anything the parser raises that is 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..contract.enums import Availability
@@ -16,7 +17,7 @@ from ..contract.results import SearchResult
 from ..transport.http import raise_for_status, rate_limit_headers
 
 if TYPE_CHECKING:
-    from ..contract.protocol import InstanceConfig, RawResponse, SearchPage, SearchProtocol
+    from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage, SearchProtocol
     from ..contract.query import SearchRequest, SearchScope
     from ..contract.results import ContentRef
     from ..transport.http import HttpTransport
@@ -50,7 +51,7 @@ class HttpProviderInstance:
         return None
 
     async def search(self, request: SearchRequest, scope: SearchScope, *, timeout: float) -> SearchResult:
-        spec = self._protocol.build_request(request, self._config)
+        spec = self._identified(self._protocol.build_request(request, self._config))
         headers: dict[str, str] = {}
         page: SearchPage | None = None
         for _ in range(MAX_STEPS):
@@ -80,7 +81,7 @@ class HttpProviderInstance:
                 self._raise_for_status(raw)
             if page.next_request is None:
                 break
-            spec = page.next_request
+            spec = self._identified(page.next_request)
         assert page is not None
         hits = page.hits[: request.max_results]
         return SearchResult(
@@ -95,6 +96,14 @@ class HttpProviderInstance:
             upstream_headers=headers,
             quota=page.quota,
         )
+
+    def _identified(self, spec: RequestSpec) -> RequestSpec:
+        """The endpoint's `userAgent` extra on the wire (Nominatim and Wikipedia ask operators for an
+        identifying one); a header the protocol set itself wins."""
+        agent = self._config.extra("userAgent")
+        if not agent or any(k.lower() == "user-agent" for k in spec.headers):
+            return spec
+        return replace(spec, headers={**spec.headers, "User-Agent": agent})
 
     def _raise_for_status(self, raw: RawResponse) -> None:
         """`raise_for_status` with the protocol's reading of the body; a protocol whose API reports a
@@ -133,7 +142,7 @@ class HttpProviderInstance:
         loader = getattr(self._protocol, "load_content", None)
         if loader is None:
             raise ProviderError(f"{self._protocol.id} cannot load content", instance_id=self.id)
-        spec = loader(ref, self._config)
+        spec = self._identified(loader(ref, self._config))
         raw = await self._transport.send(spec, timeout=self._config.timeout_ms / 1000)
         self._raise_for_status(raw)
         return raw.body

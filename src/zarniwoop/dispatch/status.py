@@ -2,7 +2,8 @@
 
 `keyable`: a credential resolves (keyless providers always count). `reachable`: the last outcome
 of a real call in this process or replica set (true/false), null if never called. `lastError`
-only for admins.
+only for admins. `availability` also honours what the instance itself reports (an add-on saying
+EXHAUSTED or COOLDOWN), and `statusText` is its `status_text()` line.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import keys as K
 from ..contract.enums import Availability, Modality, Outcome, Tier
+from ..contract.protocol import instance_domains
 from .clock import iso_utc
 from .dispatcher import order_candidates
+from .gate import status_text
 
 if TYPE_CHECKING:
     from ..contract.protocol import ProviderInstance
@@ -54,11 +57,12 @@ async def provider_entries(
                 if quota is not None:
                     break
         keyable = is_keyable(instance)
-        if not instance.config.enabled or not keyable:
+        reported = _reported_availability(instance, scope)
+        if not instance.config.enabled or not keyable or reported is Availability.DISABLED:
             availability = Availability.DISABLED
-        elif quota is not None and quota.exhausted:
+        elif (quota is not None and quota.exhausted) or reported is Availability.EXHAUSTED:
             availability = Availability.EXHAUSTED
-        elif active:
+        elif active or reported is Availability.COOLDOWN:
             availability = Availability.COOLDOWN
         else:
             availability = Availability.READY
@@ -68,6 +72,8 @@ async def provider_entries(
             "protocol": instance.protocol.id,
             "displayName": instance.protocol.display_name,
             "modalities": sorted(m.value for m in instance.protocol.modalities),
+            "tiers": sorted(t.value for t in instance.protocol.tiers),
+            "domains": sorted(d.value for d in instance_domains(instance)),
             "enabled": instance.config.enabled,
             "keyable": keyable,
             "availability": availability.value,
@@ -75,6 +81,7 @@ async def provider_entries(
             "cooldowns": active,
             "quota": quota.to_json() if quota else None,
             "reachable": last.ok if last else None,
+            "statusText": status_text(instance, scope),
         }
         if admin:
             entry["lastError"] = last.error if last and not last.ok else None
@@ -117,7 +124,11 @@ async def routing_view(
         ]
         chosen = next((st for st in steps if st["gate"] == "ready"), None)
         if chosen is None:
-            cooling = [st for st in steps if st["gate"] == Outcome.SKIPPED_COOLDOWN.value]
+            cooling = [
+                st
+                for st in steps
+                if st["gate"] == Outcome.SKIPPED_COOLDOWN.value and _cooldown_until(by_id[st["id"]], modality)
+            ]
             if cooling:
                 chosen = min(cooling, key=lambda st: _cooldown_until(by_id[st["id"]], modality))
                 chosen["panic"] = True
@@ -140,6 +151,7 @@ async def routing_view(
             "reachable": entry["reachable"],
             "cooldownUntil": entry["cooldownUntil"],
             "quota": entry["quota"],
+            "statusText": entry["statusText"],
         }
         if admin:
             row["lastError"] = entry.get("lastError")
@@ -167,7 +179,18 @@ def _gate(entry: Mapping[str, Any], modality: Modality) -> str:
         return Outcome.SKIPPED_COOLDOWN.value
     if entry["availability"] == Availability.EXHAUSTED.value:
         return Outcome.SKIPPED_EXHAUSTED.value
+    if entry["availability"] == Availability.COOLDOWN.value and not entry["cooldowns"]:
+        return Outcome.SKIPPED_COOLDOWN.value  # the instance says so itself
     return "ready"
+
+
+def _reported_availability(instance: ProviderInstance, scope: SearchScope) -> Availability:
+    """The instance's own `availability()`; an add-on that raises there counts as READY (the gate,
+    which calls it too, then records the failure as a hard error on the real call)."""
+    try:
+        return instance.availability(scope)
+    except Exception:
+        return Availability.READY
 
 
 def _cooldown_until(entry: Mapping[str, Any], modality: Modality) -> str:

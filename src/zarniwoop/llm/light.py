@@ -163,6 +163,16 @@ class LightLlm:
         self.call = call
         self.recipes = recipes or RecipeStore()
 
+    def recipe(self, name: str) -> Recipe:
+        """The recipe `name` as this caller's scope sees it (its override, else the bundled one)."""
+        return self.recipes.load(name, self.call.tenant, self.call.project)
+
+    async def context_window(self, recipe: Recipe) -> int | None:
+        """The catalog's context window of the model a call with this recipe would go to first."""
+        from dataclasses import replace
+
+        return await self.manager.context_window(replace(self.call, purpose=recipe.purpose))
+
     async def call_for_json(
         self, recipe: Recipe | str, variables: Mapping[str, Any] | None = None
     ) -> LightResult:

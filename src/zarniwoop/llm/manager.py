@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..contract.errors import QuotaExceededError
+from ..contract.errors import QuotaExceededError, ZarniwoopError
 from ..contract.query import SearchScope
 from ..observability.metrics import record_llm_call
 from .adapters import ADAPTERS, ChatClient, ChatRequest, Endpoint, StreamDelta
@@ -451,6 +451,16 @@ class LlmManager:
         return prep.catalog.lookup_or_default(
             candidate.instance, candidate.model, prep.scope_key, fallback_instance=candidate.wire_type
         )
+
+    async def context_window(self, call: LlmCall) -> int | None:
+        """`contextWindowTokens` of the model this call would try first, from the catalog; None when
+        no model resolves or the catalog does not know it (callers then pick a safe default)."""
+        try:
+            prep = await self.prepare(call, ChatRequest.prompt("", max_tokens=1))
+        except ZarniwoopError:
+            return None
+        doc = self._model_doc(prep, prep.candidates[0]) if prep.candidates else None
+        return doc.context_window_tokens if doc is not None else None
 
     # -- conveniences --------------------------------------------------------------------------
 
