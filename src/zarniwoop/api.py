@@ -205,7 +205,7 @@ class Zarniwoop:
 
     async def providers(self) -> list[dict[str, Any]]:
         """`research_providers`: the scope's instances with availability, quota and cooldowns."""
-        from .dispatch.status import provider_entries
+        from .views.providers import provider_entries
 
         return await provider_entries(self._runtime.dispatcher, self._scope, admin=self._admin)
 

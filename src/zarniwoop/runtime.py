@@ -58,12 +58,12 @@ if TYPE_CHECKING:
     from .contract.protocol import SearchProtocol
     from .contract.query import SearchScope
     from .dispatch.redis_state import RedisState
-    from .dispatch.status import RoutingSection
     from .llm.catalog import Catalog
     from .llm.manager import LlmManager
     from .llm.quota import QuotaLedger
     from .research.pipeline import Investigator
     from .tenancy.tokens import TokenStore
+    from .views.providers import RoutingSection
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ import pytest
 from zarniwoop.config.keys import cooldown_subject
 from zarniwoop.contract import Modality, Outcome, SearchRequest, SearchScope
 from zarniwoop.dispatch.dispatcher import provenance_footer
-from zarniwoop.dispatch.status import provider_entries
+from zarniwoop.views.providers import provider_entries
 
 from ..support.bodies import openalex_works, wikipedia_pages
 from ..support.emulator import Reply

@@ -13,10 +13,10 @@ from zarniwoop.contract import Modality, Outcome, SearchRequest, SearchScope
 from zarniwoop.contract.results import QuotaStatus
 from zarniwoop.dispatch.clock import Clock
 from zarniwoop.dispatch.quota import QuotaCache, binding_status, current_window, provider_blocks
-from zarniwoop.dispatch.status import provider_entries
 from zarniwoop.observability.metrics import REGISTRY
 from zarniwoop.runtime import Runtime
 from zarniwoop.surfaces.cli import app
+from zarniwoop.views.providers import provider_entries
 
 from ..support.bodies import openalex_works
 from ..support.emulator import Reply

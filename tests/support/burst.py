@@ -21,8 +21,8 @@ import sys
 import uuid
 
 from zarniwoop.contract import SearchRequest, SearchScope
-from zarniwoop.dispatch.status import provider_entries
 from zarniwoop.runtime import Runtime
+from zarniwoop.views.providers import provider_entries
 
 
 def emit(data: object) -> None:

@@ -1,36 +1,116 @@
-"""Read-only views of a scope's providers: `research_providers` entries and the routing view.
+"""`ProviderStatus`: what the gate would say about each of a scope's provider instances right now.
+
+One value object per instance, computed by the same gate functions the dispatcher runs before a
+call (`gate.check_static` — modality, `instance.availability()`, enabled, key —, `check_cooldown`,
+then the quota as last counted), so a view can never say something other than what the dispatcher
+will do. The views (`views/providers.py`) render it; the research planner reads it typed.
 
 `keyable`: a credential resolves (keyless providers always count). `reachable`: the last outcome
-of a real call in this process or replica set (true/false), null if never called. `lastError`
-only for admins. `availability` also honours what the instance itself reports (an add-on saying
-EXHAUSTED or COOLDOWN), and `statusText` is its `status_text()` line.
+of a real call in this process or replica set (true/false), None if never called. `statusText`:
+the instance's own `status_text()` line (an add-on's "312 of 1000 calls left"); `domains`: the
+subjects it covers (`instance_domains`), which the planner weighs.
+
+    for status in await provider_statuses(dispatcher, scope):
+        status.availability, status.gate(Modality.ACADEMIC)          # READY, GO
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..config import keys as K
-from ..contract.enums import Availability, Modality, Outcome, Tier
+from ..contract.enums import Availability, Modality, Outcome, SearchDomain, Tier
 from ..contract.protocol import instance_domains
 from .clock import iso_utc
-from .dispatcher import order_candidates
-from .gate import status_text
+from .gate import GateDecision, check_cooldown, check_static, status_text
 
 if TYPE_CHECKING:
     from ..contract.protocol import ProviderInstance
     from ..contract.query import SearchScope
+    from ..contract.results import QuotaStatus
     from .dispatcher import Dispatcher
+
+READY = "ready"
+"""The routing view's word for a candidate the gate lets through."""
+_EXHAUSTED = GateDecision(Outcome.SKIPPED_EXHAUSTED, "quota exhausted")
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveCooldown:
+    modality: Modality
+    until: float
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"modality": self.modality.value, "until": iso_utc(self.until), "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderStatus:
+    """One instance as the gate sees it now, per modality it serves."""
+
+    id: str
+    protocol: str
+    display_name: str
+    modalities: tuple[Modality, ...]
+    enabled: bool
+    keyable: bool
+    availability: Availability
+    gates: Mapping[Modality, GateDecision]
+    """The gate's decision per served modality (`GateDecision.allowed` = it would be called)."""
+    cooldowns: tuple[ActiveCooldown, ...] = ()
+    quota: QuotaStatus | None = None
+    reachable: bool | None = None
+    last_error: str | None = None
+    key_source: str | None = None
+    status_text: str | None = None
+    domains: frozenset[SearchDomain] = frozenset()
+    tiers: frozenset[Tier] = frozenset(Tier)
+
+    def gate(self, modality: Modality) -> GateDecision:
+        found = self.gates.get(modality)
+        return found or GateDecision(Outcome.SKIPPED_UNSUPPORTED, f"does not serve {modality.value}")
+
+    def cooldown(self, modality: Modality) -> ActiveCooldown | None:
+        return next((c for c in self.cooldowns if c.modality is modality), None)
+
+    @property
+    def cooldown_until(self) -> float | None:
+        return min((c.until for c in self.cooldowns), default=None)
+
+    def to_json(self, *, admin: bool) -> dict[str, Any]:
+        """A `research_providers` entry (DESIGN §6); `lastError` and `keySource` for admins only."""
+        until = self.cooldown_until
+        entry: dict[str, Any] = {
+            "id": self.id,
+            "protocol": self.protocol,
+            "displayName": self.display_name,
+            "modalities": sorted(m.value for m in self.modalities),
+            "tiers": sorted(t.value for t in self.tiers),
+            "domains": sorted(d.value for d in self.domains),
+            "enabled": self.enabled,
+            "keyable": self.keyable,
+            "availability": self.availability.value,
+            "cooldownUntil": iso_utc(until) if until is not None else None,
+            "cooldowns": [c.to_json() for c in self.cooldowns],
+            "quota": self.quota.to_json() if self.quota else None,
+            "reachable": self.reachable,
+            "statusText": self.status_text,
+        }
+        if admin:
+            entry["lastError"] = self.last_error
+            entry["keySource"] = self.key_source
+        return entry
 
 
 def is_keyable(instance: ProviderInstance) -> bool:
     return not instance.protocol.key_required or bool(instance.config.api_key)
 
 
-async def provider_entries(
-    dispatcher: Dispatcher, scope: SearchScope, *, admin: bool
-) -> list[dict[str, Any]]:
+async def provider_statuses(dispatcher: Dispatcher, scope: SearchScope) -> list[ProviderStatus]:
+    """Every instance of the scope, in settings order, as the dispatcher's gate sees it now."""
     provider_set = await dispatcher.factory.providers(scope)
     now = dispatcher.clock.now()
     instances = list(provider_set.instances.values())
@@ -41,157 +121,67 @@ async def provider_entries(
         dispatcher.cooldown_outage.failed(exc, "the providers view shows no cooldowns")
         cooldowns = {}
     last_outcomes = await dispatcher.outcomes(scope, [i.id for i in instances])
-    entries = []
+    statuses = []
     for instance in instances:
-        active = []
-        for modality in sorted(instance.protocol.modalities, key=lambda m: m.value):
+        modalities = tuple(sorted(instance.protocol.modalities, key=lambda m: m.value))
+        gates: dict[Modality, GateDecision] = {}
+        active: list[ActiveCooldown] = []
+        quota: QuotaStatus | None = None
+        for modality in modalities:
             cooldown = cooldowns.get(K.cooldown_subject(instance.id, modality))
             if cooldown is not None and cooldown.active(now):
-                active.append(
-                    {"modality": modality.value, "until": iso_utc(cooldown.until), "reason": cooldown.reason}
-                )
-        quota = None
-        if dispatcher.quota is not None:
-            for modality in instance.protocol.modalities:
-                quota = await dispatcher.quota.status(scope, instance, modality)
-                if quota is not None:
-                    break
-        keyable = is_keyable(instance)
-        reported = _reported_availability(instance, scope)
-        if not instance.config.enabled or not keyable or reported is Availability.DISABLED:
-            availability = Availability.DISABLED
-        elif (quota is not None and quota.exhausted) or reported is Availability.EXHAUSTED:
-            availability = Availability.EXHAUSTED
-        elif active or reported is Availability.COOLDOWN:
-            availability = Availability.COOLDOWN
-        else:
-            availability = Availability.READY
+                active.append(ActiveCooldown(modality, cooldown.until, cooldown.reason))
+            modality_quota = (
+                await dispatcher.quota.status(scope, instance, modality) if dispatcher.quota else None
+            )
+            quota = quota or modality_quota
+            decision = check_static(instance, modality, scope)
+            if decision.allowed:
+                decision = check_cooldown(cooldown, now)
+            if decision.allowed and modality_quota is not None and modality_quota.exhausted:
+                decision = _EXHAUSTED
+            gates[modality] = decision
         last = last_outcomes.get(instance.id)
-        entry: dict[str, Any] = {
-            "id": instance.id,
-            "protocol": instance.protocol.id,
-            "displayName": instance.protocol.display_name,
-            "modalities": sorted(m.value for m in instance.protocol.modalities),
-            "tiers": sorted(t.value for t in instance.protocol.tiers),
-            "domains": sorted(d.value for d in instance_domains(instance)),
-            "enabled": instance.config.enabled,
-            "keyable": keyable,
-            "availability": availability.value,
-            "cooldownUntil": min((c["until"] for c in active), default=None),
-            "cooldowns": active,
-            "quota": quota.to_json() if quota else None,
-            "reachable": last.ok if last else None,
-            "statusText": status_text(instance, scope),
-        }
-        if admin:
-            entry["lastError"] = last.error if last and not last.ok else None
-            entry["keySource"] = instance.config.key_source
-        entries.append(entry)
-    return entries
+        keyable = is_keyable(instance)
+        statuses.append(
+            ProviderStatus(
+                id=instance.id,
+                protocol=instance.protocol.id,
+                display_name=instance.protocol.display_name,
+                modalities=modalities,
+                enabled=instance.config.enabled,
+                keyable=keyable,
+                availability=_availability(instance, scope, keyable, quota, active),
+                gates=gates,
+                cooldowns=tuple(active),
+                quota=quota,
+                reachable=last.ok if last else None,
+                last_error=last.error if last and not last.ok else None,
+                key_source=instance.config.key_source,
+                status_text=status_text(instance, scope),
+                domains=instance_domains(instance),
+                tiers=instance.protocol.tiers,
+            )
+        )
+    return statuses
 
 
-RoutingSection = Callable[["SearchScope", bool], Awaitable[Any]]
-"""`(scope, admin) -> JSON`: another layer's block of the routing view (the LLM layer's alias resolutions)."""
-
-
-async def routing_view(
-    dispatcher: Dispatcher,
+def _availability(
+    instance: ProviderInstance,
     scope: SearchScope,
-    *,
-    admin: bool,
-    sections: Mapping[str, RoutingSection] | None = None,
-) -> dict[str, Any]:
-    """The routing view of `GET /v1/_routing` and `zarniwoop routing --json`.
-
-    `search`: one entry per instance, as the loomcycle seed's search block — `id, keyable,
-    available, selected, reachable` — plus `protocol, selectedFor, cooldownUntil, quota`, and
-    `lastError` for admins only. `searchCascades`: per modality the candidates in the order the
-    dispatcher walks them, each with the gate's verdict right now (`ready` or the `skipped_*`
-    outcome it would record) and which one would be `selected` (in panic mode: the cooling one
-    tried anyway, marked `panic`). Other layers add their blocks through `sections`.
-    """
-    entries = await provider_entries(dispatcher, scope, admin=admin)
-    by_id = {e["id"]: e for e in entries}
-    provider_set = await dispatcher.factory.providers(scope)
-    cascades: dict[str, list[dict[str, Any]]] = {}
-    picks: dict[str, list[str]] = {}
-    for modality in Modality:
-        order = [i.id for i in order_candidates(provider_set, modality)]
-        if not order:
-            continue
-        steps: list[dict[str, Any]] = [
-            {"id": i, "gate": _gate(by_id[i], modality), "selected": False} for i in order
-        ]
-        chosen = next((st for st in steps if st["gate"] == "ready"), None)
-        if chosen is None:
-            cooling = [
-                st
-                for st in steps
-                if st["gate"] == Outcome.SKIPPED_COOLDOWN.value and _cooldown_until(by_id[st["id"]], modality)
-            ]
-            if cooling:
-                chosen = min(cooling, key=lambda st: _cooldown_until(by_id[st["id"]], modality))
-                chosen["panic"] = True
-        if chosen is not None:
-            chosen["selected"] = True
-            picks.setdefault(chosen["id"], []).append(modality.value)
-        cascades[modality.value] = steps
-    search = []
-    for entry in entries:
-        row = {
-            "id": entry["id"],
-            "protocol": entry["protocol"],
-            "keyable": entry["keyable"],
-            "available": entry["keyable"]
-            and entry["enabled"]
-            and entry["availability"] != Availability.EXHAUSTED.value
-            and entry["reachable"] is not False,
-            "selected": entry["id"] in picks,
-            "selectedFor": picks.get(entry["id"], []),
-            "reachable": entry["reachable"],
-            "cooldownUntil": entry["cooldownUntil"],
-            "quota": entry["quota"],
-            "statusText": entry["statusText"],
-        }
-        if admin:
-            row["lastError"] = entry.get("lastError")
-        search.append(row)
-    view: dict[str, Any] = {
-        "scope": {"tenant": scope.tenant, "project": scope.project},
-        "search": search,
-        "searchCascades": cascades,
-        "tiers": [t.value for t in Tier],
-    }
-    for name, section in (sections or {}).items():
-        view[name] = await section(scope, admin)
-    return view
+    keyable: bool,
+    quota: QuotaStatus | None,
+    cooldowns: list[ActiveCooldown],
+) -> Availability:
+    """The instance-wide summary: its own `availability()` where it says more than READY."""
+    own = instance.availability(scope)
+    if own is Availability.DISABLED or not instance.config.enabled or not keyable:
+        return Availability.DISABLED
+    if own is Availability.EXHAUSTED or (quota is not None and quota.exhausted):
+        return Availability.EXHAUSTED
+    if own is Availability.COOLDOWN or cooldowns:
+        return Availability.COOLDOWN
+    return Availability.READY
 
 
-def _gate(entry: Mapping[str, Any], modality: Modality) -> str:
-    """What the gate would say for this instance and modality now (DESIGN §5's skip outcomes)."""
-    if modality.value not in entry["modalities"]:
-        return Outcome.SKIPPED_UNSUPPORTED.value
-    if not entry["enabled"]:
-        return Outcome.SKIPPED_DISABLED.value
-    if not entry["keyable"]:
-        return Outcome.SKIPPED_NO_KEY.value
-    if any(c["modality"] == modality.value for c in entry["cooldowns"]):
-        return Outcome.SKIPPED_COOLDOWN.value
-    if entry["availability"] == Availability.EXHAUSTED.value:
-        return Outcome.SKIPPED_EXHAUSTED.value
-    if entry["availability"] == Availability.COOLDOWN.value and not entry["cooldowns"]:
-        return Outcome.SKIPPED_COOLDOWN.value  # the instance says so itself
-    return "ready"
-
-
-def _reported_availability(instance: ProviderInstance, scope: SearchScope) -> Availability:
-    """The instance's own `availability()`; an add-on that raises there counts as READY (the gate,
-    which calls it too, then records the failure as a hard error on the real call)."""
-    try:
-        return instance.availability(scope)
-    except Exception:
-        return Availability.READY
-
-
-def _cooldown_until(entry: Mapping[str, Any], modality: Modality) -> str:
-    return next((c["until"] for c in entry["cooldowns"] if c["modality"] == modality.value), "")
+__all__ = ["READY", "ActiveCooldown", "ProviderStatus", "is_keyable", "provider_statuses"]

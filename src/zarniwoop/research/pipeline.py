@@ -20,11 +20,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..contract.enums import ContentInline, Modality, SearchDomain
+from ..contract.enums import Availability, ContentInline, Modality, SearchDomain
 from ..contract.errors import InvalidRequestError, ZarniwoopError
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
-from ..dispatch.status import provider_entries
+from ..dispatch.status import provider_statuses
 from ..observability.metrics import record_curated_run
 from .dedup import merge
 from .heuristics import HeuristicPlanner, LexicalEvaluator
@@ -229,11 +229,11 @@ class Investigator:
         """Which ready instances serve each modality, and the domains each covers (for the Plan)."""
         available: dict[Modality, list[str]] = {}
         domains: dict[str, frozenset[SearchDomain]] = {}
-        for entry in await provider_entries(self.dispatcher, scope, admin=False):
-            if entry["availability"] in ("READY", "COOLDOWN"):
-                domains[entry["id"]] = frozenset(SearchDomain(d) for d in entry["domains"])
-                for modality in entry["modalities"]:
-                    available.setdefault(Modality(modality), []).append(entry["id"])
+        for status in await provider_statuses(self.dispatcher, scope):
+            if status.availability in (Availability.READY, Availability.COOLDOWN):
+                domains[status.id] = status.domains
+                for modality in status.modalities:
+                    available.setdefault(modality, []).append(status.id)
         return available, domains
 
     async def _plan(

@@ -6,7 +6,7 @@ Structured answer: `{"providers": [entry, …]}`, the same entries as `zarniwoop
 
 from __future__ import annotations
 
-from ..dispatch.status import provider_entries
+from ..views.providers import provider_entries
 from .base import ToolContext, ToolResult, ToolSpec
 from .inputs import ResearchProvidersInput
 from .render import render_providers

@@ -3,7 +3,7 @@
 `GET /v1/_routing`, `zarniwoop routing --json` and `Zarniwoop.routing()` all answer with this:
 
     {"scope": {...},
-     "search": [...], "searchCascades": {...}, "tiers": [...],      # dispatch/status.py:routing_view
+     "search": [...], "searchCascades": {...}, "tiers": [...],      # views/providers.py:routing_view
      "llm": {"default": {providerType, instance, model, path} | {"error"},
              "aliases": [{alias, target, providerType, instance, model, path} | {alias, target, error}]},
      ...sections other components add (`Runtime.routing_sections`)}
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..contract.errors import UnknownModelError
-from ..dispatch.status import RoutingSection, routing_view
+from .providers import RoutingSection, routing_view
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -122,7 +122,7 @@ def render_result(result: SearchResult) -> None:
 
 def providers(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
     """List the provider instances of the scope with availability, cooldowns and quota."""
-    from ...dispatch.status import provider_entries
+    from ...views.providers import provider_entries
 
     async def body(rt: Runtime) -> list[dict[str, Any]]:
         return await provider_entries(rt.dispatcher, ctx.obj.scope, admin=True)

@@ -1,0 +1,119 @@
+"""The providers view and the search block of the routing view, rendered from `ProviderStatus`.
+
+`provider_entries` is `research_providers` / `zarniwoop providers --json` / `GET
+/v1/research/providers` (DESIGN §6; `lastError` only for admins). `routing_view` is the search
+part of `GET /v1/_routing` and `zarniwoop routing --json`: the loomcycle seed's block per instance
+(`id, keyable, available, selected, reachable`) plus each modality's cascade in the order the
+dispatcher walks it, with the gate's verdict per candidate — both from the same statuses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..contract.enums import Availability, Modality, Outcome, Tier
+from ..dispatch.dispatcher import order_candidates
+from ..dispatch.status import READY, ProviderStatus, provider_statuses
+
+if TYPE_CHECKING:
+    from ..contract.query import SearchScope
+    from ..dispatch.dispatcher import Dispatcher
+
+RoutingSection = Callable[["SearchScope", bool], Awaitable[Any]]
+"""`(scope, admin) -> JSON`: another component's block of the routing view."""
+
+
+async def provider_entries(
+    dispatcher: Dispatcher, scope: SearchScope, *, admin: bool
+) -> list[dict[str, Any]]:
+    return [status.to_json(admin=admin) for status in await provider_statuses(dispatcher, scope)]
+
+
+async def routing_view(
+    dispatcher: Dispatcher,
+    scope: SearchScope,
+    *,
+    admin: bool,
+    sections: Mapping[str, RoutingSection] | None = None,
+) -> dict[str, Any]:
+    """The routing view of `GET /v1/_routing` and `zarniwoop routing --json`.
+
+    `search`: one entry per instance, as the loomcycle seed's search block — `id, keyable,
+    available, selected, reachable` — plus `protocol, selectedFor, cooldownUntil, quota`, and
+    `lastError` for admins only. `searchCascades`: per modality the candidates in the order the
+    dispatcher walks them, each with the gate's verdict right now (`ready` or the `skipped_*`
+    outcome it would record) and which one would be `selected` (in panic mode: the cooling one
+    tried anyway, marked `panic`). Other components add their blocks through `sections`.
+    """
+    statuses = await provider_statuses(dispatcher, scope)
+    by_id = {s.id: s for s in statuses}
+    provider_set = await dispatcher.factory.providers(scope)
+    cascades: dict[str, list[dict[str, Any]]] = {}
+    picks: dict[str, list[str]] = {}
+    for modality in Modality:
+        order = [i.id for i in order_candidates(provider_set, modality)]
+        if not order:
+            continue
+        steps: list[dict[str, Any]] = [
+            {"id": i, "gate": _verdict(by_id[i], modality), "selected": False} for i in order
+        ]
+        chosen = next((st for st in steps if st["gate"] == READY), None)
+        if chosen is None:
+            # Panic mode tries only our own cooldowns: an instance reporting COOLDOWN itself is not called.
+            cooling = [
+                st
+                for st in steps
+                if st["gate"] == Outcome.SKIPPED_COOLDOWN.value and by_id[st["id"]].cooldown(modality)
+            ]
+            if cooling:
+                chosen = min(cooling, key=lambda st: _cooldown_until(by_id[st["id"]], modality))
+                chosen["panic"] = True
+        if chosen is not None:
+            chosen["selected"] = True
+            picks.setdefault(chosen["id"], []).append(modality.value)
+        cascades[modality.value] = steps
+    search = []
+    for status in statuses:
+        entry = status.to_json(admin=admin)
+        row = {
+            "id": status.id,
+            "protocol": status.protocol,
+            "keyable": status.keyable,
+            "available": status.keyable
+            and status.enabled
+            and status.availability is not Availability.EXHAUSTED
+            and status.reachable is not False,
+            "selected": status.id in picks,
+            "selectedFor": picks.get(status.id, []),
+            "reachable": status.reachable,
+            "cooldownUntil": entry["cooldownUntil"],
+            "quota": entry["quota"],
+            "statusText": status.status_text,
+        }
+        if admin:
+            row["lastError"] = status.last_error
+        search.append(row)
+    view: dict[str, Any] = {
+        "scope": {"tenant": scope.tenant, "project": scope.project},
+        "search": search,
+        "searchCascades": cascades,
+        "tiers": [t.value for t in Tier],
+    }
+    for name, section in (sections or {}).items():
+        view[name] = await section(scope, admin)
+    return view
+
+
+def _verdict(status: ProviderStatus, modality: Modality) -> str:
+    """What the gate would record for this candidate now: `ready` or a `skipped_*` outcome."""
+    decision = status.gate(modality)
+    return READY if decision.outcome is None else decision.outcome.value
+
+
+def _cooldown_until(status: ProviderStatus, modality: Modality) -> float:
+    cooldown = status.cooldown(modality)
+    return cooldown.until if cooldown else 0.0
+
+
+__all__ = ["RoutingSection", "provider_entries", "routing_view"]
