@@ -195,6 +195,7 @@ def test_routing_view_shape(api):
         "reachable": True,
         "cooldownUntil": None,
         "quota": None,
+        "statusText": None,
         "lastError": None,
     }
     # cooldowns are per modality: wiki-a cools down for ENCYCLOPEDIA only and is still WEB's pick

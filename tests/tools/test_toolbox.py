@@ -129,7 +129,7 @@ async def test_investigate_runs_the_curated_pipeline(tmp_path, emulator):
     lines = result.text.splitlines()
     assert lines[0] == "[1] CRISPR off-target 1"
     assert lines[2] == "    score 0.67 · found by oa · matches 2/3 key terms"
-    assert result.text.endswith("\n\n(plan: heuristic · evaluate: lexical)")
+    assert result.text.endswith("\n\n(plan: heuristic · evaluate: lexical · insights: extractive)")
     assert "Dropped 2: " in result.text
 
 
