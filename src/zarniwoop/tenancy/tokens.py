@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from ..contract.errors import AccessDeniedError, InvalidRequestError
+from ..contract.errors import AccessDeniedError, InvalidRequestError, ScopeRequiredError
 from ..contract.query import SearchScope
 
 if TYPE_CHECKING:
@@ -55,8 +55,12 @@ class Principal:
     def scope_for(self, tenant: str | None = None, project: str | None = None) -> SearchScope:
         """The scope a request acts on: the token's own unless it names another one it may use.
 
-        Raises `AccessDeniedError` when the token is not bound to the named tenant or project.
+        Raises `AccessDeniedError` when the token is not bound to the named tenant or project, and
+        `ScopeRequiredError` when one is named but blank (`?project=`): not naming one means the token's.
         """
+        for name, value in (("tenant", tenant), ("project", project)):
+            if value is not None and not value.strip():
+                raise ScopeRequiredError(name)
         if tenant and self.tenant not in (ANY, tenant):
             raise AccessDeniedError(f"this token is bound to tenant {self.tenant!r}, not {tenant!r}")
         if project and self.project not in (ANY, project):

@@ -41,6 +41,10 @@ class ToolContext:
     host: ToolHost
     scope: SearchScope
     admin: bool = False
+    overrides: Mapping[str, str] = field(default_factory=dict)
+    """Per-call ("process") setting overrides, innermost in the cascade (DESIGN §2). Set by the
+    Python API and the admin-only `overrides` of the HTTP search endpoints, never by a model:
+    the tool schemas have no such parameter."""
 
     def provenance(self) -> bool:
         """`research.provenance` for this scope: append the `(via …)` footer to text output."""

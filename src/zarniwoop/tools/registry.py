@@ -70,10 +70,17 @@ class Toolbox:
         return await self.run(spec, parse_arguments(spec, arguments), scope, admin=admin)
 
     async def run(
-        self, spec: ToolSpec[Any], args: BaseModel, scope: SearchScope, *, admin: bool = False
+        self,
+        spec: ToolSpec[Any],
+        args: BaseModel,
+        scope: SearchScope,
+        *,
+        admin: bool = False,
+        overrides: Mapping[str, str] | None = None,
     ) -> ToolResult:
-        """Run a tool on an already validated input (the HTTP routes validate with FastAPI)."""
-        return await spec.body(ToolContext(self.host, scope, admin), args)
+        """Run a tool on an already validated input (the HTTP routes validate with FastAPI).
+        `overrides`: per-call settings (`checked_overrides`), for trusted callers only."""
+        return await spec.body(ToolContext(self.host, scope, admin, dict(overrides or {})), args)
 
     async def call(self, name: str, arguments: Any, scope: SearchScope, *, admin: bool = False) -> ToolResult:
         """Like `execute`, but bad arguments come back as an `is_error` result naming the field."""

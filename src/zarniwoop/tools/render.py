@@ -85,6 +85,8 @@ def render_providers(entries: Sequence[Mapping[str, Any]]) -> str:
         lines.append(
             f"- {e['id']} ({e['displayName']}): {' '.join(e['modalities'])} — {state}{key}, {reachable}"
         )
+        if e.get("statusText"):
+            lines.append(f"    status: {e['statusText']}")
         if e.get("lastError"):
             lines.append(f"    last error: {e['lastError']}")
     return "\n".join(lines) if lines else "No provider instances are configured in this scope."

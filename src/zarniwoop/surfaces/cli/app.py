@@ -53,6 +53,7 @@ def _globals(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks and debug logs."),
 ) -> None:
     ctx.obj = Globals(config, tenant, project, debug)
+    guarded(ctx.obj, lambda: ctx.obj.scope)  # `--project ""`: exit 2 before any command runs
     if debug:
         import logging
 

@@ -131,6 +131,7 @@ def providers(ctx: typer.Context, as_json: bool = typer.Option(False, "--json"))
     if as_json:
         print_json({"providers": entries})
         return
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(header_style="bold")
@@ -144,7 +145,8 @@ def providers(ctx: typer.Context, as_json: bool = typer.Option(False, "--json"))
             e["id"],
             e["protocol"],
             " ".join(e["modalities"]),
-            f"[{colour}]{e['availability']}[/{colour}]",
+            f"[{colour}]{e['availability']}[/{colour}]"
+            + (f"\n[dim]{escape(e['statusText'])}[/dim]" if e.get("statusText") else ""),
             "yes" if e["keyable"] else "no key",
             cooldown,
             {True: "yes", False: "no", None: "-"}[e["reachable"]],

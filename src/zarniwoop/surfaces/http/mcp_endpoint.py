@@ -16,7 +16,7 @@ from urllib.parse import parse_qs
 
 from fastapi import HTTPException
 
-from ...contract.errors import AccessDeniedError
+from ...contract.errors import AccessDeniedError, InvalidRequestError
 from ...tenancy.tokens import Principal
 from ..mcp import PRINCIPAL_KEY
 from .deps import authenticate_header
@@ -42,6 +42,9 @@ class MCPEndpoint:
             target = principal.scope_for(_one(query, "tenant"), _one(query, "project"))
         except AccessDeniedError as exc:
             await _send_json(send, 403, error_body(exc.message), {})
+            return
+        except InvalidRequestError as exc:  # `/mcp?project=`: a blank scope
+            await _send_json(send, 422, error_body(exc.message, exc.field), {})
             return
         if state.mcp_sessions is None:
             await _send_json(send, 503, error_body("the MCP endpoint is not running"), {})
