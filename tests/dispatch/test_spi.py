@@ -157,7 +157,7 @@ def test_exhausted_and_cooling_instances_are_skipped_with_their_status(config, e
 
 def test_a_normal_only_protocol_is_not_called_for_expert(config, emulator):
     emulator.add("/normal/s", Reply.json({}))
-    code, out, err = cli(
+    code, out, _ = cli(
         config,
         "search",
         "parser combinators",
@@ -176,7 +176,7 @@ def test_a_normal_only_protocol_is_not_called_for_expert(config, emulator):
     assert data["hits"] == [] and code == 3
     assert emulator.requests("/normal/s") == []
     # Without the pin, the EXPERT cascade passes it over and the metered instance that is READY answers.
-    code, out, err = cli(config, "search", "parser combinators", "-m", "code", "--tier", "expert", "--json")
+    code, out, _ = cli(config, "search", "parser combinators", "-m", "code", "--tier", "expert", "--json")
     data = json.loads(out)
     assert [(a["providerInstanceId"], a["outcome"]) for a in data["attempts"]] == [
         ("out", "skipped_exhausted"),
@@ -201,7 +201,7 @@ def test_providers_json_shows_availability_status_text_tiers_and_domains(config)
         "cool": ("COOLDOWN", "paused by the provider until 14:00", ["EXPERT", "NORMAL"], ["CODE", "TECH"]),
         "ok": ("READY", "312 of 1000 calls left", ["EXPERT", "NORMAL"], ["CODE", "TECH"]),
     }
-    code, out, err = cli(config, "routing", "--json")
+    _, out, _ = cli(config, "routing", "--json")
     view = json.loads(out)
     assert [(s["id"], s["gate"], s["selected"]) for s in view["searchCascades"]["CODE"]] == [
         ("out", "skipped_exhausted", False),
