@@ -15,7 +15,14 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from ..contract.protocol import InstanceConfig, SearchProtocol, Secret
+from ..contract.protocol import (
+    FasterWithKey,
+    HasOperatorKey,
+    InstanceConfig,
+    PacedByDefault,
+    SearchProtocol,
+    Secret,
+)
 from ..contract.query import SearchScope
 from . import keys as K
 
@@ -89,10 +96,11 @@ def instance_config(
 
 def default_rate(protocol: SearchProtocol, key: Secret | None) -> float | None:
     """The protocol's documented free-tier pace; some providers allow more with a key (PubMed 3/s → 10/s)."""
-    with_key = getattr(protocol, "default_rate_with_key", None)
-    if key and with_key is not None:
-        return float(with_key)
-    return getattr(protocol, "default_rate_per_second", None)
+    if key and isinstance(protocol, FasterWithKey):
+        return float(protocol.default_rate_with_key)
+    if isinstance(protocol, PacedByDefault) and protocol.default_rate_per_second is not None:
+        return float(protocol.default_rate_per_second)
+    return None
 
 
 def _resolve_key(
@@ -111,7 +119,9 @@ def _resolve_key(
             if found:
                 return found, f"credential:{name}"
     if (settings.get(K.OPERATOR_KEYS) or "allow").lower() != "deny":
-        env_name = getattr(protocol, "env_key", None) or OPERATOR_KEY_ENV.get(protocol.id)
+        env_name = (
+            protocol.env_key if isinstance(protocol, HasOperatorKey) else OPERATOR_KEY_ENV.get(protocol.id)
+        )
         if env_name and environ.get(env_name):
             return Secret(environ[env_name]), f"env:{env_name}"
     return None, None

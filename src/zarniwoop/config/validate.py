@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..contract.enums import Modality
 from ..contract.errors import ConfigError
-from ..contract.protocol import known_extras
+from ..contract.protocol import ValidatesConfig, known_extras
 from ..contract.query import SearchScope
 from . import keys as K
 from .endpoints import endpoint_ids, instance_config
@@ -76,9 +76,8 @@ def validate_scope(settings: ScopedSettings, protocols: Mapping[str, SearchProto
             continue
         try:
             config = instance_config(settings, instance_id, protocol)
-            validate = getattr(protocol, "validate_config", None)
-            if validate is not None:
-                validate(config)
+            if isinstance(protocol, ValidatesConfig):
+                protocol.validate_config(config)
         except ConfigError as exc:
             errors.append(exc)
             continue

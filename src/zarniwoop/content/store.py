@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import keys as K
 from ..contract.enums import ContentInline
 from ..contract.errors import InvalidRequestError
+from ..contract.protocol import ExtractsContentText
 from ..contract.results import ContentRef
 from ..transport.fetch import GuardedFetcher
 
@@ -115,10 +116,9 @@ class ContentStore:
         instance = await self._instance(provider, scope)
         cap, _ = self._limits(scope)
         body = await instance.load_content(ContentRef(ContentInline.STASH_ON_DEMAND, ref=ref), scope)
-        to_text = getattr(instance.protocol, "content_text", None)
         mime: str | None = None
-        if to_text is not None:
-            body, mime = to_text(body).encode("utf-8"), "text/plain"
+        if isinstance(instance.protocol, ExtractsContentText):
+            body, mime = instance.protocol.content_text(body).encode("utf-8"), "text/plain"
         truncated = len(body) > cap
         return self._save(scope, f"{instance.id}:{ref}", body[:cap], truncated, mime, provider=instance.id)
 

@@ -6,7 +6,9 @@ every protocol is testable with a recorded body alone. Two-step APIs (PubMed ese
 esummary) stay pure too: the page of step one carries the `RequestSpec` of step two.
 
 A protocol that needs more than one HTTP exchange per page, or no HTTP at all (the local
-index), may define `instantiate(config, transport)` and return its own `ProviderInstance`.
+index), defines `instantiate(config, transport)` instead and returns its own `ProviderInstance`.
+Optional hooks are typed `Protocol`s too (`ValidatesConfig`, `DescribesErrors`, …), so mypy sees
+them and the factory can check each protocol once.
 
 Add-on packages register a protocol object in the entry-point group `zarniwoop.protocols`.
 """
@@ -122,7 +124,13 @@ class SearchPage:
 
 @runtime_checkable
 class SearchProtocol(Protocol):
-    """A wire format. Satisfied by shape; built-ins and add-ons do not inherit from anything."""
+    """A wire format's identity. Satisfied by shape; built-ins and add-ons do not inherit from anything.
+
+    To be usable a protocol also speaks HTTP (`HttpSearchProtocol`: `build_request` and
+    `parse_response`) or builds its own instances (`InstantiatesItself`). Everything else is an
+    optional capability, one `Protocol` each below; the provider factory checks them once per
+    protocol (and warns about attributes that look like a misspelt capability).
+    """
 
     id: str
     display_name: str
@@ -132,28 +140,132 @@ class SearchProtocol(Protocol):
     key_required: bool
     """True when no search can succeed without a key (→ `skipped_no_key`)."""
 
+
+@runtime_checkable
+class HttpSearchProtocol(SearchProtocol, Protocol):
+    """A protocol spoken over HTTP through the shared transport (every built-in but `local`)."""
+
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec: ...
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         """Parse a 2xx body; raise `ParseError` on a body that is not the expected format."""
         ...
 
-    # Optional, looked up with getattr (not part of the structural check):
-    #   validate_config(config) -> None          raise ConfigError at boot (SearXNG without baseUrl)
-    #   describe_error(raw) -> str | None        the provider's explanation in a non-2xx body, put
-    #                                            into the error message ("JSON output is not enabled")
-    #   env_key: str                             the operator environment variable holding a key
-    #   soft_error_statuses: frozenset[int]      non-2xx statuses whose body `parse_response` reads
-    #                                            (arXiv 400 error feed → a soft error, no cooldown)
-    #   rejects_key(raw) -> bool                 a non-2xx answer that means "wrong key" although its
-    #                                            status is not 401/403 (NCBI 400) → AuthError
-    #   default_rate_with_key: float             pace when a key resolves (PubMed 10/s instead of 3/s)
-    #   load_content(ref, config) -> RequestSpec the call that fetches a STASH_ON_DEMAND reference
-    #   content_text(body) -> str                that call's body as text, for the content store
-    #   instance_language(config) -> str | None  the language an instance serves (locale routing)
-    #   domains: frozenset[SearchDomain]         the subjects its index covers (`protocol_domains`)
-    #   known_extras: frozenset[str]             the endpoint suffixes it reads beyond COMMON_EXTRAS;
-    #                                            any other suffix is warned about at start-up
+
+# -- optional capabilities -------------------------------------------------------------------------
+
+
+@runtime_checkable
+class InstantiatesItself(Protocol):
+    """Builds its own `ProviderInstance` (more than one exchange per page, or no HTTP: `local`).
+    `transport` is the shared `HttpTransport`."""
+
+    def instantiate(self, config: InstanceConfig, transport: Any) -> ProviderInstance: ...
+
+
+@runtime_checkable
+class ValidatesConfig(Protocol):
+    """Raises `ConfigError` at boot for a config it cannot work with (SearXNG without `baseUrl`)."""
+
+    def validate_config(self, config: InstanceConfig) -> None: ...
+
+
+@runtime_checkable
+class DescribesErrors(Protocol):
+    """The provider's explanation in a non-2xx body, put into the error message."""
+
+    def describe_error(self, raw: RawResponse) -> str | None: ...
+
+
+@runtime_checkable
+class RejectsKeys(Protocol):
+    """A non-2xx answer that means "wrong key" although its status is not 401/403 (NCBI 400)."""
+
+    def rejects_key(self, raw: RawResponse) -> bool: ...
+
+
+@runtime_checkable
+class ReadsErrorStatuses(Protocol):
+    """Non-2xx statuses whose body `parse_response` reads (arXiv's 400 error feed → a soft error)."""
+
+    soft_error_statuses: frozenset[int]
+
+
+@runtime_checkable
+class HasOperatorKey(Protocol):
+    """The operator environment variable holding a key for this protocol (`SERPER_API_KEY`)."""
+
+    env_key: str
+
+
+@runtime_checkable
+class PacedByDefault(Protocol):
+    """The documented free-tier pace, requests per second (`.rateLimit.perSecond` overrides it)."""
+
+    default_rate_per_second: float | None
+
+
+@runtime_checkable
+class FasterWithKey(Protocol):
+    """The pace when a key resolves (PubMed 10/s instead of 3/s)."""
+
+    default_rate_with_key: float
+
+
+@runtime_checkable
+class LoadsContent(Protocol):
+    """The call that fetches a STASH_ON_DEMAND reference (PubMed efetch)."""
+
+    def load_content(self, ref: ContentRef, config: InstanceConfig) -> RequestSpec: ...
+
+
+@runtime_checkable
+class ExtractsContentText(Protocol):
+    """That call's body as text, for the content store."""
+
+    def content_text(self, body: bytes) -> str: ...
+
+
+@runtime_checkable
+class ServesLanguage(Protocol):
+    """The language an instance serves, derived from its config (locale routing)."""
+
+    def instance_language(self, config: InstanceConfig) -> str | None: ...
+
+
+@runtime_checkable
+class CoversDomains(Protocol):
+    """The subjects the protocol's index covers (PubMed: BIOMEDICAL, ACADEMIC); without it, one
+    domain per modality it serves. The Plan step weighs sources by domain."""
+
+    domains: frozenset[SearchDomain]
+
+
+@runtime_checkable
+class ReadsExtras(Protocol):
+    """The endpoint suffixes it reads from `InstanceConfig.extras` beyond `COMMON_EXTRAS`; any other
+    suffix is warned about at start-up, naming the key and these."""
+
+    known_extras: frozenset[str]
+
+
+CAPABILITIES: tuple[type, ...] = (
+    HttpSearchProtocol,
+    InstantiatesItself,
+    ValidatesConfig,
+    DescribesErrors,
+    RejectsKeys,
+    ReadsErrorStatuses,
+    HasOperatorKey,
+    PacedByDefault,
+    FasterWithKey,
+    LoadsContent,
+    ExtractsContentText,
+    ServesLanguage,
+    CoversDomains,
+    ReadsExtras,
+)
+"""Every optional capability a protocol object may have, for the factory's one-time check."""
 
 
 @runtime_checkable
@@ -180,6 +292,20 @@ class ProviderInstance(Protocol):
     async def dispose(self) -> None: ...
 
 
+@runtime_checkable
+class ReportsQuota(Protocol):
+    """An instance that can say what quota its provider has left (awaitable or not)."""
+
+    def current_quota(self, scope: SearchScope) -> Any: ...
+
+
+@runtime_checkable
+class ReportsDomains(Protocol):
+    """An instance whose domains depend on its config (the seed's `SearchProviderInstance.domains()`)."""
+
+    def domains(self) -> frozenset[SearchDomain]: ...
+
+
 COMMON_EXTRAS: frozenset[str] = frozenset({"userAgent", "language", "quota.daily", "quota.monthly"})
 """Endpoint extras every protocol honours: `userAgent` replaces Zarniwoop's User-Agent on the wire
 (Nominatim and Wikipedia ask for an identifying one), `language` routes locales, `quota.*` budgets."""
@@ -187,35 +313,50 @@ COMMON_EXTRAS: frozenset[str] = frozenset({"userAgent", "language", "quota.daily
 
 def protocol_domains(protocol: SearchProtocol) -> frozenset[SearchDomain]:
     """The protocol's declared `domains`, else one per modality it serves (ACADEMIC → ACADEMIC, …)."""
-    declared = getattr(protocol, "domains", None)
-    if declared:
-        return frozenset(SearchDomain.parse(d, field=f"{protocol.id}.domains") for d in declared)
+    if isinstance(protocol, CoversDomains) and protocol.domains:
+        return frozenset(SearchDomain.parse(d, field=f"{protocol.id}.domains") for d in protocol.domains)
     return frozenset(MODALITY_DOMAINS[m] for m in protocol.modalities)
 
 
 def instance_domains(instance: ProviderInstance) -> frozenset[SearchDomain]:
-    """The seed's `SearchProviderInstance.domains()`: the instance's own answer when it has a
-    `domains()` method (an add-on whose index depends on its config), else its protocol's."""
-    method = getattr(instance, "domains", None)
-    if callable(method):
-        return frozenset(method())
+    """The instance's own `domains()` when it has one, else its protocol's."""
+    if isinstance(instance, ReportsDomains):
+        return frozenset(instance.domains())
     return protocol_domains(instance.protocol)
 
 
 def known_extras(protocol: SearchProtocol) -> frozenset[str]:
     """Every endpoint extra the protocol reads: the common ones and its own `known_extras`."""
-    return COMMON_EXTRAS | frozenset(getattr(protocol, "known_extras", ()))
+    own = protocol.known_extras if isinstance(protocol, ReadsExtras) else frozenset()
+    return COMMON_EXTRAS | frozenset(own)
 
 
 __all__ = [
+    "CAPABILITIES",
     "COMMON_EXTRAS",
+    "CoversDomains",
+    "DescribesErrors",
+    "ExtractsContentText",
+    "FasterWithKey",
+    "HasOperatorKey",
+    "HttpSearchProtocol",
     "InstanceConfig",
+    "InstantiatesItself",
+    "LoadsContent",
+    "PacedByDefault",
     "ProviderInstance",
     "RawResponse",
+    "ReadsErrorStatuses",
+    "ReadsExtras",
+    "RejectsKeys",
+    "ReportsDomains",
+    "ReportsQuota",
     "RequestSpec",
     "SearchPage",
     "SearchProtocol",
     "Secret",
+    "ServesLanguage",
+    "ValidatesConfig",
     "instance_domains",
     "known_extras",
     "protocol_domains",

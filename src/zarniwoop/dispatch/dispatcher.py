@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..config import keys as K
 from ..contract.enums import Modality, Outcome, Tier
-from ..contract.errors import InvalidRequestError, ProviderError, ProviderTimeoutError
+from ..contract.errors import InvalidRequestError, ProviderError, ProviderTimeoutError, ZarniwoopError
+from ..contract.protocol import ServesLanguage
 from ..contract.results import Attempt, SearchResult
 from ..observability.outage import OutageLog
 from ..storage.privacy import redact_query
@@ -104,8 +105,10 @@ def instance_language(instance: ProviderInstance) -> str | None:
     config (Wikipedia: the `de.` of `de.wikipedia.org`), else None."""
     language = instance.config.extra("language")
     if not language:
-        derive = getattr(instance.protocol, "instance_language", None)
-        language = derive(instance.config) if derive is not None else None
+        protocol = instance.protocol
+        language = (
+            protocol.instance_language(instance.config) if isinstance(protocol, ServesLanguage) else None
+        )
     return language.strip().lower().replace("_", "-") if language else None
 
 
@@ -414,7 +417,7 @@ class Dispatcher:
         begin: float,
         panic: bool,
     ) -> None:
-        message = getattr(error, "message", None) or str(error) or type(error).__name__
+        message = (error.message if isinstance(error, ZarniwoopError) else str(error)) or type(error).__name__
         # The reason is persisted (cooldown store): never with the query in it.
         reason = redact_query(message, run.request.query) or type(error).__name__
         try:

@@ -13,16 +13,24 @@ scope sets `research.operatorKeys: deny`.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Generic, Protocol
 
 from ..config import keys as K
 from ..config.endpoints import CredentialLookup, endpoint_ids, instance_config
 from ..contract.errors import ConfigError
-from ..contract.protocol import ProviderInstance, SearchProtocol
+from ..contract.protocol import (
+    CAPABILITIES,
+    HttpSearchProtocol,
+    InstantiatesItself,
+    ProviderInstance,
+    SearchProtocol,
+    ValidatesConfig,
+)
 from ..contract.query import SearchScope
 from ..observability.outage import OutageLog
 from .instance import HttpProviderInstance
@@ -77,6 +85,8 @@ class ProviderFactory:
         self.home = home
         """ZARNIWOOP_HOME, handed to each instance (`InstanceConfig.home`): the local index lives there."""
         self.protocols = protocols
+        for protocol in protocols.values():
+            check_capabilities(protocol)
         self.transport = transport
         self.credential_lookup = credential_lookup
         self._cache: dict[SearchScope, ProviderSet] = {}
@@ -131,18 +141,19 @@ class ProviderFactory:
                 config = instance_config(
                     settings, instance_id, protocol, self.credential_lookup, home=self.home
                 )
-                validate = getattr(protocol, "validate_config", None)
-                if validate is not None:
-                    validate(config)
+                if isinstance(protocol, ValidatesConfig):
+                    protocol.validate_config(config)
             except ConfigError as exc:
                 errors[instance_id] = exc.reason
                 continue
-            custom = getattr(protocol, "instantiate", None)
-            instances[instance_id] = (
-                custom(config, self.transport)
-                if custom
-                else HttpProviderInstance(protocol, config, self.transport)
-            )
+            if isinstance(protocol, InstantiatesItself):
+                instances[instance_id] = protocol.instantiate(config, self.transport)
+            elif isinstance(protocol, HttpSearchProtocol):
+                instances[instance_id] = HttpProviderInstance(protocol, config, self.transport)
+            else:
+                errors[instance_id] = (
+                    f"protocol {protocol.id!r} has neither build_request/parse_response nor instantiate"
+                )
         return ProviderSet(scope, settings, instances, time.monotonic(), self._version(), errors)
 
     async def dispose(self, scope: SearchScope) -> int:
@@ -161,3 +172,35 @@ class ProviderFactory:
 async def _dispose_all(provider_set: ProviderSet) -> None:
     for instance in provider_set.instances.values():
         await instance.dispose()
+
+
+def _member_names(capability: type) -> set[str]:
+    names: set[str] = set()
+    for cls in capability.__mro__:
+        if cls in (Protocol, Generic, object):
+            continue
+        names.update(n for n in (*vars(cls), *vars(cls).get("__annotations__", {})) if not n.startswith("_"))
+    return names
+
+
+_KNOWN_NAMES = frozenset(name for c in (SearchProtocol, *CAPABILITIES) for name in _member_names(c))
+_checked: set[int] = set()
+
+
+def check_capabilities(protocol: SearchProtocol) -> None:
+    """Once per protocol object: warn about public attributes that look like a misspelt optional
+    capability (`descibe_error`), which would otherwise silently switch that capability off."""
+    if id(protocol) in _checked:
+        return
+    _checked.add(id(protocol))
+    for name in dir(protocol):
+        if name.startswith("_") or name in _KNOWN_NAMES:
+            continue
+        close = difflib.get_close_matches(name, _KNOWN_NAMES, n=1, cutoff=0.85)
+        if close:
+            log.warning(
+                "protocol %s: %r is not a protocol capability; did you mean %r? (it is ignored)",
+                protocol.id,
+                name,
+                close[0],
+            )

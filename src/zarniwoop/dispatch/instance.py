@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING
 
 from ..contract.enums import Availability
 from ..contract.errors import AuthError, ParseError, ProviderError
+from ..contract.protocol import DescribesErrors, LoadsContent, ReadsErrorStatuses, RejectsKeys
 from ..contract.results import SearchResult
 from ..transport.http import raise_for_status, rate_limit_headers
 
 if TYPE_CHECKING:
-    from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage, SearchProtocol
+    from ..contract.protocol import HttpSearchProtocol, InstanceConfig, RawResponse, RequestSpec, SearchPage
     from ..contract.query import SearchRequest, SearchScope
     from ..contract.results import ContentRef
     from ..transport.http import HttpTransport
@@ -27,7 +28,9 @@ MAX_STEPS = 4
 
 
 class HttpProviderInstance:
-    def __init__(self, protocol: SearchProtocol, config: InstanceConfig, transport: HttpTransport) -> None:
+    def __init__(
+        self, protocol: HttpSearchProtocol, config: InstanceConfig, transport: HttpTransport
+    ) -> None:
         self._protocol = protocol
         self._config = config
         self._transport = transport
@@ -37,7 +40,7 @@ class HttpProviderInstance:
         return self._config.instance_id
 
     @property
-    def protocol(self) -> SearchProtocol:
+    def protocol(self) -> HttpSearchProtocol:
         return self._protocol
 
     @property
@@ -59,7 +62,10 @@ class HttpProviderInstance:
             headers.update(rate_limit_headers(raw.headers))
             # A protocol may read some error statuses itself (arXiv: HTTP 400 with an Atom error
             # entry = a soft error); an unreadable body there is still the plain HTTP error.
-            soft = raw.status in getattr(self._protocol, "soft_error_statuses", ())
+            soft = (
+                isinstance(self._protocol, ReadsErrorStatuses)
+                and raw.status in self._protocol.soft_error_statuses
+            )
             if not soft:
                 self._raise_for_status(raw)
             try:
@@ -112,9 +118,8 @@ class HttpProviderInstance:
         if 200 <= raw.status < 300:
             return
         detail = self._describe_error(raw)
-        rejects_key = getattr(self._protocol, "rejects_key", None)
         try:
-            refused = bool(rejects_key(raw)) if rejects_key is not None else False
+            refused = isinstance(self._protocol, RejectsKeys) and bool(self._protocol.rejects_key(raw))
         except Exception:  # an error body is untrusted input
             refused = False
         if refused:
@@ -123,15 +128,14 @@ class HttpProviderInstance:
 
     def _describe_error(self, raw: RawResponse) -> str | None:
         """The protocol's reading of a non-2xx body (optional `describe_error`); never raises."""
-        describe = getattr(self._protocol, "describe_error", None)
-        if describe is None or 200 <= raw.status < 300:
+        if not isinstance(self._protocol, DescribesErrors) or 200 <= raw.status < 300:
             return None
         try:
-            detail = describe(raw)
+            detail = self._protocol.describe_error(raw)
         except Exception:  # an error body is untrusted input: a parser slip must not hide the status
             log.debug("describe_error of %s failed", self._protocol.id, exc_info=True)
             return None
-        if not isinstance(detail, str) or not detail:  # optional hooks are not type-checked against us
+        if not isinstance(detail, str) or not detail:  # an add-on's hook may still return anything
             return None
         key = self._config.api_key.reveal() if self._config.api_key else ""
         if key and key in detail:  # some APIs echo the key they refused; it must not reach an error
@@ -139,10 +143,9 @@ class HttpProviderInstance:
         return detail[:300]
 
     async def load_content(self, ref: ContentRef, scope: SearchScope) -> bytes:
-        loader = getattr(self._protocol, "load_content", None)
-        if loader is None:
+        if not isinstance(self._protocol, LoadsContent):
             raise ProviderError(f"{self._protocol.id} cannot load content", instance_id=self.id)
-        spec = self._identified(loader(ref, self._config))
+        spec = self._identified(self._protocol.load_content(ref, self._config))
         raw = await self._transport.send(spec, timeout=self._config.timeout_ms / 1000)
         self._raise_for_status(raw)
         return raw.body

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..config import keys as K
 from ..contract.errors import ConfigError
+from ..contract.protocol import ReportsQuota
 from ..contract.results import QuotaStatus
 from ..observability.metrics import count_quota_lookup
 from ..observability.outage import OutageLog
@@ -435,11 +436,10 @@ class LocalQuotaGuard:
         self, scope: SearchScope, instance: ProviderInstance, modality: Modality
     ) -> QuotaStatus | None:
         async def load() -> QuotaStatus | None:
-            fetch = getattr(instance, "current_quota", None)
-            if fetch is None:
+            if not isinstance(instance, ReportsQuota):
                 return None
             try:
-                value = fetch(scope)
+                value = instance.current_quota(scope)
                 if inspect.isawaitable(value):
                     value = await value
             except Exception:

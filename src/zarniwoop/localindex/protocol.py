@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..contract.enums import Availability, ContentInline, Modality, Tier
-from ..contract.errors import ParseError, ProviderError, ProviderTimeoutError
+from ..contract.errors import ProviderError, ProviderTimeoutError
 from ..contract.results import ContentRef, SearchHit, SearchResult
 from ..protocols._text import unsupported_note
 from .fts_query import build_query
@@ -47,9 +47,8 @@ from .index import IndexFormatError, LocalIndex, PassageHit, index_file
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
+    from ..contract.protocol import InstanceConfig
     from ..contract.query import SearchRequest, SearchScope
-    from ..transport.http import HttpTransport
 
 NO_INDEX = "no local index for this project: run `zarniwoop index PATH`"
 FILETYPE_ALIASES = {
@@ -78,15 +77,9 @@ class LocalIndexProtocol:
         "documents; knows nothing beyond them."
     )
 
-    def instantiate(self, config: InstanceConfig, transport: HttpTransport) -> LocalIndexInstance:
+    def instantiate(self, config: InstanceConfig, transport: object) -> LocalIndexInstance:
+        """No HTTP half (`build_request`/`parse_response`): the instance reads the index file."""
         return LocalIndexInstance(self, config)
-
-    # The SPI's HTTP half: never used, since `instantiate` returns an instance that reads the file.
-    def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        raise ProviderError("local: the index is read directly, there is no HTTP request")
-
-    def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
-        raise ParseError("local: the index is read directly, there is no HTTP response")
 
 
 class LocalIndexInstance:

@@ -6,7 +6,7 @@ Built once in the app's lifespan (STYLE §5) and handed to handlers through the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...tenancy.tokens import ANY, Principal, TokenStore, hash_token
 
@@ -25,7 +25,6 @@ class AppState:
     ephemeral: dict[str, Principal] = field(default_factory=dict)
     """Tokens that live only in this process (the admin token `serve` prints), by SHA-256."""
     mcp_sessions: StreamableHTTPSessionManager | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
 
     def add_ephemeral_admin(self, token: str) -> None:
         self.ephemeral[hash_token(token)] = Principal(ANY, ANY, "admin", "ephemeral")
