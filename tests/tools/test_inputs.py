@@ -79,7 +79,8 @@ def test_expert_rich_investigate_providers_schemas():
     rich = tool_spec("research_rich").input_schema
     assert list(rich["properties"]) == ["query", "maxResults"] and rich["required"] == ["query", "maxResults"]
     investigate = tool_spec("research_investigate").input_schema
-    assert list(investigate["properties"]) == ["question", "maxResults", "depth"]
+    assert list(investigate["properties"]) == ["question", "maxResults", "depth", "insights"]
+    assert investigate["properties"]["insights"]["type"] == "boolean"
     assert investigate["required"] == ["question"]
     assert tool_spec("research_providers").input_schema["properties"] == {}
 
@@ -186,6 +187,14 @@ def test_expert_parameters_are_checked():
 def test_investigate_depth_bounds():
     assert invalid("research_investigate", {"question": "q", "depth": 9}).field == "depth"
     assert invalid("research_investigate", {"question": "q", "depth": "deep"}).field == "depth"
+    assert invalid("research_investigate", {"question": "q", "insights": "maybe"}).field == "insights"
+
+
+def test_no_tool_schema_offers_per_call_overrides():
+    # Overrides are for trusted callers (Python API, admin HTTP); a model must never see or send them.
+    for name in ("research_search", "research_search_expert", "research_rich", "research_investigate"):
+        assert "overrides" not in tool_spec(name).input_schema["properties"]
+    assert invalid("research_search", {"query": "q", "modality": "web", "overrides": {}}).field == "overrides"
 
 
 def test_unknown_tool_name_lists_the_tools():
