@@ -37,7 +37,7 @@ class MCPEndpoint:
         except HTTPException as exc:
             await _send_json(send, exc.status_code, error_body(str(exc.detail)), exc.headers or {})
             return
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         try:
             target = principal.scope_for(_one(query, "tenant"), _one(query, "project"))
         except AccessDeniedError as exc:
