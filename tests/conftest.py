@@ -8,6 +8,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -85,6 +86,14 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     for name in OPERATOR_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ZARNIWOOP_HOME", str(tmp_path_factory.mktemp("home")))
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`ZARNIWOOP_HOME` under the test's own folder, for tests that look inside it."""
+    folder = tmp_path / "home"
+    monkeypatch.setenv("ZARNIWOOP_HOME", str(folder))
+    return folder
 
 
 @pytest.fixture

@@ -64,7 +64,7 @@ async def test_open_search_and_call_tool_by_name(tmp_path, emulator):
         routing = await zw.routing()
         # disabled built-ins are not candidates unless named as default/fallback
         assert routing["searchCascades"]["ENCYCLOPEDIA"] == [
-            {"id": "wiki", "gate": "ready", "selected": True}
+            {"id": "wiki", "gate": "ready", "selected": True, "place": "configured"}
         ]
         other = zw.scoped(project="other")
         assert other.scope == SearchScope("acme", "other")

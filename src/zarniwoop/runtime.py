@@ -448,6 +448,22 @@ async def seed_settings(
                 )
             )
     await settings.refresh()
+    _warn_unknown_keys(config)
+
+
+def _warn_unknown_keys(config: ConfigFile) -> None:
+    """A key no documentation knows is most likely a typo: say so at start-up, with the nearest one."""
+    from .config.known_keys import known_key, nearest_key
+
+    for _, _, key, _ in config.scoped_settings():
+        if known_key(key) is None:
+            near = nearest_key(key)
+            log.warning(
+                "%s: %s is not a known setting%s",
+                config.path or "config",
+                key,
+                f"; did you mean {near}?" if near else "",
+            )
 
 
 class _FreshFiles:

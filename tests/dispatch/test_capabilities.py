@@ -124,7 +124,7 @@ async def test_the_view_and_the_dispatcher_honour_an_instances_own_availability(
         assert entry["availability"] == "DISABLED"
         view = await routing_view(rt.dispatcher, SCOPE, admin=False)
         assert view["searchCascades"]["ENCYCLOPEDIA"] == [
-            {"id": "bench-a", "gate": "skipped_disabled", "selected": False}
+            {"id": "bench-a", "gate": "skipped_disabled", "selected": False, "place": "configured"}
         ]
         result = await rt.dispatcher.search(SearchRequest.create("x", "encyclopedia"), SCOPE)
         assert [(a.provider_instance_id, a.outcome.value) for a in result.attempts] == [

@@ -29,8 +29,15 @@ from ..support.paths import fixture_bytes
 pytestmark = pytest.mark.anyio
 
 MIKE = LlmCall(tenant="acme", project="architecture", account="mike", purpose="execution")
-OVERLOADED = fixture_bytes("llm", "errors", "anthropic-529-overloaded.json")
-RATE_LIMITED = fixture_bytes("llm", "errors", "anthropic-429-rate-limit-account.json")
+
+
+def overloaded() -> bytes:
+    """Anthropic's recorded 529 body (the test skips, saying why, where ../shared is absent)."""
+    return fixture_bytes("llm", "errors", "anthropic-529-overloaded.json")
+
+
+def rate_limited() -> bytes:
+    return fixture_bytes("llm", "errors", "anthropic-429-rate-limit-account.json")
 
 
 def tenants(emulator, failover=None, local=False):
@@ -53,16 +60,17 @@ def tenants(emulator, failover=None, local=False):
 
 def a_429_then_529s():
     calls = []
+    rate_limit_body, overloaded_body = rate_limited(), overloaded()  # here, not in the emulator's thread
 
     def route(request):
         calls.append(request)
         if len(calls) == 1:
             return Reply(
                 status=429,
-                body=RATE_LIMITED,
+                body=rate_limit_body,
                 headers={"Retry-After": "2", "Content-Type": "application/json"},
             )
-        return Reply(status=529, body=OVERLOADED, headers={"Content-Type": "application/json"})
+        return Reply(status=529, body=overloaded_body, headers={"Content-Type": "application/json"})
 
     return route
 
@@ -126,7 +134,7 @@ async def test_an_auth_error_switches_at_once_without_retrying(tmp_path, emulato
 
 
 async def test_a_long_retry_after_is_not_waited_for(tmp_path, emulator):
-    emulator.add(ANTHROPIC_PATH, Reply(status=429, body=RATE_LIMITED, headers={"Retry-After": "3600"}))
+    emulator.add(ANTHROPIC_PATH, Reply(status=429, body=rate_limited(), headers={"Retry-After": "3600"}))
     emulator.add(gemini_path("gemini-2.5-pro"), gemini_reply())
     sleeps = Sleeps()
     async with await open_llm_runtime(tmp_path, tenants(emulator)) as runtime:
@@ -137,7 +145,7 @@ async def test_a_long_retry_after_is_not_waited_for(tmp_path, emulator):
 
 
 async def test_fallback_disabled_fails_after_the_first_provider(tmp_path, emulator):
-    emulator.add(ANTHROPIC_PATH, Reply(status=529, body=OVERLOADED))
+    emulator.add(ANTHROPIC_PATH, Reply(status=529, body=overloaded()))
     emulator.add(gemini_path("gemini-2.5-pro"), gemini_reply())
     sleeps = Sleeps()
     policy = {"max_retries": 1, "retry_delay_ms": 100, "fallback_enabled": False, "fallback_to_local": False}
@@ -155,7 +163,7 @@ async def test_fallback_disabled_fails_after_the_first_provider(tmp_path, emulat
 
 
 async def test_every_cloud_provider_down_falls_back_to_local(tmp_path, emulator):
-    emulator.add(ANTHROPIC_PATH, Reply(status=529, body=OVERLOADED))
+    emulator.add(ANTHROPIC_PATH, Reply(status=529, body=overloaded()))
     emulator.add(
         gemini_path("gemini-2.5-pro"),
         Reply(status=503, body=b'{"error": {"code": 503, "message": "down", "status": "UNAVAILABLE"}}'),

@@ -333,7 +333,9 @@ def test_search_returns_the_served_hits(case: Case, tmp_path: Path, home: Path, 
     assert home.joinpath("zarniwoop.db").exists()  # the runtime lived under ZARNIWOOP_HOME
 
 
-def test_requests_carry_the_provider_specific_shape(tmp_path: Path, home: Path, emulator: Emulator) -> None:
+def test_requests_carry_the_provider_specific_shape(
+    tmp_path: Path, home: Path, emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
     bases = mount_all(emulator)
     for protocol, modality in (
         ("serper", "pdf"),
@@ -343,6 +345,8 @@ def test_requests_carry_the_provider_specific_shape(tmp_path: Path, home: Path, 
         ("brave", "news"),
     ):
         key = {"apiKey": KEYS[protocol]} if protocol in KEYED else {}
+        # A home each: endpoints an earlier run defined stay defined (and keep their cascade place).
+        monkeypatch.setenv("ZARNIWOOP_HOME", str(home / protocol))
         code, _, stderr = cli(
             tmp_path,
             settings_for(protocol, bases[protocol], **key),

@@ -31,3 +31,10 @@ def fixture_path(*parts: str) -> Path:
 
 def fixture_bytes(*parts: str) -> bytes:
     return fixture_path(*parts).read_bytes()
+
+
+def optional_fixture_bytes(*parts: str) -> bytes | None:
+    """A shared fixture's bytes, or None where ../shared is absent: for emulator routes that a test may
+    never reach (a skip cannot be raised from the emulator's thread)."""
+    base = shared_fixtures()
+    return base.joinpath(*parts).read_bytes() if base is not None else None

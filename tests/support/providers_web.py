@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from .emulator import Emulator, RecordedRequest, Reply
-from .paths import TESTS, fixture_bytes
+from .paths import TESTS, fixture_bytes, optional_fixture_bytes
 
 KEYS: dict[str, str] = {
     "serper": "serper-test-key-1234",
@@ -179,12 +179,19 @@ def mount_searxng(
 ) -> str:
     """`GET /search`: no key; `format=json` must be asked for (and enabled) else the recorded 403 HTML page."""
 
+    # Read here, in the test's thread: a missing ../shared skips the test (it cannot from the emulator's).
+    forbidden = (
+        fixture_bytes("searxng", "error-403-json-format-not-enabled.html")
+        if not json_enabled
+        else optional_fixture_bytes("searxng", "error-403-json-format-not-enabled.html")
+    ) or b"<html><body>403 Forbidden</body></html>"
+    no_query = optional_fixture_bytes("searxng", "error-400-no-query.json") or b'{"error": "no query"}'
+
     def check(request: RecordedRequest) -> Reply | None:
         if request.param("format") != "json" or not json_enabled:
-            page = fixture_bytes("searxng", "error-403-json-format-not-enabled.html")
-            return Reply(status=403, body=page, headers={"Content-Type": "text/html; charset=utf-8"})
+            return Reply(status=403, body=forbidden, headers={"Content-Type": "text/html; charset=utf-8"})
         if not request.param("q"):
-            return Reply.json(fixture_bytes("searxng", "error-400-no-query.json"), status=400)
+            return Reply.json(no_query, status=400)
         return None
 
     def answer(request: RecordedRequest) -> Reply:

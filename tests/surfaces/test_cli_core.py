@@ -18,13 +18,6 @@ from ..support.emulator import Reply
 from ..support.runtime import endpoint, only
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("ZARNIWOOP_HOME", str(home))
-    return home
-
-
 def invoke(*args: str, config: Path | None = None):
     runner = CliRunner()
     argv = (["--config", str(config)] if config else []) + list(args)
@@ -192,6 +185,7 @@ def test_settings_set_get_list_and_password_never_printed(tmp_path, home):
         "value": "5000",
         "type": "INT",
         "level": "project",
+        "source": "settings set",
     }
     secret = "sk-test-SUPERSECRET-123"
     out = invoke("settings", "set", "research.endpoint.serper.apiKey", secret, "--level", "tenant")
@@ -227,7 +221,12 @@ def test_routing_lists_the_cascade(tmp_path, home, emulator):
         },
     )
     view = json.loads(invoke("routing", "--json", config=cfg).stdout)
-    assert view["searchCascades"]["ACADEMIC"][0] == {"id": "oa-a", "gate": "ready", "selected": True}
+    assert view["searchCascades"]["ACADEMIC"][0] == {
+        "id": "oa-a",
+        "gate": "ready",
+        "selected": True,
+        "place": "default",
+    }
     assert [step["id"] for step in view["searchCascades"]["ENCYCLOPEDIA"]] == ["wiki-a"]
     row = next(r for r in view["search"] if r["id"] == "oa-a")
     assert row["keyable"] is True and row["selected"] is True and row["reachable"] is None

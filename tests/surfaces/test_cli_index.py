@@ -15,13 +15,6 @@ from zarniwoop.surfaces.cli import app
 from ..support.local_docs import write_corpus
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("ZARNIWOOP_HOME", str(home))
-    return home
-
-
 def invoke(*args: str):
     return CliRunner().invoke(app, list(args), catch_exceptions=False)
 

@@ -18,13 +18,6 @@ from ..support.llm import ANTHROPIC_PATH, KEYS, anthropic_reply, seed_tenants
 from ..support.runtime import write_config
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("ZARNIWOOP_HOME", str(home))
-    return home
-
-
 def invoke(config: Path, *args: str, input: str | None = None):
     return CliRunner().invoke(
         app,

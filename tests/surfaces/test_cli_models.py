@@ -24,13 +24,6 @@ SETTINGS = {
 }
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("ZARNIWOOP_HOME", str(home))
-    return home
-
-
 def config_file(tmp_path: Path, settings: dict, tenants: dict | None = None) -> Path:
     path = tmp_path / "zarniwoop.yaml"
     path.write_text(yaml.safe_dump({"settings": settings, "tenants": tenants or {}}))

@@ -45,12 +45,32 @@ CredentialLookup = Callable[[SearchScope, str], "Secret | None"]
 
 
 def endpoint_ids(settings: ScopedSettings) -> list[str]:
-    """Every endpoint id named under `research.endpoint.`, in settings order."""
-    seen: dict[str, None] = {}
+    """Every endpoint named under `research.endpoint.`, in cascade order (where no routing says more).
+
+    The order never depends on which keys happen to be set: endpoints with an explicit `.order`
+    come first (lowest first), then the configured endpoints in the order they were defined (the
+    first write of their `.protocol` key), then the built-in endpoints in their fixed order.
+    Setting `.rateLimit.perSecond` of a built-in endpoint leaves it where it was.
+    """
+    ranks: dict[str, tuple[int, float]] = {}
     for rest in settings.with_prefix(K.ENDPOINT_PREFIX):
         instance_id = rest.split(".", 1)[0]
-        seen.setdefault(instance_id, None)
-    return list(seen)
+        if instance_id not in ranks:
+            ranks[instance_id] = _rank(settings, instance_id)
+    return sorted(ranks, key=ranks.__getitem__)
+
+
+def _rank(settings: ScopedSettings, instance_id: str) -> tuple[int, float]:
+    explicit = settings.get(K.endpoint_key(instance_id, K.SUFFIX_ORDER))
+    if explicit:
+        try:
+            return (0, float(explicit))
+        except ValueError:
+            pass  # boot validation names the key; until then it keeps its defined place
+    row = settings.row(K.endpoint_key(instance_id, K.SUFFIX_PROTOCOL))
+    if row is None:
+        return (3, 0.0)  # no `.protocol`: not an endpoint (the factory ignores it)
+    return (2 if row.level == "builtin" else 1, float(row.seq))
 
 
 def instance_config(
@@ -77,6 +97,7 @@ def instance_config(
             K.SUFFIX_TIMEOUT_MS,
             K.SUFFIX_RATE,
             K.SUFFIX_HEDGE,
+            K.SUFFIX_ORDER,
         )
     }
     return InstanceConfig(

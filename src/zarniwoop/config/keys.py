@@ -30,6 +30,8 @@ SUFFIX_ENABLED = "enabled"
 SUFFIX_TIMEOUT_MS = "timeoutMs"
 SUFFIX_RATE = "rateLimit.perSecond"
 SUFFIX_HEDGE = "hedge"
+SUFFIX_ORDER = "order"
+"""An explicit place in the cascade where no routing setting names the endpoint (lower first)."""
 
 
 def endpoint_key(instance_id: str, suffix: str) -> str:
@@ -55,7 +57,7 @@ def cooldown_subject(instance_id: str, modality: Modality) -> str:
 _SECRET_KEY = re.compile(r"(^|\.)(apiKey|api_key|password|secret|token)$", re.IGNORECASE)
 _BOOL_KEYS = re.compile(r"(\.enabled|\.hedge|^research\.provenance|^research\.content\.allowPrivate)$")
 _INT_KEYS = re.compile(
-    r"(\.timeoutMs|\.quota\.daily|\.quota\.monthly|^research\.deadlineMs|^research\.cache\.ttlSeconds(\.\w+)?"
+    r"(\.timeoutMs|\.order|\.quota\.daily|\.quota\.monthly|^research\.deadlineMs|^research\.cache\.ttlSeconds(\.\w+)?"
     r"|^research\.hedge\.afterMs|^research\.factory\.cache\.ttlMinutes|^research\.quota\.cache\.ttlMinutes"
     r"|^research\.log\.retentionDays|^research\.content\.maxBytes|^research\.investigate\.minHits)$"
 )

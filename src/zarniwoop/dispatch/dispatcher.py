@@ -100,6 +100,26 @@ def order_candidates(
     return prefer_language(candidates, locale) if locale else candidates
 
 
+def candidate_places(provider_set: ProviderSet, modality: Modality) -> dict[str, str]:
+    """Why each candidate of `order_candidates` stands where it does: `default`, `fallback`, `order N`
+    (an explicit `.order`), `configured` (in the order endpoints were defined) or `built-in`."""
+    settings = provider_set.settings
+    places: dict[str, str] = {}
+    default = settings.get(K.default_key(modality)) or ""
+    if default:
+        places[default] = "default"
+    for instance_id in settings.get_list(K.fallback_key(modality)):
+        places.setdefault(instance_id, "fallback")
+    for instance_id in provider_set.instances:
+        if instance_id in places:
+            continue
+        order = settings.get(K.endpoint_key(instance_id, K.SUFFIX_ORDER))
+        protocol_row = settings.row(K.endpoint_key(instance_id, K.SUFFIX_PROTOCOL))
+        builtin = protocol_row is not None and protocol_row.level == "builtin"
+        places[instance_id] = f"order {order}" if order else ("built-in" if builtin else "configured")
+    return places
+
+
 def instance_language(instance: ProviderInstance) -> str | None:
     """The language an instance serves: its `language` extra, else what its protocol derives from the
     config (Wikipedia: the `de.` of `de.wikipedia.org`), else None."""

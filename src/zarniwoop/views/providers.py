@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..contract.enums import Availability, Modality, Outcome, Tier
-from ..dispatch.dispatcher import order_candidates
+from ..dispatch.dispatcher import candidate_places, order_candidates
 from ..dispatch.status import READY, ProviderStatus, provider_statuses
 
 if TYPE_CHECKING:
@@ -43,7 +43,8 @@ async def routing_view(
     available, selected, reachable` — plus `protocol, selectedFor, cooldownUntil, quota`, and
     `lastError` for admins only. `searchCascades`: per modality the candidates in the order the
     dispatcher walks them, each with the gate's verdict right now (`ready` or the `skipped_*`
-    outcome it would record) and which one would be `selected` (in panic mode: the cooling one
+    outcome it would record), why it stands there (`place`: default, fallback, order N,
+    configured, built-in) and which one would be `selected` (in panic mode: the cooling one
     tried anyway, marked `panic`). Other components add their blocks through `sections`.
     """
     statuses = await provider_statuses(dispatcher, scope)
@@ -55,8 +56,10 @@ async def routing_view(
         order = [i.id for i in order_candidates(provider_set, modality)]
         if not order:
             continue
+        places = candidate_places(provider_set, modality)
         steps: list[dict[str, Any]] = [
-            {"id": i, "gate": _verdict(by_id[i], modality), "selected": False} for i in order
+            {"id": i, "gate": _verdict(by_id[i], modality), "selected": False, "place": places[i]}
+            for i in order
         ]
         chosen = next((st for st in steps if st["gate"] == READY), None)
         if chosen is None:

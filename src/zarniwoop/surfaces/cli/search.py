@@ -170,7 +170,7 @@ def routing(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -
         header_style="bold", title=f"search routing for {view['scope']['tenant']}/{view['scope']['project']}"
     )
     table.add_column("modality")
-    table.add_column("cascade (first = tried first)")
+    table.add_column("cascade (first = tried first; ·why it stands there)")
     for modality, steps in view["searchCascades"].items():
         shown = []
         for step in steps:
@@ -182,7 +182,8 @@ def routing(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -
                 label = step["id"]
             else:
                 label = f"[dim]{step['id']} ({step['gate'].removeprefix('skipped_')})[/dim]"
-            shown.append(label)
+            place = step.get("place")
+            shown.append(f"{label} [cyan]·{place}[/cyan]" if place else label)
         table.add_row(modality, " → ".join(shown))
     out = console()
     out.print(table)

@@ -1,4 +1,10 @@
-"""`zarniwoop settings get/set/list`. PASSWORD values are never printed."""
+"""`zarniwoop settings get/set/delete/list`. PASSWORD values are never printed.
+
+A key the config file names belongs to the file (it is written again at every start), so `set`
+and `delete` refuse it, naming the file. A key no documentation knows is written with a warning
+that names the nearest known key, or refused with `--strict`. `get` and `list --defaults` show
+the built-in and documented defaults too, each with where the effective value comes from.
+"""
 
 from __future__ import annotations
 
@@ -38,27 +44,74 @@ def _shown(type_: str, value: str | None) -> str | None:
     return "********" if type_ == "PASSWORD" and value else value
 
 
+def _source(rt: Runtime, tenant: str, project: str, level: str, key: str) -> str:
+    """Where a stored value comes from: the config file (which rewrites it at start), a `settings
+    set` in the database, or the built-in defaults."""
+    if level == "builtin":
+        return "built-in default"
+    owned = {(t_, p_, k) for t_, p_, k, _ in rt.config.scoped_settings()}
+    if (tenant, project, key) in owned:
+        return f"config file {rt.config.path}" if rt.config.path else "config"
+    return "settings set"
+
+
+def _refuse_file_owned(rt: Runtime, tenant: str, project: str, key: str, verb: str) -> None:
+    from ...contract.errors import InvalidRequestError
+
+    if any((t_, p_, k) == (tenant, project, key) for t_, p_, k, _ in rt.config.scoped_settings()):
+        where = rt.config.path or "the config"
+        raise InvalidRequestError(
+            key,
+            f"is set in {where}, which writes it again at every start; {verb} it there instead",
+        )
+
+
+def _check_known(key: str, strict: bool) -> None:
+    from ...config.known_keys import known_key, nearest_key
+    from ...contract.errors import InvalidRequestError
+
+    if known_key(key) is not None:
+        return
+    near = nearest_key(key)
+    hint = f"; did you mean {near}?" if near else ""
+    if strict:
+        raise InvalidRequestError(key, f"is not a known setting{hint} (--strict)")
+    typer.echo(f"warning: {key} is not a known setting{hint}", err=True)
+
+
 @settings_app.command("get")
 def get(ctx: typer.Context, key: str, as_json: bool = typer.Option(False, "--json")) -> None:
     """The effective value of KEY in the scope, and the level it comes from."""
 
     async def body(rt: Runtime) -> dict[str, object]:
+        from ...config.known_keys import documented_default
+
         scoped = rt.settings.scoped(ctx.obj.scope)
         row = scoped.row(key)
+        if row is None:
+            default = documented_default(key)
+            return {
+                "key": key,
+                "value": default,
+                "type": None,
+                "level": "default" if default is not None else None,
+                "source": "documented default" if default is not None else None,
+            }
         return {
             "key": key,
-            "value": _shown(row.type, scoped.get(key)) if row else None,
-            "type": row.type if row else None,
-            "level": row.level if row else None,
+            "value": _shown(row.type, scoped.get(key)),
+            "type": row.type,
+            "level": row.level,
+            "source": _source(rt, row.tenant, row.project, row.level, key),
         }
 
     out = run(ctx, body)
     if as_json:
         print_json(out)
+    elif out["level"] is None:
+        typer.echo("(unset)")
     else:
-        typer.echo(
-            "(unset)" if out["level"] is None else f"{out['value']}    [{out['level']}, {out['type']}]"
-        )
+        typer.echo(f"{out['value']}    [{out['level']}, {out['type'] or 'default'}; from {out['source']}]")
 
 
 @settings_app.command("set")
@@ -70,13 +123,18 @@ def set_(
     type_: str | None = typer.Option(
         None, "--type", help="STRING, INT, BOOL or PASSWORD (inferred by default)."
     ),
+    strict: bool = typer.Option(False, "--strict", help="Refuse a key that is not a known setting."),
 ) -> None:
-    """Write KEY=VALUE at a level; the whole configuration is validated before it is kept."""
+    """Write KEY=VALUE at a level; the whole configuration is validated before it is kept.
+
+    A key the config file names is refused (the file would write it back at the next start)."""
 
     async def body(rt: Runtime) -> str:
         from ...runtime import validate_all
 
         tenant, project = _target(ctx, level)
+        _refuse_file_owned(rt, tenant, project, key, "change")
+        _check_known(key, strict)
         async with rt.db.transaction():
             row = await rt.settings.set(tenant, project, key, value, type_)
             errors = validate_all(rt.settings, rt.protocols)
@@ -97,6 +155,7 @@ def delete(
 
     async def body(rt: Runtime) -> bool:
         tenant, project = _target(ctx, level)
+        _refuse_file_owned(rt, tenant, project, key, "remove")
         return await rt.settings.delete(tenant, project, key)
 
     typer.echo("deleted" if run(ctx, body) else "not set at that level")
@@ -106,17 +165,22 @@ def delete(
 def list_(
     ctx: typer.Context,
     prefix: str = typer.Argument("", help="Only keys starting with this."),
-    builtin: bool = typer.Option(False, "--builtin", help="Include built-in defaults."),
+    defaults: bool = typer.Option(
+        False, "--defaults", "--builtin", help="Include built-in and documented defaults."
+    ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """The effective settings of the scope with the level each comes from."""
+    """The effective settings of the scope with the level and source each comes from."""
 
     async def body(rt: Runtime) -> list[dict[str, object]]:
+        from ...config.endpoints import endpoint_ids
+        from ...config.known_keys import ENDPOINT_SUFFIXES
+
         scoped = rt.settings.scoped(ctx.obj.scope)
         out: list[dict[str, object]] = []
         for key in scoped:
             row = scoped.row(key)
-            if row is None or not key.startswith(prefix) or (row.level == "builtin" and not builtin):
+            if row is None or not key.startswith(prefix) or (row.level == "builtin" and not defaults):
                 continue
             out.append(
                 {
@@ -124,8 +188,23 @@ def list_(
                     "value": _shown(row.type, row.value if row.type != "PASSWORD" else "x"),
                     "type": row.type,
                     "level": row.level,
+                    "source": _source(rt, row.tenant, row.project, row.level, key),
                 }
             )
+        if defaults:  # per-endpoint defaults nobody wrote down (`.timeoutMs` 8000, …)
+            for instance_id in endpoint_ids(scoped):
+                for suffix in ENDPOINT_SUFFIXES:
+                    key = f"research.endpoint.{instance_id}.{suffix.pattern}"
+                    if suffix.default is not None and key not in scoped and key.startswith(prefix):
+                        out.append(
+                            {
+                                "key": key,
+                                "value": suffix.default,
+                                "type": None,
+                                "level": "default",
+                                "source": "documented default",
+                            }
+                        )
         return out
 
     rows = run(ctx, body)
@@ -135,8 +214,12 @@ def list_(
     from rich.table import Table
 
     table = Table(header_style="bold")
-    for col in ("key", "value", "type", "level"):
-        table.add_column(col)
+    table.add_column("key", overflow="fold")
+    table.add_column("value", overflow="fold")
+    for col in ("type", "level", "source"):
+        table.add_column(col, overflow="fold")
     for r in rows:
-        table.add_row(str(r["key"]), str(r["value"]), str(r["type"]), str(r["level"]))
+        table.add_row(
+            str(r["key"]), str(r["value"]), str(r["type"] or "-"), str(r["level"]), str(r["source"])
+        )
     console().print(table)
