@@ -1,4 +1,5 @@
-"""Insights (seed 000 §2 `ZarniwoopInsightsService`): the kept hits turned into cited claims and entities.
+"""Insights (seed 000 §2, the seed's ZarniwoopInsightsService): the kept hits turned into cited claims
+and entities.
 
 `LlmInsights` asks the recipe `zarniwoop-research-insights` (bundled, overridable per scope). The
 model sees the hits as `h1…hN` and cites those labels; they are mapped back to the hits' dedup
