@@ -36,6 +36,9 @@ from .config.file import ConfigFile, load_config, parse_config
 from .config.settings import SettingService
 from .config.validate import extras_warnings, validate_settings
 from .contract.errors import ConfigError
+from .contract.query import SearchScope
+from .dispatch.cache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
+from .dispatch.cache import MemoryResultCache
 from .dispatch.clock import Clock
 from .dispatch.cooldown import SQLCooldownStore
 from .dispatch.dispatcher import Dispatcher, DispatchObserver
@@ -50,13 +53,14 @@ from .storage.usage import DEFAULT_RETENTION_DAYS, ZarniwoopUsageCounter
 from .tenancy.accounts import OrgDirectory, sync_from_config
 from .tenancy.credentials import CredentialStore
 from .transport.http import HttpTransport
+from .transport.proxies import ProxySettings
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from .content.store import ContentStore
     from .contract.protocol import SearchProtocol
-    from .contract.query import SearchScope
+    from .dispatch.probe import ProbeResult
     from .dispatch.redis_state import RedisState
     from .llm.catalog import Catalog
     from .llm.manager import LlmManager
@@ -136,7 +140,8 @@ class Runtime:
             await db.aclose()
             created.remove()  # a rejected configuration leaves nothing behind
             raise
-        transport = transport or HttpTransport()
+        proxies = ProxySettings.resolve(config.http.proxy, config.http.no_proxy, os.environ)
+        transport = transport or HttpTransport(proxies=proxies)
         clock = clock or Clock()
         factory = ProviderFactory(
             settings,
@@ -183,7 +188,7 @@ class Runtime:
         """The content store: hits' bodies into the project workspace, through the SSRF guard."""
         from .content.store import ContentStore
 
-        return ContentStore(self.home, self.settings, self.factory)
+        return ContentStore(self.home, self.settings, self.factory, proxies=self.transport.proxies)
 
     @cached_property
     def tokens(self) -> TokenStore:
@@ -297,6 +302,20 @@ class Runtime:
             self.dispatcher, self.settings, scope, admin=admin, sections=self.routing_sections
         )
 
+    async def probe_providers(self, scope: SearchScope) -> dict[str, ProbeResult]:
+        """One free reachability probe of each keyless endpoint of the scope (`providers --probe`)."""
+        from .dispatch.probe import Prober
+
+        return await Prober(self.dispatcher).probe_scope(scope)
+
+    def start_probes(self) -> asyncio.Task[None]:
+        """Probe keyless endpoints now and every `research.probe.intervalSeconds` (a server's loop)."""
+        from .dispatch.probe import Prober
+
+        return asyncio.get_running_loop().create_task(
+            Prober(self.dispatcher).run_forever(self.settings.scopes), name="reachability-probes"
+        )
+
     async def stop_project(self, scope: SearchScope) -> int:
         """Dispose the scope's provider instances and delete its workspace; returns the count."""
         disposed = await self.factory.dispose(scope)
@@ -348,10 +367,13 @@ def build_dispatcher(
 ) -> Dispatcher:
     """The dispatcher over the embedded stores, or over Redis when one is configured."""
     if redis is None:
+        system = settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
+        max_bytes = system.get_int(K.CACHE_MAX_BYTES, DEFAULT_CACHE_BYTES)
         return Dispatcher(
             factory,
             SQLCooldownStore(db),
             clock=clock,
+            cache=MemoryResultCache(max(0, max_bytes)),
             quota=LocalQuotaGuard(SQLQuotaCounters(db), settings, clock=clock),
             observers=observers,
         )

@@ -3,10 +3,15 @@ the size cap from settings, and the workspace that `projects stop` removes."""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import ipaddress
+import threading
+import time
 
 import pytest
 
+from zarniwoop.content import store as content
 from zarniwoop.content.store import ContentStore
 from zarniwoop.contract import (
     ContentInline,
@@ -142,3 +147,46 @@ async def test_scope_names_cannot_escape_the_workspace(tmp_path):
         with pytest.raises(InvalidRequestError, match="project"):
             store.workspace(SearchScope("acme", "../../etc"))
         await store.aclose()
+
+
+async def test_a_large_body_is_written_and_hashed_off_the_event_loop(tmp_path, emulator, monkeypatch):
+    """Saving up to `maxBytes` (20 MiB by default) runs on a worker thread: while it writes and
+    hashes, the event loop keeps running (inline, one pause would span the whole save)."""
+    size = 20 * 1024 * 1024
+    body = b"<html>" + b"z" * (size - 6)
+    emulator.add("/big", Reply(body=body, headers={"Content-Type": "text/html"}))
+    saves: list[tuple[str, float, float]] = []
+    write_file = content._write_file
+
+    def timed_write(path, data):
+        begin = time.perf_counter()
+        try:
+            return write_file(path, data)
+        finally:
+            saves.append((threading.current_thread().name, begin, time.perf_counter()))
+
+    monkeypatch.setattr(content, "_write_file", timed_write)
+    settings = {**only(), "research.content.allowPrivate": True, "research.content.maxBytes": size}
+    async with await open_runtime(tmp_path, settings) as rt:
+        store = rt.content
+        pauses: list[tuple[float, float]] = []
+
+        async def watch() -> None:
+            last = time.perf_counter()
+            while True:
+                await asyncio.sleep(0.001)
+                now = time.perf_counter()
+                pauses.append((last, now))
+                last = now
+
+        watcher = asyncio.create_task(watch())
+        loaded = await store.fetch_url(f"{emulator.url}/big", SCOPE)
+        watcher.cancel()
+        await store.aclose()
+    assert loaded.size == size and loaded.truncated is False
+    assert loaded.sha256 == hashlib.sha256(body).hexdigest()
+    assert loaded.path.read_bytes() == loaded.body == body
+    [(thread, begin, end)] = saves
+    assert thread != threading.main_thread().name
+    during = [b - a for a, b in pauses if a < end and b > begin]
+    assert max(during) < (end - begin) * 0.75, f"loop paused {max(during):.3f}s in a {end - begin:.3f}s save"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+from datetime import date
 
 import pytest
 
@@ -123,6 +124,13 @@ def test_expert_params_imply_expert_tier():
     request = SearchRequest.create("q", "web", expert_params={"site": "arxiv.org", "dateTo": None})
     assert request.tier is Tier.EXPERT
     assert dict(request.expert_params) == {"site": "arxiv.org"}
+
+
+def test_today_is_not_part_of_a_requests_identity():
+    plain = SearchRequest.create("q", "news", expert_params={"dateFrom": "2025-01-01"})
+    dated = plain.on(date(2025, 9, 30))
+    assert (dated.today, plain.today) == (date(2025, 9, 30), None)
+    assert dated == plain and dated.cache_key() == plain.cache_key()
 
 
 def test_errors_survive_pickling():

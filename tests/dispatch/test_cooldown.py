@@ -14,6 +14,7 @@ from zarniwoop.contract import (
     SearchScope,
     TransportError,
 )
+from zarniwoop.contract.errors import ProviderOverloadedError
 from zarniwoop.dispatch.cooldown import SQLCooldownStore, cooldown_seconds
 from zarniwoop.storage.db import SQLiteDatabase
 
@@ -28,6 +29,8 @@ from zarniwoop.storage.db import SQLiteDatabase
         (AuthError(403), 3, 1800),
         (ProviderHTTPError(503), 1, 30),
         (ProviderHTTPError(503), 2, 60),
+        (ProviderOverloadedError(503, retry_after=900), 1, 30),  # a 503 is a 5xx here, hint or not
+        (ProviderOverloadedError(529), 2, 60),
         (TransportError("reset"), 3, 120),
         (ProviderTimeoutError("slow"), 5, 480),
         (ProviderTimeoutError("slow"), 6, 600),

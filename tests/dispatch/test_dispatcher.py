@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+from datetime import UTC, datetime
 
 import pytest
 
 from zarniwoop.config.keys import cooldown_subject
 from zarniwoop.contract import Modality, Outcome, SearchRequest, SearchScope
+from zarniwoop.dispatch.clock import Clock
 from zarniwoop.dispatch.dispatcher import provenance_footer
 from zarniwoop.views.providers import provider_entries
 
@@ -214,3 +217,24 @@ async def test_hedging_races_a_slow_candidate(tmp_path, emulator):
         ("oa-b", Outcome.SUCCESS),
         ("oa-a", Outcome.TIMEOUT),
     ]
+
+
+class FixedDayClock(Clock):
+    """Wall clock at noon UTC on 2025-03-10; waits stay real."""
+
+    def now(self) -> float:
+        return datetime(2025, 3, 10, 12, tzinfo=UTC).timestamp()
+
+
+async def test_protocols_get_today_from_the_dispatchers_clock(tmp_path, emulator):
+    body = {"query": "q", "results": [{"url": "https://a.example/n", "title": "N", "content": "x"}]}
+    emulator.add("/sx/search", Reply.json(json.dumps(body).encode()))
+    settings = {**only(), **endpoint("sx", "searxng", f"{emulator.url}/sx"), "research.default.news": "sx"}
+    async with await open_runtime(tmp_path, settings) as rt:
+        rt.dispatcher.clock = FixedDayClock()
+        request = SearchRequest.create("q", "news", expert_params={"dateFrom": "2025-03-05"})
+        result = await rt.dispatcher.search(request, SCOPE)
+        assert [h.title for h in result.hits] == ["N"]
+        [sent] = emulator.requests("/sx/search")
+        assert sent.param("time_range") == "week"  # 5 days before the clock's day, not the machine's
+        assert result.note == "dateFrom widened to time_range=week"

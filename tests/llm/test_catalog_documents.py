@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from zarniwoop.contract import InvalidRequestError, SearchScope
+from zarniwoop.contract.errors import BadPathError
 from zarniwoop.llm.catalog import (
     BundledDocuments,
     FileDocumentStore,
@@ -17,7 +18,7 @@ from zarniwoop.llm.catalog import (
     slug_for,
 )
 from zarniwoop.llm.catalog.bootstrap import LEDGER_PATH
-from zarniwoop.llm.catalog.paths import BadPathError, DocPath
+from zarniwoop.llm.catalog.paths import DocPath
 
 from .catalog_support import Docs
 

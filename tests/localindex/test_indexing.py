@@ -12,11 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from zarniwoop.contract.errors import ExtractionError, MissingLibraryError
 from zarniwoop.localindex.chunk import MAX_CHARS, OVERLAP_CHARS, TARGET_CHARS, chunk_blocks
 from zarniwoop.localindex.extract import (
     Block,
-    ExtractionError,
-    MissingLibraryError,
     extract,
     extract_html,
     extract_markdown,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -9,7 +11,6 @@ from hypothesis import strategies as st
 from zarniwoop.contract import Modality, SearchRequest
 from zarniwoop.contract.errors import ParseError
 from zarniwoop.contract.protocol import InstanceConfig, RawResponse, Secret
-from zarniwoop.protocols._web import now_date
 from zarniwoop.protocols.brave import PROTOCOL
 
 from ..support.fuzz import encoded, garbles, json_like, parse_or_parse_error, truncations
@@ -17,6 +18,7 @@ from ..support.paths import fixture_bytes
 from ..support.providers_web import synthetic_bytes
 
 CONFIG = InstanceConfig("brave", "brave", api_key=Secret("BSA-secret-0001"))
+TODAY = date(2025, 9, 30)
 FUZZ = settings(max_examples=120, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
 BRAVE_KEYS = [
     "type",
@@ -168,12 +170,23 @@ def test_build_request_verticals_and_expert_params():
 
 def test_open_ended_date_range_and_images_without_dates():
     request = SearchRequest.create("aurora", "web", expert_params={"dateFrom": "2025-01-01"})
-    assert dict(PROTOCOL.build_request(request, CONFIG).params)["freshness"] == f"2025-01-01to{now_date()}"
+    assert (
+        dict(PROTOCOL.build_request(request.on(TODAY), CONFIG).params)["freshness"]
+        == "2025-01-01to2025-09-30"
+    )
     images = SearchRequest.create("aurora", "image", expert_params={"dateTo": "2024-12-31", "language": "de"})
     spec = PROTOCOL.build_request(images, CONFIG)
     assert spec.url.endswith("/res/v1/images/search") and "freshness" not in dict(spec.params)
     page = PROTOCOL.parse_response(RawResponse(200, {}, b'{"type": "images", "results": []}'), spec, images)
     assert page.note == "ignored by this provider: dateTo"
+
+
+def test_without_today_an_open_range_is_left_out_and_noted():
+    request = SearchRequest.create("aurora", "web", expert_params={"dateFrom": "2025-01-01"})
+    spec = PROTOCOL.build_request(request, CONFIG)
+    assert "freshness" not in dict(spec.params)
+    page = PROTOCOL.parse_response(RawResponse(200, {}, b'{"type": "search", "query": {}}'), spec, request)
+    assert page.note == "ignored by this provider: dateFrom"
 
 
 def test_describe_error():

@@ -17,7 +17,7 @@ from zarniwoop.contract import (
     SearchRequest,
 )
 from zarniwoop.protocols.openalex import PROTOCOL, rebuild_abstract
-from zarniwoop.transport.http import raise_for_status
+from zarniwoop.transport.status import raise_for_status
 
 from ..support.fuzz_academic import any_body, json_bodies, parses_or_refuses
 from ..support.paths import fixture_bytes

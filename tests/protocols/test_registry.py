@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
+import zarniwoop.protocols
 from zarniwoop.contract import SearchProtocol
 from zarniwoop.protocols import load_protocols
 
@@ -62,3 +65,13 @@ def test_an_addon_registers_without_changing_zarniwoop(addon_on_path):
     protocols = load_protocols()
     assert protocols["demo"].display_name == "Demo"
     assert "wikipedia" in protocols
+
+
+def test_protocol_modules_read_no_clock():
+    """Pure means pure: "today" arrives as `SearchRequest.today`, set from the dispatcher's clock."""
+    folder = Path(zarniwoop.protocols.__file__).parent
+    clock_read = re.compile(r"\b(datetime\.now|datetime\.utcnow|date\.today|time\.time|time\.monotonic)\(")
+    readers = [
+        p.name for p in sorted(folder.glob("*.py")) if clock_read.search(p.read_text(encoding="utf-8"))
+    ]
+    assert readers == []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import date, timedelta
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -180,17 +180,19 @@ def test_build_request():
 
 
 def test_dates_become_a_widened_time_range():
-    today = datetime.now(UTC).date()
+    today = date(2025, 9, 30)
     request = SearchRequest.create(
         "q",
         "news",
         expert_params={"dateFrom": (today - timedelta(days=5)).isoformat(), "dateTo": today.isoformat()},
-    )
+    ).on(today)
     spec = PROTOCOL.build_request(request, CONFIG)
     assert dict(spec.params)["time_range"] == "week"
     page = PROTOCOL.parse_response(RawResponse(200, {}, b'{"results": []}'), spec, request)
     assert page.note == "dateFrom widened to time_range=week"
-    old = SearchRequest.create("q", "web", expert_params={"dateFrom": "2001-01-01", "dateTo": "2002-01-01"})
+    old = SearchRequest.create(
+        "q", "web", expert_params={"dateFrom": "2001-01-01", "dateTo": "2002-01-01"}
+    ).on(today)
     spec = PROTOCOL.build_request(old, CONFIG)
     assert "time_range" not in dict(spec.params)
     assert PROTOCOL.parse_response(RawResponse(200, {}, b'{"results": []}'), spec, old).note == (

@@ -200,7 +200,9 @@ def test_cli_investigate_json(tmp_path, emulator, monkeypatch):
     assert empty.stderr.strip() == "error: question: must be a non-empty string"
 
 
-async def test_depth_loads_content_before_evaluating_and_runs_are_counted(tmp_path, emulator):
+async def test_depth_loads_content_before_evaluating_and_runs_are_counted(tmp_path, emulator, monkeypatch):
+    from pathlib import Path
+
     from prometheus_client.parser import text_string_to_metric_families
 
     from zarniwoop.observability.metrics import render_metrics
@@ -232,6 +234,11 @@ async def test_depth_loads_content_before_evaluating_and_runs_are_counted(tmp_pa
     }
     before = runs("success")
     async with await open_runtime(tmp_path, settings) as rt:
+
+        def no_disk_read(path: Path) -> bytes:
+            raise AssertionError(f"Deepen read {path} back from disk instead of using the loaded bytes")
+
+        monkeypatch.setattr(Path, "read_bytes", no_disk_read)
         shallow = await rt.investigator.investigate(
             "tardigrade desiccation tolerance", SearchScope(), depth=0
         )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ from zarniwoop.config.settings import SettingService
 from zarniwoop.contract import SearchScope
 from zarniwoop.contract.errors import ConfigError, ProviderHTTPError, RateLimitedError
 from zarniwoop.dispatch.cooldown import SQLCooldownStore
-from zarniwoop.storage.db import _split_sql, migration_scripts, open_database
+from zarniwoop.storage.db import SQLiteDatabase, _split_sql, migration_scripts, open_database
 from zarniwoop.storage.postgres import split_url, translate_placeholders
 
 pytestmark = pytest.mark.anyio
@@ -168,3 +170,85 @@ async def test_concurrent_failures_count_every_streak_step(db, database_url, tmp
     )
     [cooldown] = (await store.get_many(scope, ["research:x:web"])).values()
     assert cooldown.streak == 20
+
+
+async def test_concurrent_transactions_neither_see_uncommitted_writes_nor_share_a_rollback(db):
+    """Coroutines on one event loop, each in its own `transaction()` whose body awaits: a body sees
+    only its own writes and committed ones, so does a reader outside any transaction, and the one
+    that raises takes only its own write with it."""
+    insert = (
+        "INSERT INTO cooldowns (tenant, project, subject, until_epoch, reason, streak, updated_at) "
+        "VALUES ('t', 'p', ?, 1, 'r', 0, 0)"
+    )
+    finished: set[str] = set()
+    """Bodies that ended without raising (their transaction commits next)."""
+    committed: set[str] = set()
+    wrong: list[str] = []
+
+    async def subjects() -> set[str]:
+        return {r[0] for r in await db.fetchall("SELECT subject FROM cooldowns")}
+
+    async def check(who: str, own: set[str]) -> None:
+        before = set(committed)
+        visible = await subjects() - own
+        if not before <= visible <= finished:
+            wrong.append(f"{who} saw {sorted(visible)}; committed before: {sorted(before)}")
+
+    async def writer(name: str, *, fail: bool = False) -> None:
+        try:
+            async with db.transaction():
+                await db.execute(insert, (name,))
+                for _ in range(3):
+                    await asyncio.sleep(0.01)  # the other coroutines run meanwhile
+                    await check(name, {name})
+                if fail:
+                    raise RuntimeError("roll back")
+                finished.add(name)
+        except RuntimeError:
+            return
+        committed.add(name)
+
+    async def reader() -> None:
+        for _ in range(12):
+            await check("reader", set())
+            await asyncio.sleep(0.005)
+
+    await asyncio.gather(writer("a"), writer("b", fail=True), writer("c"), reader())
+    assert wrong == []
+    assert await subjects() == {"a", "c"}
+    assert committed == {"a", "c"}
+
+
+async def test_sqlite_waits_for_another_writer_without_blocking_the_loop(tmp_path):
+    """Another connection (another process, in production) holds the write lock: a write waits for
+    it in `asyncio.sleep`, so the loop keeps running; after `busy_wait` it gives up as SQLite does."""
+    db = SQLiteDatabase(tmp_path / "z.db", busy_wait=5.0)
+    await db.migrate()
+    other = sqlite3.connect(tmp_path / "z.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.005)
+            ticks += 1
+
+    ticker = asyncio.create_task(tick())
+    asyncio.get_running_loop().call_later(0.3, other.execute, "COMMIT")
+    begin = time.monotonic()
+    async with db.transaction():
+        await db.execute("INSERT INTO cooldowns VALUES ('t', 'p', 's', 1, 'r', 0, 0)")
+    waited = time.monotonic() - begin
+    ticker.cancel()
+    assert 0.3 <= waited < 2.0
+    assert ticks >= 20  # the loop ran all along (0.3 s / 5 ms = 60 ticks when idle)
+    assert await db.fetchall("SELECT subject FROM cooldowns") == [("s",)]
+
+    other.execute("BEGIN IMMEDIATE")
+    db.busy_wait = 0.1
+    with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+        await db.execute("DELETE FROM cooldowns")
+    other.execute("ROLLBACK")
+    other.close()
+    await db.aclose()

@@ -51,9 +51,19 @@ def server_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, 
 
 @contextmanager
 def served(
-    config: Path, home: Path, *extra_args: str, host: str = "127.0.0.1", timeout: float = 30.0
+    config: Path,
+    home: Path,
+    *extra_args: str,
+    host: str = "127.0.0.1",
+    timeout: float = 30.0,
+    probes: bool = False,
 ) -> Iterator[Served]:
-    command = serve_command("--config", str(config), "serve", "--host", host, "--port", "0", *extra_args)
+    """`probes=False` (the default here): the server sends no reachability probes, so request logs
+    hold only what a test caused — and a built-in endpoint a config left on is never contacted."""
+    probe_flag = "--probes" if probes else "--no-probes"
+    command = serve_command(
+        "--config", str(config), "serve", "--host", host, "--port", "0", probe_flag, *extra_args
+    )
     home.mkdir(parents=True, exist_ok=True)
     log = home / "serve.stderr"
     with log.open("w") as stderr:

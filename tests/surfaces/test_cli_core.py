@@ -230,3 +230,23 @@ def test_routing_lists_the_cascade(tmp_path, home, emulator):
     assert [step["id"] for step in view["searchCascades"]["ENCYCLOPEDIA"]] == ["wiki-a"]
     row = next(r for r in view["search"] if r["id"] == "oa-a")
     assert row["keyable"] is True and row["selected"] is True and row["reachable"] is None
+
+
+def test_urls_and_token_ids_are_never_cut_and_counts_read_right(tmp_path, home, emulator):
+    emulator.add("/a/w/rest.php/v1/search/page", Reply.json(wikipedia_pages("Aurora")))
+    cfg = config_file(tmp_path, wiki_settings(emulator))
+    narrow = CliRunner().invoke(
+        app, ["--config", str(cfg), "search", "aurora", "-m", "encyclopedia"], env={"COLUMNS": "60"}
+    )
+    assert narrow.exit_code == 0, narrow.stderr
+    # the URL column folds the URL over lines; joined up again it is whole
+    column = "".join(
+        line.split("│")[2].strip() for line in narrow.stdout.splitlines() if line.startswith("│")
+    )
+    assert f"{emulator.url}/a/wiki/Aurora" in column
+    assert "1 hit (via wiki-a)" in narrow.stdout
+    created = json.loads(invoke("tokens", "create", "--role", "admin", "--json").stdout)
+    assert created["id"].startswith("tok_")
+    listing = CliRunner().invoke(app, ["tokens", "list"], env={"COLUMNS": "80"})
+    assert created["id"] in listing.stdout
+    assert invoke("tokens", "revoke", created["id"]).exit_code == 0

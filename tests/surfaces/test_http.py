@@ -114,9 +114,9 @@ def test_healthz_and_openapi_need_no_token(api):
     spec = api.client.get("/openapi.json").json()
     for path in ("/v1/research/search", "/v1/research/rich", "/v1/_routing", "/v1/tools/{name}", "/v1/usage"):
         assert path in spec["paths"]
-    # The tool's input plus the admin-only `overrides`, which no tool schema carries.
+    # the tool's own schema, plus the caller's (never the model's) cache switch and admin-only overrides
     body = spec["components"]["schemas"]["SearchBody"]
-    assert list(body["properties"]) == ["query", "modality", "maxResults", "locale", "overrides"]
+    assert list(body["properties"]) == ["query", "modality", "maxResults", "locale", "cache", "overrides"]
     assert body["required"] == ["query", "modality"]
     # Every status a handler can answer is documented, with the one error shape.
     responses = spec["paths"]["/v1/research/search"]["post"]["responses"]

@@ -46,7 +46,7 @@ def test_with_tokens_configured_serve_prints_none_and_enforces_them(tmp_path, co
     )
     assert created.returncode == 0, created.stderr
     issued = json.loads(created.stdout)
-    assert set(issued) == {"token", "tenant", "project", "role"}
+    assert set(issued) == {"token", "id", "tenant", "project", "role"}
     assert (issued["tenant"], issued["project"], issued["role"]) == ("acme", "a", "user")
     with served(config, home) as server:
         assert server.token is None
@@ -132,3 +132,29 @@ def test_tokens_create_validates_and_revoke_names_the_missing_token(tmp_path, co
 )
 def test_is_loopback(host, loopback):
     assert is_loopback(host) is loopback
+
+
+def test_the_banner_names_the_web_ui_and_metrics_reads_the_server(tmp_path, config):
+    with served(config, tmp_path / "home") as server:
+        assert (
+            f"  Web UI    {server.url}/       (paste the token below into it)" in server.banner.splitlines()
+        )
+        with httpx2.Client(base_url=server.url, headers={"Authorization": f"Bearer {server.token}"}) as http:
+            assert (
+                http.post("/v1/research/search", json={"query": "aurora", "modality": "web"}).status_code
+                == 200
+            )
+            assert http.get("/docs").status_code == 404  # its JavaScript would come from a CDN
+        remote = cli(tmp_path / "home", config, "metrics", "--url", server.url, "--token", str(server.token))
+        assert remote.returncode == 0, remote.stderr
+        served_searches = [
+            line
+            for line in remote.stdout.splitlines()
+            if line.startswith("zarniwoop_research_dispatch_total{")
+        ]
+        assert served_searches and float(served_searches[0].rsplit(" ", 1)[1]) == 1.0
+        refused = cli(tmp_path / "home", config, "metrics", "--url", server.url, "--token", "zw_wrong")
+        assert refused.returncode == 5 and "answered HTTP 401" in refused.stderr
+    local = cli(tmp_path / "home", config, "metrics")
+    assert local.returncode == 0
+    assert local.stderr.startswith("note: these are this command's own counters")

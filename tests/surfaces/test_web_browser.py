@@ -243,6 +243,17 @@ def test_academic_extras_and_the_cached_badge(page, server):
     assert [row[:3] for row in attempt_rows(page)] == [["1", "oa", "success"]]  # the search that filled it
 
 
+def test_refresh_asks_the_providers_again(page, server):
+    sign_in(page, server.token, project="refresh")
+    search(page, "aurora refresh", "ACADEMIC")
+    page.get_by_role("button", name="Search", exact=True).click()
+    expect(page.locator("#search-results .summary .badge")).to_have_text("cached")
+    expect(page.locator("#search-status")).to_contain_text("fetched")
+    page.get_by_role("button", name="Refresh", exact=True).first.click()
+    expect(page.locator("#search-results .badge", has_text="cached")).to_have_count(0)
+    expect(page.locator("#search-status")).not_to_contain_text("cached")
+
+
 def test_expert_options_pin_one_provider(page, server):
     sign_in(page, server.token, project="expert")
     page.get_by_text("Expert options").click()

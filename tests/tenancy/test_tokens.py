@@ -22,6 +22,7 @@ async def test_create_verify_revoke_and_only_the_hash_is_stored(tmp_path, databa
         assert issued.token.startswith("zw_") and len(issued.token) > 40
         assert issued.to_json() == {
             "token": issued.token,
+            "id": issued.id,
             "tenant": "acme",
             "project": "review",
             "role": "user",

@@ -1,14 +1,18 @@
-"""The shared transport: size cap, redirects, timeouts, status mapping, Retry-After."""
+"""The shared transport: size cap, redirects, timeouts, status mapping, Retry-After, httpx2 errors."""
 
 from __future__ import annotations
 
+import re
 import time
+from pathlib import Path
 
 import httpx2
 import pytest
 
+import zarniwoop
 from zarniwoop.contract import (
     AuthError,
+    ProviderError,
     ProviderHTTPError,
     ProviderTimeoutError,
     RateLimitedError,
@@ -17,7 +21,9 @@ from zarniwoop.contract import (
     ResponseTooLargeError,
     TransportError,
 )
-from zarniwoop.transport.http import HttpTransport, parse_retry_after, raise_for_status
+from zarniwoop.contract.errors import ProviderOverloadedError
+from zarniwoop.transport.http import HttpTransport, translate_errors
+from zarniwoop.transport.status import parse_retry_after, raise_for_status
 
 from ..support.emulator import Reply
 
@@ -96,3 +102,61 @@ def test_status_mapping(status, headers, error, attrs):
 def test_retry_after_http_date():
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:10 GMT", now=1445412480.0) == 10.0
     assert parse_retry_after("garbage") is None
+
+
+def _httpx2_exception_classes() -> list[type[Exception]]:
+    """Every exception class httpx2 exports: a class added by a later version joins the test by itself."""
+    return sorted(
+        (
+            obj
+            for obj in vars(httpx2).values()
+            if isinstance(obj, type) and issubclass(obj, Exception) and not issubclass(obj, Warning)
+        ),
+        key=lambda cls: cls.__name__,
+    )
+
+
+def _instance(cls: type[Exception]) -> Exception:
+    if issubclass(cls, httpx2.HTTPStatusError):
+        request = httpx2.Request("GET", "https://api.example/s?api_key=k")
+        response = httpx2.Response(503, headers={"Retry-After": "5"}, request=request)
+        return cls("boom", request=request, response=response)
+    try:
+        return cls("boom")
+    except TypeError:  # the stream errors take no message
+        return cls()
+
+
+def test_httpx2_exports_the_exception_classes_this_test_knows_of():
+    names = {cls.__name__ for cls in _httpx2_exception_classes()}
+    assert {"HTTPError", "TimeoutException", "InvalidURL", "StreamError", "HTTPStatusError"} <= names
+    assert len(names) >= 25
+
+
+@pytest.mark.parametrize("cls", _httpx2_exception_classes(), ids=lambda cls: cls.__name__)
+@pytest.mark.parametrize("stage", ["connect", "read", "stream"])
+def test_every_httpx2_exception_is_translated_into_our_tree(cls, stage):
+    original = _instance(cls)
+    with pytest.raises(ProviderError) as caught, translate_errors(stage, 2.5, where="api.example"):
+        raise original
+    error = caught.value
+    assert error.__cause__ is original
+    assert error.message.startswith("api.example: ")
+    assert "api_key" not in error.message and "boom" not in error.message  # no URL, no httpx2 text
+    if issubclass(cls, httpx2.TimeoutException):
+        assert type(error) is ProviderTimeoutError and "2.5s" in error.message
+    elif issubclass(cls, httpx2.HTTPStatusError):
+        assert (type(error), error.status, error.retry_after) == (ProviderOverloadedError, 503, 5.0)
+    else:
+        assert type(error) is TransportError and cls.__name__ in error.message
+
+
+def test_only_the_transport_boundary_catches_httpx2_exceptions():
+    src = Path(zarniwoop.__file__).parent
+    catching = re.compile(r"except\s*\(?[^:]*httpx2\.")
+    offenders = [
+        str(path.relative_to(src))
+        for path in src.rglob("*.py")
+        if catching.search(path.read_text(encoding="utf-8")) and path != src / "transport" / "http.py"
+    ]
+    assert offenders == []

@@ -28,6 +28,7 @@ BUILTIN_ENDPOINTS: tuple[tuple[str, str, dict[str, str]], ...] = (
 SERVICE_DEFAULTS: dict[str, str] = {
     "research.deadlineMs": "20000",
     "research.cache.ttlSeconds": "600",
+    "research.cache.maxBytes": str(64 * 1024 * 1024),
     "research.cache.ttlSeconds.news": "120",
     "research.cache.ttlSeconds.encyclopedia": "86400",
     "research.cache.ttlSeconds.book": "86400",

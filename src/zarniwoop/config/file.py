@@ -7,6 +7,7 @@ scope; keys it does not name are left as the database has them.
     redis_url: null                    # redis://host:6379/0 → state shared by replicas
     redis_prefix: "zarniwoop:"
     audit_fsync: false
+    http: {proxy: http://proxy.corp:3128, noProxy: "localhost,.internal"}   # else HTTPS_PROXY/NO_PROXY
     settings: {research.default.academic: openalex}
     tenants:
       acme:
@@ -35,6 +36,14 @@ ScalarSettings = dict[str, str | int | float | bool | None]
 
 class _Node(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class HttpConfig(_Node):
+    """Outbound HTTP: a proxy for provider, LLM and content traffic (the environment's otherwise)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    proxy: str | None = Field(default=None, pattern=r"^(https?|socks5h?)://\S+$")
+    no_proxy: str | None = Field(default=None, alias="noProxy")
 
 
 class ProjectConfig(_Node):
@@ -77,6 +86,7 @@ class ConfigFile(_Node):
     """Every Redis key starts with it: one prefix per deployment sharing a Redis database."""
     audit_fsync: bool = False
     """fsync each spooled audit record: survives a power cut, not only a killed process (~130 µs/call)."""
+    http: HttpConfig = Field(default_factory=HttpConfig)
     settings: ScalarSettings = Field(default_factory=dict)
     tenants: dict[str, TenantConfig] = Field(default_factory=dict)
     path: Path | None = None

@@ -13,6 +13,7 @@ TENANT_LEVEL = "_tenant"
 ENDPOINT_PREFIX = "research.endpoint."
 DEADLINE_MS = "research.deadlineMs"
 CACHE_TTL_SECONDS = "research.cache.ttlSeconds"
+CACHE_MAX_BYTES = "research.cache.maxBytes"
 HEDGE_AFTER_MS = "research.hedge.afterMs"
 PROVENANCE = "research.provenance"
 OPERATOR_KEYS = "research.operatorKeys"
@@ -21,6 +22,7 @@ QUOTA_CACHE_TTL_MINUTES = "research.quota.cache.ttlMinutes"
 LOG_RETENTION_DAYS = "research.log.retentionDays"
 CONTENT_MAX_BYTES = "research.content.maxBytes"
 CONTENT_ALLOW_PRIVATE = "research.content.allowPrivate"
+PROBE_INTERVAL_SECONDS = "research.probe.intervalSeconds"
 
 # Endpoint suffixes with a meaning of their own; every other suffix is passed to the protocol as an extra.
 SUFFIX_PROTOCOL = "protocol"
@@ -59,7 +61,7 @@ _BOOL_KEYS = re.compile(r"(\.enabled|\.hedge|^research\.provenance|^research\.co
 _INT_KEYS = re.compile(
     r"(\.timeoutMs|\.order|\.quota\.daily|\.quota\.monthly|^research\.deadlineMs|^research\.cache\.ttlSeconds(\.\w+)?"
     r"|^research\.hedge\.afterMs|^research\.factory\.cache\.ttlMinutes|^research\.quota\.cache\.ttlMinutes"
-    r"|^research\.log\.retentionDays|^research\.content\.maxBytes|^research\.investigate\.minHits)$"
+    r"|^research\.log\.retentionDays|^research\.probe\.intervalSeconds|^research\.cache\.maxBytes|^research\.content\.maxBytes|^research\.investigate\.minHits)$"
 )
 
 

@@ -51,7 +51,11 @@ KNOWN_KEYS: tuple[KnownKey, ...] = (
     KnownKey("research.deadlineMs", "no search outlives this", "20000"),
     KnownKey("research.cache.ttlSeconds", "result cache lifetime (0 = off)", "600"),
     KnownKey("research.cache.ttlSeconds.<modality>", "result cache lifetime for one modality"),
-    KnownKey("research.cache.maxBytes", "result cache size bound"),
+    KnownKey(
+        "research.cache.maxBytes",
+        "the embedded result cache's bound in bytes (system level)",
+        str(64 * 1024 * 1024),
+    ),
     KnownKey("research.hedge.afterMs", "race a slow candidate by the next one after this (0 = off)", "0"),
     KnownKey("research.provenance", "append `(via …)` to tool text", "false"),
     KnownKey(

@@ -19,6 +19,8 @@ result says `truncated`.
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import hashlib
 import mimetypes
 import os
@@ -34,6 +36,7 @@ from ..contract.errors import InvalidRequestError
 from ..contract.protocol import ExtractsContentText
 from ..contract.results import ContentRef
 from ..transport.fetch import GuardedFetcher
+from ..transport.proxies import ProxySettings
 
 if TYPE_CHECKING:
     from ..config.settings import SettingService
@@ -66,6 +69,8 @@ class LoadedContent:
     provider: str | None = None
     final_url: str | None = None
     redirects: tuple[str, ...] = ()
+    body: bytes = dataclasses.field(default=b"", repr=False, compare=False)
+    """The bytes saved at `path`, for a caller that reads them at once (Deepen) without the disk."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -89,12 +94,13 @@ class ContentStore:
         factory: ProviderFactory,
         *,
         fetcher: GuardedFetcher | None = None,
+        proxies: ProxySettings | None = None,
     ) -> None:
         self.home = Path(home)
         self.settings = settings
         self.factory = factory
         self._owns_fetcher = fetcher is None
-        self.fetcher = fetcher or GuardedFetcher()
+        self.fetcher = fetcher or GuardedFetcher(proxies=proxies)
 
     def workspace(self, scope: SearchScope) -> Path:
         """`ZARNIWOOP_HOME/workspace/<tenant>/<project>` (the folder `projects stop` removes)."""
@@ -120,14 +126,16 @@ class ContentStore:
         if isinstance(instance.protocol, ExtractsContentText):
             body, mime = instance.protocol.content_text(body).encode("utf-8"), "text/plain"
         truncated = len(body) > cap
-        return self._save(scope, f"{instance.id}:{ref}", body[:cap], truncated, mime, provider=instance.id)
+        return await self._save(
+            scope, f"{instance.id}:{ref}", body[:cap], truncated, mime, provider=instance.id
+        )
 
     async def fetch_url(self, url: str, scope: SearchScope) -> LoadedContent:
         """GET a URL through the SSRF guard and save what came back (at most `maxBytes`)."""
         await self.settings.refresh(max_age=1.0)
         cap, allow_private = self._limits(scope)
         fetched = await self.fetcher.fetch(url, max_bytes=cap, allow_private=allow_private)
-        return self._save(
+        return await self._save(
             scope,
             url,
             fetched.body,
@@ -161,7 +169,7 @@ class ContentStore:
             "provider", f"no provider instance or protocol {provider!r} in this scope; known: {known}"
         )
 
-    def _save(
+    async def _save(
         self,
         scope: SearchScope,
         source: str,
@@ -173,32 +181,40 @@ class ContentStore:
         final_url: str | None = None,
         redirects: tuple[str, ...] = (),
     ) -> LoadedContent:
+        """Write the body (up to `maxBytes`, 20 MiB by default) and hash it on a worker thread:
+        neither may hold up the event loop."""
         folder = self.workspace(scope) / "content"
-        folder.mkdir(parents=True, exist_ok=True)
         extension = (
             _EXTENSIONS.get(mime or "") or (mimetypes.guess_extension(mime) if mime else None) or ".bin"
         )
         path = folder / f"{hashlib.sha256(source.encode()).hexdigest()[:32]}{extension}"
-        # Write-then-rename: a concurrent reader never sees half a file.
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".part-")
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(body)
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        digest = await asyncio.to_thread(_write_file, path, body)
         return LoadedContent(
             path=path,
             source=source,
             size=len(body),
             truncated=truncated,
-            sha256=hashlib.sha256(body).hexdigest(),
+            sha256=digest,
             mime_type=mime,
             provider=provider,
             final_url=final_url,
             redirects=redirects,
+            body=body,
         )
+
+
+def _write_file(path: Path, body: bytes) -> str:
+    """Write-then-rename, so a concurrent reader never sees half a file; returns the SHA-256."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".part-")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(body)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return hashlib.sha256(body).hexdigest()
 
 
 __all__ = ["ContentStore", "LoadedContent"]

@@ -6,18 +6,30 @@
     │   └── ScopeRequiredError                  an empty or blank tenant/project
     ├── ConfigError(key, reason)                bad configuration                  → exit 2
     │   └── UnknownModelError(spec, reason)     a model spec resolves to nothing   → exit 2
+    ├── DocumentError  (also a ValueError)      a model catalog document breaks the schema
+    │   └── BadPathError                        its path breaks the naming rules
     ├── ProviderError(instance_id)              one provider call failed hard      → cooldown
     │   ├── TransportError                      network error, refused, reset
     │   ├── ProviderTimeoutError                no answer within the timeout
     │   ├── ProviderHTTPError(status)           any non-2xx status
     │   │   ├── RateLimitedError(retry_after)   429
     │   │   ├── AuthError                       401 / 403
-    │   │   └── ProviderOverloadedError         529 / 503 "overloaded": retry later
+    │   │   └── ProviderOverloadedError         503 / 529 / "overloaded": retry later
     │   ├── ResponseTooLargeError               body over the size cap
     │   └── ParseError                          body not what the protocol expects
     ├── QuotaExceededError(level)               a budget is exhausted              → exit 4
+    │   └── QuotaBlockedError(attempts, switches)  …and no local LLM was left to take the call
     ├── AccessDeniedError                       token/scope not allowed            → exit 5 / HTTP 401/403
-    └── NoProviderAvailableError(attempts)      every candidate failed             → exit 3
+    ├── NoProviderAvailableError(attempts)      every candidate failed             → exit 3
+    │   └── FailoverError(switches)             every LLM candidate failed
+    ├── DatabaseUnavailableError                the database cannot be reached right now
+    ├── IndexFormatError                        a local index file of another schema, or not SQLite
+    └── ExtractionError(reason)                 a document to index cannot be read as its type
+        └── MissingLibraryError                 its type needs an optional library (pypdf)
+
+Statuses become classes in one function, `transport/status.py error_for_status`; httpx2's
+exceptions become `TransportError`/`ProviderTimeoutError` at one boundary,
+`transport/http.py translate_errors`.
 
 Every error keeps its context in plain attributes and survives pickling (`__reduce__`),
 so it can cross a process boundary (workers, multiprocessing tests) unchanged.
@@ -103,6 +115,16 @@ class UnknownModelError(ConfigError):
         self.args = (self.message,)
 
 
+class DocumentError(ZarniwoopError, ValueError):
+    """A model catalog document breaks the schema; the message names the field and what was expected.
+
+    Also a `ValueError`, as it was before it joined the tree, so validators that expect one still work."""
+
+
+class BadPathError(DocumentError):
+    """A catalog document path that breaks the naming rules; the message says which part and why."""
+
+
 class ProviderError(ZarniwoopError):
     """A provider call failed hard; the dispatcher turns it into a cooldown."""
 
@@ -176,6 +198,19 @@ class QuotaExceededError(ZarniwoopError):
         self.level = level
 
 
+class QuotaBlockedError(QuotaExceededError):
+    """An LLM budget refused the call and no unlimited (local) candidate was left.
+
+    `attempts` and `switches` are the failover's records (`llm/failover.py` `AttemptRecord`, `Switch`)."""
+
+    def __init__(
+        self, cause: QuotaExceededError, attempts: tuple[Any, ...] = (), switches: tuple[Any, ...] = ()
+    ) -> None:
+        super().__init__(cause.level, cause.message)
+        self.attempts = attempts
+        self.switches = switches
+
+
 class AccessDeniedError(ZarniwoopError):
     """The caller may not do this (missing/invalid token, other project's resource)."""
 
@@ -190,3 +225,32 @@ class NoProviderAvailableError(ZarniwoopError):
     def __init__(self, message: str, attempts: tuple[Any, ...] = ()) -> None:
         super().__init__(message)
         self.attempts = attempts
+
+
+class FailoverError(NoProviderAvailableError):
+    """Every LLM candidate failed; carries the attempts and the provider switches for the usage record."""
+
+    def __init__(self, message: str, attempts: tuple[Any, ...] = (), switches: tuple[Any, ...] = ()) -> None:
+        super().__init__(message, attempts)
+        self.switches = switches
+
+
+class DatabaseUnavailableError(ZarniwoopError):
+    """The database cannot be reached right now (refused, reset, timed out). Callers on the search
+    path catch it: searches keep working on what is in memory, audit records stay spooled."""
+
+
+class IndexFormatError(ZarniwoopError):
+    """The file is not a local index of this version (another schema, or not SQLite at all)."""
+
+
+class ExtractionError(ZarniwoopError):
+    """A file cannot be read as its type; `reason` is shown in the index report."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class MissingLibraryError(ExtractionError):
+    """The file type needs an optional library that is not installed: the file is skipped."""

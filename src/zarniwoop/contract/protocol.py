@@ -234,6 +234,13 @@ class ServesLanguage(Protocol):
 
 
 @runtime_checkable
+class ProbesCheaply(Protocol):
+    """The cheapest call that shows the endpoint is up (SearXNG's `/healthz`), for free probes."""
+
+    def probe_request(self, config: InstanceConfig) -> RequestSpec: ...
+
+
+@runtime_checkable
 class CoversDomains(Protocol):
     """The subjects the protocol's index covers (PubMed: BIOMEDICAL, ACADEMIC); without it, one
     domain per modality it serves. The Plan step weighs sources by domain."""
@@ -264,6 +271,7 @@ CAPABILITIES: tuple[type, ...] = (
     ServesLanguage,
     CoversDomains,
     ReadsExtras,
+    ProbesCheaply,
 )
 """Every optional capability a protocol object may have, for the factory's one-time check."""
 
@@ -344,6 +352,7 @@ __all__ = [
     "InstantiatesItself",
     "LoadsContent",
     "PacedByDefault",
+    "ProbesCheaply",
     "ProviderInstance",
     "RawResponse",
     "ReadsErrorStatuses",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
@@ -47,6 +47,15 @@ class SearchRequest:
     locale: str | None = None
     pinned_provider_id: str | None = None
     expert_params: Mapping[str, str] = field(default_factory=dict)
+    today: date | None = field(default=None, compare=False)
+    """The date (UTC) the search runs on. The dispatcher sets it from its injected clock, so
+    protocols never read one: open date ranges end here (Brave's `freshness`, SearXNG's
+    `time_range`). Not part of the request's identity (`cache_key`, equality); None → a protocol
+    leaves the date-dependent part out and says so in its note."""
+
+    def on(self, today: date) -> SearchRequest:
+        """The same request, run on `today` (a fixed date in tests, the clock's in the dispatcher)."""
+        return replace(self, today=today)
 
     @classmethod
     def create(

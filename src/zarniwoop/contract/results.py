@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from .enums import Availability, ContentInline, Modality, Outcome, Tier
@@ -120,6 +121,8 @@ class SearchResult:
     quota: QuotaStatus | None = None
     """The provider's own quota report with this answer (rate-limit headers), for the quota cache;
     internal: not part of the JSON shape."""
+    fetched_at: float | None = None
+    """Epoch seconds the provider answered, on results served from the cache (`cachedAt` in JSON)."""
 
     @property
     def returned_count(self) -> int:
@@ -146,6 +149,7 @@ class SearchResult:
             "upstreamHeaders": dict(self.upstream_headers),
             "attempts": [a.to_json() for a in self.attempts],
             "cached": self.cached,
+            **({"cachedAt": _iso(self.fetched_at)} if self.fetched_at is not None else {}),
         }
 
     @classmethod
@@ -162,6 +166,7 @@ class SearchResult:
             upstream_headers=dict(data.get("upstreamHeaders") or {}),
             attempts=tuple(Attempt.from_json(a) for a in data.get("attempts", ())),
             cached=bool(data.get("cached", False)),
+            fetched_at=_epoch(data["cachedAt"]) if data.get("cachedAt") else None,
         )
 
 
@@ -197,3 +202,11 @@ class QuotaStatus:
 
 
 __all__ = ["Attempt", "Availability", "ContentRef", "QuotaStatus", "SearchHit", "SearchResult"]
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _epoch(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()

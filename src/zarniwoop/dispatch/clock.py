@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import overload
 
 
@@ -18,6 +18,11 @@ class Clock:
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
+
+
+def utc_date(epoch: float) -> date:
+    """The calendar date (UTC) of an epoch: "today" for protocols, from the dispatcher's clock."""
+    return datetime.fromtimestamp(epoch, UTC).date()
 
 
 @overload

@@ -27,8 +27,8 @@ from ..contract.protocol import ServesLanguage
 from ..contract.results import Attempt, SearchResult
 from ..observability.outage import OutageLog
 from ..storage.privacy import redact_query
-from .cache import Coalescer, MemoryResultCache, ResultCache
-from .clock import Clock
+from .cache import Coalescer, MemoryResultCache, ResultCache, cache_bypassed
+from .clock import Clock, utc_date
 from .gate import GO, GateDecision, QuotaGuard, check_cooldown, check_static
 from .pacing import Pacer, RateLimiter, pace_key
 from .reachability import LastOutcome, MemoryReachability, ReachabilityStore
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from ..contract.query import SearchRequest, SearchScope
     from .cooldown import Cooldown, CooldownStore
     from .factory import ProviderFactory, ProviderSet
+    from .probe import ProbeResult
 
 log = logging.getLogger(__name__)
 
@@ -183,18 +184,31 @@ class Dispatcher:
         self.reachability: ReachabilityStore = reachability or MemoryReachability(self.last_outcomes)
         """Where the routing view's `reachable` comes from (shared by replicas with Redis)."""
         self.cooldown_outage = OutageLog(log, "cooldown store")
+        self.probes: dict[str, ProbeResult] = {}
+        """Free reachability probes of keyless endpoints, by endpoint (`dispatch/probe.py`)."""
 
     async def search(
-        self, request: SearchRequest, scope: SearchScope, overrides: Mapping[str, str] | None = None
+        self,
+        request: SearchRequest,
+        scope: SearchScope,
+        overrides: Mapping[str, str] | None = None,
+        *,
+        cache: bool | None = None,
     ) -> SearchResult:
-        """Dispatch one search. Never raises for provider failures: they are in `attempts`/`errorMessage`."""
+        """Dispatch one search. Never raises for provider failures: they are in `attempts`/`errorMessage`.
+
+        `cache=False` (`--no-cache`, `"cache": false`, `Cache-Control: no-cache`) skips the cached
+        answer and asks the providers; the fresh answer then replaces the cached one. None: as
+        `bypassing_cache()` says (a surface's refresh covers every search it starts).
+        """
+        use_cache = not cache_bypassed() if cache is None else cache
         provider_set = await self.factory.providers(scope)
         if overrides:
             provider_set = self.factory.build(scope, overrides)
         settings = provider_set.settings
         ttl = settings.get_int(K.cache_ttl_key(request.modality), settings.get_int(K.CACHE_TTL_SECONDS, 600))
         key: Hashable = (scope, request.cache_key(), tuple(sorted((overrides or {}).items())))
-        if ttl > 0:
+        if ttl > 0 and use_cache:
             cached = await self.cache.get(key)
             if cached is not None:
                 result = cached.with_(cached=True, query=request.query)
@@ -204,7 +218,7 @@ class Dispatcher:
         async def run() -> SearchResult:
             result = await self._dispatch(request, scope, provider_set)
             if ttl > 0 and result.hits:
-                await self.cache.set(key, result, ttl)
+                await self.cache.set(key, result.with_(fetched_at=self.clock.now()), ttl)
             return result
 
         result, shared = await self._coalescer.run(key, run)
@@ -218,6 +232,8 @@ class Dispatcher:
     ) -> SearchResult:
         settings = provider_set.settings
         deadline_s = settings.get_int(K.DEADLINE_MS, 20000) / 1000
+        if request.today is None:  # protocols get "today" from our clock, never read one themselves
+            request = request.on(utc_date(self.clock.now()))
         run = _Run(request, scope, deadline=self.clock.monotonic() + deadline_s)
         if request.tier is Tier.EXPERT and request.pinned_provider_id:
             pinned = provider_set.instances.get(request.pinned_provider_id)

@@ -15,7 +15,8 @@ from ..contract.enums import Availability
 from ..contract.errors import AuthError, ParseError, ProviderError
 from ..contract.protocol import DescribesErrors, LoadsContent, ReadsErrorStatuses, RejectsKeys
 from ..contract.results import SearchResult
-from ..transport.http import raise_for_status, rate_limit_headers
+from ..transport.http import rate_limit_headers
+from ..transport.status import raise_for_status
 
 if TYPE_CHECKING:
     from ..contract.protocol import HttpSearchProtocol, InstanceConfig, RawResponse, RequestSpec, SearchPage

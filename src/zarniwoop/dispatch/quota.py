@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
 from ..config import keys as K
-from ..contract.errors import ConfigError
+from ..contract.errors import ConfigError, QuotaExceededError
 from ..contract.protocol import ReportsQuota
 from ..contract.results import QuotaStatus
 from ..observability.metrics import count_quota_lookup
@@ -143,10 +143,6 @@ class QuotaCounters(Protocol):
     async def used(self, instance_id: str, windows: Sequence[QuotaWindow]) -> list[int]: ...
 
 
-class _Exhausted(Exception):
-    """Rolls the reservation transaction back."""
-
-
 _RESERVE_SQL = (
     "INSERT INTO quota_counters (tenant, project, instance_id, period, window_start, used, updated_at) "
     "VALUES (?, ?, ?, ?, ?, 1, ?) ON CONFLICT (tenant, project, instance_id, period, window_start) "
@@ -168,15 +164,15 @@ class SQLQuotaCounters:
             async with self.db.transaction():
                 for w in windows:
                     if w.limit <= 0:
-                        raise _Exhausted
+                        raise QuotaExceededError(w.period)  # rolls the reservation transaction back
                     row = await self.db.fetchone(
                         _RESERVE_SQL,
                         (w.pool_tenant, w.pool_project, instance_id, w.period, w.window_start, now, w.limit),
                     )
                     if row is None:
-                        raise _Exhausted
+                        raise QuotaExceededError(w.period)
                     counts.append(int(row[0]))
-        except _Exhausted:
+        except QuotaExceededError:
             return None
         return counts
 

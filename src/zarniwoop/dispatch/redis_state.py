@@ -27,7 +27,9 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from ..contract.results import SearchResult
+from ..observability.metrics import CACHE_LOOKUPS
 from ..observability.outage import OutageLog
+from .cache import MAX_ENTRY_BYTES, decode_result, encode_result
 from .cooldown import Cooldown, cooldown_policy
 from .pacing import RateLimiter, window_of
 from .reachability import LastOutcome
@@ -185,16 +187,19 @@ class RedisResultCache:
             self.outage.failed(exc, "searches run uncached")
             return None
         self.outage.recovered()
+        CACHE_LOOKUPS.labels("miss" if raw is None else "hit").inc()
         if raw is None:
             return None
         try:
-            return SearchResult.from_json(json.loads(raw))
+            return decode_result(raw)
         except (ValueError, KeyError, TypeError):
             log.warning("dropping an unreadable cache entry")
             return None
 
     async def set(self, key: Hashable, value: SearchResult, ttl: float) -> None:
-        body = json.dumps(value.with_(query="", cached=False).to_json(), separators=(",", ":"))
+        body = encode_result(value)
+        if len(body) > MAX_ENTRY_BYTES:  # Redis is bounded by its maxmemory (allkeys-lru); one entry is too
+            return
         try:
             await self.state.client.set(self._key(key), body, px=max(1, int(ttl * 1000)))
         except RedisError as exc:

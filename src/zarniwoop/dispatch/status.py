@@ -25,12 +25,15 @@ from ..contract.enums import Availability, Modality, Outcome, SearchDomain, Tier
 from ..contract.protocol import instance_domains
 from .clock import iso_utc
 from .gate import GateDecision, check_cooldown, check_static, status_text
+from .probe import probe_identity
 
 if TYPE_CHECKING:
     from ..contract.protocol import ProviderInstance
     from ..contract.query import SearchScope
     from ..contract.results import QuotaStatus
     from .dispatcher import Dispatcher
+    from .probe import ProbeResult
+    from .reachability import LastOutcome
 
 READY = "ready"
 """The routing view's word for a candidate the gate lets through."""
@@ -65,6 +68,10 @@ class ProviderStatus:
     reachable: bool | None = None
     last_error: str | None = None
     key_source: str | None = None
+    proxy: str | None = None
+    """The outbound proxy its calls go through (credentials masked); None = direct."""
+    last_probe: ProbeResult | None = None
+    """The last free reachability probe (keyless endpoints only)."""
     status_text: str | None = None
     domains: frozenset[SearchDomain] = frozenset()
     tiers: frozenset[Tier] = frozenset(Tier)
@@ -99,6 +106,10 @@ class ProviderStatus:
             "reachable": self.reachable,
             "statusText": self.status_text,
         }
+        if self.proxy:
+            entry["proxy"] = self.proxy
+        if self.last_probe is not None:
+            entry["lastProbe"] = self.last_probe.to_json()
         if admin:
             entry["lastError"] = self.last_error
             entry["keySource"] = self.key_source
@@ -121,6 +132,7 @@ async def provider_statuses(dispatcher: Dispatcher, scope: SearchScope) -> list[
         dispatcher.cooldown_outage.failed(exc, "the providers view shows no cooldowns")
         cooldowns = {}
     last_outcomes = await dispatcher.outcomes(scope, [i.id for i in instances])
+    proxies = dispatcher.factory.transport.proxies
     statuses = []
     for instance in instances:
         modalities = tuple(sorted(instance.protocol.modalities, key=lambda m: m.value))
@@ -142,6 +154,7 @@ async def provider_statuses(dispatcher: Dispatcher, scope: SearchScope) -> list[
                 decision = _EXHAUSTED
             gates[modality] = decision
         last = last_outcomes.get(instance.id)
+        probe = dispatcher.probes.get(probe_identity(instance))
         keyable = is_keyable(instance)
         statuses.append(
             ProviderStatus(
@@ -155,15 +168,25 @@ async def provider_statuses(dispatcher: Dispatcher, scope: SearchScope) -> list[
                 gates=gates,
                 cooldowns=tuple(active),
                 quota=quota,
-                reachable=last.ok if last else None,
+                reachable=_reachable(last, probe),
                 last_error=last.error if last and not last.ok else None,
                 key_source=instance.config.key_source,
+                # a protocol's built-in base URL is https; the instance's own one says more
+                proxy=proxies.shown_for(instance.config.base_url or "https://provider.default"),
+                last_probe=probe,
                 status_text=status_text(instance, scope),
                 domains=instance_domains(instance),
                 tiers=instance.protocol.tiers,
             )
         )
     return statuses
+
+
+def _reachable(last: LastOutcome | None, probe: ProbeResult | None) -> bool | None:
+    """The newer of the last real call and the last probe says it; None when there is neither."""
+    if probe is not None and (last is None or probe.at >= last.at):
+        return probe.ok
+    return last.ok if last else None
 
 
 def _availability(

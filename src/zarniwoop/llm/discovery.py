@@ -32,7 +32,8 @@ import yaml
 from ..config.keys import SYSTEM_TENANT
 from ..contract.errors import ProviderHTTPError, ZarniwoopError
 from ..contract.protocol import Secret
-from ..transport.http import HttpTransport, raise_for_status
+from ..transport.http import HttpTransport
+from ..transport.status import raise_for_status
 from .catalog.paths import AUTO, doc_path, slug_for, valid_instance
 from .listing import MAX_PAGES, ListedModel, listing_requests, parse_listing
 from .wire import WIRE_TYPES, base_url_for, uses_default_endpoint

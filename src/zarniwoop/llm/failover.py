@@ -28,11 +28,12 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from ..contract.errors import (
-    NoProviderAvailableError,
+    FailoverError,
     ProviderError,
     ProviderHTTPError,
     ProviderOverloadedError,
     ProviderTimeoutError,
+    QuotaBlockedError,
     QuotaExceededError,
     RateLimitedError,
     TransportError,
@@ -107,27 +108,6 @@ class FailoverOutcome(Generic[T]):
     candidate: Candidate
     attempts: tuple[AttemptRecord, ...]
     switches: tuple[Switch, ...]
-
-
-class FailoverError(NoProviderAvailableError):
-    """Every candidate failed; carries the attempts and switches for the usage record."""
-
-    def __init__(
-        self, message: str, attempts: tuple[AttemptRecord, ...], switches: tuple[Switch, ...]
-    ) -> None:
-        super().__init__(message, attempts)
-        self.switches = switches
-
-
-class QuotaBlockedError(QuotaExceededError):
-    """A budget refused the call and no unlimited (local) candidate was left."""
-
-    def __init__(
-        self, cause: QuotaExceededError, attempts: tuple[AttemptRecord, ...], switches: tuple[Switch, ...]
-    ) -> None:
-        super().__init__(cause.level, cause.message)
-        self.attempts = attempts
-        self.switches = switches
 
 
 def is_transient(error: BaseException) -> bool:

@@ -28,20 +28,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..contract.errors import QuotaExceededError, ZarniwoopError
+from ..contract.errors import FailoverError, QuotaBlockedError, QuotaExceededError, ZarniwoopError
 from ..contract.query import SearchScope
 from ..observability.metrics import record_llm_call
 from .adapters import ADAPTERS, ChatClient, ChatRequest, Endpoint, StreamDelta
 from .aliases import resolve
 from .chain import decorate
-from .failover import (
-    AttemptRecord,
-    Candidate,
-    FailoverEngine,
-    FailoverError,
-    QuotaBlockedError,
-    Switch,
-)
+from .failover import AttemptRecord, Candidate, FailoverEngine, Switch
 from .notify import WEBHOOK_KEY, QuotaNotifier
 from .quota import Hold, LineStatus, QuotaLedger, exhausted_error, quota_lines
 from .response import ChatResponse, TokenUsage

@@ -22,6 +22,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from ..contract.errors import ZarniwoopError
+from ..transport.http import translate_errors
+
 if TYPE_CHECKING:
     import httpx2
 
@@ -100,8 +103,11 @@ class QuotaNotifier:
 
     async def _post(self, http: httpx2.AsyncClient, url: str, notice: Notice) -> None:
         try:
-            response = await http.post(url, json=notice.to_json(), timeout=WEBHOOK_TIMEOUT_SECONDS)
+            with translate_errors("connect", WEBHOOK_TIMEOUT_SECONDS):
+                response = await http.post(url, json=notice.to_json(), timeout=WEBHOOK_TIMEOUT_SECONDS)
             if response.status_code >= 400:
                 log.warning("quota webhook answered HTTP %d", response.status_code)
+        except ZarniwoopError as exc:
+            log.warning("quota webhook failed: %s", exc.message)
         except Exception as exc:  # a notification must never break the call it reports on
             log.warning("quota webhook failed: %s", type(exc).__name__)

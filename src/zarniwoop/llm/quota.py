@@ -18,7 +18,6 @@ Concurrent calls therefore never overspend: a budget that fits 20 calls runs exa
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -164,8 +163,6 @@ class SQLQuotaLedger:
         self.db = db
         self.now = now or (lambda: datetime.now(UTC))
         self.hold_ttl = hold_ttl
-        self._lock = asyncio.Lock()
-        """Keeps this process's calls from interleaving inside one transaction (the DB lock keeps others out)."""
 
     async def reserve(self, tenant: str, lines: Sequence[QuotaLine], tokens: int) -> Hold:
         buckets = buckets_for(self.now())
@@ -174,7 +171,7 @@ class SQLQuotaLedger:
         if not limited:
             return hold
         epoch = time.time()
-        async with self._lock, self.db.transaction():
+        async with self.db.transaction():
             for line in limited:
                 status = await self._line_status(tenant, line, hold.bucket(line.period), epoch)
                 cap = line.cap
@@ -200,7 +197,7 @@ class SQLQuotaLedger:
 
     async def settle(self, hold: Hold, tokens: int) -> list[LineStatus]:
         epoch = time.time()
-        async with self._lock, self.db.transaction():
+        async with self.db.transaction():
             await self.db.execute("DELETE FROM llm_quota_holds WHERE id = ?", (hold.id,))
             for line in hold.lines:
                 await self.db.execute(
@@ -224,8 +221,7 @@ class SQLQuotaLedger:
             ]
 
     async def release(self, hold: Hold) -> None:
-        async with self._lock:
-            await self.db.execute("DELETE FROM llm_quota_holds WHERE id = ?", (hold.id,))
+        await self.db.execute("DELETE FROM llm_quota_holds WHERE id = ?", (hold.id,))
 
     async def status(self, tenant: str, lines: Sequence[QuotaLine]) -> list[LineStatus]:
         buckets = dict(buckets_for(self.now()))

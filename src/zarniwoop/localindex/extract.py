@@ -30,6 +30,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..contract.errors import ExtractionError, MissingLibraryError
+
 if TYPE_CHECKING:
     from pypdf import PdfReader
 
@@ -46,18 +48,6 @@ FILETYPES: dict[str, str] = {
 }
 """File suffix (lower-cased) → filetype, the value of the `filetype` expert parameter."""
 HEADING_SEPARATOR = " › "
-
-
-class ExtractionError(Exception):
-    """The file cannot be read as its type; `reason` is shown in the index report."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class MissingLibraryError(ExtractionError):
-    """The file type needs an optional library that is not installed: the file is skipped."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,8 +348,6 @@ __all__ = [
     "FILETYPES",
     "Block",
     "Extracted",
-    "ExtractionError",
-    "MissingLibraryError",
     "extract",
     "filetype_of",
 ]

@@ -29,6 +29,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..contract.errors import IndexFormatError
+
 SCHEMA_VERSION = "1"
 INDEX_FOLDER = "index"
 INDEX_FILE = "local.db"
@@ -80,10 +82,6 @@ CREATE TRIGGER IF NOT EXISTS passages_ad AFTER DELETE ON passages BEGIN
 END;
 INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', '{SCHEMA_VERSION}');
 """
-
-
-class IndexFormatError(Exception):
-    """The file is not an index of this version (another schema, or not SQLite at all)."""
 
 
 def index_file(home: Path, tenant: str, project: str) -> Path:
@@ -372,7 +370,6 @@ def _like_prefix(prefix: str) -> str:
 __all__ = [
     "INDEX_FILE",
     "SCHEMA_VERSION",
-    "IndexFormatError",
     "IndexStats",
     "LocalIndex",
     "NewPassage",

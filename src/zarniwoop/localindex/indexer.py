@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..contract.errors import InvalidRequestError
+from ..contract.errors import ExtractionError, InvalidRequestError, MissingLibraryError
 from .chunk import chunk_blocks
-from .extract import ExtractionError, MissingLibraryError, extract, filetype_of
+from .extract import extract, filetype_of
 from .index import LocalIndex, NewPassage, StoredDocument, index_file
 
 MAX_FILE_BYTES = 64 * 1024 * 1024

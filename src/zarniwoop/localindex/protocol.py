@@ -38,11 +38,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..contract.enums import Availability, ContentInline, Modality, Tier
-from ..contract.errors import ProviderError, ProviderTimeoutError
+from ..contract.errors import IndexFormatError, ProviderError, ProviderTimeoutError
 from ..contract.results import ContentRef, SearchHit, SearchResult
 from ..protocols._text import unsupported_note
 from .fts_query import build_query
-from .index import IndexFormatError, LocalIndex, PassageHit, index_file
+from .index import LocalIndex, PassageHit, index_file
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -194,29 +194,17 @@ class LocalIndexInstance:
         return self._result(request, hits=hits, notes=notes)
 
     def _hit(self, row: PassageHit, modality: Modality) -> SearchHit:
-        uri = Path(row.path).as_uri()
-        if row.page is not None:
-            anchor = f"#page={row.page}"
-        elif row.line is not None:
-            anchor = f"#L{row.line}"
-        else:
-            anchor = f"#chunk={row.chunk}"
         extras: dict[str, object] = {
             "path": row.path,
             "filetype": row.filetype,
             "chunk": row.chunk,
             "score": float(f"{row.score:.4g}"),
             "mtime": datetime.fromtimestamp(row.mtime, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            **_extract_location(row),
         }
-        if row.page is not None:
-            extras["page"] = row.page
-        if row.line is not None:
-            extras["line"] = row.line
-        if row.heading:
-            extras["heading"] = row.heading
         return SearchHit(
             title=row.title,
-            url=uri + anchor,
+            url=Path(row.path).as_uri() + _extract_anchor(row),
             modality=modality,
             snippet=" ".join(row.snippet.split()) or None,
             source=self.id,
@@ -281,3 +269,18 @@ def _midnight(day: date) -> float:
 
 
 PROTOCOL = LocalIndexProtocol()
+
+
+def _extract_anchor(row: PassageHit) -> str:
+    """Where in the file the passage is: `#page=3` in a PDF, `#L42` in a text file, else `#chunk=7`."""
+    if row.page is not None:
+        return f"#page={row.page}"
+    if row.line is not None:
+        return f"#L{row.line}"
+    return f"#chunk={row.chunk}"
+
+
+def _extract_location(row: PassageHit) -> dict[str, object]:
+    """The passage's page, line and heading, as far as its file type has them."""
+    found: dict[str, object] = {"page": row.page, "line": row.line, "heading": row.heading or None}
+    return {k: v for k, v in found.items() if v is not None}

@@ -8,6 +8,9 @@
     zarniwoop_research_quota_lookups_total{instance,modality,source}            source = cache|provider
     zarniwoop_llm_calls_total{provider,instance,purpose,outcome}
     zarniwoop_llm_tokens_total{provider,direction}                              direction = input|output
+    zarniwoop_research_cache_lookups_total{outcome}                             outcome = hit|miss
+    zarniwoop_research_cache_evictions_total{reason}                            reason = size|expired
+    zarniwoop_research_cache_bytes                                              (gauge, this process)
 
 Labels stay low-cardinality: never a tenant, project, query or record id. `instance` is an
 operator-chosen endpoint name (`serper-main`), a handful per deployment.
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from ..contract.enums import Outcome
@@ -88,6 +91,28 @@ LLM_TOKENS = Counter(
     ["provider", "direction"],
     registry=REGISTRY,
 )
+
+CACHE_LOOKUPS = Counter(
+    "zarniwoop_research_cache_lookups",
+    "Result cache lookups by outcome (hit, miss); a hit costs no upstream call.",
+    ["outcome"],
+    registry=REGISTRY,
+)
+CACHE_EVICTIONS = Counter(
+    "zarniwoop_research_cache_evictions",
+    "Result cache entries dropped: to stay under research.cache.maxBytes (size) or past their TTL.",
+    ["reason"],
+    registry=REGISTRY,
+)
+CACHE_BYTES = Gauge(
+    "zarniwoop_research_cache_bytes",
+    "Bytes held by this process's result cache (what is stored: compact JSON).",
+    registry=REGISTRY,
+)
+for _outcome in ("hit", "miss"):
+    CACHE_LOOKUPS.labels(_outcome)
+for _reason in ("size", "expired"):
+    CACHE_EVICTIONS.labels(_reason)
 
 CURATED_OUTCOMES = ("success", "plan_failed", "evaluate_failed", "empty")
 for _outcome in CURATED_OUTCOMES:  # known label values start at 0, so rate() works from the first run

@@ -7,8 +7,10 @@ import json
 import re
 from typing import Any
 
+from ..contract.enums import ContentInline
 from ..contract.errors import ParseError
 from ..contract.query import SearchRequest
+from ..contract.results import ContentRef
 
 _TAG = re.compile(r"<[^>]+>")
 _BLOCK_TAG = re.compile(r"<\s*/?\s*(p|br|div|li|ul|ol|pre|h[1-6]|tr|blockquote)\b[^>]*>", re.IGNORECASE)
@@ -69,3 +71,8 @@ def as_int(value: Any) -> int | None:
         return int(value) if value is not None and not isinstance(value, bool) else None
     except (TypeError, ValueError, OverflowError):  # JSON `Infinity`/`NaN` decode to floats
         return None
+
+
+def embedded(body: str | None, mime_type: str | None = "text/plain") -> ContentRef | None:
+    """A hit's text carried inline (`EMBED_TEXT`), or None when the provider sent none."""
+    return ContentRef(ContentInline.EMBED_TEXT, text=body, mime_type=mime_type) if body else None

@@ -10,7 +10,7 @@ import email.utils
 import json
 import math
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, urlsplit
 
@@ -211,8 +211,3 @@ def error_text(raw: RawResponse, *keys: str) -> str | None:
         if isinstance(node, str) and node.strip():
             return node.strip()
     return None
-
-
-def now_date() -> str:
-    """Today's date (UTC), for date ranges whose end the caller left open."""
-    return datetime.now(UTC).date().isoformat()

@@ -26,12 +26,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..contract.enums import ContentInline, Modality, SearchDomain, Tier
+from ..contract.enums import Modality, SearchDomain, Tier
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
-from ..contract.results import ContentRef, SearchHit
-from ._text import as_int, shorten, unsupported_note
+from ..contract.results import SearchHit
+from ._text import as_int, embedded, shorten, unsupported_note
 from ._xml import child, child_text, children, local, parse_xml
 
 if TYPE_CHECKING:
@@ -133,30 +133,18 @@ def _is_error_entry(entry: Element) -> bool:
 
 def _hit(entry: Element, modality: Modality) -> SearchHit | None:
     title = child_text(entry, "title")
-    entry_id = child_text(entry, "id")
-    abs_url, pdf_url, doi_url = None, None, None
-    for link in children(entry, "link"):
-        href = link.get("href")
-        if not href:
-            continue
-        if link.get("rel") == "alternate":
-            abs_url = href
-        elif link.get("title") == "pdf" or link.get("type") == "application/pdf":
-            pdf_url = href
-        elif link.get("title") == "doi":
-            doi_url = href
-    abs_url = abs_url or (entry_id if entry_id.startswith("http") else None)
+    abs_url, pdf_url, doi_url = _extract_links(entry)
     url = (pdf_url or abs_url) if modality is Modality.PDF else (abs_url or pdf_url)
     if not title or not url:
         return None
     summary = child_text(entry, "summary")
     published = child_text(entry, "published")
-    match = _ID.search(entry_id)
+    arxiv_id, version = _extract_identity(entry)
     doi = child_text(entry, "doi") or (doi_url.split("doi.org/", 1)[-1] if doi_url else "")
     primary = child(entry, "primary_category")
     extras: dict[str, Any] = {
-        "arxivId": match.group("id") if match else None,
-        "arxivVersion": match.group("version") if match else None,
+        "arxivId": arxiv_id,
+        "arxivVersion": version,
         "doi": doi or None,
         "authors": [n for n in (child_text(a, "name") for a in children(entry, "author")) if n],
         "year": as_int(published[:4]) if published[:4].isdigit() else None,
@@ -174,11 +162,32 @@ def _hit(entry: Element, modality: Modality) -> SearchHit | None:
         modality=modality,
         snippet=shorten(summary),
         source="arxiv",
-        content=ContentRef(ContentInline.EMBED_TEXT, text=summary, mime_type="text/plain")
-        if summary
-        else None,
+        content=embedded(summary),
         extras={k: v for k, v in extras.items() if v not in (None, [])},
     )
+
+
+def _extract_links(entry: Element) -> tuple[str | None, str | None, str | None]:
+    """The abstract page, PDF and DOI links; the abstract page falls back to the entry's `id` URL."""
+    abs_url, pdf_url, doi_url = None, None, None
+    for link in children(entry, "link"):
+        href = link.get("href")
+        if not href:
+            continue
+        if link.get("rel") == "alternate":
+            abs_url = href
+        elif link.get("title") == "pdf" or link.get("type") == "application/pdf":
+            pdf_url = href
+        elif link.get("title") == "doi":
+            doi_url = href
+    entry_id = child_text(entry, "id")
+    return abs_url or (entry_id if entry_id.startswith("http") else None), pdf_url, doi_url
+
+
+def _extract_identity(entry: Element) -> tuple[str | None, str | None]:
+    """`http://arxiv.org/abs/1706.03762v7` → `("1706.03762", "v7")`."""
+    match = _ID.search(child_text(entry, "id"))
+    return (match.group("id"), match.group("version")) if match else (None, None)
 
 
 PROTOCOL = ArxivProtocol()

@@ -38,7 +38,6 @@ from ._web import (
     format_duration,
     hostname,
     language,
-    now_date,
     query_with_operators,
     quota_from_headers,
     region,
@@ -85,10 +84,10 @@ class BraveProtocol:
         if country:
             params.append(("country", country))
         expert = request.expert_params
-        if request.modality in _DATED and ("dateFrom" in expert or "dateTo" in expert):
+        end = expert.get("dateTo") or (request.today.isoformat() if request.today else None)
+        if request.modality in _DATED and end and ("dateFrom" in expert or "dateTo" in expert):
             start = expert.get("dateFrom") or "1970-01-01"
-            end = expert.get("dateTo") or now_date()
-            params.append(("freshness", f"{start}to{end}"))
+            params.append(("freshness", f"{start}to{end}"))  # both ends: an open range ends today
             honoured.update(k for k in ("dateFrom", "dateTo") if k in expert)
         headers = {"Accept": "application/json"}
         if config.api_key:
@@ -145,31 +144,14 @@ def _error_detail(data: dict[str, Any]) -> str:
     return str(error or "error")
 
 
-def _published(item: dict[str, Any]) -> str | None:
-    return text(item.get("page_age")) or text(item.get("age"))
-
-
-def _thumbnail(item: dict[str, Any]) -> str | None:
-    thumb = item.get("thumbnail")
-    return thumb.get("src") if isinstance(thumb, dict) and isinstance(thumb.get("src"), str) else None
-
-
-def _title_url(item: dict[str, Any]) -> tuple[str, str] | None:
-    title, url = text(item.get("title")), item.get("url")
-    if not title or not isinstance(url, str) or not url:
-        return None
-    return title, url
-
-
 def _web_hit(item: dict[str, Any]) -> SearchHit | None:
-    found = _title_url(item)
+    found = _extract_identity(item)
     if found is None:
         return None
-    profile = obj(item.get("profile"))
     extras = {
-        "publishedAt": _published(item),
-        "siteName": text(profile.get("name")),
-        "thumbnailUrl": _thumbnail(item),
+        "publishedAt": _extract_published(item),
+        "siteName": text(obj(item.get("profile")).get("name")),
+        "thumbnailUrl": _extract_thumbnail(item),
         "language": text(item.get("language")),
     }
     return SearchHit(
@@ -183,18 +165,10 @@ def _web_hit(item: dict[str, Any]) -> SearchHit | None:
 
 
 def _image_hit(item: dict[str, Any]) -> SearchHit | None:
-    found = _title_url(item)
+    found = _extract_identity(item)
     if found is None:
         return None
-    props = obj(item.get("properties"))
-    thumb = obj(item.get("thumbnail"))
-    extras = {
-        "imageUrl": props.get("url"),
-        "thumbnailUrl": thumb.get("src"),
-        "width": as_int(props.get("width")) or as_int(thumb.get("width")),
-        "height": as_int(props.get("height")) or as_int(thumb.get("height")),
-        "site": text(item.get("source")),
-    }
+    extras = {**_extract_image(item), "site": text(item.get("source"))}
     return SearchHit(
         title=found[0],
         url=found[1],
@@ -206,16 +180,15 @@ def _image_hit(item: dict[str, Any]) -> SearchHit | None:
 
 
 def _video_hit(item: dict[str, Any]) -> SearchHit | None:
-    found = _title_url(item)
+    found = _extract_identity(item)
     if found is None:
         return None
     video = obj(item.get("video"))
-    author = obj(video.get("author"))
     extras = {
         "duration": format_duration(video.get("duration")),
-        "channel": text(video.get("creator")) or text(author.get("name")),
-        "thumbnailUrl": _thumbnail(item),
-        "publishedAt": _published(item),
+        "channel": text(video.get("creator")) or text(obj(video.get("author")).get("name")),
+        "thumbnailUrl": _extract_thumbnail(item),
+        "publishedAt": _extract_published(item),
         "platform": text(video.get("publisher")),
         "views": as_int(video.get("views")),
     }
@@ -230,18 +203,13 @@ def _video_hit(item: dict[str, Any]) -> SearchHit | None:
 
 
 def _news_hit(item: dict[str, Any]) -> SearchHit | None:
-    found = _title_url(item)
+    found = _extract_identity(item)
     if found is None:
         return None
-    profile = obj(item.get("profile"))
-    meta = obj(item.get("meta_url"))
     extras = {
-        "publishedAt": _published(item),
-        "outlet": text(profile.get("name"))
-        or text(item.get("source"))
-        or hostname(f"https://{meta['hostname']}" if isinstance(meta.get("hostname"), str) else None)
-        or hostname(found[1]),
-        "thumbnailUrl": _thumbnail(item),
+        "publishedAt": _extract_published(item),
+        "outlet": _extract_outlet(item, found[1]),
+        "thumbnailUrl": _extract_thumbnail(item),
         "breaking": item.get("breaking") if isinstance(item.get("breaking"), bool) else None,
     }
     return SearchHit(
@@ -251,6 +219,43 @@ def _news_hit(item: dict[str, Any]) -> SearchHit | None:
         snippet=text(item.get("description")),
         source="brave",
         extras=compact(extras),
+    )
+
+
+def _extract_identity(item: dict[str, Any]) -> tuple[str, str] | None:
+    """Title and URL, both required: a hit without either cannot be cited."""
+    title, url = text(item.get("title")), item.get("url")
+    return (title, url) if title and isinstance(url, str) and url else None
+
+
+def _extract_published(item: dict[str, Any]) -> str | None:
+    return text(item.get("page_age")) or text(item.get("age"))
+
+
+def _extract_thumbnail(item: dict[str, Any]) -> str | None:
+    thumb = item.get("thumbnail")
+    return thumb.get("src") if isinstance(thumb, dict) and isinstance(thumb.get("src"), str) else None
+
+
+def _extract_image(item: dict[str, Any]) -> dict[str, Any]:
+    """The full image's URL and size (`properties`), the thumbnail's size where those are missing."""
+    props, thumb = obj(item.get("properties")), obj(item.get("thumbnail"))
+    return {
+        "imageUrl": props.get("url"),
+        "thumbnailUrl": thumb.get("src"),
+        "width": as_int(props.get("width")) or as_int(thumb.get("width")),
+        "height": as_int(props.get("height")) or as_int(thumb.get("height")),
+    }
+
+
+def _extract_outlet(item: dict[str, Any], url: str) -> str | None:
+    """The publisher's profile name, else the source, else the host of `meta_url`, else of the URL."""
+    meta_host = obj(item.get("meta_url")).get("hostname")
+    return (
+        text(obj(item.get("profile")).get("name"))
+        or text(item.get("source"))
+        or hostname(f"https://{meta_host}" if isinstance(meta_host, str) else None)
+        or hostname(url)
     )
 
 

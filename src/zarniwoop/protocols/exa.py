@@ -37,7 +37,7 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
-from ._text import as_int, expect, load_json, shorten, unsupported_note
+from ._text import as_int, embedded, expect, load_json, shorten, unsupported_note
 from ._web import compact, domains, error_text, find_doi, hostname, pdf_url_for, quota_from_headers, text
 
 DEFAULT_BASE_URL = "https://api.exa.ai"
@@ -131,7 +131,7 @@ class ExaProtocol:
         return error_text(raw, "error", "message", "error.message")
 
 
-def _author(value: Any) -> str | None:
+def _extract_author(value: Any) -> str | None:
     """Exa's `author`, unless empty or page furniture such as "[Submitted on 2 Sep 2025]"."""
     name = text(value)
     if not name or name.startswith("[") or name.lower().startswith("submitted"):
@@ -139,7 +139,7 @@ def _author(value: Any) -> str | None:
     return name
 
 
-def _snippet(item: dict[str, Any], body: str | None) -> str | None:
+def _extract_snippet(item: dict[str, Any], body: str | None) -> str | None:
     highlights = item.get("highlights")
     if isinstance(highlights, list):
         first = next((text(h) for h in highlights if text(h)), None)
@@ -168,41 +168,54 @@ def _hit(item: dict[str, Any], modality: Modality) -> SearchHit | None:
     url = item.get("url") or item.get("id")
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         return None
-    title = text(item.get("title")) or url
     body = item.get("text") if isinstance(item.get("text"), str) and item["text"].strip() else None
     published = text(item.get("publishedDate"))
-    author = _author(item.get("author"))
+    author = _extract_author(item.get("author"))
     image = item.get("image")
     extras: dict[str, Any] = {
         "publishedAt": published,
         "author": author,
         "imageUrl": image if isinstance(image, str) and image.startswith(("http://", "https://")) else None,
         "score": item.get("score") if isinstance(item.get("score"), (int, float)) else None,
+        **_extract_vertical(modality, url, published, author),
     }
-    if modality is Modality.NEWS:
-        extras["outlet"] = hostname(url)
-    elif modality is Modality.ACADEMIC:
-        extras.update(
-            doi=find_doi(url),
-            authors=[author] if author else [],
-            year=as_int(published[:4]) if published else None,
-            pdfUrl=pdf_url_for(url),
-        )
-        extras.pop("author")
-    elif modality is Modality.PDF:
-        extras["pdfUrl"] = url
-    content = ContentRef(ContentInline.EMBED_TEXT, text=body, mime_type="text/plain") if body else None
-    if content is None and modality is Modality.PDF:
-        content = ContentRef(ContentInline.STASH_ON_DEMAND, ref=url, mime_type="application/pdf")
     return SearchHit(
-        title=title,
+        title=text(item.get("title")) or url,
         url=url,
         modality=modality,
-        snippet=_snippet(item, body),
+        snippet=_extract_snippet(item, body),
         source="exa",
-        content=content,
+        content=_extract_content(modality, url, body),
         extras=compact(extras),
     )
+
+
+def _extract_vertical(
+    modality: Modality, url: str, published: str | None, author: str | None
+) -> dict[str, Any]:
+    """The modality's own extras (DESIGN §3): an outlet for NEWS; DOI, authors, year, PDF for ACADEMIC."""
+    if modality is Modality.NEWS:
+        return {"outlet": hostname(url)}
+    if modality is Modality.ACADEMIC:
+        return {
+            "author": None,  # becomes `authors`
+            "doi": find_doi(url),
+            "authors": [author] if author else [],
+            "year": as_int(published[:4]) if published else None,
+            "pdfUrl": pdf_url_for(url),
+        }
+    if modality is Modality.PDF:
+        return {"pdfUrl": url}
+    return {}
+
+
+def _extract_content(modality: Modality, url: str, body: str | None) -> ContentRef | None:
+    """The page text Exa sent, inline; else, for a PDF, the file itself on demand."""
+    if body:
+        return embedded(body)
+    if modality is Modality.PDF:
+        return ContentRef(ContentInline.STASH_ON_DEMAND, ref=url, mime_type="application/pdf")
+    return None
 
 
 PROTOCOL = ExaProtocol()

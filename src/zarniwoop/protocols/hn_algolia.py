@@ -25,12 +25,12 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..contract.enums import ContentInline, Modality, SearchDomain, Tier
+from ..contract.enums import Modality, SearchDomain, Tier
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
-from ..contract.results import ContentRef, SearchHit
-from ._text import as_int, expect, load_json, shorten, strip_html, unsupported_note
+from ..contract.results import SearchHit
+from ._text import as_int, embedded, expect, load_json, shorten, strip_html, text, unsupported_note
 from ._web import error_text
 
 DEFAULT_BASE_URL = "https://hn.algolia.com"
@@ -106,66 +106,68 @@ def _date_filters(expert: Any) -> list[str]:
     return out
 
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value.strip() else None
-
-
-def _web_url(value: Any) -> str | None:
-    """An http(s) URL with a host, else None (Algolia echoes whatever the submitter typed)."""
-    text = _text(value)
-    if not text:
-        return None
-    try:
-        split = urlsplit(text.strip())
-    except ValueError:  # e.g. an unbalanced IPv6 bracket
-        return None
-    return text.strip() if split.scheme in ("http", "https") and split.hostname else None
-
-
-def _outlet(url: str | None) -> str:
-    host = urlsplit(url).hostname if url else None
-    return (host or "").removeprefix("www.") or "Hacker News"
-
-
 def _hit(item: dict[str, Any], modality: Modality) -> SearchHit | None:
-    object_id = item.get("objectID")
-    if not isinstance(object_id, str | int) or isinstance(object_id, bool) or not str(object_id).strip():
+    hn_id = _extract_id(item)
+    title = text(item.get("title")) or text(item.get("story_title"))
+    if hn_id is None or not title:
         return None
-    title = _text(item.get("title")) or _text(item.get("story_title"))
-    if not title:
-        return None
-    discussion = DISCUSSION_URL.format(id=object_id)
-    link = _web_url(item.get("url")) or _web_url(item.get("story_url"))
-    text = strip_html(_text(item.get("story_text")) or _text(item.get("comment_text")))
+    discussion = DISCUSSION_URL.format(id=hn_id)
+    link = _extract_link(item.get("url")) or _extract_link(item.get("story_url"))
+    body = strip_html(text(item.get("story_text")) or text(item.get("comment_text")))
     points, comments = as_int(item.get("points")), as_int(item.get("num_comments"))
-    author = _text(item.get("author"))
-    stats = " · ".join(
-        p
-        for p in (
-            f"{points} points" if points is not None else "",
-            f"{comments} comments" if comments is not None else "",
-            f"by {author}" if author else "",
-        )
-        if p
-    )
+    author = text(item.get("author"))
     extras: dict[str, Any] = {
-        "publishedAt": _text(item.get("created_at")),
-        "outlet": _outlet(link),
+        "publishedAt": text(item.get("created_at")),
+        "outlet": _extract_outlet(link),
         "points": points,
         "numComments": comments,
         "author": author,
         "discussionUrl": discussion,
-        "hnId": str(object_id),
+        "hnId": hn_id,
     }
     return SearchHit(
         title=strip_html(title),
         url=link or discussion,
         modality=modality,
-        snippet=shorten(text) or stats or None,
+        snippet=shorten(body) or _extract_stats(points, comments, author) or None,
         source="hackernews",
-        content=ContentRef(ContentInline.EMBED_TEXT, text=text, mime_type="text/plain") if text else None,
+        content=embedded(body),
         extras={k: v for k, v in extras.items() if v is not None},
     )
+
+
+def _extract_id(item: dict[str, Any]) -> str | None:
+    object_id = item.get("objectID")
+    if not isinstance(object_id, str | int) or isinstance(object_id, bool) or not str(object_id).strip():
+        return None
+    return str(object_id)
+
+
+def _extract_link(value: Any) -> str | None:
+    """An http(s) URL with a host, else None (Algolia echoes whatever the submitter typed)."""
+    url = text(value)
+    if not url:
+        return None
+    try:
+        split = urlsplit(url.strip())
+    except ValueError:  # e.g. an unbalanced IPv6 bracket
+        return None
+    return url.strip() if split.scheme in ("http", "https") and split.hostname else None
+
+
+def _extract_outlet(url: str | None) -> str:
+    host = urlsplit(url).hostname if url else None
+    return (host or "").removeprefix("www.") or "Hacker News"
+
+
+def _extract_stats(points: int | None, comments: int | None, author: str | None) -> str:
+    """`"42 points · 7 comments · by pg"`: the snippet of a story without text."""
+    parts = (
+        f"{points} points" if points is not None else "",
+        f"{comments} comments" if comments is not None else "",
+        f"by {author}" if author else "",
+    )
+    return " · ".join(p for p in parts if p)
 
 
 PROTOCOL = HackerNewsProtocol()

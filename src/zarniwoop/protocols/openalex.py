@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contract.enums import ContentInline, Modality, Tier
+from ..contract.enums import Modality, Tier
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
-from ..contract.results import ContentRef, QuotaStatus, SearchHit
-from ._text import as_int, expect, load_json, obj, shorten, text, unsupported_note
+from ..contract.results import QuotaStatus, SearchHit
+from ._text import as_int, embedded, expect, load_json, obj, shorten, text, unsupported_note
 
 DEFAULT_BASE_URL = "https://api.openalex.org"
 MAX_PER_PAGE = 200
@@ -109,29 +109,17 @@ def rebuild_abstract(index: Any) -> str | None:
 
 
 def _hit(work: dict[str, Any]) -> SearchHit | None:
-    title = text(work.get("display_name")) or text(work.get("title"))
-    location = obj(work.get("primary_location"))
-    doi_url = text(work.get("doi"))
-    url = doi_url or text(location.get("landing_page_url")) or text(work.get("id"))
+    title, url, doi = _extract_identity(work)
     if not title or not url:
         return None
     abstract = rebuild_abstract(work.get("abstract_inverted_index"))
-    source = obj(location.get("source"))
-    oa_url = text(obj(work.get("open_access")).get("oa_url"))
-    pdf = text(location.get("pdf_url")) or text(obj(work.get("best_oa_location")).get("pdf_url"))
-    authorships = work.get("authorships")
-    authors = [
-        name
-        for a in (authorships if isinstance(authorships, list) else [])
-        if (name := text(obj(obj(a).get("author")).get("display_name")))
-    ]
     extras = {
-        "doi": doi_url.removeprefix("https://doi.org/") if doi_url else None,
-        "authors": authors,
+        "doi": doi,
+        "authors": _extract_authors(work),
         "year": as_int(work.get("publication_year")),
-        "venue": text(source.get("display_name")),
+        "venue": text(obj(obj(work.get("primary_location")).get("source")).get("display_name")),
         "citedByCount": as_int(work.get("cited_by_count")),
-        "pdfUrl": pdf or (oa_url if oa_url and oa_url.endswith(".pdf") else None),
+        "pdfUrl": _extract_pdf(work),
         "openalexId": text(work.get("id")),
     }
     return SearchHit(
@@ -140,11 +128,35 @@ def _hit(work: dict[str, Any]) -> SearchHit | None:
         modality=Modality.ACADEMIC,
         snippet=shorten(abstract),
         source="openalex",
-        content=ContentRef(ContentInline.EMBED_TEXT, text=abstract, mime_type="text/plain")
-        if abstract
-        else None,
+        content=embedded(abstract),
         extras={k: v for k, v in extras.items() if v is not None},
     )
+
+
+def _extract_identity(work: dict[str, Any]) -> tuple[str | None, str | None, str | None]:
+    """Title; the URL to cite (the DOI, else the landing page, else the OpenAlex id); the bare DOI."""
+    title = text(work.get("display_name")) or text(work.get("title"))
+    doi_url = text(work.get("doi"))
+    landing = text(obj(work.get("primary_location")).get("landing_page_url"))
+    url = doi_url or landing or text(work.get("id"))
+    return title, url, doi_url.removeprefix("https://doi.org/") if doi_url else None
+
+
+def _extract_authors(work: dict[str, Any]) -> list[str]:
+    authorships = work.get("authorships")
+    return [
+        name
+        for a in (authorships if isinstance(authorships, list) else [])
+        if (name := text(obj(obj(a).get("author")).get("display_name")))
+    ]
+
+
+def _extract_pdf(work: dict[str, Any]) -> str | None:
+    """The primary location's PDF, else the best open-access location's, else an OA URL ending in .pdf."""
+    pdf = text(obj(work.get("primary_location")).get("pdf_url"))
+    pdf = pdf or text(obj(work.get("best_oa_location")).get("pdf_url"))
+    oa_url = text(obj(work.get("open_access")).get("oa_url"))
+    return pdf or (oa_url if oa_url and oa_url.endswith(".pdf") else None)
 
 
 def _quota(raw: RawResponse) -> QuotaStatus | None:

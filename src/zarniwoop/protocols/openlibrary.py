@@ -127,38 +127,58 @@ def _preferred_isbn(isbns: list[str]) -> str | None:
 
 
 def _hit(doc: dict[str, Any]) -> SearchHit | None:
-    title, key = doc.get("title"), doc.get("key")
-    if not isinstance(title, str) or not title.strip() or not isinstance(key, str) or not key.startswith("/"):
+    found = _extract_identity(doc)
+    if found is None:
         return None
-    subtitle = doc.get("subtitle")
-    full_title = f"{title}: {subtitle}" if isinstance(subtitle, str) and subtitle else title
+    title, key = found
     authors = _strings(doc.get("author_name"))
     year = as_int(doc.get("first_publish_year"))
     isbns = _strings(doc.get("isbn"))
-    cover = as_int(doc.get("cover_i"))
-    cover_ok = cover is not None and cover > 0  # `-1` means "no cover" in some responses
-    byline = ", ".join(authors[:3]) + (" et al." if len(authors) > 3 else "")
-    snippet = " ".join(p for p in (f"by {byline}" if byline else "", f"({year})" if year else "") if p)
+    thumbnail, cover = _extract_covers(doc)
     extras: dict[str, Any] = {
         "authors": authors,
         "firstPublishYear": year,
         "isbn": _preferred_isbn(isbns),
         "isbns": isbns[:20],
         "workId": key.rsplit("/", 1)[-1] if key.startswith("/works/") else None,
-        "thumbnailUrl": COVER_URL.format(cover=cover, size="M") if cover_ok else None,
-        "coverUrl": COVER_URL.format(cover=cover, size="L") if cover_ok else None,
+        "thumbnailUrl": thumbnail,
+        "coverUrl": cover,
         "editionCount": as_int(doc.get("edition_count")),
         "hasFulltext": doc.get("has_fulltext") if isinstance(doc.get("has_fulltext"), bool) else None,
         "languages": _strings(doc.get("language"))[:10],
     }
     return SearchHit(
-        title=full_title.strip(),
+        title=title,
         url=f"{WORK_URL_BASE}{key}",
         modality=Modality.BOOK,
-        snippet=snippet or None,
+        snippet=_extract_byline(authors, year) or None,
         source="openlibrary",
         extras={k: v for k, v in extras.items() if v not in (None, [])},
     )
+
+
+def _extract_identity(doc: dict[str, Any]) -> tuple[str, str] | None:
+    """`"Title: Subtitle"` and the work's key (`/works/OL…W`), both required."""
+    title, key = doc.get("title"), doc.get("key")
+    if not isinstance(title, str) or not title.strip() or not isinstance(key, str) or not key.startswith("/"):
+        return None
+    subtitle = doc.get("subtitle")
+    full_title = f"{title}: {subtitle}" if isinstance(subtitle, str) and subtitle else title
+    return full_title.strip(), key
+
+
+def _extract_byline(authors: list[str], year: int | None) -> str:
+    """`"by Ann Leckie (2013)"`; more than three authors end in "et al."."""
+    byline = ", ".join(authors[:3]) + (" et al." if len(authors) > 3 else "")
+    return " ".join(p for p in (f"by {byline}" if byline else "", f"({year})" if year else "") if p)
+
+
+def _extract_covers(doc: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The medium and large cover URLs, or None when there is no cover."""
+    cover = as_int(doc.get("cover_i"))
+    if cover is None or cover <= 0:  # `-1` means "no cover" in some responses
+        return None, None
+    return COVER_URL.format(cover=cover, size="M"), COVER_URL.format(cover=cover, size="L")
 
 
 PROTOCOL = OpenLibraryProtocol()

@@ -300,40 +300,39 @@ def _hit(doc: Element, base: str) -> SearchHit | None:
     title = text_of(items.get("Title"))
     if not _PMID.match(pmid) or not title:
         return None
-    authors_el = items.get("AuthorList")
-    authors = [text_of(a) for a in children(authors_el, "Item")] if authors_el is not None else []
     pub_date = text_of(items.get("PubDate"))
-    journal = text_of(items.get("FullJournalName")) or text_of(items.get("Source"))
-    source = text_of(items.get("Source"))
-    citation = text_of(items.get("SO"))
-    doi = _doi(items)
-    has_abstract = text_of(items.get("HasAbstract")) == "1"
     extras: dict[str, Any] = {
         "pmid": pmid,
-        "doi": doi,
-        "authors": [a for a in authors if a],
+        "doi": _extract_doi(items),
+        "authors": _extract_authors(items),
         "year": as_int(pub_date[:4]) if pub_date[:4].isdigit() else None,
-        "venue": journal or None,
+        "venue": text_of(items.get("FullJournalName")) or text_of(items.get("Source")) or None,
         "publishedAt": pub_date or None,
         "pubTypes": [text_of(p) for p in children(items["PubTypeList"], "Item")]
         if "PubTypeList" in items
         else None,
     }
-    ref = f"{base}/efetch.fcgi?db=pubmed&id={pmid}&retmode=xml&rettype=abstract"
+    citation = (
+        text_of(items.get("Source")),
+        text_of(items.get("SO")),
+    )  # "Nature", "2021 Mar;591(7848):92-98"
     return SearchHit(
         title=title,
         url=ARTICLE_URL.format(pmid=pmid),
         modality=Modality.ACADEMIC,
-        snippet=" ".join(p for p in (source, citation) if p) or None,
+        snippet=" ".join(p for p in citation if p) or None,
         source="pubmed",
-        content=ContentRef(ContentInline.STASH_ON_DEMAND, ref=ref, mime_type="text/plain")
-        if has_abstract
-        else None,
+        content=_extract_abstract_ref(items, base, pmid),
         extras={k: v for k, v in extras.items() if v not in (None, [])},
     )
 
 
-def _doi(items: dict[str, Element]) -> str | None:
+def _extract_authors(items: dict[str, Element]) -> list[str]:
+    authors = items.get("AuthorList")
+    return [name for a in children(authors, "Item") if (name := text_of(a))] if authors is not None else []
+
+
+def _extract_doi(items: dict[str, Element]) -> str | None:
     ids = items.get("ArticleIds")
     for item in children(ids, "Item") if ids is not None else ():
         if item.get("Name") == "doi" and text_of(item):
@@ -342,6 +341,14 @@ def _doi(items: dict[str, Element]) -> str | None:
     if location.lower().startswith("doi:"):
         return location[4:].strip() or None
     return None
+
+
+def _extract_abstract_ref(items: dict[str, Element], base: str, pmid: str) -> ContentRef | None:
+    """esummary has no abstract, only whether there is one: efetch loads it on demand."""
+    if text_of(items.get("HasAbstract")) != "1":
+        return None
+    ref = f"{base}/efetch.fcgi?db=pubmed&id={pmid}&retmode=xml&rettype=abstract"
+    return ContentRef(ContentInline.STASH_ON_DEMAND, ref=ref, mime_type="text/plain")
 
 
 def _xml_error(body: bytes) -> str | None:

@@ -29,7 +29,7 @@ Quirks (see the shared WIRE_NOTES):
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 
 from ..contract.enums import Modality, Tier
@@ -94,6 +94,12 @@ class SearxngProtocol:
         if not config.base_url.startswith(("http://", "https://")):
             raise ConfigError(key, f"must be an http(s) URL, got {config.base_url!r}")
 
+    def probe_request(self, config: InstanceConfig) -> RequestSpec:
+        """SearXNG's own health check: no search, no upstream engines woken."""
+        self.validate_config(config)
+        assert config.base_url is not None
+        return RequestSpec("GET", config.base_url.rstrip("/") + "/healthz", step="probe")
+
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
         self.validate_config(config)
         assert config.base_url is not None
@@ -113,15 +119,15 @@ class SearxngProtocol:
             params.append(("engines", engines))
         notes: list[str] = []
         expert = request.expert_params
-        today = datetime.now(UTC).date()
-        if "dateFrom" in expert:
+        today = request.today  # from the dispatcher's clock; without it, dates stay unhonoured
+        if "dateFrom" in expert and today is not None:
             days = (today - date.fromisoformat(expert["dateFrom"])).days
             chosen = next((name for name, reach in _TIME_RANGES if days <= reach), None)
             if chosen:
                 params.append(("time_range", chosen))
                 honoured.add("dateFrom")
                 notes.append(f"dateFrom widened to time_range={chosen}")
-        if "dateTo" in expert and date.fromisoformat(expert["dateTo"]) >= today:
+        if "dateTo" in expert and today is not None and date.fromisoformat(expert["dateTo"]) >= today:
             honoured.add("dateTo")  # an end date of today or later restricts nothing
         return RequestSpec(
             method="GET",
@@ -171,47 +177,19 @@ def _unresponsive(value: Any) -> str:
     return ", ".join(pairs)
 
 
-def _content(item: dict[str, Any]) -> str | None:
-    """The snippet source: the head of `content` (some engines put whole pages there)."""
-    content = item.get("content")
-    value = text(content[:2000]) if isinstance(content, str) else None
-    return None if value == "None" else value
-
-
-def _base(item: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
-    url = item.get("url")
-    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-        return None
-    title = text(item.get("title")) or url
-    engines = item.get("engines")
-    extras: dict[str, Any] = {
-        "engines": sorted(e for e in engines if isinstance(e, str)) if isinstance(engines, list) else None,
-        "score": item.get("score") if isinstance(item.get("score"), (int, float)) else None,
-    }
-    return title, url, extras
-
-
-def _published(item: dict[str, Any]) -> str | None:
-    return text(item.get("publishedDate")) or text(item.get("pubdate"))
-
-
 def _web_hit(item: dict[str, Any], modality: Modality = Modality.WEB) -> SearchHit | None:
-    found = _base(item)
+    found = _extract_identity(item)
     if found is None:
         return None
-    title, url, extras = found
-    extras["publishedAt"] = _published(item)
-    extras["thumbnailUrl"] = text(item.get("thumbnail"))
+    title, url = found
+    extras = {
+        **_extract_ranking(item),
+        "publishedAt": _extract_published(item),
+        "thumbnailUrl": text(item.get("thumbnail")),
+    }
     if modality is Modality.NEWS:
         extras["outlet"] = text(item.get("source")) or hostname(url)
-    return SearchHit(
-        title=title,
-        url=url,
-        modality=modality,
-        snippet=shorten(_content(item)),
-        source="searxng",
-        extras=compact(extras),
-    )
+    return _searxng_hit(item, title, url, modality, extras)
 
 
 def _news_hit(item: dict[str, Any]) -> SearchHit | None:
@@ -219,83 +197,110 @@ def _news_hit(item: dict[str, Any]) -> SearchHit | None:
 
 
 def _image_hit(item: dict[str, Any]) -> SearchHit | None:
-    found = _base(item)
-    image = item.get("img_src")
-    if found is None:
+    found = _extract_identity(item)
+    if found is not None:
+        (title, url), extras = found, _extract_ranking(item)
+    else:  # an image without a page: the image is the page
+        image = item.get("img_src")
         if not isinstance(image, str) or not image.startswith(("http://", "https://")):
             return None
-        found = (text(item.get("title")) or image, image, {})
-    title, url, extras = found
+        (title, url), extras = (text(item.get("title")) or image, image), {}
+    return _searxng_hit(item, title, url, Modality.IMAGE, {**extras, **_extract_image(item)})
+
+
+def _video_hit(item: dict[str, Any]) -> SearchHit | None:
+    found = _extract_identity(item)
+    if found is None:
+        return None
+    extras = {
+        **_extract_ranking(item),
+        "duration": format_duration(item.get("length")),
+        "channel": text(item.get("author")),
+        "thumbnailUrl": text(item.get("thumbnail")),
+        "publishedAt": _extract_published(item),
+        "embedUrl": text(item.get("iframe_src")),
+        "views": as_int(item.get("views")),
+    }
+    return _searxng_hit(item, *found, Modality.VIDEO, extras)
+
+
+def _paper_hit(item: dict[str, Any]) -> SearchHit | None:
+    found = _extract_identity(item)
+    if found is None:
+        return None
+    extras = {**_extract_ranking(item), **_extract_paper(item, found[1])}
+    return _searxng_hit(item, *found, Modality.ACADEMIC, extras)
+
+
+def _searxng_hit(
+    item: dict[str, Any], title: str, url: str, modality: Modality, extras: dict[str, Any]
+) -> SearchHit:
+    return SearchHit(
+        title=title,
+        url=url,
+        modality=modality,
+        snippet=shorten(_extract_snippet(item)),
+        source="searxng",
+        extras=compact(extras),
+    )
+
+
+def _extract_identity(item: dict[str, Any]) -> tuple[str, str] | None:
+    """The result's http(s) URL (required) and its title (else the URL)."""
+    url = item.get("url")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        return None
+    return text(item.get("title")) or url, url
+
+
+def _extract_ranking(item: dict[str, Any]) -> dict[str, Any]:
+    """Which engines found the result and the score SearXNG merged from their ranks."""
+    engines = item.get("engines")
+    return {
+        "engines": sorted(e for e in engines if isinstance(e, str)) if isinstance(engines, list) else None,
+        "score": item.get("score") if isinstance(item.get("score"), (int, float)) else None,
+    }
+
+
+def _extract_snippet(item: dict[str, Any]) -> str | None:
+    """The snippet source: the head of `content` (some engines put whole pages there)."""
+    content = item.get("content")
+    value = text(content[:2000]) if isinstance(content, str) else None
+    return None if value == "None" else value
+
+
+def _extract_published(item: dict[str, Any]) -> str | None:
+    return text(item.get("publishedDate")) or text(item.get("pubdate"))
+
+
+def _extract_image(item: dict[str, Any]) -> dict[str, Any]:
+    """The image, its thumbnail, and `"1920 x 1080"` resolutions read as width and height."""
     width = height = None
     match = _RESOLUTION.match(str(item.get("resolution") or ""))
     if match:
         width, height = int(match.group(1)), int(match.group(2))
-    extras.update(
-        imageUrl=text(image),
-        thumbnailUrl=text(item.get("thumbnail_src")) or text(item.get("thumbnail")),
-        width=width,
-        height=height,
-        format=text(item.get("img_format")),
-        site=text(item.get("source")),
-    )
-    return SearchHit(
-        title=title,
-        url=url,
-        modality=Modality.IMAGE,
-        snippet=shorten(_content(item)),
-        source="searxng",
-        extras=compact(extras),
-    )
+    return {
+        "imageUrl": text(item.get("img_src")),
+        "thumbnailUrl": text(item.get("thumbnail_src")) or text(item.get("thumbnail")),
+        "width": width,
+        "height": height,
+        "format": text(item.get("img_format")),
+        "site": text(item.get("source")),
+    }
 
 
-def _video_hit(item: dict[str, Any]) -> SearchHit | None:
-    found = _base(item)
-    if found is None:
-        return None
-    title, url, extras = found
-    extras.update(
-        duration=format_duration(item.get("length")),
-        channel=text(item.get("author")),
-        thumbnailUrl=text(item.get("thumbnail")),
-        publishedAt=_published(item),
-        embedUrl=text(item.get("iframe_src")),
-        views=as_int(item.get("views")),
-    )
-    return SearchHit(
-        title=title,
-        url=url,
-        modality=Modality.VIDEO,
-        snippet=shorten(_content(item)),
-        source="searxng",
-        extras=compact(extras),
-    )
-
-
-def _paper_hit(item: dict[str, Any]) -> SearchHit | None:
-    found = _base(item)
-    if found is None:
-        return None
-    title, url, extras = found
-    published = _published(item)
-    authors = item.get("authors")
-    pdf = item.get("pdf_url")
-    doi = item.get("doi")
-    extras.update(
-        doi=doi if isinstance(doi, str) and doi else find_doi(url),
-        authors=[a for a in authors if isinstance(a, str) and a] if isinstance(authors, list) else [],
-        year=as_int(published[:4]) if published else None,
-        venue=text(item.get("journal")) or text(item.get("publisher")),
-        pdfUrl=pdf if isinstance(pdf, str) and pdf else pdf_url_for(url),
-        publishedAt=published,
-    )
-    return SearchHit(
-        title=title,
-        url=url,
-        modality=Modality.ACADEMIC,
-        snippet=shorten(_content(item)),
-        source="searxng",
-        extras=compact(extras),
-    )
+def _extract_paper(item: dict[str, Any], url: str) -> dict[str, Any]:
+    """The ACADEMIC extras (DESIGN §3); DOI and PDF fall back to what the URL reveals."""
+    published = _extract_published(item)
+    authors, pdf, doi = item.get("authors"), item.get("pdf_url"), item.get("doi")
+    return {
+        "doi": doi if isinstance(doi, str) and doi else find_doi(url),
+        "authors": [a for a in authors if isinstance(a, str) and a] if isinstance(authors, list) else [],
+        "year": as_int(published[:4]) if published else None,
+        "venue": text(item.get("journal")) or text(item.get("publisher")),
+        "pdfUrl": pdf if isinstance(pdf, str) and pdf else pdf_url_for(url),
+        "publishedAt": published,
+    }
 
 
 _BUILDERS = {

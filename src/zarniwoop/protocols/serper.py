@@ -154,9 +154,10 @@ def _custom_date_range(date_from: str | None, date_to: str | None) -> str:
 
 
 def _web_hit(item: dict[str, Any], modality: Modality = Modality.WEB) -> SearchHit | None:
-    title, url = text(item.get("title")), item.get("link")
-    if not title or not isinstance(url, str) or not url:
+    found = _extract_identity(item)
+    if found is None:
         return None
+    title, url = found
     extras = {"position": as_int(item.get("position")), "date": text(item.get("date"))}
     content = None
     if modality is Modality.PDF:
@@ -179,15 +180,12 @@ def _pdf_hit(item: dict[str, Any]) -> SearchHit | None:
 
 def _image_hit(item: dict[str, Any]) -> SearchHit | None:
     image = item.get("imageUrl")
-    page = item.get("link") or image
+    page = item.get("link") or image  # an image without a page links to itself
     title = text(item.get("title"))
     if not title or not isinstance(page, str) or not page:
         return None
     extras = {
-        "imageUrl": image,
-        "thumbnailUrl": item.get("thumbnailUrl"),
-        "width": as_int(item.get("imageWidth")),
-        "height": as_int(item.get("imageHeight")),
+        **_extract_image(item),
         "site": text(item.get("source")) or text(item.get("domain")),
         "position": as_int(item.get("position")),
     }
@@ -202,8 +200,8 @@ def _image_hit(item: dict[str, Any]) -> SearchHit | None:
 
 
 def _video_hit(item: dict[str, Any]) -> SearchHit | None:
-    title, url = text(item.get("title")), item.get("link")
-    if not title or not isinstance(url, str) or not url:
+    found = _extract_identity(item)
+    if found is None:
         return None
     extras = {
         "duration": format_duration(item.get("duration")),
@@ -214,8 +212,8 @@ def _video_hit(item: dict[str, Any]) -> SearchHit | None:
         "position": as_int(item.get("position")),
     }
     return SearchHit(
-        title=title,
-        url=url,
+        title=found[0],
+        url=found[1],
         modality=Modality.VIDEO,
         snippet=text(item.get("snippet")),
         source="serper",
@@ -224,8 +222,8 @@ def _video_hit(item: dict[str, Any]) -> SearchHit | None:
 
 
 def _news_hit(item: dict[str, Any]) -> SearchHit | None:
-    title, url = text(item.get("title")), item.get("link")
-    if not title or not isinstance(url, str) or not url:
+    found = _extract_identity(item)
+    if found is None:
         return None
     extras = {
         "publishedAt": text(item.get("date")),
@@ -234,8 +232,8 @@ def _news_hit(item: dict[str, Any]) -> SearchHit | None:
         "position": as_int(item.get("position")),
     }
     return SearchHit(
-        title=title,
-        url=url,
+        title=found[0],
+        url=found[1],
         modality=Modality.NEWS,
         snippet=text(item.get("snippet")),
         source="serper",
@@ -244,20 +242,20 @@ def _news_hit(item: dict[str, Any]) -> SearchHit | None:
 
 
 def _scholar_hit(item: dict[str, Any]) -> SearchHit | None:
-    title, url = text(item.get("title")), item.get("link")
-    if not title or not isinstance(url, str) or not url:
+    found = _extract_identity(item)
+    if found is None:
         return None
+    title, url = found
     info = text(item.get("publicationInfo"))
-    authors, venue = _publication_info(info)
+    authors, venue = _extract_publication(info)
     snippet = text(item.get("snippet"))
-    pdf = item.get("pdfUrl") or item.get("pdfLink") or pdf_url_for(url)
     extras = {
         "doi": find_doi(url, snippet, info),
         "authors": authors,
         "year": as_int(item.get("year")),
         "venue": venue,
         "citedByCount": as_int(item.get("citedBy")),
-        "pdfUrl": pdf if isinstance(pdf, str) else None,
+        "pdfUrl": _extract_pdf(item, url),
         "publicationInfo": info,
     }
     return SearchHit(
@@ -270,7 +268,27 @@ def _scholar_hit(item: dict[str, Any]) -> SearchHit | None:
     )
 
 
-def _publication_info(info: str | None) -> tuple[list[str], str | None]:
+def _extract_identity(item: dict[str, Any]) -> tuple[str, str] | None:
+    """Title and link, both required: a hit without either cannot be cited."""
+    title, url = text(item.get("title")), item.get("link")
+    return (title, url) if title and isinstance(url, str) and url else None
+
+
+def _extract_image(item: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "imageUrl": item.get("imageUrl"),
+        "thumbnailUrl": item.get("thumbnailUrl"),
+        "width": as_int(item.get("imageWidth")),
+        "height": as_int(item.get("imageHeight")),
+    }
+
+
+def _extract_pdf(item: dict[str, Any], url: str) -> str | None:
+    pdf = item.get("pdfUrl") or item.get("pdfLink") or pdf_url_for(url)
+    return pdf if isinstance(pdf, str) else None
+
+
+def _extract_publication(info: str | None) -> tuple[list[str], str | None]:
     """`"A Vaswani, N Shazeer… - Advances in neural…, 2017 - neurips.cc"` → (authors, venue)."""
     if not info:
         return [], None

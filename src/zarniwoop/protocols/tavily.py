@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contract.enums import ContentInline, Modality, Tier
+from ..contract.enums import Modality, Tier
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
-from ._text import expect, load_json, shorten, unsupported_note
+from ._text import embedded, expect, load_json, shorten, unsupported_note
 from ._web import compact, domains, error_text, hostname, quota_from_headers, text
 
 DEFAULT_BASE_URL = "https://api.tavily.com"
@@ -121,25 +121,26 @@ def _hit(item: dict[str, Any], modality: Modality) -> SearchHit | None:
     url = item.get("url")
     if not isinstance(url, str) or not url:
         return None
-    title = text(item.get("title")) or url
-    raw_content = item.get("raw_content")
     extras: dict[str, Any] = {
         "score": item.get("score") if isinstance(item.get("score"), (int, float)) else None,
         "publishedAt": text(item.get("published_date")),
+        "outlet": hostname(url) if modality is Modality.NEWS else None,
     }
-    if modality is Modality.NEWS:
-        extras["outlet"] = hostname(url)
     return SearchHit(
-        title=title,
+        title=text(item.get("title")) or url,
         url=url,
         modality=modality,
         snippet=shorten(text(item.get("content"))),
         source="tavily",
-        content=ContentRef(ContentInline.EMBED_TEXT, text=raw_content, mime_type="text/plain")
-        if isinstance(raw_content, str) and raw_content.strip()
-        else None,
+        content=_extract_page(item),
         extras=compact(extras),
     )
+
+
+def _extract_page(item: dict[str, Any]) -> ContentRef | None:
+    """The whole page as text, sent when the request asked for `include_raw_content`."""
+    raw_content = item.get("raw_content")
+    return embedded(raw_content) if isinstance(raw_content, str) and raw_content.strip() else None
 
 
 PROTOCOL = TavilyProtocol()

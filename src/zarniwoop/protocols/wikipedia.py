@@ -23,12 +23,12 @@ import re
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from ..contract.enums import ContentInline, Modality, Tier
+from ..contract.enums import Modality, Tier
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
-from ..contract.results import ContentRef, SearchHit
-from ._text import as_int, expect, load_json, obj, strip_html, text, unsupported_note
+from ..contract.results import SearchHit
+from ._text import as_int, embedded, expect, load_json, obj, strip_html, text, unsupported_note
 
 DEFAULT_BASE_URL = "https://en.wikipedia.org"
 MAX_LIMIT = 100
@@ -116,17 +116,18 @@ def _rest_hit(page: dict[str, Any], base: str, modality: Modality) -> SearchHit 
         return None
     excerpt = strip_html(text(page.get("excerpt")))
     description = text(page.get("description"))
-    thumb = text(obj(page.get("thumbnail")).get("url"))
-    extras: dict[str, Any] = {"pageId": as_int(page.get("id")), "description": description}
-    if thumb:
-        extras["thumbnailUrl"] = "https:" + thumb if thumb.startswith("//") else thumb
+    extras: dict[str, Any] = {
+        "pageId": as_int(page.get("id")),
+        "description": description,
+        "thumbnailUrl": _extract_thumbnail(obj(page.get("thumbnail")).get("url")),
+    }
     return SearchHit(
         title=title,
         url=_article_url(base, key),
         modality=modality,
         snippet=excerpt or description,
         source="wikipedia",
-        content=ContentRef(ContentInline.EMBED_TEXT, text=excerpt) if excerpt else None,
+        content=embedded(excerpt, mime_type=None),
         extras={k: v for k, v in extras.items() if v is not None},
     )
 
@@ -136,37 +137,51 @@ def _action_hit(page: dict[str, Any], base: str, modality: Modality) -> SearchHi
     if not title:
         return None
     snippet = strip_html(text(page.get("snippet"))) or None
+    page_id = as_int(page.get("pageid"))
     return SearchHit(
         title=title,
         url=_article_url(base, title),
         modality=modality,
         snippet=snippet,
         source="wikipedia",
-        content=ContentRef(ContentInline.EMBED_TEXT, text=snippet) if snippet else None,
-        extras={k: v for k, v in {"pageId": as_int(page.get("pageid"))}.items() if v is not None},
+        content=embedded(snippet, mime_type=None),
+        extras={"pageId": page_id} if page_id is not None else {},
     )
 
 
 def _summary_hit(data: dict[str, Any], modality: Modality) -> SearchHit:
-    title = text(obj(data.get("titles")).get("normalized")) or text(data.get("title"))
-    url = text(obj(obj(data.get("content_urls")).get("desktop")).get("page"))
-    if not title or not url:
-        raise ParseError("wikipedia summary: missing title or content_urls.desktop.page")
+    title, url = _extract_summary_identity(data)
     extract = text(data.get("extract")) or ""
     description = text(data.get("description"))
-    extras: dict[str, Any] = {"pageId": as_int(data.get("pageid")), "description": description}
-    thumb = text(obj(data.get("thumbnail")).get("source"))
-    if thumb:
-        extras["thumbnailUrl"] = thumb
+    extras: dict[str, Any] = {
+        "pageId": as_int(data.get("pageid")),
+        "description": description,
+        "thumbnailUrl": _extract_thumbnail(obj(data.get("thumbnail")).get("source")),
+    }
     return SearchHit(
         title=title,
         url=url,
         modality=modality,
         snippet=description or extract[:300] or None,
         source="wikipedia",
-        content=ContentRef(ContentInline.EMBED_TEXT, text=extract) if extract else None,
+        content=embedded(extract, mime_type=None),
         extras={k: v for k, v in extras.items() if v is not None},
     )
+
+
+def _extract_summary_identity(data: dict[str, Any]) -> tuple[str, str]:
+    """A page summary names one article: without its title and URL the body is not a summary."""
+    title = text(obj(data.get("titles")).get("normalized")) or text(data.get("title"))
+    url = text(obj(obj(data.get("content_urls")).get("desktop")).get("page"))
+    if not title or not url:
+        raise ParseError("wikipedia summary: missing title or content_urls.desktop.page")
+    return title, url
+
+
+def _extract_thumbnail(value: Any) -> str | None:
+    """A thumbnail URL; the REST search API sends them protocol-relative (`//upload.wikimedia.org/…`)."""
+    thumb = text(value)
+    return "https:" + thumb if thumb and thumb.startswith("//") else thumb
 
 
 def _error_text(data: dict[str, Any]) -> str:

@@ -54,7 +54,7 @@ def build_investigator(
         loaded = await content.load_content(hit, scope)
         if loaded.mime_type and not loaded.mime_type.startswith(TEXT_TYPES):
             return None  # PDFs and images: no text extraction here
-        text = loaded.path.read_bytes()[: MAX_DEEPEN_CHARS * 4].decode("utf-8", errors="replace")
+        text = loaded.body[: MAX_DEEPEN_CHARS * 4].decode("utf-8", errors="replace")
         if "html" in (loaded.mime_type or "") or text.lstrip()[:1] == "<":
             text = strip_html(text)
         return text[:MAX_DEEPEN_CHARS] or None

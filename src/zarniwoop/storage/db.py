@@ -2,7 +2,9 @@
 
 The interface is async and small (`execute`, `fetchone`, `fetchall`, `transaction`) with `?`
 placeholders, so a PostgreSQL implementation can stand behind the same calls. SQLite calls
-are sub-millisecond in WAL mode, so they run inline rather than on a thread pool.
+are sub-millisecond in WAL mode, so they run inline rather than on a thread pool; waiting for
+another process's write lock is done with `asyncio.sleep`, never inside SQLite (see
+`SQLiteDatabase`).
 
 Migrations are numbered SQL files in `migrations/<dialect>/NNNN_name.sql`, applied once each,
 in order, recorded in `schema_version`.
@@ -10,25 +12,28 @@ in order, recorded in `schema_version`.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import contextvars
 import logging
 import sqlite3
-import threading
-from collections.abc import AsyncIterator, Iterable, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
-from ..contract.errors import ConfigError, ZarniwoopError
+from ..contract.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
 Row = tuple[Any, ...]
+_T = TypeVar("_T")
 
-
-class DatabaseUnavailableError(ZarniwoopError):
-    """The database cannot be reached right now (refused, reset, timed out). Callers on the search
-    path catch it: searches keep working on what is in memory, audit records stay spooled."""
+BUSY_WAIT_SECONDS = 10.0
+"""How long a statement waits for another process's write lock before `database is locked`."""
+_FIRST_BACKOFF = 0.001
+_MAX_BACKOFF = 0.02
 
 
 class Database(Protocol):
@@ -50,80 +55,152 @@ class Database(Protocol):
 
 
 class SQLiteDatabase:
-    """One SQLite file in WAL mode, shared safely by every CLI process and server replica on a host."""
+    """One SQLite file in WAL mode, shared safely by every CLI process and server replica on a host.
+
+    One connection serves every task of the event loop, so a transaction belongs to the task that
+    opened it (a context variable, as in `PostgresDatabase`): its calls, and those of tasks it
+    starts, join it; any other task waits until it ends (`transaction()` behind an `asyncio.Lock`,
+    single statements until no transaction is open) instead of writing into it.
+
+    Waiting for another process's write lock never blocks the event loop: SQLite's own busy
+    handler is off (`busy_timeout=0`), and a busy statement is retried after `asyncio.sleep`
+    (1 ms, doubling to 20 ms) for up to `busy_wait` seconds, then raises `database is locked` as
+    SQLite's 10 s timeout did.
+    """
 
     dialect = "sqlite"
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, busy_wait: float = BUSY_WAIT_SECONDS) -> None:
         self.path = str(path)
+        self.busy_wait = busy_wait
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        try:
+        try:  # opening is synchronous anyway: here SQLite may wait for the lock itself
             self._conn = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=10.0
+                self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_WAIT_SECONDS
             )
+            self._conn.execute("PRAGMA journal_mode=WAL")
         except sqlite3.Error as exc:
             raise ConfigError("database_url", f"cannot open SQLite database {self.path}: {exc}") from exc
-        self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute("PRAGMA foreign_keys=ON")
-        self._lock = threading.RLock()
-        self._in_tx = False
+        self._conn.execute("PRAGMA busy_timeout=0")
+        self._open: _Transaction | None = None
+        """The transaction open on the connection, if any."""
+        self._owner: contextvars.ContextVar[_Transaction | None] = contextvars.ContextVar(
+            f"zarniwoop_sqlite_tx_{id(self)}", default=None
+        )
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._tx_lock = asyncio.Lock()
+        self._idle = asyncio.Event()
+        self._idle.set()
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        with self._lock:
-            return self._conn.execute(sql, tuple(params)).rowcount
+        return await self._run(lambda: self._conn.execute(sql, tuple(params)).rowcount)
 
     async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         """All rows or none (one transaction, as asyncpg's `executemany`), and one commit for the batch."""
-        with self._lock:
-            batch = [tuple(r) for r in rows]
-            if self._in_tx:
-                self._conn.executemany(sql, batch)
-                return
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._conn.executemany(sql, batch)
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+        batch = [tuple(r) for r in rows]
+        if self._in_own_transaction():
+            self._conn.executemany(sql, batch)
+            return
+        await self._run(lambda: self._conn.execute("BEGIN IMMEDIATE"))
+        try:  # no await from BEGIN to COMMIT: no other task can slip a statement in
+            self._conn.executemany(sql, batch)
+        except BaseException:
+            self._rollback()
+            raise
+        self._conn.execute("COMMIT")
 
     async def fetchone(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
-        with self._lock:
+        def one() -> Row | None:
             row = self._conn.execute(sql, tuple(params)).fetchone()
             return tuple(row) if row is not None else None
 
+        return await self._run(one)
+
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
-        with self._lock:
-            return [tuple(r) for r in self._conn.execute(sql, tuple(params)).fetchall()]
+        return await self._run(lambda: [tuple(r) for r in self._conn.execute(sql, tuple(params)).fetchall()])
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[SQLiteDatabase]:
         """An IMMEDIATE transaction: takes the write lock up front so read-modify-write is atomic
-        across processes too."""
-        with self._lock:
-            if self._in_tx:  # nested: join the outer transaction
-                yield self
-                return
-            self._conn.execute("BEGIN IMMEDIATE")
-            self._in_tx = True
+        across processes too. Nested in the same task, it joins the outer one."""
+        if self._in_own_transaction():
+            yield self
+            return
+        self._bind_loop()
+        async with self._tx_lock:
+            await self._run(lambda: self._conn.execute("BEGIN IMMEDIATE"))
+            tx = self._open = _Transaction()
+            self._idle.clear()
+            token = self._owner.set(tx)
             try:
                 yield self
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                self._rollback()
                 raise
             else:
-                self._conn.execute("COMMIT")
+                try:
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    self._rollback()
+                    raise
             finally:
-                self._in_tx = False
+                self._owner.reset(token)
+                self._open = None
+                self._idle.set()
 
     async def migrate(self) -> int:
         return await apply_migrations(self)
 
     async def aclose(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._conn.close()
+
+    def _in_own_transaction(self) -> bool:
+        return self._open is not None and self._owner.get() is self._open
+
+    async def _run(self, statement: Callable[[], _T]) -> _T:
+        """Run `statement` on the connection now, unless another task's transaction holds it
+        (then wait for that to end) or another process holds the write lock (then retry)."""
+        if self._in_own_transaction():  # the write lock is ours: never busy
+            return statement()
+        delay = _FIRST_BACKOFF
+        deadline: float | None = None
+        while True:
+            while self._open is not None:  # another task's transaction: not ours to write into
+                await self._idle.wait()
+            try:
+                return statement()
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
+                    raise
+                now = time.monotonic()
+                deadline = deadline if deadline is not None else now + self.busy_wait
+                if now >= deadline:
+                    raise
+                await asyncio.sleep(min(delay, deadline - now))
+                delay = min(delay * 2, _MAX_BACKOFF)
+
+    def _rollback(self) -> None:
+        """Roll back what is open (SQLite has already rolled back after some errors)."""
+        if self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
+
+    def _bind_loop(self) -> None:
+        """Fresh asyncio primitives for a new event loop (a CLI may run several, one after another)."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop and self._open is None and not self._tx_lock.locked():
+            self._loop = loop
+            self._tx_lock = asyncio.Lock()
+            self._idle = asyncio.Event()
+            self._idle.set()
+
+
+class _Transaction:
+    """Identity of one open transaction: tasks whose context holds it are inside it."""
+
+    __slots__ = ()
 
 
 def migration_scripts(dialect: str) -> list[tuple[int, str, str]]:

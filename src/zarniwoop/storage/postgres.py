@@ -32,8 +32,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import asyncpg
 
-from ..contract.errors import ConfigError
-from .db import DatabaseUnavailableError, Row, apply_migrations
+from ..contract.errors import ConfigError, DatabaseUnavailableError
+from .db import Row, apply_migrations
 
 log = logging.getLogger(__name__)
 

@@ -80,8 +80,14 @@ class IssuedToken:
     role: str
 
     def to_json(self) -> dict[str, str]:
-        """The `tokens create --json` shape of DESIGN §6."""
-        return {"token": self.token, "tenant": self.tenant, "project": self.project, "role": self.role}
+        """The `tokens create --json` shape of DESIGN §6, plus the `id` that `tokens revoke` takes."""
+        return {
+            "token": self.token,
+            "id": self.id,
+            "tenant": self.tenant,
+            "project": self.project,
+            "role": self.role,
+        }
 
 
 @dataclass(frozen=True, slots=True)

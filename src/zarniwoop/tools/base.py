@@ -41,6 +41,8 @@ class ToolContext:
     host: ToolHost
     scope: SearchScope
     admin: bool = False
+    cache: bool = True
+    """False: the call's searches skip cached answers (a refresh), whatever the tool."""
     overrides: Mapping[str, str] = field(default_factory=dict)
     """Per-call ("process") setting overrides, innermost in the cascade (DESIGN §2). Set by the
     Python API and the admin-only `overrides` of the HTTP search endpoints, never by a model:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from ..contract.errors import InvalidRequestError
+from ..dispatch.cache import bypassing_cache
 from .base import InputT, ToolContext, ToolHost, ToolResult, ToolSpec
 from .investigate import INVESTIGATE
 from .providers import PROVIDERS
@@ -64,10 +65,10 @@ class Toolbox:
         return [spec.definition() for spec in TOOLS]
 
     async def execute(
-        self, name: str, arguments: Any, scope: SearchScope, *, admin: bool = False
+        self, name: str, arguments: Any, scope: SearchScope, *, admin: bool = False, cache: bool = True
     ) -> ToolResult:
         spec = tool_spec(name)
-        return await self.run(spec, parse_arguments(spec, arguments), scope, admin=admin)
+        return await self.run(spec, parse_arguments(spec, arguments), scope, admin=admin, cache=cache)
 
     async def run(
         self,
@@ -76,11 +77,15 @@ class Toolbox:
         scope: SearchScope,
         *,
         admin: bool = False,
+        cache: bool = True,
         overrides: Mapping[str, str] | None = None,
     ) -> ToolResult:
         """Run a tool on an already validated input (the HTTP routes validate with FastAPI).
-        `overrides`: per-call settings (`checked_overrides`), for trusted callers only."""
-        return await spec.body(ToolContext(self.host, scope, admin, dict(overrides or {})), args)
+        `cache=False` makes every search the tool starts skip cached answers; `overrides`: per-call
+        settings (`checked_overrides`), for trusted callers only."""
+        with bypassing_cache(not cache):
+            context = ToolContext(self.host, scope, admin, cache, dict(overrides or {}))
+            return await spec.body(context, args)
 
     async def call(self, name: str, arguments: Any, scope: SearchScope, *, admin: bool = False) -> ToolResult:
         """Like `execute`, but bad arguments come back as an `is_error` result naming the field."""

@@ -1,5 +1,6 @@
 """The one module family that talks HTTP. Everything above it sees `RequestSpec` and `RawResponse`."""
 
-from .http import HttpTransport, raise_for_status
+from .http import HttpTransport
+from .status import error_for_status, raise_for_status
 
-__all__ = ["HttpTransport", "raise_for_status"]
+__all__ = ["HttpTransport", "error_for_status", "raise_for_status"]

@@ -30,13 +30,10 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx2
 
-from ..contract.errors import (
-    ProviderHTTPError,
-    ProviderTimeoutError,
-    TargetRefusedError,
-    TransportError,
-)
-from .http import USER_AGENT
+from ..contract.errors import TargetRefusedError, TransportError
+from .http import USER_AGENT, translate_errors
+from .proxies import ProxySettings
+from .status import error_for_status
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[list[IPAddress]]]
@@ -123,6 +120,8 @@ class GuardedFetcher:
             connection is keyed by address, and must not carry a request for another host name).
         resolver: `(host, port) -> [addresses]`; default: the system resolver.
         address_allowed: `(address, port) -> bool`; default: `is_public_address`.
+        proxies: where an outbound proxy applies, the checked request goes to the proxy (with the
+            original URL) instead of the checked address: the check has run first either way.
     """
 
     def __init__(
@@ -132,14 +131,30 @@ class GuardedFetcher:
         resolver: Resolver | None = None,
         address_allowed: AddressPolicy | None = None,
         max_redirects: int = MAX_REDIRECTS,
+        proxies: ProxySettings | None = None,
     ) -> None:
         self._owns_client = client is None
+        limits = httpx2.Limits(max_connections=20, max_keepalive_connections=0)
+        headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "identity"}
         self.client = client or httpx2.AsyncClient(
             follow_redirects=False,
             trust_env=False,
-            limits=httpx2.Limits(max_connections=20, max_keepalive_connections=0),
+            limits=limits,
             timeout=httpx2.Timeout(30.0),
-            headers={"User-Agent": USER_AGENT, "Accept-Encoding": "identity"},
+            headers=headers,
+        )
+        self.proxies = proxies or ProxySettings()
+        self._proxied = (
+            httpx2.AsyncClient(
+                follow_redirects=False,
+                trust_env=False,
+                limits=limits,
+                timeout=httpx2.Timeout(30.0),
+                headers=headers,
+                mounts=self.proxies.mounts(limits),
+            )
+            if self.proxies.source != "none"
+            else None
         )
         self.resolver = resolver or resolve_host
         self.address_allowed = address_allowed or is_public_address
@@ -150,7 +165,7 @@ class GuardedFetcher:
 
         Raises:
             TargetRefusedError: the URL or a redirect target is not an http(s) URL or not public.
-            ProviderHTTPError: the final answer is not 2xx.
+            ProviderHTTPError: the final answer is not 2xx (`error_for_status` picks the subclass).
             TransportError / ProviderTimeoutError: the network failed or was too slow.
         """
         deadline = time.monotonic() + timeout
@@ -166,21 +181,13 @@ class GuardedFetcher:
                     previous, current = current, urljoin(current, location.strip())
                     hops.append(current)
                     continue
-                body, truncated = await _read_capped(response, max_bytes)
-            except httpx2.TimeoutException as exc:
-                raise ProviderTimeoutError(
-                    f"{_host_of(current)}: body not complete within {timeout:.0f}s"
-                ) from exc
-            except httpx2.HTTPError as exc:
-                raise TransportError(
-                    f"{_host_of(current)}: network error while reading ({type(exc).__name__})"
-                ) from exc
+                with translate_errors("read", timeout, where=_host_of(current), url=current):
+                    body, truncated = await _read_capped(response, max_bytes)
             finally:
                 await response.aclose()
             if not 200 <= response.status_code < 300:
-                raise ProviderHTTPError(
-                    response.status_code, f"HTTP {response.status_code} from {_host_of(current)}"
-                )
+                status = response.status_code
+                raise error_for_status(status, response.headers, f"HTTP {status} from {_host_of(current)}")
             return Fetched(
                 url=url,
                 final_url=current,
@@ -234,25 +241,28 @@ class GuardedFetcher:
     async def _open(
         self, url: str, address: IPAddress, host: str, port: int, timeout: float
     ) -> httpx2.Response:
-        """Send the GET to the checked address, keeping the name for `Host` and TLS."""
+        """Send the GET to the checked address, keeping the name for `Host` and TLS — or, where a
+        proxy applies, to the proxy with the original URL (the target was checked all the same)."""
+        if self._proxied is not None and self.proxies.for_url(url):
+            with translate_errors("connect", timeout, where=host, url=url):
+                request = self._proxied.build_request("GET", url, timeout=httpx2.Timeout(timeout))
+                return await self._proxied.send(request, stream=True)
         original = httpx2.URL(url)
         target = original.copy_with(host=str(address))
         headers = {"Host": original.netloc.decode("ascii")}
         sni = original.raw_host.decode("ascii")  # IDNA form of the name, as TLS wants it
         extensions = {"sni_hostname": sni} if original.scheme == "https" else {}
-        try:
+        with translate_errors("connect", timeout, where=host, url=url):
             request = self.client.build_request(
                 "GET", target, headers=headers, extensions=extensions, timeout=httpx2.Timeout(timeout)
             )
             return await self.client.send(request, stream=True)
-        except httpx2.TimeoutException as exc:
-            raise ProviderTimeoutError(f"{host}: no answer within {timeout:.0f}s") from exc
-        except httpx2.HTTPError as exc:
-            raise TransportError(f"{host}: network error ({type(exc).__name__})") from exc
 
     async def aclose(self) -> None:
         if self._owns_client:
             await self.client.aclose()
+        if self._proxied is not None:
+            await self._proxied.aclose()
 
 
 async def _read_capped(response: httpx2.Response, cap: int) -> tuple[bytes, bool]:

@@ -1,36 +1,30 @@
 """One shared async HTTP client (httpx2): pooling, per-call timeouts, a body size cap, no cross-host redirects.
 
-This is the only module that imports httpx2 for search traffic, and the one place where its
-exceptions are translated into Zarniwoop's (`TransportError`, `ProviderTimeoutError`,
-`ResponseTooLargeError`). Status codes are mapped to errors in `raise_for_status`.
+This is the only module that imports httpx2 for search traffic, and `translate_errors` is the one
+place where httpx2's exceptions become Zarniwoop's — for search, LLM and content traffic alike
+(`ProviderTimeoutError`, `TransportError`, a status error from `transport/status.py`).
 
     transport = HttpTransport()                      # one per process
     raw = await transport.send(spec, timeout=8.0)    # RawResponse, never raises on status
-    raise_for_status(raw, "serper-main")             # 429 → RateLimitedError(retry_after), …
+    raise_for_status(raw, "serper-main")             # transport/status.py: 429 → RateLimitedError, …
     await transport.aclose()
 """
 
 from __future__ import annotations
 
 import contextlib
-import email.utils
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urljoin, urlsplit
 
 import httpx2
 
-from ..contract.errors import (
-    AuthError,
-    ProviderHTTPError,
-    ProviderTimeoutError,
-    RateLimitedError,
-    ResponseTooLargeError,
-    TransportError,
-)
+from ..contract.errors import ProviderTimeoutError, ResponseTooLargeError, TransportError
 from ..contract.protocol import RawResponse, RequestSpec
+from .network import explain, target_of
+from .proxies import ProxySettings
+from .status import error_for_status, search_message
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -51,15 +45,25 @@ class HttpTransport:
     """
 
     def __init__(
-        self, client: httpx2.AsyncClient | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES
+        self,
+        client: httpx2.AsyncClient | None = None,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        proxies: ProxySettings | None = None,
     ) -> None:
         self._owns_client = client is None
+        self.proxies = proxies or ProxySettings()
+        """Which proxy each request goes through (`http.proxy` in the config, else the environment)."""
+        limits = httpx2.Limits(max_connections=200, max_keepalive_connections=50, keepalive_expiry=30.0)
         self.client = client or httpx2.AsyncClient(
             follow_redirects=False,
-            limits=httpx2.Limits(max_connections=200, max_keepalive_connections=50, keepalive_expiry=30.0),
+            limits=limits,
             timeout=httpx2.Timeout(10.0),
             headers={"User-Agent": USER_AGENT},
+            # The environment is read once, into `proxies`, not by httpx2 per request: `trust_env`
+            # would also bring .netrc credentials into provider calls.
             trust_env=False,
+            mounts=self.proxies.mounts(limits),
         )
         self.max_bytes = max_bytes
 
@@ -70,7 +74,7 @@ class HttpTransport:
         url, method, params, body = spec.url, spec.method, spec.params, spec.json_body
         origin = urlsplit(url).netloc
         for _ in range(MAX_REDIRECTS + 1):
-            with translate_errors("connect", timeout):
+            with translate_errors("connect", timeout, url=url):
                 request = self.client.build_request(
                     method,
                     url,
@@ -89,7 +93,7 @@ class HttpTransport:
                     if response.status_code == 303:
                         method, body = "GET", None
                     continue
-                with translate_errors("read", timeout):
+                with translate_errors("read", timeout, url=url):
                     content = await _read_capped(response, cap)
             finally:
                 await response.aclose()
@@ -108,22 +112,50 @@ class HttpTransport:
 
 
 _STAGES = {
-    "connect": ("no answer within {:.1f}s", ""),
-    "read": ("body not complete within {:.1f}s", " while reading"),
-    "stream": ("stream stalled for {:.1f}s", " while streaming"),
+    "connect": ("no answer{} within {:.1f}s", ""),
+    "read": ("body{} not complete within {:.1f}s", " while reading"),
+    "stream": ("stream{} stalled for {:.1f}s", " while streaming"),
 }
 
 
+_OUTSIDE_HTTP_ERROR = (httpx2.InvalidURL, httpx2.CookieConflict, httpx2.StreamError)
+"""httpx2's exceptions outside its `HTTPError` tree: a URL it cannot parse, a cookie clash, a stream
+read twice or after closing. The request never completed, so for the caller it is a transport error."""
+
+
 @contextlib.contextmanager
-def translate_errors(stage: Literal["connect", "read", "stream"], timeout: float) -> Iterator[None]:
-    """The one boundary where httpx2's exceptions become Zarniwoop's (search and LLM traffic alike)."""
+def translate_errors(
+    stage: Literal["connect", "read", "stream"],
+    timeout: float,
+    *,
+    where: str = "",
+    url: str | None = None,
+) -> Iterator[None]:
+    """The one boundary where httpx2's exceptions become Zarniwoop's (search, LLM and content traffic).
+
+    A timeout → `ProviderTimeoutError`; an `HTTPStatusError` → its status's error; every other httpx2
+    exception → `TransportError`. With the request's `url` the message names host, port and cause
+    in plain words (`network error: cannot resolve en.wikipedia.org`, `… connection to
+    10.0.0.5:443 refused`, `no answer from … within 8.0s`); it never carries an exception's text,
+    which may hold a URL with a key in it. `where` prefixes the message (the content fetcher).
+    """
     timeout_text, context = _STAGES[stage]
+    prefix = f"{where}: " if where else ""
+    host, port = target_of(url) if url else ("", 0)
+    origin = f" from {host}:{port}" if host else ""
     try:
         yield
     except httpx2.TimeoutException as exc:
-        raise ProviderTimeoutError(timeout_text.format(timeout)) from exc
+        raise ProviderTimeoutError(prefix + timeout_text.format(origin, timeout)) from exc
+    except httpx2.HTTPStatusError as exc:
+        status, headers = exc.response.status_code, exc.response.headers
+        raise error_for_status(status, headers, prefix + search_message(status)) from exc
     except httpx2.HTTPError as exc:
-        raise TransportError(f"network error{context}: {type(exc).__name__}") from exc
+        cause = explain(exc, host, port) if host else None
+        detail = cause or (f"{type(exc).__name__} with {host}:{port}" if host else type(exc).__name__)
+        raise TransportError(f"{prefix}network error{context}: {detail}") from exc
+    except _OUTSIDE_HTTP_ERROR as exc:
+        raise TransportError(f"{prefix}request not sent{context}: {type(exc).__name__}") from exc
 
 
 async def _read_capped(response: httpx2.Response, cap: int) -> bytes:
@@ -138,42 +170,6 @@ async def _read_capped(response: httpx2.Response, cap: int) -> bytes:
             raise ResponseTooLargeError(f"response exceeds the {cap}-byte cap")
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def raise_for_status(raw: RawResponse, instance_id: str | None = None, *, detail: str | None = None) -> None:
-    """Map a non-2xx status to the matching error (the one place where statuses become errors).
-
-    `detail` is the provider's own explanation, read from the error body by the protocol
-    (`describe_error`); it is appended to the message so a user sees why, not only the status.
-    """
-    status = raw.status
-    if 200 <= status < 300:
-        return
-    suffix = f": {detail}" if detail else ""
-    if status == 429:
-        retry_after = parse_retry_after(raw.header("retry-after"))
-        raise RateLimitedError(retry_after, f"HTTP 429 Too Many Requests{suffix}", instance_id=instance_id)
-    if status in (401, 403):
-        reason = detail or "key missing, wrong or not allowed"
-        raise AuthError(status, f"HTTP {status} ({reason})", instance_id=instance_id)
-    raise ProviderHTTPError(status, f"HTTP {status}{suffix}", instance_id=instance_id)
-
-
-def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
-    """`Retry-After` is either delta-seconds or an HTTP date (RFC 9110 §10.2.3)."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    current = datetime.fromtimestamp(now if now is not None else time.time(), UTC)
-    return max(0.0, (when - current).total_seconds())
 
 
 RATE_LIMIT_HEADER_PREFIXES = ("x-ratelimit", "ratelimit", "x-rate-limit", "retry-after")

@@ -37,10 +37,10 @@ async def send(
     client: httpx2.AsyncClient, spec: RequestSpec, timeout: float
 ) -> tuple[int, dict[str, str], bytes]:
     """POST one request; `(status, headers, body)` whatever the status."""
-    with translate_errors("connect", timeout):
+    with translate_errors("connect", timeout, url=spec.url):
         response = await client.send(_request(client, spec, timeout), stream=True)
     try:
-        with translate_errors("read", timeout):
+        with translate_errors("read", timeout, url=spec.url):
             body = await _read(response)
     finally:
         await response.aclose()
@@ -61,10 +61,10 @@ async def stream_payloads(
     client: httpx2.AsyncClient, spec: RequestSpec, timeout: float, adapter: WireAdapter, instance: str
 ) -> AsyncIterator[tuple[str | None, Any]]:
     """Decoded stream events `(event name or None, JSON payload)`; a non-2xx status raises the wire's error."""
-    with translate_errors("connect", timeout):
+    with translate_errors("connect", timeout, url=spec.url):
         response = await client.send(_request(client, spec, timeout), stream=True)
     try:
-        with translate_errors("stream", timeout):
+        with translate_errors("stream", timeout, url=spec.url):
             if response.status_code >= 400:
                 body = await _read(response)
                 raise adapter.error(response.status_code, dict(response.headers), body, instance)

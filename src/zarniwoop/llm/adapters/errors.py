@@ -1,4 +1,6 @@
-"""Provider error answers → the contract error tree (one function for every wire).
+"""Reading the wires' error bodies; the status → error mapping itself is `transport/status.py`'s.
+
+What the failover does with each class (`llm/failover.py`):
 
     429                              → RateLimitedError(retry_after)   retry after the hint, then fail over
     529, 503, `overloaded_error`     → ProviderOverloadedError         retry with backoff, then fail over
@@ -6,9 +8,10 @@
     other 4xx                        → ProviderHTTPError(status)       no retry: the next provider
     5xx                              → ProviderHTTPError(status)       retry with backoff
 
-The retry hint comes from `Retry-After` (seconds or an HTTP date), else from the body: Gemini's
-`google.rpc.RetryInfo.retryDelay` ("34.4s"), OpenAI's "Please try again in 174ms / 3.89s".
-The message names the instance, the status and the provider's own words, trimmed.
+This module supplies what only a body tells: the provider's error type (`overloaded_error`), its
+words, and a retry hint for when `Retry-After` is absent — Gemini's `google.rpc.RetryInfo.retryDelay`
+("34.4s"), OpenAI's "Please try again in 174ms / 3.89s". The message names the instance, the status
+and the provider's own words, trimmed.
 """
 
 from __future__ import annotations
@@ -18,14 +21,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ...contract.errors import (
-    AuthError,
-    ProviderError,
-    ProviderHTTPError,
-    ProviderOverloadedError,
-    RateLimitedError,
-)
-from ...transport.http import parse_retry_after
+from ...contract.errors import ProviderError
+from ...transport.status import error_for_status
 
 _TRY_AGAIN = re.compile(r"try again in (\d+(?:\.\d+)?)\s*(ms|s)\b", re.IGNORECASE)
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)s$")
@@ -55,11 +52,8 @@ def provider_message(body: bytes) -> tuple[str | None, str | None, dict[str, Any
     return None, None, data
 
 
-def retry_hint(headers: Mapping[str, str], data: Mapping[str, Any], message: str | None) -> float | None:
-    lowered = {k.lower(): v for k, v in headers.items()}
-    hint = parse_retry_after(lowered.get("retry-after"))
-    if hint is not None:
-        return hint
+def body_retry_hint(data: Mapping[str, Any], message: str | None) -> float | None:
+    """A retry hint in the body, for answers without `Retry-After`."""
     error = data.get("error") if isinstance(data, Mapping) else None
     if isinstance(error, Mapping):
         for detail in error.get("details") or ():
@@ -81,16 +75,12 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes, instance: st
     text = f"{instance}: HTTP {status}" + (f" {words}" if words else "")
     if len(text) > MAX_MESSAGE:
         text = text[: MAX_MESSAGE - 1] + "…"
-    overloaded = status in (503, 529) or kind == "overloaded_error"
-    if status == 429 and kind != "overloaded_error":
-        return RateLimitedError(retry_hint(headers, data, message), text, instance_id=instance)
-    if overloaded:
-        return ProviderOverloadedError(
-            status, text, retry_after=retry_hint(headers, data, message), instance_id=instance
-        )
-    if status in (401, 403):
-        return AuthError(status, text, instance_id=instance)
-    return ProviderHTTPError(status, text, instance_id=instance)
+    hint = body_retry_hint(data, message)
+    return error_for_status(status, headers, text, kind=kind, body_retry_after=hint, instance_id=instance)
+
+
+_STREAM_STATUS = {"overloaded_error": 529, "rate_limit_error": 429}
+"""A mid-stream error has no status of its own; its type says which one it stands for."""
 
 
 def stream_error(payload: Mapping[str, Any], instance: str) -> ProviderError:
@@ -101,8 +91,7 @@ def stream_error(payload: Mapping[str, Any], instance: str) -> ProviderError:
     text = (
         f"{instance}: error mid-stream" + (f" {kind}:" if kind else "") + (f" {message}" if message else "")
     )
-    if kind == "overloaded_error":
-        return ProviderOverloadedError(529, text[:MAX_MESSAGE], instance_id=instance)
-    if kind == "rate_limit_error":
-        return RateLimitedError(None, text[:MAX_MESSAGE], instance_id=instance)
+    status = _STREAM_STATUS.get(str(kind))
+    if status is not None:
+        return error_for_status(status, {}, text[:MAX_MESSAGE], kind=kind, instance_id=instance)
     return ProviderError(text[:MAX_MESSAGE], instance_id=instance)

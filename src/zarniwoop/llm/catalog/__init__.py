@@ -9,7 +9,7 @@ from __future__ import annotations
 from .bootstrap import BootstrapReport, bootstrap_bundled
 from .catalog import REFRESH_INTERVAL_SECONDS, Catalog, RefreshReport
 from .documents import BundledDocuments, DocumentStore, FileDocumentStore, StoredDocument
-from .model_doc import KINDS, DocumentError, ModelDoc, ModelSize, Pricing, validate_document
+from .model_doc import KINDS, ModelDoc, ModelSize, Pricing, validate_document
 from .paths import AUTO, MANUAL, doc_path, parse_doc_path, slug_for
 from .snapshot import CatalogView, SkippedDocument, Snapshot, deep_merge, layer_keys
 
@@ -22,7 +22,6 @@ __all__ = [
     "BundledDocuments",
     "Catalog",
     "CatalogView",
-    "DocumentError",
     "DocumentStore",
     "FileDocumentStore",
     "ModelDoc",

@@ -29,6 +29,8 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from ...contract.errors import DocumentError
+
 if TYPE_CHECKING:
     from ..parsers.quirks import Quirks
 
@@ -39,10 +41,6 @@ _PRICE_FIELDS = ("inputPerMTok", "outputPerMTok", "cacheReadPerMTok", "cacheWrit
 class ModelSize(StrEnum):
     SMALL = "SMALL"
     LARGE = "LARGE"
-
-
-class DocumentError(ValueError):
-    """A document that breaks the schema; the message names the field and what was expected."""
 
 
 @dataclass(frozen=True, slots=True)

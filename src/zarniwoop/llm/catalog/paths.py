@@ -13,16 +13,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ...contract.errors import BadPathError
+
 MANUAL = "model"
 AUTO = "model-auto"
 SUFFIX = ".yaml"
 INSTANCE_RE = re.compile(r"[a-z0-9._-]+")
 SEGMENT_RE = re.compile(r"[A-Za-z0-9._-]+")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
-
-
-class BadPathError(ValueError):
-    """A document path that breaks the naming rules; the message says which part and why."""
 
 
 @dataclass(frozen=True, slots=True)

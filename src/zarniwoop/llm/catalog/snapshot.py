@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from ...config.keys import SYSTEM_TENANT, TENANT_LEVEL
-from .model_doc import DocumentError, ModelDoc, build_model_doc, validate_document
-from .paths import AUTO, MANUAL, SUFFIX, BadPathError, parse_doc_path
+from ...contract.errors import BadPathError, DocumentError
+from .model_doc import ModelDoc, build_model_doc, validate_document
+from .paths import AUTO, MANUAL, SUFFIX, parse_doc_path
 
 if TYPE_CHECKING:
     from ...contract.query import SearchScope

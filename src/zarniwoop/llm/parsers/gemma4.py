@@ -18,6 +18,7 @@ import json
 import re
 from typing import Any
 
+from ...contract.errors import ParseError
 from ..response import ChatResponse, ToolCall
 
 NAME = "gemma4"
@@ -27,10 +28,6 @@ _END = re.compile(r"\s*<tool_call\|>")
 _KEY = re.compile(r"[^:{}\[\],]+")
 _NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][+-]?\d+)?")
 _LITERALS = {"true": True, "false": False, "null": None}
-
-
-class _MalformedError(ValueError):
-    pass
 
 
 class Gemma4Parser:
@@ -48,7 +45,7 @@ class Gemma4Parser:
                 continue  # inside a call already consumed
             try:
                 arguments, end = _Reader(text, match.end()).object()
-            except _MalformedError:
+            except ParseError:
                 return response
             closing = _END.match(text, end)
             end = closing.end() if closing else end
@@ -78,7 +75,7 @@ class _Reader:
     def expect(self, char: str) -> None:
         self.skip()
         if not self.peek(char):
-            raise _MalformedError(f"expected {char!r} at {self.pos}")
+            raise ParseError(f"expected {char!r} at {self.pos}")
         self.pos += len(char)
 
     def object(self) -> tuple[dict[str, Any], int]:
@@ -121,7 +118,7 @@ class _Reader:
             return str(self.string())
         match = _KEY.match(self.text, self.pos)
         if match is None or not match.group().strip():
-            raise _MalformedError(f"expected a key at {self.pos}")
+            raise ParseError(f"expected a key at {self.pos}")
         self.pos = match.end()
         return match.group().strip()
 
@@ -129,14 +126,14 @@ class _Reader:
         if self.peek(QUOTE):
             end = self.text.find(QUOTE, self.pos + len(QUOTE))
             if end == -1:
-                raise _MalformedError('unterminated <|"|> string')
+                raise ParseError('unterminated <|"|> string')
             value = self.text[self.pos + len(QUOTE) : end]
             self.pos = end + len(QUOTE)
             return value
         try:
             value, self.pos = json.JSONDecoder().raw_decode(self.text, self.pos)
         except json.JSONDecodeError as exc:
-            raise _MalformedError(str(exc)) from None
+            raise ParseError(str(exc)) from None
         return str(value)
 
     def value(self) -> Any:
@@ -150,13 +147,13 @@ class _Reader:
         start = self.pos
         while self.pos < len(self.text) and self.text[self.pos] not in ",}]":
             if self.peek(QUOTE):
-                raise _MalformedError(f"quote token inside a bare value at {self.pos}")
+                raise ParseError(f"quote token inside a bare value at {self.pos}")
             self.pos += 1
         if self.pos >= len(self.text):
-            raise _MalformedError("value runs to the end of the text")
+            raise ParseError("value runs to the end of the text")
         bare = self.text[start : self.pos].strip()
         if not bare:
-            raise _MalformedError(f"empty value at {start}")
+            raise ParseError(f"empty value at {start}")
         if bare in _LITERALS:
             return _LITERALS[bare]
         if _NUMBER.fullmatch(bare):

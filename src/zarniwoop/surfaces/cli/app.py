@@ -50,7 +50,8 @@ def _globals(
     config: str | None = typer.Option(None, "--config", envvar="ZARNIWOOP_CONFIG", help="YAML config file."),
     tenant: str = typer.Option("default", "--tenant", envvar="ZARNIWOOP_TENANT", help="Tenant scope."),
     project: str = typer.Option("default", "--project", envvar="ZARNIWOOP_PROJECT", help="Project scope."),
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks and debug logs."),
+    # a flag takes no value: a blank metavar keeps typer from showing a `<bool>` type for it
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks and debug logs.", metavar=" "),
 ) -> None:
     ctx.obj = Globals(config, tenant, project, debug)
     guarded(ctx.obj, lambda: ctx.obj.scope)  # `--project ""`: exit 2 before any command runs
@@ -112,6 +113,11 @@ def guarded(g: Globals, call: Callable[[], T]) -> T:
             f"error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for details", err=True
         )
         raise typer.Exit(1) from None
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 hit`, `2 hits`, `0 hits`."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def print_json(data: Any) -> None:

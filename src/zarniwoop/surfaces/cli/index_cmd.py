@@ -57,7 +57,7 @@ def index(
     async def body(rt: Runtime) -> IndexReport:
         import asyncio
 
-        from ...localindex.index import IndexFormatError
+        from ...contract.errors import IndexFormatError
 
         with _Progress(enabled=not as_json) as progress:
             try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -25,18 +25,29 @@ def investigate(
         0, "--depth", help="0 = snippets only; >0 loads content of top hits before evaluating."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the RankedHitSet JSON."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Skip cached answers: ask the providers now."),
 ) -> None:
     """Research a question across sources: ranked hits with reasons, and reasons for every dropped one."""
 
     async def body(rt: Runtime) -> RankedHitSet:
-        return await rt.investigator.investigate(
-            question, ctx.obj.scope, max_results=max_results, depth=depth
-        )
+        from ...dispatch.cache import bypassing_cache
+
+        with bypassing_cache(no_cache):
+            return await rt.investigator.investigate(
+                question, ctx.obj.scope, max_results=max_results, depth=depth
+            )
 
     ranked = run(ctx, body)
+    failed = [s for s in ranked.searches if s.get("errorMessage")]
+    every_search_failed = bool(ranked.searches) and len(failed) == len(ranked.searches)
     if as_json:
         print_json(ranked.to_json())
+        if every_search_failed:
+            raise typer.Exit(3)
         return
+    if every_search_failed:
+        typer.echo(f"error: every search failed: {_failures(failed)}", err=True)
+        raise typer.Exit(3)
     from rich.table import Table
 
     out = console()
@@ -58,4 +69,12 @@ def investigate(
         out.print(f"[dim]dropped {len(ranked.dropped)}:[/dim]")
         for dropped in ranked.dropped:
             out.print(f"[dim]  - {dropped.hit.title}: {dropped.reason}[/dim]")
+    if failed:
+        out.print(
+            f"[yellow]{len(failed)} of {len(ranked.searches)} searches failed: {_failures(failed)}[/yellow]"
+        )
     out.print(f"[dim]plan: {ranked.strategies['plan']} · evaluate: {ranked.strategies['evaluate']}[/dim]")
+
+
+def _failures(searches: list[dict[str, Any]]) -> str:
+    return "; ".join(f"{s['modality']} {s['query']!r}: {s['errorMessage']}" for s in searches)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .app import Exit, console, fail, print_json, run
+from .app import Exit, console, fail, plural, print_json, run
 
 if TYPE_CHECKING:
     from ...contract.results import SearchResult
@@ -36,6 +37,7 @@ def search(
     provider: str | None = typer.Option(None, "--provider", help="Pin one provider instance (expert tier)."),
     locale: str | None = typer.Option(None, "--locale", help="e.g. de, en-GB"),
     as_json: bool = typer.Option(False, "--json", help="Print the SearchResult JSON."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Skip cached answers: ask the providers now."),
 ) -> None:
     """Search one modality through the provider cascade."""
     from ...contract.query import SearchRequest
@@ -61,7 +63,7 @@ def search(
         )
 
     async def body(rt: Runtime) -> SearchResult:
-        return await rt.dispatcher.search(build_request(), ctx.obj.scope)
+        return await rt.dispatcher.search(build_request(), ctx.obj.scope, cache=not no_cache)
 
     # Validate before opening the runtime, so bad input writes nothing (not even a database file).
     from ...contract.errors import ZarniwoopError
@@ -71,7 +73,13 @@ def search(
     except ZarniwoopError as exc:
         typer.echo(f"error: {exc.message}", err=True)
         raise typer.Exit(2) from None
-    result = run(ctx, body)
+    if as_json or not sys.stderr.isatty():
+        result = run(ctx, body)
+    else:  # a slow cascade (a firewall dropping packets) shows it is working, on stderr only
+        from rich.console import Console
+
+        with Console(stderr=True).status(f"searching {modality.upper()}…"):
+            result = run(ctx, body)
     if as_json:
         print_json(result.to_json())
     else:
@@ -94,17 +102,20 @@ def exit_code(result: SearchResult) -> int:
 
 
 def render_result(result: SearchResult) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     out = console()
     if result.hits:
         table = Table(show_lines=False, header_style="bold")
         table.add_column("#", justify="right")
-        table.add_column("title / url")
-        table.add_column("snippet", max_width=60)
+        # URLs are copied into browsers and `fetch-content`: folded onto more lines, never cut
+        table.add_column("title / url", overflow="fold", ratio=3)
+        table.add_column("snippet", ratio=2)
         for i, hit in enumerate(result.hits, 1):
+            title, url = escape(hit.title), escape(hit.url)  # provider text is not markup
             table.add_row(
-                str(i), f"[bold]{hit.title}[/bold]\n[blue]{hit.url}[/blue]", (hit.snippet or "")[:200]
+                str(i), f"[bold]{title}[/bold]\n[blue]{url}[/blue]", escape((hit.snippet or "")[:200])
             )
         out.print(table)
     from ...dispatch.dispatcher import provenance_footer
@@ -112,7 +123,7 @@ def render_result(result: SearchResult) -> None:
     footer = provenance_footer(result)
     summary = ", ".join(f"{a.provider_instance_id}={a.outcome.value}" for a in result.attempts)
     out.print(
-        f"[dim]{result.returned_count} hits {footer or ''}{' (cached)' if result.cached else ''} · {summary}[/dim]"
+        f"[dim]{plural(result.returned_count, 'hit')} {footer or ''}{' (cached)' if result.cached else ''} · {summary}[/dim]"
     )
     if result.note:
         out.print(f"[yellow]note:[/yellow] {result.note}")
@@ -120,11 +131,19 @@ def render_result(result: SearchResult) -> None:
         typer.echo(f"error: {result.error_message}", err=True)
 
 
-def providers(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> None:
+def providers(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json"),
+    probe: bool = typer.Option(
+        False, "--probe", help="First send each keyless provider one free probe (never a paid one)."
+    ),
+) -> None:
     """List the provider instances of the scope with availability, cooldowns and quota."""
     from ...views.providers import provider_entries
 
     async def body(rt: Runtime) -> list[dict[str, Any]]:
+        if probe:
+            await rt.probe_providers(ctx.obj.scope)
         return await provider_entries(rt.dispatcher, ctx.obj.scope, admin=True)
 
     entries = run(ctx, body)
@@ -135,13 +154,15 @@ def providers(ctx: typer.Context, as_json: bool = typer.Option(False, "--json"))
     from rich.table import Table
 
     table = Table(header_style="bold")
-    for col in ("id", "protocol", "modalities", "availability", "keyable", "cooldown until", "reachable"):
-        table.add_column(col)
+    columns = ["id", "protocol", "modalities", "availability", "keyable", "cooldown until", "reachable"]
+    proxied = any(e.get("proxy") for e in entries)
+    for col in [*columns, "proxy"] if proxied else columns:
+        table.add_column(col, overflow="fold")  # ids are copied into other commands: never cut them
     colours = {"READY": "green", "COOLDOWN": "yellow", "EXHAUSTED": "red", "DISABLED": "dim"}
     for e in entries:
         colour = colours.get(e["availability"], "white")
         cooldown = ", ".join(f"{c['modality']} {c['until']}" for c in e["cooldowns"]) or "-"
-        table.add_row(
+        row = [
             e["id"],
             e["protocol"],
             " ".join(e["modalities"]),
@@ -150,7 +171,8 @@ def providers(ctx: typer.Context, as_json: bool = typer.Option(False, "--json"))
             "yes" if e["keyable"] else "no key",
             cooldown,
             {True: "yes", False: "no", None: "-"}[e["reachable"]],
-        )
+        ]
+        table.add_row(*row, *([e.get("proxy") or "direct"] if proxied else []))
     console().print(table)
 
 

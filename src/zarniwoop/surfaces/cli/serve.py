@@ -41,6 +41,11 @@ def serve(
     port: int = typer.Option(8765, "--port", min=0, max=65535, help="Port (0 = any free port)."),
     access_log: bool = typer.Option(False, "--access-log/--no-access-log", help="Log every request."),
     log_level: str = typer.Option("warning", "--log-level", help="debug, info, warning or error."),
+    probes: bool = typer.Option(
+        True,
+        "--probes/--no-probes",
+        help="Probe keyless providers' reachability (research.probe.intervalSeconds).",
+    ),
 ) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json) and MCP (streamable HTTP at /mcp)."""
     g = ctx.obj
@@ -66,7 +71,7 @@ def serve(
 
             sock = _bind(host, port)
             url = _url(host, sock.getsockname()[1])
-            app = create_app(runtime, bind_host=host, admin_token=admin_token)
+            app = create_app(runtime, bind_host=host, admin_token=admin_token, probes=probes)
             config = uvicorn.Config(
                 app,
                 log_level=log_level.lower(),
@@ -126,6 +131,9 @@ def _banner(url: str, tenant: str, project: str, admin_token: str | None) -> Non
         f"Zarniwoop {__version__} serving on {url}",
         f"  HTTP API  {url}/v1/…   (OpenAPI: {url}/openapi.json)",
         f"  MCP       {url}/mcp    (streamable HTTP)",
+        f"  Web UI    {url}/       (paste the token below into it)"
+        if admin_token
+        else f"  Web UI    {url}/       (sign in with an API token)",
     ]
     if admin_token:
         lines += [

@@ -86,7 +86,8 @@ def list_(
 
     table = Table(header_style="bold")
     for column in ("id", "tenant", "project", "role", "label", "created", "revoked"):
-        table.add_column(column)
+        # an id is what `tokens revoke` takes: it is never cut, whatever the terminal's width
+        table.add_column(column, no_wrap=column == "id", overflow="fold")
     for r in records:
         table.add_row(r.id, r.tenant, r.project, r.role, r.label or "", r.created_at, r.revoked_at or "")
     console().print(table)

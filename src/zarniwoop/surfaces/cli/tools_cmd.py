@@ -25,7 +25,9 @@ def register(app: typer.Typer) -> None:
     app.add_typer(tools_app, name="tools")
 
 
-def _call(ctx: typer.Context, name: str, arguments: dict[str, Any], as_json: bool) -> None:
+def _call(
+    ctx: typer.Context, name: str, arguments: dict[str, Any], as_json: bool, *, cache: bool = True
+) -> None:
     from ...contract.errors import InvalidRequestError
     from ...tools.registry import parse_arguments, tool_spec
 
@@ -37,7 +39,7 @@ def _call(ctx: typer.Context, name: str, arguments: dict[str, Any], as_json: boo
     async def body(rt: Runtime) -> ToolResult:
         from ...tools.registry import Toolbox
 
-        return await Toolbox(rt).execute(name, arguments, ctx.obj.scope, admin=True)
+        return await Toolbox(rt).execute(name, arguments, ctx.obj.scope, admin=True, cache=cache)
 
     result = run(ctx, body)
     if as_json:
@@ -58,9 +60,10 @@ def rich(
     query: str = typer.Argument(..., help="What to search for."),
     max_results: int = typer.Option(5, "-n", "--max", help="Maximum hits per modality."),
     as_json: bool = typer.Option(False, "--json"),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Skip cached answers: ask the providers now."),
 ) -> None:
     """Search WEB, IMAGE, VIDEO and NEWS at once; hits grouped by modality."""
-    _call(ctx, "research_rich", {"query": query, "maxResults": max_results}, as_json)
+    _call(ctx, "research_rich", {"query": query, "maxResults": max_results}, as_json, cache=not no_cache)
 
 
 @tools_app.command("list")

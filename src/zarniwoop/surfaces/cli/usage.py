@@ -112,8 +112,39 @@ def _quota(quota: dict[str, Any] | None) -> str:
     return f"{used}/{limit} per {quota['period']} ({quota['source']})"
 
 
-def metrics() -> None:
-    """Print this process's Prometheus metrics (text exposition; `zarniwoop serve` has /metrics)."""
-    from ...observability.metrics import render_metrics
+def metrics(
+    url: str | None = typer.Option(
+        None, "--url", help="A running server (http://127.0.0.1:8765): print its /metrics instead."
+    ),
+    token: str | None = typer.Option(
+        None, "--token", envvar="ZARNIWOOP_TOKEN", help="Bearer token for --url (an operator token)."
+    ),
+) -> None:
+    """Print Prometheus metrics: a running server's with --url, else this (fresh) process's own."""
+    if url is None:
+        from ...observability.metrics import render_metrics
 
-    sys.stdout.write(render_metrics().decode("utf-8"))
+        typer.echo(
+            "note: these are this command's own counters (a fresh process: mostly zeros); "
+            "a server's are at its /metrics, or: zarniwoop metrics --url http://127.0.0.1:8765",
+            err=True,
+        )
+        sys.stdout.write(render_metrics().decode("utf-8"))
+        return
+    import httpx2
+
+    from ...contract.errors import ProviderError
+    from ...transport.http import translate_errors
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    target = url.rstrip("/") + "/metrics"
+    try:
+        with translate_errors("connect", 10.0, url=target):
+            answer = httpx2.get(target, headers=headers, timeout=10.0, trust_env=False)
+    except ProviderError as exc:
+        typer.echo(f"error: cannot read {target}: {exc.message}", err=True)
+        raise typer.Exit(3) from None
+    if answer.status_code != 200:
+        typer.echo(f"error: {target} answered HTTP {answer.status_code}", err=True)
+        raise typer.Exit(5 if answer.status_code in (401, 403) else 3)
+    sys.stdout.write(answer.text)

@@ -11,6 +11,8 @@ documents the tools' input models as request bodies.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -23,6 +25,7 @@ from ...tools.registry import Toolbox
 from ..mcp import build_mcp_server, http_principal
 from .errors import install_error_handlers
 from .mcp_endpoint import MCPEndpoint
+from .no_store import NoStoreApiAnswers
 from .routes import ROUTERS
 from .state import AppState
 
@@ -41,6 +44,7 @@ def create_app(
     protocols: Mapping[str, SearchProtocol] | None = None,
     bind_host: str = "127.0.0.1",
     admin_token: str | None = None,
+    probes: bool = False,
 ) -> FastAPI:
     """The app. With `runtime`, the caller owns it; otherwise the lifespan opens one from `config`.
 
@@ -48,6 +52,7 @@ def create_app(
         bind_host: the address served on; on loopback the MCP transport also checks `Host`/`Origin`
             against DNS rebinding.
         admin_token: an admin token valid only in this process (the one `serve` prints).
+        probes: run the free reachability probes of keyless endpoints while serving (`serve` does).
     """
 
     @asynccontextmanager
@@ -73,10 +78,16 @@ def create_app(
             app.state.zarniwoop = state
 
             await rt.start_catalog_refresh()  # a long-running server keeps the model catalog fresh
+            # keyless endpoints' reachability, before anyone searches (`zarniwoop serve`; off in tests)
+            prober = rt.start_probes() if probes else None
             try:
                 async with mcp.session_manager.run():
                     yield
             finally:
+                if prober is not None:
+                    prober.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await prober
                 await (await rt.catalog()).aclose()  # stop the refresh loop
         finally:
             if owned:
@@ -87,8 +98,13 @@ def create_app(
         version=__version__,
         summary="One research/search layer for LLM agents: many providers, one cascade, traceable answers.",
         lifespan=lifespan,
+        # FastAPI's /docs and /redoc pages load their JavaScript from a CDN, so behind a firewall
+        # they are blank pages: off. The document itself is at /openapi.json.
+        docs_url=None,
+        redoc_url=None,
     )
     install_error_handlers(app)
+    app.add_middleware(NoStoreApiAnswers)
     for router in ROUTERS:
         app.include_router(router)
     endpoint = MCPEndpoint()

@@ -145,7 +145,9 @@ async function api(method, path, { body, params = {}, token = session.token, sco
   try {
     response = await fetch(url, {
       method, headers, body: body === undefined ? undefined : JSON.stringify(body),
-      cache: "no-store", credentials: "omit", referrerPolicy: "no-referrer",
+      // "no-cache", not "no-store": with "no-store" the browser itself sends `Cache-Control: no-cache`,
+      // which tells the server to skip its result cache on every search. API answers say no-store.
+      cache: "no-cache", credentials: "omit", referrerPolicy: "no-referrer",
     });
   } catch {
     throw new ApiError(0, null, "cannot reach the server: is zarniwoop serve still running?");
@@ -329,11 +331,12 @@ function count(value) {
   return Number.isFinite(number) ? number : text;
 }
 
-async function runSearch(event) {
+async function runSearch(event, { fresh = false } = {}) {
   event.preventDefault();
   clearError("search");
   const form = $("search-form");
   const body = { query: form.query.value, modality: form.modality.value, maxResults: count(form.maxResults.value) ?? 10 };
+  if (fresh) body.cache = false; // Refresh: ask the providers again, and replace the cached answer
   const expert = {};
   for (const key of ["site", "filetype", "dateFrom", "dateTo", "language", "pinnedProviderId"]) {
     const value = form[key].value.trim();
@@ -349,7 +352,7 @@ async function runSearch(event) {
     renderSearch(result);
     setStatus("search", result.errorMessage
       ? `No results: ${result.errorMessage}`
-      : `${result.returnedCount} hit${result.returnedCount === 1 ? "" : "s"} from ${result.providerInstanceId ?? "no provider"}${result.cached ? " (cached)" : ""}.`,
+      : `${result.returnedCount} hit${result.returnedCount === 1 ? "" : "s"} from ${result.providerInstanceId ?? "no provider"}${result.cached ? ` (cached${result.cachedAt ? `, fetched ${new Date(result.cachedAt).toLocaleString()}` : ""}; Refresh asks again)` : ""}.`,
       { quiet: true });
   } catch (error) {
     if (current()) fail("search", error);
@@ -536,6 +539,13 @@ async function runInvestigate(event) {
   try {
     const ranked = await busy(form, () => api("POST", "/v1/research/investigate", { body }));
     if (!current()) return;
+    const searches = ranked.searches || [];
+    const failed = searches.filter((s) => s.errorMessage);
+    if (searches.length && failed.length === searches.length) {
+      // Nothing could be searched: that is an error, not an honest "no relevant hits".
+      fail("investigate", new Error(`Every search failed: ${failed.map((s) => `${s.modality} “${s.query}”: ${s.errorMessage}`).join("; ")}`));
+      return;
+    }
     renderInvestigation(ranked);
     setStatus("investigate", `${ranked.hits.length} ranked hit${ranked.hits.length === 1 ? "" : "s"}, ${ranked.dropped.length} dropped.`, { quiet: true });
   } catch (error) {
@@ -699,6 +709,7 @@ function start() {
   $("signout").addEventListener("click", () => signOut());
   $("search-form").addEventListener("submit", runSearch);
   $("investigate-form").addEventListener("submit", runInvestigate);
+  $("search-refresh").addEventListener("click", (event) => runSearch(event, { fresh: true }));
   $("usage-form").addEventListener("submit", loadUsage);
   $("routing-refresh").addEventListener("click", loadRouting);
   window.addEventListener("hashchange", () => route());

@@ -1,0 +1,61 @@
+"""Network failures in the words a person uses: which host and port, and what went wrong.
+
+httpx2 wraps the socket error a connection died of (`socket.gaierror`, `ConnectionRefusedError`,
+`ssl.SSLCertVerificationError`, …) in its own exceptions; `explain` walks that chain and names
+the cause. It reads error *types* and the TLS library's verification message, never the text of
+an exception that may carry a URL (and with it a key).
+
+    explain(exc, "en.wikipedia.org", 443)   # "cannot resolve en.wikipedia.org"
+    explain(exc, "10.0.0.5", 443)           # "connection to 10.0.0.5:443 refused"
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+import ssl
+from urllib.parse import urlsplit
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def target_of(url: str) -> tuple[str, int]:
+    """`(host, port)` of a URL, with the scheme's default port."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return parts.hostname or "?", port or _DEFAULT_PORTS.get(parts.scheme, 0)
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen and len(seen) < 12:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def explain(exc: BaseException, host: str, port: int) -> str | None:
+    """The cause of a failed exchange with `host:port`, or None when the chain names none."""
+    where = f"{host}:{port}" if port else host
+    for cause in _causes(exc):
+        if isinstance(cause, socket.gaierror):
+            return f"cannot resolve {host}"
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            reason = cause.verify_message or "certificate not trusted"
+            return f"TLS handshake with {where} failed: {reason}"
+        if isinstance(cause, ssl.SSLError):
+            return f"TLS handshake with {where} failed ({cause.reason or type(cause).__name__})"
+        if isinstance(cause, ConnectionRefusedError):
+            return f"connection to {where} refused"
+        if isinstance(cause, ConnectionResetError | BrokenPipeError):
+            return f"connection to {where} reset by the peer"
+        if isinstance(cause, OSError) and cause.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH):
+            return f"no route to {where} ({'network' if cause.errno == errno.ENETUNREACH else 'host'} unreachable)"
+    return None
+
+
+__all__ = ["explain", "target_of"]

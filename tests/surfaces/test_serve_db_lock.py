@@ -1,0 +1,106 @@
+"""Another process holding SQLite's write lock must not freeze a running `zarniwoop serve`.
+
+A CLI command (`settings set`, `tokens create`, `index`) in another process may hold the write lock
+of the shared SQLite file for a while. The server's searches need that lock too (a provider's
+failure starts a cooldown, the audit flusher inserts the call records): they must wait for it
+without blocking the event loop, so `/healthz` keeps answering at once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+import httpx2
+
+from ..support.bodies import wikipedia_pages
+from ..support.emulator import Reply
+from ..support.runtime import endpoint, only, write_config
+from ..support.served import served
+
+WIKI = "/w/w/rest.php/v1/search/page"
+HOLD_SECONDS = 2.0
+STALL_LIMIT = 0.1
+
+_HOLDER = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
+conn.execute("BEGIN IMMEDIATE")
+print("locked", time.time(), flush=True)
+time.sleep(float(sys.argv[2]))
+conn.execute("COMMIT")
+print("released", time.time(), flush=True)
+"""
+
+
+def _healthz_seconds(http: httpx2.Client) -> float:
+    begin = time.perf_counter()
+    assert http.get("/healthz").status_code == 200
+    return time.perf_counter() - begin
+
+
+def test_a_cli_process_holding_the_write_lock_does_not_stall_healthz(tmp_path, emulator):
+    emulator.add(WIKI, Reply.json(wikipedia_pages("Aurora", "Aurora borealis")))
+    emulator.add("/bad/w/rest.php/v1/search/page", Reply(status=502))
+    settings = {
+        **only(),
+        **endpoint("flaky", "wikipedia", f"{emulator.url}/bad"),
+        **endpoint("wiki", "wikipedia", f"{emulator.url}/w"),
+        "research.cache.ttlSeconds": 0,
+    }
+    config = write_config(tmp_path, {"settings": settings})
+    home = tmp_path / "home"
+    with served(config, home) as server:
+        auth = {"Authorization": f"Bearer {server.token}"}
+        with httpx2.Client(base_url=server.url, timeout=30) as http:
+            baseline = statistics.median(_healthz_seconds(http) for _ in range(20))
+            holder = subprocess.Popen(
+                [sys.executable, "-c", _HOLDER, str(home / "zarniwoop.db"), str(HOLD_SECONDS)],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            assert holder.stdout is not None
+            locked_line = holder.stdout.readline().split()
+            assert locked_line[0] == "locked", locked_line
+            locked_at = float(locked_line[1])
+
+            answers: list[int] = []
+
+            def search() -> None:  # flaky fails (a cooldown to write), wiki answers (a record to audit)
+                with httpx2.Client(base_url=server.url, headers=auth, timeout=30) as searcher:
+                    for n in range(3):
+                        reply = searcher.post(
+                            "/v1/research/search", json={"query": f"aurora {n}", "modality": "web"}
+                        )
+                        answers.append(reply.status_code)
+
+            searcher = threading.Thread(target=search)
+            searcher.start()
+            during = []
+            while holder.poll() is None:
+                during.append(_healthz_seconds(http))
+                time.sleep(0.02)
+            released_line = holder.stdout.read().split()
+            assert released_line[0] == "released", released_line
+            released_at = float(released_line[1])
+            searcher.join(timeout=30)
+
+    assert released_at - locked_at >= HOLD_SECONDS
+    assert answers == [200, 200, 200]
+    # the server did need the lock inside the window: the cooldown was decided while it was held
+    with sqlite3.connect(home / "zarniwoop.db") as db:
+        cooldowns = db.execute("SELECT subject, updated_at FROM cooldowns").fetchall()
+        audited = db.execute(
+            "SELECT instance_id, outcome FROM research_call_records ORDER BY started_at"
+        ).fetchall()
+    assert [s for s, _ in cooldowns] == ["research:flaky:web"]
+    assert locked_at <= cooldowns[0][1] <= released_at
+    assert audited[:2] == [("flaky", "hard_error"), ("wiki", "success")]
+    assert max(during) - baseline < STALL_LIMIT, (
+        f"worst /healthz {max(during):.3f}s, baseline {baseline:.4f}s"
+    )
+    assert len(during) >= HOLD_SECONDS / 0.05  # healthz was asked all through the window
