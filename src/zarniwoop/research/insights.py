@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .heuristics import key_terms, stem
-from .model import Claim, Entity, Insights, RankedHit
+from .model import Claim, Entity, Insights, RankedHit, finders
 
 if TYPE_CHECKING:
     from ..llm.light import LightLlm
@@ -47,6 +47,16 @@ class InsightsBuilder(Protocol):
 def hit_text(hit: RankedHit) -> str:
     body = hit.hit.content.text if hit.hit.content is not None and hit.hit.content.text else ""
     return " ".join(" ".join(filter(None, [hit.hit.snippet, body])).split())
+
+
+def recipe_row(label: str, hit: RankedHit, chars: int) -> dict[str, Any]:
+    """A kept hit as the insights and re-rank recipes show it: `[h3] title / source / text`."""
+    return {
+        "key": label,
+        "title": hit.hit.title,
+        "sources": finders(hit.sources),
+        "text": hit_text(hit)[:chars],
+    }
 
 
 class ExtractiveInsights:
@@ -109,15 +119,7 @@ class LlmInsights:
         if not hits:
             return Insights((), ())
         shown = {f"h{i}": hit for i, hit in enumerate(hits, 1)}
-        rows = [
-            {
-                "key": label,
-                "title": hit.hit.title,
-                "sources": ", ".join(dict.fromkeys(s.instance for s in hit.sources)),
-                "text": hit_text(hit)[:INSIGHTS_TEXT_CHARS],
-            }
-            for label, hit in shown.items()
-        ]
+        rows = [recipe_row(label, hit, INSIGHTS_TEXT_CHARS) for label, hit in shown.items()]
         result = await self.light.call_for_json(INSIGHTS_RECIPE, {"question": question, "hits": rows})
         claims = []
         for item in result.data["claims"]:

@@ -21,7 +21,7 @@ from ..contract.enums import Modality, SearchDomain
 from ..contract.errors import ParseError, ZarniwoopError
 from .batching import fit_batches
 from .heuristics import LexicalEvaluator
-from .model import Evaluation, MergedHit, Plan, PlannedSearch, Verdict
+from .model import Evaluation, MergedHit, Plan, PlannedSearch, Verdict, finders
 
 if TYPE_CHECKING:
     from ..llm.light import LightLlm, Recipe
@@ -112,7 +112,7 @@ class LlmPlanner:
             hits.append(
                 {
                     "title": merged.hit.title,
-                    "sources": ", ".join(dict.fromkeys(s.instance for s in merged.sources)),
+                    "sources": finders(merged.sources),
                     "verdict": ("keep" if verdict.keep else "drop") if verdict else "not judged",
                     "reason": verdict.reason if verdict else "",
                 }
@@ -141,7 +141,7 @@ class LlmEvaluator:
             {
                 "key": label,
                 "title": merged.hit.title,
-                "sources": ", ".join(dict.fromkeys(s.instance for s in merged.sources)),
+                "sources": finders(merged.sources),
                 "text": _text(merged)[:EVALUATE_TEXT_CHARS],
             }
             for label, merged in shown.items()

@@ -56,6 +56,11 @@ class HitSource:
         return {"providerInstanceId": self.instance, "rank": self.rank, "query": self.query}
 
 
+def finders(sources: tuple[HitSource, ...]) -> str:
+    """`"oa, wiki"`: the instances that found a hit, each once, in order — as recipes show it."""
+    return ", ".join(dict.fromkeys(s.instance for s in sources))
+
+
 @dataclass(frozen=True, slots=True)
 class MergedHit:
     key: str

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .batching import fit_batches
-from .insights import hit_text
+from .insights import recipe_row
 from .model import RankedHit
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ class LlmReranker:
 
     async def rerank(self, question: str, hits: Sequence[RankedHit]) -> list[RankedHit]:
         recipe = self.light.recipe(self.recipe_name)
-        rows = [_row(f"h{i}", hit) for i, hit in enumerate(hits, 1)]
+        rows = [recipe_row(f"h{i}", hit, RERANK_TEXT_CHARS) for i, hit in enumerate(hits, 1)]
         by_label = {row["key"]: hit for row, hit in zip(rows, hits, strict=True)}
         scores: dict[str, float] = {}
         for batch in await fit_batches(self.light, recipe, rows, lambda b: {"question": question, "hits": b}):
@@ -47,12 +47,3 @@ class LlmReranker:
         ranked = sorted((h for h in hits if h.key in scores), key=lambda h: scores[h.key], reverse=True)
         rest = [h for h in hits if h.key not in scores]
         return [replace(h, rerank_score=scores[h.key]) for h in ranked] + rest
-
-
-def _row(label: str, hit: RankedHit) -> dict[str, Any]:
-    return {
-        "key": label,
-        "title": hit.hit.title,
-        "sources": ", ".join(dict.fromkeys(s.instance for s in hit.sources)),
-        "text": hit_text(hit)[:RERANK_TEXT_CHARS],
-    }
