@@ -73,7 +73,7 @@ async def main(n: int) -> dict[str, object]:
         for (level, owner, name), value in KEYS.items():
             await store.set("acme", level, owner, name, value)
         manager = await runtime.llm()
-        call = LlmCall("acme", "transformer-review", "mike", purpose="execution")
+        call = LlmCall(tenant="acme", project="transformer-review", account="mike", purpose="execution")
         request = ChatRequest.prompt("How are you?", max_tokens=256)
         spec = ADAPTERS["anthropic"].build(
             request, Endpoint("anthropic", "anthropic", emu.url, None), "claude-sonnet-4-5"
@@ -106,9 +106,22 @@ async def main(n: int) -> dict[str, object]:
             c1 = time.perf_counter()
             await manager.ledger.settle(hold, 41)
             await manager.usage.record(
-                UsageRecord(call.tenant, call.account, call.project, "nlp", "anthropic", "anthropic",
-                            candidate.model, prep.purpose, 12, 29, 0.0005, candidate.credential_source, 1)
-            )  # fmt: skip
+                UsageRecord(
+                    tenant=call.tenant,
+                    account=call.account,
+                    project=call.project,
+                    team="nlp",
+                    provider="anthropic",
+                    instance="anthropic",
+                    model=candidate.model,
+                    purpose=prep.purpose,
+                    tokens_input=12,
+                    tokens_output=29,
+                    cost_usd=0.0005,
+                    credential_source=candidate.credential_source,
+                    duration_ms=1,
+                )
+            )
             t2 = time.perf_counter()
 
             result = await manager.chat(call, request)

@@ -84,6 +84,19 @@ LMSTUDIO = [
     ("deepseek-r1", 131072, "LARGE", ["tools", "thinking"], {"stripThinkTags": True}, "/api/v1/models"),
 ]
 
+# Seed 002 §7a "Observed Profiles" (2026-06-15): (instance, wire) → (contextDiscipline, toolLoopPersistence).
+# Empirical, allowed to be falsified by vendor releases; every layer may override a key.
+TRAITS = {
+    ("gemini", "gemini-2.5-pro"): ("weak", "medium"),
+    ("gemini", "gemini-2.5-flash"): ("weak", "strong"),
+    ("gemini", "gemma-4-26b-a4b-it"): ("strong", "strong"),
+    ("deepseek", "deepseek-v4-pro"): ("strong", "strong"),
+    ("anthropic", "claude-sonnet-4-6"): ("strong", "strong"),
+    ("anthropic", "claude-opus-4-7"): ("strong", "very-strong"),
+}
+LOCAL_TRAITS = ("variable", "variable")
+"""Local models (a local Ollama's own, LM Studio): "variable per model — test"."""
+
 CAPABILITIES = [
     ("supports_vision", "vision"),
     ("supports_pdf_input", "pdf"),
@@ -108,6 +121,10 @@ def write(instance: str, wire: str, fields: dict[str, object], source: str) -> N
     slug, wire_field = slug_and_wire(wire)
     path = OUT / instance / f"{slug}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
+    local = instance == "lmstudio" or (instance == "ollama" and not wire.endswith("-cloud"))
+    traits = TRAITS.get((instance, wire), LOCAL_TRAITS if local else None)
+    if traits is not None:
+        fields = {**fields, "traits": {"contextDiscipline": traits[0], "toolLoopPersistence": traits[1]}}
     body = {**wire_field, **fields, "discoveredBy": "manual", "pricingSource": source}
     path.write_text(
         "# Bundled with zarniwoop (scripts/build_bundled_catalog.py); copied into _system/_tenant on first boot.\n"

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from .llm.catalog import Catalog
     from .llm.manager import LlmManager
     from .llm.quota import QuotaLedger
+    from .llm.rate import RateLimiter
     from .research.pipeline import Investigator
     from .tenancy.tokens import TokenStore
     from .views.providers import RoutingSection
@@ -243,6 +244,7 @@ class Runtime:
                     from .llm.usage import UsageStore
 
                     self._llm = LlmManager(
+                        rate=self._rate_limiter(),
                         db=self.db,
                         settings=self.settings,
                         credentials=self.credentials,
@@ -253,6 +255,14 @@ class Runtime:
                         catalog=self.catalog,
                     )
         return self._llm
+
+    def _rate_limiter(self) -> RateLimiter:
+        """Per-minute LLM limits: one window for every replica in Redis (`redis_url`), else this process's."""
+        from .llm.rate import MemoryRateLimiter, RedisRateLimiter
+
+        if self.redis is not None:
+            return RedisRateLimiter(self.redis.client, prefix=self.redis.prefix)
+        return MemoryRateLimiter()
 
     # -- operations that span components ---------------------------------------------------------
 
@@ -299,7 +309,12 @@ class Runtime:
         from .views.routing import routing_report
 
         return await routing_report(
-            self.dispatcher, self.settings, scope, admin=admin, sections=self.routing_sections
+            self.dispatcher,
+            self.settings,
+            scope,
+            admin=admin,
+            sections=self.routing_sections,
+            catalog=await self.catalog(),
         )
 
     async def probe_providers(self, scope: SearchScope) -> dict[str, ProbeResult]:
@@ -324,7 +339,13 @@ class Runtime:
 
     async def aclose(self) -> None:
         # Lazily built services close first, while the database they write to is still open.
-        for name, closer in (("catalog", self._catalog), ("content store", self.__dict__.get("content"))):
+        # The LLM manager first: it flushes scheduled threshold webhooks over the shared pool.
+        closers = (
+            ("LLM manager", self._llm),
+            ("catalog", self._catalog),
+            ("content store", self.__dict__.get("content")),
+        )
+        for name, closer in closers:
             if closer is not None:
                 try:
                     await closer.aclose()
@@ -347,7 +368,7 @@ class Runtime:
         await self.aclose()
 
 
-def validate_all(settings: SettingService, protocols: dict[str, SearchProtocol]) -> list[ConfigError]:
+def validate_all(settings: SettingService, protocols: Mapping[str, SearchProtocol]) -> list[ConfigError]:
     """Search settings and `ai.*` settings, every scope: the boot check and the `settings set` check."""
     from .llm.validate import validate_ai_settings
 

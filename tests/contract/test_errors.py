@@ -36,8 +36,12 @@ EXAMPLES: dict[str, ZarniwoopError] = {
     "ProviderHTTPError": errors.ProviderHTTPError(502, instance_id="x"),
     "ProviderOverloadedError": errors.ProviderOverloadedError(503, "HTTP 503", retry_after=20.0),
     "ProviderTimeoutError": errors.ProviderTimeoutError("no answer within 8.0s"),
+    "MissingCredentialError": errors.MissingCredentialError(
+        "openai", "openai:gpt-4o", ("account mike", "tenant acme")
+    ),
     "QuotaBlockedError": errors.QuotaBlockedError(errors.QuotaExceededError("tenant"), ("a",), ("s",)),
     "QuotaExceededError": errors.QuotaExceededError("project", "project quota exhausted"),
+    "RateLimitExceededError": errors.RateLimitExceededError("project", 12.5),
     "RateLimitedError": errors.RateLimitedError(7.0, "slow down", instance_id="serper-main"),
     "ResponseTooLargeError": errors.ResponseTooLargeError("over the cap"),
     "ScopeRequiredError": errors.ScopeRequiredError("project"),

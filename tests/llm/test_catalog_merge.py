@@ -249,6 +249,7 @@ discoveredAt: "2026-06-27T10:00:00Z"
             "cacheReadPerMTok": 0.3,
             "cacheWritePerMTok": 3.75,
         },
+        "traits": {"contextDiscipline": None, "toolLoopPersistence": None},  # this document names none
         "displayName": None,
         "discoveredBy": "manual",
         "discoveredAt": "2026-06-27T10:00:00Z",

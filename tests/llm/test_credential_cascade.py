@@ -212,7 +212,7 @@ async def test_operator_keys_deny_never_uses_the_environment_key(tmp_path, emula
                 LlmCall("acme", "p1", "mike", model=f"anthropic:{MODEL}"), ChatRequest.prompt("hi")
             )
         assert "operator keys denied" in caught.value.message
-        assert caught.value.exit_code == 3
+        assert caught.value.exit_code == 4  # issue 15: a missing key is exit 4, never a silent substitute
         assert emulator.requests(ANTHROPIC_PATH) == []
         # Another tenant without the restriction does use the operator's key.
         other = await manager.chat(

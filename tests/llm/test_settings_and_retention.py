@@ -22,6 +22,14 @@ pytestmark = pytest.mark.anyio
         ("ai.failover.maxWaitSeconds", "-1", "expected a number ≥ 0"),
         ("ai.usage.retentionDays", 0, "expected an integer ≥ 1"),
         ("ai.trace.persist", "maybe", "expected true or false, got 'maybe'"),
+        ("ai.substitute", "perhaps", "expected true or false, got 'perhaps'"),
+        ("ai.rateLimit.windowSeconds", 0, "expected a number > 0 (seconds)"),
+        ("ai.usage.purgeIntervalSeconds", -5, "expected a number > 0 (seconds)"),
+        (
+            "ai.alias.default.analyze.fallback",
+            "gemini",
+            "fallback 'gemini': element 'gemini' is not <provider>:<model> or <namespace>:<alias>",
+        ),
     ],
 )
 async def test_a_bad_llm_setting_fails_start_up_naming_the_key(tmp_path, key, value, reason):

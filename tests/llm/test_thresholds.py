@@ -43,6 +43,7 @@ async def test_crossing_80_percent_notifies_the_log_and_the_webhook_once(tmp_pat
         with caplog.at_level(logging.WARNING, logger="zarniwoop.llm.quota"):
             await manager.chat(MIKE, ChatRequest.prompt("x"))
             await manager.chat(MIKE, ChatRequest.prompt("x"))
+            await manager.flush()  # notices are scheduled off the call's path
 
         hooks = emulator.requests("/hook")
         assert len(hooks) == 1  # once per line and day, not per call
@@ -68,6 +69,7 @@ async def test_at_95_percent_the_call_switches_to_the_light_model(tmp_path, emul
         assert (result.instance, result.model) == ("gemini", "gemini-2.5-flash")  # Mike's light_model
         assert result.credential_source == "account"  # Mike's google key serves every gemini model
         assert emulator.requests(ANTHROPIC_PATH) == []
+        await manager.flush()
         thresholds = sorted(h.json()["threshold"] for h in emulator.requests("/hook"))
         assert thresholds == [80, 95]  # both crossed, each announced once
         row = await runtime.db.fetchone("SELECT purpose, model FROM llm_usage_records")
@@ -82,5 +84,6 @@ async def test_a_failing_webhook_never_breaks_the_call(tmp_path, emulator, caplo
         manager = await manager_for(runtime)
         with caplog.at_level(logging.WARNING, logger="zarniwoop.llm.quota"):
             result = await manager.chat(MIKE, ChatRequest.prompt("x"))
+            await manager.flush()
         assert result.response.text.startswith("Hello!")
         assert "quota webhook answered HTTP 500" in caplog.text

@@ -102,11 +102,13 @@ def test_seed_quota_example_blocked_call_exits_4_naming_the_project(tmp_path, ho
     assert emulator.requests(ANTHROPIC_PATH) == []
 
 
-def test_no_key_anywhere_exits_3_and_an_unknown_model_exits_2(tmp_path, home, emulator):
+def test_no_key_anywhere_exits_4_and_an_unknown_model_exits_2(tmp_path, home, emulator):
     config = seed_config(tmp_path, emulator)  # no credentials stored at all
     result = invoke(config, "llm", "ask", "x", "--account", "sarah", "--model", "anthropic:claude-sonnet-4-5")
-    assert result.exit_code == 3
-    assert result.stderr.startswith("error: no usable LLM provider for 'anthropic:claude-sonnet-4-5'")
+    assert result.exit_code == 4  # issue 15: a missing key is exit 4 and names the provider (was 3)
+    assert result.stderr.startswith(
+        "error: no key for provider 'anthropic' (model spec 'anthropic:claude-sonnet-4-5'); searched: account sarah"
+    )
     unknown = invoke(config, "llm", "ask", "x", "--model", "nosuch:model")
     assert unknown.exit_code == 2
     assert "nosuch:model" in unknown.stderr and len(unknown.stderr.strip().splitlines()) == 1

@@ -75,13 +75,22 @@ KNOWN_KEYS: tuple[KnownKey, ...] = (
     KnownKey("research.profile.<name>.providers.<modality>", "an agent profile's providers for one modality"),
     KnownKey("ai.default.provider", "the provider of `default:` model specs"),
     KnownKey("ai.default.model", "the model of `default:` model specs"),
-    KnownKey("ai.alias.<rest>", "a model alias (`ai.alias.default.analyze: openai:gpt-4o`)"),
+    KnownKey(
+        "ai.alias.<rest>",
+        "a model alias (`ai.alias.default.analyze: openai:gpt-4o`); `….fallback`: its runtime fallback chain",
+    ),
     KnownKey("ai.provider.<id>.<rest>", "a named LLM provider instance (type, apiKey, baseUrl, …)"),
     KnownKey("ai.operatorKeys", "deny: never use the operator's environment keys for LLM calls", "allow"),
     KnownKey("ai.substitute", "let another provider serve a spec whose provider has no key", "false"),
     KnownKey("ai.call.timeoutMs", "per LLM call timeout"),
     KnownKey("ai.failover.maxWaitSeconds", "longest Retry-After an LLM call waits before failing over"),
     KnownKey("ai.usage.retentionDays", "LLM usage records kept this long", "90"),
+    KnownKey(
+        "ai.usage.purgeIntervalSeconds", "how often a server purges LLM usage past the retention", "3600"
+    ),
+    KnownKey(
+        "ai.rateLimit.windowSeconds", "the window requests_per_minute / tokens_per_minute count over", "60"
+    ),
     KnownKey("ai.trace.persist", "keep raw LLM traces", "false"),
     KnownKey("ai.quota.webhookUrl", "where quota threshold notices are posted"),
     KnownKey("ai.catalog.refreshMinutes", "model catalog refresh interval", "30"),

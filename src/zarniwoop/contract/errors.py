@@ -18,10 +18,12 @@
     │   ├── ResponseTooLargeError               body over the size cap
     │   └── ParseError                          body not what the protocol expects
     ├── QuotaExceededError(level)               a budget is exhausted              → exit 4
+    │   ├── RateLimitExceededError(retry_after) a per-minute limit of a level      → exit 4 / HTTP 429
     │   └── QuotaBlockedError(attempts, switches)  …and no local LLM was left to take the call
     ├── AccessDeniedError                       token/scope not allowed            → exit 5 / HTTP 401/403
     ├── NoProviderAvailableError(attempts)      every candidate failed             → exit 3
-    │   └── FailoverError(switches)             every LLM candidate failed
+    │   ├── FailoverError(switches)             every LLM candidate failed
+    │   └── MissingCredentialError(provider)    no key for the asked-for provider  → exit 4
     ├── DatabaseUnavailableError                the database cannot be reached right now
     ├── IndexFormatError                        a local index file of another schema, or not SQLite
     └── ExtractionError(reason)                 a document to index cannot be read as its type
@@ -198,10 +200,20 @@ class QuotaExceededError(ZarniwoopError):
         self.level = level
 
 
+class RateLimitExceededError(QuotaExceededError):
+    """A level's `requests_per_minute` or `tokens_per_minute` is used up; `retry_after` is how many
+    seconds until the window lets this call in (a gateway answers 429 with `Retry-After`)."""
+
+    def __init__(self, level: str, retry_after: float, message: str | None = None) -> None:
+        super().__init__(level, message or f"{level} rate limit reached; retry in {retry_after:.1f}s")
+        self.retry_after = retry_after
+
+
 class QuotaBlockedError(QuotaExceededError):
     """An LLM budget refused the call and no unlimited (local) candidate was left.
 
-    `attempts` and `switches` are the failover's records (`llm/failover.py` `AttemptRecord`, `Switch`)."""
+    `attempts` and `switches` are the failover's records (`llm/failover.py` `AttemptRecord`, `Switch`);
+    `retry_after` is set when a per-minute rate limit (not a budget) refused: seconds until there is room."""
 
     def __init__(
         self, cause: QuotaExceededError, attempts: tuple[Any, ...] = (), switches: tuple[Any, ...] = ()
@@ -209,6 +221,7 @@ class QuotaBlockedError(QuotaExceededError):
         super().__init__(cause.level, cause.message)
         self.attempts = attempts
         self.switches = switches
+        self.retry_after: float | None = getattr(cause, "retry_after", None)
 
 
 class AccessDeniedError(ZarniwoopError):
@@ -233,6 +246,26 @@ class FailoverError(NoProviderAvailableError):
     def __init__(self, message: str, attempts: tuple[Any, ...] = (), switches: tuple[Any, ...] = ()) -> None:
         super().__init__(message, attempts)
         self.switches = switches
+
+
+class MissingCredentialError(NoProviderAvailableError):
+    """The requested model's provider has no key at any level; nothing else is called in its place
+    unless the tenant allows substitution (`ai.substitute: true`).
+
+    `provider` is the provider instance, `spec` the model spec asked for, `searched` every place
+    looked in, in order (`account mike`, …, `operator environment ANTHROPIC_API_KEY`)."""
+
+    exit_code = 4
+
+    def __init__(self, provider: str, spec: str, searched: tuple[str, ...]) -> None:
+        super().__init__(
+            f"no key for provider {provider!r} (model spec {spec!r}); searched: {', '.join(searched)}. "
+            "Store one (zarniwoop credentials set) or set ai.substitute: true to let another provider serve",
+            (),
+        )
+        self.provider = provider
+        self.spec = spec
+        self.searched = searched
 
 
 class DatabaseUnavailableError(ZarniwoopError):

@@ -39,6 +39,8 @@ DEFAULT_NAMESPACE = "default"
 DEFAULT_PROVIDER_KEY = "ai.default.provider"
 DEFAULT_MODEL_KEY = "ai.default.model"
 ALIAS_PREFIX = "ai.alias."
+FALLBACK_SUFFIX = ".fallback"
+"""`ai.alias.<prefix>.<rest>.fallback`: the alias's runtime fallback chain (not an alias itself)."""
 
 
 class SettingsReader(Protocol):
@@ -117,6 +119,8 @@ def alias_table(settings: Any) -> list[dict[str, Any]]:
     """
     out: list[dict[str, Any]] = []
     for key, target in settings.with_prefix(ALIAS_PREFIX).items():
+        if key.endswith(FALLBACK_SUFFIX):
+            continue
         prefix, _, rest = key.partition(".")
         alias = f"{prefix}:{rest}"
         try:
@@ -125,6 +129,23 @@ def alias_table(settings: Any) -> list[dict[str, Any]]:
             entry = {"spec": alias, "error": exc.reason}
         out.append({"alias": alias, "target": target, **{k: v for k, v in entry.items() if k != "spec"}})
     return out
+
+
+def split_fallbacks(value: str) -> list[str]:
+    """`"gemini:gemini-2.5-pro; default:fast,default:chat"` → two specs (`;` or a newline separates
+    them, since a comma is already the cascade inside one spec)."""
+    return [part.strip() for part in value.replace("\n", ";").split(";") if part.strip()]
+
+
+def alias_fallbacks(path: tuple[str, ...], settings: SettingsReader) -> list[str]:
+    """The fallback chains (`ai.alias.<prefix>.<rest>.fallback`) of every alias on a resolution path."""
+    specs: list[str] = []
+    for element in path:
+        prefix, _, rest = element.partition(":")
+        value = settings.get(f"{ALIAS_PREFIX}{prefix.strip()}.{rest.strip()}{FALLBACK_SUFFIX}")
+        if value:
+            specs += split_fallbacks(value)
+    return specs
 
 
 _Found = tuple[str, str, str]

@@ -62,6 +62,9 @@ class Candidate:
     priority: int = 0
     unlimited: bool = False
     local: bool = False
+    origin: str = "primary"
+    """Why it is a candidate: `primary`, `fallbackModels` (the runtime chain), `priority` (another
+    configured entry), `local`, or `substitute` (the requested provider had no key)."""
 
     @property
     def label(self) -> str:
@@ -171,7 +174,9 @@ class FailoverEngine:
             if quota_error is not None and not candidate.unlimited:
                 continue
             if previous is not None:
-                switch = Switch(previous.instance, candidate.instance, last_reason)
+                switch = Switch(
+                    from_instance=previous.instance, to_instance=candidate.instance, reason=last_reason
+                )
                 switches.append(switch)
                 log.warning(
                     "failover from %s to %s (%s)", switch.from_instance, switch.to_instance, switch.reason
@@ -184,7 +189,12 @@ class FailoverEngine:
                     value = await call(candidate)
                 except QuotaExceededError as exc:
                     attempts.append(
-                        AttemptRecord(candidate.instance, candidate.model, "blocked", exc.message, None, 0)
+                        AttemptRecord(
+                            instance=candidate.instance,
+                            model=candidate.model,
+                            outcome="blocked",
+                            error=exc.message,
+                        )
                     )
                     quota_error, last_reason = exc, short_reason(exc)
                     break
@@ -193,13 +203,13 @@ class FailoverEngine:
                     status = getattr(exc, "status", None)
                     attempts.append(
                         AttemptRecord(
-                            candidate.instance,
-                            candidate.model,
-                            "error",
-                            exc.message,
-                            status,
-                            elapsed,
-                            int(waited * 1000),
+                            instance=candidate.instance,
+                            model=candidate.model,
+                            outcome="error",
+                            error=exc.message,
+                            status=status,
+                            duration_ms=elapsed,
+                            waited_ms=int(waited * 1000),
                         )
                     )
                     last_reason = short_reason(exc)
@@ -214,7 +224,11 @@ class FailoverEngine:
                 elapsed = int((time.perf_counter() - started) * 1000)
                 attempts.append(
                     AttemptRecord(
-                        candidate.instance, candidate.model, "ok", None, None, elapsed, int(waited * 1000)
+                        instance=candidate.instance,
+                        model=candidate.model,
+                        outcome="ok",
+                        duration_ms=elapsed,
+                        waited_ms=int(waited * 1000),
                     )
                 )
                 return FailoverOutcome(value, candidate, tuple(attempts), tuple(switches))

@@ -14,6 +14,17 @@ A recipe is a YAML document:
       required: [topic, confidence]
     max_tokens: 512
     temperature: 0
+    params:                            # optional (seed 002 recipes)
+      model: default:arthur,default:chat           # the recipe's model spec (a caller's --model wins)
+      fallbackModels: [gemini:gemini-2.5-flash, "default:fast,default:chat"]   # runtime chain
+    variants:                          # optional: the resolved model's catalog `size` picks one
+      SMALL: {prompt: "Topic of: {{ abstract }}. One word."}       # or just the prompt text
+      LARGE: {system: You are a careful librarian.}
+
+`params.fallbackModels` is the seed's runtime fallback chain: tried, in order, only after the primary
+model was really called and failed (provider error, overload, quota); each element may itself be a
+comma cascade. A variant replaces the recipe's `prompt` and/or `system` when the model the call
+resolves to has that `size` (SMALL | LARGE); a model of unknown size keeps the recipe's own.
 
 `call_for_json(recipe, variables)` renders the prompt (sandboxed; a variable the prompt needs but
 the caller did not give is an `InvalidRequestError` naming it), asks for JSON through the whole
@@ -31,10 +42,10 @@ import functools
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -53,6 +64,20 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$")
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
+class _ParamsModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = Field(None, min_length=1)
+    fallbackModels: list[str] = Field(default_factory=list)  # the seed's spelling
+
+
+class _VariantModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    prompt: str | None = Field(None, min_length=1)
+    system: str | None = None
+
+
 class _RecipeModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -64,6 +89,16 @@ class _RecipeModel(BaseModel):
     schema_: dict[str, Any] = Field(alias="schema")
     max_tokens: int = Field(1024, ge=1, le=200_000)
     temperature: float | None = Field(0.0, ge=0.0, le=2.0)
+    params: _ParamsModel = Field(default_factory=_ParamsModel)
+    variants: dict[Literal["SMALL", "LARGE"], _VariantModel | str] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RecipeVariant:
+    """What a size tier replaces: the prompt, the system prompt, or both (None keeps the recipe's)."""
+
+    prompt: str | None = None
+    system: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +111,23 @@ class Recipe:
     max_tokens: int = 1024
     temperature: float | None = 0.0
     description: str = ""
+    model: str | None = None
+    """`params.model`: the recipe's model spec (a caller's own model spec wins)."""
+    fallback_models: tuple[str, ...] = ()
+    """`params.fallbackModels`: the runtime fallback chain."""
+    variants: Mapping[str, RecipeVariant] = field(default_factory=dict)
+    """`SMALL` / `LARGE` → what that size tier replaces."""
+
+    def for_size(self, size: str | None) -> Recipe:
+        """The recipe as the model's size tier wants it (itself when no variant matches)."""
+        variant = self.variants.get(size or "")
+        if variant is None:
+            return self
+        return replace(
+            self,
+            prompt=variant.prompt or self.prompt,
+            system=variant.system if variant.system is not None else self.system,
+        )
 
     @classmethod
     def from_yaml(cls, text: str, *, source: str = "recipe") -> Recipe:
@@ -100,12 +152,33 @@ class Recipe:
             raise ConfigError(f"{source}.schema", f"not a valid JSON schema: {exc.message}") from None
         from jinja2 import TemplateSyntaxError
 
-        try:
-            _environment().parse(model.prompt)  # a template syntax error shows at load, not at the call
-        except TemplateSyntaxError as exc:
-            raise ConfigError(f"{source}.prompt", f"template syntax error: {exc.message}") from None
-        return cls(model.name, model.prompt, model.schema_, model.purpose, model.system, model.max_tokens,
-                   model.temperature, model.description)  # fmt: skip
+        variants: dict[str, RecipeVariant] = {
+            size: RecipeVariant(prompt=v)
+            if isinstance(v, str)
+            else RecipeVariant(prompt=v.prompt, system=v.system)
+            for size, v in model.variants.items()
+        }
+        prompts = [("prompt", model.prompt)] + [
+            (f"variants.{size}.prompt", v.prompt) for size, v in variants.items() if v.prompt
+        ]
+        for where, prompt in prompts:
+            try:
+                _environment().parse(prompt)  # a template syntax error shows at load, not at the call
+            except TemplateSyntaxError as exc:
+                raise ConfigError(f"{source}.{where}", f"template syntax error: {exc.message}") from None
+        return cls(
+            name=model.name,
+            prompt=model.prompt,
+            schema=model.schema_,
+            purpose=model.purpose,
+            system=model.system,
+            max_tokens=model.max_tokens,
+            temperature=model.temperature,
+            description=model.description,
+            model=model.params.model,
+            fallback_models=tuple(spec.strip() for spec in model.params.fallbackModels if spec.strip()),
+            variants=variants,
+        )
 
     def render(self, variables: Mapping[str, Any]) -> str:
         from jinja2 import TemplateSyntaxError, UndefinedError
@@ -190,10 +263,18 @@ class LightLlm:
     async def call_for_json(
         self, recipe: Recipe | str, variables: Mapping[str, Any] | None = None
     ) -> LightResult:
-        from dataclasses import replace
-
         if isinstance(recipe, str):
             recipe = self.recipes.load(recipe, self.call.tenant, self.call.project)
+        call = replace(
+            self.call,
+            purpose=recipe.purpose,
+            model=self.call.model or recipe.model,
+            fallback_models=(*self.call.fallback_models, *recipe.fallback_models),
+        )
+        if recipe.variants:
+            choice = await self.manager.choose_model(call)
+            size = choice.doc.size.value if choice.doc is not None and choice.doc.size else None
+            recipe = recipe.for_size(size)
         prompt = recipe.render(variables or {})
         messages = ((ChatMessage("system", recipe.system),) if recipe.system else ()) + (
             ChatMessage("user", prompt),
@@ -201,7 +282,6 @@ class LightLlm:
         request = ChatRequest(
             messages, max_tokens=recipe.max_tokens, temperature=recipe.temperature, json_schema=recipe.schema
         )
-        call = replace(self.call, purpose=recipe.purpose)
         first = await self.manager.chat(call, request)
         data, problem = check_answer(first.response.text, recipe.schema)
         if problem is None:

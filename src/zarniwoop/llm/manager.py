@@ -3,16 +3,20 @@
     purpose ─► model spec (preferences cascade; 95 % of a budget → the light model)
             ─► alias resolver ─► (wire type, instance, model)
             ─► credential cascade account → project → team → tenant → operator → local
-            ─► quota: reserve estimate + max_tokens at every level at once (all must pass)
+               (no key: MissingCredentialError, unless `ai.substitute`)      candidates.py
+            ─► candidates: primary, fallbackModels chain, priority, local    candidates.py
+            ─► per attempt: reserve estimate + max_tokens at every level at once (all must pass),
+               admit into every per-minute window                            quota.py, rate.py
             ─► a fresh ChatClient with this call's key over the shared pool
             ─► tracing (raw) ─► sanitizing (parser, think tags) ─► caller
-            ─► settle real usage at every level, thresholds, usage record, metrics
+            ─► settle real usage at every level, then the observers: usage record, metrics,
+               threshold notices (scheduled, off the latency path)           observers.py
 
-Transient failures are retried and then fail over to the next provider by priority, then to the
-local free tier (`failover.py`). A budget at 100 % blocks everything but local; the error names
-the level ("Project quota exhausted", exit 4).
+Transient failures are retried and then fail over to the next candidate (`failover.py`). A budget
+at 100 % blocks everything but local; the error names the level ("Project quota exhausted",
+exit 4); a per-minute limit refuses with `RateLimitExceededError.retry_after`.
 
-    manager = await get_llm(runtime)
+    manager = await runtime.llm()
     result = await manager.chat(LlmCall(tenant="acme", project="review", account="mike", purpose="execution"),
                                 ChatRequest.prompt("Summarise …"))
     result.response.text, result.credential_source, result.cost_usd, result.failover
@@ -24,32 +28,43 @@ import asyncio
 import logging
 import os
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..contract.errors import FailoverError, QuotaBlockedError, QuotaExceededError, ZarniwoopError
+from ..contract.errors import (
+    FailoverError,
+    QuotaBlockedError,
+    QuotaExceededError,
+    RateLimitExceededError,
+    ZarniwoopError,
+)
 from ..contract.query import SearchScope
-from ..observability.metrics import record_llm_call
 from .adapters import ADAPTERS, ChatClient, ChatRequest, Endpoint, StreamDelta
 from .aliases import resolve
+from .call import LlmCall, LlmResult, ModelChoice, PreparedCall
+from .candidates import plan_candidates
 from .chain import decorate
-from .failover import AttemptRecord, Candidate, FailoverEngine, Switch
+from .failover import AttemptRecord, Candidate, FailoverEngine, FailoverOutcome, Switch
 from .notify import WEBHOOK_KEY, QuotaNotifier
-from .quota import Hold, LineStatus, QuotaLedger, exhausted_error, quota_lines
+from .observers import CallEvent, LlmMetrics, LlmObserver, UsageRecorder, notify_all
+from .quota import Hold, LineStatus, QuotaLedger, QuotaLine, exhausted_error, quota_lines
+from .rate import DEFAULT_WINDOW_SECONDS, WINDOW_KEY, MemoryRateLimiter, RateLimiter, RateTicket, rate_lines
 from .response import ChatResponse, TokenUsage
 from .routing import CandidateBuilder, SpecChoice, failover_policy, max_tokens_cap, model_spec
 from .sanitize import sanitize
 from .trace import PERSIST_KEY, TraceBuffer
-from .usage import DEFAULT_RETENTION_DAYS, RETENTION_KEY, UsageRecord, UsageStore
+from .traits import WarnOnce, warning_for
+from .usage import UsageRecord, UsageStore
 
 if TYPE_CHECKING:
     import httpx2
 
-    from ..config.settings import SettingService
+    from ..config.settings import ScopedSettings, SettingService
     from ..storage.db import Database
-    from ..tenancy.accounts import OrgDirectory
+    from ..tenancy.accounts import CallScope, OrgDirectory
     from ..tenancy.credentials import CredentialStore
+    from .aliases import Resolution
     from .catalog import Catalog, ModelDoc
 
 log = logging.getLogger("zarniwoop.llm")
@@ -57,88 +72,19 @@ log = logging.getLogger("zarniwoop.llm")
 LIGHT = "light"
 TIMEOUT_KEY = "ai.call.timeoutMs"
 MAX_WAIT_KEY = "ai.failover.maxWaitSeconds"
-PURGE_EVERY_SECONDS = 3600.0
+PURPOSE_PREFIX = "purpose:"
 
+_T = TypeVar("_T")
 
-@dataclass(frozen=True, slots=True)
-class LlmCall:
-    """Who a call runs for, and why."""
-
-    tenant: str = "default"
-    project: str = "default"
-    account: str = "default"
-    purpose: str = "default"
-    model: str | None = None
-    """A model spec for this call only (the innermost override)."""
-    overrides: Mapping[str, str] = field(default_factory=dict)
-    """The process's `llm_overrides`: purpose → model spec."""
-    team: str | None = None
-    session_id: str | None = None
-    think_process_id: str | None = None
-    node_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class LlmResult:
-    response: ChatResponse
-    provider_type: str
-    instance: str
-    model: str
-    credential_source: str
-    usage: TokenUsage
-    cost_usd: float | None
-    purpose: str
-    requested_purpose: str
-    spec: str
-    failover: tuple[Switch, ...] = ()
-    attempts: tuple[AttemptRecord, ...] = ()
-    usage_id: str = ""
-    duration_ms: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        """`zarniwoop llm ask --json` (DESIGN §6), exactly these keys."""
-        return {
-            "text": self.response.text,
-            "toolCalls": [
-                {"id": c.id, "name": c.name, "arguments": _arguments(c)} for c in self.response.tool_calls
-            ],
-            "providerType": self.provider_type,
-            "instance": self.instance,
-            "model": self.model,
-            "credentialSource": self.credential_source,
-            "usage": {"input": self.usage.input, "output": self.usage.output, "total": self.usage.total},
-            "costUsd": self.cost_usd,
-            "failover": [s.to_json() for s in self.failover],
-        }
-
-
-def _arguments(call: Any) -> Any:
-    try:
-        return call.parsed_arguments()
-    except Exception:  # keep what the model sent when it is not an object
-        return call.arguments
-
-
-@dataclass(slots=True)
-class _Prepared:
-    call: LlmCall
-    scope_key: SearchScope
-    scope: Any
-    settings: Any
-    lines: list[Any]
-    purpose: str
-    choice: SpecChoice
-    resolution: Any
-    candidates: list[Candidate]
-    request: ChatRequest
-    estimate: int
-    engine: FailoverEngine
-    catalog: Catalog | None
-    blocked: LineStatus | None = None
+__all__ = ["LlmCall", "LlmManager", "LlmResult", "ModelChoice", "PreparedCall"]
 
 
 class LlmManager:
-    """Runs LLM calls; one per process (`get_llm(runtime)`)."""
+    """Runs LLM calls; one per process (`get_llm(runtime)`).
+
+    `observers` are told about every finished call (default: the usage record and trace, the
+    metrics, and the threshold notifier); `aclose()` flushes what they scheduled.
+    """
 
     def __init__(
         self,
@@ -152,6 +98,8 @@ class LlmManager:
         http: httpx2.AsyncClient,
         catalog: Callable[[], Awaitable[Catalog | None]] | None = None,
         notifier: QuotaNotifier | None = None,
+        observers: Sequence[LlmObserver] | None = None,
+        rate: RateLimiter | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         environ: Mapping[str, str] | None = None,
     ) -> None:
@@ -164,14 +112,83 @@ class LlmManager:
         self.http = http
         self._catalog = catalog
         self.notifier = notifier or QuotaNotifier(ledger, http)
+        self.observers: tuple[LlmObserver, ...] = (
+            (UsageRecorder(usage, db), LlmMetrics(), self.notifier) if observers is None else tuple(observers)
+        )
+        self.rate: RateLimiter = rate or MemoryRateLimiter()
         self.sleep = sleep
         self.environ = os.environ if environ is None else environ
-        self._purged_at = 0.0
+        self._warn_once = WarnOnce()
 
     # -- the path ----------------------------------------------------------------------------
 
-    async def prepare(self, call: LlmCall, request: ChatRequest) -> _Prepared:
+    async def choose_model(self, call: LlmCall) -> ModelChoice:
+        """Which model a call would run on, and its catalog entry — without calling it (recipes use
+        the entry's `size` to pick a prompt variant before they build the request)."""
+        decision = await self._decide(call)
+        catalog = await self._catalog() if self._catalog is not None else None
+        resolution = decision.resolution
+        doc = (
+            catalog.lookup_or_default(
+                resolution.instance,
+                resolution.model,
+                decision.scope_key,
+                fallback_instance=resolution.protocol_type,
+            )
+            if catalog is not None
+            else None
+        )
+        return ModelChoice(
+            spec=decision.choice.spec, purpose=decision.purpose, resolution=resolution, doc=doc
+        )
+
+    async def prepare(self, call: LlmCall, request: ChatRequest) -> PreparedCall:
         """Everything before the first byte leaves: scope, budgets, model, keys, candidates."""
+        decision = await self._decide(call)
+        scope, settings, resolution = decision.scope, decision.settings, decision.resolution
+        policy = failover_policy(scope)
+        builder = CandidateBuilder(scope, settings, self.credentials, self.environ)
+        candidates, substitution = plan_candidates(
+            builder, resolution, decision.choice.spec, settings, policy, call.fallback_models
+        )
+        blocked = next((s for s in decision.statuses if s.exhausted), None)
+        if blocked is not None:
+            candidates = [c for c in candidates if c.unlimited]  # 100 %: only the local free tier
+        if not candidates and blocked is None:
+            detail = "; ".join(dict.fromkeys(builder.missing)) or "no provider entry or key"
+            raise FailoverError(f"no usable LLM provider for {decision.choice.spec!r} ({detail})", (), ())
+
+        cap = max_tokens_cap(scope)
+        if cap is not None and request.max_tokens > cap:
+            request = replace(request, max_tokens=cap)
+        max_wait = settings.get_float(MAX_WAIT_KEY, 60.0) or 60.0
+        catalog = await self._catalog() if self._catalog is not None else None
+        self._warn_once(warning_for(resolution, catalog, decision.scope_key))
+        return PreparedCall(
+            call=call,
+            scope_key=decision.scope_key,
+            scope=scope,
+            settings=settings,
+            lines=decision.lines,
+            purpose=decision.purpose,
+            choice=decision.choice,
+            resolution=resolution,
+            candidates=tuple(candidates),
+            request=request,
+            estimate=request.estimated_input_tokens() + request.max_tokens,
+            engine=FailoverEngine(policy, sleep=self.sleep, max_wait=max_wait),
+            catalog=catalog,
+            timeout=settings.get_int(TIMEOUT_KEY, 120_000) / 1000,
+            persist_trace=settings.get_bool(PERSIST_KEY, False),
+            webhook_url=settings.get(WEBHOOK_KEY),
+            rate_lines=tuple(rate_lines(scope)),
+            rate_window=settings.get_float(WINDOW_KEY, DEFAULT_WINDOW_SECONDS) or DEFAULT_WINDOW_SECONDS,
+            substitution=substitution,
+            blocked=blocked,
+        )
+
+    async def _decide(self, call: LlmCall) -> _Decision:
+        """Scope, budgets and model: the purpose (`light` at 95 %), the spec, its resolution."""
         await self.settings.refresh(max_age=1.0)
         await self.credentials.refresh(max_age=1.0)
         await self.directory.refresh(max_age=1.0)
@@ -182,7 +199,10 @@ class LlmManager:
         limited = [line for line in lines if line.limit is not None]
         statuses = await self.ledger.status(call.tenant, limited) if limited else []
 
+        spec = (call.model or "").strip()
         purpose = call.purpose
+        if spec.startswith(PURPOSE_PREFIX):  # `purpose:light`: the preferences cascade picks the model
+            purpose, spec = spec[len(PURPOSE_PREFIX) :].strip() or purpose, ""
         if purpose != LIGHT and any((s.percent or 0) >= s.line.light_pct for s in statuses):
             worst = max(statuses, key=lambda s: s.percent or 0)
             log.warning(
@@ -193,136 +213,77 @@ class LlmManager:
                 purpose,
             )
             purpose = LIGHT
-        choice = SpecChoice(call.model, "call") if call.model else model_spec(purpose, scope, call.overrides)
-        resolution = resolve(choice.spec, settings)
-        policy = failover_policy(scope)
-        builder = CandidateBuilder(scope, settings, self.credentials, self.environ)
-        primary = builder.primary(resolution)
-        candidates = ([primary] if primary else []) + builder.fallbacks(primary, resolution, policy)
-        blocked = next((s for s in statuses if s.exhausted), None)
-        if blocked is not None:
-            candidates = [c for c in candidates if c.unlimited]  # 100 %: only the local free tier
-        if not candidates and blocked is None:
-            detail = "; ".join(dict.fromkeys(builder.missing)) or "no provider entry or key"
-            raise FailoverError(f"no usable LLM provider for {choice.spec!r} ({detail})", (), ())
-
-        cap = max_tokens_cap(scope)
-        if cap is not None and request.max_tokens > cap:
-            request = replace(request, max_tokens=cap)
-        estimate = request.estimated_input_tokens() + request.max_tokens
-        max_wait = settings.get_float(MAX_WAIT_KEY, 60.0) or 60.0
-        catalog = await self._catalog() if self._catalog is not None else None
-        return _Prepared(
-            call, scope_key, scope, settings, lines, purpose, choice, resolution, candidates, request, estimate,
-            FailoverEngine(policy, sleep=self.sleep, max_wait=max_wait), catalog, blocked,
-        )  # fmt: skip
+        choice = SpecChoice(spec, "call") if spec else model_spec(purpose, scope, call.overrides)
+        return _Decision(
+            scope=scope,
+            scope_key=scope_key,
+            settings=settings,
+            lines=tuple(lines),
+            statuses=tuple(statuses),
+            purpose=purpose,
+            choice=choice,
+            resolution=resolve(choice.spec, settings),
+        )
 
     async def chat(self, call: LlmCall, request: ChatRequest) -> LlmResult:
+        """One call through the whole path; the sanitised answer with who served it and what it cost.
+
+        Raises `QuotaExceededError` (a budget refused it; `.level` names which) or `FailoverError`
+        (every candidate failed; `.attempts` says how).
+        """
         started = time.perf_counter()
-        prep = await self.prepare(call, request)
-        if not prep.candidates:
-            assert prep.blocked is not None
-            await self._record_failure(
-                prep, "blocked", exhausted_error(prep.blocked, prep.estimate), (), (), started
-            )
-            raise exhausted_error(prep.blocked, prep.estimate)
-        timeout = prep.settings.get_int(TIMEOUT_KEY, 120_000) / 1000
-        persist = prep.settings.get_bool(PERSIST_KEY, False)
+        prep = await self._begin(call, request, started)
 
         async def attempt(
             candidate: Candidate,
-        ) -> tuple[ChatResponse, Hold | None, TraceBuffer, ModelDoc | None]:
-            hold = (
-                None
-                if candidate.unlimited
-                else await self.ledger.reserve(call.tenant, prep.lines, prep.estimate)
-            )
+        ) -> tuple[ChatResponse, _Admission | None, TraceBuffer, ModelDoc | None]:
+            admission = await self._reserve(prep, candidate)
             try:
                 doc = self._model_doc(prep, candidate)
-                endpoint = Endpoint(
-                    candidate.wire_type, candidate.instance, candidate.base_url, candidate.api_key
-                )
-                client = ChatClient(
-                    ADAPTERS[candidate.wire_type], endpoint, candidate.model, self.http, timeout=timeout
-                )
                 sink = TraceBuffer(_secrets(candidate))
-                model = decorate(client, doc, wire_name=candidate.model, trace_sink=sink)
+                model = decorate(
+                    self._client(prep, candidate), doc, wire_name=candidate.model, trace_sink=sink
+                )
                 response = await model.chat(prep.request)
             except BaseException:
-                if hold is not None:
-                    await self.ledger.release(hold)
+                await self._release(admission)
                 raise
-            return response, hold, sink, doc
+            return response, admission, sink, doc
 
-        try:
-            outcome = await prep.engine.run(prep.candidates, attempt)
-        except QuotaBlockedError as exc:
-            await self._record_failure(prep, "blocked", exc, exc.attempts, exc.switches, started)
-            raise
-        except FailoverError as exc:
-            await self._record_failure(prep, "error", exc, exc.attempts, exc.switches, started)
-            raise
-        response, hold, sink, doc = outcome.value
+        outcome = await self._run(prep, attempt, started)
+        response, admission, sink, doc = outcome.value
         return await self._finish(
             prep,
             outcome.candidate,
             response,
-            hold,
-            sink,
-            doc,
-            outcome.attempts,
-            outcome.switches,
-            started,
-            persist,
+            admission=admission,
+            sink=sink,
+            doc=doc,
+            attempts=outcome.attempts,
+            switches=outcome.switches,
+            started=started,
         )
 
     async def stream(self, call: LlmCall, request: ChatRequest) -> AsyncIterator[StreamDelta | LlmResult]:
         """Deltas as they arrive (raw: partial tokens are not sanitised), then the `LlmResult`.
         Failover happens only before the first delta: a stream cannot switch provider midway."""
         started = time.perf_counter()
-        prep = await self.prepare(call, replace(request, stream=True))
-        if not prep.candidates:
-            assert prep.blocked is not None
-            await self._record_failure(
-                prep, "blocked", exhausted_error(prep.blocked, prep.estimate), (), (), started
-            )
-            raise exhausted_error(prep.blocked, prep.estimate)
-        timeout = prep.settings.get_int(TIMEOUT_KEY, 120_000) / 1000
+        prep = await self._begin(call, replace(request, stream=True), started)
 
-        async def open_stream(candidate: Candidate) -> tuple[Any, Any, Hold | None]:
-            hold = (
-                None
-                if candidate.unlimited
-                else await self.ledger.reserve(call.tenant, prep.lines, prep.estimate)
-            )
+        async def open_stream(
+            candidate: Candidate,
+        ) -> tuple[AsyncIterator[StreamDelta | ChatResponse], StreamDelta | ChatResponse, _Admission | None]:
+            admission = await self._reserve(prep, candidate)
             try:
-                endpoint = Endpoint(
-                    candidate.wire_type, candidate.instance, candidate.base_url, candidate.api_key
-                )
-                client = ChatClient(
-                    ADAPTERS[candidate.wire_type], endpoint, candidate.model, self.http, timeout=timeout
-                )
-                items = client.stream(prep.request).__aiter__()
+                items = self._client(prep, candidate).stream(prep.request).__aiter__()
                 first = await items.__anext__()
             except BaseException:
-                if hold is not None:
-                    await self.ledger.release(hold)
+                await self._release(admission)
                 raise
-            return items, first, hold
+            return items, first, admission
 
-        try:
-            outcome = await prep.engine.run(prep.candidates, open_stream)
-        except (QuotaBlockedError, FailoverError) as exc:
-            await self._record_failure(
-                prep,
-                "blocked" if isinstance(exc, QuotaExceededError) else "error",
-                exc,
-                exc.attempts,
-                exc.switches,
-                started,
-            )
-            raise
-        items, first, hold = outcome.value
+        outcome = await self._run(prep, open_stream, started)
+        items, first, admission = outcome.value
         candidate = outcome.candidate
         final: ChatResponse | None = None
         try:
@@ -340,71 +301,161 @@ class LlmManager:
                 except StopAsyncIteration:
                     break
         except BaseException:
-            if hold is not None:
-                await self.ledger.release(hold)
+            await self._release(admission)
             raise
         assert final is not None
         doc = self._model_doc(prep, candidate)
         sink = TraceBuffer(_secrets(candidate))
         sink.record(prep.request, final)  # the trace keeps the raw answer
-        clean = sanitize(final, doc, wire_name=candidate.model)
         yield await self._finish(
-            prep, candidate, clean, hold, sink, doc, outcome.attempts, outcome.switches, started,
-            prep.settings.get_bool(PERSIST_KEY, False),
-        )  # fmt: skip
+            prep,
+            candidate,
+            sanitize(final, doc, wire_name=candidate.model),
+            admission=admission,
+            sink=sink,
+            doc=doc,
+            attempts=outcome.attempts,
+            switches=outcome.switches,
+            started=started,
+        )
+
+    # -- the steps chat and stream share -------------------------------------------------------
+
+    async def _begin(self, call: LlmCall, request: ChatRequest, started: float) -> PreparedCall:
+        """Prepare; when a budget leaves no candidate at all, record the refusal and raise it."""
+        prep = await self.prepare(call, request)
+        if not prep.candidates:
+            assert prep.blocked is not None
+            error = exhausted_error(prep.blocked, prep.estimate)
+            await self._record_failure(prep, "blocked", error, (), (), started)
+            raise error
+        return prep
+
+    async def _run(
+        self, prep: PreparedCall, attempt: Callable[[Candidate], Awaitable[_T]], started: float
+    ) -> FailoverOutcome[_T]:
+        """The failover engine over the candidates; a final failure is recorded, then raised."""
+        try:
+            return await prep.engine.run(prep.candidates, attempt)
+        except (QuotaBlockedError, FailoverError) as exc:
+            outcome = "blocked" if isinstance(exc, QuotaExceededError) else "error"
+            await self._record_failure(prep, outcome, exc, exc.attempts, exc.switches, started)
+            if isinstance(exc, QuotaBlockedError) and exc.retry_after is not None:
+                raise RateLimitExceededError(exc.level, exc.retry_after, exc.message) from exc
+            raise
+
+    async def _reserve(self, prep: PreparedCall, candidate: Candidate) -> _Admission | None:
+        """Hold the estimate at every level at once and admit the attempt into every per-minute
+        window (the local free tier holds nothing and is never rate-limited)."""
+        if candidate.unlimited:
+            return None
+        hold = await self.ledger.reserve(prep.call.tenant, prep.lines, prep.estimate)
+        ticket = None
+        if prep.rate_lines:
+            try:
+                ticket = await self.rate.admit(
+                    prep.call.tenant, prep.rate_lines, prep.estimate, window=prep.rate_window
+                )
+            except BaseException:
+                await self.ledger.release(hold)
+                raise
+        return _Admission(hold, ticket)
+
+    async def _release(self, admission: _Admission | None) -> None:
+        """A failed attempt gives its budget hold back; its request still counts in the per-minute
+        windows (it may well have reached the provider), its tokens do not."""
+        if admission is None:
+            return
+        await self.ledger.release(admission.hold)
+        if admission.ticket is not None:
+            await self.rate.settle(admission.ticket, 0)
+
+    async def _settle(self, admission: _Admission | None, tokens: int) -> list[LineStatus]:
+        if admission is None:
+            return []
+        if admission.ticket is not None:
+            await self.rate.settle(admission.ticket, tokens)
+        return await self.ledger.settle(admission.hold, tokens)
+
+    def _client(self, prep: PreparedCall, candidate: Candidate) -> ChatClient:
+        """A fresh client with this candidate's key over the shared pool (well under 1 ms)."""
+        endpoint = Endpoint(candidate.wire_type, candidate.instance, candidate.base_url, candidate.api_key)
+        return ChatClient(
+            ADAPTERS[candidate.wire_type], endpoint, candidate.model, self.http, timeout=prep.timeout
+        )
 
     # -- after the call ------------------------------------------------------------------------
 
     async def _finish(
         self,
-        prep: _Prepared,
+        prep: PreparedCall,
         candidate: Candidate,
         response: ChatResponse,
-        hold: Hold | None,
+        *,
+        admission: _Admission | None,
         sink: TraceBuffer,
         doc: ModelDoc | None,
         attempts: tuple[AttemptRecord, ...],
         switches: tuple[Switch, ...],
         started: float,
-        persist: bool,
     ) -> LlmResult:
+        """Settle real usage, tell the observers, and build the result."""
         call = prep.call
+        switches = _with_substitution(prep, switches)
         usage = response.usage or TokenUsage(
             prep.request.estimated_input_tokens(), max(1, len(response.text) // 4)
         )
-        if hold is not None:
-            statuses = await self.ledger.settle(hold, usage.total)
-            webhook = prep.settings.get(WEBHOOK_KEY)
-            await self.notifier.check(call.tenant, statuses, account=call.account, webhook_url=webhook)
+        statuses = await self._settle(admission, usage.total)
         cost = doc.cost_usd(usage.input, usage.output) if doc is not None else None
         duration = int((time.perf_counter() - started) * 1000)
         record = UsageRecord(
-            call.tenant, call.account, call.project, prep.scope.team, candidate.wire_type, candidate.instance,
-            candidate.model, prep.purpose, usage.input, usage.output, cost, candidate.credential_source, duration,
-            "ok", None, switches, attempts, call.session_id, call.think_process_id, call.node_id,
-        )  # fmt: skip
-        await self.usage.record(record)
-        if persist:
-            await sink.flush(
-                self.db, usage_id=record.id, tenant=call.tenant, project=call.project,
-                provider=candidate.wire_type, instance=candidate.instance, model=candidate.model,
-            )  # fmt: skip
-        record_llm_call(
-            candidate.wire_type,
-            candidate.instance,
-            prep.purpose,
-            "ok",
-            input_tokens=usage.input,
-            output_tokens=usage.output,
+            tenant=call.tenant,
+            account=call.account,
+            project=call.project,
+            team=prep.scope.team,
+            provider=candidate.wire_type,
+            instance=candidate.instance,
+            model=candidate.model,
+            purpose=prep.purpose,
+            tokens_input=usage.input,
+            tokens_output=usage.output,
+            cost_usd=cost,
+            credential_source=candidate.credential_source,
+            duration_ms=duration,
+            failover=switches,
+            attempts=attempts,
+            session_id=call.session_id,
+            think_process_id=call.think_process_id,
+            node_id=call.node_id,
         )
+        event = CallEvent(
+            record=record,
+            quota=tuple(statuses),
+            webhook_url=prep.webhook_url,
+            trace=sink if prep.persist_trace else None,
+        )
+        await notify_all(self.observers, event)
         return LlmResult(
-            response, candidate.wire_type, candidate.instance, candidate.model, candidate.credential_source, usage,
-            cost, prep.purpose, call.purpose, prep.choice.spec, switches, attempts, record.id, duration,
-        )  # fmt: skip
+            response=response,
+            provider_type=candidate.wire_type,
+            instance=candidate.instance,
+            model=candidate.model,
+            credential_source=candidate.credential_source,
+            usage=usage,
+            cost_usd=cost,
+            purpose=prep.purpose,
+            requested_purpose=call.purpose,
+            spec=prep.choice.spec,
+            failover=switches,
+            attempts=attempts,
+            usage_id=record.id,
+            duration_ms=duration,
+            origin=candidate.origin,
+        )
 
     async def _record_failure(
         self,
-        prep: _Prepared,
+        prep: PreparedCall,
         outcome: str,
         error: Exception,
         attempts: tuple[AttemptRecord, ...],
@@ -412,33 +463,33 @@ class LlmManager:
         started: float,
     ) -> None:
         call = prep.call
+        switches = _with_substitution(prep, switches)
         first = prep.candidates[0] if prep.candidates else None
         record = UsageRecord(
-            call.tenant, call.account, call.project, prep.scope.team,
-            first.wire_type if first else prep.resolution.protocol_type,
-            first.instance if first else prep.resolution.instance,
-            first.model if first else prep.resolution.model,
-            prep.purpose, 0, 0, None, first.credential_source if first else "none",
-            int((time.perf_counter() - started) * 1000), outcome, getattr(error, "message", str(error)),
-            switches, attempts, call.session_id, call.think_process_id, call.node_id,
-        )  # fmt: skip
-        await self.usage.record(record)
-        record_llm_call(record.provider, record.instance, prep.purpose, outcome)
-
-    async def _purge_now_and_then(self, prep: _Prepared) -> None:
-        """Drop usage records and traces past `ai.usage.retentionDays` — at most once an hour."""
-        now = time.monotonic()
-        if self._purged_at and now - self._purged_at < PURGE_EVERY_SECONDS:
-            return
-        self._purged_at = now
-        days = self.settings.scoped(SearchScope("_system", "_tenant")).get_int(
-            RETENTION_KEY, DEFAULT_RETENTION_DAYS
+            tenant=call.tenant,
+            account=call.account,
+            project=call.project,
+            team=prep.scope.team,
+            provider=first.wire_type if first else prep.resolution.protocol_type,
+            instance=first.instance if first else prep.resolution.instance,
+            model=first.model if first else prep.resolution.model,
+            purpose=prep.purpose,
+            tokens_input=0,
+            tokens_output=0,
+            cost_usd=None,
+            credential_source=first.credential_source if first else "none",
+            duration_ms=int((time.perf_counter() - started) * 1000),
+            outcome=outcome,
+            error=getattr(error, "message", str(error)),
+            failover=switches,
+            attempts=attempts,
+            session_id=call.session_id,
+            think_process_id=call.think_process_id,
+            node_id=call.node_id,
         )
-        removed = await self.usage.purge(max(1, days))
-        if removed:
-            log.info("purged %d LLM usage records older than %d days", removed, days)
+        await notify_all(self.observers, CallEvent(record=record))
 
-    def _model_doc(self, prep: _Prepared, candidate: Candidate) -> ModelDoc | None:
+    def _model_doc(self, prep: PreparedCall, candidate: Candidate) -> ModelDoc | None:
         if prep.catalog is None:
             return None
         return prep.catalog.lookup_or_default(
@@ -455,6 +506,17 @@ class LlmManager:
         doc = self._model_doc(prep, prep.candidates[0]) if prep.candidates else None
         return doc.context_window_tokens if doc is not None else None
 
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    async def flush(self) -> None:
+        """Wait for what the observers scheduled (threshold webhooks) to finish."""
+        for observer in self.observers:
+            await observer.flush()
+
+    async def aclose(self) -> None:
+        """Flush the observers; the runtime calls this before it closes the shared pool."""
+        await self.flush()
+
     # -- conveniences --------------------------------------------------------------------------
 
     async def ask(
@@ -463,6 +525,32 @@ class LlmManager:
         return await self.chat(
             LlmCall(**call), ChatRequest.prompt(prompt, system=system, max_tokens=max_tokens)
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Decision:
+    """The first half of `prepare`: who, under which budgets, on which model."""
+
+    scope: CallScope
+    scope_key: SearchScope
+    settings: ScopedSettings
+    lines: tuple[QuotaLine, ...]
+    statuses: tuple[LineStatus, ...]
+    purpose: str
+    choice: SpecChoice
+    resolution: Resolution
+
+
+@dataclass(frozen=True, slots=True)
+class _Admission:
+    """What one attempt holds: the budget reservation and the rate-window ticket."""
+
+    hold: Hold
+    ticket: RateTicket | None
+
+
+def _with_substitution(prep: PreparedCall, switches: tuple[Switch, ...]) -> tuple[Switch, ...]:
+    return ((prep.substitution,) if prep.substitution is not None else ()) + switches
 
 
 def _secrets(candidate: Candidate) -> tuple[str, ...]:

@@ -9,6 +9,10 @@ After a call is settled, every line that crossed a threshold is announced: a WAR
 that URL over the shared pool. The ledger's `mark_alert` makes each announcement happen once
 per line, bucket and threshold, across processes. A webhook that fails is logged, never fatal.
 
+As an `LlmObserver` the notifier stays off the call's latency path: `on_call` schedules the check
+(the alert marks and the POST) as a background task and returns; `flush()` waits for every
+scheduled check, and the manager's `aclose()` flushes, so no notice is lost at shutdown.
+
     {"event": "llm.quota.threshold", "tenant": "acme", "level": "project", "owner": "review",
      "period": "monthly", "bucket": "2026-04", "threshold": 80, "action": "notify",
      "tokensUsed": 4010000, "tokensLimit": 5000000, "percent": 80.2, "account": "mike", "at": "…"}
@@ -16,6 +20,7 @@ per line, bucket and threshold, across processes. A webhook that fails is logged
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,12 +33,18 @@ from ..transport.http import translate_errors
 if TYPE_CHECKING:
     import httpx2
 
+    from .observers import CallEvent
     from .quota import LineStatus, QuotaLedger
 
 log = logging.getLogger("zarniwoop.llm.quota")
 
 WEBHOOK_KEY = "ai.quota.webhookUrl"
 WEBHOOK_TIMEOUT_SECONDS = 3.0
+ACTION_TEXT = {
+    "notify": "notify",
+    "light": "notify, switching to the light model",
+    "block": "notify, blocking all but local",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +90,31 @@ class QuotaNotifier:
         self.http = http
         self.sent: list[Notice] = []
         """Every notice of this process (the admin view and tests read it)."""
+        self._pending: set[asyncio.Task[list[Notice]]] = set()
+
+    # -- LlmObserver -------------------------------------------------------------------------
+
+    async def on_call(self, event: CallEvent) -> None:
+        """Schedule the threshold check of a settled call; the call does not wait for it."""
+        if not event.quota:
+            return
+        record = event.record
+        task = asyncio.get_running_loop().create_task(
+            self.check(record.tenant, event.quota, account=record.account, webhook_url=event.webhook_url),
+            name="zarniwoop-quota-notice",
+        )
+        self._pending.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[list[Notice]]) -> None:
+        self._pending.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("quota threshold check failed: %s", type(task.exception()).__name__)
+
+    async def flush(self) -> None:
+        """Wait for every scheduled check (and its webhook POST) to finish."""
+        while self._pending:
+            await asyncio.gather(*list(self._pending), return_exceptions=True)
 
     async def check(
         self, tenant: str, statuses: Sequence[LineStatus], *, account: str | None, webhook_url: str | None
@@ -88,14 +124,20 @@ class QuotaNotifier:
             for threshold, action in crossed(status):
                 if not await self.ledger.mark_alert(tenant, status, threshold):
                     continue
-                notice = Notice(tenant, status, threshold, action, account)
+                notice = Notice(
+                    tenant=tenant, status=status, threshold=threshold, action=action, account=account
+                )
                 notices.append(notice)
                 line = status.line
                 log.warning(
                     "LLM quota %s %s at %.1f%% (%d of %d tokens): %s",
-                    line.label, line.period, status.percent or 0.0, status.used, line.limit or 0,
-                    {"notify": "notify", "light": "notify, switching to the light model", "block": "notify, blocking all but local"}[action],
-                )  # fmt: skip
+                    line.label,
+                    line.period,
+                    status.percent or 0.0,
+                    status.used,
+                    line.limit or 0,
+                    ACTION_TEXT[action],
+                )
                 if webhook_url and self.http is not None:
                     await self._post(self.http, webhook_url, notice)
         self.sent.extend(notices)

@@ -247,11 +247,16 @@ class CandidateBuilder:
             return None
         key, source = found
         return Candidate(
-            wire, instance, model, base, key, source,
+            wire_type=wire,
+            instance=instance,
+            model=model,
+            base_url=base,
+            api_key=key,
+            credential_source=source,
             priority=entry.priority if entry else 0,
             unlimited=bool(entry and entry.unlimited),
             local=bool(entry and entry.local) or source == "local",
-        )  # fmt: skip
+        )
 
     def fallbacks(
         self, primary: Candidate | None, resolution: Resolution, policy: FailoverPolicy
@@ -280,9 +285,17 @@ class CandidateBuilder:
                     continue
                 seen.add((entry.instance, model))
                 candidate = Candidate(
-                    wire, entry.instance, model, base, found[0], found[1], entry.priority, entry.unlimited,
-                    entry.local or found[1] == "local",
-                )  # fmt: skip
+                    wire_type=wire,
+                    instance=entry.instance,
+                    model=model,
+                    base_url=base,
+                    api_key=found[0],
+                    credential_source=found[1],
+                    priority=entry.priority,
+                    unlimited=entry.unlimited,
+                    local=entry.local or found[1] == "local",
+                    origin="local" if entry.local or found[1] == "local" else "priority",
+                )
                 (local if candidate.local else cloud).append((entry.priority, order, candidate))
         out: list[Candidate] = []
         if policy.fallback_enabled:
@@ -290,6 +303,25 @@ class CandidateBuilder:
         if policy.fallback_to_local:
             out += [c for _, _, c in sorted(local, key=lambda t: (t[0], t[1]))]
         return out
+
+    def searched(self, wire: str, instance: str) -> tuple[str, ...]:
+        """Every place the cascade looked for `instance`'s key, in order (for a missing-key error)."""
+        places = [
+            f"{level} {self.scope.tenant if level == 'tenant' else self.scope.owner(level)}"
+            for level in CASCADE
+            if self.scope.owner(level)
+        ]
+        places.append(f"setting ai.provider.{instance}.apiKey")
+        if (self.settings.get(OPERATOR_KEYS) or "allow").strip().lower() == "deny":
+            places.append("operator environment (operator keys denied by ai.operatorKeys)")
+        else:
+            names = (
+                OPERATOR_ENV.get(wire, ())
+                if instance == wire
+                else (instance.upper().replace("-", "_").replace(".", "_") + "_API_KEY",)
+            )
+            places.append("operator environment " + "/".join(names) if names else "operator environment")
+        return tuple(places)
 
     def _entry_for(self, instance: str, model: str) -> ProviderEntry | None:
         for level in CASCADE:

@@ -7,6 +7,8 @@ the first call. Checked in every scope that has settings:
     ai.call.timeoutMs        a positive integer
     ai.usage.retentionDays   a positive integer
     ai.failover.maxWaitSeconds  a non-negative number
+    ai.substitute            true | false
+    ai.rateLimit.windowSeconds, ai.usage.purgeIntervalSeconds   a positive number
 """
 
 from __future__ import annotations
@@ -34,8 +36,16 @@ def _check(settings: ScopedSettings) -> list[ConfigError]:
                 errors.append(ConfigError(key, f"expected an integer ≥ {minimum}"))
         except ConfigError as exc:
             errors.append(exc)
+    for key in ("ai.rateLimit.windowSeconds", "ai.usage.purgeIntervalSeconds"):
+        try:
+            value = settings.get_float(key, 1.0)
+            if value is not None and value <= 0:
+                errors.append(ConfigError(key, "expected a number > 0 (seconds)"))
+        except ConfigError as exc:
+            errors.append(exc)
     try:
         settings.get_bool("ai.trace.persist", False)
+        settings.get_bool("ai.substitute", False)
         wait = settings.get_float("ai.failover.maxWaitSeconds", 0.0)
         if wait is not None and wait < 0:
             errors.append(ConfigError("ai.failover.maxWaitSeconds", "expected a number ≥ 0"))

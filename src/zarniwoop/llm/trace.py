@@ -81,11 +81,20 @@ class TraceBuffer:
                 "INSERT INTO llm_traces (id, usage_id, tenant, project, provider, instance, model, status, request, "
                 "response, error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    "trace_" + secrets.token_hex(8), usage_id, tenant, project, provider, instance, model, 200,
+                    "trace_" + secrets.token_hex(8),
+                    usage_id,
+                    tenant,
+                    project,
+                    provider,
+                    instance,
+                    model,
+                    200,
                     self._scrub(json.dumps(request, ensure_ascii=False)),
-                    self._scrub(json.dumps(response, ensure_ascii=False)), None, now,
+                    self._scrub(json.dumps(response, ensure_ascii=False)),
+                    None,
+                    now,
                 ),
-            )  # fmt: skip
+            )
         count = len(self.items)
         self.items.clear()
         return count

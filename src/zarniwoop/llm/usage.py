@@ -37,6 +37,7 @@ _COLUMNS = (
     "tokens_input, tokens_output, tokens_total, cost_usd, credential_source, duration_ms, outcome, error, failover, "
     "attempts, created_at"
 )
+_COLUMN_NAMES = tuple(name.strip() for name in _COLUMNS.split(","))
 
 
 def new_usage_id() -> str:
@@ -103,29 +104,75 @@ class UsageRecord:
         }
 
     def row(self) -> tuple[Any, ...]:
+        """The values of `_COLUMNS`, in that order."""
         return (
-            self.id, self.tenant, self.account, self.project, self.team, self.session_id, self.think_process_id,
-            self.node_id, self.provider, self.instance, self.model, self.purpose, self.tokens_input, self.tokens_output,
-            self.tokens_total, self.cost_usd, self.credential_source, self.duration_ms, self.outcome, self.error,
-            json.dumps([s.to_json() for s in self.failover]), json.dumps([a.to_json() for a in self.attempts]),
+            self.id,
+            self.tenant,
+            self.account,
+            self.project,
+            self.team,
+            self.session_id,
+            self.think_process_id,
+            self.node_id,
+            self.provider,
+            self.instance,
+            self.model,
+            self.purpose,
+            self.tokens_input,
+            self.tokens_output,
+            self.tokens_total,
+            self.cost_usd,
+            self.credential_source,
+            self.duration_ms,
+            self.outcome,
+            self.error,
+            json.dumps([s.to_json() for s in self.failover]),
+            json.dumps([a.to_json() for a in self.attempts]),
             self.created_at,
-        )  # fmt: skip
+        )
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> UsageRecord:
-        (id_, tenant, account, project, team, session, process, node, provider, instance, model, purpose,
-         t_in, t_out, _total, cost, source, duration, outcome, error, failover, attempts, created) = row  # fmt: skip
+        values = dict(zip(_COLUMN_NAMES, row, strict=True))
         return cls(
-            tenant, account, project, team, provider, instance, model, purpose, int(t_in), int(t_out),
-            None if cost is None else float(cost), source, int(duration), outcome, error,
-            tuple(Switch(s["from"], s["to"], s["reason"]) for s in json.loads(failover)),
-            tuple(
-                AttemptRecord(a["instance"], a["model"], a["outcome"], a.get("error"), a.get("status"),
-                              a.get("durationMs", 0), a.get("waitedMs", 0))
-                for a in json.loads(attempts)
+            id=values["id"],
+            tenant=values["tenant"],
+            account=values["account"],
+            project=values["project"],
+            team=values["team"],
+            session_id=values["session_id"],
+            think_process_id=values["think_process_id"],
+            node_id=values["node_id"],
+            provider=values["provider"],
+            instance=values["instance"],
+            model=values["model"],
+            purpose=values["purpose"],
+            tokens_input=int(values["tokens_input"]),
+            tokens_output=int(values["tokens_output"]),
+            cost_usd=None if values["cost_usd"] is None else float(values["cost_usd"]),
+            credential_source=values["credential_source"],
+            duration_ms=int(values["duration_ms"]),
+            outcome=values["outcome"],
+            error=values["error"],
+            failover=tuple(
+                Switch(from_instance=s["from"], to_instance=s["to"], reason=s["reason"])
+                for s in json.loads(values["failover"])
             ),
-            session, process, node, id_, created,
-        )  # fmt: skip
+            attempts=tuple(_attempt_from_json(a) for a in json.loads(values["attempts"])),
+            created_at=values["created_at"],
+        )
+
+
+def _attempt_from_json(a: dict[str, Any]) -> AttemptRecord:
+    return AttemptRecord(
+        instance=a["instance"],
+        model=a["model"],
+        outcome=a["outcome"],
+        error=a.get("error"),
+        status=a.get("status"),
+        duration_ms=a.get("durationMs", 0),
+        waited_ms=a.get("waitedMs", 0),
+    )
 
 
 class UsageStore:

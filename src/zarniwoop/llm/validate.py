@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..contract.errors import ConfigError, UnknownModelError
 from ..contract.query import SearchScope
-from .aliases import ALIAS_PREFIX, DEFAULT_PROVIDER_KEY, resolve
+from .aliases import ALIAS_PREFIX, DEFAULT_PROVIDER_KEY, FALLBACK_SUFFIX, resolve, split_fallbacks
 from .wire import WIRE_TYPES
 
 STRUCTURAL = frozenset({"cycle", "too_deep", "malformed", "unknown_type"})
@@ -44,6 +44,9 @@ def validate_ai_scope(settings: ScopedSettings) -> list[ConfigError]:
     for key in settings:
         if not key.startswith(ALIAS_PREFIX):
             continue
+        if key.endswith(FALLBACK_SUFFIX):
+            errors += _fallback_errors(key, settings)
+            continue
         prefix, _, rest = key[len(ALIAS_PREFIX) :].partition(".")
         try:
             resolve(f"{prefix}:{rest}", settings)
@@ -51,6 +54,17 @@ def validate_ai_scope(settings: ScopedSettings) -> list[ConfigError]:
             if exc.code in STRUCTURAL:
                 errors.append(ConfigError(key, exc.reason))
     return errors
+
+
+def _fallback_errors(key: str, settings: ScopedSettings) -> list[ConfigError]:
+    """A fallback chain's specs must be well-formed (whether they resolve may depend on the scope)."""
+    for spec in split_fallbacks(settings.get(key) or ""):
+        try:
+            resolve(spec, settings)
+        except UnknownModelError as exc:
+            if exc.code in STRUCTURAL:
+                return [ConfigError(key, f"fallback {spec!r}: {exc.reason}")]
+    return []
 
 
 def validate_ai_settings(service: SettingService) -> list[ConfigError]:

@@ -85,6 +85,8 @@ class QuotaModel(_Model):
     daily_tokens: int | None = Field(None, ge=0)
     monthly_tokens: int | None = Field(None, ge=0)
     max_tokens_per_call: int | None = Field(None, ge=1)
+    requests_per_minute: int | None = Field(None, ge=1)
+    tokens_per_minute: int | None = Field(None, ge=1)
     thresholds: ThresholdsModel = Field(default_factory=ThresholdsModel)
 
 
@@ -155,6 +157,10 @@ class QuotaLimits:
     notify_pct: int = 80
     light_pct: int = 95
     block_pct: int = 100
+    requests_per_minute: int | None = None
+    """Upstream attempts per sliding minute (`llm/rate.py`)."""
+    tokens_per_minute: int | None = None
+    """Tokens (reserved, then real) per sliding minute."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +192,8 @@ class LlmConfig:
                     ("daily_tokens", q.daily_tokens),
                     ("monthly_tokens", q.monthly_tokens),
                     ("max_tokens_per_call", q.max_tokens_per_call),
+                    ("requests_per_minute", q.requests_per_minute),
+                    ("tokens_per_minute", q.tokens_per_minute),
                 )
                 if v is not None
             }
@@ -274,12 +282,14 @@ def _from_model(model: LlmConfigModel) -> LlmConfig:
     if isinstance(model.quota, QuotaModel):
         q = model.quota
         quota = QuotaLimits(
-            q.daily_tokens,
-            q.monthly_tokens,
-            q.max_tokens_per_call,
-            q.thresholds.notify,
-            q.thresholds.light,
-            q.thresholds.block,
+            daily_tokens=q.daily_tokens,
+            monthly_tokens=q.monthly_tokens,
+            max_tokens_per_call=q.max_tokens_per_call,
+            notify_pct=q.thresholds.notify,
+            light_pct=q.thresholds.light,
+            block_pct=q.thresholds.block,
+            requests_per_minute=q.requests_per_minute,
+            tokens_per_minute=q.tokens_per_minute,
         )
     failover = None
     if model.failover is not None:

@@ -5,7 +5,8 @@
     {"scope": {...},
      "search": [...], "searchCascades": {...}, "tiers": [...],      # views/providers.py:routing_view
      "llm": {"default": {providerType, instance, model, path} | {"error"},
-             "aliases": [{alias, target, providerType, instance, model, path} | {alias, target, error}]},
+             "aliases": [{alias, target, providerType, instance, model, path} | {alias, target, error}],
+             "warnings": [{alias, instance, model, contextDiscipline, message}]},   # seed 002 §7a
      ...sections other components add (`Runtime.routing_sections`)}
 """
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from ..config.settings import SettingService
     from ..contract.query import SearchScope
     from ..dispatch.dispatcher import Dispatcher
+    from ..llm.catalog import Catalog
 
 
 async def routing_report(
@@ -31,10 +33,21 @@ async def routing_report(
     *,
     admin: bool,
     sections: Mapping[str, RoutingSection] | None = None,
+    catalog: Catalog | None = None,
 ) -> dict[str, Any]:
     view = await routing_view(dispatcher, scope, admin=admin, sections=sections)
     view["llm"] = llm_routing(settings, scope)
+    view["llm"]["warnings"] = llm_warnings(settings, scope, catalog)
     return view
+
+
+def llm_warnings(
+    settings: SettingService, scope: SearchScope, catalog: Catalog | None
+) -> list[dict[str, Any]]:
+    """Research aliases (`default:analyze|web|deep`) bound to a model with weak context discipline."""
+    from ..llm.traits import discipline_warnings
+
+    return [w.to_json() for w in discipline_warnings(settings.scoped(scope), catalog, scope)]
 
 
 def llm_routing(settings_service: SettingService, scope: SearchScope) -> dict[str, Any]:
@@ -50,4 +63,4 @@ def llm_routing(settings_service: SettingService, scope: SearchScope) -> dict[st
     return {"default": default, "aliases": alias_table(settings)}
 
 
-__all__ = ["llm_routing", "routing_report"]
+__all__ = ["llm_routing", "llm_warnings", "routing_report"]

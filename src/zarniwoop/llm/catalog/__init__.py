@@ -9,7 +9,7 @@ from __future__ import annotations
 from .bootstrap import BootstrapReport, bootstrap_bundled
 from .catalog import REFRESH_INTERVAL_SECONDS, Catalog, RefreshReport
 from .documents import BundledDocuments, DocumentStore, FileDocumentStore, StoredDocument
-from .model_doc import KINDS, ModelDoc, ModelSize, Pricing, validate_document
+from .model_doc import KINDS, ModelDoc, ModelSize, ModelTraits, Pricing, validate_document
 from .paths import AUTO, MANUAL, doc_path, parse_doc_path, slug_for
 from .snapshot import CatalogView, SkippedDocument, Snapshot, deep_merge, layer_keys
 
@@ -26,6 +26,7 @@ __all__ = [
     "FileDocumentStore",
     "ModelDoc",
     "ModelSize",
+    "ModelTraits",
     "Pricing",
     "RefreshReport",
     "SkippedDocument",

@@ -11,9 +11,16 @@ Schema (seed 002 §3a.2; every field optional in a single document, manual and a
     stripThinkTags: false
     messageParser: null            # a registered parser name; absent → model-quirks.yaml decides
     pricing: {currency: USD, inputPerMTok: 3.0, outputPerMTok: 15.0, cacheReadPerMTok: 0.3, cacheWritePerMTok: 3.75}
+    traits: {contextDiscipline: strong, toolLoopPersistence: very-strong}   # seed 002 §7a, per key
     displayName: Claude Sonnet 4.6
     discoveredBy: manual           # "discovery-job" in auto documents
     discoveredAt: "2026-06-27T10:00:00Z"
+
+`traits` (seed 002 §7a) say how a model behaves in research work: `contextDiscipline` — does it
+trust what its context says (tool results, corrections) over its training? — and
+`toolLoopPersistence` — does it carry a multi-step tool loop through? Each is one of
+`weak | medium | strong | very-strong | variable`; the bundled layer carries the seed's observed
+table, and any layer may override one key (mappings merge key by key).
 
 Unknown fields are kept (a newer version may know them) but not interpreted. `pricing: null`
 means "unpriced": cost tracking records no cost rather than a made-up one.
@@ -35,6 +42,8 @@ if TYPE_CHECKING:
     from ..parsers.quirks import Quirks
 
 KINDS = ("chat", "image", "embedding")
+TRAIT_LEVELS = ("weak", "medium", "strong", "very-strong", "variable")
+TRAIT_KEYS = {"contextDiscipline": "context_discipline", "toolLoopPersistence": "tool_loop_persistence"}
 _PRICE_FIELDS = ("inputPerMTok", "outputPerMTok", "cacheReadPerMTok", "cacheWritePerMTok")
 
 
@@ -83,6 +92,22 @@ class Pricing:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelTraits:
+    """Seed 002 §7a: observed behaviour, decision support for binding research aliases — not a ranking."""
+
+    context_discipline: str | None = None
+    """How far the model trusts its context (tool outputs, corrections) over its training."""
+    tool_loop_persistence: str | None = None
+    """Whether it sustains a multi-step tool loop until an answer."""
+
+    def to_json(self) -> dict[str, str | None]:
+        return {
+            "contextDiscipline": self.context_discipline,
+            "toolLoopPersistence": self.tool_loop_persistence,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class ModelDoc:
     """The merged view of one model for one scope (all seven layers applied)."""
 
@@ -100,6 +125,7 @@ class ModelDoc:
     parser_source: str | None = None
     """`document` or `quirks`: where `parser` / `strip_think_tags` came from (None: nowhere)."""
     pricing: Pricing | None = None
+    traits: ModelTraits = field(default_factory=ModelTraits)
     display_name: str | None = None
     discovered_by: str | None = None
     discovered_at: str | None = None
@@ -131,6 +157,7 @@ class ModelDoc:
             "messageParser": self.parser,
             "messageParserSource": self.parser_source,
             "pricing": self.pricing.to_json() if self.pricing else None,
+            "traits": self.traits.to_json(),
             "displayName": self.display_name,
             "discoveredBy": self.discovered_by,
             "discoveredAt": self.discovered_at,
@@ -172,6 +199,8 @@ def validate_document(raw: Any, known_parsers: frozenset[str]) -> dict[str, Any]
         raise DocumentError(f"unknown messageParser {parser!r}; known: {', '.join(sorted(known_parsers))}")
     if doc.get("pricing") is not None:
         doc["pricing"] = _pricing_fields(doc["pricing"])
+    if doc.get("traits") is not None:
+        doc["traits"] = _trait_fields(doc["traits"])
     for key in ("discoveredAt",):
         if isinstance(doc.get(key), (dt.datetime, dt.date)):
             # YAML reads an unquoted timestamp as a datetime; keep the ISO text.
@@ -196,6 +225,21 @@ def _pricing_fields(raw: Any) -> dict[str, Any]:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise DocumentError(f"pricing.{key} must be a number ≥ 0 (per million tokens), got {value!r}")
         out[key] = float(value)
+    return out
+
+
+def _trait_fields(raw: Any) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise DocumentError(f"traits must be a mapping (contextDiscipline, toolLoopPersistence), got {raw!r}")
+    out = dict(raw)
+    for key in TRAIT_KEYS:
+        value = out.get(key)
+        if value is None:
+            continue
+        level = str(value).strip().lower().replace(" ", "-").replace("_", "-")
+        if level not in TRAIT_LEVELS:
+            raise DocumentError(f"traits.{key} must be one of {', '.join(TRAIT_LEVELS)}, got {value!r}")
+        out[key] = level
     return out
 
 
@@ -231,6 +275,12 @@ def build_model_doc(
             currency=pricing_fields.get("currency") or "USD",
         )
     size = merged.get("size")
+    trait_fields = merged.get("traits")
+    traits = (
+        ModelTraits(**{attr: trait_fields.get(key) for key, attr in TRAIT_KEYS.items()})
+        if isinstance(trait_fields, Mapping)
+        else ModelTraits()
+    )
     return ModelDoc(
         instance=instance,
         wire_name=wire_name,
@@ -244,6 +294,7 @@ def build_model_doc(
         parser=parser,
         parser_source=source,
         pricing=pricing,
+        traits=traits,
         display_name=merged.get("displayName"),
         discovered_by=merged.get("discoveredBy"),
         discovered_at=merged.get("discoveredAt"),

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
+
+log = logging.getLogger("zarniwoop.cli")
 
 if TYPE_CHECKING:
     from ...contract.query import SearchScope
@@ -83,11 +86,22 @@ def run(ctx: typer.Context, body: Callable[[Runtime], Awaitable[T]]) -> T:
 
         runtime = await Runtime.open(g.config)
         try:
+            await _purge_llm_usage_if_due(runtime)
             return await body(runtime)
         finally:
             await runtime.aclose()
 
     return guarded(g, lambda: asyncio.run(go()))
+
+
+async def _purge_llm_usage_if_due(runtime: Runtime) -> None:
+    """At most once a day (across every process on the database): LLM usage/trace retention."""
+    from ...llm.retention import CLI_INTERVAL_SECONDS, purge_if_due
+
+    try:
+        await purge_if_due(runtime.db, runtime.settings, min_interval=CLI_INTERVAL_SECONDS)
+    except Exception as exc:  # housekeeping never fails the command the user asked for
+        log.warning("LLM usage retention purge skipped: %s", type(exc).__name__)
 
 
 def guarded(g: Globals, call: Callable[[], T]) -> T:

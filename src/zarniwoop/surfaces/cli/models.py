@@ -104,6 +104,8 @@ def show(
             f"{out['messageParser']} ({out['messageParserSource']})" if out["messageParser"] else "-",
         ),
         ("strip think tags", "yes" if out["stripThinkTags"] else "no"),
+        ("context discipline", out["traits"]["contextDiscipline"] or "-"),
+        ("tool-loop persistence", out["traits"]["toolLoopPersistence"] or "-"),
         ("layers", " → ".join(out["layers"])),
     ]
     for label, value in rows:

@@ -47,36 +47,24 @@ def _shown(type_: str, value: str | None) -> str | None:
 def _source(rt: Runtime, tenant: str, project: str, level: str, key: str) -> str:
     """Where a stored value comes from: the config file (which rewrites it at start), a `settings
     set` in the database, or the built-in defaults."""
+    from ...config.writes import file_owner
+
     if level == "builtin":
         return "built-in default"
-    owned = {(t_, p_, k) for t_, p_, k, _ in rt.config.scoped_settings()}
-    if (tenant, project, key) in owned:
-        return f"config file {rt.config.path}" if rt.config.path else "config"
-    return "settings set"
-
-
-def _refuse_file_owned(rt: Runtime, tenant: str, project: str, key: str, verb: str) -> None:
-    from ...contract.errors import InvalidRequestError
-
-    if any((t_, p_, k) == (tenant, project, key) for t_, p_, k, _ in rt.config.scoped_settings()):
-        where = rt.config.path or "the config"
-        raise InvalidRequestError(
-            key,
-            f"is set in {where}, which writes it again at every start; {verb} it there instead",
-        )
+    owner = file_owner(rt.config, tenant, project, key)
+    return f"config file {owner}" if owner else "settings set"
 
 
 def _check_known(key: str, strict: bool) -> None:
-    from ...config.known_keys import known_key, nearest_key
+    from ...config.known_keys import known_key
+    from ...config.writes import unknown_key_message
     from ...contract.errors import InvalidRequestError
 
     if known_key(key) is not None:
         return
-    near = nearest_key(key)
-    hint = f"; did you mean {near}?" if near else ""
     if strict:
-        raise InvalidRequestError(key, f"is not a known setting{hint} (--strict)")
-    typer.echo(f"warning: {key} is not a known setting{hint}", err=True)
+        raise InvalidRequestError(key, f"{unknown_key_message(key)} (--strict)")
+    typer.echo(f"warning: {key} {unknown_key_message(key)}", err=True)
 
 
 @settings_app.command("get")
@@ -130,18 +118,21 @@ def set_(
     A key the config file names is refused (the file would write it back at the next start)."""
 
     async def body(rt: Runtime) -> str:
+        from ...config.writes import write_batch
         from ...runtime import validate_all
 
         tenant, project = _target(ctx, level)
-        _refuse_file_owned(rt, tenant, project, key, "change")
         _check_known(key, strict)
-        async with rt.db.transaction():
-            row = await rt.settings.set(tenant, project, key, value, type_)
-            errors = validate_all(rt.settings, rt.protocols)
-            if errors:
-                rt.settings.invalidate()
-                raise errors[0]
-        await rt.settings.refresh()
+        await write_batch(
+            rt.settings,
+            rt.protocols,
+            rt.config,
+            (tenant, project),
+            set={key: value},
+            types={key: type_} if type_ else None,
+            validate=validate_all,
+        )
+        row = next(r for r in rt.settings.rows(tenant, project) if r.key == key)
         return f"{key} = {_shown(row.type, value)}  [{tenant}/{project}, {row.type}]"
 
     typer.echo(run(ctx, body))
@@ -154,9 +145,15 @@ def delete(
     """Remove KEY from one level (outer levels then apply)."""
 
     async def body(rt: Runtime) -> bool:
+        from ...config.writes import write_batch
+        from ...runtime import validate_all
+
         tenant, project = _target(ctx, level)
-        _refuse_file_owned(rt, tenant, project, key, "remove")
-        return await rt.settings.delete(tenant, project, key)
+        present = any(r.key == key for r in rt.settings.rows(tenant, project))
+        await write_batch(
+            rt.settings, rt.protocols, rt.config, (tenant, project), delete=[key], validate=validate_all
+        )
+        return present
 
     typer.echo("deleted" if run(ctx, body) else "not set at that level")
 

@@ -76,14 +76,17 @@ def create_app(
             )
             state.mcp_sessions = mcp.session_manager
             app.state.zarniwoop = state
+            from ...llm.retention import start_retention_loop, stop_retention_loop
 
             await rt.start_catalog_refresh()  # a long-running server keeps the model catalog fresh
+            retention = start_retention_loop(rt.db, rt.settings)  # LLM usage/trace retention, periodic
             # keyless endpoints' reachability, before anyone searches (`zarniwoop serve`; off in tests)
             prober = rt.start_probes() if probes else None
             try:
                 async with mcp.session_manager.run():
                     yield
             finally:
+                await stop_retention_loop(retention)
                 if prober is not None:
                     prober.cancel()
                     with contextlib.suppress(asyncio.CancelledError):

@@ -1,0 +1,141 @@
+"""The values of one LLM call: who asks (`LlmCall`), what was decided before the first byte left
+(`PreparedCall`), and what came back (`LlmResult`).
+
+All three are frozen: the manager builds a `PreparedCall` once per call and every later step —
+each failover attempt, the settle, the observers — reads the same decisions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..config.settings import ScopedSettings
+    from ..contract.query import SearchScope
+    from ..tenancy.accounts import CallScope
+    from .adapters import ChatRequest
+    from .aliases import Resolution
+    from .catalog import Catalog, ModelDoc
+    from .failover import AttemptRecord, Candidate, FailoverEngine, Switch
+    from .quota import LineStatus, QuotaLine
+    from .rate import RateLine
+    from .response import ChatResponse, TokenUsage, ToolCall
+    from .routing import SpecChoice
+
+
+@dataclass(frozen=True, slots=True)
+class LlmCall:
+    """Who a call runs for, and why."""
+
+    tenant: str = "default"
+    project: str = "default"
+    account: str = "default"
+    purpose: str = "default"
+    model: str | None = None
+    """A model spec for this call only (the innermost override): anything the alias resolver takes
+    (`anthropic:claude-sonnet-4-5`, `default:analyze`, a comma cascade `default:arthur,default:chat`)
+    or `purpose:<name>` (the preferences cascade picks that purpose's model)."""
+    overrides: Mapping[str, str] = field(default_factory=dict)
+    """The process's `llm_overrides`: purpose → model spec."""
+    team: str | None = None
+    session_id: str | None = None
+    think_process_id: str | None = None
+    node_id: str | None = None
+    fallback_models: tuple[str, ...] = ()
+    """The runtime fallback chain (seed 002 `params.fallbackModels`): specs tried in order after the
+    primary model was really called and failed (provider error, overload, quota). Each may be a
+    comma cascade."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelChoice:
+    """The model a call would run on (`LlmManager.choose_model`), before any key or budget."""
+
+    spec: str
+    purpose: str
+    resolution: Resolution
+    doc: ModelDoc | None
+    """Its catalog entry (`size`, `traits`, pricing); None without a catalog."""
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedCall:
+    """Everything decided before the first byte leaves: scope, budgets, model, keys, candidates."""
+
+    call: LlmCall
+    scope_key: SearchScope
+    scope: CallScope
+    settings: ScopedSettings
+    lines: tuple[QuotaLine, ...]
+    """Every quota line of the call's levels (reserved and settled together)."""
+    purpose: str
+    """The purpose that ran: the requested one, or `light` at 95 % of a budget."""
+    choice: SpecChoice
+    resolution: Resolution
+    candidates: tuple[Candidate, ...]
+    """In the order the failover engine tries them; empty only when a budget blocks everything."""
+    request: ChatRequest
+    """The request as sent (`max_tokens` capped by `max_tokens_per_call`)."""
+    estimate: int
+    """Tokens reserved per attempt: the input estimate plus `max_tokens`."""
+    engine: FailoverEngine
+    catalog: Catalog | None
+    timeout: float
+    """Seconds one upstream exchange may take (`ai.call.timeoutMs`)."""
+    persist_trace: bool
+    """`ai.trace.persist`: write the raw exchange to `llm_traces`."""
+    webhook_url: str | None
+    """`ai.quota.webhookUrl`, where threshold notices go."""
+    rate_lines: tuple[RateLine, ...] = ()
+    """Every per-minute limit of the call's levels."""
+    rate_window: float = 60.0
+    """The sliding window the per-minute limits count over (`ai.rateLimit.windowSeconds`)."""
+    substitution: Switch | None = None
+    """Set when the requested provider had no key and `ai.substitute` let another serve."""
+    blocked: LineStatus | None = None
+    """The first exhausted line, when a budget is at 100 %."""
+
+
+@dataclass(frozen=True, slots=True)
+class LlmResult:
+    response: ChatResponse
+    provider_type: str
+    instance: str
+    model: str
+    credential_source: str
+    usage: TokenUsage
+    cost_usd: float | None
+    purpose: str
+    requested_purpose: str
+    spec: str
+    failover: tuple[Switch, ...] = ()
+    attempts: tuple[AttemptRecord, ...] = ()
+    usage_id: str = ""
+    duration_ms: int = 0
+    origin: str = "primary"
+    """Why what served was a candidate: `primary`, `fallbackModels`, `priority`, `local` or `substitute`."""
+
+    def to_json(self) -> dict[str, Any]:
+        """`zarniwoop llm ask --json` (DESIGN §6), exactly these keys."""
+        return {
+            "text": self.response.text,
+            "toolCalls": [
+                {"id": c.id, "name": c.name, "arguments": _arguments(c)} for c in self.response.tool_calls
+            ],
+            "providerType": self.provider_type,
+            "instance": self.instance,
+            "model": self.model,
+            "credentialSource": self.credential_source,
+            "usage": {"input": self.usage.input, "output": self.usage.output, "total": self.usage.total},
+            "costUsd": self.cost_usd,
+            "failover": [s.to_json() for s in self.failover],
+        }
+
+
+def _arguments(call: ToolCall) -> Any:
+    try:
+        return call.parsed_arguments()
+    except Exception:  # keep what the model sent when it is not an object
+        return call.arguments

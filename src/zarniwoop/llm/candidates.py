@@ -1,0 +1,109 @@
+"""Which candidates a call tries, in which order — and what happens when the asked-for one has no key.
+
+    1. the resolved model (its key from the cascade)
+    2. the runtime fallback chain: the call's `fallback_models` (a recipe's `params.fallbackModels`),
+       then `ai.alias.<prefix>.<rest>.fallback` of every alias on the resolution path
+    3. the other configured entries by priority (when `failover.fallback_enabled`)
+    4. local entries (when `failover.fallback_to_local`)
+
+Each (instance, model) appears once, at its first place. A chain element that resolves nowhere or
+has no key is skipped with a warning; it is never replaced by another provider.
+
+No silent substitution: when (1) has no key anywhere, `plan_candidates` raises
+`MissingCredentialError` naming the provider and every place searched — unless the scope sets
+`ai.substitute: true`; then the first other candidate stands in, and the returned `Switch` says so
+(the manager puts it on the result's `failover` and on the usage record).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ..contract.errors import MissingCredentialError, UnknownModelError
+from .aliases import alias_fallbacks, resolve
+from .failover import Candidate, Switch
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..config.settings import ScopedSettings
+    from ..tenancy.accounts import FailoverPolicy
+    from .aliases import Resolution
+    from .routing import CandidateBuilder
+
+log = logging.getLogger("zarniwoop.llm")
+
+SUBSTITUTE_KEY = "ai.substitute"
+"""`true`: a spec whose provider has no key may be served by another configured provider (recorded)."""
+
+
+def plan_candidates(
+    builder: CandidateBuilder,
+    resolution: Resolution,
+    spec: str,
+    settings: ScopedSettings,
+    policy: FailoverPolicy,
+    fallback_models: Sequence[str] = (),
+) -> tuple[list[Candidate], Switch | None]:
+    """The candidates in order, and the substitution switch (None when the primary has its key)."""
+    primary = builder.primary(resolution)
+    if primary is None and not settings.get_bool(SUBSTITUTE_KEY, False):
+        raise MissingCredentialError(
+            resolution.instance, spec, builder.searched(resolution.protocol_type, resolution.instance)
+        )
+    chain = fallback_chain(builder, [*fallback_models, *alias_fallbacks(resolution.path, settings)], settings)
+    candidates = _unique(
+        [*([primary] if primary else []), *chain, *builder.fallbacks(primary, resolution, policy)]
+    )
+    return candidates, (_substitute(resolution, candidates) if primary is None else None)
+
+
+def fallback_chain(
+    builder: CandidateBuilder, specs: Sequence[str], settings: ScopedSettings
+) -> list[Candidate]:
+    """A keyed candidate per spec of the runtime chain (each may be a comma cascade)."""
+    out: list[Candidate] = []
+    for spec in dict.fromkeys(specs):
+        try:
+            resolution = resolve(spec, settings)
+        except UnknownModelError as exc:
+            log.warning("fallback model %r skipped: %s", spec, exc.reason)
+            builder.missing.append(f"fallback {spec!r}: {exc.reason}")
+            continue
+        candidate = builder.primary(resolution)
+        if candidate is None:
+            log.warning("fallback model %r skipped: no %s key", spec, resolution.instance)
+            continue
+        out.append(replace(candidate, origin="fallbackModels"))
+    return out
+
+
+def _unique(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """First occurrence of each (instance, model) wins."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for candidate in candidates:
+        if (candidate.instance, candidate.model) not in seen:
+            seen.add((candidate.instance, candidate.model))
+            out.append(candidate)
+    return out
+
+
+def _substitute(resolution: Resolution, candidates: list[Candidate]) -> Switch | None:
+    """`ai.substitute`: the first other candidate stands in (marked, logged, recorded as a switch)."""
+    if not candidates:
+        return None
+    stand_in = candidates[0] = replace(candidates[0], origin="substitute")
+    log.warning(
+        "no key for %s: %s:%s substituted (ai.substitute)",
+        resolution.instance,
+        stand_in.instance,
+        stand_in.model,
+    )
+    return Switch(
+        from_instance=resolution.instance,
+        to_instance=stand_in.instance,
+        reason=f"no {resolution.instance} key (ai.substitute)",
+    )
