@@ -510,15 +510,29 @@ def _warn_unknown_keys(config: ConfigFile) -> None:
 
 
 class _FreshFiles:
-    """Remembers whether the home folder existed, so a failed first start can leave no trace."""
+    """Remembers what the home folder held, so a refused start leaves no trace: a new home is removed
+    whole; in an existing one, the database and key files this start created are removed."""
+
+    OWN_FILES = (
+        "zarniwoop.db",
+        "zarniwoop.db-wal",
+        "zarniwoop.db-shm",
+        "zarniwoop.db-journal",
+        "master.key",
+    )
 
     def __init__(self, home: Path) -> None:
         self.home = home
         self.existed = home.exists()
+        self.present = {name for name in self.OWN_FILES if (home / name).exists()} if self.existed else set()
 
     def remove(self) -> None:
         if not self.existed:
             shutil.rmtree(self.home, ignore_errors=True)
+            return
+        for name in self.OWN_FILES:
+            if name not in self.present:
+                (self.home / name).unlink(missing_ok=True)
 
 
 def _text(value: object) -> str:

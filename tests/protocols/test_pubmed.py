@@ -10,6 +10,7 @@ from zarniwoop.contract import (
     ContentInline,
     ContentRef,
     InstanceConfig,
+    InvalidRequestError,
     ParseError,
     RawResponse,
     RequestSpec,
@@ -171,7 +172,7 @@ def test_load_content_rebuilds_efetch_against_the_configured_host_only():
     spec = PROTOCOL.load_content(forged, config)
     assert spec.url == "http://127.0.0.1:9/pm/efetch.fcgi"
     assert dict(spec.params)["id"] == "42"
-    with pytest.raises(ParseError, match="names no PMID"):
+    with pytest.raises(InvalidRequestError, match="names no PMID"):
         PROTOCOL.load_content(ContentRef(ContentInline.STASH_ON_DEMAND, ref="../../etc/passwd"), config)
 
 

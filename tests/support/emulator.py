@@ -12,6 +12,9 @@ blocks the test's event loop. TCP_NODELAY is set on every connection: without it
     emu.add("/d/works", Reply.json(body, chunk_delay=0.2)) # fault: slow body
     emu.add("/e/works", Reply(body=b"{not json"))          # fault: malformed
     emu.add("/f/works", Reply(body=b"x" * 50_000_000))     # fault: oversized
+    emu.add("/g/works", Reply(body=b"{...}", cut="truncate"))  # fault: body ends short of Content-Length
+    emu.add("/h/works", Reply(body=b"{...}", cut="reset"))     # fault: connection reset mid-body
+    emu.add_prefix("/any/", Reply(status=500))             # every path under /any/ (longest prefix wins)
     emu.requests("/a/works")                               # request log
     emu.stop()
 
@@ -22,12 +25,14 @@ from __future__ import annotations
 
 import json
 import socket
+import struct
+import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
 
@@ -43,6 +48,9 @@ class Reply:
     chunk_delay: float = 0.0
     """Send the body in chunks with this pause between them (a slow body)."""
     chunks: int = 4
+    cut: Literal["truncate", "reset"] | None = None
+    """Send the full Content-Length but only half the body, then close (`truncate`: a clean FIN;
+    `reset`: SO_LINGER 0, so the client sees a TCP reset mid-body)."""
 
     @classmethod
     def json(cls, data: Any, status: int = 200, **kw: Any) -> Reply:
@@ -85,10 +93,18 @@ class _Server(ThreadingHTTPServer):
     # a dropped SYN costs a 1 s retransmit.
     request_queue_size = 512
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that reset or dropped its connection (the fault modes provoke it) is not an error
+        of the emulator: stay quiet about it; print anything else as socketserver does."""
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
+
 
 class Emulator:
     def __init__(self) -> None:
         self._routes: dict[str, Route] = {}
+        self._prefixes: dict[str, Route] = {}
         self._log: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -138,6 +154,18 @@ class Emulator:
         with self._lock:
             self._routes[path] = route
 
+    def add_prefix(self, prefix: str, route: Route) -> None:
+        """Serve every path starting with `prefix` that has no exact route (longest prefix wins)."""
+        with self._lock:
+            self._prefixes[prefix] = route
+
+    def _route_for(self, path: str) -> Route | None:
+        route = self._routes.get(path)
+        if route is None:
+            matching = [p for p in self._prefixes if path.startswith(p)]
+            route = self._prefixes[max(matching, key=len)] if matching else None
+        return route
+
     def requests(self, path: str | None = None) -> list[RecordedRequest]:
         with self._lock:
             return [r for r in self._log if path is None or r.path == path]
@@ -145,6 +173,7 @@ class Emulator:
     def reset(self) -> None:
         with self._lock:
             self._routes.clear()
+            self._prefixes.clear()
             self._log.clear()
 
     def clear_log(self) -> None:
@@ -165,7 +194,7 @@ class Emulator:
         )
         with self._lock:
             self._log.append(request)
-            route = self._routes.get(split.path)
+            route = self._route_for(split.path)
         if route is None:
             reply = Reply.json({"error": f"no route for {split.path}"}, status=404)
         else:
@@ -181,6 +210,9 @@ class Emulator:
                 handler.send_header(key, value)
             handler.send_header("Content-Length", str(len(reply.body)))
             handler.end_headers()
+            if reply.cut is not None:
+                self._cut(handler, reply)
+                return
             if reply.chunk_delay and reply.body:
                 step = max(1, len(reply.body) // reply.chunks)
                 for start in range(0, len(reply.body), step):
@@ -191,3 +223,12 @@ class Emulator:
                 handler.wfile.write(reply.body)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout, size cap): that is the point of some fault modes
+
+    @staticmethod
+    def _cut(handler: BaseHTTPRequestHandler, reply: Reply) -> None:
+        handler.wfile.write(reply.body[: len(reply.body) // 2])
+        handler.wfile.flush()
+        handler.close_connection = True
+        if reply.cut == "reset":
+            handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            handler.connection.close()

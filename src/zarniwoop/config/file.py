@@ -120,8 +120,12 @@ def load_config(path: str | Path | None) -> ConfigFile:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(str(file), f"cannot read config file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            str(file), f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+        ) from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=BoundedLoader)  # a SafeLoader, bounded
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -134,6 +138,51 @@ def load_config(path: str | Path | None) -> ConfigFile:
     config = parse_config(data, base=file.parent)
     config.path = file
     return config
+
+
+MAX_EXPANDED_NODES = 100_000
+"""How many YAML nodes a config file may expand to once its aliases are followed: far more than any
+real config (a few hundred), far less than a "billion laughs" file, which grows to gigabytes."""
+
+
+class BoundedLoader(yaml.SafeLoader):
+    """`yaml.SafeLoader` that refuses a document whose aliases expand it past `MAX_EXPANDED_NODES`
+    (or refer to themselves), checked on the composed node graph before anything is constructed."""
+
+    def compose_document(self) -> yaml.Node | None:
+        node: yaml.Node | None = super().compose_document()
+        if node is not None and _expanded_size(node, {}, set()) > MAX_EXPANDED_NODES:
+            raise _refused(node, f"aliases expand this file to more than {MAX_EXPANDED_NODES} nodes; refused")
+        return node
+
+
+def _refused(node: yaml.Node, problem: str) -> yaml.YAMLError:
+    """A YAML error at `node` (reported as `malformed YAML: line L, column C: <problem>`)."""
+    return yaml.composer.ComposerError(problem=problem, problem_mark=node.start_mark)
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int]) -> int:
+    """Nodes in `node`'s tree with every alias followed (memoised: linear in the file's size)."""
+    key = id(node)
+    if key in sizes:
+        return sizes[key]
+    if key in open_nodes:
+        raise _refused(node, "an alias refers to a node containing itself; refused")
+    open_nodes.add(key)
+    total = 1
+    if isinstance(node, yaml.SequenceNode):
+        for child in node.value:
+            total += _expanded_size(child, sizes, open_nodes)
+            if total > MAX_EXPANDED_NODES:
+                break
+    elif isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            total += _expanded_size(k, sizes, open_nodes) + _expanded_size(v, sizes, open_nodes)
+            if total > MAX_EXPANDED_NODES:
+                break
+    open_nodes.discard(key)
+    sizes[key] = total
+    return total
 
 
 def parse_config(data: Mapping[str, Any], *, base: Path | None = None) -> ConfigFile:

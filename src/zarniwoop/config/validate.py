@@ -2,7 +2,8 @@
 
 Checked for every scope that has settings: each endpoint's protocol exists and accepts its config
 (SearXNG without `baseUrl`, …); `research.default.<modality>` / `research.fallback.<modality>`
-name a real modality and an existing, enabled endpoint that serves it; typed keys parse.
+name a real modality and an existing, enabled endpoint that serves it; typed keys parse; numeric
+keys lie within their bounds (`bounds.BOUNDS`); API keys are printable ASCII (`bounds.check_api_key`).
 An endpoint extra its protocol does not read is not an error (an add-on may read more than it
 declares) but a warning at start-up, naming the key and the extras the protocol knows
 (`extras_warnings`): a typo like `userAgnet` would otherwise be silently ignored.
@@ -18,6 +19,7 @@ from ..contract.errors import ConfigError
 from ..contract.protocol import ValidatesConfig, known_extras
 from ..contract.query import SearchScope
 from . import keys as K
+from .bounds import check_api_key, check_bounds
 from .endpoints import endpoint_ids, instance_config
 
 if TYPE_CHECKING:
@@ -81,6 +83,10 @@ def validate_scope(settings: ScopedSettings, protocols: Mapping[str, SearchProto
         except ConfigError as exc:
             errors.append(exc)
             continue
+        if config.api_key:
+            problem = check_api_key(_key_origin(instance_id, config.key_source), config.api_key.reveal())
+            if problem is not None:
+                errors.append(problem)
         endpoints[instance_id] = protocol
     for key in list(settings.keys()):
         if not key.startswith(_ROUTING):
@@ -106,10 +112,29 @@ def validate_scope(settings: ScopedSettings, protocols: Mapping[str, SearchProto
                 )
     for key in list(settings.keys()):
         row = settings.row(key)
-        if row is None or row.type not in ("INT", "BOOL"):
+        if row is None:
+            continue
+        if row.type == "PASSWORD" and key.endswith(("apiKey", "api_key")):
+            value = settings.get(key)
+            if value and (problem := check_api_key(key, value)) is not None:
+                errors.append(problem)
             continue
         try:
-            settings.get_int(key, 0) if row.type == "INT" else settings.get_bool(key, False)
+            if row.type == "INT":
+                settings.get_int(key, 0)
+            elif row.type == "BOOL":
+                settings.get_bool(key, False)
         except ConfigError as exc:
             errors.append(exc)
+            continue
+        if (problem := check_bounds(key, settings.get(key))) is not None:  # after the type: its message first
+            errors.append(problem)
     return errors
+
+
+def _key_origin(instance_id: str, source: str | None) -> str:
+    """Where an endpoint's key came from, as the user would look for it: the operator's environment
+    variable, or the setting (boot validation resolves no tenant credentials)."""
+    if source and source.startswith("env:"):
+        return source.removeprefix("env:")
+    return K.endpoint_key(instance_id, K.SUFFIX_API_KEY)

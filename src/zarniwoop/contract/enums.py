@@ -113,6 +113,8 @@ class Outcome(enum.StrEnum):
     SKIPPED_EXHAUSTED = "skipped_exhausted"
     SKIPPED_NO_KEY = "skipped_no_key"
     SKIPPED_UNSUPPORTED = "skipped_unsupported"
+    SKIPPED_PACED = "skipped_paced"
+    """Its rate limit's next start slot would not come in the time this candidate could be given."""
 
     @property
     def is_skip(self) -> bool:

@@ -241,6 +241,14 @@ class ProbesCheaply(Protocol):
 
 
 @runtime_checkable
+class ContributesSettingForm(Protocol):
+    """The web console's form for this protocol's endpoints: `{"title", "fields": [{"key", "type",
+    "label", "help", "default", "secret"}]}` (the shape of the bundled `setting_forms/research.yaml`)."""
+
+    setting_form: Mapping[str, Any]
+
+
+@runtime_checkable
 class CoversDomains(Protocol):
     """The subjects the protocol's index covers (PubMed: BIOMEDICAL, ACADEMIC); without it, one
     domain per modality it serves. The Plan step weighs sources by domain."""
@@ -272,6 +280,7 @@ CAPABILITIES: tuple[type, ...] = (
     CoversDomains,
     ReadsExtras,
     ProbesCheaply,
+    ContributesSettingForm,
 )
 """Every optional capability a protocol object may have, for the factory's one-time check."""
 
@@ -342,6 +351,7 @@ def known_extras(protocol: SearchProtocol) -> frozenset[str]:
 __all__ = [
     "CAPABILITIES",
     "COMMON_EXTRAS",
+    "ContributesSettingForm",
     "CoversDomains",
     "DescribesErrors",
     "ExtractsContentText",

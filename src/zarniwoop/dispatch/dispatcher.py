@@ -9,13 +9,18 @@ A soft failure or an empty answer moves on without cooldown; a hard failure move
 instance only. When every candidate is cooling down, the one whose cooldown ends first is tried
 once anyway (panic mode). Identical concurrent requests share one upstream call, results are
 cached, a slow candidate can be raced by the next one (hedging), and nothing outlives
-`research.deadlineMs`.
+`research.deadlineMs`: while another candidate waits, one attempt gets at most half of the time
+left, and a call cut short is benched like a timeout. A candidate whose pacing slot would not come
+in its share is passed over at once (`skipped_paced`); quota is taken only for a call that goes
+out (docs/robustness.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import uuid
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
@@ -30,7 +35,7 @@ from ..storage.privacy import redact_query
 from .cache import Coalescer, MemoryResultCache, ResultCache, cache_bypassed
 from .clock import Clock, utc_date
 from .gate import GO, GateDecision, QuotaGuard, check_cooldown, check_static
-from .pacing import Pacer, RateLimiter, pace_key
+from .pacing import Pacer, RateLimiter, pace_key, wait_for_slot
 from .reachability import LastOutcome, MemoryReachability, ReachabilityStore
 
 if TYPE_CHECKING:
@@ -46,6 +51,13 @@ log = logging.getLogger(__name__)
 class DispatchObserver(Protocol):
     """Audit and metrics hook: told about every provider call and every dispatch."""
 
+    def on_call_started(
+        self, scope: SearchScope, instance: ProviderInstance, request: SearchRequest, call_id: str
+    ) -> None:
+        """A request is about to go out; `on_attempt` with the same `call_id` follows when it ends
+        (unless the process dies first: the audit then records the call as `interrupted`)."""
+        ...
+
     def on_attempt(
         self,
         scope: SearchScope,
@@ -53,9 +65,26 @@ class DispatchObserver(Protocol):
         request: SearchRequest,
         attempt: Attempt,
         hits: int,
-    ) -> None: ...
+        *,
+        call_id: str | None = None,
+    ) -> None:
+        """Every attempt; `call_id` is set for a provider call (None for a skip)."""
+        ...
 
     def on_dispatch(self, scope: SearchScope, request: SearchRequest, result: SearchResult) -> None: ...
+
+
+ATTEMPT_SHARE = 0.5
+"""While another callable candidate waits, one attempt may take at most this share of the time left
+(each later one again half of what is left then). A cap rather than hedging: it costs no second
+upstream call while the default is healthy, and needs no setting to be safe."""
+PACING_SHARE = 0.5
+"""A pacing wait may take at most this share of its attempt's time; the call keeps the rest."""
+DEADLINE_MARGIN = 0.05
+"""The last attempt's own timeout fires this long before the search's deadline, so the cut call is
+benched and recorded by the attempt itself rather than cancelled from outside."""
+CUT_BENCH_TIMEOUT = 0.5
+"""How long a call cancelled by the deadline may spend benching itself in the cooldown store."""
 
 
 @dataclass(slots=True)
@@ -65,9 +94,25 @@ class _Run:
     request: SearchRequest
     scope: SearchScope
     deadline: float  # monotonic
+    deadline_s: float
     attempts: list[Attempt] = field(default_factory=list)
+    cut_reasons: dict[str, str] = field(default_factory=dict)
+    """Why a running call is being cancelled (hedged loser), by instance; absent = the deadline."""
+    recorded: set[str] = field(default_factory=set)
+    """Calls whose attempt is recorded (each call exactly once, whatever cut it short)."""
     notes: list[str] = field(default_factory=list)
     soft: SearchResult | None = None  # the best non-winning answer (soft error / empty), for its note
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One provider call on its way out: what `_fail` and `_cut` need to bench and record it."""
+
+    instance: ProviderInstance
+    subject: str
+    call_id: str
+    begin: float  # monotonic, before any pacing wait
+    panic: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +279,7 @@ class Dispatcher:
         deadline_s = settings.get_int(K.DEADLINE_MS, 20000) / 1000
         if request.today is None:  # protocols get "today" from our clock, never read one themselves
             request = request.on(utc_date(self.clock.now()))
-        run = _Run(request, scope, deadline=self.clock.monotonic() + deadline_s)
+        run = _Run(request, scope, deadline=self.clock.monotonic() + deadline_s, deadline_s=deadline_s)
         if request.tier is Tier.EXPERT and request.pinned_provider_id:
             pinned = provider_set.instances.get(request.pinned_provider_id)
             if pinned is None:
@@ -254,6 +299,7 @@ class Dispatcher:
         except TimeoutError:
             winner = None
             run.notes.append(f"deadline of {deadline_s * 1000:.0f} ms reached")
+        run.notes[:] = list(dict.fromkeys(run.notes))
         return self._assemble(run, winner, candidates, deadline_s)
 
     async def _cascade(
@@ -295,47 +341,30 @@ class Dispatcher:
         awaited in turn (no task: the common path stays cheap); with hedging, a slow call is raced by
         the next callable candidate and the loser is cancelled."""
         if hedge_after is None:
-            while (candidate := await self._next_callable(run, queue)) is not None:
-                begin = self.clock.monotonic()
-                try:
-                    result = await self._call(run, candidate.instance, candidate.cooldown, candidate.panic)
-                except asyncio.CancelledError:  # the deadline fired mid-call
-                    self._record_cut(
-                        run,
-                        candidate.instance,
-                        Attempt(
-                            candidate.instance.id,
-                            Outcome.TIMEOUT,
-                            "deadline reached",
-                            self._elapsed_ms(begin),
-                        ),
-                    )
-                    raise
+            while (candidate := self._next_callable(run, queue)) is not None:
+                result = await self._call(run, candidate, queue)
                 if result is not None:
                     return result
             return None
         running: dict[asyncio.Task[SearchResult | None], ProviderInstance] = {}
-        started: dict[str, float] = {}
 
-        async def start_next() -> bool:
-            candidate = await self._next_callable(run, queue)
+        def start_next() -> bool:
+            candidate = self._next_callable(run, queue)
             if candidate is None:
                 return False
-            started[candidate.instance.id] = self.clock.monotonic()
-            call = self._call(run, candidate.instance, candidate.cooldown, candidate.panic)
-            running[asyncio.create_task(call)] = candidate.instance
+            running[asyncio.create_task(self._call(run, candidate, queue))] = candidate.instance
             return True
 
         try:
             while queue or running:
-                if not running and not await start_next():
+                if not running and not start_next():
                     continue
                 can_hedge = any(c.decision.allowed and c.instance.config.hedge for c in queue)
                 done, _ = await asyncio.wait(
                     running, timeout=hedge_after if can_hedge else None, return_when=asyncio.FIRST_COMPLETED
                 )
                 if not done:  # the hedge timer fired: race the next candidate
-                    await start_next()
+                    start_next()
                     continue
                 for task in done:
                     running.pop(task)
@@ -343,85 +372,112 @@ class Dispatcher:
                     if result is None:
                         continue
                     for loser_task, loser in running.items():
-                        loser_task.cancel()
-                        message = f"cancelled: hedged, {result.provider_instance_id} answered first"
-                        self._record_cut(
-                            run,
-                            loser,
-                            Attempt(loser.id, Outcome.TIMEOUT, message, self._elapsed_ms(started[loser.id])),
+                        run.cut_reasons[loser.id] = (
+                            f"cancelled: hedged, {result.provider_instance_id} answered first"
                         )
-                    running.clear()
+                        loser_task.cancel()
                     return result
             return None
         finally:
             for task in running:
                 task.cancel()
-            if running:
+            if running:  # each cut call records its own attempt (see `_call`)
                 await asyncio.gather(*running, return_exceptions=True)
-                for instance in running.values():
-                    self._record_cut(
-                        run,
-                        instance,
-                        Attempt(
-                            instance.id,
-                            Outcome.TIMEOUT,
-                            "deadline reached",
-                            self._elapsed_ms(started[instance.id]),
-                        ),
-                    )
 
-    async def _next_callable(self, run: _Run, queue: list[_Candidate]) -> _Candidate | None:
-        """Record skips up to the next callable candidate and reserve its quota; None when none is left."""
+    def _next_callable(self, run: _Run, queue: list[_Candidate]) -> _Candidate | None:
+        """Record skips up to the next callable candidate; None when none is left."""
         while queue:
             candidate = queue.pop(0)
             if not candidate.decision.allowed:
                 self._skip(run, candidate.instance, candidate.decision)
                 continue
-            if self.quota is not None and not await self.quota.reserve(
-                run.scope, candidate.instance, run.request.modality
-            ):
-                self._skip(
-                    run, candidate.instance, GateDecision(Outcome.SKIPPED_EXHAUSTED, "quota exhausted")
-                )
-                continue
+            if run.deadline - self.clock.monotonic() <= DEADLINE_MARGIN:
+                run.notes.append(f"deadline of {run.deadline_s * 1000:.0f} ms reached")
+                queue.clear()
+                return None
             return candidate
         return None
 
-    async def _call(
-        self, run: _Run, instance: ProviderInstance, cooldown: Cooldown | None, panic: bool
-    ) -> SearchResult | None:
-        """One provider call; returns the result when it wins (≥1 hit, no error), records an attempt always."""
-        config = instance.config
+    def _share_of_time(self, run: _Run, queue: list[_Candidate]) -> float:
+        """Seconds this attempt (pacing wait + call) may take: while another callable candidate waits,
+        `ATTEMPT_SHARE` of the time left, so a hanging default never eats its fallback's time; the
+        last candidate gets all of it (minus `DEADLINE_MARGIN`, so its own timeout — which benches it
+        — fires before the search's deadline does)."""
+        remaining = run.deadline - self.clock.monotonic() - DEADLINE_MARGIN
+        if any(c.decision.allowed for c in queue):
+            return remaining * ATTEMPT_SHARE
+        return remaining
+
+    async def _call(self, run: _Run, candidate: _Candidate, queue: list[_Candidate]) -> SearchResult | None:
+        """One candidate: pacing slot → quota → provider call. Returns the result when it wins (≥1 hit,
+        no error) and records an attempt always. A pacing slot that would not come in this attempt's
+        share of the time is `skipped_paced` at once; the quota is reserved only after the wait, right
+        before the request goes out; the audit hears of the call when it starts (`on_call_started`)."""
+        instance, config = candidate.instance, candidate.instance.config
+        share = self._share_of_time(run, queue)
         key = pace_key(
             instance.protocol.id, config.instance_id, config.api_key.reveal() if config.api_key else None
         )
         begin = self.clock.monotonic()
-        await self.limiter.wait(key, config.rate_per_second)
-        remaining = run.deadline - self.clock.monotonic()
-        timeout = max(0.001, min(config.timeout_ms / 1000, remaining))
+        delay = await self.limiter.reserve(key, config.rate_per_second, max_wait=share * PACING_SHARE)
+        if delay is None:
+            reason = (
+                f"rate limit {config.rate_per_second:g}/s: no start slot within "
+                f"{share * PACING_SHARE * 1000:.0f} ms"
+            )
+            self._skip(run, instance, GateDecision(Outcome.SKIPPED_PACED, reason))
+            return None
+        try:
+            await wait_for_slot(delay)
+        except asyncio.CancelledError:  # cut while waiting: the call never went out
+            self._skip(run, instance, GateDecision(Outcome.SKIPPED_PACED, "deadline reached while paced"))
+            raise
+        if self.quota is not None and not await self.quota.reserve(run.scope, instance, run.request.modality):
+            self._skip(run, instance, GateDecision(Outcome.SKIPPED_EXHAUSTED, "quota exhausted"))
+            return None
+        budget = share - (self.clock.monotonic() - begin)
+        timeout = max(0.001, min(config.timeout_ms / 1000, budget))
+        cut_by_deadline = timeout < config.timeout_ms / 1000 and not any(c.decision.allowed for c in queue)
         subject = K.cooldown_subject(instance.id, run.request.modality)
+        call = _Call(instance, subject, uuid.uuid4().hex, begin, candidate.panic)
+        self._notify_started(run, call)
+        try:
+            return await self._send(run, candidate, call, timeout, cut_by_deadline)
+        finally:
+            if call.call_id not in run.recorded:  # cancelled while benching: still one attempt per call
+                attempt = Attempt(instance.id, Outcome.TIMEOUT, "deadline reached", self._elapsed_ms(begin))
+                self._record_cut(run, instance, attempt, call.call_id)
+
+    async def _send(
+        self, run: _Run, candidate: _Candidate, call: _Call, timeout: float, cut_by_deadline: bool
+    ) -> SearchResult | None:
+        """The request itself, and what its outcome means: bench, record, win or move on."""
+        instance, subject, begin = call.instance, call.subject, call.begin
         try:
             async with asyncio.timeout(timeout):
                 result = await instance.search(run.request, run.scope, timeout=timeout)
         except (TimeoutError, ProviderTimeoutError) as exc:
-            error: BaseException = (
-                exc
-                if isinstance(exc, ProviderTimeoutError)
-                else ProviderTimeoutError(f"no answer within {timeout * 1000:.0f} ms")
-            )
-            await self._fail(run, instance, subject, error, Outcome.TIMEOUT, begin, panic)
+            if isinstance(exc, ProviderTimeoutError):
+                error: BaseException = exc
+            elif cut_by_deadline:
+                error = ProviderTimeoutError("deadline reached")
+                run.notes.append(f"deadline of {run.deadline_s * 1000:.0f} ms reached")
+            else:
+                error = ProviderTimeoutError(f"no answer within {timeout * 1000:.0f} ms")
+            await self._fail(run, call, error, Outcome.TIMEOUT)
             return None
         except ProviderError as exc:
-            await self._fail(run, instance, subject, exc, Outcome.HARD_ERROR, begin, panic)
+            await self._fail(run, call, exc, Outcome.HARD_ERROR)
             return None
         except asyncio.CancelledError:
+            await self._cut(run, call)
             raise
         except Exception as exc:  # an add-on instance's bug: a hard failure, not a crash
             log.warning("provider %s raised %s", instance.id, type(exc).__name__, exc_info=True)
-            await self._fail(run, instance, subject, exc, Outcome.HARD_ERROR, begin, panic)
+            await self._fail(run, call, exc, Outcome.HARD_ERROR)
             return None
         duration = self._elapsed_ms(begin)
-        if cooldown is not None:  # a success clears the failure streak
+        if candidate.cooldown is not None:  # a success clears the failure streak
             try:
                 await self.cooldowns.record_success(run.scope, subject)
             except Exception as exc:
@@ -435,7 +491,8 @@ class Dispatcher:
             outcome, message = Outcome.EMPTY, result.note
         else:
             outcome, message = Outcome.SUCCESS, None
-        self._record(run, instance, Attempt(instance.id, outcome, message, duration, panic), len(result.hits))
+        attempt = Attempt(instance.id, outcome, message, duration, call.panic)
+        self._record(run, instance, attempt, len(result.hits), call.call_id)
         await self._share_outcome(run, instance.id)
         if outcome is Outcome.SUCCESS:
             return result
@@ -443,25 +500,37 @@ class Dispatcher:
             run.soft = result
         return None
 
-    async def _fail(
-        self,
-        run: _Run,
-        instance: ProviderInstance,
-        subject: str,
-        error: BaseException,
-        outcome: Outcome,
-        begin: float,
-        panic: bool,
-    ) -> None:
-        message = (error.message if isinstance(error, ZarniwoopError) else str(error)) or type(error).__name__
+    async def _cut(self, run: _Run, call: _Call) -> None:
+        """A call cancelled mid-flight: a hedged loser (no verdict on the instance), or cut by the
+        search's deadline — benched like a timeout, so the next search does not pay for it again."""
+        reason = run.cut_reasons.pop(call.instance.id, None)
+        attempt = Attempt(
+            call.instance.id, Outcome.TIMEOUT, reason or "deadline reached", self._elapsed_ms(call.begin)
+        )
+        if reason is not None:
+            self._record_cut(run, call.instance, attempt, call.call_id)
+            return
+        run.notes.append(f"deadline of {run.deadline_s * 1000:.0f} ms reached")
+        with contextlib.suppress(Exception):  # bounded: the search is already over time
+            async with asyncio.timeout(CUT_BENCH_TIMEOUT):
+                await self._bench(run, call, ProviderTimeoutError("deadline reached"))
+        self._record(run, call.instance, attempt, 0, call.call_id)
+
+    async def _bench(self, run: _Run, call: _Call, error: BaseException) -> None:
+        message = _message_of(error)
         # The reason is persisted (cooldown store): never with the query in it.
         reason = redact_query(message, run.request.query) or type(error).__name__
         try:
-            await self.cooldowns.record_failure(run.scope, subject, error, reason, self.clock.now())
+            await self.cooldowns.record_failure(run.scope, call.subject, error, reason, self.clock.now())
         except Exception as exc:  # the cooldown store failing must not fail the search
             self.cooldown_outage.failed(exc, "cooldowns are not set until it is back")
-        self._record(run, instance, Attempt(instance.id, outcome, message, self._elapsed_ms(begin), panic), 0)
-        await self._share_outcome(run, instance.id)
+
+    async def _fail(self, run: _Run, call: _Call, error: BaseException, outcome: Outcome) -> None:
+        await self._bench(run, call, error)
+        message = _message_of(error)
+        attempt = Attempt(call.instance.id, outcome, message, self._elapsed_ms(call.begin), call.panic)
+        self._record(run, call.instance, attempt, 0, call.call_id)
+        await self._share_outcome(run, call.instance.id)
 
     async def _share_outcome(self, run: _Run, instance_id: str) -> None:
         """Publish this process's last outcome to a shared reachability store (Redis), if any."""
@@ -490,26 +559,34 @@ class Dispatcher:
         assert decision.outcome is not None
         self._record(run, instance, Attempt(instance.id, decision.outcome, decision.reason, 0), 0)
 
-    def _record(self, run: _Run, instance: ProviderInstance, attempt: Attempt, hits: int) -> None:
-        run.attempts.append(attempt)
+    def _record(
+        self, run: _Run, instance: ProviderInstance, attempt: Attempt, hits: int, call_id: str | None = None
+    ) -> None:
         if not attempt.outcome.is_skip:
             ok = attempt.outcome in (Outcome.SUCCESS, Outcome.EMPTY)
             self.last_outcomes[(run.scope, instance.id)] = LastOutcome(
                 ok, None if ok else attempt.error_message, self.clock.now()
             )
+        self._record_cut(run, instance, attempt, call_id, hits)
+
+    def _record_cut(
+        self, run: _Run, instance: ProviderInstance, attempt: Attempt, call_id: str | None, hits: int = 0
+    ) -> None:
+        """An attempt, told to the observers (audit, metrics). Used as is for a hedged loser: a
+        provider call, but no verdict on the instance's reachability."""
+        run.attempts.append(attempt)
+        if call_id is not None:
+            run.recorded.add(call_id)
         for observer in self.observers:
             try:
-                observer.on_attempt(run.scope, instance, run.request, attempt, hits)
+                observer.on_attempt(run.scope, instance, run.request, attempt, hits, call_id=call_id)
             except Exception:
                 log.exception("dispatch observer failed")
 
-    def _record_cut(self, run: _Run, instance: ProviderInstance, attempt: Attempt) -> None:
-        """A call cut short (deadline, hedged loser): an attempt, and a provider call for the audit and
-        the metrics — but no verdict on the instance's reachability."""
-        run.attempts.append(attempt)
+    def _notify_started(self, run: _Run, call: _Call) -> None:
         for observer in self.observers:
             try:
-                observer.on_attempt(run.scope, instance, run.request, attempt, 0)
+                observer.on_call_started(run.scope, call.instance, run.request, call.call_id)
             except Exception:
                 log.exception("dispatch observer failed")
 
@@ -547,6 +624,10 @@ class Dispatcher:
             error_message=message,
             attempts=attempts,
         )
+
+
+def _message_of(error: BaseException) -> str:
+    return (error.message if isinstance(error, ZarniwoopError) else str(error)) or type(error).__name__
 
 
 PASSED_OVER = frozenset({Outcome.HARD_ERROR, Outcome.TIMEOUT, Outcome.SOFT_ERROR, Outcome.EMPTY})

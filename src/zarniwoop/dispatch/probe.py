@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -27,7 +28,7 @@ from ..contract.errors import ZarniwoopError
 from ..contract.protocol import HttpSearchProtocol, ProbesCheaply
 from ..contract.query import SearchRequest
 from .clock import iso_utc
-from .pacing import pace_key
+from .pacing import pace_key, wait_for_slot
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -74,7 +75,8 @@ class Prober:
         assert isinstance(protocol, HttpSearchProtocol)
         clock = self.dispatcher.clock
         key = pace_key(protocol.id, config.instance_id, config.api_key.reveal() if config.api_key else None)
-        await self.dispatcher.limiter.wait(key, config.rate_per_second)
+        delay = await self.dispatcher.limiter.reserve(key, config.rate_per_second, max_wait=math.inf)
+        await wait_for_slot(delay or 0.0)  # a probe has no deadline: it waits for its slot
         began = time.perf_counter()
         try:
             spec = self._request(instance)

@@ -15,7 +15,6 @@ the query text (the dispatcher puts the caller's query back on a hit).
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import logging
@@ -128,12 +127,14 @@ class RedisCooldownStore:
 _PACE = """
 local n = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
+local max_wait = tonumber(ARGV[3])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 local slot = now
 if redis.call('LLEN', KEYS[1]) >= n then
   slot = math.max(now, tonumber(redis.call('LINDEX', KEYS[1], -n)) + window)
 end
+if slot - now > max_wait then return false end
 redis.call('RPUSH', KEYS[1], string.format('%.6f', slot))
 redis.call('LTRIM', KEYS[1], -n, -1)
 redis.call('PEXPIRE', KEYS[1], math.ceil((slot - now + window) * 1000) + 1000)
@@ -145,8 +146,9 @@ class RedisRateLimiter:
     """Pacing shared by every replica: the sliding-window log of `pacing.RateLimiter`, kept in Redis.
 
     One Lua script reserves the next start slot atomically on Redis's own clock (so the replicas'
-    clocks need not agree) and returns how long to wait. If Redis is unreachable, the process paces
-    itself alone until it is back — searches never fail for pacing.
+    clocks need not agree) and returns how long to wait — or takes nothing when the slot is further
+    away than `max_wait`. If Redis is unreachable, the process paces itself alone until it is
+    back — searches never fail for pacing.
     """
 
     def __init__(self, state: RedisState, fallback: RateLimiter) -> None:
@@ -155,19 +157,18 @@ class RedisRateLimiter:
         self._reserve = state.client.register_script(_PACE)
         self._outage = OutageLog(log, "Redis (pacing)")
 
-    async def wait(self, key: str, per_second: float | None) -> None:
+    async def reserve(self, key: str, per_second: float | None, max_wait: float) -> float | None:
         if not per_second or per_second <= 0:
-            return
+            return 0.0
         n, window = window_of(per_second)
+        bound = repr(min(max_wait, 1e9))  # Lua numbers: no `inf` literal
         try:
-            delay = float(await self._reserve(keys=[self.state.key("pace", key)], args=[n, repr(window)]))
+            delay = await self._reserve(keys=[self.state.key("pace", key)], args=[n, repr(window), bound])
             self._outage.recovered()
         except (RedisError, OSError) as exc:
             self._outage.failed(exc, "each process paces itself")
-            await self.fallback.wait(key, per_second)
-            return
-        if delay > 0:
-            await asyncio.sleep(delay)
+            return self.fallback.take(key, per_second, max_wait)
+        return None if delay is None else float(delay)
 
 
 class RedisResultCache:

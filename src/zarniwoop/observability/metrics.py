@@ -43,7 +43,7 @@ _CURATED_SECONDS = (0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 40.0, 60.0, 120.0, 300.0)
 
 DISPATCH = Counter(
     "zarniwoop_research_dispatch",
-    "Dispatcher calls by outcome (success, empty, error, disabled, cooldown, exhausted).",
+    "Dispatcher calls by outcome (success, empty, error, disabled, cooldown, exhausted, paced).",
     ["modality", "tier", "outcome"],
     registry=REGISTRY,
 )
@@ -127,7 +127,7 @@ def render_metrics() -> bytes:
 
 def dispatch_outcome(result: SearchResult) -> str:
     """success (hits) · empty (honest empty answer) · error (a provider was called and failed) ·
-    exhausted / cooldown / disabled (nothing was called, and why)."""
+    exhausted / paced / cooldown / disabled (nothing was called, and why)."""
     if result.hits:
         return "success"
     if result.error_message is None:
@@ -137,6 +137,8 @@ def dispatch_outcome(result: SearchResult) -> str:
         return "error"
     if Outcome.SKIPPED_EXHAUSTED in outcomes:
         return "exhausted"
+    if Outcome.SKIPPED_PACED in outcomes:
+        return "paced"
     if Outcome.SKIPPED_COOLDOWN in outcomes:
         return "cooldown"
     return "disabled"
@@ -145,6 +147,11 @@ def dispatch_outcome(result: SearchResult) -> str:
 class MetricsObserver:
     """A `DispatchObserver` feeding the dispatch and provider metrics."""
 
+    def on_call_started(
+        self, scope: SearchScope, instance: ProviderInstance, request: SearchRequest, call_id: str
+    ) -> None:
+        """Calls are counted when they end."""
+
     def on_attempt(
         self,
         scope: SearchScope,
@@ -152,6 +159,8 @@ class MetricsObserver:
         request: SearchRequest,
         attempt: Attempt,
         hits: int,
+        *,
+        call_id: str | None = None,
     ) -> None:
         if attempt.outcome.is_skip or instance is None:
             return

@@ -35,9 +35,12 @@ def shorten(text: str | None, limit: int = 300) -> str | None:
 
 
 def load_json(body: bytes, what: str) -> Any:
-    """Decode a JSON body or raise `ParseError` (never `UnicodeDecodeError`/`ValueError`)."""
+    """Decode a JSON body or raise `ParseError` (never `UnicodeDecodeError`/`ValueError`, nor the
+    `RecursionError` of a nesting bomb such as `[[[[…]]]]` a hundred thousand deep)."""
     try:
         return json.loads(body)
+    except RecursionError:
+        raise ParseError(f"{what}: body is not JSON (nested too deeply)") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise ParseError(f"{what}: body is not JSON ({type(exc).__name__})") from None
 

@@ -202,7 +202,7 @@ def error_text(raw: RawResponse, *keys: str) -> str | None:
     """The message a provider put in a JSON error body, looked up along `keys` (dotted paths)."""
     try:
         data = json.loads(raw.body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     for path in keys:
         node: Any = data

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from ..contract.enums import ContentInline, Modality, SearchDomain, Tier
-from ..contract.errors import ParseError
+from ..contract.errors import InvalidRequestError, ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, QuotaStatus, SearchHit
@@ -181,7 +181,8 @@ class PubMedProtocol:
         always the configured endpoint's, so a forged reference cannot point the call elsewhere."""
         pmid = pmid_of(ref.ref or "")
         if pmid is None:
-            raise ParseError(f"pubmed: content reference {ref.ref!r} names no PMID")
+            # The caller's mistake, not the provider's: a usage error (exit 2 / 422), no request.
+            raise InvalidRequestError("ref", f"pubmed: content reference {ref.ref!r} names no PMID")
         base = _base(config)
         return RequestSpec(
             method="GET",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import hmac
 import os
 import secrets
 from pathlib import Path
@@ -33,6 +34,15 @@ class SecretBox:
             raise ConfigError("ZARNIWOOP_MASTER_KEY", "must decode to 32 bytes")
         self._aead = AESGCM(key)
         self.fingerprint = hashlib.sha256(b"zarniwoop-fp" + key).hexdigest()[:12]
+        self._signing = hmac.new(key, b"zarniwoop-signing-key", hashlib.sha256).digest()
+
+    def sign(self, purpose: str, message: str) -> str:
+        """An HMAC-SHA256 of `message` for one `purpose` (the image proxy's URLs), under a key derived
+        from the master key: every replica sharing the master key signs alike."""
+        return hmac.new(self._signing, f"{purpose}\n{message}".encode(), hashlib.sha256).hexdigest()[:32]
+
+    def verify(self, purpose: str, message: str, signature: str) -> bool:
+        return hmac.compare_digest(self.sign(purpose, message), signature)
 
     @classmethod
     def load(cls, home: Path) -> SecretBox:

@@ -7,11 +7,16 @@
 provider's error message is scrubbed of it before it is kept. Skips (cooldown, disabled, quota,
 no key) are not provider calls and are not recorded.
 
-Durability without latency: the dispatcher calls `on_attempt` synchronously after each call; the
-record goes to the write-ahead `Spool` (one `write`, ~2 µs) and a background task inserts the
-spooled records in batches. A `kill -9` loses nothing that was spooled — the next process to
-flush replays a dead process's segments — and a database outage only delays the rows: the
-failure is logged once, loudly, retried with backoff, and logged again when it recovers.
+Durability without latency: the dispatcher calls `on_call_started` just before a request goes
+out and `on_attempt` when it ends; each spools one line to the write-ahead `Spool` (one `write`,
+~2 µs) and a background task inserts the spooled records in batches. A `kill -9` loses nothing
+that was spooled — the next process to flush replays a dead process's segments, and a call that
+had started but not ended becomes a row with outcome `interrupted` (it may have been billed) — and
+a database outage only delays the rows: the failure is logged once, loudly, retried with backoff,
+and logged again when it recovers.
+
+A "started" line (`"event": "started"`) of a call still in flight is carried into the current
+segment when its segment is flushed, so it stays on disk until its outcome arrives.
 
 Retention: rows older than `research.log.retentionDays` (per scope) are deleted hourly.
 """
@@ -46,6 +51,10 @@ DEFAULT_RETENTION_DAYS = 30
 MAINTENANCE_INTERVAL = 3600.0
 QUOTA_COUNTER_KEEP_DAYS = 62
 """Quota windows older than this (two months) are of no use to anyone."""
+INTERRUPTED = "interrupted"
+"""The outcome of a call that was in flight when its process died (`research_call_records.outcome`)."""
+STARTED = "started"
+"""The spool `event` of a call about to go out; its completion is an ordinary record, same id."""
 
 INSERT_SQL = (
     "INSERT INTO research_call_records (id, tenant, project, instance_id, protocol, modality, tier, "
@@ -165,6 +174,8 @@ class ZarniwoopUsageCounter:
         self.spool_outage = OutageLog(log, f"audit spool {spool_dir}")
         self._unspooled: list[CallRecord] = []
         """Records the spool could not take (disk full): written from memory by the next flush."""
+        self._in_flight: set[str] = set()
+        """Ids of the calls started and not yet ended: their "started" lines must stay spooled."""
         self.written = 0
         """Rows this process has inserted (its own and replayed orphans)."""
         self._wake = asyncio.Event()
@@ -175,6 +186,30 @@ class ZarniwoopUsageCounter:
 
     # -- DispatchObserver --------------------------------------------------------------------
 
+    def on_call_started(
+        self, scope: SearchScope, instance: ProviderInstance, request: SearchRequest, call_id: str
+    ) -> None:
+        if self._closed:
+            return
+        record = CallRecord(
+            id=call_id,
+            tenant=scope.tenant,
+            project=scope.project,
+            instance_id=instance.id,
+            protocol=instance.protocol.id,
+            modality=request.modality.value,
+            tier=request.tier.value,
+            query_hash=query_hash(request.query),
+            hit_count=0,
+            ok=False,
+            outcome=INTERRUPTED,
+            error_message="the process ended while the call was in flight",
+            started_at=round(self.now(), 3),
+            duration_ms=0,
+        )
+        self._in_flight.add(call_id)
+        self._spool({**record.to_json(), "event": STARTED}, None)
+
     def on_attempt(
         self,
         scope: SearchScope,
@@ -182,11 +217,15 @@ class ZarniwoopUsageCounter:
         request: SearchRequest,
         attempt: Attempt,
         hits: int,
+        *,
+        call_id: str | None = None,
     ) -> None:
         if attempt.outcome.is_skip or instance is None or self._closed:
             return
+        if call_id is not None:
+            self._in_flight.discard(call_id)
         record = CallRecord(
-            id=uuid.uuid4().hex,
+            id=call_id or uuid.uuid4().hex,
             tenant=scope.tenant,
             project=scope.project,
             instance_id=instance.id,
@@ -201,14 +240,19 @@ class ZarniwoopUsageCounter:
             started_at=round(self.now() - attempt.duration_ms / 1000, 3),
             duration_ms=attempt.duration_ms,
         )
+        self._spool(record.to_json(), record)
+        self._wake.set()
+
+    def _spool(self, line: dict[str, Any], record: CallRecord | None) -> None:
+        """Append one line; a completed `record` the spool cannot take is kept in memory instead."""
         try:
-            self.spool.append(record.to_json())
+            self.spool.append(line)
         except OSError as exc:  # disk full, I/O error: keep it in memory rather than lose it
             self.spool_outage.failed(exc, "audit records are kept in memory until the database takes them")
-            self._unspooled.append(record)
+            if record is not None:
+                self._unspooled.append(record)
         else:
             self.spool_outage.recovered()
-        self._wake.set()
 
     def on_dispatch(self, scope: SearchScope, request: SearchRequest, result: SearchResult) -> None:
         """Dispatches are not provider calls; the metrics observer counts them."""
@@ -285,13 +329,13 @@ class ZarniwoopUsageCounter:
                     self._unspooled[:0] = batch
                     raise
                 count += len(batch)
-            for segment in self.spool.sealed_segments():
-                count += await self._write_segment(segment)
+            own = self.spool.sealed_segments()
+            if own:
+                count += await self._write_segments(own, live=True)
             if orphans:
                 for claim in self.spool.claim_orphans():
                     try:
-                        for segment in claim.segments:
-                            count += await self._write_segment(segment)
+                        count += await self._write_segments(claim.segments, live=False)
                     finally:
                         claim.release()
                     if claim.segments:
@@ -299,11 +343,28 @@ class ZarniwoopUsageCounter:
             self.outage.recovered(f"{count} spooled audit records written")
             return count
 
-    async def _write_segment(self, segment: Path) -> int:
-        records = [CallRecord.from_json(r) for r in read_segment(segment)]
+    async def _write_segments(self, segments: Sequence[Path], *, live: bool) -> int:
+        """Write the completed calls of some segments, then delete them. A "started" line without its
+        completion is, for a `live` owner (this process), a call still in flight: carried into the
+        current segment first; for a dead owner, a call cut by its death: an `interrupted` row."""
+        done: dict[str, CallRecord] = {}
+        started: dict[str, CallRecord] = {}
+        for segment in segments:
+            for line in read_segment(segment):
+                record = CallRecord.from_json(line)
+                (started if line.get("event") == STARTED else done)[record.id] = record
+        unfinished = [r for i, r in started.items() if i not in done]
+        if live:
+            for record in unfinished:
+                if record.id in self._in_flight:
+                    self._spool({**record.to_json(), "event": STARTED}, None)
+            records = list(done.values())
+        else:
+            records = [*done.values(), *unfinished]
         for start in range(0, len(records), self.batch_size):
             await self.write(records[start : start + self.batch_size])
-        segment.unlink()
+        for segment in segments:
+            segment.unlink()
         return len(records)
 
     async def write(self, records: Sequence[CallRecord]) -> None:
@@ -313,8 +374,9 @@ class ZarniwoopUsageCounter:
             self.written += len(records)
 
     def spooled(self) -> int:
-        """Records not yet written: in the spool directory (any process's) or held in memory."""
-        return sum(len(read_segment(p)) for p in self.spool.pending_segments()) + len(self._unspooled)
+        """Completed records not yet written: in the spool directory (any process's) or held in memory."""
+        lines = [line for p in self.spool.pending_segments() for line in read_segment(p)]
+        return sum(1 for line in lines if line.get("event") != STARTED) + len(self._unspooled)
 
     # -- retention -----------------------------------------------------------------------------
 

@@ -27,8 +27,10 @@ if TYPE_CHECKING:
     from ..storage.db import Database
     from ..storage.usage import ZarniwoopUsageCounter
 
-_DURATION = re.compile(r"^(\d+)\s*([mhdw])$")
+_DURATION = re.compile(r"^(\d{1,12})\s*([mhdw])$")
 _UNIT_SECONDS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+MAX_LOOKBACK_SECONDS = 100 * 366 * 86400
+"""A century: further back than any audit row, and still a date every surface can print."""
 
 
 def parse_since(text: str, *, now: float | None = None) -> float:
@@ -37,7 +39,10 @@ def parse_since(text: str, *, now: float | None = None) -> float:
     value = text.strip().lower()
     match = _DURATION.match(value)
     if match:
-        return current - int(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+        seconds = int(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+        if seconds > MAX_LOOKBACK_SECONDS:
+            raise InvalidRequestError("since", f"{text.strip()!r} reaches back more than 100 years")
+        return current - seconds
     try:
         moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:

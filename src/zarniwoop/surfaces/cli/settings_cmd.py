@@ -8,7 +8,7 @@ the built-in and documented defaults too, each with where the effective value co
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -44,17 +44,6 @@ def _shown(type_: str, value: str | None) -> str | None:
     return "********" if type_ == "PASSWORD" and value else value
 
 
-def _source(rt: Runtime, tenant: str, project: str, level: str, key: str) -> str:
-    """Where a stored value comes from: the config file (which rewrites it at start), a `settings
-    set` in the database, or the built-in defaults."""
-    from ...config.writes import file_owner
-
-    if level == "builtin":
-        return "built-in default"
-    owner = file_owner(rt.config, tenant, project, key)
-    return f"config file {owner}" if owner else "settings set"
-
-
 def _check_known(key: str, strict: bool) -> None:
     from ...config.known_keys import known_key
     from ...config.writes import unknown_key_message
@@ -73,6 +62,7 @@ def get(ctx: typer.Context, key: str, as_json: bool = typer.Option(False, "--jso
 
     async def body(rt: Runtime) -> dict[str, object]:
         from ...config.known_keys import documented_default
+        from ...views.settings import setting_source
 
         scoped = rt.settings.scoped(ctx.obj.scope)
         row = scoped.row(key)
@@ -90,7 +80,7 @@ def get(ctx: typer.Context, key: str, as_json: bool = typer.Option(False, "--jso
             "value": _shown(row.type, scoped.get(key)),
             "type": row.type,
             "level": row.level,
-            "source": _source(rt, row.tenant, row.project, row.level, key),
+            "source": setting_source(rt.config, row.tenant, row.project, row.level, key),
         }
 
     out = run(ctx, body)
@@ -169,40 +159,10 @@ def list_(
 ) -> None:
     """The effective settings of the scope with the level and source each comes from."""
 
-    async def body(rt: Runtime) -> list[dict[str, object]]:
-        from ...config.endpoints import endpoint_ids
-        from ...config.known_keys import ENDPOINT_SUFFIXES
+    async def body(rt: Runtime) -> list[dict[str, Any]]:
+        from ...views.settings import effective_settings
 
-        scoped = rt.settings.scoped(ctx.obj.scope)
-        out: list[dict[str, object]] = []
-        for key in scoped:
-            row = scoped.row(key)
-            if row is None or not key.startswith(prefix) or (row.level == "builtin" and not defaults):
-                continue
-            out.append(
-                {
-                    "key": key,
-                    "value": _shown(row.type, row.value if row.type != "PASSWORD" else "x"),
-                    "type": row.type,
-                    "level": row.level,
-                    "source": _source(rt, row.tenant, row.project, row.level, key),
-                }
-            )
-        if defaults:  # per-endpoint defaults nobody wrote down (`.timeoutMs` 8000, …)
-            for instance_id in endpoint_ids(scoped):
-                for suffix in ENDPOINT_SUFFIXES:
-                    key = f"research.endpoint.{instance_id}.{suffix.pattern}"
-                    if suffix.default is not None and key not in scoped and key.startswith(prefix):
-                        out.append(
-                            {
-                                "key": key,
-                                "value": suffix.default,
-                                "type": None,
-                                "level": "default",
-                                "source": "documented default",
-                            }
-                        )
-        return out
+        return effective_settings(rt.settings, rt.config, ctx.obj.scope, prefix=prefix, defaults=defaults)
 
     rows = run(ctx, body)
     if as_json:

@@ -90,4 +90,6 @@ def call(
         parsed = json.loads(arguments)
     except json.JSONDecodeError as exc:
         raise typer.Exit(_usage(f"arguments: not valid JSON ({exc.msg})")) from None
+    except RecursionError:
+        raise typer.Exit(_usage("arguments: nested too deeply")) from None
     _call(ctx, name, parsed, as_json)

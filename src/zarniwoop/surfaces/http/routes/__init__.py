@@ -1,6 +1,6 @@
 """One router per resource; `app.py` includes them all."""
 
-from . import admin, research, routing, system, tools, usage, web
+from . import admin, image, research, routing, settings, system, tools, usage, web
 
 ROUTERS = (
     research.router,
@@ -8,6 +8,8 @@ ROUTERS = (
     tools.router,
     usage.router,
     admin.router,
+    settings.router,
+    image.router,
     system.router,
     web.router,
 )

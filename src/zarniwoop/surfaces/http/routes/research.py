@@ -36,6 +36,7 @@ from ....tools.search import SEARCH, SEARCH_EXPERT, checked_overrides
 from ..deps import Caller, CallerInfo, Ctx
 from ..errors import ERROR_RESPONSES
 from ..state import AppState
+from .image import sign_thumbnails
 
 router = APIRouter(prefix="/v1/research", tags=["research"], responses=ERROR_RESPONSES)
 
@@ -89,6 +90,8 @@ async def _run(
         cache=_use_cache(request, body),
         overrides=checked_overrides(overrides),
     )
+    # image and video hits get a signed URL of the server's image proxy (the web UI's thumbnails)
+    sign_thumbnails(result.structured, state.runtime.box.sign)
     # Already plain JSON: a JSONResponse skips FastAPI's re-validation of the return value.
     return JSONResponse(result.structured)
 

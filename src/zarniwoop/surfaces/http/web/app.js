@@ -364,7 +364,7 @@ async function runSearch(event, { fresh = false } = {}) {
 function extrasList(hit) {
   const extras = hit.extras || {};
   const known = EXTRAS[hit.modality] || [];
-  const seen = new Set();
+  const seen = new Set(["thumbnailProxy"]); // shown as the thumbnail itself
   const items = [];
   const add = (key, label) => {
     const value = extras[key];
@@ -384,7 +384,13 @@ function extrasList(hit) {
 }
 
 function hitItem(hit, ...more) {
-  return h("li", { class: "hit" },
+  // Image and video hits: a thumbnail through the server's signed image proxy (the CSP allows
+  // images from this origin only; no browser request ever goes to the image host).
+  const proxied = (hit.extras || {}).thumbnailProxy;
+  const thumb = typeof proxied === "string" && proxied.startsWith("/v1/image?")
+    ? h("img", { class: "thumb", src: proxied, alt: "", loading: "lazy", width: "160" }) : null;
+  return h("li", { class: thumb ? "hit with-thumb" : "hit" },
+    thumb,
     h("h3", {}, link(hit.url, hit.title || hit.url)),
     h("div", { class: "url" }, hit.url),
     ...more,
@@ -394,7 +400,7 @@ function hitItem(hit, ...more) {
 }
 
 const GATE_KIND = { ready: "ok", skipped_cooldown: "warn", skipped_exhausted: "bad", skipped_no_key: "warn" };
-const OUTCOME_KIND = { success: "ok", empty: "muted", soft_error: "bad", hard_error: "bad", timeout: "bad" };
+const OUTCOME_KIND = { success: "ok", empty: "muted", soft_error: "bad", hard_error: "bad", timeout: "bad", skipped_paced: "warn" };
 
 function attemptsTable(attempts) {
   const rows = attempts.map((a, i) => h("tr", { class: `attempt outcome-${a.outcome}` },

@@ -1,0 +1,120 @@
+"""`GET /v1/image?url=…&sig=…`: image and video results as thumbnails, through the server (SearXNG's
+`image_proxy` idea), so the web UI's CSP keeps `img-src 'self'` and no browser talks to an image host.
+
+The signature is the capability: an HMAC of the URL under a key derived from the master key,
+minted when a hit is served (`extras.thumbnailProxy` on hits with a `thumbnailUrl` or `imageUrl`),
+so the proxy fetches only what a search returned — an `<img>` cannot send a bearer token. The fetch
+goes through the content fetcher's SSRF guard (public addresses only, checked after DNS and on every
+redirect), reads at most `MAX_BYTES`, answers only `image/*` bodies, and keeps recent ones in memory.
+
+unsigned or tampered → 403 · private target → 403 · not an image → 415 · too large → 413
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Query
+from fastapi.responses import Response
+
+from ....contract.errors import AccessDeniedError, TargetRefusedError, ZarniwoopError
+from ..deps import Ctx
+from ..errors import ERROR_RESPONSES
+
+router = APIRouter(tags=["image"], responses=ERROR_RESPONSES)
+PURPOSE = "image"
+MAX_BYTES = 4 * 1024 * 1024
+CACHE_BYTES = 32 * 1024 * 1024
+_IMAGE_KEYS = ("thumbnailUrl", "imageUrl")
+
+
+class _Images:
+    """A small LRU of fetched images by URL, bounded by bytes."""
+
+    def __init__(self) -> None:
+        self.entries: collections.OrderedDict[str, tuple[bytes, str]] = collections.OrderedDict()
+        self.size = 0
+
+    def get(self, url: str) -> tuple[bytes, str] | None:
+        found = self.entries.get(url)
+        if found is not None:
+            self.entries.move_to_end(url)
+        return found
+
+    def put(self, url: str, body: bytes, mime: str) -> None:
+        self.entries[url] = (body, mime)
+        self.size += len(body)
+        while self.size > CACHE_BYTES:
+            _, (old, _) = self.entries.popitem(last=False)
+            self.size -= len(old)
+
+
+_CACHE = _Images()
+
+
+def proxy_url(sign: Any, url: str) -> str:
+    return f"/v1/image?url={quote(url, safe='')}&sig={sign(PURPOSE, url)}"
+
+
+def sign_thumbnails(structured: Any, sign: Any) -> Any:
+    """Add `extras.thumbnailProxy` to every hit with an image URL, wherever hits are in the JSON."""
+    if isinstance(structured, dict):
+        if isinstance(structured.get("hits"), list):
+            for hit in structured["hits"]:
+                extras = hit.get("extras") if isinstance(hit, dict) else None
+                if isinstance(extras, dict):
+                    source = next((extras[k] for k in _IMAGE_KEYS if isinstance(extras.get(k), str)), None)
+                    if source and source.startswith(("http://", "https://")):
+                        extras["thumbnailProxy"] = proxy_url(sign, source)
+        for value in structured.values():
+            if isinstance(value, dict | list):
+                sign_thumbnails(value, sign)
+    elif isinstance(structured, list):
+        for item in structured:
+            sign_thumbnails(item, sign)
+    return structured
+
+
+@router.get("/v1/image", summary="An image or video thumbnail of a served hit, through the SSRF guard")
+async def image(
+    ctx: Ctx,
+    url: Annotated[str, Query(max_length=4096)],
+    sig: Annotated[str, Query(max_length=64)],
+) -> Response:
+    rt = ctx.runtime
+    if not rt.box.verify(PURPOSE, url, sig):
+        raise AccessDeniedError("this image URL is not signed by this server")
+    cached = _CACHE.get(url)
+    if cached is None:
+        try:
+            fetched = await rt.content.fetcher.fetch(
+                url, max_bytes=MAX_BYTES, allow_private=False, timeout=10.0
+            )
+        except TargetRefusedError as exc:
+            raise AccessDeniedError(exc.message) from None
+        except ZarniwoopError as exc:
+            return _error(502, f"the image could not be fetched: {exc.message}")
+        mime = fetched.mime_type or ""
+        if not mime.startswith("image/") or mime == "image/svg+xml":  # SVG can carry script
+            return _error(415, f"not an image ({mime or 'no content type'})")
+        if fetched.truncated:
+            return _error(413, f"the image is larger than {MAX_BYTES} bytes")
+        cached = (fetched.body, mime)
+        _CACHE.put(url, *cached)
+    body, mime = cached
+    return Response(
+        body,
+        media_type=mime,
+        headers={"Cache-Control": "private, max-age=86400", "X-Content-Type-Options": "nosniff"},
+    )
+
+
+def _error(status: int, message: str) -> Response:
+    from fastapi.responses import JSONResponse
+
+    return JSONResponse({"error": {"field": "url", "message": message}}, status_code=status)
+
+
+__all__ = ["proxy_url", "router", "sign_thumbnails"]

@@ -1,0 +1,77 @@
+"""The effective settings of a scope, each with the level it comes from and its source — the body
+of `zarniwoop settings list` and of the web console's `GET /v1/settings`.
+
+Sources: `config file <path>` (written again at every start), `settings set` (the database),
+`built-in default`, `documented default` (a default nobody wrote down, `.timeoutMs` 8000). A
+PASSWORD row never shows its value: the CLI prints `********`, the console gets `"set": true`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..config.endpoints import endpoint_ids
+from ..config.known_keys import ENDPOINT_SUFFIXES
+from ..config.writes import file_owner
+
+if TYPE_CHECKING:
+    from ..config.file import ConfigFile
+    from ..config.settings import SettingService
+    from ..contract.query import SearchScope
+
+
+def setting_source(config: ConfigFile, tenant: str, project: str, level: str, key: str) -> str:
+    if level == "builtin":
+        return "built-in default"
+    owner = file_owner(config, tenant, project, key)
+    return f"config file {owner}" if owner else "settings set"
+
+
+def effective_settings(
+    settings: SettingService,
+    config: ConfigFile,
+    scope: SearchScope,
+    *,
+    prefix: str = "",
+    defaults: bool = False,
+    masked: str | None = "********",
+) -> list[dict[str, Any]]:
+    """Every effective key under `prefix`: `{key, value, type, level, source}`; a secret's value is
+    `masked` (None: no `value`, `"set": true` instead)."""
+    scoped = settings.scoped(scope)
+    out: list[dict[str, Any]] = []
+    for key in scoped:
+        row = scoped.row(key)
+        if row is None or not key.startswith(prefix) or (row.level == "builtin" and not defaults):
+            continue
+        entry: dict[str, Any] = {"key": key}
+        if row.type == "PASSWORD":
+            entry.update({"value": masked} if masked is not None else {"set": bool(row.value)})
+        else:
+            entry["value"] = row.value
+        entry.update(
+            {
+                "type": row.type,
+                "level": row.level,
+                "source": setting_source(config, row.tenant, row.project, row.level, key),
+            }
+        )
+        out.append(entry)
+    if defaults:  # per-endpoint defaults nobody wrote down (`.timeoutMs` 8000, …)
+        for instance_id in endpoint_ids(scoped):
+            for suffix in ENDPOINT_SUFFIXES:
+                key = f"research.endpoint.{instance_id}.{suffix.pattern}"
+                if suffix.default is not None and key not in scoped and key.startswith(prefix):
+                    out.append(
+                        {
+                            "key": key,
+                            "value": suffix.default,
+                            "type": None,
+                            "level": "default",
+                            "source": "documented default",
+                        }
+                    )
+    return out
+
+
+__all__ = ["effective_settings", "setting_source"]

@@ -1,0 +1,94 @@
+"""The image proxy (issue 14): signed URLs only, the content fetcher's SSRF guard, image/* only,
+a size cap; search answers carry the signed thumbnail URL."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Iterator
+from urllib.parse import quote
+
+import pytest
+from fastapi.testclient import TestClient
+
+from zarniwoop.surfaces.http import create_app
+from zarniwoop.surfaces.http.routes.image import MAX_BYTES, proxy_url, sign_thumbnails
+
+from ..support.emulator import Reply
+from ..support.runtime import only, write_config
+
+
+def png() -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
+        + chunk(b"IEND", b"")
+    )
+
+
+@pytest.fixture
+def proxy(tmp_path, emulator) -> Iterator[tuple[TestClient, object]]:
+    emulator.add("/img/ok.png", Reply(body=png(), headers={"Content-Type": "image/png"}))
+    emulator.add("/img/page.html", Reply(body=b"<html>hi</html>", headers={"Content-Type": "text/html"}))
+    emulator.add(
+        "/img/huge.png",
+        Reply(body=b"\x89PNG" + b"0" * (MAX_BYTES + 10), headers={"Content-Type": "image/png"}),
+    )
+    app = create_app(config=write_config(tmp_path, {"settings": only()}), home=tmp_path / "home")
+    with TestClient(app, raise_server_exceptions=False) as client:
+        yield client, app.state.zarniwoop.runtime
+
+
+def _public(runtime) -> None:
+    """Let the fetcher treat the loopback emulator as a public host (the test's stand-in for one)."""
+    runtime.content.fetcher.address_allowed = lambda address, port: True
+
+
+def test_unsigned_or_tampered_urls_are_refused(proxy, emulator):
+    client, runtime = proxy
+    url = f"{emulator.url}/img/ok.png"
+    assert client.get(f"/v1/image?url={quote(url)}&sig=0000").status_code == 403
+    signed = proxy_url(runtime.box.sign, url)
+    assert client.get(signed.replace("ok.png", "ok2.png")).status_code == 403
+    assert emulator.requests("/img/ok.png") == []
+
+
+def test_a_private_target_is_refused_by_the_ssrf_guard(proxy, emulator):
+    client, runtime = proxy
+    answer = client.get(proxy_url(runtime.box.sign, f"{emulator.url}/img/ok.png"))
+    assert answer.status_code == 403 and "loopback" in answer.json()["error"]["message"]
+    assert emulator.requests("/img/ok.png") == []
+
+
+def test_images_only_within_the_cap_and_cached(proxy, emulator):
+    client, runtime = proxy
+    _public(runtime)
+    ok = client.get(proxy_url(runtime.box.sign, f"{emulator.url}/img/ok.png"))
+    assert ok.status_code == 200 and ok.headers["content-type"] == "image/png" and ok.content == png()
+    assert client.get(proxy_url(runtime.box.sign, f"{emulator.url}/img/ok.png")).content == png()
+    assert len(emulator.requests("/img/ok.png")) == 1  # the second one came from the proxy's cache
+    html = client.get(proxy_url(runtime.box.sign, f"{emulator.url}/img/page.html"))
+    assert html.status_code == 415 and "text/html" in html.json()["error"]["message"]
+    huge = client.get(proxy_url(runtime.box.sign, f"{emulator.url}/img/huge.png"))
+    assert huge.status_code == 413
+
+
+def test_hits_with_images_carry_a_signed_proxy_url(proxy):
+    _, runtime = proxy
+    structured = {
+        "results": {
+            "IMAGE": {"hits": [{"extras": {"thumbnailUrl": "https://img.example/a.jpg"}}, {"extras": {}}]}
+        }
+    }
+    sign_thumbnails(structured, runtime.box.sign)
+    first, second = structured["results"]["IMAGE"]["hits"]
+    assert first["extras"]["thumbnailProxy"] == proxy_url(runtime.box.sign, "https://img.example/a.jpg")
+    assert first["extras"]["thumbnailProxy"].startswith(
+        "/v1/image?url=https%3A%2F%2Fimg.example%2Fa.jpg&sig="
+    )
+    assert "thumbnailProxy" not in second["extras"]
