@@ -93,13 +93,24 @@ async def test_open_can_be_awaited_and_takes_a_config_mapping(tmp_path, emulator
         await zw.aclose()
 
 
-def test_tool_definitions_for_mcp_openai_and_anthropic(tmp_path):
+def test_tool_definitions_for_every_dialect_match_the_module_function(tmp_path):
+    import zarniwoop
+
     with Zarniwoop.open_sync(config={"settings": only()}, home=tmp_path / "home") as zw:
         mcp = zw.tool_definitions()
         openai = zw.tool_definitions("openai")
         anthropic = zw.tool_definitions("anthropic")
-        with pytest.raises(InvalidRequestError):
-            zw.tool_definitions("gemini")  # type: ignore[arg-type]
+        gemini = zw.tool_definitions("gemini")
+        with pytest.raises(InvalidRequestError) as refused:
+            zw.tool_definitions("cohere")  # type: ignore[arg-type]
+    assert refused.value.message == "dialect: expected one of mcp, openai, anthropic, gemini, got 'cohere'"
+    for dialect, definitions in [
+        ("mcp", mcp),
+        ("openai", openai),
+        ("anthropic", anthropic),
+        ("gemini", gemini),
+    ]:
+        assert zarniwoop.tool_definitions(dialect) == definitions  # no runtime needed
     assert [d["name"] for d in mcp] == [
         "research_search",
         "research_search_expert",
@@ -107,19 +118,15 @@ def test_tool_definitions_for_mcp_openai_and_anthropic(tmp_path):
         "research_investigate",
         "research_providers",
     ]
-    assert openai[0] == {
-        "type": "function",
-        "function": {
-            "name": "research_search",
-            "description": mcp[0]["description"],
-            "parameters": mcp[0]["inputSchema"],
-        },
-    }
+    assert openai[0]["type"] == "function"
+    assert openai[0]["function"]["strict"] is True
+    assert openai[0]["function"]["description"] == mcp[0]["description"]
     assert anthropic[2] == {
         "name": "research_rich",
         "description": mcp[2]["description"],
         "input_schema": mcp[2]["inputSchema"],
     }
+    assert gemini[4] == {"name": "research_providers", "description": mcp[4]["description"]}
 
 
 def test_sync_facade_works_in_scripts_and_inside_a_running_loop(tmp_path, emulator):

@@ -14,8 +14,10 @@ EXTERNAL = {
     # typing, pydantic, FastAPI, the MCP SDK and HTTP header names that docstrings explain against
     "Annotated", "Protocol", "ValidationError", "RequestValidationError", "MCPServer", "ToolError",
     "CallToolResult", "Authorization", "Bearer", "Host", "Referer",
-    # words of provider APIs (PubMed's `Count`, arXiv's `Error` entry)
-    "Count", "Error",
+    # words of provider APIs (PubMed's `Count`, arXiv's `Error` entry, Commons' `extmetadata` fields,
+    # Semantic Scholar's `externalIds` keys, GitHub's `Date` header)
+    "Count", "Error", "Artist", "Credit", "ImageDescription", "LicenseShortName", "LicenseUrl",
+    "ArXiv", "CorpusId", "PubMed", "PubMedCentral", "Date",
 }  # fmt: skip
 _NAME = re.compile(r"`([A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)(?=[.(`\[])")
 _PATH = re.compile(r"`?([a-z_][a-z_0-9]*(?:/[a-z_0-9]+)*\.py)")

@@ -34,6 +34,7 @@ _EXPORTS: dict[str, str] = {
     "Zarniwoop": "zarniwoop.api",
     "ZarniwoopError": "zarniwoop.contract",
     "ZarniwoopSync": "zarniwoop.api",
+    "tool_definitions": "zarniwoop.tools.dialects",
 }
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "ZarniwoopError",
     "ZarniwoopSync",
     "__version__",
+    "tool_definitions",
 ]
 
 if _typing.TYPE_CHECKING:
@@ -78,6 +80,7 @@ if _typing.TYPE_CHECKING:
         ZarniwoopError,
     )
     from .tools import ToolResult
+    from .tools.dialects import tool_definitions
 
 
 def __getattr__(name: str) -> _typing.Any:

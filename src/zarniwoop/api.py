@@ -9,7 +9,7 @@
         print(result.provider_instance_id, [a.outcome for a in result.attempts])
 
         # Agent loops: hand the model the tool schemas, run whatever it calls by name.
-        tools = zw.tool_definitions("openai")            # or "anthropic", "mcp"
+        tools = zw.tool_definitions("openai")            # or "anthropic", "gemini", "mcp"
         answer = await zw.call_tool("research_search", {"query": "crispr", "modality": "ACADEMIC"})
         answer.text          # numbered hits for the model; answer.structured is the JSON
 
@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .contract.errors import InvalidRequestError
 from .contract.query import SearchScope
+from .tools.dialects import Dialect
 from .tools.investigate import INVESTIGATE
 from .tools.registry import Toolbox, parse_arguments
 from .tools.rich import RICH
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 ConfigSource = str | Path | Mapping[str, Any] | None
-ToolStyle = Literal["mcp", "openai", "anthropic"]
 
 
 class Zarniwoop:
@@ -235,9 +235,12 @@ class Zarniwoop:
 
         return await self._runtime.routing_report(self._scope, admin=self._admin)
 
-    def tool_definitions(self, style: ToolStyle = "mcp") -> list[dict[str, Any]]:
-        """The five tools' schemas, shaped for an MCP host, OpenAI function calling or Anthropic tool use."""
-        return tool_definitions(style, self._toolbox)
+    def tool_definitions(self, dialect: Dialect = "mcp") -> list[dict[str, Any]]:
+        """The five tools' schemas, shaped for an MCP host, OpenAI (strict), Anthropic or Gemini.
+
+        The same as `zarniwoop.tool_definitions(dialect)`, which needs no runtime.
+        """
+        return self._toolbox.definitions(dialect)
 
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
         """Run a tool by name with a dict of arguments, as a model would call it.
@@ -257,30 +260,6 @@ class Zarniwoop:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.aclose()
-
-
-def tool_definitions(style: ToolStyle, toolbox: Toolbox) -> list[dict[str, Any]]:
-    definitions = toolbox.definitions()
-    if style == "mcp":
-        return definitions
-    if style == "openai":
-        return [
-            {
-                "type": "function",
-                "function": {
-                    "name": d["name"],
-                    "description": d["description"],
-                    "parameters": d["inputSchema"],
-                },
-            }
-            for d in definitions
-        ]
-    if style == "anthropic":
-        return [
-            {"name": d["name"], "description": d["description"], "input_schema": d["inputSchema"]}
-            for d in definitions
-        ]
-    raise InvalidRequestError("style", f"expected mcp, openai or anthropic, got {style!r}")
 
 
 class _Opening:
@@ -354,8 +333,8 @@ class ZarniwoopSync:
     def routing(self) -> dict[str, Any]:
         return self._call(self._zw.routing)
 
-    def tool_definitions(self, style: ToolStyle = "mcp") -> list[dict[str, Any]]:
-        return self._zw.tool_definitions(style)
+    def tool_definitions(self, dialect: Dialect = "mcp") -> list[dict[str, Any]]:
+        return self._zw.tool_definitions(dialect)
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> ToolResult:
         return self._call(self._zw.call_tool, name, arguments)
@@ -382,4 +361,4 @@ async def _awaited(opener: Callable[[], _Opening]) -> Zarniwoop:
     return await opener()
 
 
-__all__ = ["Zarniwoop", "ZarniwoopSync", "tool_definitions"]
+__all__ = ["Zarniwoop", "ZarniwoopSync"]

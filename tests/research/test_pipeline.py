@@ -138,10 +138,29 @@ async def test_too_few_survivors_trigger_a_refine_wave(tmp_path, emulator):
         **endpoint("oa", "openalex", f"{emulator.url}/oa"),
         "research.cache.ttlSeconds.academic": 0,
     }
+    steps = []
+
+    async def heard(step):
+        steps.append(step)
+
     async with await open_runtime(tmp_path, settings) as rt:
         ranked = await Investigator(rt.dispatcher).investigate(
-            "tardigrade desiccation tolerance mechanism study", SearchScope(), max_results=5
+            "tardigrade desiccation tolerance mechanism study", SearchScope(), max_results=5, progress=heard
         )
+    # the refinement round is its own steps; the total grows with it and the last step reaches it
+    assert [s.step for s in steps] == [
+        "plan",
+        "search",
+        "dedup",
+        "evaluate",
+        "refine",
+        "search",
+        "dedup",
+        "evaluate",
+    ]
+    assert [s.done for s in steps] == list(range(1, 9))
+    assert [s.total for s in steps] == [4, 4, 4, 4, 8, 8, 8, 8]
+    assert steps[4].message == "only 0 relevant: 1 more searches"
     assert calls == [
         "tardigrade desiccation tolerance mechanism study",
         "tardigrade desiccation tolerance mechanism",

@@ -7,6 +7,7 @@ from typing import Any
 
 import yaml
 
+from zarniwoop.config.defaults import BUILTIN_ENDPOINTS
 from zarniwoop.runtime import Runtime
 
 
@@ -38,21 +39,9 @@ def endpoint(instance_id: str, protocol: str, base_url: str, **extra: Any) -> di
     return out
 
 
-def only(
-    *enabled: str,
-    disable: tuple[str, ...] = (
-        "wikipedia",
-        "openalex",
-        "arxiv",
-        "pubmed",
-        "openlibrary",
-        "hackernews",
-        "local",
-        "serper",
-        "brave",
-        "exa",
-        "tavily",
-    ),
-) -> dict[str, Any]:
+BUILTIN_IDS = tuple(instance_id for instance_id, _, _ in BUILTIN_ENDPOINTS)
+
+
+def only(*enabled: str, disable: tuple[str, ...] = BUILTIN_IDS) -> dict[str, Any]:
     """Disable the built-in endpoints except `enabled`, so a test controls the whole cascade."""
     return {f"research.endpoint.{name}.enabled": False for name in disable if name not in enabled}

@@ -50,9 +50,10 @@ def test_search_schema_follows_the_contract():
         "description": f"Maximum number of hits (1–{MAX_RESULTS_LIMIT}).",
         "maximum": MAX_RESULTS_LIMIT,
         "minimum": 1,
-        "type": "integer",
+        "type": ["integer", "null"],  # optional: `null` means "not given", so a strict converter works
     }
-    assert schema["properties"]["locale"]["type"] == "string"  # optional: no `null` variant
+    assert schema["properties"]["locale"]["type"] == ["string", "null"]
+    assert schema["properties"]["query"]["type"] == "string"  # required: never null
     assert "$defs" not in schema and "$ref" not in str(schema)
 
 
@@ -72,8 +73,8 @@ def test_expert_rich_investigate_providers_schemas():
     ]
     assert expert["required"] == ["query", "modality", "maxResults"]
     assert expert["properties"]["dateFrom"] == {
+        "type": ["string", "null"],
         "format": "date",
-        "type": "string",
         "description": "Earliest publication date (ISO, YYYY-MM-DD).",
     }
     rich = tool_spec("research_rich").input_schema
@@ -83,12 +84,35 @@ def test_expert_rich_investigate_providers_schemas():
     assert investigate["properties"]["insights"]["type"] == "boolean"
     assert investigate["required"] == ["question"]
     assert tool_spec("research_providers").input_schema["properties"] == {}
+    assert tool_spec("research_providers").input_schema["required"] == []
 
 
 def test_definition_is_the_mcp_tool_shape():
     definition = tool_spec("research_rich").definition()
-    assert set(definition) == {"name", "title", "description", "inputSchema"}
+    assert set(definition) == {"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
     assert definition["inputSchema"] == tool_spec("research_rich").input_schema
+    assert definition["outputSchema"]["required"] == ["query", "results"]
+    assert definition["annotations"] == {
+        "title": "Rich search",
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "openWorldHint": True,
+    }
+
+
+@pytest.mark.parametrize("name", TOOL_NAMES)
+def test_null_for_every_optional_parameter_means_not_given(name):
+    schema = tool_spec(name).input_schema
+    optional = [p for p in schema["properties"] if p not in schema["required"]]
+    parsed = parse_arguments(tool_spec(name), {**VALID[name], **dict.fromkeys(optional)})
+    assert parsed == parse_arguments(tool_spec(name), VALID[name])
+    if name == "research_search":
+        assert parsed.max_results == 10  # the default applies
+
+
+def test_null_for_a_required_parameter_is_missing():
+    error = invalid("research_search", {"query": None, "modality": "web"})
+    assert (error.field, error.reason) == ("query", "is required")
 
 
 @pytest.mark.parametrize("name", TOOL_NAMES)

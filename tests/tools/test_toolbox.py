@@ -85,7 +85,8 @@ async def test_every_provider_failing_is_an_error_result_naming_each_reason(tmp_
             "research_search", {"query": "x", "modality": "encyclopedia"}, SCOPE
         )
     assert result.is_error
-    assert result.structured["hits"] == []
+    assert "hits" not in result.structured  # compact: no empty fields
+    assert result.full["hits"] == [] and result.full["returnedCount"] == 0  # the HTTP shape keeps them
     assert "wiki-a: HTTP 503" in result.structured["errorMessage"]
     assert "wiki-b: HTTP 500" in result.structured["errorMessage"]
     assert result.text.startswith("No results for 'x' (ENCYCLOPEDIA): every provider failed")

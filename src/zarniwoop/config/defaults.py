@@ -10,18 +10,29 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 BUILTIN_ENDPOINTS: tuple[tuple[str, str, dict[str, str]], ...] = (
-    # (instance id, protocol id, extra settings). Order = cascade order where nothing else is said:
-    # keyed web providers first (best for WEB when a key exists), then the keyless ones.
+    # (instance id, protocol id, extra settings). Order = cascade order where nothing else is said
+    # (docs/providers.md gives the order per modality and why): the paid keyed providers first, so
+    # they serve whenever their key resolves and cost no time (`skipped_no_key`) when it does not;
+    # then per modality the best free source ahead of the narrower ones.
     ("serper", "serper", {}),
     ("brave", "brave", {}),
     ("exa", "exa", {}),
     ("tavily", "tavily", {}),
     ("wikipedia", "wikipedia", {}),
     ("openalex", "openalex", {}),
+    ("crossref", "crossref", {}),
+    ("semanticscholar", "semanticscholar", {}),
+    ("europepmc", "europepmc", {}),
     ("arxiv", "arxiv", {}),
     ("pubmed", "pubmed", {}),
     ("openlibrary", "openlibrary", {}),
+    ("gdelt", "gdelt", {}),
     ("hackernews", "hackernews", {}),
+    ("github", "github", {}),
+    ("stackexchange", "stackexchange", {}),
+    ("commons", "commons", {}),
+    ("peertube", "peertube", {}),
+    ("nominatim", "nominatim", {}),
     ("local", "local", {}),
 )
 
@@ -33,6 +44,8 @@ SERVICE_DEFAULTS: dict[str, str] = {
     "research.cache.ttlSeconds.encyclopedia": "86400",
     "research.cache.ttlSeconds.book": "86400",
     "research.cache.ttlSeconds.academic": "86400",
+    # Places rarely move, and Nominatim's usage policy asks clients to cache what they looked up.
+    "research.cache.ttlSeconds.map": "86400",
     # The local index answers in about a millisecond, and a re-index must show at once.
     "research.cache.ttlSeconds.internal_doc": "0",
     "research.cache.ttlSeconds.rag": "0",

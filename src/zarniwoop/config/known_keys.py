@@ -43,6 +43,11 @@ ENDPOINT_SUFFIXES: tuple[KnownKey, ...] = (
     KnownKey("contactEmail", "sent to polite-pool APIs (OpenAlex, Crossref, Nominatim)"),
     KnownKey("userAgent", "the User-Agent sent upstream"),
     KnownKey("language", "the language this instance serves (locale routing)"),
+    KnownKey("search", "GitHub: what the endpoint searches (repositories, code, issues)", "repositories"),
+    KnownKey("site", "Stack Exchange: the site searched", "stackoverflow"),
+    KnownKey("sort", "PeerTube, Hacker News: the order of the answer"),
+    KnownKey("countryCodes", "Nominatim: restrict places to these countries (comma list)"),
+    KnownKey("timespan", "GDELT: how far back an undated search looks (`1w`, `3m`)"),
 )
 
 KNOWN_KEYS: tuple[KnownKey, ...] = (

@@ -120,6 +120,9 @@ class SearchPage:
     next_request: RequestSpec | None = None
     """Set by step one of a multi-step flow; the instance sends it and parses again."""
     quota: QuotaStatus | None = None
+    backoff_seconds: float | None = None
+    """The provider asked for a pause before its next call (Stack Exchange's `backoff`, GDELT's "please
+    limit requests"): the page still counts, and the endpoint is benched for that long."""
 
 
 @runtime_checkable
@@ -185,6 +188,15 @@ class RejectsKeys(Protocol):
 
 
 @runtime_checkable
+class ReportsThrottles(Protocol):
+    """A non-2xx answer that is a rate limit although its status is not 429 (GitHub's 403 with no
+    calls left, Stack Exchange's 502 `throttle_violation`): the seconds to wait, or None when the
+    answer is not a throttle (then the status is handled as usual) → `RateLimitedError`."""
+
+    def throttled(self, raw: RawResponse) -> float | None: ...
+
+
+@runtime_checkable
 class ReadsErrorStatuses(Protocol):
     """Non-2xx statuses whose body `parse_response` reads (arXiv's 400 error feed → a soft error)."""
 
@@ -241,6 +253,14 @@ class ProbesCheaply(Protocol):
 
 
 @runtime_checkable
+class DeclinesProbes(Protocol):
+    """`probes_allowed = False`: a keyless API whose small daily quota a probe every few minutes
+    would eat (Stack Exchange: 300 calls a day without a key) keeps last-outcome reachability."""
+
+    probes_allowed: bool
+
+
+@runtime_checkable
 class ContributesSettingForm(Protocol):
     """The web console's form for this protocol's endpoints: `{"title", "fields": [{"key", "type",
     "label", "help", "default", "secret"}]}` (the shape of the bundled `setting_forms/research.yaml`)."""
@@ -270,6 +290,7 @@ CAPABILITIES: tuple[type, ...] = (
     ValidatesConfig,
     DescribesErrors,
     RejectsKeys,
+    ReportsThrottles,
     ReadsErrorStatuses,
     HasOperatorKey,
     PacedByDefault,
@@ -280,6 +301,7 @@ CAPABILITIES: tuple[type, ...] = (
     CoversDomains,
     ReadsExtras,
     ProbesCheaply,
+    DeclinesProbes,
     ContributesSettingForm,
 )
 """Every optional capability a protocol object may have, for the factory's one-time check."""
@@ -353,6 +375,7 @@ __all__ = [
     "COMMON_EXTRAS",
     "ContributesSettingForm",
     "CoversDomains",
+    "DeclinesProbes",
     "DescribesErrors",
     "ExtractsContentText",
     "FasterWithKey",
@@ -370,6 +393,7 @@ __all__ = [
     "RejectsKeys",
     "ReportsDomains",
     "ReportsQuota",
+    "ReportsThrottles",
     "RequestSpec",
     "SearchPage",
     "SearchProtocol",

@@ -121,6 +121,9 @@ class SearchResult:
     quota: QuotaStatus | None = None
     """The provider's own quota report with this answer (rate-limit headers), for the quota cache;
     internal: not part of the JSON shape."""
+    backoff_seconds: float | None = None
+    """The pause the provider asked for with this answer (`SearchPage.backoff_seconds`), which the
+    dispatcher turns into a cooldown; internal: not part of the JSON shape."""
     fetched_at: float | None = None
     """Epoch seconds the provider answered, on results served from the cache (`cachedAt` in JSON)."""
 

@@ -27,7 +27,13 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..config import keys as K
 from ..contract.enums import Modality, Outcome, Tier
-from ..contract.errors import InvalidRequestError, ProviderError, ProviderTimeoutError, ZarniwoopError
+from ..contract.errors import (
+    InvalidRequestError,
+    ProviderError,
+    ProviderTimeoutError,
+    RateLimitedError,
+    ZarniwoopError,
+)
 from ..contract.protocol import ServesLanguage
 from ..contract.results import Attempt, SearchResult
 from ..observability.outage import OutageLog
@@ -484,6 +490,8 @@ class Dispatcher:
                 self.cooldown_outage.failed(exc, "cooldowns are not honoured until it is back")
         if result.quota is not None and self.quota is not None:
             await self.quota.observe(run.scope, instance, run.request.modality, result.quota)
+        if result.backoff_seconds:
+            await self._honour_backoff(run, instance, result.backoff_seconds)
         message: str | None
         if result.error_message:
             outcome, message = Outcome.SOFT_ERROR, result.error_message
@@ -531,6 +539,21 @@ class Dispatcher:
         attempt = Attempt(call.instance.id, outcome, message, self._elapsed_ms(call.begin), call.panic)
         self._record(run, call.instance, attempt, 0, call.call_id)
         await self._share_outcome(run, call.instance.id)
+
+    async def _honour_backoff(self, run: _Run, instance: ProviderInstance, seconds: float) -> None:
+        """The provider asked for a pause (Stack Exchange `backoff`): bench the instance for that long.
+
+        The pause is per API method, and every modality of an instance calls the same method, so
+        each of its modalities is benched — the one exception to modality-isolated cooldowns."""
+        pause = RateLimitedError(seconds, f"the provider asked for a {seconds:g} s backoff")
+        now = self.clock.now()
+        for modality in sorted(instance.protocol.modalities, key=lambda m: m.value):
+            subject = K.cooldown_subject(instance.id, modality)
+            try:
+                await self.cooldowns.record_failure(run.scope, subject, pause, pause.message, now)
+            except Exception as exc:
+                self.cooldown_outage.failed(exc, "cooldowns are not set until it is back")
+                return
 
     async def _share_outcome(self, run: _Run, instance_id: str) -> None:
         """Publish this process's last outcome to a shared reachability store (Redis), if any."""

@@ -13,10 +13,16 @@ from typing import TYPE_CHECKING
 
 from ..contract.enums import Availability
 from ..contract.errors import AuthError, ParseError, ProviderError
-from ..contract.protocol import DescribesErrors, LoadsContent, ReadsErrorStatuses, RejectsKeys
+from ..contract.protocol import (
+    DescribesErrors,
+    LoadsContent,
+    ReadsErrorStatuses,
+    RejectsKeys,
+    ReportsThrottles,
+)
 from ..contract.results import SearchResult
 from ..transport.http import rate_limit_headers
-from ..transport.status import raise_for_status
+from ..transport.status import error_for_status, raise_for_status
 
 if TYPE_CHECKING:
     from ..contract.protocol import HttpSearchProtocol, InstanceConfig, RawResponse, RequestSpec, SearchPage
@@ -102,6 +108,7 @@ class HttpProviderInstance:
             error_message=page.error_message,
             upstream_headers=headers,
             quota=page.quota,
+            backoff_seconds=page.backoff_seconds,
         )
 
     def _identified(self, spec: RequestSpec) -> RequestSpec:
@@ -125,7 +132,24 @@ class HttpProviderInstance:
             refused = False
         if refused:
             raise AuthError(raw.status, f"HTTP {raw.status} ({detail or 'key refused'})", instance_id=self.id)
+        wait = self._throttle_wait(raw)
+        if wait is not None:  # a rate limit in another status (GitHub 403, Stack Exchange 502): a 429
+            message = f"HTTP {raw.status} rate limited" + (f": {detail}" if detail else "")
+            raise error_for_status(429, raw.headers, message, body_retry_after=wait, instance_id=self.id)
         raise_for_status(raw, self.id, detail=detail)
+
+    def _throttle_wait(self, raw: RawResponse) -> float | None:
+        """The protocol's reading of a non-429 rate limit (optional `throttled`); never raises."""
+        if not isinstance(self._protocol, ReportsThrottles):
+            return None
+        try:
+            wait = self._protocol.throttled(raw)
+        except Exception:  # an error body is untrusted input
+            log.debug("throttled of %s failed", self._protocol.id, exc_info=True)
+            return None
+        if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait < float("inf"):
+            return None
+        return float(wait)
 
     def _describe_error(self, raw: RawResponse) -> str | None:
         """The protocol's reading of a non-2xx body (optional `describe_error`); never raises."""

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import keys as K
 from ..contract.errors import ZarniwoopError
-from ..contract.protocol import HttpSearchProtocol, ProbesCheaply
+from ..contract.protocol import DeclinesProbes, HttpSearchProtocol, ProbesCheaply
 from ..contract.query import SearchRequest
 from .clock import iso_utc
 from .pacing import pace_key, wait_for_slot
@@ -60,9 +60,16 @@ def probe_identity(instance: ProviderInstance) -> str:
 
 
 def is_probeable(instance: ProviderInstance) -> bool:
-    """Enabled, spoken over HTTP, and free to call: never a provider that needs a key."""
+    """Enabled, spoken over HTTP, and free to call: never a provider that needs a key, nor one whose
+    small keyless quota a probe would eat (`DeclinesProbes`)."""
     protocol = instance.protocol
-    return instance.config.enabled and not protocol.key_required and isinstance(protocol, HttpSearchProtocol)
+    declines = isinstance(protocol, DeclinesProbes) and not protocol.probes_allowed
+    return (
+        instance.config.enabled
+        and not protocol.key_required
+        and isinstance(protocol, HttpSearchProtocol)
+        and not declines
+    )
 
 
 class Prober:

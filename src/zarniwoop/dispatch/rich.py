@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
 from ..config import keys as K
@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from .dispatcher import Dispatcher
 
 log = logging.getLogger(__name__)
+ModalityDone = Callable[[Modality, SearchResult], Awaitable[None]]
+"""Told each modality's result as it arrives (the tools layer turns it into progress steps)."""
 GRACE_SECONDS = 0.25
 """Each dispatcher search ends by the deadline itself; this is only the backstop beyond it."""
 
@@ -38,6 +40,7 @@ async def rich_search(
     *,
     max_results: int,
     modalities: Iterable[Modality],
+    on_result: ModalityDone | None = None,
 ) -> dict[Modality, SearchResult]:
     """Search every modality concurrently; results in the order the modalities were given."""
     wanted = list(dict.fromkeys(modalities))
@@ -45,7 +48,7 @@ async def rich_search(
     deadline_s = provider_set.settings.get_int(K.DEADLINE_MS, 20000) / 1000
     tasks = {
         modality: asyncio.create_task(
-            _one(dispatcher, scope, query, modality, max_results), name=f"rich:{modality}"
+            _one(dispatcher, scope, query, modality, max_results, on_result), name=f"rich:{modality}"
         )
         for modality in wanted
     }
@@ -64,6 +67,20 @@ async def rich_search(
 
 
 async def _one(
+    dispatcher: Dispatcher,
+    scope: SearchScope,
+    query: str,
+    modality: Modality,
+    max_results: int,
+    on_result: ModalityDone | None,
+) -> SearchResult:
+    result = await _search(dispatcher, scope, query, modality, max_results)
+    if on_result is not None:
+        await on_result(modality, result)
+    return result
+
+
+async def _search(
     dispatcher: Dispatcher, scope: SearchScope, query: str, modality: Modality, max_results: int
 ) -> SearchResult:
     try:

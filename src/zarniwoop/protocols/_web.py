@@ -126,6 +126,17 @@ def text(value: Any) -> str | None:
     return cleaned or None
 
 
+def http_url(value: Any) -> str | None:
+    """`value` if it is an absolute http(s) URL (a protocol-relative `//host/…` made https), else None.
+
+    Providers echo whatever was submitted (`javascript:`, relative paths, ""): only web links
+    become hit URLs and link extras."""
+    url = text(value)
+    if url and url.startswith("//"):
+        url = "https:" + url
+    return url if url and url.startswith(("http://", "https://")) else None
+
+
 def compact(extras: dict[str, Any]) -> dict[str, Any]:
     """Extras without empty values, so a hit never claims data the provider did not give.
 

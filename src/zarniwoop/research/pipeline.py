@@ -9,6 +9,9 @@ built-in one when the call fails, and `strategies` says which ran.
 investigator = Investigator(runtime.dispatcher)
 ranked = await investigator.investigate("off-target effects of CRISPR base editors", scope, max_results=10)
 ranked.to_json()  # RankedHitSet {question, plan, hits[…], dropped[…], refineDepth, insights, rationale, usage}
+
+Pass `progress=observer` to hear each step as it ends (`research.progress`): plan, every search
+(n/m), dedup, deepen, evaluate, and a refinement round's own steps, then rerank and insights.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from .dedup import merge
 from .heuristics import HeuristicPlanner, LexicalEvaluator
 from .insights import ExtractiveInsights, InsightsBuilder
 from .model import DroppedHit, Evaluation, Insights, MergedHit, Plan, RankedHit, RankedHitSet, Verdict
+from .progress import ProgressObserver, Tracker
 
 if TYPE_CHECKING:
     from ..contract.query import SearchScope
@@ -129,13 +133,17 @@ class Investigator:
         max_results: int = 10,
         depth: int = 0,
         insights: bool | None = None,
+        progress: ProgressObserver | None = None,
     ) -> RankedHitSet:
         """Run the pipeline; `insights=None` follows `research.insights.enabled` (default on)."""
         question = _validate(question, max_results, depth)
         started = time.perf_counter()
         phase = ["plan"]  # which step a failure belongs to, for the curated-runs metric
+        tracker = Tracker(progress)
         try:
-            ranked = await self._investigate(question, scope, max_results, depth, insights, started, phase)
+            ranked = await self._investigate(
+                question, scope, max_results, depth, insights, started, phase, tracker
+            )
         except ZarniwoopError:
             record_curated_run(f"{phase[0]}_failed", time.perf_counter() - started)
             raise
@@ -151,6 +159,7 @@ class Investigator:
         insights: bool | None,
         started: float,
         phase: list[str],
+        tracker: Tracker,
     ) -> RankedHitSet:
         provider_set = await self.dispatcher.factory.providers(scope)
         min_hits = provider_set.settings.get_int(MIN_HITS, 3)
@@ -160,16 +169,33 @@ class Investigator:
             if self.strategies
             else Strategies(self.planner, self.evaluator, self.fallback_insights)
         )
+        want_insights = (
+            provider_set.settings.get_bool(INSIGHTS_ENABLED, True) if insights is None else insights
+        )
         strategies: dict[str, str] = {}
         plan, strategies["plan"] = await self._plan(chosen.planner, question, available, domains)
+        finishing = (1 if chosen.reranker is not None else 0) + (1 if want_insights else 0)
+        tracker.expect(1 + len(plan.searches) + 2 + (1 if depth > 0 else 0) + finishing)
+        await tracker.step(
+            "plan",
+            f"planned {len(plan.searches)} searches ({strategies['plan']})",
+            searches=len(plan.searches),
+        )
         searches: list[dict[str, Any]] = []
-        merged = merge(await self._run(plan, scope, max_results, searches))
+        merged = await self._search_and_merge(plan, scope, max_results, searches, tracker)
         notes: list[str] = []
         if depth > 0:
             merged = await self._deepen(merged, scope, notes)
+            await tracker.step("deepen", notes[-1])
         phase[0] = "evaluate"
         evaluation, strategies["evaluate"] = await self._evaluate(chosen.evaluator, question, merged)
         kept, dropped = _apply(merged, evaluation.verdicts)
+        await tracker.step(
+            "evaluate",
+            f"kept {len(kept)}, dropped {len(dropped)} ({strategies['evaluate']})",
+            kept=len(kept),
+            dropped=len(dropped),
+        )
         refine_depth, refine_plan = 0, None
         if len(kept) < min_hits and plan.searches:
             judged = {v.key: v for v in evaluation.verdicts}
@@ -179,28 +205,44 @@ class Investigator:
             if second.searches:
                 refine_depth, refine_plan = 1, second
                 strategies["refine"] = refine_strategy
+                tracker.expect(1 + len(second.searches) + 2 + (1 if depth > 0 else 0))
+                await tracker.step(
+                    "refine",
+                    f"only {len(kept)} relevant: {len(second.searches)} more searches ({refine_strategy})",
+                    searches=len(second.searches),
+                )
                 seen = {m.key for m in merged}
                 more = [
                     m
-                    for m in merge(await self._run(second, scope, max_results, searches))
+                    for m in await self._search_and_merge(second, scope, max_results, searches, tracker)
                     if m.key not in seen
                 ]
                 if depth > 0:
                     more = await self._deepen(more, scope, notes)
+                    await tracker.step("deepen", notes[-1])
                 more_evaluation, _ = await self._evaluate(chosen.evaluator, question, more)
                 more_kept, more_dropped = _apply(more, more_evaluation.verdicts)
+                await tracker.step(
+                    "evaluate",
+                    f"kept {len(more_kept)} more, dropped {len(more_dropped)}",
+                    kept=len(more_kept),
+                    dropped=len(more_dropped),
+                )
                 kept += more_kept
                 dropped += more_dropped
                 notes.append(second.rationale)
         kept.sort(key=lambda h: (h.score, h.relevance_score), reverse=True)
-        if chosen.reranker is not None and kept:
+        if chosen.reranker is not None:
             kept, strategies["rerank"] = await self._rerank(chosen.reranker, question, kept)
+            await tracker.step("rerank", f"re-ranked {len(kept)} ({strategies['rerank']})", hits=len(kept))
         elif "rerank" in chosen.notes:
             strategies["rerank"] = chosen.notes["rerank"]
         final = tuple(kept[:max_results])
         found_insights = None
-        if insights if insights is not None else provider_set.settings.get_bool(INSIGHTS_ENABLED, True):
+        if want_insights:
             found_insights, strategies["insights"] = await self._insights(chosen.insights, question, final)
+            claims = len(found_insights.claims)
+            await tracker.step("insights", f"{claims} claims ({strategies['insights']})", claims=claims)
         else:
             strategies["insights"] = "off"
         if searches and all(s["errorMessage"] for s in searches):
@@ -303,13 +345,47 @@ class Investigator:
             found = await self.fallback_insights.build(question, hits)
             return found, f"{self.fallback_insights.strategy} (fallback: {exc.message})"
 
+    async def _search_and_merge(
+        self,
+        plan: Plan,
+        scope: SearchScope,
+        max_results: int,
+        log_into: list[dict[str, Any]],
+        tracker: Tracker,
+    ) -> list[MergedHit]:
+        batches = await self._run(plan, scope, max_results, log_into, tracker)
+        merged = merge(batches)
+        found = sum(len(hits) for *_, hits in batches)
+        await tracker.step("dedup", f"merged {found} hits into {len(merged)}", hits=found, merged=len(merged))
+        return merged
+
     async def _run(
-        self, plan: Plan, scope: SearchScope, max_results: int, log_into: list[dict[str, Any]]
+        self,
+        plan: Plan,
+        scope: SearchScope,
+        max_results: int,
+        log_into: list[dict[str, Any]],
+        tracker: Tracker,
     ) -> list[tuple[str, str, float, Sequence[SearchHit]]]:
         requests = [SearchRequest.create(s.query, s.modality, max_results=max_results) for s in plan.searches]
-        results: list[SearchResult] = await asyncio.gather(
-            *(self.dispatcher.search(r, scope) for r in requests)
-        )
+        finished = [0]
+
+        async def one(request: SearchRequest) -> SearchResult:
+            result = await self.dispatcher.search(request, scope)
+            finished[0] += 1
+            served = result.provider_instance_id or "no provider"
+            await tracker.step(
+                "search",
+                f"search {finished[0]}/{len(requests)}: {request.modality.value} via {served}, "
+                f"{result.returned_count} hits",
+                query=request.query,
+                modality=request.modality.value,
+                providerInstanceId=result.provider_instance_id,
+                hits=result.returned_count,
+            )
+            return result
+
+        results: list[SearchResult] = await asyncio.gather(*(one(r) for r in requests))
         batches: list[tuple[str, str, float, Sequence[SearchHit]]] = []
         for planned, result in zip(plan.searches, results, strict=True):
             log_into.append(

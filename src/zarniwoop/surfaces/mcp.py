@@ -4,10 +4,16 @@
 mounts its streamable-HTTP transport at `/mcp`, behind the same bearer tokens as the HTTP API.
 
 The tools are registered with the schemas of `zarniwoop.tools` as they are (not re-derived from a
-function signature), and their arguments reach `Toolbox.execute` untouched, so MCP validates and
-words errors exactly like HTTP and the Python API. Bad arguments raise
-`ToolError` (the host gets `isError` with a message naming the field); every result carries the
-text rendering and the structured JSON.
+function signature) — `inputSchema`, `outputSchema`, `annotations` — and their arguments reach
+`Toolbox.execute` untouched, so MCP validates and words errors exactly like HTTP and the Python API.
+Per the MCP spec an unknown tool or bad arguments are a JSON-RPC error `-32602` (Invalid params)
+whose message names the field (`data.field` too), logged as one line; every result carries the text
+rendering and the compact structured JSON, which validates against the tool's `outputSchema`.
+A caller that sends a `progressToken` hears `notifications/progress` for each step of
+`research_investigate` and `research_rich`.
+
+Only what is served is advertised: tools. The SDK's server registers prompt and resource handlers
+of its own; they are removed (`prompts/get` is then `-32601` Method not found, not a traceback).
 
     server = build_mcp_server(Toolbox(runtime), fixed_principal(Principal("acme", "review", "admin")))
     await server.run_stdio_async()
@@ -15,23 +21,37 @@ text rendering and the structured JSON.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from mcp import MCPError
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import INVALID_PARAMS, CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict
 
 from .. import __version__
-from ..contract.errors import ZarniwoopError
+from ..contract.errors import InvalidRequestError, ZarniwoopError
+from ..tools.registry import TOOL_NAMES
 
 if TYPE_CHECKING:
+    from ..contract.progress import ProgressStep
     from ..tenancy.tokens import Principal
     from ..tools.base import ToolSpec
     from ..tools.registry import Toolbox
+
+log = logging.getLogger(__name__)
+UNSERVED_METHODS = (
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+)
+"""Handlers the SDK's `MCPServer` registers although Zarniwoop has no prompts or resources."""
 
 PRINCIPAL_KEY = "zarniwoop.principal"
 """Where the HTTP surface leaves the authenticated `Principal` in the ASGI scope of an MCP request."""
@@ -73,20 +93,57 @@ def http_principal(ctx: Context[Any, Any]) -> Principal:
     return principal
 
 
+class _ZarniwoopMCPServer(MCPServer[Any]):
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        if name not in TOOL_NAMES:  # the SDK would answer a tool result; the spec says -32602
+            raise invalid_params(
+                InvalidRequestError(
+                    "name", f"unknown tool {name[:100]!r}; expected one of {', '.join(TOOL_NAMES)}"
+                )
+            )
+        return await super().call_tool(name, arguments, context)
+
+
+def invalid_params(exc: InvalidRequestError) -> MCPError:
+    """JSON-RPC `-32602` naming the field; logged as one line with the field only (never the value)."""
+    log.warning("MCP request refused: invalid %s", exc.field)
+    return MCPError(code=INVALID_PARAMS, message=exc.message, data={"field": exc.field})
+
+
 def build_mcp_server(toolbox: Toolbox, principal_of: PrincipalResolver) -> MCPServer[Any]:
     tools = [_tool(spec, toolbox, principal_of) for spec in toolbox.specs]
     # log_level: the SDK configures the root logger when nothing did; keep it quiet (stdio shares the terminal).
-    return MCPServer(
-        name="zarniwoop", instructions=INSTRUCTIONS, version=__version__, tools=tools, log_level="WARNING"
+    server = _ZarniwoopMCPServer(
+        name="zarniwoop",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        tools=tools,
+        log_level="WARNING",
+        subscriptions=False,
     )
+    # No public way to leave them out: without these handlers the capabilities advertise tools only.
+    handlers = server._lowlevel_server._request_handlers
+    for method in UNSERVED_METHODS:
+        handlers.pop(method, None)
+    return server
 
 
 def _tool(spec: ToolSpec[Any], toolbox: Toolbox, principal_of: PrincipalResolver) -> Tool:
     async def call(arguments: dict[str, Any], ctx: Context[Any, Any]) -> CallToolResult:
         principal = principal_of(ctx)
+
+        async def report(step: ProgressStep) -> None:
+            await ctx.report_progress(step.done, step.total, f"{step.step}: {step.message}")
+
         try:
-            result = await toolbox.execute(spec.name, arguments, principal.scope_for(), admin=principal.admin)
-        except ZarniwoopError as exc:  # bad arguments: the model reads which field and why
+            result = await toolbox.execute(
+                spec.name, arguments, principal.scope_for(), admin=principal.admin, progress=report
+            )
+        except InvalidRequestError as exc:  # bad arguments: the model reads which field and why
+            raise invalid_params(exc) from None
+        except ZarniwoopError as exc:
             raise ToolError(exc.message) from None
         return CallToolResult(
             content=[TextContent(type="text", text=result.text)],
@@ -94,19 +151,23 @@ def _tool(spec: ToolSpec[Any], toolbox: Toolbox, principal_of: PrincipalResolver
             is_error=result.is_error,
         )
 
+    annotations = spec.annotations
     return Tool(
         fn=call,
         name=spec.name,
         title=spec.title,
         description=spec.description,
         parameters=spec.input_schema,
-        fn_metadata=FuncMetadata(arg_model=_RawArguments),
+        fn_metadata=FuncMetadata(arg_model=_RawArguments, output_schema=spec.output_schema),
         is_async=True,
         context_kwarg="ctx",
         annotations=ToolAnnotations(
-            title=spec.title, read_only_hint=True, destructive_hint=False, open_world_hint=True
+            title=annotations["title"],
+            read_only_hint=annotations["readOnlyHint"],
+            destructive_hint=annotations["destructiveHint"],
+            open_world_hint=annotations["openWorldHint"],
         ),
     )
 
 
-__all__ = ["PRINCIPAL_KEY", "build_mcp_server", "fixed_principal", "http_principal"]
+__all__ = ["PRINCIPAL_KEY", "build_mcp_server", "fixed_principal", "http_principal", "invalid_params"]

@@ -2,8 +2,9 @@
 
 Every surface calls the same `ToolSpec.run` with a validated input and a `ToolContext` (the
 `ToolHost` — what tools need of the application: the dispatcher, the settings, the investigator —,
-the `(tenant, project)` scope and whether the caller is an admin), and gets back a `ToolResult`:
-the structured JSON and the text rendering a model reads. `Runtime` is a `ToolHost` by shape.
+the `(tenant, project)` scope, whether the caller is an admin, and who hears progress), and gets
+back a `ToolResult`: the compact structured JSON and the text rendering a model reads, and the full
+JSON that the HTTP research endpoints answer with. `Runtime` is a `ToolHost` by shape.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from .outputs import output_schema
 from .schema import input_schema
 
 if TYPE_CHECKING:
     from ..config.settings import SettingService
+    from ..contract.progress import ProgressObserver
     from ..contract.query import SearchScope
     from ..dispatch.dispatcher import Dispatcher
     from ..research.pipeline import Investigator
@@ -43,6 +46,8 @@ class ToolContext:
     admin: bool = False
     cache: bool = True
     """False: the call's searches skip cached answers (a refresh), whatever the tool."""
+    progress: ProgressObserver | None = None
+    """Hears the steps of long tools (`research_investigate`, `research_rich`); None: nobody asked."""
     overrides: Mapping[str, str] = field(default_factory=dict)
     """Per-call ("process") setting overrides, innermost in the cascade (DESIGN §2). Set by the
     Python API and the admin-only `overrides` of the HTTP search endpoints, never by a model:
@@ -57,12 +62,17 @@ class ToolContext:
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """A tool's answer: `structured` JSON for programs, `text` for a model, `is_error` for failures."""
+    """A tool's answer: `structured` JSON for programs, `text` for a model, `is_error` for failures.
+
+    `structured` is compact (`outputs.compact`: what MCP's `structuredContent` carries); `full` is
+    the same answer with every field, as `POST /v1/research/*` returns it (DESIGN §3).
+    """
 
     name: str
     structured: Mapping[str, Any]
     text: str
     is_error: bool = False
+    full: Mapping[str, Any] | None = field(default=None, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """The `POST /v1/tools/{name}` shape, mirroring MCP's `CallToolResult`."""
@@ -76,6 +86,8 @@ class ToolResult:
 
 ToolBody = Callable[[ToolContext, Any], Awaitable[ToolResult]]
 InputT = TypeVar("InputT", bound=BaseModel)
+READ_ONLY_HINTS: Mapping[str, bool] = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": True}
+"""Every tool only reads (searches the open web, changes nothing): MCP `ToolAnnotations` hints."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,14 +104,24 @@ class ToolSpec(Generic[InputT]):
     def input_schema(self) -> dict[str, Any]:
         return input_schema(self.input_model)
 
+    @property
+    def output_schema(self) -> dict[str, Any]:
+        return output_schema(self.name)
+
+    @property
+    def annotations(self) -> dict[str, Any]:
+        return {"title": self.title, **READ_ONLY_HINTS}
+
     def definition(self) -> dict[str, Any]:
-        """`{name, title, description, inputSchema}`: the MCP `tools/list` entry and `GET /v1/tools` item."""
+        """`{name, title, description, inputSchema, outputSchema, annotations}`: the MCP `tools/list` entry."""
         return {
             "name": self.name,
             "title": self.title,
             "description": self.description,
             "inputSchema": self.input_schema,
+            "outputSchema": self.output_schema,
+            "annotations": self.annotations,
         }
 
 
-__all__ = ["ToolBody", "ToolContext", "ToolHost", "ToolResult", "ToolSpec"]
+__all__ = ["READ_ONLY_HINTS", "ToolBody", "ToolContext", "ToolHost", "ToolResult", "ToolSpec"]

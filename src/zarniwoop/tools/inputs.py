@@ -5,7 +5,9 @@ The models are built from the contract (the `Modality` enum, `MAX_QUERY_CHARS`,
 schema and accept the same arguments. Wire names are camelCase (`maxResults`, `dateFrom`,
 `pinnedProviderId`); the snake_case spelling is accepted too, so Python callers can pass either.
 Unknown parameters are refused, naming the parameter, rather than silently ignored: an agent
-that sends `limit` instead of `maxResults` learns so at once.
+that sends `limit` instead of `maxResults` learns so at once. `null` means "not given": a strict
+function-calling model must send every parameter, and sends `null` for those it means to leave
+unset, so a `null` is dropped before validation (the default applies; a required one is missing).
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 from pydantic.alias_generators import to_camel
 
 from ..contract.enums import Modality
 from ..contract.query import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT
 from ..research.pipeline import MAX_DEPTH, MAX_QUESTION_CHARS
+from .schema import nullable_optionals
 
 RICH_MODALITIES: tuple[Modality, ...] = (Modality.WEB, Modality.IMAGE, Modality.VIDEO, Modality.NEWS)
 """What `research_rich` searches, concurrently, under one deadline."""
@@ -69,7 +72,15 @@ class ToolInput(BaseModel):
         validate_by_alias=True,
         serialize_by_alias=True,
         frozen=True,
+        json_schema_extra=nullable_optionals,  # also in /openapi.json: the same schema everywhere
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_not_given(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {key: value for key, value in data.items() if value is not None}
+        return data
 
 
 class ResearchSearchInput(ToolInput):

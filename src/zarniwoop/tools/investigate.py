@@ -23,6 +23,7 @@ async def run_investigate(ctx: ToolContext, args: ResearchInvestigateInput) -> T
         max_results=args.max_results or DEFAULT_MAX_RESULTS,
         depth=args.depth or 0,
         insights=args.insights,
+        progress=ctx.progress,
     )
     return ToolResult(
         name=INVESTIGATE.name,

@@ -14,6 +14,7 @@ back to the model.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -21,13 +22,16 @@ from pydantic import BaseModel, ValidationError
 from ..contract.errors import InvalidRequestError
 from ..dispatch.cache import bypassing_cache
 from .base import InputT, ToolContext, ToolHost, ToolResult, ToolSpec
+from .dialects import tool_definitions
 from .investigate import INVESTIGATE
+from .outputs import compact
 from .providers import PROVIDERS
 from .rich import RICH
 from .schema import to_invalid_request
 from .search import SEARCH, SEARCH_EXPERT
 
 if TYPE_CHECKING:
+    from ..contract.progress import ProgressObserver
     from ..contract.query import SearchScope
 
 TOOLS: tuple[ToolSpec[Any], ...] = (SEARCH, SEARCH_EXPERT, RICH, INVESTIGATE, PROVIDERS)
@@ -61,14 +65,23 @@ class Toolbox:
     def specs(self) -> tuple[ToolSpec[Any], ...]:
         return TOOLS
 
-    def definitions(self) -> list[dict[str, Any]]:
-        return [spec.definition() for spec in TOOLS]
+    def definitions(self, dialect: str = "mcp") -> list[dict[str, Any]]:
+        """The five definitions in `dialect`'s shape (`tools.dialects`); MCP's by default."""
+        return tool_definitions(dialect, TOOLS)
 
     async def execute(
-        self, name: str, arguments: Any, scope: SearchScope, *, admin: bool = False, cache: bool = True
+        self,
+        name: str,
+        arguments: Any,
+        scope: SearchScope,
+        *,
+        admin: bool = False,
+        cache: bool = True,
+        progress: ProgressObserver | None = None,
     ) -> ToolResult:
         spec = tool_spec(name)
-        return await self.run(spec, parse_arguments(spec, arguments), scope, admin=admin, cache=cache)
+        arguments = parse_arguments(spec, arguments)
+        return await self.run(spec, arguments, scope, admin=admin, cache=cache, progress=progress)
 
     async def run(
         self,
@@ -78,14 +91,21 @@ class Toolbox:
         *,
         admin: bool = False,
         cache: bool = True,
+        progress: ProgressObserver | None = None,
         overrides: Mapping[str, str] | None = None,
     ) -> ToolResult:
         """Run a tool on an already validated input (the HTTP routes validate with FastAPI).
+
         `cache=False` makes every search the tool starts skip cached answers; `overrides`: per-call
-        settings (`checked_overrides`), for trusted callers only."""
+        settings (`checked_overrides`), for trusted callers only. The result's `structured` is
+        compacted (`outputs.compact`); `full` keeps every field.
+        """
+        context = ToolContext(
+            self.host, scope, admin, cache=cache, progress=progress, overrides=dict(overrides or {})
+        )
         with bypassing_cache(not cache):
-            context = ToolContext(self.host, scope, admin, cache, dict(overrides or {}))
-            return await spec.body(context, args)
+            result = await spec.body(context, args)
+        return replace(result, structured=compact(spec.name, result.structured), full=result.structured)
 
     async def call(self, name: str, arguments: Any, scope: SearchScope, *, admin: bool = False) -> ToolResult:
         """Like `execute`, but bad arguments come back as an `is_error` result naming the field."""

@@ -2,24 +2,41 @@
 
 Structured answer: `{"query", "maxResults", "results": {"WEB": SearchResult, "IMAGE": …}}`; a
 modality that failed carries its `errorMessage` and the others are unaffected. The call is an
-error only when no modality found anything and at least one failed.
+error only when no modality found anything and at least one failed. Each modality's answer is a
+progress step (`modality`) as it arrives.
 """
 
 from __future__ import annotations
 
+from ..contract.enums import Modality
+from ..contract.results import SearchResult
 from ..dispatch.rich import rich_search
+from ..research.progress import Tracker
 from .base import ToolContext, ToolResult, ToolSpec
 from .inputs import RICH_MODALITIES, ResearchRichInput
 from .render import render_rich
 
 
 async def run_rich(ctx: ToolContext, args: ResearchRichInput) -> ToolResult:
+    tracker = Tracker(ctx.progress, total=len(RICH_MODALITIES))
+
+    async def answered(modality: Modality, result: SearchResult) -> None:
+        served = result.provider_instance_id or "no provider"
+        await tracker.step(
+            "modality",
+            f"{modality.value}: {result.returned_count} hits via {served}",
+            modality=modality.value,
+            providerInstanceId=result.provider_instance_id,
+            hits=result.returned_count,
+        )
+
     results = await rich_search(
         ctx.host.dispatcher,
         ctx.scope,
         args.query,
         max_results=args.max_results,
         modalities=RICH_MODALITIES,
+        on_result=answered,
     )
     structured = {
         "query": args.query,

@@ -2,8 +2,10 @@
 
 `input_schema(Model)` is what every surface publishes: pydantic's schema by alias, with the
 `$defs` inlined (the `Modality` enum appears in place, where tool hosts look for it), the
-auto-generated titles dropped and `anyOf [X, null]` of optional parameters collapsed to `X`
-(leaving a parameter out is how a caller says "unset"; several tool hosts reject `null` types).
+auto-generated titles dropped, `required` always present, and every optional parameter nullable
+(`"type": ["integer", "null"]`): leaving it out and passing `null` both mean "not given", so a
+strict converter that marks every parameter required (OpenAI strict mode, the Agents SDK) still
+lets a model leave it unset. `tools.dialects` derives the other APIs' shapes from this one.
 
 `to_invalid_request(exc)` turns a `ValidationError` (or FastAPI's `RequestValidationError`
 errors) into `InvalidRequestError(field, reason)` for the first problem, in words a caller can
@@ -30,10 +32,38 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
     defs = raw.pop("$defs", {})
     schema = _clean_object(_inline_object(raw, defs))
     schema.setdefault("properties", {})
+    schema.setdefault("required", [])
     schema["type"] = "object"
     if model.__doc__:
         schema["description"] = " ".join(model.__doc__.split())
     return schema
+
+
+def nullable_optionals(schema: dict[str, Any]) -> None:
+    """Make every optional property of a model's schema nullable, in place (`json_schema_extra`).
+
+    pydantic writes `anyOf [X, null]` for `X | None` and plain `X` for a defaulted `X`; both become
+    `X` with `"type": [X, "null"]`, so the input models' own schema (FastAPI's OpenAPI bodies too)
+    says what they accept: `null` for "not given".
+    """
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    for name, prop in properties.items():
+        if name not in required:
+            properties[name] = nullable(_clean_object(prop, in_properties=False))
+
+
+def nullable(node: Mapping[str, Any]) -> dict[str, Any]:
+    """`node` also accepting `null`: `"type": [X, "null"]` (and `null` among an `enum`'s values)."""
+    out = dict(node)
+    kind = out.pop("type", None)
+    if isinstance(kind, str):
+        out = {"type": [kind, "null"], **out}
+    elif isinstance(kind, list):
+        out = {"type": [*kind, *(["null"] if "null" not in kind else [])], **out}
+    if isinstance(out.get("enum"), list) and None not in out["enum"]:
+        out["enum"] = [*out["enum"], None]
+    return out
 
 
 def input_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -58,21 +88,23 @@ def _inline_object(node: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str
     return {k: _inline(v, defs) for k, v in node.items()}
 
 
-def _clean(node: Any, *, in_properties: bool = False) -> Any:
+def _clean(node: Any, *, in_properties: bool = False, collapse_null: bool = True) -> Any:
     if isinstance(node, list):
-        return [_clean(v) for v in node]
+        return [_clean(v, collapse_null=collapse_null) for v in node]
     if not isinstance(node, dict):
         return node
-    return _clean_object(node, in_properties=in_properties)
+    return _clean_object(node, in_properties=in_properties, collapse_null=collapse_null)
 
 
-def _clean_object(node: Mapping[str, Any], *, in_properties: bool = False) -> dict[str, Any]:
+def _clean_object(
+    node: Mapping[str, Any], *, in_properties: bool = False, collapse_null: bool = True
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key == "title" and not in_properties:
             continue
-        out[key] = _clean(value, in_properties=(key == "properties"))
-    if in_properties:
+        out[key] = _clean(value, in_properties=(key == "properties"), collapse_null=collapse_null)
+    if in_properties or not collapse_null:
         return out
     variants = out.get("anyOf")
     if isinstance(variants, list) and len(variants) == 2 and {"type": "null"} in variants:
@@ -82,6 +114,13 @@ def _clean_object(node: Mapping[str, Any], *, in_properties: bool = False) -> di
         if out.get("default", ...) is None:
             out.pop("default")
     return out
+
+
+def inline_refs(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A pydantic schema with its `$defs` inlined and the generated titles dropped, nulls kept as they are."""
+    raw = dict(schema)
+    defs = raw.pop("$defs", {})
+    return _clean_object(_inline_object(raw, defs), collapse_null=False)
 
 
 def model_fields(model: type[BaseModel]) -> list[str]:
@@ -149,4 +188,11 @@ def _echo(value: Any) -> str:
     return text if len(text) <= _MAX_ECHO else text[:_MAX_ECHO] + "…"
 
 
-__all__ = ["input_schema", "model_fields", "to_invalid_request"]
+__all__ = [
+    "inline_refs",
+    "input_schema",
+    "model_fields",
+    "nullable",
+    "nullable_optionals",
+    "to_invalid_request",
+]

@@ -1,7 +1,15 @@
-"""`zarniwoop investigate QUESTION`: the curated pipeline — plan, searches, dedup, evaluation, ranking."""
+"""`zarniwoop investigate QUESTION`: the curated pipeline — plan, searches, dedup, evaluation, ranking.
+
+While it runs on a terminal, each step (plan, search n/m, dedup, evaluate, …) is a line on stderr
+above a rich progress bar that goes away at the end; stdout carries only the answer (the `--json`
+document). Where stderr is no terminal (a script, a pipe, CI) nothing is drawn, so stderr keeps only
+the one error line a failure writes.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -9,8 +17,37 @@ import typer
 from .app import console, print_json, run
 
 if TYPE_CHECKING:
+    from ...contract.progress import ProgressObserver, ProgressStep
     from ...research.model import RankedHitSet
     from ...runtime import Runtime
+
+
+@contextmanager
+def progress_display() -> Iterator[ProgressObserver | None]:
+    """A progress observer drawing on stderr (a line per step and a transient bar); None off a terminal."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
+
+    err = Console(stderr=True)
+    if not err.is_terminal:
+        yield None
+        return
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("planning", total=None)
+
+        async def observe(step: ProgressStep) -> None:
+            bar.console.print(f"[dim]{step.step}[/dim] {escape(step.message)}", highlight=False)
+            bar.update(task, completed=step.done, total=step.total, description=step.step)
+
+        yield observe
 
 
 def register(app: typer.Typer) -> None:
@@ -33,13 +70,14 @@ def investigate(
     async def body(rt: Runtime) -> RankedHitSet:
         from ...dispatch.cache import bypassing_cache
 
-        with bypassing_cache(no_cache):
+        with bypassing_cache(no_cache), progress_display() as observe:
             return await rt.investigator.investigate(
                 question,
                 ctx.obj.scope,
                 max_results=max_results,
                 depth=depth,
                 insights=False if no_insights else None,
+                progress=observe,
             )
 
     ranked = run(ctx, body)

@@ -1,6 +1,7 @@
 """`zarniwoop rich` and `tools list/call`: the tools from a shell (`investigate` has its own module).
 
-`tools call NAME '{"query": …}'` runs a tool exactly as a model's tool call would (same schema,
+`tools list --json --dialect openai` prints the definitions in one function-calling API's shape
+(`tools.dialects`). `tools call NAME '{"query": …}'` runs a tool exactly as a model's tool call would (same schema,
 same validation, same text); `--json` prints the structured answer instead of the text.
 """
 
@@ -67,12 +68,23 @@ def rich(
 
 
 @tools_app.command("list")
-def list_tools(as_json: bool = typer.Option(False, "--json", help="Print the JSON schemas.")) -> None:
+def list_tools(
+    as_json: bool = typer.Option(False, "--json", help="Print the JSON schemas."),
+    dialect: str = typer.Option(
+        "mcp", "--dialect", help="With --json: the shape of mcp, openai (strict), anthropic or gemini."
+    ),
+) -> None:
     """The five tools (no runtime needed)."""
+    from ...contract.errors import InvalidRequestError
+    from ...tools.dialects import tools_document
     from ...tools.registry import TOOLS
 
+    try:
+        document = tools_document(dialect)
+    except InvalidRequestError as exc:
+        raise typer.Exit(_usage(exc.message)) from None
     if as_json:
-        print_json({"tools": [spec.definition() for spec in TOOLS]})
+        print_json(document)
         return
     for spec in TOOLS:
         typer.echo(f"{spec.name}: {spec.description}")

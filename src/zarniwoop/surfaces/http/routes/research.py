@@ -1,7 +1,13 @@
 """`/v1/research/*`: the tools as plain endpoints; bodies are the tools' input models.
 
-Each answers with the tool's structured JSON (`search*` → the `SearchResult` of DESIGN §3, `rich` →
-results per modality, `providers` → `{"providers": […]}`); `POST /v1/tools/{name}` adds the text.
+Each answers with the tool's full JSON (`search*` → the `SearchResult` of DESIGN §3, `rich` →
+results per modality, `investigate` → the `RankedHitSet`, `providers` → `{"providers": […]}`),
+typed in OpenAPI by the models of `tools.outputs`, so a generated client gets classes, not dicts;
+`POST /v1/tools/{name}` adds the text.
+
+`POST /v1/research/investigate` with `Accept: text/event-stream` streams the pipeline's steps as
+Server-Sent Events (`event: progress`, data `{step, message, done, total, detail}`) and ends with
+`event: result` (the same JSON as without the header) or `event: error` (`{"error": {field?, message}}`).
 
 Beside the tool's own fields a body may say `"cache": false` (or the request send
 `Cache-Control: no-cache`): its searches then skip cached answers. That switch is the caller's,
@@ -14,13 +20,17 @@ no tool schema has it either, so no model can set it.
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
-from ....contract.errors import AccessDeniedError
+from ....contract.errors import AccessDeniedError, ZarniwoopError
 from ....tools.base import ToolSpec
 from ....tools.inputs import (
     ResearchInvestigateInput,
@@ -30,15 +40,31 @@ from ....tools.inputs import (
     ResearchSearchInput,
 )
 from ....tools.investigate import INVESTIGATE
+from ....tools.outputs import ProviderList, RankedHitSet, RichResult, SearchResult
 from ....tools.providers import PROVIDERS
 from ....tools.rich import RICH
 from ....tools.search import SEARCH, SEARCH_EXPERT, checked_overrides
 from ..deps import Caller, CallerInfo, Ctx
-from ..errors import ERROR_RESPONSES
+from ..errors import ERROR_RESPONSES, error_body
 from ..state import AppState
 from .image import sign_thumbnails
 
+if TYPE_CHECKING:
+    from ....contract.progress import ProgressStep
+
+log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1/research", tags=["research"], responses=ERROR_RESPONSES)
+EVENT_STREAM = "text/event-stream"
+_SSE_RESPONSE: dict[int | str, dict[str, Any]] = {
+    200: {
+        "content": {
+            EVENT_STREAM: {
+                "schema": {"type": "string"},
+                "description": "With `Accept: text/event-stream`: `progress` events, then `result` or `error`.",
+            }
+        }
+    }
+}
 
 
 class _CacheSwitch(BaseModel):
@@ -93,29 +119,103 @@ async def _run(
     # image and video hits get a signed URL of the server's image proxy (the web UI's thumbnails)
     sign_thumbnails(result.structured, state.runtime.box.sign)
     # Already plain JSON: a JSONResponse skips FastAPI's re-validation of the return value.
-    return JSONResponse(result.structured)
+    return JSONResponse(result.full if result.full is not None else result.structured)
 
 
-@router.post("/search", summary="research_search: one modality through the cascade")
+@router.post(
+    "/search",
+    operation_id="research_search",
+    summary="research_search: one modality through the cascade",
+    response_model=SearchResult,
+)
 async def search(body: SearchBody, request: Request, ctx: Ctx, caller: Caller) -> JSONResponse:
     return await _run(ctx, caller, SEARCH, body, request)
 
 
-@router.post("/search_expert", summary="research_search_expert: filters or one pinned provider")
+@router.post(
+    "/search_expert",
+    operation_id="research_search_expert",
+    summary="research_search_expert: filters or one pinned provider",
+    response_model=SearchResult,
+)
 async def search_expert(body: SearchExpertBody, request: Request, ctx: Ctx, caller: Caller) -> JSONResponse:
     return await _run(ctx, caller, SEARCH_EXPERT, body, request)
 
 
-@router.post("/rich", summary="research_rich: WEB, IMAGE, VIDEO and NEWS concurrently")
+@router.post(
+    "/rich",
+    operation_id="research_rich",
+    summary="research_rich: WEB, IMAGE, VIDEO and NEWS concurrently",
+    response_model=RichResult,
+)
 async def rich(body: RichBody, request: Request, ctx: Ctx, caller: Caller) -> JSONResponse:
     return await _run(ctx, caller, RICH, body, request)
 
 
-@router.post("/investigate", summary="research_investigate: the curated pipeline, ranked hits with reasons")
-async def investigate(body: InvestigateBody, request: Request, ctx: Ctx, caller: Caller) -> JSONResponse:
+@router.post(
+    "/investigate",
+    operation_id="research_investigate",
+    summary="research_investigate: the curated pipeline, ranked hits with reasons",
+    response_model=RankedHitSet,
+    responses=_SSE_RESPONSE,
+)
+async def investigate(
+    body: InvestigateBody, request: Request, ctx: Ctx, caller: Caller
+) -> JSONResponse | StreamingResponse:
+    if EVENT_STREAM in request.headers.get("accept", ""):
+        return StreamingResponse(
+            _stream(ctx, caller, INVESTIGATE, body, _use_cache(request, body)),
+            media_type=EVENT_STREAM,
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
     return await _run(ctx, caller, INVESTIGATE, body, request)
 
 
-@router.get("/providers", summary="research_providers: instances, availability, quota, cooldowns")
+@router.get(
+    "/providers",
+    operation_id="research_providers",
+    summary="research_providers: instances, availability, quota, cooldowns",
+    response_model=ProviderList,
+)
 async def providers(ctx: Ctx, caller: Caller) -> JSONResponse:
     return await _run(ctx, caller, PROVIDERS, ResearchProvidersInput())
+
+
+async def _stream(
+    state: AppState, caller: CallerInfo, spec: ToolSpec[Any], body: Any, cache: bool
+) -> AsyncIterator[str]:
+    """Progress events while the tool runs, then its result (or its error) as the last event."""
+    steps: asyncio.Queue[ProgressStep | None] = asyncio.Queue()
+
+    async def observe(step: ProgressStep) -> None:
+        steps.put_nowait(step)
+
+    async def work() -> Any:
+        try:
+            return await state.toolbox.run(
+                spec, body, caller.scope, admin=caller.admin, cache=cache, progress=observe
+            )
+        finally:
+            steps.put_nowait(None)
+
+    task = asyncio.create_task(work())
+    try:
+        while (step := await steps.get()) is not None:
+            yield _event("progress", step.to_json())
+        try:
+            result = task.result()
+        except ZarniwoopError as exc:
+            yield _event("error", error_body(exc.message, getattr(exc, "field", None)))
+            return
+        except Exception:  # the status line is sent: the stream's last event says it failed
+            log.exception("streamed %s failed", spec.name)
+            yield _event("error", error_body("internal error; the server log has the details"))
+            return
+        yield _event("result", result.full if result.full is not None else result.structured)
+    finally:
+        if not task.done():  # the client went away: stop the research it no longer waits for
+            task.cancel()
+
+
+def _event(name: str, data: Any) -> str:
+    return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"

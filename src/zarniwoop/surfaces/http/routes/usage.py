@@ -14,19 +14,23 @@ project, or one account's calls in it (`?account=`); admin tokens may ask for th
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse
 
 from ....contract.errors import AccessDeniedError
 from ....views.usage import parse_since
 from ..deps import Caller, Ctx
 from ..errors import ERROR_RESPONSES
+from ..responses import UsageReport
 
 router = APIRouter(tags=["usage"], responses=ERROR_RESPONSES)
 
 
-@router.get("/v1/usage", summary="Provider calls of the scope per instance and modality")
+@router.get(
+    "/v1/usage", summary="Provider calls of the scope per instance and modality", response_model=UsageReport
+)
 async def usage(
     ctx: Ctx,
     caller: Caller,
@@ -38,7 +42,8 @@ async def usage(
         Literal["project", "tenant"],
         Query(alias="llmScope", description="LLM usage of the project or (admin) the tenant."),
     ] = "project",
-) -> dict[str, Any]:
+) -> JSONResponse:
+    # The model documents the shape; the report goes out as it is, without re-validation.
     scope = {"tenant": caller.scope.tenant, "project": caller.scope.project}
     if llm_scope == "tenant" and not caller.admin:
         raise AccessDeniedError("the tenant-wide LLM usage needs an admin token")
@@ -47,12 +52,14 @@ async def usage(
         caller.scope.tenant, account=account, project=None if wide else caller.scope.project
     )
     if ctx.runtime.usage is None:
-        return {
-            "scope": scope,
-            "enabled": False,
-            "message": "usage tracking not enabled: no audit log is attached",
-            "llm": llm,
-        }
+        return JSONResponse(
+            {
+                "scope": scope,
+                "enabled": False,
+                "message": "usage tracking not enabled: no audit log is attached",
+                "llm": llm,
+            }
+        )
     research = await ctx.runtime.research_usage(caller.scope, since=parse_since(since))
     research.pop("scope", None)
-    return {"scope": scope, "enabled": True, "research": research, "llm": llm}
+    return JSONResponse({"scope": scope, "enabled": True, "research": research, "llm": llm})

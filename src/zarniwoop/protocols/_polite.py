@@ -1,0 +1,30 @@
+"""How the keyless APIs want to be addressed: an identifying User-Agent with a contact, `mailto`.
+
+Wikimedia, Nominatim, Crossref and GitHub ask every client to say who it is; generic library agents
+get throttled or refused. The transport already sends `zarniwoop/<version> (+project URL)`; when an
+endpoint names a contact (`contactEmail`) or its own agent (`userAgent`), the request carries that
+instead, so the operator can be reached before they are blocked.
+
+    research.endpoint.nominatim.contactEmail: maps@example.org
+    research.endpoint.nominatim.userAgent: acme-research/2.1 (https://acme.example/bot)
+"""
+
+from __future__ import annotations
+
+from ..contract.protocol import InstanceConfig
+
+PRODUCT = "zarniwoop/0.1 (+https://pypi.org/project/zarniwoop/"
+
+
+def identifying_headers(config: InstanceConfig) -> dict[str, str]:
+    """`{"User-Agent": …}` naming the operator's contact, or nothing (the transport's agent applies)."""
+    explicit = (config.extra("userAgent") or "").strip()
+    if explicit:
+        return {"User-Agent": explicit}
+    email = contact_email(config)
+    return {"User-Agent": f"{PRODUCT}; mailto:{email})"} if email else {}
+
+
+def contact_email(config: InstanceConfig) -> str | None:
+    email = (config.extra("contactEmail") or "").strip()
+    return email or None

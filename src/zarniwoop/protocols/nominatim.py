@@ -1,0 +1,175 @@
+"""Nominatim — OpenStreetMap's geocoder: places, addresses and points of interest by name.
+
+`GET https://nominatim.openstreetmap.org/search?q=…&format=jsonv2&limit=N&addressdetails=1`.
+Each result is a place with coordinates, a bounding box, its OSM object (node/way/relation and id),
+a display name and a category/type (`tourism`/`museum`). No key.
+
+Docs: https://nominatim.org/release-docs/latest/api/Search/
+Usage policy: https://operations.osmfoundation.org/policies/nominatim/
+
+    research.endpoint.nominatim.protocol: nominatim
+    research.endpoint.nominatim.baseUrl: https://nominatim.openstreetmap.org   # `/search` is appended
+    research.endpoint.nominatim.contactEmail: maps@example.org                 # sent as `email`, as asked
+    research.endpoint.nominatim.countryCodes: ch,de                            # optional: restrict countries
+
+Quirks:
+- The public server's policy: an absolute maximum of 1 request per second (enforced per IP), an
+  identifying User-Agent (stock library agents are refused), results cached, no bulk geocoding.
+  The default pace is 1/s and MAP answers are cached for a day (`research.cache.ttlSeconds.map`).
+- `lat`, `lon`, `importance` and the `boundingbox` entries are strings (`boundingbox` is
+  `[south, north, west, east]`); they are read into numbers.
+- A result may lack `osm_type`/`osm_id` (postcode areas are computed, not OSM objects): its URL is
+  then the map at its coordinates.
+- No match is `[]`; an error is HTTP 200 or 400 with `{"error": "…"}` or `{"error": {"code", "message"}}`.
+- The data is © OpenStreetMap contributors, ODbL: every hit carries the `licence` line to display.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from ..contract.enums import Modality, Tier
+from ..contract.errors import ParseError
+from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
+from ..contract.query import SearchRequest
+from ..contract.results import SearchHit
+from ._polite import contact_email, identifying_headers
+from ._text import as_int, expect, load_json, obj, unsupported_note
+from ._web import compact, error_text, language, text
+
+DEFAULT_BASE_URL = "https://nominatim.openstreetmap.org"
+OSM_OBJECT_URL = "https://www.openstreetmap.org/{type}/{id}"
+OSM_MAP_URL = "https://www.openstreetmap.org/?mlat={lat}&mlon={lon}#map=17/{lat}/{lon}"
+MAX_LIMIT = 40
+"""Nominatim caps `limit` at 40."""
+_HOUSE_NUMBER = re.compile(r"^\d+\s?[a-zA-Z]?$")
+_OSM_TYPES = {"node": "node", "way": "way", "relation": "relation", "n": "node", "w": "way", "r": "relation"}
+"""jsonv2 spells the OSM type out; other formats abbreviate it (`N`, `W`, `R`)."""
+
+
+class NominatimProtocol:
+    id = "nominatim"
+    display_name = "OpenStreetMap Nominatim"
+    modalities = frozenset({Modality.MAP})
+    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
+    key_required = False
+    default_rate_per_second = 1.0
+    """The usage policy's absolute maximum: one request per second."""
+    prompt_hint = (
+        "**OpenStreetMap Nominatim** — finds places, addresses and points of interest by name, with "
+        "coordinates, bounding box, category and the full address. Best for 'where is …' and locating "
+        "a named place; not for routing, opening hours or reviews."
+    )
+
+    def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
+        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
+        params: list[tuple[str, str]] = [
+            ("q", request.query),
+            ("format", "jsonv2"),
+            ("limit", str(min(request.max_results, MAX_LIMIT))),
+            ("addressdetails", "1"),
+            ("extratags", "1"),
+        ]
+        lang = language(request)
+        if lang:
+            params.append(("accept-language", lang))
+        countries = (config.extra("countryCodes") or "").replace(" ", "").lower()
+        if countries:
+            params.append(("countrycodes", countries))
+        email = contact_email(config)
+        if email:
+            params.append(("email", email))
+        headers = {"Accept": "application/json", **identifying_headers(config)}
+        return RequestSpec(method="GET", url=f"{base}/search", params=tuple(params), headers=headers)
+
+    def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
+        data = load_json(raw.body, "nominatim")
+        if isinstance(data, dict):
+            error = data.get("error")
+            message = text(obj(error).get("message")) or text(error)
+            if message:
+                return SearchPage(error_message=f"nominatim: {message}")
+            raise ParseError("nominatim: expected a JSON list of places")
+        places = expect(data, list, "nominatim")
+        hits = tuple(h for h in (_hit(p, request.modality) for p in places if isinstance(p, dict)) if h)
+        return SearchPage(hits=hits[: request.max_results], note=unsupported_note(request, {"language"}))
+
+    def describe_error(self, raw: RawResponse) -> str | None:
+        return error_text(raw, "error.message", "error")
+
+
+def _number(value: Any) -> float | None:
+    """A finite number from Nominatim's string-typed coordinates (`"50.8419916"`)."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return None
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _bounding_box(value: Any) -> list[float] | None:
+    if not isinstance(value, list) or len(value) != 4:
+        return None
+    numbers = [_number(v) for v in value]
+    return [n for n in numbers if n is not None] if None not in numbers else None
+
+
+def _url(place: dict[str, Any], lat: float | None, lon: float | None) -> str | None:
+    osm_type = _OSM_TYPES.get(str(place.get("osm_type") or "").lower())
+    osm_id = as_int(place.get("osm_id"))
+    if osm_type and osm_id is not None and osm_id > 0:
+        return OSM_OBJECT_URL.format(type=osm_type, id=osm_id)
+    if lat is not None and lon is not None and -90 <= lat <= 90 and -180 <= lon <= 180:
+        return OSM_MAP_URL.format(lat=f"{lat:.6f}", lon=f"{lon:.6f}")
+    return None
+
+
+def _name(display: str | None) -> str | None:
+    """The place's name from its display name: the first part, with the street when it is a number."""
+    parts = [p.strip() for p in (display or "").split(",") if p.strip()]
+    if not parts:
+        return None
+    if _HOUSE_NUMBER.match(parts[0]) and len(parts) > 1:  # "1, Place des Palais, …" → "1 Place des Palais"
+        return f"{parts[0]} {parts[1]}"
+    return parts[0]
+
+
+def _hit(place: dict[str, Any], modality: Modality) -> SearchHit | None:
+    display = text(place.get("display_name"))
+    lat, lon = _number(place.get("lat")), _number(place.get("lon"))
+    url = _url(place, lat, lon)
+    name = text(place.get("name")) or _name(display)
+    if not name or not url:
+        return None
+    address = {str(k): v for k, v in obj(place.get("address")).items() if isinstance(v, str) and v}
+    extras = {
+        "lat": lat,
+        "lon": lon,
+        "boundingBox": _bounding_box(place.get("boundingbox")),
+        "osmType": _OSM_TYPES.get(str(place.get("osm_type") or "").lower()),
+        "osmId": as_int(place.get("osm_id")),
+        "displayName": display,
+        "category": text(place.get("category")) or text(place.get("class")),
+        "type": text(place.get("type")),
+        "placeRank": as_int(place.get("place_rank")),
+        "importance": _number(place.get("importance")),
+        "address": address,
+        "countryCode": address.get("country_code"),
+        "wikidata": text(obj(place.get("extratags")).get("wikidata")),
+        "licence": text(place.get("licence")),
+    }
+    return SearchHit(
+        title=name,
+        url=url,
+        modality=modality,
+        snippet=display,
+        source="nominatim",
+        extras=compact(extras),
+    )
+
+
+PROTOCOL = NominatimProtocol()

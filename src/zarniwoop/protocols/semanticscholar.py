@@ -1,0 +1,157 @@
+"""Semantic Scholar — the Allen Institute's index of 200M+ papers, with citation graph and open PDFs.
+
+`GET https://api.semanticscholar.org/graph/v1/paper/search?query=…&limit=N&fields=…`. No key needed;
+keyless calls share one small global pool, so they get 429s at busy times. A free key (`apiKey`, or
+the operator's `SEMANTIC_SCHOLAR_API_KEY`, sent as `x-api-key`) gets a dedicated 1 request/s.
+
+Docs: https://api.semanticscholar.org/api-docs/graph#tag/Paper-Data/operation/get_graph_paper_relevance_search
+
+    research.endpoint.semanticscholar.protocol: semanticscholar
+    research.endpoint.semanticscholar.apiKey: ${env:SEMANTIC_SCHOLAR_API_KEY}   # optional
+
+Quirks:
+- Only the fields named in `fields=` come back (`paperId` always); without `url` the paper page is
+  `https://www.semanticscholar.org/paper/{paperId}`.
+- `externalIds` holds the identities (`DOI`, `ArXiv`, `PubMed`, `PubMedCentral`, `CorpusId`, `DBLP`):
+  read into `doi`, `arxivId`, `pmid`, so the same work from Crossref, arXiv or PubMed merges with it.
+- No match: `{"total": 0, "offset": 0}` — no `data` key.
+- `openAccessPdf` is `{url, status, license}`; `url` may be "" for a closed paper.
+- `publicationDateOrYear=2019-03-05:2020-06-06` filters dates (either side open).
+- Keyless pool figures disagree (1000/s shared vs 100 per 5 min per IP); 429 `{"message": "Too
+  Many Requests…"}` on excess — the default pace is one call per 3 s.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..contract.enums import ContentInline, Modality, Tier
+from ..contract.errors import ParseError
+from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
+from ..contract.query import SearchRequest
+from ..contract.results import ContentRef, SearchHit
+from ._text import as_int, expect, load_json, obj, shorten, unsupported_note
+from ._web import compact, error_text, http_url, text
+
+DEFAULT_BASE_URL = "https://api.semanticscholar.org"
+PAPER_URL = "https://www.semanticscholar.org/paper/{id}"
+MAX_LIMIT = 100
+FIELDS = (
+    "title,url,abstract,year,venue,journal,authors,citationCount,influentialCitationCount,externalIds,"
+    "openAccessPdf,publicationDate,isOpenAccess"
+)
+
+
+class SemanticScholarProtocol:
+    id = "semanticscholar"
+    display_name = "Semantic Scholar"
+    modalities = frozenset({Modality.ACADEMIC})
+    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
+    key_required = False
+    env_key = "SEMANTIC_SCHOLAR_API_KEY"
+    default_rate_per_second = 1 / 3
+    """Keyless: ≈100 requests per 5 minutes (the per-IP figure S2 support quoted)."""
+    default_rate_with_key = 1.0
+    """With a key: the introductory 1 request/s."""
+    prompt_hint = (
+        "**Semantic Scholar** — 200M+ papers across all sciences with abstracts, citation and "
+        "influential-citation counts, and open-access PDF links. Best for finding influential papers and "
+        "a free PDF; coverage strongest in computer science and biomedicine."
+    )
+
+    def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
+        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
+        params: list[tuple[str, str]] = [
+            ("query", request.query),
+            ("limit", str(min(request.max_results, MAX_LIMIT))),
+            ("fields", FIELDS),
+        ]
+        expert = request.expert_params
+        if expert.get("dateFrom") or expert.get("dateTo"):
+            params.append(
+                ("publicationDateOrYear", f"{expert.get('dateFrom', '')}:{expert.get('dateTo', '')}")
+            )
+        if expert.get("filetype", "").lower() == "pdf":
+            params.append(("openAccessPdf", ""))
+        headers = {"Accept": "application/json"}
+        if config.api_key:
+            headers["x-api-key"] = config.api_key.reveal()
+        return RequestSpec(
+            method="GET", url=f"{base}/graph/v1/paper/search", params=tuple(params), headers=headers
+        )
+
+    def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
+        data = expect(load_json(raw.body, "semanticscholar"), dict, "semanticscholar")
+        total = as_int(data.get("total"))
+        if "data" not in data:
+            message = text(data.get("error")) or text(data.get("message"))
+            if message:
+                return SearchPage(error_message=f"semanticscholar: {message}")
+            if total is not None:  # no match: `{"total": 0, "offset": 0}`
+                return SearchPage(total=total)
+            raise ParseError("semanticscholar: body has no data")
+        papers = expect(data["data"], list, "semanticscholar data")
+        hits = tuple(h for h in (_hit(p, request.modality) for p in papers if isinstance(p, dict)) if h)
+        honoured = {"dateFrom", "dateTo"} | (
+            {"filetype"} if request.expert_params.get("filetype", "").lower() == "pdf" else set()
+        )
+        return SearchPage(
+            hits=hits[: request.max_results], total=total, note=unsupported_note(request, honoured)
+        )
+
+    def describe_error(self, raw: RawResponse) -> str | None:
+        return error_text(raw, "error", "message")
+
+
+def _identity(ids: dict[str, Any], name: str) -> str | None:
+    value = ids.get(name)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return text(value)
+
+
+def _pmcid(value: str | None) -> str | None:
+    """S2 gives the bare number (`11116106`); PMC ids are written `PMC11116106` everywhere else."""
+    return f"PMC{value}" if value and value.isdigit() else value
+
+
+def _hit(paper: dict[str, Any], modality: Modality) -> SearchHit | None:
+    title = text(paper.get("title"))
+    paper_id = text(paper.get("paperId"))
+    url = http_url(paper.get("url")) or (PAPER_URL.format(id=paper_id) if paper_id else None)
+    if not title or not url:
+        return None
+    ids = obj(paper.get("externalIds"))
+    abstract = text(paper.get("abstract"))
+    authors = paper.get("authors")
+    extras = {
+        "doi": _identity(ids, "DOI"),
+        "arxivId": _identity(ids, "ArXiv"),
+        "pmid": _identity(ids, "PubMed"),
+        "pmcid": _pmcid(_identity(ids, "PubMedCentral")),
+        "corpusId": _identity(ids, "CorpusId"),
+        "s2PaperId": paper_id,
+        "authors": [n for n in (text(obj(a).get("name")) for a in authors) if n]
+        if isinstance(authors, list)
+        else None,
+        "year": as_int(paper.get("year")),
+        "venue": text(obj(paper.get("journal")).get("name")) or text(paper.get("venue")),
+        "citedByCount": as_int(paper.get("citationCount")),
+        "influentialCitationCount": as_int(paper.get("influentialCitationCount")),
+        "pdfUrl": http_url(obj(paper.get("openAccessPdf")).get("url")),
+        "publishedAt": text(paper.get("publicationDate")),
+    }
+    return SearchHit(
+        title=title,
+        url=url,
+        modality=modality,
+        snippet=shorten(abstract),
+        source="semanticscholar",
+        content=ContentRef(ContentInline.EMBED_TEXT, text=abstract, mime_type="text/plain")
+        if abstract
+        else None,
+        extras=compact(extras),
+    )
+
+
+PROTOCOL = SemanticScholarProtocol()

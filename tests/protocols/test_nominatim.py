@@ -1,0 +1,94 @@
+"""Nominatim: jsonv2 places with coordinates and OSM objects, a postcode without one, errors."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from zarniwoop.contract import InstanceConfig, RawResponse, SearchRequest
+from zarniwoop.protocols.nominatim import PROTOCOL
+
+from ..support.fuzz_academic import any_body, json_bodies, parses_or_refuses
+from ..support.paths import fixture_bytes
+
+PALAIS = ("nominatim", "search-jsonv2-1-place-des-palais-bruxelles-5-results.json")
+POSTCODE = ("nominatim", "search-jsonv2-90210-united-states-postcode-no-osm-id.json")
+NOTHING = ("nominatim", "search-jsonv2-gibberish-zero-results.json")
+CONFIG = InstanceConfig(
+    "nominatim", "nominatim", extras={"contactEmail": "maps@example.org", "countryCodes": "BE, nl"}
+)
+
+
+def parse(body: bytes, **kw):
+    request = SearchRequest.create("1 Place des Palais", "map", **kw)
+    spec = PROTOCOL.build_request(request, CONFIG)
+    return PROTOCOL.parse_response(RawResponse(200, {}, body), spec, request)
+
+
+def test_build_request_identifies_the_operator_and_honours_the_policy_pace():
+    request = SearchRequest.create("Bruxelles", "map", max_results=99, locale="fr-BE")
+    spec = PROTOCOL.build_request(request, CONFIG)
+    assert spec.url == "https://nominatim.openstreetmap.org/search"
+    assert dict(spec.params) == {
+        "q": "Bruxelles",
+        "format": "jsonv2",
+        "limit": "40",
+        "addressdetails": "1",
+        "extratags": "1",
+        "accept-language": "fr",
+        "countrycodes": "be,nl",
+        "email": "maps@example.org",
+    }
+    assert "mailto:maps@example.org" in spec.headers["User-Agent"]
+    assert PROTOCOL.default_rate_per_second == 1.0
+
+
+def test_places_have_coordinates_bounding_box_osm_object_and_category():
+    page = parse(fixture_bytes(*PALAIS))
+    assert [h.title for h in page.hits] == [
+        "Palais Royal - Koninklijk Paleis",
+        "Coudenberg",
+        "Musée BELvue - BELvue Museum",
+        "1 Place des Palais - Paleizenplein",
+        "Les Filles",
+    ]
+    palace = page.hits[0]
+    assert palace.url == "https://www.openstreetmap.org/relation/3299902"
+    assert palace.snippet.startswith("Palais Royal - Koninklijk Paleis, 1, Place des Palais - Paleizenplein")
+    assert palace.extras["lat"] == 50.8419916 and palace.extras["lon"] == 4.3619888303182375
+    assert palace.extras["boundingBox"] == [50.8411653, 50.8428129, 4.3601343, 4.3646336]
+    assert (palace.extras["osmType"], palace.extras["osmId"]) == ("relation", 3299902)
+    assert (palace.extras["category"], palace.extras["type"]) == ("tourism", "attraction")
+    assert palace.extras["countryCode"] == "be"
+    assert palace.extras["wikidata"] == "Q635307"
+    assert palace.extras["licence"].startswith("Data © OpenStreetMap contributors, ODbL 1.0")
+    assert page.hits[1].url == "https://www.openstreetmap.org/node/3860604720"
+
+
+def test_a_place_without_osm_object_links_to_the_map_at_its_coordinates():
+    [hit] = parse(fixture_bytes(*POSTCODE)).hits
+    assert hit.title == "Beverly Hills"
+    assert (
+        hit.url
+        == "https://www.openstreetmap.org/?mlat=34.095083&mlon=-118.399322#map=17/34.095083/-118.399322"
+    )
+    assert "osmId" not in hit.extras
+    assert (hit.extras["category"], hit.extras["type"]) == ("place", "postcode")
+
+
+def test_no_match_and_errors():
+    assert parse(fixture_bytes(*NOTHING)).hits == ()
+    assert parse(b'{"error": "Unable to geocode"}').error_message == "nominatim: Unable to geocode"
+    body = b'{"error": {"code": 400, "message": "Parameter \'format\' must be one of: xml, json, jsonv2"}}'
+    assert parse(body).error_message.startswith("nominatim: Parameter 'format' must be one of")
+    assert PROTOCOL.describe_error(RawResponse(400, {}, body)).startswith("Parameter 'format'")
+
+
+@settings(max_examples=120, deadline=None)
+@given(data=st.data())
+def test_broken_bodies_raise_only_parse_error(data):
+    real = fixture_bytes(*PALAIS)
+    parses_or_refuses(parse, data.draw(any_body(real)))
+    parses_or_refuses(parse, data.draw(json_bodies(json.loads(real))))
