@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 from typer.testing import CliRunner
 
 from zarniwoop import Zarniwoop
@@ -96,9 +97,8 @@ async def test_mcp_tools_refuse_a_blank_project(tmp_path, emulator):
     async with await open_runtime(tmp_path, settings(emulator)) as rt:
         server = build_mcp_server(Toolbox(rt), fixed_principal(Principal("default", "", "user")))
         async with Client(server) as client:
-            result = await client.call_tool("research_search", SEARCH)
-    assert result.is_error
-    assert result.content[0].text.endswith(SCOPE_ERROR)
+            with pytest.raises(MCPError, match="research tools require a project scope"):
+                await client.call_tool("research_search", SEARCH)
     assert emulator.requests() == []
 
 
