@@ -157,10 +157,11 @@ async def test_too_few_survivors_trigger_a_refine_wave(tmp_path, emulator):
         "search",
         "dedup",
         "evaluate",
+        "insights",
     ]
-    assert [s.done for s in steps] == list(range(1, 9))
-    assert [s.total for s in steps] == [4, 4, 4, 4, 8, 8, 8, 8]
-    assert steps[4].message == "only 0 relevant: 1 more searches"
+    assert [s.done for s in steps] == list(range(1, 10))
+    assert [s.total for s in steps] == [5, 5, 5, 5, 9, 9, 9, 9, 9]
+    assert steps[4].message == "only 0 relevant: 1 more searches (heuristic)"
     assert calls == [
         "tardigrade desiccation tolerance mechanism study",
         "tardigrade desiccation tolerance mechanism",
