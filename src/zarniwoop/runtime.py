@@ -331,6 +331,60 @@ class Runtime:
             Prober(self.dispatcher).run_forever(self.settings.scopes), name="reachability-probes"
         )
 
+    async def request_project_stop(self, scope: SearchScope, *, wait: float = 5.0) -> int | None:
+        """Ask running servers (any process on this database) to stop a project; how many instances
+        the first one disposed, or None when none answered within `wait` seconds."""
+        import secrets
+        from datetime import UTC, datetime
+
+        request_id = "stop_" + secrets.token_hex(8)
+        await self.db.execute(
+            "INSERT INTO project_stops (id, tenant, project, requested_at) VALUES (?, ?, ?, ?)",
+            (request_id, scope.tenant, scope.project, datetime.now(UTC).isoformat()),
+        )
+        deadline = self.clock.monotonic() + wait
+        while self.clock.monotonic() < deadline:
+            row = await self.db.fetchone(
+                "SELECT disposed FROM project_stops WHERE id = ? AND done_at IS NOT NULL", (request_id,)
+            )
+            if row is not None:
+                return int(row[0])
+            await asyncio.sleep(0.2)
+        return None
+
+    async def serve_project_stops(self, *, every: float = 1.0) -> None:
+        """A server's loop: carry out the stop requests other processes wrote (`projects stop`)."""
+        from datetime import UTC, datetime
+
+        while True:
+            try:
+                rows = await self.db.fetchall(
+                    "SELECT id, tenant, project FROM project_stops WHERE done_at IS NULL ORDER BY requested_at"
+                )
+                for request_id, tenant, project in rows:
+                    disposed = await self.stop_project(SearchScope(tenant, project))
+                    await self.db.execute(
+                        "UPDATE project_stops SET done_at = ?, disposed = ? WHERE id = ? AND done_at IS NULL",
+                        (datetime.now(UTC).isoformat(), disposed, request_id),
+                    )
+            except Exception:
+                log.exception("project stop requests could not be read; trying again")
+            await asyncio.sleep(every)
+
+    def start_background(self) -> list[asyncio.Task[None]]:
+        """A server's periodic work besides probes and retention: stop requests from other processes
+        and scheduled model discovery (`ai.discovery.intervalMinutes`)."""
+        from .llm.catalog.lifecycle import run_discovery_schedule
+
+        loop = asyncio.get_running_loop()
+        return [
+            loop.create_task(self.serve_project_stops(), name="project-stops"),
+            loop.create_task(
+                run_discovery_schedule(self.catalog, self.settings, self.transport.client, self.db),
+                name="scheduled-discovery",
+            ),
+        ]
+
     async def stop_project(self, scope: SearchScope) -> int:
         """Dispose the scope's provider instances and delete its workspace; returns the count."""
         disposed = await self.factory.dispose(scope)

@@ -14,6 +14,7 @@ import pytest
 from zarniwoop.content import store as content
 from zarniwoop.content.store import ContentStore
 from zarniwoop.contract import (
+    ConfigError,
     ContentInline,
     InvalidRequestError,
     Modality,
@@ -130,15 +131,31 @@ async def test_allow_private_fetches_and_caps_at_max_bytes(tmp_path, emulator):
     assert loaded.to_json()["bytes"] == 4096
 
 
-async def test_allow_private_is_per_scope(tmp_path, emulator):
+async def test_allow_private_is_the_operators_switch_only(tmp_path, emulator):
     emulator.add("/doc", Reply(body=b"ok"))
+    # A tenant may not lift the SSRF guard for itself (issue 11): refused at start-up, naming the key.
     config = {"tenants": {"acme": {"settings": {"research.content.allowPrivate": True}}}}
-    async with await open_runtime(tmp_path, only(), **config) as rt:
+    (tmp_path / "tenant").mkdir()
+    with pytest.raises(ConfigError) as refused:
+        await open_runtime(tmp_path / "tenant", only(), **config)
+    assert refused.value.key == "research.content.allowPrivate"
+    assert "system level only" in refused.value.reason
+    async with await open_runtime(tmp_path, {**only(), "research.content.allowPrivate": True}) as rt:
         store = rt.content
         assert (await store.fetch_url(f"{emulator.url}/doc", SCOPE)).path.read_bytes() == b"ok"
-        with pytest.raises(TargetRefusedError):
-            await store.fetch_url(f"{emulator.url}/doc", SearchScope("other", "default"))
         await store.aclose()
+
+
+async def test_a_tenant_row_of_allow_private_is_ignored_when_read(tmp_path, emulator):
+    emulator.add("/doc", Reply(body=b"ok"))
+    async with await open_runtime(tmp_path, only()) as rt:
+        await rt.settings.set(
+            "acme", "_tenant", "research.content.allowPrivate", "true"
+        )  # bypassing validation
+        await rt.settings.refresh()
+        with pytest.raises(TargetRefusedError):
+            await rt.content.fetch_url(f"{emulator.url}/doc", SCOPE)
+        await rt.content.aclose()
 
 
 async def test_scope_names_cannot_escape_the_workspace(tmp_path):

@@ -28,12 +28,18 @@ from ..support.paths import fixture_bytes
 pytestmark = pytest.mark.anyio
 
 MIKE = LlmCall(tenant="acme", project="architecture", account="mike", purpose="execution")
-OVERLOADED = fixture_bytes("llm", "errors", "anthropic-529-overloaded.json")
 FLASH = gemini_path("gemini-2.5-flash")
 
 
-def overloaded(_request) -> Reply:
-    return Reply(status=529, body=OVERLOADED, headers={"Content-Type": "application/json"})
+def overloaded_route():
+    """Anthropic's recorded 529, read here in the test's thread (a missing ../shared skips the test;
+    it could not from the emulator's thread)."""
+    body = fixture_bytes("llm", "errors", "anthropic-529-overloaded.json")
+
+    def overloaded(_request) -> Reply:
+        return Reply(status=529, body=body, headers={"Content-Type": "application/json"})
+
+    return overloaded
 
 
 def one_retry(emulator, settings: dict | None = None) -> dict:
@@ -53,7 +59,7 @@ def gemini_json(text: str) -> Reply:
 
 
 async def test_primary_529_twice_then_the_fallback_model_serves_and_the_record_names_both(tmp_path, emulator):
-    emulator.add(ANTHROPIC_PATH, overloaded)
+    emulator.add(ANTHROPIC_PATH, overloaded_route())
     emulator.add(FLASH, gemini_reply())
     async with await open_llm_runtime(tmp_path, one_retry(emulator)) as runtime:
         manager = await manager_for(runtime, Sleeps())
@@ -108,7 +114,7 @@ async def test_a_healthy_primary_never_touches_the_chain(tmp_path, emulator):
 
 
 async def test_the_alias_fallback_setting_is_a_chain_whose_element_may_be_a_cascade(tmp_path, emulator):
-    emulator.add(ANTHROPIC_PATH, overloaded)
+    emulator.add(ANTHROPIC_PATH, overloaded_route())
     emulator.add(FLASH, gemini_reply())
     settings = {
         "ai.alias.default.analyze": "anthropic:claude-sonnet-4-5",
@@ -125,7 +131,7 @@ async def test_the_alias_fallback_setting_is_a_chain_whose_element_may_be_a_casc
 
 
 async def test_recipe_params_carry_the_model_and_its_fallback_models(tmp_path, emulator):
-    emulator.add(ANTHROPIC_PATH, overloaded)
+    emulator.add(ANTHROPIC_PATH, overloaded_route())
     emulator.add(FLASH, gemini_json('{"topic": "nlp"}'))
     recipe = Recipe.from_yaml(
         """

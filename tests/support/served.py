@@ -56,10 +56,12 @@ def served(
     *extra_args: str,
     host: str = "127.0.0.1",
     timeout: float = 30.0,
+    env: Mapping[str, str] | None = None,
     probes: bool = False,
 ) -> Iterator[Served]:
     """`probes=False` (the default here): the server sends no reachability probes, so request logs
-    hold only what a test caused — and a built-in endpoint a config left on is never contacted."""
+    hold only what a test caused — and a built-in endpoint a config left on is never contacted.
+    `env`: extra variables for the server (e.g. a shared `ZARNIWOOP_MASTER_KEY` for replicas)."""
     probe_flag = "--probes" if probes else "--no-probes"
     command = serve_command(
         "--config", str(config), "serve", "--host", host, "--port", "0", probe_flag, *extra_args
@@ -68,7 +70,7 @@ def served(
     log = home / "serve.stderr"
     with log.open("w") as stderr:
         process = subprocess.Popen(
-            command, env=server_env(home), stdout=subprocess.PIPE, stderr=stderr, text=True
+            command, env=server_env(home, env), stdout=subprocess.PIPE, stderr=stderr, text=True
         )
     try:
         banner = _read_banner(process, timeout, log)

@@ -113,7 +113,10 @@ def test_bad_search_input_is_one_line_exit_2_and_writes_nothing(home, args, expe
             "endpoint 'openalex' (openalex) does not serve WEB",
         ),
         ("settings:\n  research.deadlineMs: soon\n", "research.deadlineMs: expected an integer"),
-        ("tenants:\n  _bad: {}\n", "tenants: Value error, invalid tenant name '_bad'"),
+        (
+            "tenants:\n  _bad: {}\n",
+            "tenants: invalid tenant name: names starting with '_' are reserved for settings levels, got '_bad'",
+        ),
         ("settings:\n  ai.provider.gw.type: grpc\n", "ai.provider.gw.type: unknown provider type 'grpc'"),
         (
             "settings:\n  research.endpoint.k.apiKey: ${env:ZW_UNSET_FOR_TEST}\n",

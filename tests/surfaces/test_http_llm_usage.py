@@ -1,7 +1,9 @@
 """`GET /v1/usage` carries the LLM dashboard (seed 002 §9) of the token's project; the tenant-wide
-view needs an admin token."""
+view needs a tenant-admin token, and a user token bound to an account sees that account only."""
 
 from __future__ import annotations
+
+import functools
 
 import pytest
 from fastapi.testclient import TestClient
@@ -23,10 +25,15 @@ def test_usage_has_the_llm_dashboard_of_the_tokens_project(tmp_path, emulator):
         runtime = app.state.zarniwoop.runtime
         store = TokenStore(runtime.db)
         token = {
-            who: client.portal.call(store.create, "acme", project, role).token  # type: ignore[union-attr]
-            for who, (project, role) in {
-                "user": ("transformer-review", "user"),
-                "admin": ("transformer-review", "admin"),
+            who: client.portal.call(  # type: ignore[union-attr]
+                functools.partial(store.create, "acme", project, role, account=account)
+            ).token
+            for who, (project, role, account) in {
+                "user": ("transformer-review", "user", None),
+                "mike": ("transformer-review", "user", "mike"),
+                "lisa": ("transformer-review", "user", "lisa"),
+                "admin": ("transformer-review", "admin", None),
+                "tenant-admin": ("*", "tenant-admin", None),
             }.items()
         }
 
@@ -51,19 +58,25 @@ def test_usage_has_the_llm_dashboard_of_the_tokens_project(tmp_path, emulator):
             ("project/transformer-review", "monthly")
         }
 
-        denied = get("user", llmScope="tenant")
-        assert denied.status_code == 403
-        assert denied.json() == {"error": {"message": "the tenant-wide LLM usage needs an admin token"}}
-        tenant = get("admin", llmScope="tenant").json()["llm"]
+        for who in ("user", "admin"):  # a project admin sees its project, not the tenant
+            denied = get(who, llmScope="tenant")
+            assert denied.status_code == 403
+            assert denied.json() == {
+                "error": {"message": "the tenant-wide LLM usage needs a tenant-admin token"}
+            }
+        tenant = get("tenant-admin", llmScope="tenant").json()["llm"]
         assert tenant["scope"] == {"level": "tenant", "name": None}
         assert {p["project"]: p["tokens"] for p in tenant["today"]["byProject"]} == {
             "transformer-review": 82,
             "architecture": 41,
         }
-        mike_here = get("user", account="mike").json()[
-            "llm"
-        ]  # a user token sees the account within its project
-        assert mike_here["today"]["totalTokens"] == 82
-        mike_all = get("admin", account="mike").json()["llm"]
+        # a user token acting as mike sees mike's calls in its project, asked or not
+        assert get("mike", account="mike").json()["llm"]["today"]["totalTokens"] == 82
+        assert get("mike").json()["llm"]["today"]["byAccount"] == [{"account": "mike", "tokens": 82}]
+        for who, asked in (("lisa", "mike"), ("mike", "lisa"), ("user", "mike")):
+            assert get(who, account=asked).status_code == 403, (who, asked)  # was 200: anyone's usage
+        assert get("lisa").json()["llm"]["today"]["totalTokens"] == 0
+        assert get("admin", account="mike").json()["llm"]["today"]["totalTokens"] == 82  # its project
+        mike_all = get("tenant-admin", account="mike").json()["llm"]
         assert (mike_all["today"]["totalTokens"], mike_all["today"]["limit"]) == (123, 500_000)
         assert get("user", llmScope="galaxy").status_code == 422

@@ -62,12 +62,17 @@ def test_with_tokens_configured_serve_prints_none_and_enforces_them(tmp_path, co
             assert [h["title"] for h in found.json()["hits"]] == ["Aurora", "Aurora borealis"]
             assert http.get("/v1/usage", headers=auth, params={"project": "b"}).status_code == 403
             bad = http.post(
-                "/v1/research/search", headers=auth, json={"query": "x" * 1_048_576, "modality": "web"}
+                "/v1/research/search", headers=auth, json={"query": "x" * 100_000, "modality": "web"}
             )
             assert bad.status_code == 422
             assert bad.json() == {
-                "error": {"field": "query", "message": "query: must be at most 2000 characters, got 1048576"}
+                "error": {"field": "query", "message": "query: must be at most 2000 characters, got 100000"}
             }
+            huge = http.post(
+                "/v1/research/search", headers=auth, json={"query": "x" * 1_048_576, "modality": "web"}
+            )
+            assert huge.status_code == 413
+            assert huge.json() == {"error": {"message": "request body over 1048576 bytes"}}
             listed = cli(home, config, "tokens", "list", "--json")
             [record] = json.loads(listed.stdout)["tokens"]
             revoked = cli(home, config, "tokens", "revoke", record["id"])
@@ -110,7 +115,7 @@ def test_tokens_create_validates_and_revoke_names_the_missing_token(tmp_path, co
     home = tmp_path / "home"
     bad = cli(home, config, "tokens", "create", "--role", "root")
     assert bad.returncode == 2
-    assert bad.stderr.strip() == "error: role: expected one of user, admin, got 'root'"
+    assert bad.stderr.strip() == "error: role: expected one of user, admin, tenant-admin, got 'root'"
     missing = cli(home, config, "tokens", "revoke", "tok_000000")
     assert missing.returncode == 2
     assert missing.stderr.strip() == "error: token: no token 'tok_000000' exists"

@@ -450,6 +450,6 @@ def test_usage_page_shows_the_llm_dashboard_of_the_tokens_project(page, site, us
     expect(llm).to_contain_text("No LLM quota applies here.")
     page.get_by_label("LLM view").select_option("tenant")
     page.get_by_role("button", name="Show").click()
-    expect(page.locator("#usage-error")).to_have_text("the tenant-wide LLM usage needs an admin token")
+    expect(page.locator("#usage-error")).to_have_text("the tenant-wide LLM usage needs a tenant-admin token")
     expect(llm).to_have_count(0)  # the project's figures are not left standing under the error
     page.screenshot(path=str(tmp_path / "usage-llm.png"), full_page=True)

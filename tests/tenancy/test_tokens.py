@@ -61,7 +61,8 @@ async def test_bad_input_names_the_field(tmp_path):
         with pytest.raises(InvalidRequestError) as caught:
             await store.create("acme", "review", "root")
         assert (
-            caught.value.field == "role" and caught.value.reason == "expected one of user, admin, got 'root'"
+            caught.value.field == "role"
+            and caught.value.reason == "expected one of user, admin, tenant-admin, got 'root'"
         )
         with pytest.raises(InvalidRequestError) as caught:
             await store.create("acme corp", "review", "user")

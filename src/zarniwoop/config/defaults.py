@@ -56,6 +56,7 @@ SERVICE_DEFAULTS: dict[str, str] = {
     "research.log.retentionDays": "30",
     "research.content.maxBytes": str(20 * 1024 * 1024),
     "research.content.allowPrivate": "false",
+    "research.allowPrivateEndpoints": "false",
     "research.investigate.minHits": "3",
 }
 

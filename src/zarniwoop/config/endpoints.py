@@ -6,7 +6,8 @@ instances from what they return, and boot validation (`config/validate.py`) chec
 
 Key resolution per endpoint: the `.apiKey` setting, then a tenant credential (when a credential
 lookup is wired in), then the operator's environment variable (`SERPER_API_KEY`, …) unless the
-scope sets `research.operatorKeys: deny`.
+scope sets `research.operatorKeys: deny` — and never when a tenant or project chose the endpoint's
+`baseUrl` (`config/trust.py`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..contract.protocol import (
 )
 from ..contract.query import SearchScope
 from . import keys as K
+from .trust import ALLOW_PRIVATE_ENDPOINTS, operator_flag, untrusted_endpoint
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -84,7 +86,10 @@ def instance_config(
 ) -> InstanceConfig:
     prefix = f"{K.ENDPOINT_PREFIX}{instance_id}."
     raw = settings.with_prefix(prefix)
-    key, source = _resolve_key(settings, instance_id, protocol, credential_lookup, environ or os.environ)
+    untrusted = untrusted_endpoint(settings, instance_id)
+    key, source = _resolve_key(
+        settings, instance_id, protocol, credential_lookup, environ or os.environ, operator_url=not untrusted
+    )
     extras = {
         suffix: settings.get(prefix + suffix) or ""
         for suffix in raw
@@ -112,6 +117,8 @@ def instance_config(
         hedge=settings.get_bool(prefix + K.SUFFIX_HEDGE, True),
         extras=extras,
         home=home,
+        untrusted=untrusted,
+        allow_private=operator_flag(settings, ALLOW_PRIVATE_ENDPOINTS),
     )
 
 
@@ -130,6 +137,8 @@ def _resolve_key(
     protocol: SearchProtocol,
     credential_lookup: CredentialLookup | None,
     environ: Mapping[str, str],
+    *,
+    operator_url: bool,
 ) -> tuple[Secret | None, str | None]:
     secret = settings.secret(K.endpoint_key(instance_id, K.SUFFIX_API_KEY))
     if secret:
@@ -139,7 +148,8 @@ def _resolve_key(
             found = credential_lookup(settings.scope, name)
             if found:
                 return found, f"credential:{name}"
-    if (settings.get(K.OPERATOR_KEYS) or "allow").lower() != "deny":
+    # The operator's key only goes where the operator sends it (config/trust.py).
+    if operator_url and (settings.get(K.OPERATOR_KEYS) or "allow").lower() != "deny":
         env_name = (
             protocol.env_key if isinstance(protocol, HasOperatorKey) else OPERATOR_KEY_ENV.get(protocol.id)
         )

@@ -24,18 +24,28 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from ..contract.errors import ConfigError
+from ..contract.errors import ConfigError, InvalidRequestError
+from ..contract.names import check_name
 
 _REF = re.compile(r"\$\{(env|file):([^}]+)\}")
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-.]*$")
 
 ScalarSettings = dict[str, str | int | float | bool | None]
 
 
 class _Node(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _checked(kind: str, names: Any) -> Any:
+    """The one name rule (`contract/names.py`) for every id the file names, as a pydantic error."""
+    for name in names:
+        try:
+            check_name(kind, name)
+        except InvalidRequestError as exc:
+            raise ValueError(f"invalid {kind} name: {exc.reason}") from None
+    return names
 
 
 class HttpConfig(_Node):
@@ -48,6 +58,12 @@ class HttpConfig(_Node):
 
 class ProjectConfig(_Node):
     team: str | None = None
+
+    @field_validator("team")
+    @classmethod
+    def _team(cls, value: str | None) -> str | None:
+        return value if value is None else _checked("team", [value])[0]
+
     settings: ScalarSettings = Field(default_factory=dict)
     llm: dict[str, Any] = Field(default_factory=dict)
 
@@ -58,6 +74,12 @@ class TeamConfig(_Node):
 
 class AccountConfig(_Node):
     teams: list[str] = Field(default_factory=list)
+
+    @field_validator("teams")
+    @classmethod
+    def _teams(cls, value: list[str]) -> list[str]:
+        return list(_checked("team", value))
+
     llm: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -70,13 +92,8 @@ class TenantConfig(_Node):
 
     @field_validator("projects", "teams", "accounts")
     @classmethod
-    def _names(cls, value: dict[str, Any]) -> dict[str, Any]:
-        for name in value:
-            if not _NAME.match(name) or name.startswith("_"):
-                raise ValueError(
-                    f"invalid name {name!r} (letters, digits, '-', '_', '.'; not starting with '_')"
-                )
-        return value
+    def _names(cls, value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        return dict(_checked(str(info.field_name).rstrip("s"), value))
 
 
 class ConfigFile(_Node):
@@ -94,10 +111,7 @@ class ConfigFile(_Node):
     @field_validator("tenants")
     @classmethod
     def _tenant_names(cls, value: dict[str, Any]) -> dict[str, Any]:
-        for name in value:
-            if not _NAME.match(name) or name.startswith("_"):
-                raise ValueError(f"invalid tenant name {name!r}")
-        return value
+        return dict(_checked("tenant", value))
 
     def scoped_settings(self) -> list[tuple[str, str, str, Any]]:
         """Every `(tenant, project, key, value)` the file names, outermost scope first."""
@@ -193,7 +207,7 @@ def parse_config(data: Mapping[str, Any], *, base: Path | None = None) -> Config
     except ValidationError as exc:
         first = exc.errors()[0]
         location = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        raise ConfigError(location, first["msg"]) from None
+        raise ConfigError(location, first["msg"].removeprefix("Value error, ")) from None
 
 
 def _expand(value: Any, where: str, base: Path) -> Any:

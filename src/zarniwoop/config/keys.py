@@ -57,7 +57,9 @@ def cooldown_subject(instance_id: str, modality: Modality) -> str:
 
 
 _SECRET_KEY = re.compile(r"(^|\.)(apiKey|api_key|password|secret|token)$", re.IGNORECASE)
-_BOOL_KEYS = re.compile(r"(\.enabled|\.hedge|^research\.provenance|^research\.content\.allowPrivate)$")
+_BOOL_KEYS = re.compile(
+    r"(\.enabled|\.hedge|^research\.provenance|^research\.content\.allowPrivate|^research\.allowPrivateEndpoints)$"
+)
 _INT_KEYS = re.compile(
     r"(\.timeoutMs|\.order|\.quota\.daily|\.quota\.monthly|^research\.deadlineMs|^research\.cache\.ttlSeconds(\.\w+)?"
     r"|^research\.hedge\.afterMs|^research\.factory\.cache\.ttlMinutes|^research\.quota\.cache\.ttlMinutes"

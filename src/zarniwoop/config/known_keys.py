@@ -70,7 +70,16 @@ KNOWN_KEYS: tuple[KnownKey, ...] = (
     KnownKey("research.quota.cache.ttlMinutes", "how long provider-reported quotas are kept", "5"),
     KnownKey("research.log.retentionDays", "audit records kept this long", "30"),
     KnownKey("research.content.maxBytes", "content store size cap per body", str(20 * 1024 * 1024)),
-    KnownKey("research.content.allowPrivate", "let the content fetcher reach private addresses", "false"),
+    KnownKey(
+        "research.content.allowPrivate",
+        "let the content fetcher reach private addresses (system level only)",
+        "false",
+    ),
+    KnownKey(
+        "research.allowPrivateEndpoints",
+        "let endpoints whose baseUrl a tenant or project set reach private addresses (system level only)",
+        "false",
+    ),
     KnownKey("research.investigate.minHits", "below this, investigate runs a second wave", "3"),
     KnownKey("research.investigate.llm", "false keeps the built-in plan/evaluate strategies", "true"),
     KnownKey("research.insights.enabled", "investigate returns insights with citations", "true"),

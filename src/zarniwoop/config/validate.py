@@ -3,7 +3,9 @@
 Checked for every scope that has settings: each endpoint's protocol exists and accepts its config
 (SearXNG without `baseUrl`, …); `research.default.<modality>` / `research.fallback.<modality>`
 name a real modality and an existing, enabled endpoint that serves it; typed keys parse; numeric
-keys lie within their bounds (`bounds.BOUNDS`); API keys are printable ASCII (`bounds.check_api_key`).
+keys lie within their bounds (`bounds.BOUNDS`); API keys are printable ASCII (`bounds.check_api_key`);
+and every row is one its level may write (`config/trust.py`: system-only switches, endpoint URLs
+set below system level).
 An endpoint extra its protocol does not read is not an error (an add-on may read more than it
 declares) but a warning at start-up, naming the key and the extras the protocol knows
 (`extras_warnings`): a typo like `userAgnet` would otherwise be silently ignored.
@@ -21,6 +23,7 @@ from ..contract.query import SearchScope
 from . import keys as K
 from .bounds import check_api_key, check_bounds
 from .endpoints import endpoint_ids, instance_config
+from .trust import ALLOW_PRIVATE_ENDPOINTS, check_writes, operator_flag
 
 if TYPE_CHECKING:
     from ..contract.protocol import SearchProtocol
@@ -32,6 +35,13 @@ _ROUTING = ("research.default.", "research.fallback.")
 def validate_settings(service: SettingService, protocols: Mapping[str, SearchProtocol]) -> list[ConfigError]:
     """Every problem in every scope (empty list = valid)."""
     problems: dict[str, ConfigError] = {}
+    system = service.scoped(SearchScope("_system", "_tenant"))
+    allow_private = operator_flag(system, ALLOW_PRIVATE_ENDPOINTS)
+    for row in service.rows():  # who may write what (config/trust.py), row by row
+        if row.type == "PASSWORD":
+            continue
+        for error in check_writes(row.level, {row.key: row.value}, allow_private_endpoints=allow_private):
+            problems.setdefault(error.key, error)
     scopes = [SearchScope("_system", "_tenant"), *service.scopes()]
     for scope in scopes:
         for error in validate_scope(service.scoped(scope), protocols):

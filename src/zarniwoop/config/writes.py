@@ -7,6 +7,8 @@ same rules hold everywhere:
   naming the file;
 - a key no documentation knows: refused when `strict` (the console's forms never send one), else
   the caller warns;
+- a key the level may not write (`config/trust.py`: a system-only switch, an endpoint URL at a
+  private address below system level): refused before anything is written;
 - the whole configuration is validated after the writes (every scope, like boot validation); the
   first problem rolls the batch back and names its key.
 
@@ -21,7 +23,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..contract.errors import ConfigError, InvalidRequestError, ZarniwoopError
+from ..contract.names import SYSTEM_TENANT, TENANT_LEVEL
+from ..contract.query import SearchScope
 from .known_keys import known_key, nearest_key
+from .settings import SettingRow
+from .trust import ALLOW_PRIVATE_ENDPOINTS, check_writes, operator_flag
 
 if TYPE_CHECKING:
     from ..contract.protocol import SearchProtocol
@@ -79,6 +85,16 @@ async def write_batch(
             if strict:
                 raise InvalidRequestError(key, unknown_key_message(key))
             unknown.append(key)
+    # Who may write what (system-only switches, endpoint URLs below system level): before any write.
+    row_level = SettingRow(tenant, project, "", "STRING", "").level
+    system = settings.scoped(SearchScope(SYSTEM_TENANT, TENANT_LEVEL))
+    allowed = check_writes(
+        row_level,
+        {k: None if v is None else str(v) for k, v in writes.items()},
+        allow_private_endpoints=operator_flag(system, ALLOW_PRIVATE_ENDPOINTS),
+    )
+    if allowed:
+        raise allowed[0]
     async with settings.db.transaction():
         try:
             for key, value in writes.items():

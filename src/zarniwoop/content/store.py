@@ -24,15 +24,16 @@ import dataclasses
 import hashlib
 import mimetypes
 import os
-import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import keys as K
+from ..config.trust import operator_flag
 from ..contract.enums import ContentInline
 from ..contract.errors import InvalidRequestError
+from ..contract.names import check_name, path_inside
 from ..contract.protocol import ExtractsContentText
 from ..contract.results import ContentRef
 from ..transport.fetch import GuardedFetcher
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
     from ..dispatch.factory import ProviderFactory
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$")
 _EXTENSIONS = {
     "text/plain": ".txt",
     "text/html": ".html",
@@ -104,10 +104,9 @@ class ContentStore:
 
     def workspace(self, scope: SearchScope) -> Path:
         """`ZARNIWOOP_HOME/workspace/<tenant>/<project>` (the folder `projects stop` removes)."""
-        for field, value in (("tenant", scope.tenant), ("project", scope.project)):
-            if not _SAFE_NAME.match(value):
-                raise InvalidRequestError(field, f"{value!r} cannot name a workspace folder")
-        return self.home / "workspace" / scope.tenant / scope.project
+        tenant = check_name("tenant", scope.tenant, allow_level=True)
+        project = check_name("project", scope.project, allow_level=True)
+        return path_inside(self.home / "workspace", tenant, project)
 
     async def load_content(self, hit: SearchHit, scope: SearchScope) -> LoadedContent:
         """A hit's body: its STASH_ON_DEMAND reference through its provider, else its URL."""
@@ -154,7 +153,7 @@ class ContentStore:
         cap = settings.get_int(K.CONTENT_MAX_BYTES, DEFAULT_MAX_BYTES)
         if cap <= 0:
             raise InvalidRequestError(K.CONTENT_MAX_BYTES, f"must be a positive number of bytes, got {cap}")
-        return cap, settings.get_bool(K.CONTENT_ALLOW_PRIVATE, False)
+        return cap, operator_flag(settings, K.CONTENT_ALLOW_PRIVATE)  # system level only
 
     async def _instance(self, provider: str, scope: SearchScope) -> ProviderInstance:
         provider_set = await self.factory.providers(scope)

@@ -72,6 +72,11 @@ class InstanceConfig:
     home: Path | None = None
     """The runtime's data folder (ZARNIWOOP_HOME), for instances that keep files per scope (the
     local index); None when the factory was built without one."""
+    untrusted: bool = False
+    """A tenant or project set `baseUrl` (not the operator): no operator key goes there, its calls
+    pass the SSRF guard unless `allow_private`, and its error bodies are summarised, not reflected."""
+    allow_private: bool = False
+    """The operator's `research.allowPrivateEndpoints` (system level only)."""
 
     def extra(self, name: str, default: str | None = None) -> str | None:
         return self.extras.get(name, default)

@@ -562,8 +562,6 @@ class Dispatcher:
         outcome = self.last_outcomes.get((run.scope, instance_id))
         if outcome is None:
             return
-        if outcome.error:  # persisted: never with the query in it
-            outcome = LastOutcome(outcome.ok, redact_query(outcome.error, run.request.query), outcome.at)
         try:
             await self.reachability.record(run.scope, instance_id, outcome)
         except Exception as exc:
@@ -587,9 +585,9 @@ class Dispatcher:
     ) -> None:
         if not attempt.outcome.is_skip:
             ok = attempt.outcome in (Outcome.SUCCESS, Outcome.EMPTY)
-            self.last_outcomes[(run.scope, instance.id)] = LastOutcome(
-                ok, None if ok else attempt.error_message, self.clock.now()
-            )
+            # `lastError` is shown to the scope's admins, who must not read other users' queries.
+            error = None if ok else redact_query(attempt.error_message, run.request.query)
+            self.last_outcomes[(run.scope, instance.id)] = LastOutcome(ok, error, self.clock.now())
         self._record_cut(run, instance, attempt, call_id, hits)
 
     def _record_cut(

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from http import HTTPStatus
 from typing import TYPE_CHECKING
 
 from ..contract.enums import Availability
-from ..contract.errors import AuthError, ParseError, ProviderError
+from ..contract.errors import AuthError, ParseError, ProviderError, ZarniwoopError
 from ..contract.protocol import (
     DescribesErrors,
     LoadsContent,
@@ -21,6 +22,7 @@ from ..contract.protocol import (
     ReportsThrottles,
 )
 from ..contract.results import SearchResult
+from ..storage.privacy import redact_secrets, secret_forms
 from ..transport.http import rate_limit_headers
 from ..transport.status import error_for_status, raise_for_status
 
@@ -61,11 +63,33 @@ class HttpProviderInstance:
         return None
 
     async def search(self, request: SearchRequest, scope: SearchScope, *, timeout: float) -> SearchResult:
-        spec = self._identified(self._protocol.build_request(request, self._config))
+        """The call, with every string that leaves it — soft and hard errors, notes, upstream headers —
+        scrubbed of every form of the key it used (some APIs echo the key, even in a 200 body)."""
+        forms = self._secret_forms()
+        try:
+            result = await self._search(request, timeout)
+        except ZarniwoopError as exc:
+            _scrub(exc, forms)
+            raise
+        if not forms:
+            return result
+        return replace(
+            result,
+            error_message=redact_secrets(result.error_message, forms),
+            note=redact_secrets(result.note, forms),
+            upstream_headers={k: redact_secrets(v, forms) or "" for k, v in result.upstream_headers.items()},
+        )
+
+    def _secret_forms(self) -> list[str]:
+        key = self._config.api_key
+        return secret_forms([key.reveal()]) if key else []
+
+    async def _search(self, request: SearchRequest, timeout: float) -> SearchResult:
+        spec = self._protocol.build_request(request, self._config)
         headers: dict[str, str] = {}
         page: SearchPage | None = None
         for _ in range(MAX_STEPS):
-            raw = await self._transport.send(spec, timeout=timeout)
+            raw = await self._send(spec, timeout)
             headers.update(rate_limit_headers(raw.headers))
             # A protocol may read some error statuses itself (arXiv: HTTP 400 with an Atom error
             # entry = a soft error); an unreadable body there is still the plain HTTP error.
@@ -94,7 +118,7 @@ class HttpProviderInstance:
                 self._raise_for_status(raw)
             if page.next_request is None:
                 break
-            spec = self._identified(page.next_request)
+            spec = page.next_request
         assert page is not None
         hits = page.hits[: request.max_results]
         return SearchResult(
@@ -110,6 +134,10 @@ class HttpProviderInstance:
             quota=page.quota,
             backoff_seconds=page.backoff_seconds,
         )
+
+    async def _send(self, spec: RequestSpec, timeout: float) -> RawResponse:
+        guarded = self._config.untrusted and not self._config.allow_private
+        return await self._transport.send(self._identified(spec), timeout=timeout, guarded=guarded)
 
     def _identified(self, spec: RequestSpec) -> RequestSpec:
         """The endpoint's `userAgent` extra on the wire (Nominatim and Wikipedia ask operators for an
@@ -153,6 +181,10 @@ class HttpProviderInstance:
 
     def _describe_error(self, raw: RawResponse) -> str | None:
         """The protocol's reading of a non-2xx body (optional `describe_error`); never raises."""
+        if (
+            self._config.untrusted
+        ):  # not the operator's endpoint: the status and its reason, nothing of the body
+            return _reason(raw.status)
         if not isinstance(self._protocol, DescribesErrors) or 200 <= raw.status < 300:
             return None
         try:
@@ -162,18 +194,33 @@ class HttpProviderInstance:
             return None
         if not isinstance(detail, str) or not detail:  # an add-on's hook may still return anything
             return None
-        key = self._config.api_key.reveal() if self._config.api_key else ""
-        if key and key in detail:  # some APIs echo the key they refused; it must not reach an error
-            detail = detail.replace(key, "***")
-        return detail[:300]
+        return detail[:300]  # the key it may echo is scrubbed with every other string (`search`)
 
     async def load_content(self, ref: ContentRef, scope: SearchScope) -> bytes:
         if not isinstance(self._protocol, LoadsContent):
             raise ProviderError(f"{self._protocol.id} cannot load content", instance_id=self.id)
-        spec = self._identified(self._protocol.load_content(ref, self._config))
-        raw = await self._transport.send(spec, timeout=self._config.timeout_ms / 1000)
-        self._raise_for_status(raw)
+        spec = self._protocol.load_content(ref, self._config)
+        raw = await self._send(spec, self._config.timeout_ms / 1000)
+        try:
+            self._raise_for_status(raw)
+        except ZarniwoopError as exc:
+            _scrub(exc, self._secret_forms())
+            raise
         return raw.body
 
     async def dispose(self) -> None:
         """Nothing to release: the transport is shared and outlives instances."""
+
+
+def _scrub(exc: ZarniwoopError, forms: list[str]) -> None:
+    """Scrub an error's message of the key, in place (its type, fields and context are kept)."""
+    if forms:
+        exc.message = redact_secrets(exc.message, forms) or ""
+        exc.args = (exc.message,)
+
+
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "unknown status"

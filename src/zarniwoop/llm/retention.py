@@ -40,13 +40,14 @@ def retention_days(settings: SettingService) -> int:
     return max(1, system.get_int(RETENTION_KEY, DEFAULT_RETENTION_DAYS))
 
 
-async def claim(db: Database, *, min_interval: float, now: datetime) -> bool:
-    """Record `now` as this task's last run unless another process ran it within `min_interval`."""
+async def claim(db: Database, *, min_interval: float, now: datetime, task: str = TASK) -> bool:
+    """Record `now` as `task`'s last run unless another process ran it within `min_interval`: one
+    run per interval across every replica and CLI process sharing the database."""
     due_before = (now - timedelta(seconds=min_interval)).isoformat()
     claimed = await db.execute(
         "INSERT INTO maintenance_runs (task, ran_at) VALUES (?, ?) ON CONFLICT (task) DO UPDATE "
         "SET ran_at = excluded.ran_at WHERE maintenance_runs.ran_at <= ?",
-        (TASK, now.isoformat(), due_before),
+        (task, now.isoformat(), due_before),
     )
     return claimed > 0
 

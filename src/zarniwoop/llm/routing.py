@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..config.trust import set_by_operator
 from ..contract.errors import ConfigError
 from ..contract.protocol import Secret
 from ..tenancy.accounts import CASCADE, LOCAL_WIRE_TYPES, PROVIDER_ALIASES, FailoverPolicy, ProviderEntry
@@ -228,10 +229,11 @@ class CandidateBuilder:
         server must not receive the operator's OPENAI_API_KEY."""
         if instance == wire and uses_default_endpoint(wire, base_url):
             return True
-        row = self.settings.row(f"ai.provider.{instance}.baseUrl")
+        key = f"ai.provider.{instance}.baseUrl"
+        row = self.settings.row(key)
         return (
             row is not None
-            and row.level in ("system", "builtin")
+            and set_by_operator(self.settings, key)
             and base_url_for(wire, row.value) == base_url
         )
 

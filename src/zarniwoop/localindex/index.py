@@ -22,7 +22,6 @@ Readers open the file read-only; WAL lets a search run while `zarniwoop index` w
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..contract.errors import IndexFormatError
+from ..contract.names import check_name, path_inside
 
 SCHEMA_VERSION = "1"
 INDEX_FOLDER = "index"
@@ -39,7 +39,6 @@ BM25_WEIGHTS = (4.0, 2.0, 1.0)
 SNIPPET_TOKENS = 24
 HIGHLIGHT = ("**", "**")
 """Markdown bold around matched words in a snippet: readable by a person and by an LLM."""
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}$")
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -85,11 +84,11 @@ INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', '{SCHEMA_VERSION}');
 
 
 def index_file(home: Path, tenant: str, project: str) -> Path:
-    """`home/index/<tenant>/<project>/local.db`; `ValueError` for a name that cannot be a folder."""
-    for field, value in (("tenant", tenant), ("project", project)):
-        if not _SAFE_NAME.match(value):
-            raise ValueError(f"{field} {value!r} cannot name an index folder")
-    return Path(home) / INDEX_FOLDER / tenant / project / INDEX_FILE
+    """`home/index/<tenant>/<project>/local.db`; `InvalidRequestError` for a name
+    outside the one name rule or a path that would leave `home/index`."""
+    tenant = check_name("tenant", tenant, allow_level=True)
+    project = check_name("project", project, allow_level=True)
+    return path_inside(Path(home) / INDEX_FOLDER, tenant, project, INDEX_FILE)
 
 
 @dataclass(frozen=True, slots=True)

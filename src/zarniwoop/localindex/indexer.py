@@ -124,10 +124,7 @@ def index_path(
 ) -> IndexReport:
     """Index `target` (an absolute path from `check_target`) into the scope's index file."""
     started = time.monotonic()
-    try:
-        db_path = index_file(home, tenant, project)
-    except ValueError as exc:
-        raise InvalidRequestError("project", str(exc)) from None
+    db_path = index_file(home, tenant, project)
     report = IndexReport(path=str(target), index=str(db_path), rebuilt=rebuild)
     candidates = _candidates(target, report)
     with LocalIndex.open_for_writing(db_path, fresh=rebuild) as index:

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..contract.enums import Availability, ContentInline, Modality, Tier
-from ..contract.errors import IndexFormatError, ProviderError, ProviderTimeoutError
+from ..contract.errors import IndexFormatError, InvalidRequestError, ProviderError, ProviderTimeoutError
 from ..contract.results import ContentRef, SearchHit, SearchResult
 from ..protocols._text import unsupported_note
 from .fts_query import build_query
@@ -110,7 +110,7 @@ class LocalIndexInstance:
             return None
         try:
             return index_file(self._config.home, scope.tenant, scope.project)
-        except ValueError:
+        except InvalidRequestError:
             return None
 
     def status_text(self, scope: SearchScope) -> str | None:

@@ -139,6 +139,8 @@ def _decode(body: bytes) -> Any:
     """The JSON body, repaired once if GDELT put invalid escapes in it; a plain-text error as `str`."""
     try:
         return json.loads(body)
+    except RecursionError:
+        raise ParseError("gdelt: body is not JSON (nested too deeply)") from None
     except UnicodeDecodeError:
         raise ParseError("gdelt: body is not UTF-8") from None
     except ValueError:
@@ -148,7 +150,7 @@ def _decode(body: bytes) -> Any:
         return sentence
     try:
         return json.loads(_BAD_ESCAPE.sub(r"\\\\", body.decode("utf-8")))
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise ParseError("gdelt: body is neither JSON nor an error sentence") from None
 
 

@@ -1,4 +1,13 @@
-"""API tokens: each binds a tenant, a project and a role (`user` or `admin`); stored hashed.
+"""API tokens: each binds a tenant, a project and a role; stored hashed.
+
+Roles (docs/security.md):
+- `user` — searches and tools in its project; with `account`, its LLM usage is that account's only;
+- `admin` — a project admin: also providers' last errors, stopping its project, the project's
+  LLM usage by account;
+- `tenant-admin` — every project of one tenant (project `*`), and the tenant-wide LLM usage;
+- operator — an `admin` bound to tenant `*` (the token `serve` prints on loopback, or
+  `tokens create --tenant '*' --project '*' --role admin`): `/metrics` and the process-wide
+  actions (model-catalog refresh and discovery).
 
 A token is `zw_` + 43 random URL-safe characters. The database keeps only its SHA-256 and a
 public id (`tok_…`) to list and revoke it by; the token itself is shown once, at creation.
@@ -20,12 +29,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from ..contract.errors import AccessDeniedError, InvalidRequestError, ScopeRequiredError
+from ..contract.names import check_name
 from ..contract.query import SearchScope
 
 if TYPE_CHECKING:
     from ..storage.db import Database
 
-ROLES = ("user", "admin")
+ROLES = ("user", "admin", "tenant-admin")
 ANY = "*"
 TOKEN_PREFIX = "zw_"
 ID_PREFIX = "tok_"
@@ -47,27 +57,50 @@ class Principal:
     project: str
     role: str
     token_id: str | None = None
+    account: str | None = None
+    """The account a user token acts as; it then sees only that account's LLM usage."""
 
     @property
     def admin(self) -> bool:
-        return self.role == "admin"
+        """An admin of the projects it may act on (a project admin, a tenant admin or the operator)."""
+        return self.role in ("admin", "tenant-admin")
+
+    @property
+    def tenant_admin(self) -> bool:
+        """May see and act on the whole tenant (its LLM usage, every project)."""
+        return self.role == "tenant-admin" or (self.role == "admin" and self.project == ANY)
+
+    @property
+    def operator(self) -> bool:
+        """The deployment's operator: an admin of every tenant. Process-wide actions need it."""
+        return self.role == "admin" and self.tenant == ANY
+
+    def narrowed(self, scope: SearchScope) -> Principal:
+        """The same caller bound to one scope it may act on (`scope_for`'s answer)."""
+        return Principal(scope.tenant, scope.project, self.role, self.token_id, self.account)
 
     def scope_for(self, tenant: str | None = None, project: str | None = None) -> SearchScope:
         """The scope a request acts on: the token's own unless it names another one it may use.
 
-        Raises `AccessDeniedError` when the token is not bound to the named tenant or project, and
-        `ScopeRequiredError` when one is named but blank (`?project=`): not naming one means the token's.
+        Raises `ScopeRequiredError` when a tenant or project is named but blank (`?project=`: not
+        naming one means the token's), `InvalidRequestError` for a name outside the one name rule
+        (`contract/names.py`: never a path, never a settings level) and `AccessDeniedError` when the
+        token is not bound to the named tenant or project.
         """
         for name, value in (("tenant", tenant), ("project", project)):
             if value is not None and not value.strip():
                 raise ScopeRequiredError(name)
-        if tenant and self.tenant not in (ANY, tenant):
+        if tenant is not None:
+            check_name("tenant", tenant)
+        if project is not None:
+            check_name("project", project)
+        if tenant is not None and self.tenant not in (ANY, tenant):
             raise AccessDeniedError(f"this token is bound to tenant {self.tenant!r}, not {tenant!r}")
-        if project and self.project not in (ANY, project):
+        if project is not None and self.project not in (ANY, project):
             raise AccessDeniedError(f"this token is bound to project {self.project!r}, not {project!r}")
         return SearchScope(
-            tenant or (self.tenant if self.tenant != ANY else "default"),
-            project or (self.project if self.project != ANY else "default"),
+            tenant if tenant is not None else (self.tenant if self.tenant != ANY else "default"),
+            project if project is not None else (self.project if self.project != ANY else "default"),
         )
 
 
@@ -78,16 +111,19 @@ class IssuedToken:
     tenant: str
     project: str
     role: str
+    account: str | None = None
 
     def to_json(self) -> dict[str, str]:
-        """The `tokens create --json` shape of DESIGN §6, plus the `id` that `tokens revoke` takes."""
-        return {
+        """The `tokens create --json` shape of DESIGN §6, plus the `id` that `tokens revoke` takes
+        (and `account` when the token has one)."""
+        out = {
             "token": self.token,
             "id": self.id,
             "tenant": self.tenant,
             "project": self.project,
             "role": self.role,
         }
+        return out | ({"account": self.account} if self.account else {})
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +135,7 @@ class TokenRecord:
     label: str | None
     created_at: str
     revoked_at: str | None
+    account: str | None = None
 
     def to_json(self) -> dict[str, str | None]:
         return {
@@ -106,6 +143,7 @@ class TokenRecord:
             "tenant": self.tenant,
             "project": self.project,
             "role": self.role,
+            "account": self.account,
             "label": self.label,
             "createdAt": self.created_at,
             "revokedAt": self.revoked_at,
@@ -116,41 +154,45 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def _check_name(field: str, value: str) -> str:
-    value = value.strip()
-    if not value:
-        raise InvalidRequestError(field, "must not be empty")
-    if value != ANY and (len(value) > 100 or not all(c.isalnum() or c in "-_." for c in value)):
-        raise InvalidRequestError(field, f"expected letters, digits, '-', '_', '.' or '*', got {value!r}")
-    if value.startswith("_"):  # `_system`, `_tenant` are settings levels, not scopes a caller acts in
-        raise InvalidRequestError(field, f"names starting with '_' are reserved, got {value!r}")
-    return value
+def _check_binding(field: str, value: str) -> str:
+    """A token binds a real tenant/project (the one name rule) or `*`; never a settings level."""
+    return value if value == ANY else check_name(field, value)
 
 
 class TokenStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def create(self, tenant: str, project: str, role: str, label: str | None = None) -> IssuedToken:
-        tenant, project = _check_name("tenant", tenant), _check_name("project", project)
+    async def create(
+        self, tenant: str, project: str, role: str, label: str | None = None, *, account: str | None = None
+    ) -> IssuedToken:
+        tenant, project = _check_binding("tenant", tenant), _check_binding("project", project)
         if role not in ROLES:
             raise InvalidRequestError("role", f"expected one of {', '.join(ROLES)}, got {role!r}")
+        if role == "tenant-admin" and (tenant == ANY or project != ANY):
+            raise InvalidRequestError(
+                "project" if tenant != ANY else "tenant",
+                "a tenant-admin token is bound to one tenant and every project of it (--project '*')",
+            )
+        if account is not None:
+            check_name("account", account)
         token, token_id = new_token(), ID_PREFIX + secrets.token_hex(6)
         await self.db.execute(
-            "INSERT INTO tokens (id, token_hash, tenant, project, role, label, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (token_id, hash_token(token), tenant, project, role, label, _now()),
+            "INSERT INTO tokens (id, token_hash, tenant, project, role, label, created_at, account)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (token_id, hash_token(token), tenant, project, role, label, _now(), account),
         )
-        return IssuedToken(token_id, token, tenant, project, role)
+        return IssuedToken(token_id, token, tenant, project, role, account)
 
     async def verify(self, token: str) -> Principal | None:
         """The principal of a valid, unrevoked token; None otherwise."""
         if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
             return None
         row = await self.db.fetchone(
-            "SELECT id, tenant, project, role FROM tokens WHERE token_hash = ? AND revoked_at IS NULL",
+            "SELECT id, tenant, project, role, account FROM tokens WHERE token_hash = ? AND revoked_at IS NULL",
             (hash_token(token),),
         )
-        return Principal(row[1], row[2], row[3], row[0]) if row else None
+        return Principal(row[1], row[2], row[3], row[0], row[4]) if row else None
 
     async def revoke(self, token_or_id: str) -> TokenRecord:
         """Revoke by the token itself or by its id; raises `InvalidRequestError` when there is no such token."""
@@ -173,7 +215,7 @@ class TokenStore:
     async def records(self, *, include_revoked: bool = False) -> list[TokenRecord]:
         where = "" if include_revoked else " WHERE revoked_at IS NULL"
         rows = await self.db.fetchall(
-            "SELECT id, tenant, project, role, label, created_at, revoked_at FROM tokens"
+            "SELECT id, tenant, project, role, label, created_at, revoked_at, account FROM tokens"
             + where
             + " ORDER BY created_at, id"
         )
@@ -185,7 +227,7 @@ class TokenStore:
 
     async def _find(self, column: str, key: str) -> TokenRecord | None:
         row = await self.db.fetchone(
-            f"SELECT id, tenant, project, role, label, created_at, revoked_at FROM tokens WHERE {column} = ?",
+            f"SELECT id, tenant, project, role, label, created_at, revoked_at, account FROM tokens WHERE {column} = ?",
             (key,),
         )
         return TokenRecord(*row) if row else None

@@ -20,77 +20,36 @@ one loopback port "public" without opening any non-loopback connection.
 
 from __future__ import annotations
 
-import asyncio
-import ipaddress
-import socket
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
 import httpx2
 
-from ..contract.errors import TargetRefusedError, TransportError
+from ..contract.errors import TransportError
+from .guard import (
+    AddressPolicy,
+    IPAddress,
+    Resolver,
+    address_problem,
+    check_target,
+    is_public_address,
+    resolve_host,
+)
 from .http import USER_AGENT, translate_errors
 from .proxies import ProxySettings
 from .status import error_for_status
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-Resolver = Callable[[str, int], Awaitable[list[IPAddress]]]
-AddressPolicy = Callable[[IPAddress, int], bool]
+__all__ = [
+    "MAX_REDIRECTS",
+    "Fetched",
+    "GuardedFetcher",
+    "address_problem",
+    "is_public_address",
+    "resolve_host",
+]
 
 MAX_REDIRECTS = 5
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
-
-
-async def resolve_host(host: str, port: int) -> list[IPAddress]:
-    """Every address `host` resolves to (A and AAAA), in the resolver's order."""
-    loop = asyncio.get_running_loop()
-    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    seen: dict[IPAddress, None] = {}
-    for _family, _type, _proto, _canon, sockaddr in infos:
-        seen.setdefault(ipaddress.ip_address(str(sockaddr[0]).split("%")[0]), None)
-    return list(seen)
-
-
-def address_problem(ip: IPAddress) -> str | None:
-    """Why `ip` is not a public internet address (`"loopback"`, `"link-local"`, …), or None if it is."""
-    embedded = _embedded_ipv4(ip)
-    if embedded is not None:
-        return address_problem(embedded)
-    for attribute, name in (
-        ("is_loopback", "loopback"),
-        ("is_link_local", "link-local"),
-        ("is_unspecified", "unspecified"),
-        ("is_multicast", "multicast"),
-        ("is_private", "private"),
-        ("is_reserved", "reserved"),
-    ):
-        if getattr(ip, attribute):
-            return name
-    if not ip.is_global:
-        return "non-global"  # e.g. 100.64.0.0/10, carrier-grade NAT
-    return None
-
-
-def is_public_address(ip: IPAddress, port: int) -> bool:
-    """The default address policy: public addresses only, any port."""
-    return address_problem(ip) is None
-
-
-def _embedded_ipv4(ip: IPAddress) -> ipaddress.IPv4Address | None:
-    """The IPv4 address hidden in an IPv4-mapped, NAT64, 6to4 or Teredo IPv6 address."""
-    if not isinstance(ip, ipaddress.IPv6Address):
-        return None
-    if ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
-    if ip in _NAT64:
-        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    if ip.sixtofour is not None:
-        return ip.sixtofour
-    if ip.teredo is not None:
-        return ip.teredo[1]
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,40 +162,15 @@ class GuardedFetcher:
         self, url: str, came_from: str | None, allow_private: bool
     ) -> tuple[IPAddress, str, int]:
         """Resolve the URL's host and check every address; returns the address to connect to."""
-        where = f"redirect from {came_from} to {url}" if came_from else url
-        try:
-            split = urlsplit(url)
-            port = split.port
-        except ValueError as exc:
-            raise TargetRefusedError(where, f"not a valid URL ({exc})") from None
-        if split.scheme not in ("http", "https"):
-            raise TargetRefusedError(
-                where, f"only http and https URLs can be fetched, not {split.scheme or 'no scheme'!r}"
-            )
-        host = split.hostname
-        if not host:
-            raise TargetRefusedError(where, "the URL has no host")
-        port = port or (443 if split.scheme == "https" else 80)
-        try:
-            addresses: list[IPAddress] = [ipaddress.ip_address(host)]
-        except ValueError:
-            try:
-                addresses = await self.resolver(host, port)
-            except (OSError, UnicodeError) as exc:
-                raise TransportError(f"{host}: cannot be resolved ({type(exc).__name__})") from None
-        if not addresses:
-            raise TransportError(f"{host}: resolves to no address")
-        if not allow_private:
-            for address in addresses:
-                if not self.address_allowed(address, port):
-                    kind = address_problem(address) or "disallowed"
-                    shown = host if str(address) == host else f"{host} resolves to {address}, which"
-                    raise TargetRefusedError(
-                        where,
-                        f"{shown} is a {kind} address; content is only fetched from public addresses "
-                        "(set research.content.allowPrivate: true to allow private targets)",
-                    )
-        return addresses[0], host, port
+        return await check_target(
+            url,
+            came_from,
+            allow_private=allow_private,
+            resolver=self.resolver,
+            address_allowed=self.address_allowed,
+            hint="content is only fetched from public addresses "
+            "(set research.content.allowPrivate: true to allow private targets)",
+        )
 
     async def _open(
         self, url: str, address: IPAddress, host: str, port: int, timeout: float

@@ -15,13 +15,14 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urljoin, urlsplit
 
 import httpx2
 
-from ..contract.errors import ProviderTimeoutError, ResponseTooLargeError, TransportError
+from ..contract.errors import ProviderTimeoutError, ResponseTooLargeError, TargetRefusedError, TransportError
 from ..contract.protocol import RawResponse, RequestSpec
+from .guard import AddressPolicy, Resolver, check_target
 from .network import explain, target_of
 from .proxies import ProxySettings
 from .status import error_for_status, search_message
@@ -50,6 +51,8 @@ class HttpTransport:
         *,
         max_bytes: int = DEFAULT_MAX_BYTES,
         proxies: ProxySettings | None = None,
+        resolver: Resolver | None = None,
+        address_allowed: AddressPolicy | None = None,
     ) -> None:
         self._owns_client = client is None
         self.proxies = proxies or ProxySettings()
@@ -66,30 +69,50 @@ class HttpTransport:
             mounts=self.proxies.mounts(limits),
         )
         self.max_bytes = max_bytes
+        self.resolver = resolver
+        self.address_allowed = address_allowed
+        """The SSRF policy of guarded calls (tests declare a loopback port "public" with it)."""
+        self._unpooled: httpx2.AsyncClient | None = None
 
-    async def send(self, spec: RequestSpec, *, timeout: float, max_bytes: int | None = None) -> RawResponse:
-        """Send one request; follow same-host redirects; return whatever status came back."""
+    async def send(
+        self, spec: RequestSpec, *, timeout: float, max_bytes: int | None = None, guarded: bool = False
+    ) -> RawResponse:
+        """Send one request; follow same-host redirects; return whatever status came back.
+
+        `guarded`: the URL is not the operator's (a tenant or project set the endpoint's `baseUrl`):
+        each hop is checked by the SSRF policy of `transport/guard.py` after DNS resolution and sent
+        to the checked address, over a connection that is never reused for another host.
+        """
         cap = max_bytes or self.max_bytes
         started = time.perf_counter()
         url, method, params, body = spec.url, spec.method, spec.params, spec.json_body
         origin = urlsplit(url).netloc
         for _ in range(MAX_REDIRECTS + 1):
+            headers = dict(spec.headers)
+            target, client = url, self.client
+            extensions: dict[str, Any] = {}
+            if guarded:
+                target, extensions = await self._pinned(url, headers)
+                client = self._unpooled_client()
             with translate_errors("connect", timeout, url=url):
-                request = self.client.build_request(
+                request = client.build_request(
                     method,
-                    url,
+                    target,
                     params=params or None,
-                    headers=dict(spec.headers),
+                    headers=headers,
                     json=body,
                     timeout=httpx2.Timeout(timeout),
+                    extensions=extensions,
                 )
-                response = await self.client.send(request, stream=True)
+                response = await client.send(request, stream=True)
             try:
                 if response.status_code in (301, 302, 303, 307, 308) and "location" in response.headers:
-                    target = urljoin(str(response.request.url), response.headers["location"])
-                    if urlsplit(target).netloc != origin:
-                        raise TransportError(f"redirect to another host refused ({urlsplit(target).netloc})")
-                    url, params = target, ()
+                    location = urljoin(url, response.headers["location"])
+                    if urlsplit(location).netloc != origin:
+                        raise TransportError(
+                            f"redirect to another host refused ({urlsplit(location).netloc})"
+                        )
+                    url, params = location, ()
                     if response.status_code == 303:
                         method, body = "GET", None
                     continue
@@ -101,12 +124,46 @@ class HttpTransport:
                 status=response.status_code,
                 headers=dict(response.headers),
                 body=content,
-                url=str(response.request.url),
+                url=url if guarded else str(response.request.url),
                 elapsed_ms=(time.perf_counter() - started) * 1000,
             )
         raise TransportError(f"more than {MAX_REDIRECTS} redirects")
 
+    async def _pinned(self, url: str, headers: dict[str, str]) -> tuple[str, dict[str, Any]]:
+        """The URL with its host swapped for the checked address (Host header and TLS SNI keep the
+        name); a refused target is a `TransportError`, so the dispatcher benches the endpoint."""
+        try:
+            address, _host, _port = await check_target(
+                url,
+                None,
+                allow_private=False,
+                resolver=self.resolver,
+                address_allowed=self.address_allowed,
+                hint="an endpoint URL set below system level must be public "
+                "(the operator may set research.allowPrivateEndpoints: true at system level)",
+            )
+        except TargetRefusedError as exc:
+            raise TransportError(f"endpoint refused: {exc.reason}") from None
+        original = httpx2.URL(url)
+        headers["Host"] = original.netloc.decode("ascii")
+        extensions = {"sni_hostname": original.raw_host.decode("ascii")} if original.scheme == "https" else {}
+        return str(original.copy_with(host=str(address))), extensions
+
+    def _unpooled_client(self) -> httpx2.AsyncClient:
+        """A client without keep-alive for guarded calls: a pooled connection is keyed by address and
+        must not carry a request for another host name."""
+        if self._unpooled is None:
+            self._unpooled = httpx2.AsyncClient(
+                follow_redirects=False,
+                trust_env=False,
+                limits=httpx2.Limits(max_connections=50, max_keepalive_connections=0),
+                headers={"User-Agent": USER_AGENT},
+            )
+        return self._unpooled
+
     async def aclose(self) -> None:
+        if self._unpooled is not None:
+            await self._unpooled.aclose()
         if self._owns_client:
             await self.client.aclose()
 

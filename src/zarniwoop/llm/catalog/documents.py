@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Protocol
 
 from ...contract.errors import InvalidRequestError
+from ...contract.names import check_name, path_inside
 
-_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-.]*$")
 _PATH_SEGMENT = re.compile(r"^[A-Za-z0-9._-]+$")
 
 
@@ -62,9 +62,8 @@ class DocumentStore(Protocol):
 
 def check_address(tenant: str, project: str, path: str) -> None:
     """Refuse names that could leave the scope's folder (`..`, absolute paths, empty segments)."""
-    for label, name in (("tenant", tenant), ("project", project)):
-        if not _SCOPE_NAME.match(name):
-            raise InvalidRequestError(label, f"invalid scope name {name!r}")
+    check_name("tenant", tenant, allow_level=True)
+    check_name("project", project, allow_level=True)
     segments = path.split("/")
     if not path or any(s in ("", ".", "..") or not _PATH_SEGMENT.match(s) for s in segments):
         raise InvalidRequestError("path", f"invalid document path {path!r}")
@@ -78,7 +77,7 @@ class FileDocumentStore:
 
     def _file(self, tenant: str, project: str, path: str) -> Path:
         check_address(tenant, project, path)
-        return self.root / tenant / project / path
+        return path_inside(self.root, tenant, project, *path.split("/"))
 
     async def scan(self, prefix: str) -> list[StoredDocument]:
         return await asyncio.to_thread(self._scan, prefix)
@@ -114,7 +113,7 @@ class FileDocumentStore:
 
     async def list_paths(self, tenant: str, project: str, prefix: str) -> list[str]:
         check_address(tenant, project, prefix.rstrip("/") or "x")
-        base = self.root / tenant / project
+        base = path_inside(self.root, tenant, project)
 
         def walk() -> list[str]:
             start = base / prefix.split("/", 1)[0]

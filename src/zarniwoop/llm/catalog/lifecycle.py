@@ -8,6 +8,10 @@ timer, run discovery and refresh after it.
 
 from __future__ import annotations
 
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,10 +26,14 @@ if TYPE_CHECKING:
     import httpx2
 
     from ...config.settings import SettingService
+    from ...storage.db import Database
 
 REFRESH_MINUTES_KEY = "ai.catalog.refreshMinutes"
+DISCOVERY_INTERVAL_KEY = "ai.discovery.intervalMinutes"
+DISCOVERY_TASK = "llm.discovery"
 DISCOVERY_TIMEOUT_KEY = "ai.discovery.timeoutMs"
 _SYSTEM = SearchScope(SYSTEM_TENANT, TENANT_LEVEL)
+log = logging.getLogger(__name__)
 
 
 async def open_catalog(documents_root: Path) -> Catalog:
@@ -55,3 +63,31 @@ async def discover_models(
     report = await discover(settings, catalog.store, http, scopes, timeout=timeout)
     refreshed = await catalog.refresh()
     return {**report.to_json(), "refresh": refreshed.to_json()}
+
+
+async def run_discovery_schedule(
+    catalog: Callable[[], Awaitable[Catalog]],
+    settings: SettingService,
+    http: httpx2.AsyncClient,
+    db: Database,
+    *,
+    check_seconds: float = 60.0,
+) -> None:
+    """Scheduled discovery for a server: every `ai.discovery.intervalMinutes` (0 = off, re-read each
+    minute), one run at a time across replicas — whoever claims the interval in `maintenance_runs`
+    discovers every scope's instances; the others skip it."""
+    from ..retention import claim
+
+    while True:
+        minutes = settings.scoped(_SYSTEM).get_int(DISCOVERY_INTERVAL_KEY, 0)
+        # a little less than the interval, so a replica's own clock drift never skips a run
+        due = minutes > 0 and await claim(
+            db, min_interval=minutes * 60 - 5, now=datetime.now(UTC), task=DISCOVERY_TASK
+        )
+        if due:
+            try:
+                report = await discover_models(await catalog(), settings, http, None)
+                log.info("scheduled discovery: %s", report.get("summary", "done"))
+            except Exception:
+                log.exception("scheduled discovery failed; the catalog keeps what it has")
+        await asyncio.sleep(min(check_seconds, minutes * 60) if minutes > 0 else check_seconds)

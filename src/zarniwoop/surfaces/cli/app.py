@@ -47,12 +47,52 @@ class Globals:
         return SearchScope(self.tenant, self.project)
 
 
+def name_option(
+    value: str | None, param: Any = None, *, field: str | None = None, allow_level: bool = False
+) -> str | None:
+    """Check a tenant/project/team/account id given on the command line (the one name rule of
+    `contract/names.py`); a bad one is a usage error (exit 2) naming the option."""
+    from ...contract.errors import InvalidRequestError
+    from ...contract.names import check_name
+
+    if value is None:
+        return None
+    field = field or "/".join(getattr(param, "opts", None) or ()) or "name"
+    envvar = getattr(param, "envvar", None)
+    if envvar:
+        field += f" (or {envvar})"
+    try:
+        return check_name(field, value, allow_level=allow_level)
+    except InvalidRequestError as exc:
+        typer.echo(f"error: {exc.message}", err=True)  # one line, like every other usage error
+        raise typer.Exit(2) from None
+
+
+def name_param(ctx: typer.Context, param: Any, value: str | None) -> str | None:
+    """Click callback of an id option: the strict rule (no settings levels)."""
+    return name_option(value, param)
+
+
+def names_param(ctx: typer.Context, param: Any, value: list[str] | None) -> list[str] | None:
+    """Click callback of a repeated id option."""
+    return None if value is None else [str(name_option(v, param)) for v in value]
+
+
+def _scope_param(ctx: typer.Context, param: Any, value: str) -> str:
+    # The operator's own CLI may address the settings levels (`--tenant _system`, `--project _tenant`).
+    return str(name_option(value, param, allow_level=True))
+
+
 @app.callback()
 def _globals(
     ctx: typer.Context,
     config: str | None = typer.Option(None, "--config", envvar="ZARNIWOOP_CONFIG", help="YAML config file."),
-    tenant: str = typer.Option("default", "--tenant", envvar="ZARNIWOOP_TENANT", help="Tenant scope."),
-    project: str = typer.Option("default", "--project", envvar="ZARNIWOOP_PROJECT", help="Project scope."),
+    tenant: str = typer.Option(
+        "default", "--tenant", envvar="ZARNIWOOP_TENANT", help="Tenant scope.", callback=_scope_param
+    ),
+    project: str = typer.Option(
+        "default", "--project", envvar="ZARNIWOOP_PROJECT", help="Project scope.", callback=_scope_param
+    ),
     # a flag takes no value: a blank metavar keeps typer from showing a `<bool>` type for it
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks and debug logs.", metavar=" "),
 ) -> None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .app import console, fail, guarded, print_json, run
+from .app import console, fail, guarded, name_param, print_json, run
 
 if TYPE_CHECKING:
     from ...runtime import Runtime
@@ -37,9 +37,9 @@ def _level(account: str | None, team: str | None, project: str | None) -> tuple[
     return given[0] if given else ("tenant", None)
 
 
-ACCOUNT = typer.Option(None, "--account", help="Store at this account.")
-TEAM = typer.Option(None, "--team", help="Store at this team.")
-PROJECT = typer.Option(None, "--project", help="Store at this project (of the tenant).")
+ACCOUNT = typer.Option(None, "--account", help="Store at this account.", callback=name_param)
+TEAM = typer.Option(None, "--team", help="Store at this team.", callback=name_param)
+PROJECT = typer.Option(None, "--project", help="Store at this project (of the tenant).", callback=name_param)
 
 
 @credentials_app.command("set")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .app import console, print_json, run
+from .app import console, name_option, name_param, names_param, print_json, run
 
 if TYPE_CHECKING:
     from ...runtime import Runtime
@@ -38,9 +38,9 @@ def ask(
     purpose: str = typer.Option(
         "default", "--purpose", help="planning, execution, light, … (picks the model)."
     ),
-    account: str | None = typer.Option(None, "--account", help=ACCOUNT_HELP),
+    account: str | None = typer.Option(None, "--account", help=ACCOUNT_HELP, callback=name_param),
     project: str | None = typer.Option(
-        None, "--project", help="Project the call is charged to (default: --project)."
+        None, "--project", help="Project the call is charged to (default: --project).", callback=name_param
     ),
     model: str | None = typer.Option(
         None, "--model", help="A model spec for this call only (e.g. anthropic:claude-sonnet-4-5)."
@@ -91,8 +91,8 @@ def ask(
 @llm_app.command("usage")
 def usage(
     ctx: typer.Context,
-    account: str | None = typer.Option(None, "--account", help="One account's usage."),
-    project: str | None = typer.Option(None, "--project", help="One project's usage."),
+    account: str | None = typer.Option(None, "--account", help="One account's usage.", callback=name_param),
+    project: str | None = typer.Option(None, "--project", help="One project's usage.", callback=name_param),
     as_json: bool = typer.Option(False, "--json", help="The dashboard as JSON (same as GET /v1/usage)."),
 ) -> None:
     """Token usage today and this month: by project, provider, account; cost; quota bars."""
@@ -151,7 +151,7 @@ def org(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -> No
     console().print(table)
 
 
-TEAMS = typer.Option(None, "--teams", help="An account's teams (repeat the option).")
+TEAMS = typer.Option(None, "--teams", help="An account's teams (repeat the option).", callback=names_param)
 
 
 @org_app.command("set")
@@ -160,11 +160,13 @@ def org_set(
     kind: str = typer.Argument(..., help="tenant, team, account or project."),
     name: str = typer.Argument(..., help="Its name ('-' for the tenant itself)."),
     llm: str = typer.Option("{}", "--llm", help="The llm_config as JSON or YAML, or @FILE."),
-    team: str | None = typer.Option(None, "--team", help="A project's team."),
+    team: str | None = typer.Option(None, "--team", help="A project's team.", callback=name_param),
     teams: list[str] | None = TEAMS,
 ) -> None:
     """Create or replace a unit's llm_config (providers, quota, preferences, failover)."""
     g = ctx.obj
+    if name != "-":
+        name_option(name, field="NAME")
 
     async def body(rt: Runtime) -> str | None:
         from pathlib import Path

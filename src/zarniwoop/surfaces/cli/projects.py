@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from .app import run
+from .app import name_param, run
 
 if TYPE_CHECKING:
     from ...runtime import Runtime
@@ -20,15 +20,21 @@ def register(app: typer.Typer) -> None:
 
 @projects_app.command("stop")
 def stop(
-    ctx: typer.Context, project: str | None = typer.Argument(None, help="Project (default: --project).")
+    ctx: typer.Context,
+    project: str | None = typer.Argument(None, help="Project (default: --project).", callback=name_param),
+    wait: float = typer.Option(5.0, "--wait", min=0, help="Seconds to wait for a running server's answer."),
 ) -> None:
     """Dispose the project's provider instances and remove its content workspace."""
     from ...contract.query import SearchScope
 
-    async def body(rt: Runtime) -> int:
-        return await rt.stop_project(SearchScope(ctx.obj.tenant, project or ctx.obj.project))
+    async def body(rt: Runtime) -> tuple[int, int | None]:
+        scope = SearchScope(ctx.obj.tenant, project or ctx.obj.project)
+        return await rt.stop_project(scope), await rt.request_project_stop(scope, wait=wait)
 
-    disposed = run(ctx, body)
-    typer.echo(
-        f"stopped {ctx.obj.tenant}/{project or ctx.obj.project}: {disposed} provider instances disposed"
-    )
+    mine, served = run(ctx, body)
+    name = f"{ctx.obj.tenant}/{project or ctx.obj.project}"
+    typer.echo(f"stopped {name}: {mine} provider instances disposed")
+    if served is None:
+        typer.echo(f"no running server answered within {wait:g} s (none running, or it will when it polls)")
+    else:
+        typer.echo(f"the running server disposed {served} provider instances of {name}")

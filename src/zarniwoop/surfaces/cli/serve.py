@@ -68,6 +68,7 @@ def serve(
             import uvicorn  # the server stack loads only once the checks have passed
 
             from ..http import create_app
+            from ..http.guard import MAX_HEADER_BYTES
 
             sock = _bind(host, port)
             url = _url(host, sock.getsockname()[1])
@@ -78,6 +79,9 @@ def serve(
                 access_log=access_log,
                 lifespan="on",
                 timeout_graceful_shutdown=5,
+                # h11 explicitly: its header cap is the one we rely on (httptools has none to set).
+                http="h11",
+                h11_max_incomplete_event_size=MAX_HEADER_BYTES,
             )
             server = _announcing_server(
                 config, on_ready=lambda: _banner(url, g.tenant, g.project, admin_token)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from .app import console, print_json, run
+from .app import console, name_param, print_json, run
 
 if TYPE_CHECKING:
     from ...runtime import Runtime
@@ -30,15 +30,29 @@ def create(
     project: str | None = typer.Option(
         None, "--project", help="Project (default: global --project; * = any)."
     ),
-    role: str = typer.Option("user", "--role", help="user or admin."),
+    role: str = typer.Option(
+        "user", "--role", help="user, admin (one project) or tenant-admin (every project of the tenant)."
+    ),
+    account: str | None = typer.Option(
+        None,
+        "--account",
+        help="The account a user token acts as (it sees only that account's LLM usage).",
+        callback=name_param,
+    ),
     label: str | None = typer.Option(None, "--label", help="A note to recognise the token by."),
     as_json: bool = typer.Option(False, "--json", help='Print {"token", "tenant", "project", "role"}.'),
 ) -> None:
     """Create a token; it is printed once and only its SHA-256 is stored."""
 
+    from ...tenancy.tokens import ANY
+
     async def body(rt: Runtime) -> IssuedToken:
 
-        return await rt.tokens.create(tenant or ctx.obj.tenant, project or ctx.obj.project, role, label)
+        default_project = ANY if role == "tenant-admin" else ctx.obj.project  # every project of it
+        bound = default_project if project is None else project
+        return await rt.tokens.create(
+            ctx.obj.tenant if tenant is None else tenant, bound, role, label, account=account
+        )
 
     issued = run(ctx, body)
     if as_json:

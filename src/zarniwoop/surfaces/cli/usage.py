@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .app import console, print_json, run
+from .app import console, name_param, print_json, run
 
 if TYPE_CHECKING:
     from ...runtime import Runtime
@@ -33,8 +33,12 @@ def usage(
     llm: bool = typer.Option(
         False, "--llm", help="LLM token usage instead: today/month, by project, provider, account."
     ),
-    account: str | None = typer.Option(None, "--account", help="With --llm: one account."),
-    project: str | None = typer.Option(None, "--project", help="With --llm: one project."),
+    account: str | None = typer.Option(
+        None, "--account", help="With --llm: one account.", callback=name_param
+    ),
+    project: str | None = typer.Option(
+        None, "--project", help="With --llm: one project.", callback=name_param
+    ),
 ) -> None:
     """Provider calls, hits, failures, p50/p95 latency and quota per instance and modality
     (`--llm`: the LLM usage dashboard)."""

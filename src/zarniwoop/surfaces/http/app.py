@@ -24,6 +24,7 @@ from ... import __version__
 from ...tools.registry import Toolbox
 from ..mcp import build_mcp_server, http_principal
 from .errors import install_error_handlers
+from .guard import RequestGuard
 from .mcp_endpoint import MCPEndpoint
 from .no_store import NoStoreApiAnswers
 from .routes import ROUTERS
@@ -82,11 +83,16 @@ def create_app(
             retention = start_retention_loop(rt.db, rt.settings)  # LLM usage/trace retention, periodic
             # keyless endpoints' reachability, before anyone searches (`zarniwoop serve`; off in tests)
             prober = rt.start_probes() if probes else None
+            background = rt.start_background()  # other processes' project stops, scheduled discovery
             try:
                 async with mcp.session_manager.run():
                     yield
             finally:
                 await stop_retention_loop(retention)
+                for task in background:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
                 if prober is not None:
                     prober.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
@@ -107,6 +113,7 @@ def create_app(
         redoc_url=None,
     )
     install_error_handlers(app)
+    app.add_middleware(RequestGuard)  # token before body, bodies capped (issue 11)
     app.add_middleware(NoStoreApiAnswers)
     for router in ROUTERS:
         app.include_router(router)

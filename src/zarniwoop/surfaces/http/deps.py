@@ -24,6 +24,8 @@ from ...tenancy.tokens import Principal
 from .state import AppState
 
 BEARER_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="zarniwoop"'}
+PRINCIPAL_SCOPE_KEY = "zarniwoop.principal"
+"""Where `guard.RequestGuard` leaves the principal it verified before the body was read."""
 
 
 async def get_state(request: Request) -> AppState:
@@ -48,6 +50,9 @@ async def authenticate_header(state: AppState, header: str | None) -> Principal:
 
 
 async def get_principal(request: Request, state: Ctx) -> Principal:
+    verified = request.scope.get(PRINCIPAL_SCOPE_KEY)
+    if isinstance(verified, Principal):  # the guard checked the token before reading the body
+        return verified
     return await authenticate_header(state, request.headers.get("authorization"))
 
 
@@ -85,4 +90,22 @@ async def get_admin_caller(caller: Caller) -> CallerInfo:
 
 AdminCaller = Annotated[CallerInfo, Depends(get_admin_caller)]
 
-__all__ = ["AdminCaller", "Caller", "CallerInfo", "Ctx", "CurrentPrincipal", "authenticate_header"]
+
+async def get_operator(principal: CurrentPrincipal) -> Principal:
+    if not principal.operator:
+        raise AccessDeniedError("this needs an operator token (an admin token bound to tenant '*')")
+    return principal
+
+
+Operator = Annotated[Principal, Depends(get_operator)]
+
+__all__ = [
+    "PRINCIPAL_SCOPE_KEY",
+    "AdminCaller",
+    "Caller",
+    "CallerInfo",
+    "Ctx",
+    "CurrentPrincipal",
+    "Operator",
+    "authenticate_header",
+]

@@ -19,7 +19,7 @@ from fastapi import HTTPException
 from ...contract.errors import AccessDeniedError, InvalidRequestError
 from ...tenancy.tokens import Principal
 from ..mcp import PRINCIPAL_KEY
-from .deps import authenticate_header
+from .deps import PRINCIPAL_SCOPE_KEY, authenticate_header
 from .errors import error_body
 
 if TYPE_CHECKING:
@@ -32,24 +32,26 @@ class MCPEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         state: AppState = scope["app"].state.zarniwoop
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        try:
-            principal = await authenticate_header(state, headers.get("authorization"))
-        except HTTPException as exc:
-            await _send_json(send, exc.status_code, error_body(str(exc.detail)), exc.headers or {})
-            return
+        principal = scope.get(PRINCIPAL_SCOPE_KEY)  # verified by the guard before the body was read
+        if not isinstance(principal, Principal):
+            try:
+                principal = await authenticate_header(state, headers.get("authorization"))
+            except HTTPException as exc:
+                await _send_json(send, exc.status_code, error_body(str(exc.detail)), exc.headers or {})
+                return
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         try:
             target = principal.scope_for(_one(query, "tenant"), _one(query, "project"))
+        except InvalidRequestError as exc:  # a blank scope, or a name outside the one name rule
+            await _send_json(send, 422, error_body(exc.message, exc.field), {})
+            return
         except AccessDeniedError as exc:
             await _send_json(send, 403, error_body(exc.message), {})
-            return
-        except InvalidRequestError as exc:  # `/mcp?project=`: a blank scope
-            await _send_json(send, 422, error_body(exc.message, exc.field), {})
             return
         if state.mcp_sessions is None:
             await _send_json(send, 503, error_body("the MCP endpoint is not running"), {})
             return
-        narrowed = Principal(target.tenant, target.project, principal.role, principal.token_id)
+        narrowed = principal.narrowed(target)
         await state.mcp_sessions.handle_request({**scope, PRINCIPAL_KEY: narrowed}, receive, send)
 
 

@@ -1,8 +1,9 @@
 """One router per resource; `app.py` includes them all."""
 
-from . import admin, image, research, routing, settings, system, tools, usage, web
+from . import admin, gateway, image, research, routing, settings, system, tools, usage, web
 
 ROUTERS = (
+    gateway.router,
     research.router,
     routing.router,
     tools.router,

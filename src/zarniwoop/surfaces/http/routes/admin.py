@@ -1,8 +1,11 @@
-"""`/v1/admin/*`: operator actions; admin tokens only, and only for the scope the token is bound to.
+"""`/v1/admin/*`: admin actions.
 
 POST /v1/admin/projects/{project}/stop   dispose the project's provider instances and workspace
-POST /v1/admin/ai-models/refresh         reload every model-catalog layer now
-POST /v1/admin/ai-models/discover        list the models of the scope's LLM provider instances
+                                         (an admin of that project, a tenant admin, the operator)
+POST /v1/admin/ai-models/refresh         reload every model-catalog layer now (operator only:
+                                         the catalog is process-wide)
+POST /v1/admin/ai-models/discover        list the models of the scope's LLM provider instances,
+                                         then refresh the catalog (operator only, likewise)
 """
 
 from __future__ import annotations
@@ -11,19 +14,18 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 
-from ..deps import AdminCaller, Ctx, CurrentPrincipal
+from ..deps import Caller, Ctx, CurrentPrincipal, Operator
 from ..errors import ERROR_RESPONSES
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"], responses=ERROR_RESPONSES)
-NAME = r"^[A-Za-z0-9_][A-Za-z0-9_\-.]{0,99}$"
 
 
 @router.post("/projects/{project}/stop", summary="Dispose a project's provider instances and workspace")
 async def stop(
-    project: Annotated[str, Path(pattern=NAME)],
+    project: Annotated[str, Path(max_length=100, description="The project (the one name rule).")],
     ctx: Ctx,
     principal: CurrentPrincipal,
-    tenant: Annotated[str | None, Query(pattern=NAME)] = None,
+    tenant: Annotated[str | None, Query(max_length=100)] = None,
 ) -> dict[str, Any]:
     from ....contract.errors import AccessDeniedError
 
@@ -35,10 +37,10 @@ async def stop(
 
 
 @router.post("/ai-models/refresh", summary="Reload every model-catalog layer now")
-async def refresh_models(ctx: Ctx, admin: AdminCaller) -> dict[str, Any]:
+async def refresh_models(ctx: Ctx, operator: Operator) -> dict[str, Any]:
     return await ctx.runtime.refresh_catalog()
 
 
 @router.post("/ai-models/discover", summary="Discover the models of the scope's LLM provider instances")
-async def discover_models(ctx: Ctx, admin: AdminCaller) -> dict[str, Any]:
-    return await ctx.runtime.discover_models(admin.scope)
+async def discover_models(ctx: Ctx, operator: Operator, caller: Caller) -> dict[str, Any]:
+    return await ctx.runtime.discover_models(caller.scope)

@@ -1,4 +1,5 @@
-"""`GET /healthz` (no token) and `GET /metrics` (Prometheus text of this process; any valid token)."""
+"""`GET /healthz` (no token) and `GET /metrics` (Prometheus text of this process; operator tokens only:
+the series name every tenant's provider instances)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from fastapi import APIRouter
 from fastapi.responses import PlainTextResponse, Response
 
 from .... import __version__
-from ..deps import CurrentPrincipal
+from ..deps import Operator
 from ..errors import ErrorBody
 
 router = APIRouter(tags=["system"])
@@ -21,9 +22,12 @@ async def healthz() -> dict[str, str]:
     "/metrics",
     summary="Prometheus metrics (text exposition format)",
     response_class=PlainTextResponse,
-    responses={401: {"model": ErrorBody, "description": "Missing or invalid bearer token"}},
+    responses={
+        401: {"model": ErrorBody, "description": "Missing or invalid bearer token"},
+        403: {"model": ErrorBody, "description": "Not an operator token"},
+    },
 )
-async def metrics(principal: CurrentPrincipal) -> Response:
+async def metrics(operator: Operator) -> Response:
     from prometheus_client import CONTENT_TYPE_LATEST
 
     from ....observability.metrics import render_metrics

@@ -7,9 +7,13 @@ bad value is a 422 naming `since`). `"enabled": false` says so plainly when this
 audit log attached, rather than inventing numbers.
 
 `llm` is `zarniwoop usage --llm --json` (`Runtime.usage_dashboard`): today and this month, by
-project, provider (with the key's source) and account, estimated cost, quota bars — for the token's
-project, or one account's calls in it (`?account=`); admin tokens may ask for the whole tenant
-(`?llmScope=tenant`) and for an account across projects.
+project, provider (with the key's source) and account, estimated cost, quota bars. Who sees what:
+- a user token bound to an account (`tokens create --account`) sees that account's calls in its
+  project, nothing else (`?account=` of another account is a 403);
+- a user token without an account sees its project's totals, but no single account;
+- a project admin sees its project and any account's calls in it;
+- a tenant admin (or the operator) may ask for the whole tenant (`?llmScope=tenant`) and for an
+  account across the tenant's projects.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from ....contract.errors import AccessDeniedError
+from ....contract.names import check_name
+from ....tenancy.tokens import Principal
 from ....views.usage import parse_since
 from ..deps import Caller, Ctx
 from ..errors import ERROR_RESPONSES
@@ -44,10 +50,13 @@ async def usage(
     ] = "project",
 ) -> JSONResponse:
     # The model documents the shape; the report goes out as it is, without re-validation.
+    if account is not None:
+        check_name("account", account)
+    account = _visible_account(caller.principal, account)
     scope = {"tenant": caller.scope.tenant, "project": caller.scope.project}
-    if llm_scope == "tenant" and not caller.admin:
-        raise AccessDeniedError("the tenant-wide LLM usage needs an admin token")
-    wide = caller.admin and (llm_scope == "tenant" or account is not None)
+    if llm_scope == "tenant" and not caller.principal.tenant_admin:
+        raise AccessDeniedError("the tenant-wide LLM usage needs a tenant-admin token")
+    wide = caller.principal.tenant_admin and (llm_scope == "tenant" or account is not None)
     llm = await ctx.runtime.usage_dashboard(
         caller.scope.tenant, account=account, project=None if wide else caller.scope.project
     )
@@ -63,3 +72,18 @@ async def usage(
     research = await ctx.runtime.research_usage(caller.scope, since=parse_since(since))
     research.pop("scope", None)
     return JSONResponse({"scope": scope, "enabled": True, "research": research, "llm": llm})
+
+
+def _visible_account(principal: Principal, asked: str | None) -> str | None:
+    """The account whose LLM usage this caller may see (None: the project's totals)."""
+    if principal.admin:
+        return asked
+    if principal.account is None:
+        if asked is not None:
+            raise AccessDeniedError(
+                "this token is not bound to an account; an account's usage needs an admin token"
+            )
+        return None
+    if asked not in (None, principal.account):
+        raise AccessDeniedError(f"this token acts as account {principal.account!r} and sees only its usage")
+    return principal.account

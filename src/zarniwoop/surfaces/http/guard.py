@@ -1,0 +1,124 @@
+"""The request guard: the token is checked before any body byte is read, and bodies are capped.
+
+A plain ASGI middleware in front of the app (issue 11: a 300 MB body without a token was read and
+parsed before the 401). For `/v1/*`, `/mcp` and `/metrics`:
+
+1. the `Authorization` header is verified first — a missing or bad token is a 401 while the body
+   is still unread on the socket; the principal is left in the ASGI scope (`PRINCIPAL_SCOPE_KEY`)
+   so the route's dependency does not verify it a second time;
+2. a `Content-Length` over `MAX_BODY_BYTES` is a 413 at once; a body without a length (chunked) is
+   counted as it is read and cut with a 413 when it passes the cap.
+
+Both answers use the one error shape (`errors.error_body`) — OpenAI's on the gateway's paths
+(`openai_wire.GATEWAY_PATHS`), whose clients parse only that. Header sizes are capped by uvicorn's
+h11 parser (`serve` sets `h11_max_incomplete_event_size`).
+
+    app.add_middleware(RequestGuard)        # create_app does this
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from starlette.exceptions import HTTPException
+
+from .deps import PRINCIPAL_SCOPE_KEY, authenticate_header
+from .errors import error_body
+from .openai_wire import GATEWAY_PATHS, error_json
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+    from .state import AppState
+
+MAX_BODY_BYTES = 1024 * 1024
+"""1 MiB: a search or tool call is a few hundred bytes; nothing the API accepts comes near it."""
+MAX_HEADER_BYTES = 16 * 1024
+"""The request line and headers together (uvicorn's h11 `max_incomplete_event_size`)."""
+_GUARDED = ("/v1/", "/mcp", "/metrics")
+_SIGNED = ("/v1/image",)
+"""GETs whose signature is the capability (an `<img>` cannot send a bearer token; no body)."""
+
+
+def too_large() -> HTTPException:
+    return HTTPException(413, f"request body over {MAX_BODY_BYTES} bytes")
+
+
+class RequestGuard:
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int = MAX_BODY_BYTES) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = str(scope.get("path", ""))
+        if scope["type"] != "http" or not path.startswith(_GUARDED) or path.startswith(_SIGNED):
+            await self.app(scope, receive, send)
+            return
+        headers = {k.lower(): v for k, v in scope.get("headers", ())}
+        state: AppState = scope["app"].state.zarniwoop
+        header = headers.get(b"authorization")
+        try:
+            principal = await authenticate_header(state, header.decode("latin-1") if header else None)
+        except HTTPException as exc:
+            await _answer(send, exc.status_code, _error(scope, exc.status_code, str(exc.detail)), exc.headers)
+            return
+        length = headers.get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.max_body_bytes):
+            status = 413 if length.isdigit() else 400
+            message = str(too_large().detail) if status == 413 else "Content-Length is not a number"
+            await _answer(send, status, _error(scope, status, message))
+            return
+        scope[PRINCIPAL_SCOPE_KEY] = principal
+        if length is not None:  # the server delivers at most Content-Length bytes
+            await self.app(scope, receive, send)
+            return
+        await self._counted(scope, receive, send)
+
+    async def _counted(self, scope: Scope, receive: Receive, send: Send) -> None:
+        read = 0
+        started = False
+
+        async def counting_receive() -> Message:
+            nonlocal read
+            message = await receive()
+            read += len(message.get("body", b""))
+            if read > self.max_body_bytes:
+                raise too_large()  # FastAPI re-raises HTTPException from body reading: a 413
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counting_receive, tracking_send)
+        except HTTPException as exc:  # a plain ASGI endpoint (MCP) let it through
+            if exc.status_code != 413 or started:
+                raise
+            await _answer(send, 413, _error(scope, 413, str(exc.detail)))
+
+
+def _error(scope: Scope, status: int, message: str) -> dict[str, object]:
+    if str(scope.get("path", "")).startswith(GATEWAY_PATHS):
+        return error_json(
+            message, "invalid_request_error", None, "invalid_api_key" if status == 401 else None
+        )
+    return error_body(message)
+
+
+async def _answer(
+    send: Send, status: int, body: dict[str, object], headers: Mapping[str, str] | None = None
+) -> None:
+    payload = json.dumps(body).encode()
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    raw += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
+    # `connection: close`: the unread body is still on the socket; the server drops it with the connection.
+    raw.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": payload})
+
+
+__all__ = ["MAX_BODY_BYTES", "MAX_HEADER_BYTES", "PRINCIPAL_SCOPE_KEY", "RequestGuard"]

@@ -1,0 +1,307 @@
+"""OpenAI's wire shapes for the gateway (`routes/gateway.py`): request bodies in, answers out.
+
+Pydantic only here, at the edge (STYLE §3): the gateway turns a `ChatCompletionRequest` into the
+manager's own `ChatRequest`, and an `LlmResult` back into a `chat.completion` or a stream of
+`chat.completion.chunk`s. Field names and meanings follow
+https://platform.openai.com/docs/api-reference/chat/create; what has no counterpart on every wire
+(`top_p`, `seed`, `stop`, `logprobs`, …) is accepted and not forwarded, as OpenAI-compatible servers
+do, so any SDK call works. One extension: `fallback_models`, the runtime fallback chain (seed 002
+`params.fallbackModels`).
+
+    body = ChatCompletionRequest.model_validate_json(raw)
+    request = body.to_chat_request()          # zarniwoop.llm.adapters.ChatRequest
+    completion(result, body.model, "chatcmpl-…", created)  # the `chat.completion` dict
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ...llm.adapters import ChatMessage, ChatRequest, ToolSpec
+from ...llm.call import LlmResult
+from ...llm.response import ChatResponse, TokenUsage, ToolCall
+
+GATEWAY_PATHS = ("/v1/chat/completions", "/v1/models", "/v1/embeddings")
+"""Paths that answer errors in OpenAI's shape (the request guard asks, for its 401 and 413)."""
+
+DEFAULT_MAX_TOKENS = 1024
+"""`max_tokens` when the caller sends none: the budget reserves it up front, so it must be finite.
+The smallest `max_tokens_per_call` of the call's levels still caps it."""
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class TextPart(_Wire):
+    type: str
+    text: str | None = None
+
+
+class FunctionCall(_Wire):
+    name: str = Field(max_length=200)
+    arguments: str = "{}"
+
+
+class MessageToolCall(_Wire):
+    id: str = Field(max_length=200)
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+
+class Message(_Wire):
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[TextPart] | None = None
+    name: str | None = None
+    tool_calls: list[MessageToolCall] | None = None
+    tool_call_id: str | None = None
+
+    def text(self) -> str:
+        if self.content is None or isinstance(self.content, str):
+            return self.content or ""
+        for part in self.content:
+            if part.type != "text":
+                from ...contract.errors import InvalidRequestError
+
+                raise InvalidRequestError(
+                    "messages.content", f"only text parts are supported, got a {part.type!r} part"
+                )
+        return "".join(part.text or "" for part in self.content)
+
+
+class FunctionDefinition(_Wire):
+    name: str = Field(min_length=1, max_length=200)
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+class Tool(_Wire):
+    type: Literal["function"] = "function"
+    function: FunctionDefinition
+
+
+class NamedFunction(_Wire):
+    name: str = Field(min_length=1, max_length=200)
+
+
+class NamedToolChoice(_Wire):
+    type: Literal["function"] = "function"
+    function: NamedFunction
+
+
+class StreamOptions(_Wire):
+    include_usage: bool = False
+
+
+class JsonSchemaFormat(_Wire):
+    name: str = "answer"
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+
+
+class ResponseFormat(_Wire):
+    type: Literal["text", "json_object", "json_schema"] = "text"
+    json_schema: JsonSchemaFormat | None = None
+
+
+class ChatCompletionRequest(_Wire):
+    """`POST /v1/chat/completions`: what the gateway reads of OpenAI's body."""
+
+    model: str = Field(
+        min_length=1,
+        max_length=500,
+        description="Anything the alias resolver takes: `default:analyze`, `anthropic:claude-sonnet-4-5`, "
+        "a comma cascade, or `purpose:light`.",
+    )
+    messages: list[Message] = Field(min_length=1, max_length=10_000)
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    tools: list[Tool] | None = Field(default=None, max_length=512)
+    tool_choice: Literal["auto", "none", "required"] | NamedToolChoice | None = None
+    response_format: ResponseFormat | None = None
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    n: int | None = Field(default=None, ge=1, le=1, description="Only one choice is produced.")
+    user: str | None = Field(default=None, max_length=200)
+    fallback_models: list[str] = Field(
+        default_factory=list,
+        max_length=16,
+        description="Zarniwoop extension: specs tried in order when the primary fails at run time.",
+    )
+
+    @property
+    def include_usage(self) -> bool:
+        return bool(self.stream_options and self.stream_options.include_usage)
+
+    def to_chat_request(self) -> ChatRequest:
+        """The manager's request: messages, tools and `tool_choice` as they came, JSON mode, the token cap."""
+        tool_choice = self.tool_choice
+        if isinstance(tool_choice, NamedToolChoice):
+            tool_choice = tool_choice.function.name  # type: ignore[assignment]
+        fmt = self.response_format
+        schema = fmt.json_schema.schema_ if fmt and fmt.json_schema else None
+        return ChatRequest(
+            tuple(_message(m) for m in self.messages),
+            max_tokens=self.max_completion_tokens or self.max_tokens or DEFAULT_MAX_TOKENS,
+            temperature=self.temperature,
+            tools=tuple(
+                ToolSpec(t.function.name, t.function.description, t.function.parameters)
+                for t in self.tools or ()
+            ),
+            tool_choice=tool_choice if isinstance(tool_choice, str) else None,
+            json_output=bool(fmt and fmt.type == "json_object"),
+            json_schema=schema if fmt and fmt.type == "json_schema" else None,
+        )
+
+
+def _message(message: Message) -> ChatMessage:
+    role = "system" if message.role == "developer" else message.role
+    calls = tuple(ToolCall(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or ())
+    return ChatMessage(
+        role,
+        message.text(),
+        tool_calls=calls,
+        tool_call_id=message.tool_call_id,
+        name=message.name,
+    )
+
+
+# -- answers ------------------------------------------------------------------------------------
+
+
+def finish_reason(response: ChatResponse) -> str:
+    """OpenAI's vocabulary, whatever the wire said (`end_turn`, `STOP`, `tool_use`, `max_tokens`…)."""
+    if response.tool_calls:
+        return "tool_calls"
+    raw = (response.finish_reason or "").lower()
+    if raw in ("length", "max_tokens", "max_output_tokens"):
+        return "length"
+    if raw in ("content_filter", "safety", "recitation", "refusal"):
+        return "content_filter"
+    return "stop"
+
+
+def tool_calls_json(calls: tuple[ToolCall, ...]) -> list[dict[str, Any]]:
+    return [
+        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+        for c in calls
+    ]
+
+
+def usage_json(usage: TokenUsage) -> dict[str, int]:
+    return {"prompt_tokens": usage.input, "completion_tokens": usage.output, "total_tokens": usage.total}
+
+
+def served_json(result: LlmResult) -> dict[str, Any]:
+    """The `zarniwoop` extension on every answer: what served, whose key, what it cost."""
+    return {
+        "instance": result.instance,
+        "model": result.model,
+        "credential_source": result.credential_source,
+        "cost_usd": result.cost_usd,
+        "usage_id": result.usage_id,
+        "failover": [s.to_json() for s in result.failover],
+    }
+
+
+def completion(result: LlmResult, model: str, completion_id: str, created: int) -> dict[str, Any]:
+    """A `chat.completion` object; `model` is what served, as `<instance>:<model>`."""
+    response = result.response
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": response.text if response.text or not response.tool_calls else None,
+    }
+    if response.tool_calls:
+        message["tool_calls"] = tool_calls_json(response.tool_calls)
+    if response.reasoning:
+        message["reasoning_content"] = response.reasoning
+    return {
+        "id": completion_id,
+        "object": "chat.completion",
+        "created": created,
+        "model": model,
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": finish_reason(response), "logprobs": None}
+        ],
+        "usage": usage_json(result.usage),
+        "zarniwoop": served_json(result),
+    }
+
+
+def chunk(
+    completion_id: str,
+    created: int,
+    model: str,
+    delta: dict[str, Any] | None,
+    *,
+    finish: str | None = None,
+    usage: TokenUsage | None = None,
+    extra: dict[str, Any] | None = None,
+) -> bytes:
+    """One SSE event of a `chat.completion.chunk`; `delta=None` is the usage-only last chunk (`choices: []`)."""
+    body: dict[str, Any] = {
+        "id": completion_id,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+    }
+    body["choices"] = (
+        [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]
+    )
+    if usage is not None:
+        body["usage"] = usage_json(usage)
+    if extra:
+        body.update(extra)
+    return sse(body)
+
+
+def sse(payload: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
+
+
+DONE = b"data: [DONE]\n\n"
+
+
+class OpenAIErrorDetail(BaseModel):
+    message: str
+    type: str
+    param: str | None = None
+    code: str | None = None
+
+
+class OpenAIErrorBody(BaseModel):
+    """OpenAI's error shape, which the gateway answers in (the rest of the API keeps its own)."""
+
+    error: OpenAIErrorDetail
+
+
+def error_json(
+    message: str, type_: str, param: str | None = None, code: str | None = None, **extra: Any
+) -> dict[str, Any]:
+    return {"error": {"message": message, "type": type_, "param": param, "code": code, **extra}}
+
+
+def model_entry(model_id: str, owned_by: str, created: int = 0, **extra: Any) -> dict[str, Any]:
+    """One element of `GET /v1/models`."""
+    return {"id": model_id, "object": "model", "created": created, "owned_by": owned_by, **extra}
+
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "DONE",
+    "GATEWAY_PATHS",
+    "ChatCompletionRequest",
+    "OpenAIErrorBody",
+    "chunk",
+    "completion",
+    "error_json",
+    "finish_reason",
+    "model_entry",
+    "served_json",
+    "sse",
+    "tool_calls_json",
+    "usage_json",
+]

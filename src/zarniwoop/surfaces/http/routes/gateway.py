@@ -1,0 +1,266 @@
+"""The OpenAI-compatible gateway: `POST /v1/chat/completions`, `GET /v1/models`, `POST /v1/embeddings`.
+
+Point any OpenAI SDK at `http://host:port/v1` with a token bound to an account
+(`zarniwoop tokens create --account mike`): every call runs the whole seed 002 path under that
+token's tenant, project and account — alias resolution, credential cascade, budgets reserved and
+settled at every level, per-minute limits, thresholds, failover and `fallback_models`, sanitizer
+and parsers, the usage record with `credential_source` — through `LlmManager.chat` / `.stream`,
+and answers in OpenAI's wire shape whatever wire served it (Anthropic, Gemini, Ollama, OpenAI).
+
+    client = openai.OpenAI(base_url="http://127.0.0.1:8765/v1", api_key="zw_…")
+    client.chat.completions.create(model="default:analyze", messages=[{"role": "user", "content": "hi"}])
+
+A token without an account is refused (403 `account_required`): budgets and usage are per account,
+and silently charging a project's "default" account would hide who spent them. Errors use OpenAI's
+shape `{"error": {"message", "type", "param", "code"}}` (the rest of the API keeps its own):
+
+    unknown model spec                 404 model_not_found          (param: model)
+    bad body                           400 invalid_request_error    (param: the field)
+    no key for the model's provider    400 missing_credential       (param: model)
+    a budget exhausted                 429 insufficient_quota       (level: account|project|team|tenant)
+    a per-minute limit                 429 rate_limit_exceeded      + Retry-After (seconds, rounded up)
+    every upstream failed              502 upstream_error
+    token without account / no scope   403 account_required / permission_denied
+    embeddings                         501 unsupported_endpoint     (no wire adapter carries them yet)
+
+The body is read only after the request guard checked the token (`guard.py`), and it is parsed
+here with the wire models of `openai_wire.py`, so a validation error is OpenAI-shaped too.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException
+
+from ....contract.errors import (
+    AccessDeniedError,
+    ConfigError,
+    InvalidRequestError,
+    MissingCredentialError,
+    NoProviderAvailableError,
+    ProviderError,
+    QuotaExceededError,
+    RateLimitExceededError,
+    UnknownModelError,
+    ZarniwoopError,
+)
+from ....llm.adapters import StreamDelta
+from ....llm.call import LlmCall, LlmResult
+from ....llm.usable import usable_models
+from ....tenancy.tokens import Principal
+from ..deps import Ctx, CurrentPrincipal
+from ..openai_wire import (
+    DONE,
+    ChatCompletionRequest,
+    OpenAIErrorBody,
+    chunk,
+    completion,
+    error_json,
+    finish_reason,
+    model_entry,
+    served_json,
+    sse,
+)
+
+log = logging.getLogger("zarniwoop.gateway")
+
+_ERRORS = {status: {"model": OpenAIErrorBody} for status in (400, 401, 403, 404, 429, 501, 502)}
+router = APIRouter(tags=["gateway"], responses=_ERRORS)  # type: ignore[arg-type]
+
+
+ACCOUNT_REQUIRED = (
+    "this token is not bound to an account; the gateway charges an account's budgets: "
+    "create one with `zarniwoop tokens create --account NAME`"
+)
+
+
+def gateway_call(principal: Principal) -> LlmCall:
+    """The token's tenant, project and account; `AccessDeniedError` for a token without an account."""
+    if not principal.account:
+        raise AccessDeniedError(ACCOUNT_REQUIRED)
+    scope = principal.scope_for(None, None)
+    return LlmCall(tenant=scope.tenant, project=scope.project, account=principal.account)
+
+
+@router.post(
+    "/v1/chat/completions",
+    summary="OpenAI-compatible chat completion under the token's account (stream: SSE chunks)",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": ChatCompletionRequest.model_json_schema()}},
+        }
+    },
+)
+async def chat_completions(request: Request, ctx: Ctx, principal: CurrentPrincipal) -> Response:
+    try:
+        who = gateway_call(principal)  # before the body is parsed: no account, no work
+        body = _parse(await request.body())
+        call = replace(
+            who, model=body.model, fallback_models=tuple(body.fallback_models), session_id=body.user
+        )
+        manager = await ctx.runtime.llm()
+        chat_request = body.to_chat_request()
+        completion_id, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
+        if body.stream:
+            items = manager.stream(call, chat_request).__aiter__()
+            first = await items.__anext__()  # a refusal or failover error still answers as JSON
+            return StreamingResponse(
+                _events(items, first, body, completion_id, created),
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            )
+        result = await manager.chat(call, chat_request)
+        return JSONResponse(completion(result, _served(result), completion_id, created))
+    except Exception as exc:
+        return error_response(exc)
+
+
+async def _events(
+    items: AsyncIterator[StreamDelta | LlmResult],
+    first: StreamDelta | LlmResult,
+    body: ChatCompletionRequest,
+    completion_id: str,
+    created: int,
+) -> AsyncIterator[bytes]:
+    """OpenAI's chunk stream: a role chunk, text deltas as they arrive, the tool calls and the finish
+    reason from the (sanitised) final result, the usage chunk when asked for, then `[DONE]`."""
+    model = body.model
+    yield chunk(completion_id, created, model, {"role": "assistant", "content": ""})
+    streamed_text = False
+    try:
+        item = first
+        while isinstance(item, StreamDelta):
+            if item.kind == "text" and item.text:
+                streamed_text = True
+                yield chunk(completion_id, created, model, {"content": item.text})
+            elif item.kind == "reasoning" and item.text:
+                yield chunk(completion_id, created, model, {"reasoning_content": item.text})
+            item = await items.__anext__()
+        result, served = item, _served(item)
+        response = result.response
+        if response.text and not streamed_text:  # nothing came as deltas (or only markup): say it once
+            yield chunk(completion_id, created, served, {"content": response.text})
+        if response.tool_calls:
+            calls = [
+                {
+                    "index": i,
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
+                for i, c in enumerate(response.tool_calls)
+            ]
+            yield chunk(completion_id, created, served, {"tool_calls": calls})
+        extra = {"zarniwoop": served_json(result)}
+        yield chunk(completion_id, created, served, {}, finish=finish_reason(response), extra=extra)
+        if body.include_usage:
+            yield chunk(completion_id, created, served, None, usage=result.usage)
+        yield DONE
+    except Exception as exc:  # mid-stream: the status is sent already, so the error is an event
+        status, payload, _ = _error_parts(exc)
+        log.warning("gateway stream failed after it started (%s): %s", status, payload["error"]["message"])
+        yield sse(payload)
+    finally:
+        aclose = getattr(items, "aclose", None)
+        if aclose is not None:
+            await aclose()  # a client that went away gives the budget hold back
+
+
+@router.get("/v1/models", summary="The aliases and catalog models this token's account may use")
+async def list_models(ctx: Ctx, principal: CurrentPrincipal) -> Response:
+    try:
+        call = gateway_call(principal)
+        manager = await ctx.runtime.llm()
+        models = await usable_models(manager, await ctx.runtime.catalog(), call)
+    except Exception as exc:
+        return error_response(exc)
+    data = [
+        model_entry(m.id, m.owned_by, target=m.target, credential_source=m.credential_source) for m in models
+    ]
+    return JSONResponse({"object": "list", "data": data})
+
+
+@router.post("/v1/embeddings", summary="Not supported: answers 501 in OpenAI's error shape")
+async def embeddings(principal: CurrentPrincipal) -> Response:
+    try:
+        gateway_call(principal)
+    except Exception as exc:
+        return error_response(exc)
+    message = "embeddings are not supported by this gateway: no wire adapter carries an embeddings call"
+    return JSONResponse(
+        error_json(message, "invalid_request_error", None, "unsupported_endpoint"), status_code=501
+    )
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _parse(raw: bytes) -> ChatCompletionRequest:
+    if not raw.strip():
+        raise InvalidRequestError("body", "expected a JSON chat completion request")
+    return ChatCompletionRequest.model_validate_json(raw)
+
+
+def _served(result: LlmResult) -> str:
+    """What served, as a spec one could send back: `<instance>:<model>`."""
+    return f"{result.instance}:{result.model}"
+
+
+def error_response(exc: BaseException) -> JSONResponse:
+    status, payload, headers = _error_parts(exc)
+    return JSONResponse(payload, status_code=status, headers=headers)
+
+
+def _error_parts(exc: BaseException) -> tuple[int, dict[str, Any], dict[str, str]]:
+    """OpenAI's error shape and status for anything a gateway call can raise."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
+        param = ".".join(str(p) for p in first.get("loc", ()) if not isinstance(p, int)) or None
+        message = f"{param}: {first.get('msg')}" if param else str(first.get("msg"))
+        return 400, error_json(message, "invalid_request_error", param, "invalid_value"), {}
+    if isinstance(exc, RateLimitExceededError):
+        body = error_json(exc.message, "requests", None, "rate_limit_exceeded", level=exc.level)
+        return 429, body, {"Retry-After": str(max(1, math.ceil(exc.retry_after)))}
+    if isinstance(exc, QuotaExceededError):
+        return (
+            429,
+            error_json(exc.message, "insufficient_quota", None, "insufficient_quota", level=exc.level),
+            {},
+        )
+    if isinstance(exc, UnknownModelError):
+        return 404, error_json(exc.message, "invalid_request_error", "model", "model_not_found"), {}
+    if isinstance(exc, MissingCredentialError):
+        return 400, error_json(exc.message, "invalid_request_error", "model", "missing_credential"), {}
+    if isinstance(exc, InvalidRequestError):
+        return 400, error_json(exc.message, "invalid_request_error", exc.field, "invalid_value"), {}
+    if isinstance(exc, AccessDeniedError):
+        code = "account_required" if exc.message == ACCOUNT_REQUIRED else "permission_denied"
+        return 403, error_json(exc.message, "permission_error", None, code), {}
+    if isinstance(exc, (NoProviderAvailableError, ProviderError)):
+        return 502, error_json(exc.message, "upstream_error", None, "upstream_failed"), {}
+    if isinstance(exc, ConfigError):
+        return 400, error_json(exc.message, "invalid_request_error", None, "config_error"), {}
+    if isinstance(exc, ZarniwoopError):
+        return 400, error_json(exc.message, "invalid_request_error", None, None), {}
+    if isinstance(exc, HTTPException):
+        return (
+            exc.status_code,
+            error_json(str(exc.detail), "invalid_request_error", None, None),
+            dict(exc.headers or {}),
+        )
+    log.exception("gateway call failed unexpectedly")
+    return 500, error_json("internal error; the server log has the details", "server_error", None, None), {}
+
+
+__all__ = ["error_response", "gateway_call", "router"]

@@ -1,0 +1,157 @@
+"""A gateway to test against: the seed's org tree (tests/support/llm.py) plus an OpenAI-wire key for
+mike, every wire pointed at the loopback emulator, an account-bound token, and the recorded answers.
+
+    setup = prepare_gateway(tmp_path, emulator)            # config written, keys and token stored
+    with served(setup.config, setup.home) as server:
+        client = openai.OpenAI(base_url=server.url + "/v1", api_key=setup.token, max_retries=0)
+
+Also used by `bench/gateway_overhead.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from zarniwoop.runtime import Runtime
+
+from .emulator import Emulator, Reply
+from .llm import KEYS, seed_tenants
+from .runtime import write_config
+
+OPENAI_KEY = "sk-MIKE-0006-openai-personal"
+MODELS = {
+    "openai": "openai:gpt-4o-mini",
+    "anthropic": "anthropic:claude-sonnet-4-5",
+    "gemini": "gemini:gemini-2.5-pro",
+}
+"""One model spec per upstream wire; mike has a key of his own for each."""
+MIKE_KEYS = {
+    "openai": OPENAI_KEY,
+    "anthropic": KEYS[("account", "mike", "cred_mike_anthropic")],
+    "gemini": KEYS[("account", "mike", "cred_mike_google")],
+}
+
+
+def upstream_path(wire: str, stream: bool = False) -> str:
+    """Where the emulator answers each wire (the OpenAI base URL is `<emulator>/v1`)."""
+    if wire == "openai":
+        return "/v1/chat/completions"
+    if wire == "anthropic":
+        return "/v1/messages"
+    model = MODELS["gemini"].split(":", 1)[1]
+    return f"/v1beta/models/{model}:{'streamGenerateContent' if stream else 'generateContent'}"
+
+
+def sent_key(wire: str, request: Any) -> str | None:
+    """The key an upstream request carried, read the way each wire sends it."""
+    if wire == "openai":
+        return (request.header("authorization") or "").removeprefix("Bearer ")
+    return request.header("x-api-key" if wire == "anthropic" else "x-goog-api-key")
+
+
+def gateway_tenants(emulator: Emulator, **extra_accounts: dict[str, Any]) -> dict[str, Any]:
+    tenants = copy.deepcopy(seed_tenants(emulator))
+    acme = tenants["acme"]
+    acme["settings"]["ai.provider.openai.baseUrl"] = emulator.url + "/v1"
+    acme["accounts"]["mike"]["llm"]["providers"].append(
+        {"provider": "openai", "model": "gpt-4o-mini", "api_key_ref": "cred_mike_openai", "priority": 3}
+    )
+    acme["accounts"].update(extra_accounts)
+    return tenants
+
+
+@dataclass(frozen=True)
+class GatewaySetup:
+    config: Path
+    home: Path
+    token: str
+    """A user token for acme/transformer-review bound to account mike."""
+    tokens: Mapping[str, str]
+    """Further tokens by name (see `prepare_gateway(tokens=…)`)."""
+
+
+def prepare_gateway(
+    directory: Path,
+    emulator: Emulator,
+    *,
+    tenants: dict[str, Any] | None = None,
+    settings: dict[str, Any] | None = None,
+    backend: Mapping[str, Any] | None = None,
+    tokens: Mapping[str, tuple[str, str | None]] | None = None,
+) -> GatewaySetup:
+    """Write the config, store the seed's keys and mike's OpenAI key, and create the tokens.
+
+    `tokens`: name → (project, account or None), all user tokens of tenant acme."""
+    config = {"settings": settings or {}, "tenants": tenants or gateway_tenants(emulator), **(backend or {})}
+    path = write_config(directory, config)
+    home = directory / "home"
+
+    async def setup() -> tuple[str, dict[str, str]]:
+        runtime = await Runtime.open(path, home=home)
+        try:
+            for (level, owner, name), value in KEYS.items():
+                await runtime.credentials.set("acme", level, owner, name, value)
+            await runtime.credentials.set("acme", "account", "mike", "cred_mike_openai", OPENAI_KEY)
+            main = await runtime.tokens.create("acme", "transformer-review", "user", account="mike")
+            more = {}
+            for name, (project, account) in (tokens or {}).items():
+                more[name] = (await runtime.tokens.create("acme", project, "user", account=account)).token
+            return main.token, more
+        finally:
+            await runtime.aclose()
+
+    token, more = asyncio.run(setup())
+    return GatewaySetup(path, home, token, more)
+
+
+def openai_completion(
+    text: str, prompt_tokens: int, completion_tokens: int, model: str = "gpt-4o-mini", **reply: Any
+) -> Reply:
+    """A synthetic OpenAI chat completion with exactly this usage (for budget arithmetic); `reply`
+    goes to `Reply` (`delay=…`)."""
+    return Reply.json(
+        {
+            "id": "chatcmpl-emulated",
+            "object": "chat.completion",
+            "created": 1,
+            "model": model,
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        },
+        **reply,
+    )
+
+
+def openai_text_stream(text: str, usage: tuple[int, int]) -> bytes:
+    """OpenAI's SSE framing of `text` in word-sized deltas, usage in a last `choices: []` chunk."""
+    words = text.split(" ")
+    pieces = [w + (" " if i < len(words) - 1 else "") for i, w in enumerate(words)]
+    base = {
+        "id": "chatcmpl-emulated",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "gpt-4o-mini",
+    }
+    chunks = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}]
+    chunks += [{**base, "choices": [{"index": 0, "delta": {"content": p}}]} for p in pieces]
+    chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    chunks.append(
+        {
+            **base,
+            "choices": [],
+            "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)},
+        }
+    )
+    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"

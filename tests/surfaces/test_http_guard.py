@@ -1,0 +1,128 @@
+"""The request guard on a real `zarniwoop serve`: the token before the body, bodies capped at 1 MiB
+with a 413 in the one error shape, header sizes capped by h11 (issue 11, item 5)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+from zarniwoop.surfaces.http.guard import MAX_BODY_BYTES
+
+from ..support.served import rss_kib, served
+
+MIB = 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("guard")
+    config = tmp_path / "zarniwoop.yaml"
+    config.write_text(yaml.safe_dump({"settings": {}}))
+    with served(config, tmp_path / "home") as running:
+        yield running
+
+
+def _exchange(url: str, head: str, body_chunks=(), *, read_timeout: float = 10.0) -> tuple[int, dict, int]:
+    """Send raw bytes, stop at the first error (the server may close mid-body); return the status,
+    the JSON body and how many body bytes got out before the answer came."""
+    parts = urlsplit(url)
+    sock = socket.create_connection((parts.hostname, parts.port), timeout=read_timeout)
+    sent = 0
+    try:
+        sock.sendall(head.encode("latin-1"))
+        sock.setblocking(False)
+        for chunk in body_chunks:
+            try:
+                sock.sendall(chunk)
+            except (BlockingIOError, BrokenPipeError, ConnectionResetError):
+                break  # the server stopped reading: it has answered already
+            sent += len(chunk)
+            try:
+                if sock.recv(1, socket.MSG_PEEK):
+                    break
+            except BlockingIOError:
+                pass
+            except ConnectionResetError:
+                break
+        sock.setblocking(True)
+        sock.settimeout(read_timeout)
+        raw = b""
+        while b"\r\n\r\n" not in raw or len(raw) < raw.index(b"\r\n\r\n") + 4 + _length(raw):
+            data = sock.recv(65536)
+            if not data:
+                break
+            raw += data
+    finally:
+        sock.close()
+    status = int(raw.split(b" ", 2)[1])
+    body = raw.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in raw else b""
+    return status, (json.loads(body) if body.strip().startswith(b"{") else {}), sent
+
+
+def _length(raw: bytes) -> int:
+    head = raw.split(b"\r\n\r\n", 1)[0].lower()
+    for line in head.split(b"\r\n"):
+        if line.startswith(b"content-length:"):
+            return int(line.split(b":", 1)[1])
+    return 0
+
+
+def _post(path: str, extra: str) -> str:
+    return f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n{extra}\r\n"
+
+
+def test_no_token_is_a_401_before_the_body_is_read(server):
+    rss_before = rss_kib(server.pid)
+    started = time.monotonic()
+    chunks = (b"x" * MIB for _ in range(300))  # claims and tries to send 300 MB
+    status, body, sent = _exchange(
+        server.url, _post("/v1/research/search", f"Content-Length: {300 * MIB}\r\n"), chunks
+    )
+    assert status == 401
+    assert body == {"error": {"message": "missing bearer token: send Authorization: Bearer <token>"}}
+    assert time.monotonic() - started < 10
+    assert sent < 100 * MIB  # the server answered and closed long before the body was through
+    assert rss_kib(server.pid) - rss_before < 20 * 1024  # was +900 MB before the guard
+
+
+@pytest.mark.parametrize("path", ["/v1/research/search", "/v1/tools/research_search", "/mcp"])
+def test_a_declared_length_over_the_cap_is_a_413_at_once(server, path):
+    auth = f"Authorization: Bearer {server.token}\r\n"
+    head = _post(path, f"{auth}Content-Length: {MAX_BODY_BYTES + 1}\r\n")
+    status, body, _ = _exchange(server.url, head, (b"x" * 65536 for _ in range(32)))
+    assert (status, body) == (413, {"error": {"message": f"request body over {MAX_BODY_BYTES} bytes"}})
+
+
+@pytest.mark.parametrize("path", ["/v1/research/search", "/mcp"])
+def test_a_chunked_body_is_cut_at_the_cap_with_a_413(server, path):
+    auth = f"Authorization: Bearer {server.token}\r\nAccept: application/json, text/event-stream\r\n"
+    head = _post(path, f"{auth}Transfer-Encoding: chunked\r\n")
+    piece = b"x" * 65536
+    chunk = f"{len(piece):x}\r\n".encode() + piece + b"\r\n"
+    status, body, sent = _exchange(server.url, head, (chunk for _ in range(512)))  # 32 MiB
+    assert (status, body) == (413, {"error": {"message": f"request body over {MAX_BODY_BYTES} bytes"}})
+    assert sent < 16 * MIB  # cut near the cap (socket buffers hold a few MiB more)
+
+
+def test_a_body_under_the_cap_is_served(server):
+    payload = json.dumps({"query": "x" * 100, "modality": "web"}).encode()
+    head = _post(
+        "/v1/research/search", f"Authorization: Bearer {server.token}\r\nContent-Length: {len(payload)}\r\n"
+    )
+    status, body, _ = _exchange(server.url, head, [payload])
+    assert status == 200 and body["query"] == "x" * 100
+
+
+def test_oversized_headers_are_refused_and_the_server_keeps_serving(server):
+    # h11 bounds what it buffers while a request head is incomplete: a head larger than one read
+    # plus the cap (16 KiB) is refused, so a request head can never grow the server's memory much.
+    head = f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {'a' * 256 * 1024}\r\n\r\n"
+    status, _, _ = _exchange(server.url, head)
+    assert status in (400, 431)
+    status, body, _ = _exchange(server.url, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    assert status == 200 and body["status"] == "ok"
