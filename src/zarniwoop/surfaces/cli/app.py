@@ -79,6 +79,11 @@ def names_param(ctx: typer.Context, param: Any, value: list[str] | None) -> list
 
 
 def _scope_param(ctx: typer.Context, param: Any, value: str) -> str:
+    if not value.strip():  # `--project ""`: the seed's "research tools require a project scope", exit 2
+        from ...contract.errors import ScopeRequiredError
+
+        typer.echo(f"error: {ScopeRequiredError(param.name).message}", err=True)
+        raise typer.Exit(2)
     # The operator's own CLI may address the settings levels (`--tenant _system`, `--project _tenant`).
     return str(name_option(value, param, allow_level=True))
 
@@ -97,7 +102,6 @@ def _globals(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks and debug logs.", metavar=" "),
 ) -> None:
     ctx.obj = Globals(config, tenant, project, debug)
-    guarded(ctx.obj, lambda: ctx.obj.scope)  # `--project ""`: exit 2 before any command runs
     if debug:
         import logging
 
