@@ -55,7 +55,7 @@ def test_cli_blank_project_exits_2_naming_the_scope(tmp_path, monkeypatch, emula
     runner = CliRunner()
     result = runner.invoke(cli_app, ["--config", str(config), "--project", project, "search", "aurora"])
     assert result.exit_code == 2
-    assert result.stderr.strip() == f"error: {SCOPE_ERROR}"
+    assert result.stderr.strip() == "error: --project: research tools require a project scope"
     assert emulator.requests() == []
     default = runner.invoke(cli_app, ["--config", str(config), "search", "aurora", "-m", "encyclopedia"])
     assert default.exit_code == 0, default.stderr  # no project named: the default project

@@ -82,7 +82,7 @@ def _scope_param(ctx: typer.Context, param: Any, value: str) -> str:
     if not value.strip():  # `--project ""`: the seed's "research tools require a project scope", exit 2
         from ...contract.errors import ScopeRequiredError
 
-        typer.echo(f"error: {ScopeRequiredError(param.name).message}", err=True)
+        typer.echo(f"error: {param.opts[0]}: {ScopeRequiredError(param.name).reason}", err=True)
         raise typer.Exit(2)
     # The operator's own CLI may address the settings levels (`--tenant _system`, `--project _tenant`).
     return str(name_option(value, param, allow_level=True))
