@@ -38,7 +38,7 @@ from .tools.dialects import Dialect
 from .tools.investigate import INVESTIGATE
 from .tools.registry import Toolbox, parse_arguments
 from .tools.rich import RICH
-from .tools.search import SEARCH, SEARCH_EXPERT, expert_request, search_request
+from .tools.search import SEARCH, SEARCH_EXPERT, checked_overrides, expert_request, search_request
 
 if TYPE_CHECKING:
     from anyio.from_thread import BlockingPortal
@@ -87,9 +87,10 @@ class Zarniwoop:
         """
         if role not in ("user", "admin"):
             raise InvalidRequestError("role", f"expected user or admin, got {role!r}")
+        # None = not named → the environment or `default`; a named but blank scope is refused.
         scope = SearchScope(
-            tenant or os.environ.get("ZARNIWOOP_TENANT") or "default",
-            project or os.environ.get("ZARNIWOOP_PROJECT") or "default",
+            tenant if tenant is not None else os.environ.get("ZARNIWOOP_TENANT") or "default",
+            project if project is not None else os.environ.get("ZARNIWOOP_PROJECT") or "default",
         )
 
         async def build() -> Zarniwoop:
@@ -128,7 +129,10 @@ class Zarniwoop:
 
     def scoped(self, tenant: str | None = None, project: str | None = None) -> Zarniwoop:
         """The same runtime for another scope (closing it does not close the runtime)."""
-        scope = SearchScope(tenant or self._scope.tenant, project or self._scope.project)
+        scope = SearchScope(
+            self._scope.tenant if tenant is None else tenant,
+            self._scope.project if project is None else project,
+        )
         return Zarniwoop(self._runtime, scope, admin=self._admin, owns_runtime=False)
 
     async def search(
@@ -139,11 +143,17 @@ class Zarniwoop:
         max_results: int = 10,
         locale: str | None = None,
         profile: str | None = None,
+        overrides: Mapping[str, object] | None = None,
     ) -> SearchResult:
-        """`research_search`: one modality through the provider cascade (an agent `profile`'s, if named)."""
+        """`research_search`: one modality through the provider cascade (an agent `profile`'s, if named).
+
+        `overrides`: per-call settings, innermost in the cascade (DESIGN §2), e.g.
+        `overrides={"research.default.web": "brave"}`; only `research.*` keys.
+        """
         raw = {"query": query, "modality": modality, "maxResults": max_results, "locale": locale}
         args = parse_arguments(SEARCH, raw | {"profile": profile})
-        return await self._runtime.dispatcher.search(search_request(args), self._scope)
+        checked = checked_overrides(overrides) or None
+        return await self._runtime.dispatcher.search(search_request(args), self._scope, checked)
 
     async def search_expert(
         self,
@@ -159,8 +169,10 @@ class Zarniwoop:
         language: str | None = None,
         pinned_provider_id: str | None = None,
         profile: str | None = None,
+        overrides: Mapping[str, object] | None = None,
     ) -> SearchResult:
-        """`research_search_expert`: filters, or exactly one provider instance with `pinned_provider_id`."""
+        """`research_search_expert`: filters, or exactly one provider instance with `pinned_provider_id`;
+        `overrides` as for `search`."""
         raw = {
             "query": query,
             "modality": modality,
@@ -175,7 +187,8 @@ class Zarniwoop:
             "profile": profile,
         }
         args = parse_arguments(SEARCH_EXPERT, raw)
-        return await self._runtime.dispatcher.search(expert_request(args), self._scope)
+        checked = checked_overrides(overrides) or None
+        return await self._runtime.dispatcher.search(expert_request(args), self._scope, checked)
 
     async def rich(self, query: str, *, max_results: int = 10) -> dict[Modality, SearchResult]:
         """`research_rich`: WEB, IMAGE, VIDEO and NEWS concurrently; a failed modality carries its error."""
@@ -192,17 +205,25 @@ class Zarniwoop:
         )
 
     async def investigate(
-        self, question: str, *, max_results: int | None = None, depth: int | None = None
+        self,
+        question: str,
+        *,
+        max_results: int | None = None,
+        depth: int | None = None,
+        insights: bool | None = None,
     ) -> RankedHitSet:
-        """`research_investigate`: the curated pipeline — ranked hits with reasons, and the dropped ones."""
+        """`research_investigate`: the curated pipeline — ranked hits with reasons, the dropped ones, and
+        insights (claims citing the hits, entities) unless `insights=False`."""
         from .tools.investigate import DEFAULT_MAX_RESULTS
 
-        args = parse_arguments(INVESTIGATE, {"question": question, "maxResults": max_results, "depth": depth})
+        raw = {"question": question, "maxResults": max_results, "depth": depth, "insights": insights}
+        args = parse_arguments(INVESTIGATE, raw)
         return await self._runtime.investigator.investigate(
             args.question,
             self._scope,
             max_results=args.max_results or DEFAULT_MAX_RESULTS,
             depth=args.depth or 0,
+            insights=args.insights,
         )
 
     async def providers(self) -> list[dict[str, Any]]:

@@ -34,7 +34,7 @@ from .config import keys as K
 from .config.defaults import builtin_settings
 from .config.file import ConfigFile, load_config, parse_config
 from .config.settings import SettingService
-from .config.validate import validate_settings
+from .config.validate import extras_warnings, validate_settings
 from .contract.errors import ConfigError
 from .contract.query import SearchScope
 from .dispatch.cache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
@@ -130,6 +130,8 @@ class Runtime:
             known = {**load_protocols(), **(protocols or {})}
             settings = SettingService(db, box, builtin_settings(known))
             await seed_settings(settings, config, known)
+            for warning in extras_warnings(settings, known):
+                log.warning("%s", warning)
             # Tenant credentials (also the search factory's key lookup) and the org tree.
             credentials = CredentialStore(db, box)
             directory = OrgDirectory(db)
@@ -214,7 +216,13 @@ class Runtime:
         from .research.factory import build_investigator
 
         return build_investigator(
-            self.dispatcher, self.content, self.settings, self.org, llm=self.llm, factory=self.factory
+            self.dispatcher,
+            self.content,
+            self.settings,
+            self.org,
+            llm=self.llm,
+            factory=self.factory,
+            documents=self.home / "documents",
         )
 
     async def catalog(self) -> Catalog:

@@ -44,6 +44,7 @@ EXAMPLES: dict[str, ZarniwoopError] = {
     "RateLimitExceededError": errors.RateLimitExceededError("project", 12.5),
     "RateLimitedError": errors.RateLimitedError(7.0, "slow down", instance_id="serper-main"),
     "ResponseTooLargeError": errors.ResponseTooLargeError("over the cap"),
+    "ScopeRequiredError": errors.ScopeRequiredError("project"),
     "TargetRefusedError": errors.TargetRefusedError("http://10.0.0.1/", "private address"),
     "TransportError": errors.TransportError("reset"),
     "UnknownModelError": errors.UnknownModelError("openai:gpt-x", "no such model", "not_configured"),

@@ -98,8 +98,12 @@ async def test_investigate_ranks_dedups_and_explains_drops(tmp_path, emulator):
             "What evidence is there for off-target effects of CRISPR?", SearchScope(), max_results=5
         )
     data = ranked.to_json()
-    assert data["strategies"] == {"plan": "heuristic", "evaluate": "lexical"}
+    assert data["strategies"] == {"plan": "heuristic", "evaluate": "lexical", "insights": "extractive"}
     assert [s["modality"] for s in data["plan"]["searches"]] == ["ACADEMIC", "WEB", "ENCYCLOPEDIA"]
+    kept_keys = {h["key"] for h in data["hits"]}
+    assert data["insights"]["claims"] and all(
+        c["citations"] and set(c["citations"]) <= kept_keys for c in data["insights"]["claims"]
+    )
     titles = [h["hit"]["title"] for h in data["hits"]]
     assert titles[0] == "Off-target effects of CRISPR base editors"
     assert "A survey of bread baking" not in titles
@@ -153,10 +157,11 @@ async def test_too_few_survivors_trigger_a_refine_wave(tmp_path, emulator):
         "search",
         "dedup",
         "evaluate",
+        "insights",
     ]
-    assert [s.done for s in steps] == list(range(1, 9))
-    assert [s.total for s in steps] == [4, 4, 4, 4, 8, 8, 8, 8]
-    assert steps[4].message == "only 0 relevant: 1 more searches"
+    assert [s.done for s in steps] == list(range(1, 10))
+    assert [s.total for s in steps] == [5, 5, 5, 5, 9, 9, 9, 9, 9]
+    assert steps[4].message == "only 0 relevant: 1 more searches (heuristic)"
     assert calls == [
         "tardigrade desiccation tolerance mechanism study",
         "tardigrade desiccation tolerance mechanism",
@@ -204,7 +209,12 @@ def test_cli_investigate_json(tmp_path, emulator, monkeypatch):
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert [h["hit"]["title"] for h in data["hits"]] == ["Tardigrade desiccation"]
-    assert data["strategies"] == {"plan": "heuristic", "evaluate": "lexical"}
+    assert data["strategies"] == {
+        "plan": "heuristic",
+        "evaluate": "lexical",
+        "refine": "heuristic",
+        "insights": "extractive",
+    }
     empty = CliRunner().invoke(app, ["--config", str(cfg), "investigate", "  "])
     assert empty.exit_code == 2
     assert empty.stderr.strip() == "error: question: must be a non-empty string"
@@ -325,13 +335,17 @@ async def test_with_an_llm_configured_plan_and_evaluate_use_the_recipes(tmp_path
         "ai.default.model": "gpt-4o-mini",
         "ai.provider.openai.baseUrl": f"{emulator.url}/v1",
         "ai.provider.openai.apiKey": "sk-test-research",
+        "research.investigate.minHits": 1,
+        "research.insights.enabled": False,
     }
     async with await open_runtime(tmp_path, settings) as rt:
         ranked = await rt.investigator.investigate("off-target effects of CRISPR", SearchScope())
     assert ranked.strategies == {
         "plan": "llm:zarniwoop-research-plan",
         "evaluate": "llm:zarniwoop-research-evaluate",
+        "insights": "off",
     }
+    assert ranked.insights is None
     assert [(s.query, s.modality.value, dict(s.source_affinity)) for s in ranked.plan.searches] == [
         ("CRISPR off-target", "ACADEMIC", {"oa": 1.4})  # the unknown modality and source were cleaned away
     ]

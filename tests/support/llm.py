@@ -161,3 +161,67 @@ async def manager_for(runtime: Runtime, sleeps: Sleeps | None = None, environ: d
     if environ is not None:
         manager.environ = environ
     return manager
+
+
+def openai_chat(content: str) -> dict[str, Any]:
+    """An OpenAI `chat.completion` body answering `content`."""
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "model": "gpt-4o-mini",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 40, "total_tokens": 160},
+    }
+
+
+RECIPE_MARKERS = {
+    "zarniwoop-research-refine": "First round of searches",
+    "zarniwoop-research-plan": "Plan at most",
+    "zarniwoop-research-evaluate": "You screen search results",
+    "zarniwoop-research-rerank": "You rank search results",
+    "zarniwoop-research-insights": "You summarise evidence",
+}
+"""How the scripted LLM tells the bundled recipes apart: a phrase of each one's system or user prompt
+(refine before plan: the refine prompt also says "plan at most")."""
+
+
+class ScriptedLlm:
+    """An OpenAI-wire LLM on the emulator that answers each research recipe with a script.
+
+    `answers[recipe]` is `(prompt, request body) -> dict | Reply`: a dict is sent as the JSON answer
+    in a chat completion, a `Reply` as is (a 500, say). `calls[recipe]` logs each prompt and body.
+
+        llm = ScriptedLlm(emulator, {"zarniwoop-research-plan": lambda prompt, body: {...}})
+        settings = {**llm.settings(), ...}
+    """
+
+    def __init__(self, emulator: Emulator, answers: dict[str, Any], *, model: str = "gpt-4o-mini") -> None:
+        self.emulator = emulator
+        self.answers = answers
+        self.model = model
+        self.calls: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        emulator.add(OPENAI_PATH, self._route)
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "ai.default.provider": "openai",
+            "ai.default.model": self.model,
+            "ai.provider.openai.baseUrl": f"{self.emulator.url}/v1",
+            "ai.provider.openai.apiKey": "sk-test-scripted",
+        }
+
+    def _route(self, request: Any) -> Reply:
+        import json
+
+        body = request.json()
+        text = "\n".join(m["content"] for m in body["messages"] if isinstance(m.get("content"), str))
+        recipe = next((name for name, marker in RECIPE_MARKERS.items() if marker in text), "unknown")
+        prompt = body["messages"][-1]["content"]
+        self.calls.setdefault(recipe, []).append((prompt, body))
+        answer = self.answers.get(recipe)
+        if answer is None:
+            return Reply.json({"error": {"message": f"no script for {recipe}"}}, status=400)
+        out = answer(prompt, body)
+        return out if isinstance(out, Reply) else Reply.json(openai_chat(json.dumps(out)))

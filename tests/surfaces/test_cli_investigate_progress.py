@@ -52,7 +52,7 @@ def test_human_output_on_a_terminal_draws_a_progress_bar(tmp_path, emulator, mon
     result = CliRunner().invoke(app, ["--config", str(config), "investigate", QUESTION])
     assert result.exit_code == 0, result.output
     assert "\x1b[?25l" in result.stderr  # the live display hid the cursor while the bar was up
-    assert "7/7" in result.stderr  # plan, 4 searches, dedup, evaluate: the bar ran to its end
+    assert "8/8" in result.stderr  # plan, 4 searches, dedup, evaluate, insights: the bar ran to its end
     assert QUESTION in result.stdout
 
 

@@ -116,9 +116,17 @@ def test_healthz_and_openapi_need_no_token(api):
     spec = api.client.get("/openapi.json").json()
     for path in ("/v1/research/search", "/v1/research/rich", "/v1/_routing", "/v1/tools/{name}", "/v1/usage"):
         assert path in spec["paths"]
-    # the tool's own schema, plus the caller's (never the model's) cache switch
+    # the tool's own schema, plus the caller's (never the model's) cache switch and admin-only overrides
     body = spec["components"]["schemas"]["SearchBody"]
-    assert list(body["properties"]) == ["query", "modality", "maxResults", "locale", "profile", "cache"]
+    assert list(body["properties"]) == [
+        "query",
+        "modality",
+        "maxResults",
+        "locale",
+        "profile",
+        "cache",
+        "overrides",
+    ]
     assert body["required"] == ["query", "modality"]
     # Every status a handler can answer is documented, with the one error shape.
     responses = spec["paths"]["/v1/research/search"]["post"]["responses"]
@@ -198,6 +206,7 @@ def test_routing_view_shape(api):
         "reachable": True,
         "cooldownUntil": None,
         "quota": None,
+        "statusText": None,
         "lastError": None,
     }
     # cooldowns are per modality: wiki-a cools down for ENCYCLOPEDIA only and is still WEB's pick

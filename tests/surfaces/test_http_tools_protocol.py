@@ -96,7 +96,7 @@ async def test_investigate_streams_its_steps_then_the_result(http):
     kinds = [name for name, _ in events]
     assert kinds == ["progress"] * (len(events) - 1) + ["result"]
     steps = [data["step"] for name, data in events if name == "progress"]
-    assert steps == ["plan", *["search"] * len(plain["searches"]), "dedup", "evaluate"]
+    assert steps == ["plan", *["search"] * len(plain["searches"]), "dedup", "evaluate", "insights"]
     assert [data["done"] for _, data in events[:-1]] == list(range(1, len(events)))
     assert events[0][1]["message"] == f"planned {len(plain['searches'])} searches (heuristic)"
     result = events[-1][1]

@@ -91,7 +91,7 @@ async def test_investigate_reports_each_step_to_a_progress_token(client):
     assert len(steps) >= 4
     names = [message.split(":")[0] for _, _, message in steps]
     searches = result.structured_content["searches"]
-    assert names == ["plan", *["search"] * len(searches), "dedup", "evaluate"]
+    assert names == ["plan", *["search"] * len(searches), "dedup", "evaluate", "insights"]
     assert steps[0][2] == f"plan: planned {len(searches)} searches (heuristic)"
     assert [p for p, _, _ in steps] == list(range(1, len(steps) + 1))  # progress only grows
     assert steps[-1][0] == steps[-1][1]  # and ends at the total

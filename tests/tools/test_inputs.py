@@ -85,7 +85,8 @@ def test_expert_rich_investigate_providers_schemas():
         "maxResults",
     ]
     investigate = tool_spec("research_investigate").input_schema
-    assert list(investigate["properties"]) == ["question", "maxResults", "depth", "profile"]
+    assert list(investigate["properties"]) == ["question", "maxResults", "depth", "profile", "insights"]
+    assert "boolean" in investigate["properties"]["insights"]["type"]
     assert investigate["required"] == ["question"]
     assert tool_spec("research_providers").input_schema["properties"] == {}
     assert tool_spec("research_providers").input_schema["required"] == []
@@ -215,6 +216,14 @@ def test_expert_parameters_are_checked():
 def test_investigate_depth_bounds():
     assert invalid("research_investigate", {"question": "q", "depth": 9}).field == "depth"
     assert invalid("research_investigate", {"question": "q", "depth": "deep"}).field == "depth"
+    assert invalid("research_investigate", {"question": "q", "insights": "maybe"}).field == "insights"
+
+
+def test_no_tool_schema_offers_per_call_overrides():
+    # Overrides are for trusted callers (Python API, admin HTTP); a model must never see or send them.
+    for name in ("research_search", "research_search_expert", "research_rich", "research_investigate"):
+        assert "overrides" not in tool_spec(name).input_schema["properties"]
+    assert invalid("research_search", {"query": "q", "modality": "web", "overrides": {}}).field == "overrides"
 
 
 def test_unknown_tool_name_lists_the_tools():

@@ -67,7 +67,7 @@ async def test_the_recorded_bodies_came_through(results):
     assert all("query" not in s and "tier" not in s for s in rich["results"].values())
     investigate = results["research_investigate"].structured
     assert "plan" not in investigate  # its searches, strategy and rationale are said elsewhere
-    assert investigate["strategies"] == {"plan": "heuristic", "evaluate": "lexical"}
+    assert investigate["strategies"] == {"plan": "heuristic", "evaluate": "lexical", "insights": "extractive"}
     assert investigate["hits"] and investigate["searches"]
     assert results["research_investigate"].full["plan"]["strategy"] == "heuristic"
     providers = results["research_providers"].structured["providers"]

@@ -126,11 +126,11 @@ async def test_investigate_runs_the_curated_pipeline(tmp_path, emulator):
     assert data["question"] == "crispr off-target effects"
     assert [h["hit"]["title"] for h in data["hits"]] == [f"CRISPR off-target {i}" for i in (1, 2, 3)]
     assert {d["hit"]["title"] for d in data["dropped"]} == {"CRISPR", "Genome editing"}
-    assert data["strategies"] == {"plan": "heuristic", "evaluate": "lexical"}
+    assert data["strategies"] == {"plan": "heuristic", "evaluate": "lexical", "insights": "extractive"}
     lines = result.text.splitlines()
     assert lines[0] == "[1] CRISPR off-target 1"
     assert lines[2] == "    score 0.67 · found by oa · matches 2/3 key terms"
-    assert result.text.endswith("\n\n(plan: heuristic · evaluate: lexical)")
+    assert result.text.endswith("\n\n(plan: heuristic · evaluate: lexical · insights: extractive)")
     assert "Dropped 2: " in result.text
 
 

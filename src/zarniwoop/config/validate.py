@@ -7,6 +7,9 @@ name a real modality and an existing, enabled endpoint that serves it; so do age
 keys parse; numeric keys lie within their bounds (`bounds.BOUNDS`); API keys are printable ASCII
 (`bounds.check_api_key`); and every row is one its level may write (`config/trust.py`: system-only
 switches, endpoint URLs set below system level).
+An endpoint extra its protocol does not read is not an error (an add-on may read more than it
+declares) but a warning at start-up, naming the key and the extras the protocol knows
+(`extras_warnings`): a typo like `userAgnet` would otherwise be silently ignored.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from ..contract.enums import Modality
 from ..contract.errors import ConfigError
-from ..contract.protocol import ValidatesConfig
+from ..contract.protocol import ValidatesConfig, known_extras
 from ..contract.query import PROFILE_RULE, SearchScope
 from . import keys as K
 from .bounds import check_api_key, check_bounds
@@ -47,6 +50,27 @@ def validate_settings(service: SettingService, protocols: Mapping[str, SearchPro
         for error in validate_scope(service.scoped(scope), protocols):
             problems.setdefault(error.key, error)
     return list(problems.values())
+
+
+def extras_warnings(service: SettingService, protocols: Mapping[str, SearchProtocol]) -> list[str]:
+    """One line per endpoint extra, in any scope, that its protocol does not read."""
+    warnings: dict[str, str] = {}
+    for scope in [SearchScope("_system", "_tenant"), *service.scopes()]:
+        settings = service.scoped(scope)
+        for instance_id in endpoint_ids(settings):
+            protocol = protocols.get(settings.get(K.endpoint_key(instance_id, K.SUFFIX_PROTOCOL)) or "")
+            if protocol is None:
+                continue
+            known = known_extras(protocol)
+            for suffix in instance_config(settings, instance_id, protocol).extras:
+                if suffix not in known:
+                    key = K.endpoint_key(instance_id, suffix)
+                    warnings.setdefault(
+                        key,
+                        f"{key}: unknown extra {suffix!r} for protocol {protocol.id!r}, ignored; "
+                        f"known extras: {', '.join(sorted(known))}",
+                    )
+    return list(warnings.values())
 
 
 def validate_scope(settings: ScopedSettings, protocols: Mapping[str, SearchProtocol]) -> list[ConfigError]:

@@ -1,6 +1,6 @@
 """The search contract: plain typed data and the protocol SPI. Imports nothing else of ours."""
 
-from .enums import EXPERT_PARAMS, Availability, ContentInline, Modality, Outcome, Tier
+from .enums import EXPERT_PARAMS, Availability, ContentInline, Modality, Outcome, SearchDomain, Tier
 from .errors import (
     AccessDeniedError,
     AuthError,
@@ -14,6 +14,7 @@ from .errors import (
     QuotaExceededError,
     RateLimitedError,
     ResponseTooLargeError,
+    ScopeRequiredError,
     TargetRefusedError,
     TransportError,
     UnknownModelError,
@@ -56,6 +57,8 @@ __all__ = [
     "RawResponse",
     "RequestSpec",
     "ResponseTooLargeError",
+    "ScopeRequiredError",
+    "SearchDomain",
     "SearchHit",
     "SearchPage",
     "SearchProtocol",

@@ -50,6 +50,44 @@ class Tier(_WireEnum):
     EXPERT = "EXPERT"
 
 
+class SearchDomain(_WireEnum):
+    """What a provider knows about (the seed's `SearchDomain`, `SearchProviderInstance.domains()`).
+
+    Modalities say what kind of result comes back; domains say which subjects an index covers, so
+    the Plan step can give PubMed more weight than OpenAlex for a clinical question.
+    """
+
+    WEB = "WEB"
+    ACADEMIC = "ACADEMIC"
+    BIOMEDICAL = "BIOMEDICAL"
+    STEM = "STEM"
+    NEWS = "NEWS"
+    TECH = "TECH"
+    CODE = "CODE"
+    BOOKS = "BOOKS"
+    REFERENCE = "REFERENCE"
+    MEDIA = "MEDIA"
+    GEO = "GEO"
+    INTERNAL = "INTERNAL"
+
+
+MODALITY_DOMAINS: dict[Modality, SearchDomain] = {
+    Modality.WEB: SearchDomain.WEB,
+    Modality.PDF: SearchDomain.WEB,
+    Modality.IMAGE: SearchDomain.MEDIA,
+    Modality.VIDEO: SearchDomain.MEDIA,
+    Modality.NEWS: SearchDomain.NEWS,
+    Modality.ACADEMIC: SearchDomain.ACADEMIC,
+    Modality.ENCYCLOPEDIA: SearchDomain.REFERENCE,
+    Modality.BOOK: SearchDomain.BOOKS,
+    Modality.MAP: SearchDomain.GEO,
+    Modality.CODE: SearchDomain.CODE,
+    Modality.INTERNAL_DOC: SearchDomain.INTERNAL,
+    Modality.RAG: SearchDomain.INTERNAL,
+}
+"""The domains a protocol covers when it declares none: one per modality it serves."""
+
+
 class ContentInline(_WireEnum):
     EMBED_TEXT = "EMBED_TEXT"
     STASH_ON_DEMAND = "STASH_ON_DEMAND"

@@ -2,7 +2,8 @@
 
     ZarniwoopError
     ├── InvalidRequestError(field, reason)      bad input from a caller           → exit 2 / HTTP 422
-    │   └── TargetRefusedError(url)             content URL/redirect to a non-public address
+    │   ├── TargetRefusedError(url)             content URL/redirect to a non-public address
+    │   └── ScopeRequiredError                  an empty or blank tenant/project
     ├── ConfigError(key, reason)                bad configuration                  → exit 2
     │   └── UnknownModelError(spec, reason)     a model spec resolves to nothing   → exit 2
     ├── DocumentError  (also a ValueError)      a model catalog document breaks the schema
@@ -70,6 +71,14 @@ class InvalidRequestError(ZarniwoopError):
         super().__init__(f"{field}: {reason}")
         self.field = field
         self.reason = reason
+
+
+class ScopeRequiredError(InvalidRequestError):
+    """A call named an empty or blank project (or tenant): provider instances, cooldowns and quotas
+    are per `(tenant, project)`, so research tools refuse to run without one (seed 000 §3)."""
+
+    def __init__(self, field: str = "project") -> None:
+        super().__init__(field, "research tools require a project scope")
 
 
 class TargetRefusedError(InvalidRequestError):

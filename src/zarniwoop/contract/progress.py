@@ -12,7 +12,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-StepName = Literal["plan", "search", "dedup", "deepen", "evaluate", "refine", "modality"]
+StepName = Literal[
+    "plan", "search", "dedup", "deepen", "evaluate", "refine", "rerank", "insights", "modality"
+]
 """`modality` is one `research_rich` section answered; the others are the curated pipeline's stages."""
 
 

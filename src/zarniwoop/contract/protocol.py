@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .enums import Availability, Modality, Tier
+from .enums import MODALITY_DOMAINS, Availability, Modality, SearchDomain, Tier
 
 if TYPE_CHECKING:
     from .query import SearchRequest, SearchScope
@@ -275,6 +275,22 @@ class ContributesSettingForm(Protocol):
     setting_form: Mapping[str, Any]
 
 
+@runtime_checkable
+class CoversDomains(Protocol):
+    """The subjects the protocol's index covers (PubMed: BIOMEDICAL, ACADEMIC); without it, one
+    domain per modality it serves. The Plan step weighs sources by domain."""
+
+    domains: frozenset[SearchDomain]
+
+
+@runtime_checkable
+class ReadsExtras(Protocol):
+    """The endpoint suffixes it reads from `InstanceConfig.extras` beyond `COMMON_EXTRAS`; any other
+    suffix is warned about at start-up, naming the key and these."""
+
+    known_extras: frozenset[str]
+
+
 CAPABILITIES: tuple[type, ...] = (
     HttpSearchProtocol,
     InstantiatesItself,
@@ -289,6 +305,8 @@ CAPABILITIES: tuple[type, ...] = (
     LoadsContent,
     ExtractsContentText,
     ServesLanguage,
+    CoversDomains,
+    ReadsExtras,
     ProbesCheaply,
     DeclinesProbes,
     ContributesSettingForm,
@@ -327,9 +345,43 @@ class ReportsQuota(Protocol):
     def current_quota(self, scope: SearchScope) -> Any: ...
 
 
+@runtime_checkable
+class ReportsDomains(Protocol):
+    """An instance whose domains depend on its config (the seed's `SearchProviderInstance.domains()`)."""
+
+    def domains(self) -> frozenset[SearchDomain]: ...
+
+
+COMMON_EXTRAS: frozenset[str] = frozenset({"userAgent", "language", "quota.daily", "quota.monthly"})
+"""Endpoint extras every protocol honours: `userAgent` replaces Zarniwoop's User-Agent on the wire
+(Nominatim and Wikipedia ask for an identifying one), `language` routes locales, `quota.*` budgets."""
+
+
+def protocol_domains(protocol: SearchProtocol) -> frozenset[SearchDomain]:
+    """The protocol's declared `domains`, else one per modality it serves (ACADEMIC → ACADEMIC, …)."""
+    if isinstance(protocol, CoversDomains) and protocol.domains:
+        return frozenset(SearchDomain.parse(d, field=f"{protocol.id}.domains") for d in protocol.domains)
+    return frozenset(MODALITY_DOMAINS[m] for m in protocol.modalities)
+
+
+def instance_domains(instance: ProviderInstance) -> frozenset[SearchDomain]:
+    """The instance's own `domains()` when it has one, else its protocol's."""
+    if isinstance(instance, ReportsDomains):
+        return frozenset(instance.domains())
+    return protocol_domains(instance.protocol)
+
+
+def known_extras(protocol: SearchProtocol) -> frozenset[str]:
+    """Every endpoint extra the protocol reads: the common ones and its own `known_extras`."""
+    own = protocol.known_extras if isinstance(protocol, ReadsExtras) else frozenset()
+    return COMMON_EXTRAS | frozenset(own)
+
+
 __all__ = [
     "CAPABILITIES",
+    "COMMON_EXTRAS",
     "ContributesSettingForm",
+    "CoversDomains",
     "DeclinesProbes",
     "DescribesErrors",
     "ExtractsContentText",
@@ -344,7 +396,9 @@ __all__ = [
     "ProviderInstance",
     "RawResponse",
     "ReadsErrorStatuses",
+    "ReadsExtras",
     "RejectsKeys",
+    "ReportsDomains",
     "ReportsQuota",
     "ReportsThrottles",
     "RequestSpec",
@@ -353,4 +407,7 @@ __all__ = [
     "Secret",
     "ServesLanguage",
     "ValidatesConfig",
+    "instance_domains",
+    "known_extras",
+    "protocol_domains",
 ]

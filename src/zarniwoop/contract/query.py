@@ -37,6 +37,16 @@ class SearchScope:
     tenant: str = "default"
     project: str = "default"
 
+    def __post_init__(self) -> None:
+        # The seed's ZarniwoopException("research tools require a project scope"): a blank scope would
+        # share cooldowns, quotas and cached instances across every caller that forgot to name one.
+        for name in ("tenant", "project"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                from .errors import ScopeRequiredError
+
+                raise ScopeRequiredError(name)
+
     def __str__(self) -> str:
         return f"{self.tenant}/{self.project}"
 

@@ -366,18 +366,19 @@ class Dispatcher:
         queue: list[_Candidate] = []
         for instance in candidates:
             cooldown = cooldowns.get(K.cooldown_subject(instance.id, modality))
-            decision = check_static(instance, modality, run.scope)
+            decision = check_static(instance, modality, run.scope, run.request.tier)
             if decision.allowed:
                 decision = check_cooldown(cooldown, now)
             queue.append(_Candidate(instance, cooldown, decision))
         if queue and all(not c.decision.allowed for c in queue):
-            cooling = [c for c in queue if c.decision.outcome is Outcome.SKIPPED_COOLDOWN]
+            # Only our own cooldowns: an instance that reports COOLDOWN itself knows it cannot answer.
+            cooling = [c for c in queue if c.decision.outcome is Outcome.SKIPPED_COOLDOWN and c.cooldown]
             if cooling:
                 # Panic mode (Envoy's panic threshold): never let the chain go dark. Record every
                 # skip, then try the candidate whose cooldown ends first, once.
                 for c in queue:
                     self._skip(run, c.instance, c.decision)
-                first = min(cooling, key=lambda c: c.cooldown.until if c.cooldown else 0.0)
+                first = min(cooling, key=lambda c: c.cooldown.until if c.cooldown else float("inf"))
                 queue = [_Candidate(first.instance, first.cooldown, GO, panic=True)]
         return await self._race(run, queue, hedge_after)
 
@@ -706,15 +707,19 @@ def _message_of(error: BaseException) -> str:
     return (error.message if isinstance(error, ZarniwoopError) else str(error)) or type(error).__name__
 
 
+PASSED_OVER = frozenset({Outcome.HARD_ERROR, Outcome.TIMEOUT, Outcome.SOFT_ERROR, Outcome.EMPTY})
+"""Outcomes of a candidate that was called and did not serve the answer."""
+
+
 def provenance_footer(result: SearchResult) -> str | None:
-    """`(via openalex)` or `(via openalex — pubmed, arxiv fell over)` (DESIGN §5)."""
+    """`(via openalex)` or `(via openalex — pubmed, arxiv fell over)` (DESIGN §5): every candidate that
+    was tried and passed over, errored or empty (seed 003), is named; skipped ones were never tried."""
     if result.provider_instance_id is None:
         return None
     failed = [
         a.provider_instance_id
         for a in result.attempts
-        if a.outcome in (Outcome.HARD_ERROR, Outcome.TIMEOUT, Outcome.SOFT_ERROR)
-        and a.provider_instance_id != result.provider_instance_id
+        if a.outcome in PASSED_OVER and a.provider_instance_id != result.provider_instance_id
     ]
     if not failed:
         return f"(via {result.provider_instance_id})"

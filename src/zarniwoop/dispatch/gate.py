@@ -1,6 +1,7 @@
 """The pre-dispatch gate: may this instance be called for this modality right now?
 
-Order of checks: modality supported → enabled → key → cooldown → quota. Each "no" becomes an
+Order of checks: modality and tier supported → enabled → key → the instance's own availability
+(an add-on may report EXHAUSTED or COOLDOWN itself) → cooldown → quota. Each "no" becomes an
 attempt with a `skipped_*` outcome and costs no time.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from ..contract.enums import Availability, Modality, Outcome
+from ..contract.enums import Availability, Modality, Outcome, Tier
 
 if TYPE_CHECKING:
     from ..contract.protocol import ProviderInstance
@@ -49,15 +50,39 @@ class GateDecision:
 GO = GateDecision(None)
 
 
-def check_static(instance: ProviderInstance, modality: Modality, scope: SearchScope) -> GateDecision:
-    """The checks that need no I/O: modality, enabled, key."""
+def check_static(
+    instance: ProviderInstance, modality: Modality, scope: SearchScope, tier: Tier = Tier.NORMAL
+) -> GateDecision:
+    """The checks that need no I/O: modality, tier, enabled, key, the instance's own availability."""
     if modality not in instance.protocol.modalities:
         return GateDecision(Outcome.SKIPPED_UNSUPPORTED, f"does not serve {modality.value}")
-    if instance.availability(scope) is Availability.DISABLED or not instance.config.enabled:
+    if tier not in instance.protocol.tiers:
+        return GateDecision(Outcome.SKIPPED_UNSUPPORTED, f"does not support the {tier.value} tier")
+    availability = instance.availability(scope)
+    if availability is Availability.DISABLED or not instance.config.enabled:
         return GateDecision(Outcome.SKIPPED_DISABLED, "disabled")
     if instance.protocol.key_required and not instance.config.api_key:
         return GateDecision(Outcome.SKIPPED_NO_KEY, "no API key configured")
+    if availability is Availability.EXHAUSTED:
+        return GateDecision(Outcome.SKIPPED_EXHAUSTED, _reported(instance, scope, "quota exhausted"))
+    if availability is Availability.COOLDOWN:
+        return GateDecision(Outcome.SKIPPED_COOLDOWN, _reported(instance, scope, "cooling down"))
     return GO
+
+
+def status_text(instance: ProviderInstance, scope: SearchScope) -> str | None:
+    """The instance's `status_text()`, never raising: an add-on's status line is untrusted."""
+    try:
+        text = instance.status_text(scope)
+    except Exception:
+        return None
+    return " ".join(text.split())[:300] if isinstance(text, str) and text.strip() else None
+
+
+def _reported(instance: ProviderInstance, scope: SearchScope, what: str) -> str:
+    """`"quota exhausted (reported by the instance: 0 of 100 left)"`: the instance said so, not our counters."""
+    text = status_text(instance, scope)
+    return f"{what} (reported by the instance{': ' + text if text else ''})"
 
 
 def check_cooldown(cooldown: Cooldown | None, now: float) -> GateDecision:

@@ -137,7 +137,15 @@ class HttpProviderInstance:
 
     async def _send(self, spec: RequestSpec, timeout: float) -> RawResponse:
         guarded = self._config.untrusted and not self._config.allow_private
-        return await self._transport.send(spec, timeout=timeout, guarded=guarded)
+        return await self._transport.send(self._identified(spec), timeout=timeout, guarded=guarded)
+
+    def _identified(self, spec: RequestSpec) -> RequestSpec:
+        """The endpoint's `userAgent` extra on the wire (Nominatim and Wikipedia ask operators for an
+        identifying one); a header the protocol set itself wins."""
+        agent = self._config.extra("userAgent")
+        if not agent or any(k.lower() == "user-agent" for k in spec.headers):
+            return spec
+        return replace(spec, headers={**spec.headers, "User-Agent": agent})
 
     def _raise_for_status(self, raw: RawResponse) -> None:
         """`raise_for_status` with the protocol's reading of the body; a protocol whose API reports a

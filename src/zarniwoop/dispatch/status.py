@@ -6,7 +6,9 @@ then the quota as last counted), so a view can never say something other than wh
 will do. The views (`views/providers.py`) render it; the research planner reads it typed.
 
 `keyable`: a credential resolves (keyless providers always count). `reachable`: the last outcome
-of a real call in this process or replica set (true/false), None if never called.
+of a real call in this process or replica set (true/false), None if never called. `statusText`:
+the instance's own `status_text()` line (an add-on's "312 of 1000 calls left"); `domains`: the
+subjects it covers (`instance_domains`), which the planner weighs.
 
     for status in await provider_statuses(dispatcher, scope):
         status.availability, status.gate(Modality.ACADEMIC)          # READY, GO
@@ -19,9 +21,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..config import keys as K
-from ..contract.enums import Availability, Modality, Outcome
+from ..contract.enums import Availability, Modality, Outcome, SearchDomain, Tier
+from ..contract.protocol import instance_domains
 from .clock import iso_utc
-from .gate import GateDecision, check_cooldown, check_static
+from .gate import GateDecision, check_cooldown, check_static, status_text
 from .probe import probe_identity
 
 if TYPE_CHECKING:
@@ -69,6 +72,9 @@ class ProviderStatus:
     """The outbound proxy its calls go through (credentials masked); None = direct."""
     last_probe: ProbeResult | None = None
     """The last free reachability probe (keyless endpoints only)."""
+    status_text: str | None = None
+    domains: frozenset[SearchDomain] = frozenset()
+    tiers: frozenset[Tier] = frozenset(Tier)
 
     def gate(self, modality: Modality) -> GateDecision:
         found = self.gates.get(modality)
@@ -89,6 +95,8 @@ class ProviderStatus:
             "protocol": self.protocol,
             "displayName": self.display_name,
             "modalities": sorted(m.value for m in self.modalities),
+            "tiers": sorted(t.value for t in self.tiers),
+            "domains": sorted(d.value for d in self.domains),
             "enabled": self.enabled,
             "keyable": self.keyable,
             "availability": self.availability.value,
@@ -96,6 +104,7 @@ class ProviderStatus:
             "cooldowns": [c.to_json() for c in self.cooldowns],
             "quota": self.quota.to_json() if self.quota else None,
             "reachable": self.reachable,
+            "statusText": self.status_text,
         }
         if self.proxy:
             entry["proxy"] = self.proxy
@@ -165,6 +174,9 @@ async def provider_statuses(dispatcher: Dispatcher, scope: SearchScope) -> list[
                 # a protocol's built-in base URL is https; the instance's own one says more
                 proxy=proxies.shown_for(instance.config.base_url or "https://provider.default"),
                 last_probe=probe,
+                status_text=status_text(instance, scope),
+                domains=instance_domains(instance),
+                tiers=instance.protocol.tiers,
             )
         )
     return statuses

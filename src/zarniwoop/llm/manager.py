@@ -32,7 +32,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..contract.errors import FailoverError, QuotaBlockedError, QuotaExceededError, RateLimitExceededError
+from ..contract.errors import (
+    FailoverError,
+    QuotaBlockedError,
+    QuotaExceededError,
+    RateLimitExceededError,
+    ZarniwoopError,
+)
 from ..contract.query import SearchScope
 from .adapters import ADAPTERS, ChatClient, ChatRequest, Endpoint, StreamDelta
 from .aliases import resolve
@@ -489,6 +495,16 @@ class LlmManager:
         return prep.catalog.lookup_or_default(
             candidate.instance, candidate.model, prep.scope_key, fallback_instance=candidate.wire_type
         )
+
+    async def context_window(self, call: LlmCall) -> int | None:
+        """`contextWindowTokens` of the model this call would try first, from the catalog; None when
+        no model resolves or the catalog does not know it (callers then pick a safe default)."""
+        try:
+            prep = await self.prepare(call, ChatRequest.prompt("", max_tokens=1))
+        except ZarniwoopError:
+            return None
+        doc = self._model_doc(prep, prep.candidates[0]) if prep.candidates else None
+        return doc.context_window_tokens if doc is not None else None
 
     # -- lifecycle -------------------------------------------------------------------------------
 

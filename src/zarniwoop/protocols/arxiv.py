@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality, SearchDomain, Tier
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
@@ -52,6 +52,7 @@ class ArxivProtocol:
     display_name = "arXiv"
     modalities = frozenset({Modality.ACADEMIC, Modality.PDF})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
+    domains = frozenset({SearchDomain.STEM, SearchDomain.ACADEMIC})
     key_required = False
     default_rate_per_second = 1 / 3
     soft_error_statuses = frozenset({400})

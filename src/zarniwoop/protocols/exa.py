@@ -59,6 +59,8 @@ class ExaProtocol:
     display_name = "Exa"
     modalities = frozenset(_CATEGORY)
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
+    known_extras = frozenset({"textMaxCharacters"})
+    """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = True
     env_key = "EXA_API_KEY"
     default_rate_per_second = 5.0

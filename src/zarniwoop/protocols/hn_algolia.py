@@ -25,7 +25,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality, SearchDomain, Tier
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
@@ -43,6 +43,9 @@ class HackerNewsProtocol:
     display_name = "Hacker News (Algolia)"
     modalities = frozenset({Modality.NEWS, Modality.WEB})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
+    known_extras = frozenset({"sort"})
+    """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
+    domains = frozenset({SearchDomain.TECH, SearchDomain.NEWS})
     key_required = False
     default_rate_per_second = 2.0
     """10,000 requests/hour per IP ≈ 2.8/s; stay under it."""

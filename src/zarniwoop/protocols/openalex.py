@@ -37,6 +37,8 @@ class OpenAlexProtocol:
     display_name = "OpenAlex"
     modalities = frozenset({Modality.ACADEMIC})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
+    known_extras = frozenset({"contactEmail"})
+    """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = False
     default_rate_per_second = 10.0
     prompt_hint = (

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from ..contract.enums import ContentInline, Modality, Tier
+from ..contract.enums import ContentInline, Modality, SearchDomain, Tier
 from ..contract.errors import InvalidRequestError, ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
@@ -64,6 +64,9 @@ class PubMedProtocol:
     display_name = "PubMed"
     modalities = frozenset({Modality.ACADEMIC})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
+    known_extras = frozenset({"tool", "contactEmail"})
+    """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
+    domains = frozenset({SearchDomain.BIOMEDICAL, SearchDomain.ACADEMIC})
     key_required = False
     env_key = "NCBI_API_KEY"
     default_rate_per_second = 3.0

@@ -71,6 +71,8 @@ class SearxngProtocol:
     display_name = "SearXNG"
     modalities = frozenset(_CATEGORY)
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
+    known_extras = frozenset({"engines"})
+    """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = False
     default_rate_per_second = None
     """Your own instance: no pacing unless `.rateLimit.perSecond` is set (its operator knows what its

@@ -45,6 +45,8 @@ class TavilyProtocol:
     display_name = "Tavily"
     modalities = frozenset(_TOPIC)
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
+    known_extras = frozenset({"searchDepth"})
+    """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = True
     env_key = "TAVILY_API_KEY"
     default_rate_per_second = 1.5

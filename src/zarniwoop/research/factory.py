@@ -1,7 +1,9 @@
 """Build the one `Investigator` of a process, with the best strategies available per scope.
 
-LLM-backed Plan/Evaluate strategies serve a scope once an LLM is configured for it; until then the
-built-in heuristic planner and lexical evaluator run, and the output says so. Deepen loads bodies
+LLM-backed Plan/Refine/Evaluate/Insights strategies (and Re-rank, when `research.rerank.recipe`
+names a recipe) serve a scope once an LLM is configured for it; until then the built-in heuristic
+planner, lexical evaluator and extractive insights run, and the output says so. Recipes resolve
+per scope: `<home>/documents/<tenant>/<project>/recipes/<name>.yaml` overrides the bundled one. Deepen loads bodies
 through the content store (SSRF guard, size cap, project workspace) and reads the text from the
 loaded body.
 
@@ -15,9 +17,13 @@ from typing import TYPE_CHECKING
 
 from ..protocols._text import strip_html
 from .heuristics import HeuristicPlanner, LexicalEvaluator
-from .pipeline import Evaluator, Investigator, Planner, StrategyChooser
+from .insights import ExtractiveInsights
+from .pipeline import Investigator, Strategies, StrategyChooser
+from .rerank import RERANK_RECIPE_KEY
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..config.settings import SettingService
     from ..content.store import ContentStore
     from ..contract.query import SearchScope
@@ -42,6 +48,7 @@ def build_investigator(
     *,
     llm: Callable[[], Awaitable[LlmManager]],
     factory: ProviderFactory,
+    documents: Path | None = None,
 ) -> Investigator:
     async def load_text(hit: SearchHit, scope: SearchScope) -> str | None:
         loaded = await content.load_content(hit, scope)
@@ -53,7 +60,7 @@ def build_investigator(
         return text[:MAX_DEEPEN_CHARS] or None
 
     return Investigator(
-        dispatcher, content_loader=load_text, strategies=_chooser(settings, org, llm, factory)
+        dispatcher, content_loader=load_text, strategies=_chooser(settings, org, llm, factory, documents)
     )
 
 
@@ -72,17 +79,24 @@ def _chooser(
     org: OrgDirectory,
     llm: Callable[[], Awaitable[LlmManager]],
     factory: ProviderFactory,
+    documents: Path | None,
 ) -> StrategyChooser:
-    async def choose(scope: SearchScope) -> tuple[Planner, Evaluator]:
+    async def choose(scope: SearchScope) -> Strategies:
+        rerank_recipe = settings.scoped(scope).get(RERANK_RECIPE_KEY)
         if not llm_configured(settings, org, scope):
-            return HeuristicPlanner(), LexicalEvaluator()
-        from ..llm.light import LightLlm
+            notes = {"rerank": "off (no LLM configured)"} if rerank_recipe else {}
+            return Strategies(HeuristicPlanner(), LexicalEvaluator(), ExtractiveInsights(), notes=notes)
+        from ..llm.light import LightLlm, RecipeStore
         from ..llm.manager import LlmCall
+        from .insights import LlmInsights
         from .llm_steps import LlmEvaluator, LlmPlanner
+        from .rerank import LlmReranker
 
-        light = LightLlm(await llm(), LlmCall(tenant=scope.tenant, project=scope.project))
+        call = LlmCall(tenant=scope.tenant, project=scope.project)
+        light = LightLlm(await llm(), call, recipes=RecipeStore(documents))
         provider_set = await factory.providers(scope)
         hints = {i: instance.protocol.prompt_hint for i, instance in provider_set.instances.items()}
-        return LlmPlanner(light, hints), LlmEvaluator(light)
+        reranker = LlmReranker(light, rerank_recipe) if rerank_recipe else None
+        return Strategies(LlmPlanner(light, hints), LlmEvaluator(light), LlmInsights(light), reranker)
 
     return choose

@@ -3,7 +3,10 @@
 Plan: pick modalities from cues in the question (a study/trial/paper question wants ACADEMIC,
 "latest …" wants NEWS, "what is …" wants ENCYCLOPEDIA, …) among those a ready provider serves;
 web-style modalities get the question as asked, index-style ones (academic, books, encyclopedia)
-its key terms, which is what their search engines match best.
+its key terms, which is what their search engines match best. Subject cues pick domains too (a
+clinical question → BIOMEDICAL, a theorem → STEM, software → TECH): a source whose `domains()`
+cover a cued domain gets affinity `DOMAIN_AFFINITY` instead of 1.0, so PubMed outranks a general
+index on a clinical question.
 
 Evaluate: lexical relevance — how many of the question's key terms a hit's title and text contain,
 with title matches weighing more and agreement across sources adding a little. Hits matching too
@@ -15,8 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from ..contract.enums import Modality
-from .model import MergedHit, Plan, PlannedSearch, Verdict
+from ..contract.enums import Modality, SearchDomain
+from .model import Evaluation, MergedHit, Plan, PlannedSearch, Verdict
 
 
 def _words(text: str) -> list[str]:
@@ -58,6 +61,17 @@ CUES: dict[Modality, tuple[str, ...]] = {
         "our|we decided|internal|my notes|our notes|meeting|minutes|memo|wiki page|runbook|onboarding|policy"
     ),
 }
+DOMAIN_CUES: dict[SearchDomain, tuple[str, ...]] = {
+    SearchDomain.BIOMEDICAL: _cues(
+        "clinical|disease|patient|patients|drug|drugs|gene|genes|protein|cancer|therapy|medical|medicine|"
+        "health|vaccine|trial|trials|crispr|cell|cells|biomedical|diagnosis|symptom|symptoms|virus"
+    ),
+    SearchDomain.STEM: _cues(
+        "physics|theorem|proof|quantum|mathematics|math|equation|algorithm|neural network|machine learning"
+    ),
+    SearchDomain.TECH: _cues("software|programming|startup|framework|library|open source|developer|api"),
+}
+DOMAIN_AFFINITY = 1.3
 INDEX_STYLE = frozenset({Modality.ACADEMIC, Modality.BOOK, Modality.ENCYCLOPEDIA})
 DEFAULT_ORDER = (Modality.WEB, Modality.ACADEMIC, Modality.ENCYCLOPEDIA, Modality.NEWS)
 KEEP_THRESHOLD = 0.34
@@ -74,7 +88,8 @@ def key_terms(text: str) -> list[str]:
     return [w for w in seen if w]
 
 
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
+    """A light plural stemmer: `studies` → `study`, `effects` → `effect` (words over 4 letters)."""
     for suffix in ("ies", "es", "s"):
         if len(word) > 4 and word.endswith(suffix):
             return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
@@ -85,9 +100,21 @@ class HeuristicPlanner:
     strategy = "heuristic"
 
     async def plan(
-        self, question: str, available: Mapping[Modality, Sequence[str]], max_searches: int = 4
+        self,
+        question: str,
+        available: Mapping[Modality, Sequence[str]],
+        max_searches: int = 4,
+        *,
+        domains: Mapping[str, frozenset[SearchDomain]] | None = None,
     ) -> Plan:
         lowered = f" {question.lower()} "
+        words = f" {' '.join(_WORD.findall(question.lower()))} "
+        cued = {d for d, cues in DOMAIN_CUES.items() if any(f" {c} " in words for c in cues)}
+        domains = domains or {}
+
+        def affinity(instance: str) -> float:
+            return DOMAIN_AFFINITY if cued & domains.get(instance, frozenset()) else 1.0
+
         wanted = [
             m for m, cues in CUES.items() if any(f" {c}" in lowered or f"{c} " in lowered for c in cues)
         ]
@@ -97,7 +124,7 @@ class HeuristicPlanner:
         chosen = [m for m in wanted if available.get(m)][:max_searches]
         terms = " ".join(key_terms(question)) or question
         searches = tuple(
-            PlannedSearch(terms if m in INDEX_STYLE else question, m, {i: 1.0 for i in available[m]})
+            PlannedSearch(terms if m in INDEX_STYLE else question, m, {i: affinity(i) for i in available[m]})
             for m in chosen
         )
         cue_hits = [
@@ -106,6 +133,8 @@ class HeuristicPlanner:
         rationale = (
             f"cues for {', '.join(cue_hits)}; " if cue_hits else "no strong cue; "
         ) + f"searching {', '.join(m.value for m in chosen) or 'nothing (no provider is ready)'}"
+        if cued:
+            rationale += f"; {', '.join(sorted(d.value for d in cued))} sources preferred"
         return Plan(searches, rationale, self.strategy)
 
     async def refine(
@@ -114,6 +143,7 @@ class HeuristicPlanner:
         plan: Plan,
         found: Sequence[MergedHit],
         available: Mapping[Modality, Sequence[str]],
+        verdicts: Mapping[str, Verdict] | None = None,
     ) -> Plan:
         """A second wave: the key terms alone (broader), on the modalities the first wave used."""
         terms = key_terms(question)
@@ -132,18 +162,18 @@ class HeuristicPlanner:
 class LexicalEvaluator:
     strategy = "lexical"
 
-    async def evaluate(self, question: str, hits: Sequence[MergedHit]) -> list[Verdict]:
-        terms = [_stem(t) for t in key_terms(question)]
+    async def evaluate(self, question: str, hits: Sequence[MergedHit]) -> Evaluation:
+        terms = [stem(t) for t in key_terms(question)]
         verdicts = []
         for merged in hits:
             hit = merged.hit
-            title = {_stem(t) for t in key_terms(hit.title)}
+            title = {stem(t) for t in key_terms(hit.title)}
             body_text = " ".join(
                 filter(
                     None, [hit.snippet, hit.content.text[:4000] if hit.content and hit.content.text else None]
                 )
             )
-            body = {_stem(t) for t in key_terms(body_text)} | title
+            body = {stem(t) for t in key_terms(body_text)} | title
             if not terms:
                 verdicts.append(Verdict(merged.key, True, 0.5, "question has no key terms to match"))
                 continue
@@ -167,4 +197,4 @@ class LexicalEvaluator:
                         f"matches {len(in_body)}/{len(terms)} key terms; missing {', '.join(missing[:5])}",
                     )
                 )
-        return verdicts
+        return Evaluation(tuple(verdicts))

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from ..contract.errors import AccessDeniedError, InvalidRequestError
+from ..contract.errors import AccessDeniedError, InvalidRequestError, ScopeRequiredError
 from ..contract.names import check_name
 from ..contract.query import SearchScope, check_profile
 
@@ -84,10 +84,14 @@ class Principal:
     def scope_for(self, tenant: str | None = None, project: str | None = None) -> SearchScope:
         """The scope a request acts on: the token's own unless it names another one it may use.
 
-        Raises `InvalidRequestError` for a name outside the one name rule (`contract/names.py`:
-        never a path, never a settings level) and `AccessDeniedError` when the token is not bound
-        to the named tenant or project.
+        Raises `ScopeRequiredError` when a tenant or project is named but blank (`?project=`: not
+        naming one means the token's), `InvalidRequestError` for a name outside the one name rule
+        (`contract/names.py`: never a path, never a settings level) and `AccessDeniedError` when the
+        token is not bound to the named tenant or project.
         """
+        for name, value in (("tenant", tenant), ("project", project)):
+            if value is not None and not value.strip():
+                raise ScopeRequiredError(name)
         if tenant is not None:
             check_name("tenant", tenant)
         if project is not None:

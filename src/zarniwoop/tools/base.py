@@ -48,6 +48,10 @@ class ToolContext:
     """False: the call's searches skip cached answers (a refresh), whatever the tool."""
     progress: ProgressObserver | None = None
     """Hears the steps of long tools (`research_investigate`, `research_rich`); None: nobody asked."""
+    overrides: Mapping[str, str] = field(default_factory=dict)
+    """Per-call ("process") setting overrides, innermost in the cascade (DESIGN §2). Set by the
+    Python API and the admin-only `overrides` of the HTTP search endpoints, never by a model:
+    the tool schemas have no such parameter."""
 
     def provenance(self) -> bool:
         """`research.provenance` for this scope: append the `(via …)` footer to text output."""

@@ -184,6 +184,15 @@ class ResearchInvestigateInput(ToolInput):
         BeforeValidator(_integer),
     ] = None
     profile: ProfileName = None
+    insights: Annotated[
+        bool | None,
+        Field(
+            description=(
+                "Also extract claims (each citing the hits it rests on) and entities from the kept hits. "
+                "Default on; false skips it."
+            )
+        ),
+    ] = None
 
 
 class ResearchProvidersInput(ToolInput):

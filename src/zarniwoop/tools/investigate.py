@@ -1,10 +1,10 @@
 """`research_investigate`: the curated pipeline (plan → searches → dedup → evaluate → rank, DESIGN §7).
 
 The pipeline is `zarniwoop.research`; this tool is its face. Structured answer: the `RankedHitSet`
-JSON (`question, plan, hits[{hit, score, relevanceScore, affinity, sources, reason}], dropped,
-refineDepth, rationale, strategies, searches, usage`); text: the ranked hits, numbered, each with
-its score, the providers that found it and why it was kept, then what was dropped and which
-plan/evaluate strategies ran.
+JSON (`question, plan, hits[{key, hit, score, relevanceScore, affinity, sources, reason}], dropped,
+refineDepth, refinePlan, insights {claims, entities}, failures, rationale, strategies, searches,
+usage`); text: the ranked hits, numbered, each with its score, the providers that found it and why
+it was kept, the insights citing them by number, then what was dropped and which strategies ran.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ async def run_investigate(ctx: ToolContext, args: ResearchInvestigateInput) -> T
         ctx.scope,
         max_results=args.max_results or DEFAULT_MAX_RESULTS,
         depth=args.depth or 0,
+        insights=args.insights,
         progress=ctx.progress,
     )
     return ToolResult(

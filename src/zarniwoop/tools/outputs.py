@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from ..contract.enums import Availability, ContentInline, Modality, Outcome, Tier
+from ..contract.enums import Availability, ContentInline, Modality, Outcome, SearchDomain, Tier
 from .schema import inline_refs
 
 
@@ -123,17 +123,44 @@ class Plan(_Wire):
 
 
 class RankedHit(_Wire):
+    key: str = Field("", description="The dedup identity (doi:…, arxiv:…, url:…) that insights cite.")
     hit: SearchHit
     score: float
     relevance_score: float
     affinity: float = 1.0
     sources: list[HitSource] = Field(default_factory=list)
     reason: str = ""
+    rerank_score: float | None = Field(None, description="Set when a re-rank recipe ordered the hits.")
 
 
 class DroppedHit(_Wire):
+    key: str = ""
     hit: SearchHit
     reason: str
+
+
+class Claim(_Wire):
+    text: str
+    citations: list[str] = Field(description="Keys of the ranked hits that state it (at least one).")
+    support: int
+    confidence: float
+
+
+class Entity(_Wire):
+    name: str
+    type: str
+    keys: list[str]
+
+
+class Insights(_Wire):
+    claims: list[Claim] = Field(default_factory=list)
+    entities: list[Entity] = Field(default_factory=list)
+
+
+class FailedSearch(_Wire):
+    query: str
+    modality: Modality
+    error_message: str
 
 
 class SearchRun(_Wire):
@@ -155,6 +182,9 @@ class RankedHitSet(_Wire):
     hits: list[RankedHit] = Field(default_factory=list)
     dropped: list[DroppedHit] = Field(default_factory=list)
     refine_depth: int = 0
+    refine_plan: Plan | None = Field(None, description="The second wave's plan when Refine ran.")
+    insights: Insights | None = Field(None, description="Null when insights are off.")
+    failures: list[FailedSearch] = Field(default_factory=list)
     rationale: str = ""
     strategies: dict[str, str] = Field(default_factory=dict)
     searches: list[SearchRun] = Field(default_factory=list)
@@ -181,6 +211,8 @@ class ProviderEntry(_Wire):
     protocol: str
     display_name: str
     modalities: list[Modality]
+    tiers: list[Tier] = Field(default_factory=list)
+    domains: list[SearchDomain] = Field(default_factory=list)
     enabled: bool
     keyable: bool
     availability: Availability
@@ -188,6 +220,7 @@ class ProviderEntry(_Wire):
     cooldowns: list[Cooldown] = Field(default_factory=list)
     quota: Quota | None = None
     reachable: bool | None = Field(None, description="Absent or null: not called yet.")
+    status_text: str | None = Field(None, description="The instance's own status line, if it has one.")
     last_error: str | None = Field(None, description="Admins only.")
     key_source: str | None = Field(None, description="Admins only.")
 

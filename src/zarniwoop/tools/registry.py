@@ -97,15 +97,19 @@ class Toolbox:
         cache: bool = True,
         progress: ProgressObserver | None = None,
         profile: ProfileChoice | None = None,
+        overrides: Mapping[str, str] | None = None,
     ) -> ToolResult:
         """Run a tool on an already validated input (the HTTP routes validate with FastAPI).
 
         `cache=False` makes every search the tool starts skip cached answers. `profile`: the
         connection's profile choice (header, `?profile=`, the token's binding); the tool argument
-        `profile` narrows it for this call (`dispatch/profiles.py`). The result's `structured` is
-        compacted (`outputs.compact`); `full` keeps every field.
+        `profile` narrows it for this call (`dispatch/profiles.py`). `overrides`: per-call settings
+        (`checked_overrides`), for trusted callers only. The result's `structured` is compacted
+        (`outputs.compact`); `full` keeps every field.
         """
-        context = ToolContext(self.host, scope, admin, cache=cache, progress=progress)
+        context = ToolContext(
+            self.host, scope, admin, cache=cache, progress=progress, overrides=dict(overrides or {})
+        )
         choice = (profile or ProfileChoice()).narrowed(getattr(args, "profile", None))
         with bypassing_cache(not cache), choosing_profile(choice):
             result = await spec.body(context, args)

@@ -85,6 +85,8 @@ def render_providers(entries: Sequence[Mapping[str, Any]]) -> str:
         lines.append(
             f"- {e['id']} ({e['displayName']}): {' '.join(e['modalities'])} — {state}{key}, {reachable}"
         )
+        if e.get("statusText"):
+            lines.append(f"    status: {e['statusText']}")
         if e.get("lastError"):
             lines.append(f"    last error: {e['lastError']}")
     return "\n".join(lines) if lines else "No provider instances are configured in this scope."
@@ -120,6 +122,8 @@ def render_investigation(ranked: RankedHitSet) -> str:
             f"No relevant hits for {ranked.question!r}."
             + (" Failed searches: " + "; ".join(failed) if failed else "")
         )
+    if ranked.insights is not None and (ranked.insights.claims or ranked.insights.entities):
+        parts.append(_render_insights(ranked))
     if ranked.dropped:
         shown = "; ".join(f"{_one_line(d.hit.title)} — {d.reason}" for d in ranked.dropped[:10])
         more = f" (and {len(ranked.dropped) - 10} more)" if len(ranked.dropped) > 10 else ""
@@ -127,6 +131,22 @@ def render_investigation(ranked: RankedHitSet) -> str:
     strategies = " · ".join(f"{step}: {name}" for step, name in ranked.strategies.items())
     parts.append(f"({strategies})" if strategies else "")
     return "\n\n".join(p for p in parts if p)
+
+
+def _render_insights(ranked: RankedHitSet) -> str:
+    """Claims with the numbers of the hits they cite (`[1, 3]`), then the entities named most."""
+    assert ranked.insights is not None
+    number = {item.key: n for n, item in enumerate(ranked.hits, 1)}
+
+    def cites(keys: Sequence[str]) -> str:
+        return "[" + ", ".join(str(number[k]) for k in keys) + "]"
+
+    lines = ["Insights:"]
+    lines += [f"- {_one_line(c.text)} {cites(c.citations)}" for c in ranked.insights.claims]
+    if ranked.insights.entities:
+        names = "; ".join(f"{e.name} ({e.type}) {cites(e.keys)}" for e in ranked.insights.entities)
+        lines.append(f"Entities: {names}")
+    return "\n".join(lines)
 
 
 def _details(hit: SearchHit) -> str:

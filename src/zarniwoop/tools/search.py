@@ -9,6 +9,9 @@ exists".
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from ..contract.errors import InvalidRequestError
 from ..contract.query import SearchRequest
 from ..contract.results import SearchResult
 from .base import ToolContext, ToolResult, ToolSpec
@@ -34,13 +37,39 @@ def expert_request(args: ResearchSearchExpertInput) -> SearchRequest:
     )
 
 
+OVERRIDABLE_PREFIX = "research."
+"""Per-call overrides reach the search layer's settings only (`research.default.web`,
+`research.endpoint.brave.enabled`, `research.deadlineMs`, …)."""
+
+
+def checked_overrides(raw: Mapping[str, object] | None) -> dict[str, str]:
+    """Per-call overrides as setting strings; a key outside `research.*` or a non-scalar value is an
+    `InvalidRequestError` naming it."""
+    out: dict[str, str] = {}
+    for key, value in (raw or {}).items():
+        field = f"overrides.{key}"
+        if not isinstance(key, str) or not key.startswith(OVERRIDABLE_PREFIX) or len(key) > 200:
+            raise InvalidRequestError(
+                field, f"only {OVERRIDABLE_PREFIX}* settings can be overridden per call"
+            )
+        if isinstance(value, bool):
+            out[key] = "true" if value else "false"
+        elif isinstance(value, (str, int, float)):
+            out[key] = str(value)
+        else:
+            raise InvalidRequestError(
+                field, f"must be a string, number or boolean, got {type(value).__name__}"
+            )
+    return out
+
+
 async def run_search(ctx: ToolContext, args: ResearchSearchInput) -> ToolResult:
-    result = await ctx.host.dispatcher.search(search_request(args), ctx.scope)
+    result = await ctx.host.dispatcher.search(search_request(args), ctx.scope, ctx.overrides or None)
     return search_result(SEARCH.name, result, ctx.provenance())
 
 
 async def run_search_expert(ctx: ToolContext, args: ResearchSearchExpertInput) -> ToolResult:
-    result = await ctx.host.dispatcher.search(expert_request(args), ctx.scope)
+    result = await ctx.host.dispatcher.search(expert_request(args), ctx.scope, ctx.overrides or None)
     return search_result(SEARCH_EXPERT.name, result, ctx.provenance())
 
 
@@ -77,4 +106,11 @@ SEARCH_EXPERT = ToolSpec(
     body=run_search_expert,
 )
 
-__all__ = ["SEARCH", "SEARCH_EXPERT", "expert_request", "search_request", "search_result"]
+__all__ = [
+    "SEARCH",
+    "SEARCH_EXPERT",
+    "checked_overrides",
+    "expert_request",
+    "search_request",
+    "search_result",
+]

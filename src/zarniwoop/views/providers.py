@@ -80,6 +80,7 @@ async def routing_view(
             "reachable": status.reachable,
             "cooldownUntil": entry["cooldownUntil"],
             "quota": entry["quota"],
+            "statusText": status.status_text,
         }
         if admin:
             row["lastError"] = status.last_error
@@ -116,7 +117,12 @@ def _cascades(
         ]
         chosen = next((st for st in steps if st["gate"] == READY), None)
         if chosen is None:
-            cooling = [st for st in steps if st["gate"] == Outcome.SKIPPED_COOLDOWN.value]
+            # Panic mode tries only our own cooldowns: an instance reporting COOLDOWN itself is not called.
+            cooling = [
+                st
+                for st in steps
+                if st["gate"] == Outcome.SKIPPED_COOLDOWN.value and by_id[st["id"]].cooldown(modality)
+            ]
             if cooling:
                 chosen = min(cooling, key=lambda st: _cooldown_until(by_id[st["id"]], modality))
                 chosen["panic"] = True

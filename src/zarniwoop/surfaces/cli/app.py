@@ -79,6 +79,11 @@ def names_param(ctx: typer.Context, param: Any, value: list[str] | None) -> list
 
 
 def _scope_param(ctx: typer.Context, param: Any, value: str) -> str:
+    if not value.strip():  # `--project ""`: the seed's "research tools require a project scope", exit 2
+        from ...contract.errors import ScopeRequiredError
+
+        typer.echo(f"error: {param.opts[0]}: {ScopeRequiredError(param.name).reason}", err=True)
+        raise typer.Exit(2)
     # The operator's own CLI may address the settings levels (`--tenant _system`, `--project _tenant`).
     return str(name_option(value, param, allow_level=True))
 

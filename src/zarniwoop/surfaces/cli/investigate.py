@@ -63,6 +63,7 @@ def investigate(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the RankedHitSet JSON."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Skip cached answers: ask the providers now."),
+    no_insights: bool = typer.Option(False, "--no-insights", help="Skip the claims and entities."),
 ) -> None:
     """Research a question across sources: ranked hits with reasons, and reasons for every dropped one."""
 
@@ -71,7 +72,12 @@ def investigate(
 
         with bypassing_cache(no_cache), progress_display() as observe:
             return await rt.investigator.investigate(
-                question, ctx.obj.scope, max_results=max_results, depth=depth, progress=observe
+                question,
+                ctx.obj.scope,
+                max_results=max_results,
+                depth=depth,
+                insights=False if no_insights else None,
+                progress=observe,
             )
 
     ranked = run(ctx, body)
@@ -85,7 +91,10 @@ def investigate(
     if every_search_failed:
         typer.echo(f"error: every search failed: {_failures(failed)}", err=True)
         raise typer.Exit(3)
+    from rich.markup import escape
     from rich.table import Table
+
+    from ...research.model import finders
 
     out = console()
     out.print(f"[bold]{ranked.question}[/bold]\n[dim]{ranked.rationale}[/dim]")
@@ -93,15 +102,20 @@ def investigate(
     for col in ("#", "score", "title / url", "sources", "why"):
         table.add_column(col)
     for i, ranked_hit in enumerate(ranked.hits, 1):
-        sources = ", ".join(dict.fromkeys(s.instance for s in ranked_hit.sources))
         table.add_row(
             str(i),
             f"{ranked_hit.score:.2f}",
             f"{ranked_hit.hit.title}\n[blue]{ranked_hit.hit.url}[/blue]",
-            sources,
+            finders(ranked_hit.sources),
             ranked_hit.reason,
         )
     out.print(table)
+    if ranked.insights is not None and ranked.insights.claims:
+        number = {h.key: n for n, h in enumerate(ranked.hits, 1)}
+        out.print("[bold]insights[/bold]")
+        for claim in ranked.insights.claims:
+            cited = ", ".join(str(number[k]) for k in claim.citations)
+            out.print(f"  - {escape(claim.text)} [dim]\\[{cited}][/dim]")
     if ranked.dropped:
         out.print(f"[dim]dropped {len(ranked.dropped)}:[/dim]")
         for dropped in ranked.dropped:
@@ -110,7 +124,8 @@ def investigate(
         out.print(
             f"[yellow]{len(failed)} of {len(ranked.searches)} searches failed: {_failures(failed)}[/yellow]"
         )
-    out.print(f"[dim]plan: {ranked.strategies['plan']} · evaluate: {ranked.strategies['evaluate']}[/dim]")
+    strategies = " · ".join(f"{step}: {name}" for step, name in ranked.strategies.items())
+    out.print(f"[dim]{escape(strategies)}[/dim]")
 
 
 def _failures(searches: list[dict[str, Any]]) -> str:

@@ -155,6 +155,7 @@ def providers(
     if as_json:
         print_json({"providers": entries})
         return
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(header_style="bold")
@@ -170,7 +171,8 @@ def providers(
             e["id"],
             e["protocol"],
             " ".join(e["modalities"]),
-            f"[{colour}]{e['availability']}[/{colour}]",
+            f"[{colour}]{e['availability']}[/{colour}]"
+            + (f"\n[dim]{escape(e['statusText'])}[/dim]" if e.get("statusText") else ""),
             "yes" if e["keyable"] else "no key",
             cooldown,
             {True: "yes", False: "no", None: "-"}[e["reachable"]],

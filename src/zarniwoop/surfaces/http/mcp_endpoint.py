@@ -46,7 +46,7 @@ class MCPEndpoint:
             target = principal.scope_for(_one(query, "tenant"), _one(query, "project"))
             profile = ProfileChoice(_one(query, "profile") or None, principal.profile)
             profile.pick()  # malformed, or another profile than the token's binding: refused up front
-        except InvalidRequestError as exc:  # a name outside the one name rule
+        except InvalidRequestError as exc:  # a blank scope, or a name outside the one name rule
             await _send_json(send, 422, error_body(exc.message, exc.field), {})
             return
         except AccessDeniedError as exc:

@@ -12,6 +12,10 @@ Server-Sent Events (`event: progress`, data `{step, message, done, total, detail
 Beside the tool's own fields a body may say `"cache": false` (or the request send
 `Cache-Control: no-cache`): its searches then skip cached answers. That switch is the caller's,
 not the model's, so it is not part of the tool schemas.
+
+The two search endpoints also take `overrides`, per-call ("process") settings innermost in the
+cascade (DESIGN §2), e.g. `{"research.default.web": "brave"}` — admin tokens only (403 otherwise);
+no tool schema has it either, so no model can set it.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
-from ....contract.errors import ZarniwoopError
+from ....contract.errors import AccessDeniedError, ZarniwoopError
 from ....tools.base import ToolSpec
 from ....tools.inputs import (
     ResearchInvestigateInput,
@@ -39,7 +43,7 @@ from ....tools.investigate import INVESTIGATE
 from ....tools.outputs import ProviderList, RankedHitSet, RichResult, SearchResult
 from ....tools.providers import PROVIDERS
 from ....tools.rich import RICH
-from ....tools.search import SEARCH, SEARCH_EXPERT
+from ....tools.search import SEARCH, SEARCH_EXPERT, checked_overrides
 from ..deps import Caller, CallerInfo, Ctx
 from ..errors import ERROR_RESPONSES, error_body
 from ..fast_json import FastJSONResponse
@@ -68,11 +72,21 @@ class _CacheSwitch(BaseModel):
     cache: bool = Field(True, description="false: skip cached answers and ask the providers (a refresh).")
 
 
-class SearchBody(_CacheSwitch, ResearchSearchInput):
+class _Overrides(BaseModel):
+    overrides: dict[str, str | int | float | bool] | None = Field(
+        None,
+        description=(
+            "Admin only: per-call setting overrides, innermost in the cascade "
+            '(e.g. {"research.default.web": "brave"}); only research.* keys.'
+        ),
+    )
+
+
+class SearchBody(_Overrides, _CacheSwitch, ResearchSearchInput):
     pass
 
 
-class SearchExpertBody(_CacheSwitch, ResearchSearchExpertInput):
+class SearchExpertBody(_Overrides, _CacheSwitch, ResearchSearchExpertInput):
     pass
 
 
@@ -92,6 +106,9 @@ def _use_cache(request: Request | None, body: Any) -> bool:
 async def _run(
     state: AppState, caller: CallerInfo, spec: ToolSpec[Any], body: Any, request: Request | None = None
 ) -> JSONResponse:
+    overrides = body.overrides if isinstance(body, _Overrides) else None
+    if overrides and not caller.admin:
+        raise AccessDeniedError("overrides: per-call setting overrides need an admin token")
     result = await state.toolbox.run(
         spec,
         body,
@@ -99,6 +116,7 @@ async def _run(
         admin=caller.admin,
         cache=_use_cache(request, body),
         profile=caller.profile,
+        overrides=checked_overrides(overrides),
     )
     # image and video hits get a signed URL of the server's image proxy (the web UI's thumbnails)
     sign_thumbnails(result.structured, state.runtime.box.sign)

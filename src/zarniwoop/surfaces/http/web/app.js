@@ -492,7 +492,8 @@ function availability(state) {
 function providerRow(row, entry, admin) {
   const cooldowns = entry?.cooldowns || [];
   return h("tr", { class: entry && !entry.enabled ? "off" : null, "data-instance": row.id },
-    h("td", {}, availability(entry?.availability ?? (row.available ? "READY" : "DISABLED"))),
+    h("td", {}, availability(entry?.availability ?? (row.available ? "READY" : "DISABLED")),
+      row.statusText ? h("div", { class: "muted status-text" }, row.statusText) : null),
     h("th", { scope: "row" }, h("code", {}, row.id),
       h("div", { class: "muted" }, entry?.displayName ?? row.protocol,
         entry && entry.displayName.toLowerCase() !== row.protocol.toLowerCase() ? ` (${row.protocol})` : null)),
