@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 log = logging.getLogger(__name__)
 
 
@@ -84,7 +86,7 @@ class Spool:
         """One record as one JSON line in one `write` call: in the kernel when this returns."""
         if self._fd is None:
             self._fd = self._open_segment()
-        line = (json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+        line = orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)  # compact UTF-8, as json.dumps made it
         written = os.write(self._fd, line)
         while written < len(line):  # a regular file takes it whole in practice; be correct anyway
             written += os.write(self._fd, line[written:])

@@ -188,6 +188,8 @@ class ZarniwoopUsageCounter:
         self._task: asyncio.Task[None] | None = None
         self._last_maintenance = 0.0
         self._closed = False
+        self._hashes: dict[str, str] = {}
+        """Query hashes of calls in flight, by call id."""
 
     # -- DispatchObserver --------------------------------------------------------------------
 
@@ -213,6 +215,7 @@ class ZarniwoopUsageCounter:
             duration_ms=0,
         )
         self._in_flight.add(call_id)
+        self._hashes[call_id] = record.query_hash  # the completed record reuses it: one SHA-256 a call
         self._spool({**record.to_json(), "event": STARTED}, None)
 
     def on_attempt(
@@ -227,8 +230,10 @@ class ZarniwoopUsageCounter:
     ) -> None:
         if attempt.outcome.is_skip or instance is None or self._closed:
             return
+        known_hash = None
         if call_id is not None:
             self._in_flight.discard(call_id)
+            known_hash = self._hashes.pop(call_id, None)
         record = CallRecord(
             id=call_id or uuid.uuid4().hex,
             tenant=scope.tenant,
@@ -237,7 +242,7 @@ class ZarniwoopUsageCounter:
             protocol=instance.protocol.id,
             modality=request.modality.value,
             tier=request.tier.value,
-            query_hash=query_hash(request.query),
+            query_hash=known_hash or query_hash(request.query),
             hit_count=hits,
             ok=attempt.outcome in (Outcome.SUCCESS, Outcome.EMPTY),
             outcome=attempt.outcome.value,
