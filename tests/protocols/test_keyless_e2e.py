@@ -131,6 +131,8 @@ async def test_gdelt_plain_text_200_is_a_soft_error_and_news_moves_on(tmp_path, 
         **only("gdelt", "hackernews"),
         **NO_CACHE,
         "research.endpoint.gdelt.baseUrl": add_gdelt(emulator),
+        # GDELT's own pace (one call per 5 s) would pass the second search over as skipped_paced
+        "research.endpoint.gdelt.rateLimit.perSecond": 10,
         "research.endpoint.hackernews.baseUrl": add_hackernews(emulator),
     }
     async with await open_runtime(tmp_path, settings) as rt:
