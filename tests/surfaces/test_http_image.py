@@ -92,3 +92,39 @@ def test_hits_with_images_carry_a_signed_proxy_url(proxy):
         "/v1/image?url=https%3A%2F%2Fimg.example%2Fa.jpg&sig="
     )
     assert "thumbnailProxy" not in second["extras"]
+
+
+def test_a_served_image_hit_carries_its_signed_thumbnail(tmp_path, emulator):
+    """End to end: an IMAGE search answer over HTTP carries the proxy URL the web UI shows."""
+    from ..support.runtime import endpoint
+
+    emulator.add(
+        "/sx/search",
+        Reply.json(
+            {
+                "query": "aurora",
+                "results": [
+                    {
+                        "title": "Aurora",
+                        "url": "https://img.example/page",
+                        "img_src": "https://img.example/a.jpg",
+                        "thumbnail_src": "https://img.example/a-thumb.jpg",
+                        "category": "images",
+                    }
+                ],
+            }
+        ),
+    )
+    settings = {**only(), **endpoint("sx", "searxng", f"{emulator.url}/sx"), "research.cache.ttlSeconds": 0}
+    app = create_app(config=write_config(tmp_path, {"settings": settings}), home=tmp_path / "home")
+    with TestClient(app) as client:
+        runtime = app.state.zarniwoop.runtime
+        token = client.portal.call(runtime.tokens.create, "default", "default", "user").token
+        answer = client.post(
+            "/v1/research/search",
+            json={"query": "aurora", "modality": "image"},
+            headers={"Authorization": f"Bearer {token}"},
+        ).json()
+        extras = answer["hits"][0]["extras"]
+        source = extras.get("thumbnailUrl") or extras.get("imageUrl")
+        assert extras["thumbnailProxy"] == proxy_url(runtime.box.sign, source)

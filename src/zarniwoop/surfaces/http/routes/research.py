@@ -118,10 +118,11 @@ async def _run(
         profile=caller.profile,
         overrides=checked_overrides(overrides),
     )
+    payload = result.full if result.full is not None else result.structured
     # image and video hits get a signed URL of the server's image proxy (the web UI's thumbnails)
-    sign_thumbnails(result.structured, state.runtime.box.sign)
+    sign_thumbnails(payload, state.runtime.box.sign)
     # Already plain JSON: a JSONResponse skips FastAPI's re-validation of the return value.
-    return FastJSONResponse(result.full if result.full is not None else result.structured)
+    return FastJSONResponse(payload)
 
 
 @router.post(
