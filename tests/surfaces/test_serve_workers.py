@@ -33,6 +33,8 @@ BAD = "/bad/w/rest.php/v1/search/page"
 PAID = "/paid/w/rest.php/v1/search/page"
 FAST = {"rateLimit.perSecond": 1000}
 """No pacing in the way: these tests are about cooldowns and quotas."""
+JITTER = 0.1
+"""Arrival jitter tolerated at the emulator on a loaded machine: windows are counted 0.1 s short."""
 
 
 @pytest.fixture(params=["sqlite", "redis"])
@@ -298,3 +300,30 @@ def test_workers_must_be_at_least_one(tmp_path, value):
     assert result.returncode == 2
     assert result.stderr.strip() == f"error: --workers: expected a whole number of at least 1, got {value}"
     assert result.stdout == ""
+
+
+def test_pacing_is_shared_by_both_workers(tmp_path, emulator):
+    """`perSecond: 2, burst: 4` holds for the server, not per worker: never more than 4 calls reach
+    the provider in the first second, nor more than 2 in any second after (emulator log)."""
+    emulator.add(PAID, Reply.json(wikipedia_pages("Paced")))
+    emulator.add(WIKI, Reply.json(wikipedia_pages("Free")))
+    paced = {"rateLimit.perSecond": 2, "rateLimit.burst": 4}
+    settings = {
+        **endpoint("paced", "wikipedia", f"{emulator.url}/paid", **paced),
+        **endpoint("wiki", "wikipedia", f"{emulator.url}/w", **FAST),
+    }
+    config = _config(tmp_path, settings)
+    with served(config, tmp_path / "home", "--workers", "2") as server:
+        assert server.token is not None
+        results = asyncio.run(_searches(server.url, server.token, [f"p {i}" for i in range(16)]))
+        metrics = _per_worker_metrics(server)
+    served_by = [_metric(text, "zarniwoop_research_dispatch_total") for text in metrics.values()]
+    assert all(count > 0 for count in served_by), served_by  # both workers took searches
+    times = sorted(r.at for r in emulator.requests(PAID))
+    by_paced = [r for r in results if r["providerInstanceId"] == "paced"]
+    assert len(times) == len(by_paced) >= 4
+    first_second = [t for t in times if t < times[0] + 1 - JITTER]
+    assert len(first_second) <= 4, [round(t - times[0], 3) for t in times]
+    for start in times:  # any later one-second window: at most 2 new calls beyond its burst share
+        window = [t for t in times if start <= t < start + 1 - JITTER]
+        assert len(window) <= (4 if start < times[0] + 1 else 2), [round(t - times[0], 3) for t in times]

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+ROUNDING = 1e-3
+"""Waits shorter than this are none: epoch seconds as floats are only exact to ~0.2 µs."""
+
 _UPSERT = (
     "INSERT INTO pacing (pace_key, tat, updated_at) VALUES (?, ?, ?) "
     "ON CONFLICT (pace_key) DO UPDATE SET tat = excluded.tat, updated_at = excluded.updated_at"
@@ -51,6 +54,8 @@ class SQLPacer:
                 now = self.fallback.clock.now()
                 start, tat = next_slot(float(row[0]) if row else None, now, cell)
                 wait = start - now
+                if wait < ROUNDING:
+                    wait = 0.0
                 if wait <= max_wait:
                     await self.db.execute(_UPSERT, (key, tat, now))
         except Exception as exc:
