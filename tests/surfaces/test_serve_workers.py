@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import socket
+import sqlite3
 import statistics
 import subprocess
 import time
@@ -195,6 +196,9 @@ def test_one_banner_one_token_for_every_worker_and_sigterm_stops_them_all(tmp_pa
             for _ in range(20):  # fresh connections: the workers take turns
                 refused = http.get("/v1/research/providers", headers={"Connection": "close"})
                 assert refused.status_code == 401
+        assert server.token is not None
+        results = asyncio.run(_searches(server.url, server.token, [f"aurora {i}" for i in range(12)]))
+        assert [r["providerInstanceId"] for r in results] == ["wiki"] * 12
         server.process.send_signal(signal.SIGTERM)
         assert server.process.wait(timeout=20) == 0
         deadline = time.monotonic() + 5
@@ -207,6 +211,12 @@ def test_one_banner_one_token_for_every_worker_and_sigterm_stops_them_all(tmp_pa
         assert text.count("Press Ctrl+C to stop.") == 1
         assert text.count(str(server.token)) == 2  # the token line and the curl example, once each
         assert "zarniwoop-worker-ready" not in text
+        assert str(server.token) not in (tmp_path / "home" / "serve.stderr").read_text()
+    # a graceful stop: each worker flushed its audit spool into the database before it exited
+    with sqlite3.connect(tmp_path / "home" / "zarniwoop.db") as db:
+        rows = db.execute("SELECT instance_id, outcome FROM research_call_records").fetchall()
+    assert sorted(rows) == [("wiki", "success")] * 12
+    assert list((tmp_path / "home" / "spool").glob("*.jsonl")) == []
 
 
 def test_workers_outlive_neither_a_killed_parent_nor_a_killed_worker_the_server(tmp_path, emulator):
