@@ -1,7 +1,7 @@
 """`zarniwoop serve --workers N`: N worker processes serving one listening socket.
 
 The parent (`supervise`) has already checked the configuration and tokens and bound the socket
-(`serve._bind`). It starts N workers as `python -m zarniwoop.surfaces.cli.workers`, each in a
+(`serve._bind`). It starts N workers (`python -c WORKER_ENTRY`, calling `main` below), each in a
 process group of its own, each inheriting the socket's descriptor and reading its `WorkerSpec`
 as one JSON line on stdin — the printed admin token travels only there, never in argv, the
 environment or a log. A worker opens its own `Runtime` (pacing shared through the database) and
@@ -42,7 +42,8 @@ from typing import Any
 
 from .app import Exit
 
-WORKER_MODULE = "zarniwoop.surfaces.cli.workers"
+WORKER_ENTRY = "from zarniwoop.surfaces.cli.workers import main; main()"
+"""What a worker runs (`-c`, not `-m`: the module is then imported once, under its own name)."""
 READY = "zarniwoop-worker-ready"
 """The line a worker writes on stdout once it accepts connections: `READY <index> <pid>`."""
 MAX_RESTARTS = 5
@@ -155,8 +156,8 @@ class _Supervisor:
         fd = self.sock.fileno()
         process = await asyncio.create_subprocess_exec(
             sys.executable,
-            "-m",
-            WORKER_MODULE,
+            "-c",
+            WORKER_ENTRY,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             pass_fds=(fd,),
@@ -296,7 +297,7 @@ async def _serve_worker(spec: WorkerSpec, index: int, fd: int, stop: _StopFlag) 
 
 
 def main() -> None:
-    """The worker process: `python -m zarniwoop.surfaces.cli.workers`, spec on stdin."""
+    """The worker process (`WORKER_ENTRY`): its spec on stdin, the socket an inherited descriptor."""
     import typer
 
     from .app import Globals, guarded
@@ -313,10 +314,6 @@ def main() -> None:
         guarded(g, lambda: asyncio.run(_serve_worker(spec, index, fd, stop)))
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-
-
-if __name__ == "__main__":
-    main()
 
 
 __all__ = ["MAX_RESTARTS", "READY", "WorkerSpec", "listening_socket", "supervise"]
