@@ -63,31 +63,29 @@ async def test_an_unusable_database_leaves_each_process_pacing_itself(tmp_path, 
 
 
 async def test_a_fast_endpoint_leases_its_slots_ahead_and_the_rate_still_holds(tmp_path):
-    """At 1000 calls/s a process takes the next 50 ms of slots in one transaction; the other process
-    starts after them, and a lease left unused goes stale instead of bunching calls later."""
+    """At 10,000 calls/s a process takes its next 32 slots (3.4 ms) in one transaction; the other
+    process starts after them, and a lease left unused goes stale instead of bunching calls later."""
     clock = FixedClock()
     first, second = open_database(None, tmp_path), open_database(None, tmp_path)
     try:
         await first.migrate()
         a, b = SQLPacer(first, RateLimiter(clock)), SQLPacer(second, RateLimiter(clock))
-        interval = 1.05 / 1000
-        assert await a.reserve("fast", 1000, 1.0) == 0.0
+        interval = 1.05 / 10_000
+        assert await a.reserve("fast", 10_000, 1.0) == 0.0
         [(tat_after_lease,)] = await first.fetchall("SELECT tat FROM pacing")
-        assert tat_after_lease - clock.t == pytest.approx(48 * interval, abs=1e-6)  # slots 0 … 47
-        waits = [await a.reserve("fast", 1000, 1.0) for _ in range(47)]  # from the lease: no writes
-        assert waits[0] == pytest.approx(interval, abs=1e-3)
-        assert waits[-1] == pytest.approx(47 * interval, abs=1e-6)
+        assert tat_after_lease - clock.t == pytest.approx(32 * interval, abs=2e-5)  # slots 0 … 31
+        waits = [await a.reserve("fast", 10_000, 1.0) for _ in range(31)]  # from the lease: no writes
+        assert waits[:9] == [0.0] * 9  # under a millisecond: go now
+        assert waits[-1] == pytest.approx(31 * interval, abs=2e-5)
         [(unchanged,)] = await first.fetchall("SELECT tat FROM pacing")
         assert unchanged == tat_after_lease
-        assert await b.reserve("fast", 1000, 1.0) == pytest.approx(48 * interval, abs=1e-6)
-        # b's slot was past the 50 ms horizon, so it leased nothing more: the next is 51 ms away
-        assert await b.reserve("fast", 1000, 0.01) is None
-        assert await a.reserve("fast", 1000, 0.01) is None  # a's lease is spent; the table agrees
+        assert await b.reserve("fast", 10_000, 1.0) == pytest.approx(32 * interval, abs=2e-5)
+        assert await a.reserve("fast", 10_000, 0.001) is None  # a's lease is spent; b holds the next
         clock.t += 1.0
-        assert await a.reserve("fast", 1000, 1.0) == 0.0  # a new lease of 48 slots
-        assert len(a._leased["fast"]) == 47
+        assert await a.reserve("fast", 10_000, 1.0) == 0.0  # a new lease of 32 slots
+        assert len(a._leased["fast"]) == 31
         clock.t += 1.0  # unused, they are stale now: dropped, not spent in a bunch
-        assert await a.reserve("fast", 1000, 0.0) == 0.0
+        assert await a.reserve("fast", 10_000, 0.0) == 0.0
         [(tat,)] = await first.fetchall("SELECT tat FROM pacing")
         assert tat > clock.t  # the slot came from the table, not from the stale lease
     finally:
