@@ -11,9 +11,10 @@ browser, the tab fixture and the helpers are those of `test_web_browser.py`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx2
 import pytest
@@ -27,7 +28,7 @@ from ..support.served import Served, served
 from .test_web_browser import (  # noqa: F401 - fixtures are found by name
     ARTIFACTS,
     AXE,
-    attempt_rows,
+    CONTROLS,
     axe_violations,
     browser,
     expect,
@@ -41,43 +42,47 @@ WIKI = "/w/rest.php/v1/search/page"
 SLOW_SECONDS = 3.0
 
 
-def searxng(request: RecordedRequest) -> Reply:
-    """WEB, IMAGE and VIDEO answers by category; NEWS fails with a 503."""
-    category = request.param("categories")
-    if category == "news":
-        return Reply(status=503)
+def searxng(site: str) -> Callable[[RecordedRequest], Reply]:
+    """WEB, IMAGE and VIDEO answers by category; NEWS fails with a 503. Every page, image and
+    thumbnail URL is on the loopback `site`: loading one is refused by the SSRF guard, and no test
+    ever makes the server resolve or reach another host."""
+
+    def route(request: RecordedRequest) -> Reply:
+        category = request.param("categories")
+        if category == "news":
+            return Reply(status=503)
+        return Reply.json({"query": request.param("q"), "results": _results(site, category)})
+
+    return route
+
+
+def _results(site: str, category: str | None) -> list[dict[str, object]]:
     if category == "images":
-        results = [
+        return [
             {
-                "url": f"https://example.org/gallery/{i}",
+                "url": f"{site}/gallery/{i}",
                 "title": f"Aurora photo {i}",
-                "img_src": f"https://img.example/aurora-{i}.jpg",
-                "thumbnail_src": f"https://img.example/aurora-{i}-thumb.jpg",
+                "img_src": f"{site}/img/aurora-{i}.jpg",
+                "thumbnail_src": f"{site}/img/aurora-{i}-thumb.jpg",
                 "resolution": "1920 x 1080",
             }
             for i in (1, 2, 3)
         ]
-    elif category == "videos":
-        results = [
+    if category == "videos":
+        return [
             {
-                "url": "https://video.example/watch/1",
+                "url": f"{site}/watch/1",
                 "title": "Aurora timelapse",
                 "content": "Four hours in forty seconds",
                 "length": 95,
                 "author": "Sky channel",
-                "thumbnail": "https://img.example/timelapse.jpg",
+                "thumbnail": f"{site}/img/timelapse.jpg",
             }
         ]
-    else:
-        results = [
-            {
-                "url": f"https://example.org/aurora/{i}",
-                "title": f"Aurora page {i}",
-                "content": f"Page {i} text",
-            }
-            for i in (1, 2)
-        ]
-    return Reply.json({"query": request.param("q"), "results": results})
+    return [
+        {"url": f"{site}/aurora/{i}", "title": f"Aurora page {i}", "content": f"Page {i} text"}
+        for i in (1, 2)
+    ]
 
 
 @dataclass(frozen=True)
@@ -91,7 +96,7 @@ class Site:
 def site(tmp_path_factory) -> Iterator[Site]:
     directory = tmp_path_factory.mktemp("web-search")
     emulator = Emulator().start()
-    emulator.add("/sx/search", searxng)
+    emulator.add("/sx/search", searxng(emulator.url))
     emulator.add(f"/w{WIKI}", Reply.json(wikipedia_pages("Aurora", "Aurora borealis", "Banana bread")))
     emulator.add("/slow/works", Reply.json(openalex_works(2, "Aurora study"), delay=SLOW_SECONDS))
     settings = {
@@ -137,7 +142,7 @@ def rich_search(page, query: str) -> None:
 # ---- the rich view ---------------------------------------------------------------------------------
 
 
-def test_the_rich_view_shows_every_modality_with_its_provider_trail_and_errors(page, server):
+def test_the_rich_view_shows_every_modality_with_its_provider_trail_and_errors(page, server, site):
     sign_in(page, server.token, project="rich")
     rich_search(page, "aurora rich")
     assert page.url == f"{server.url}/#/search?q=aurora+rich&m=rich"
@@ -157,7 +162,13 @@ def test_the_rich_view_shows_every_modality_with_its_provider_trail_and_errors(p
     sources = images.locator("img.thumb").evaluate_all("imgs => imgs.map((i) => i.getAttribute('src'))")
     assert len(sources) == 3
     for i, src in enumerate(sources, 1):  # the signed image proxy of this server, never the image host
-        assert src.startswith(f"/v1/image?url=https%3A%2F%2Fimg.example%2Faurora-{i}-thumb.jpg&sig="), src
+        target = quote(f"{site.emulator.url}/img/aurora-{i}-thumb.jpg", safe="")
+        assert re.fullmatch(rf"/v1/image\?url={re.escape(target)}&sig=[0-9a-f]{{32}}", src), src
+    # signed by this server, and still refused by the SSRF guard: the thumbnail's host is loopback
+    proxied = httpx2.get(server.url + sources[0], timeout=10)
+    assert proxied.status_code == 403
+    assert "127.0.0.1 is a loopback address" in proxied.json()["error"]["message"]
+    assert site.emulator.requests("/img/aurora-1-thumb.jpg") == []
     video = page.locator(".rich-section[data-modality=VIDEO] ol.hits > li")
     expect(video.locator("h3")).to_have_text("Aurora timelapse")
     expect(video.locator("dl.extras")).to_contain_text("ChannelSky channel")
@@ -266,6 +277,27 @@ def test_axe_on_the_rich_view_and_a_refused_load(page, server, scheme):
     assert axe_violations(page) == []
 
 
+def test_every_control_of_the_rich_view_is_reachable_by_tab(page, server):
+    sign_in(page, server.token, project="rich-keys")
+    rich_search(page, "aurora keys")
+    page.locator(".rich-section[data-modality=NEWS] details.trail summary").click()
+    total = page.evaluate(CONTROLS)
+    assert total > 20  # the form, 6 hit links and their Load content buttons, 4 trails, a table box
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    reached = set()
+    for _ in range(total + 3):
+        page.keyboard.press("Tab")
+        reached.add(page.evaluate("document.activeElement?.dataset?.kb ?? null"))
+    assert {str(i) for i in range(total)} - reached == set()
+    # and Load content works from the keyboard
+    button = page.get_by_role("button", name="Load content of Aurora timelapse")
+    button.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(".rich-section[data-modality=VIDEO] .loaded [role=alert]")).to_contain_text(
+        "Could not load the content: "
+    )
+
+
 # ---- investigate with live steps -----------------------------------------------------------------
 
 
@@ -293,7 +325,9 @@ def test_investigate_shows_its_steps_as_they_arrive_then_the_result(page, server
     assert names == ["plan", *["search"] * searches, "dedup", "evaluate", "insights"]
     messages = steps.locator("li[data-step=search] .step-message").all_text_contents()
     academic = [m for m in messages if "ACADEMIC" in m]
-    assert academic == [f"search {searches}/{searches}: ACADEMIC via slowoa, 2 hits"]  # the slow one, last
+    assert academic == [f"{searches}/{searches}: ACADEMIC via slowoa, 2 hits"]  # the slow one, last
+    first = steps.locator("li[data-step=search]").first
+    expect(first).to_have_text(re.compile(r"^search 1/\d: [A-Z]+ via .+, \d+ hits — “.+”$"))
     expect(steps.locator("li[data-step=plan] .step-message")).to_have_text(
         f"planned {searches} searches (heuristic)"
     )

@@ -529,7 +529,8 @@ function liveSteps() {
       const detail = step.detail || {};
       list.append(h("li", { class: `step step-${step.step}`, "data-step": step.step },
         badge(step.step, step.step === "search" && !detail.providerInstanceId ? "bad" : "info"), " ",
-        h("span", { class: "step-message" }, step.message),
+        // "search 1/4: WEB via sx, 2 hits" under a "search" badge: the name once is enough
+        h("span", { class: "step-message" }, step.message.startsWith(`${step.step} `) ? step.message.slice(step.step.length + 1) : step.message),
         detail.query ? h("span", { class: "muted" }, ` — “${detail.query}”`) : null));
     },
     note(text) { list.append(h("li", { class: "step step-note muted" }, text)); },
