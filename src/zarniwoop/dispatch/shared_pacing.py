@@ -2,11 +2,11 @@
 
 `zarniwoop serve --workers N` runs N processes on one database; each paced alone, a provider
 documenting "1 call per second" would see N. `SQLPacer` keeps one theoretical arrival time per
-(endpoint, credential digest) in the `pacing` table and moves it in one write transaction
-(IMMEDIATE on SQLite, so the check and the update are atomic across processes), on the wall
+(endpoint, credential digest) in the `pacing` table and moves it with one conditional upsert
+(atomic across processes: SQLite's write lock, PostgreSQL's row lock), on the wall
 clock (`Clock.now`), which every process on the host — and every host on a PostgreSQL — shares.
 
-It costs one small write transaction per paced call of a slow endpoint (a fast one leases a few
+It costs one small write per paced call of a slow endpoint (a fast one leases a few
 slots ahead, one transaction for up to `LEASE_MAX` calls), and is used only when several
 processes serve (`Runtime.open(share_pacing=True)`); with Redis configured `redis_state.RedisRateLimiter`
 does the same in Redis. If the database is unreachable or locked past its busy wait, the process
@@ -20,7 +20,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from ..observability.outage import OutageLog
-from .pacing import RateLimiter, cell_of, next_slot
+from .pacing import Cell, RateLimiter, cell_of, next_slot
 
 if TYPE_CHECKING:
     from ..storage.db import Database
@@ -41,6 +41,19 @@ _UPSERT = (
     "INSERT INTO pacing (pace_key, tat, updated_at) VALUES (?, ?, ?) "
     "ON CONFLICT (pace_key) DO UPDATE SET tat = excluded.tat, updated_at = excluded.updated_at"
 )
+
+
+_TAKE_ONE = (
+    # the GCRA step in one statement: base = max(TAT, now); take the slot (TAT := base + T) only if
+    # it starts within max_wait (base - τ - now <= max_wait); the new TAT comes back, or no row
+    "INSERT INTO pacing (pace_key, tat, updated_at) VALUES (?, ?, ?) "
+    "ON CONFLICT (pace_key) DO UPDATE SET "
+    "tat = (CASE WHEN pacing.tat > ? THEN pacing.tat ELSE ? END) + ?, updated_at = excluded.updated_at "
+    "WHERE (CASE WHEN pacing.tat > ? THEN pacing.tat ELSE ? END) - ? - ? <= ? "
+    "RETURNING tat"
+)
+MAX_WAIT_BOUND = 1e9
+"""`max_wait` as a number SQL can compare with (it may be infinite)."""
 
 
 class SQLPacer:
@@ -71,27 +84,48 @@ class SQLPacer:
         cell = cell_of(per_second, burst)
         lease = max(1, min(LEASE_MAX, int(per_second * LEASE_SECONDS)))
         try:
-            async with self.db.transaction():
-                row = await self.db.fetchone("SELECT tat FROM pacing WHERE pace_key = ?", (key,))
-                now = self.fallback.clock.now()
-                start, tat = next_slot(float(row[0]) if row else None, now, cell)
-                wait = 0.0 if start - now < ROUNDING else start - now
-                if wait <= max_wait:
-                    ahead: list[float] = []
-                    while len(ahead) + 1 < lease:
-                        later, after = next_slot(tat, now, cell)
-                        if later > now + LEASE_SECONDS:
-                            break
-                        ahead.append(later)
-                        tat = after
-                    await self.db.execute(_UPSERT, (key, tat, now))
-                    if ahead:
-                        self._leased.setdefault(key, collections.deque()).extend(ahead)
+            wait = await (
+                self._take_one(key, cell, max_wait) if lease == 1 else self._lease(key, cell, max_wait, lease)
+            )
         except Exception as exc:
             self.outage.failed(exc, "each process paces itself")
             return self.fallback.take(key, per_second, max_wait, burst)
         self.outage.recovered()
-        return None if wait > max_wait else wait
+        return wait
+
+    async def _take_one(self, key: str, cell: Cell, max_wait: float) -> float | None:
+        """One slot in one statement (no transaction round trips): the common case."""
+        now = self.fallback.clock.now()
+        bound = min(max_wait, MAX_WAIT_BOUND) + ROUNDING  # as `_lease` rounds: a wait under it is none
+        rows = await self.db.fetchall(
+            _TAKE_ONE,
+            (key, now + cell.interval, now, now, now, cell.interval, now, now, cell.tolerance, now, bound),
+        )
+        if not rows:
+            return None
+        start = max(now, float(rows[0][0]) - cell.interval - cell.tolerance)
+        return 0.0 if start - now < ROUNDING else start - now
+
+    async def _lease(self, key: str, cell: Cell, max_wait: float, lease: int) -> float | None:
+        """The first slot for this call and up to `lease - 1` more within `LEASE_SECONDS`, kept."""
+        async with self.db.transaction():
+            row = await self.db.fetchone("SELECT tat FROM pacing WHERE pace_key = ?", (key,))
+            now = self.fallback.clock.now()
+            start, tat = next_slot(float(row[0]) if row else None, now, cell)
+            wait = 0.0 if start - now < ROUNDING else start - now
+            if wait > max_wait:
+                return None
+            ahead: list[float] = []
+            while len(ahead) + 1 < lease:
+                later, after = next_slot(tat, now, cell)
+                if later > now + LEASE_SECONDS:
+                    break
+                ahead.append(later)
+                tat = after
+            await self.db.execute(_UPSERT, (key, tat, now))
+        if ahead:
+            self._leased.setdefault(key, collections.deque()).extend(ahead)
+        return wait
 
 
 __all__ = ["SQLPacer"]
