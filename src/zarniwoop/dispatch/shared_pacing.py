@@ -84,14 +84,14 @@ class SQLPacer:
         cell = cell_of(per_second, burst)
         lease = max(1, min(LEASE_MAX, int(per_second * LEASE_SECONDS)))
         try:
-            wait = await (
+            taken = await (
                 self._take_one(key, cell, max_wait) if lease == 1 else self._lease(key, cell, max_wait, lease)
             )
         except Exception as exc:
             self.outage.failed(exc, "each process paces itself")
             return self.fallback.take(key, per_second, max_wait, burst)
         self.outage.recovered()
-        return wait
+        return taken
 
     async def _take_one(self, key: str, cell: Cell, max_wait: float) -> float | None:
         """One slot in one statement (no transaction round trips): the common case."""
