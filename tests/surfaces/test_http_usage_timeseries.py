@@ -217,7 +217,7 @@ def test_llm_tokens_and_cost_per_day_by_account_project_and_model(api):
         ({"since": "yesterday"}, "since", "since: expected a duration like 24h, 7d, 30m or an ISO date, got 'yesterday'"),
         ({"until": "soon"}, "until", "until: expected a duration like 24h, 7d, 30m or an ISO date, got 'soon'"),
         ({"by": "model"}, "by", "by: research usage is grouped by instance or modality, got 'model'"),
-        ({"kind": "llm", "by": "instance"}, "by", "by: LLM usage is grouped by project or account or model or provider, got 'instance'"),
+        ({"kind": "llm", "by": "instance"}, "by", "by: LLM usage is grouped by project, account, model or provider, got 'instance'"),
         ({"since": "2026-11-30", "until": "2026-11-29"}, "since", "since: must be before until (2026-11-29T00:00:00Z)"),
         ({"since": "2026-01-01", "until": "2026-12-01"}, "since",
          "since: 8016 hour buckets from 2026-01-01T00:00:00Z is more than 2000: use bucket=day or a later since"),
@@ -262,3 +262,56 @@ def test_the_openapi_schema_types_the_timeseries(api):
     assert refs == {"ResearchTimeseries", "LlmTimeseries"}
     point = spec["components"]["schemas"]["ResearchPoint"]["properties"]
     assert set(point) == {"t", "calls", "failures", "hits", "p50Ms", "p95Ms"}
+
+
+def test_the_cli_prints_the_same_timeseries(tmp_path, emulator, monkeypatch):
+    import json
+
+    from typer.testing import CliRunner
+
+    from zarniwoop.surfaces.cli import app
+
+    from ..support.bodies import openalex_works
+    from ..support.emulator import Reply
+
+    emulator.add("/a/works", Reply(status=500))
+    emulator.add("/b/works", Reply.json(openalex_works(4)))
+    settings = {
+        **only(),
+        **endpoint("oa-a", "openalex", f"{emulator.url}/a"),
+        **endpoint("oa-b", "openalex", f"{emulator.url}/b"),
+        "research.default.academic": "oa-a",
+        "research.fallback.academic": "oa-b",
+        "research.cache.ttlSeconds": 0,
+        "research.cache.ttlSeconds.academic": 0,
+    }
+    config = str(write_config(tmp_path, {"settings": settings}))
+    monkeypatch.setenv("ZARNIWOOP_HOME", str(tmp_path / "home"))
+    runner = CliRunner()
+    for query in ("first", "second"):
+        assert runner.invoke(app, ["--config", config, "search", query, "-m", "academic"]).exit_code == 0
+    result = runner.invoke(app, ["--config", config, "usage", "--timeseries", "--bucket", "day", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert (report["kind"], report["bucket"], report["by"], report["bucketCount"]) == (
+        "research",
+        "day",
+        "instance",
+        2,
+    )
+    assert {
+        s["key"]["instance"]: (s["totals"]["calls"], s["totals"]["failures"]) for s in report["series"]
+    } == {
+        "oa-b": (2, 0),
+        "oa-a": (1, 1),
+    }
+    monkeypatch.setenv("COLUMNS", "160")
+    table = runner.invoke(app, ["--config", config, "usage", "--timeseries"])
+    assert table.exit_code == 0, table.output
+    assert "search calls per hour by instance" in table.stdout and "oa-a" in table.stdout
+    bad = runner.invoke(app, ["--config", config, "usage", "--timeseries", "--bucket", "week"])
+    assert bad.exit_code == 2
+    assert bad.stderr.strip().splitlines() == ["error: bucket: expected hour or day, got 'week'"]
+    llm_bad = runner.invoke(app, ["--config", config, "usage", "--timeseries", "--llm", "--by", "instance"])
+    assert llm_bad.exit_code == 2
+    assert "by: LLM usage is grouped by project, account, model or provider" in llm_bad.stderr

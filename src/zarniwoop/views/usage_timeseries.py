@@ -69,7 +69,8 @@ def bucket_starts(since: float, until: float, bucket: str) -> list[float]:
 
 def _check_by(by: str, allowed: Sequence[str], kind: str) -> None:
     if by not in allowed:
-        raise InvalidRequestError("by", f"{kind} usage is grouped by {' or '.join(allowed)}, got {by!r}")
+        choices = f"{', '.join(allowed[:-1])} or {allowed[-1]}"
+        raise InvalidRequestError("by", f"{kind} usage is grouped by {choices}, got {by!r}")
 
 
 def _index(starts: list[float], bucket: str, moment: float) -> int | None:
