@@ -28,7 +28,7 @@ def column_sum(page, chart: str, column: int) -> int:
     return sum(int(c.replace(",", "")) for c in cells if c.strip() not in ("", "—"))
 
 
-def test_usage_charts_after_searches_with_one_failing_provider(page, server, site, tmp_path):
+def test_usage_charts_after_searches_with_one_failing_provider(page, server, site):
     problems: list[str] = []
     page.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
     page.on("pageerror", lambda e: problems.append(str(e)))
@@ -82,7 +82,8 @@ def test_usage_charts_after_searches_with_one_failing_provider(page, server, sit
         meter.get_attribute("aria-valuetext") or "",
     )
     expect(oa.locator(".qbar-marks")).to_have_text("marks at 80 % · 95 % · 100 %")
-    page.screenshot(path=str(tmp_path / "usage-charts.png"), full_page=True)
+    web.ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(web.ARTIFACTS / "usage-charts-1366.png"), full_page=True)
     page.screenshot(path="/tmp/usage-charts.png", full_page=True)
 
     # switching the bucket to day reloads: two days (yesterday's and today's buckets)
@@ -144,6 +145,8 @@ def test_charts_fit_a_phone_resize_with_their_box_and_follow_the_theme(page, ser
     assert page.evaluate("document.documentElement.dataset.theme") == "dark"
     expect(canvas).to_have_count(1)  # drawn again with the dark colours
     assert first_swatch() == "rgb(138, 180, 248)"  # --chart-1, dark
+    web.ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(web.ARTIFACTS / "usage-charts-dark-390.png"), full_page=True)
 
 
 def test_a_quota_bar_says_which_threshold_was_passed(page, server):
