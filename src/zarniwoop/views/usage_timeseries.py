@@ -135,7 +135,10 @@ async def research_timeseries(
         index = _index(starts, bucket, float(started_at))
         if index is None:
             continue
-        cells = groups.setdefault((str(name),), [[] for _ in starts])
+        key = (str(name),)
+        cells = groups.get(key)
+        if cells is None:
+            cells = groups[key] = [[] for _ in starts]
         cells[index].append((bool(ok), int(hits), int(duration_ms)))
 
     def weight(cells: list[list[Any]]) -> float:
@@ -214,7 +217,9 @@ async def llm_timeseries(
         index = _index(starts, bucket, moment.timestamp())
         if index is None:
             continue
-        cells = groups.setdefault(values, [[] for _ in starts])
+        cells = groups.get(values)
+        if cells is None:
+            cells = groups[values] = [[] for _ in starts]
         cells[index].append((int(tokens_in), int(tokens_out), None if cost is None else float(cost)))
 
     def weight(cells: list[list[Any]]) -> float:
