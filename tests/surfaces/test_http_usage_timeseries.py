@@ -315,3 +315,12 @@ def test_the_cli_prints_the_same_timeseries(tmp_path, emulator, monkeypatch):
     llm_bad = runner.invoke(app, ["--config", config, "usage", "--timeseries", "--llm", "--by", "instance"])
     assert llm_bad.exit_code == 2
     assert "by: LLM usage is grouped by project, account, model or provider" in llm_bad.stderr
+
+
+def test_an_llm_quota_line_says_its_thresholds_for_the_bars():
+    from zarniwoop.llm.quota import LineStatus, QuotaLine
+
+    default = LineStatus(QuotaLine("project", "a", "daily", 1000), "2026-11-30", used=850).to_json()
+    assert (default["percent"], default["thresholds"]) == (85.0, {"notify": 80, "light": 95, "block": 100})
+    own = LineStatus(QuotaLine("account", "mike", "monthly", 200, 50, 75, 120), "2026-11", used=10).to_json()
+    assert own["thresholds"] == {"notify": 50, "light": 75, "block": 120}
