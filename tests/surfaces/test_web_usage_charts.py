@@ -110,6 +110,21 @@ def test_usage_charts_after_searches_with_one_failing_provider(page, server, sit
     assert [p for p in problems if "Content Security Policy" in p or "Refused" in p] == []
     assert problems == []
 
+    # too many points: one message naming the field, the field marked
+    page.get_by_label("Chart by").select_option("hour")
+    page.get_by_label("Since").fill("100d")
+    page.get_by_role("button", name="Show").click()
+    expect(page.locator("#usage-error")).to_have_text(
+        re.compile(
+            r"^since: 240[01] hour buckets from \S+ is more than 2000: use bucket=day or a later since$"
+        )
+    )
+    expect(page.get_by_label("Since")).to_have_attribute("aria-invalid", "true")
+    expect(page.locator("#chart-calls")).to_have_count(0)
+    page.get_by_label("Chart by").select_option("day")  # reloads: 101 days are fine
+    expect(page.locator("#chart-calls .chart-summary")).to_contain_text("per day, ")
+    expect(page.locator("#usage-error")).to_be_hidden()
+
 
 def test_charts_fit_a_phone_resize_with_their_box_and_follow_the_theme(page, server):
     sign_in(page, server.token, project="charts-phone")
@@ -147,6 +162,17 @@ def test_charts_fit_a_phone_resize_with_their_box_and_follow_the_theme(page, ser
     assert first_swatch() == "rgb(138, 180, 248)"  # --chart-1, dark
     web.ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(web.ARTIFACTS / "usage-charts-dark-390.png"), full_page=True)
+    # axe with every chart's table open, in both themes
+    if web.AXE.exists():
+        for table in page.locator(".chart-data summary").all():
+            table.click()
+        assert page.locator(".chart-data[open]").count() == 2  # the LLM charts: no calls in this project
+        assert web.axe_violations(page) == []
+        page.locator("#theme").click()  # dark → system (light, as emulated)
+        expect(canvas).to_have_count(1)
+        for table in page.locator(".chart-data summary").all():
+            table.click()
+        assert web.axe_violations(page) == []
 
 
 def test_a_quota_bar_says_which_threshold_was_passed(page, server):
