@@ -8,6 +8,7 @@ made one. fastapi, uvicorn and mcp are imported here, not at `zarniwoop --help`.
 from __future__ import annotations
 
 import asyncio
+import gc
 import ipaddress
 import socket
 import sys
@@ -104,6 +105,9 @@ def _announcing_server(config: uvicorn.Config, on_ready: Callable[[], None]) -> 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets=sockets)
             if not self.should_exit:
+                # What start-up built (modules, schemas, settings) lives as long as the process: out of
+                # the collector's sight, a full collection no longer walks it (~0.3 ms per search).
+                gc.freeze()
                 on_ready()
 
     return AnnouncingServer(config)
