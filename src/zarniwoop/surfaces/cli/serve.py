@@ -70,6 +70,7 @@ def serve(
 
             from ..http import create_app
             from ..http.guard import MAX_HEADER_BYTES
+            from ..http.server_protocol import http_protocol
 
             sock = _bind(host, port)
             url = _url(host, sock.getsockname()[1])
@@ -80,8 +81,8 @@ def serve(
                 access_log=access_log,
                 lifespan="on",
                 timeout_graceful_shutdown=5,
-                # h11 explicitly: its header cap is the one we rely on (httptools has none to set).
-                http="h11",
+                # httptools with a head cap of our own (server_protocol.py); h11 and its cap without it
+                http=http_protocol(),
                 h11_max_incomplete_event_size=MAX_HEADER_BYTES,
             )
             server = _announcing_server(
