@@ -22,6 +22,7 @@ import httpx2
 
 from ..contract.errors import ProviderTimeoutError, ResponseTooLargeError, TargetRefusedError, TransportError
 from ..contract.protocol import RawResponse, RequestSpec
+from .backend import install as install_backend
 from .guard import AddressPolicy, Resolver, check_target
 from .network import explain, target_of
 from .proxies import ProxySettings
@@ -58,6 +59,10 @@ class HttpTransport:
         self.proxies = proxies or ProxySettings()
         """Which proxy each request goes through (`http.proxy` in the config, else the environment)."""
         limits = httpx2.Limits(max_connections=200, max_keepalive_connections=50, keepalive_expiry=30.0)
+        direct = None
+        if client is None:  # the transport AsyncClient would build, with the cheap idle check
+            direct = httpx2.AsyncHTTPTransport(limits=limits, trust_env=False)
+            install_backend(direct)
         self.client = client or httpx2.AsyncClient(
             follow_redirects=False,
             limits=limits,
@@ -67,6 +72,7 @@ class HttpTransport:
             # would also bring .netrc credentials into provider calls.
             trust_env=False,
             mounts=self.proxies.mounts(limits),
+            transport=direct,
         )
         self.max_bytes = max_bytes
         self.resolver = resolver
