@@ -16,7 +16,7 @@ from zarniwoop.contract.enums import Modality
 from zarniwoop.contract.query import MAX_RESULTS_LIMIT
 from zarniwoop.research.pipeline import MAX_DEPTH
 from zarniwoop.surfaces.http import create_app
-from zarniwoop.surfaces.http.routes.web import asset_bytes
+from zarniwoop.surfaces.http.routes.web import asset_bytes, ui_assets
 
 from ..support.runtime import only, write_config
 
@@ -76,9 +76,14 @@ def test_the_page_needs_no_token_and_forbids_other_origins(client):
     assert script.status_code == styles.status_code == 200
     assert script.headers["content-type"] == "text/javascript; charset=utf-8"
     assert styles.headers["content-type"] == "text/css; charset=utf-8"
-    assert script.content == asset_bytes("app.js") and "Authorization: `Bearer" in script.text
-    assert client.get("/ui/../routes/web.py").status_code == 404  # only the three names are served
+    assert script.content == asset_bytes("app.js") and 'from "./core.js"' in script.text
+    core = client.get("/ui/core.js")
+    assert core.status_code == 200 and "Authorization: `Bearer" in core.text
+    assert client.get("/ui/pages/index.js").status_code == 200
+    assert client.get("/ui/../routes/web.py").status_code == 404  # only the package's .js/.css files
+    assert client.get("/ui/%2e%2e/routes/web.py").status_code == 404
     assert client.get("/ui/index.py").status_code == 404
+    assert client.get("/ui/index.html").status_code == 404
 
 
 def test_the_ui_is_not_part_of_the_api_schema(client):
@@ -88,7 +93,9 @@ def test_the_ui_is_not_part_of_the_api_schema(client):
 
 
 def test_nothing_is_loaded_from_another_origin():
-    for name in ("index.html", "app.js", "app.css"):
+    own = [name for name in ui_assets() if not name.startswith("vendor/")]
+    assert {"app.js", "core.js", "app.css", "pages/index.js"} <= set(own)
+    for name in ["index.html", *own]:
         text = asset_bytes(name).decode()
         # An absolute URL may appear only as text the page shows (none does), never as a source.
         assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text), name
@@ -99,7 +106,9 @@ def test_nothing_is_loaded_from_another_origin():
 
 def test_the_form_offers_every_modality_and_the_contracts_limits():
     form = parsed_page()
-    assert form.options["search-modality"] == [m.value for m in Modality]
+    offered = form.options["search-modality"]
+    assert [o for o in offered if o != "rich"] == [m.value for m in Modality]
+    assert offered[1] == "rich"  # WEB, IMAGE, VIDEO and NEWS at once (research_rich), after Web
     assert form.inputs["search-max"]["max"] == str(MAX_RESULTS_LIMIT)
     assert form.inputs["investigate-max"]["max"] == str(MAX_RESULTS_LIMIT)
     assert form.options["investigate-depth"] == [str(d) for d in range(MAX_DEPTH + 1)]

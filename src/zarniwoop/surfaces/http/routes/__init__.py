@@ -1,10 +1,11 @@
 """One router per resource; `app.py` includes them all."""
 
-from . import admin, gateway, image, research, routing, settings, system, tokens, tools, usage, web
+from . import admin, content, gateway, image, research, routing, settings, system, tokens, tools, usage, web
 
 ROUTERS = (
     gateway.router,
     research.router,
+    content.router,
     routing.router,
     tools.router,
     usage.router,

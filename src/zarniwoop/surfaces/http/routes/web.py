@@ -1,15 +1,15 @@
-"""The web UI at `/`: one HTML page, one JS module and one stylesheet, shipped as package data.
+"""The web UI at `/`: one HTML page, its ES modules and stylesheet, shipped as package data.
 
 GET /             `web/index.html` — no token needed: the page holds no data. It asks for the token
                   `zarniwoop serve` printed, keeps it in the tab's sessionStorage and sends it as
                   `Authorization: Bearer` on each call to the `/v1` API (the same API as every client).
-GET /ui/app.js    the app, a plain ES module: no build step, no third-party code
-GET /ui/app.css   its styles
+GET /ui/<file>    the app's modules and styles: `app.js`, `core.js`, `pages/*.js`, `app.css`, and the
+                  libraries vendored from npm under `vendor/` (each with its licence beside it)
 
 Nothing loads from anywhere else: the Content-Security-Policy allows this origin only (so neither a
 CDN nor a hit's image URL is ever fetched), forbids inline script and framing, and the page sends no
-`Referer` when a result link is followed. Only the three names above are served — no file system
-path ever comes from the request.
+`Referer` when a result link is followed. The files served are the `.js` and `.css` files the
+package holds, listed once: a request's path is only ever a key of that list, never a file path.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import PurePosixPath
 
 from fastapi import APIRouter
 from fastapi.responses import Response
@@ -43,14 +45,30 @@ class Asset:
 
 
 INDEX = Asset("index.html", "text/html; charset=utf-8")
-SCRIPT = Asset("app.js", "text/javascript; charset=utf-8")
-STYLES = Asset("app.css", "text/css; charset=utf-8")
+MEDIA_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 
 
 @cache
 def asset_bytes(name: str) -> bytes:
     """A file of the `web/` folder, read once per process."""
     return (resources.files("zarniwoop.surfaces.http") / "web" / name).read_bytes()
+
+
+@cache
+def ui_assets() -> dict[str, Asset]:
+    """Every `.js` and `.css` file under `web/`, by its path there (`app.js`, `pages/usage.js`)."""
+    root = resources.files("zarniwoop.surfaces.http") / "web"
+    found: dict[str, Asset] = {}
+
+    def walk(folder: Traversable, prefix: str) -> None:
+        for entry in folder.iterdir():
+            if entry.is_dir():
+                walk(entry, f"{prefix}{entry.name}/")
+            elif (suffix := PurePosixPath(entry.name).suffix) in MEDIA_TYPES:
+                found[prefix + entry.name] = Asset(prefix + entry.name, MEDIA_TYPES[suffix])
+
+    walk(root, "")
+    return found
 
 
 def _serve(asset: Asset) -> Response:
@@ -62,14 +80,12 @@ async def index() -> Response:
     return _serve(INDEX)
 
 
-@router.get("/ui/app.js")
-async def script() -> Response:
-    return _serve(SCRIPT)
+@router.get("/ui/{name:path}")
+async def ui_file(name: str) -> Response:
+    asset = ui_assets().get(name)
+    if asset is None:
+        return Response(b"not found", status_code=404, media_type="text/plain", headers=SECURITY_HEADERS)
+    return _serve(asset)
 
 
-@router.get("/ui/app.css")
-async def styles() -> Response:
-    return _serve(STYLES)
-
-
-__all__ = ["INDEX", "SCRIPT", "SECURITY_HEADERS", "STYLES", "asset_bytes", "router"]
+__all__ = ["INDEX", "MEDIA_TYPES", "SECURITY_HEADERS", "asset_bytes", "router", "ui_assets"]

@@ -1,236 +1,15 @@
-// Zarniwoop web UI: a thin client of the /v1 HTTP API, one ES module, no build step, no third-party code.
-//
-// Two rules hold throughout:
-// - Data from the API reaches the page only as text or attribute values (never innerHTML), and a
-//   link is made only of an http(s) URL.
-// - The token lives in this tab's sessionStorage and travels only in the Authorization header; it is
-//   never written into the page (the sign-in field is cleared as soon as it is read).
+// Zarniwoop web UI: a thin client of the /v1 HTTP API, plain ES modules, no build step, no
+// third-party code. This module holds the built-in pages, navigation and sign-in; core.js the shared
+// part (its two rules on API data and the token hold here too); pages/*.js the pages added since.
 
-const TOKEN_KEY = "zarniwoop.token";
-const SCOPE_KEY = "zarniwoop.scope";
-const THEME_KEY = "zarniwoop.theme"; // localStorage: the one thing remembered across tabs
-const THEMES = ["system", "light", "dark"];
-const PAGES = ["search", "routing", "investigate", "usage", "settings", "tokens"];
+import {
+  THEME_KEY, THEMES, EXTRAS, REACHABLE, $, h, safeUrl, link, badge, when, table, genericSection, quota,
+  replace, session, ApiError, api, clearError, showError, setStatus, RESULTS, extraPages, hooks, fail,
+  ticket, busy,
+} from "./core.js";
+import "./pages/index.js"; // registers the pages of pages/*.js before this module's body runs
 
-// Extras worth a label, per modality, in the order a reader wants them; the rest follow as they come.
-const EXTRAS = {
-  ACADEMIC: [["authors", "Authors"], ["year", "Year"], ["venue", "Venue"], ["doi", "DOI"], ["pdfUrl", "PDF"], ["citedByCount", "Cited by"]],
-  IMAGE: [["imageUrl", "Image"], ["width", "Width"], ["height", "Height"], ["siteName", "Site"]],
-  VIDEO: [["channel", "Channel"], ["duration", "Duration"], ["publishedAt", "Published"], ["views", "Views"]],
-  NEWS: [["outlet", "Outlet"], ["publishedAt", "Published"], ["author", "Author"]],
-  BOOK: [["authors", "Authors"], ["firstPublishYear", "First published"], ["isbn", "ISBN"], ["editionCount", "Editions"]],
-  PDF: [["authors", "Authors"], ["year", "Year"], ["pdfUrl", "PDF"]],
-};
-const REACHABLE = { true: "yes", false: "last call failed", null: "not called yet" };
-
-const $ = (id) => document.getElementById(id);
-
-// ---- building DOM from data --------------------------------------------------------------------
-
-function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (value === null || value === undefined || value === false) continue;
-    if (key === "class") el.className = value;
-    else el.setAttribute(key, value === true ? "" : String(value));
-  }
-  for (const child of children.flat(Infinity)) {
-    if (child === null || child === undefined || child === false) continue;
-    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
-  }
-  return el;
-}
-
-function safeUrl(value) {
-  try {
-    const url = new URL(String(value));
-    return url.protocol === "https:" || url.protocol === "http:" ? url.href : null;
-  } catch {
-    return null;
-  }
-}
-
-function link(url, text) {
-  const href = safeUrl(url);
-  return href ? h("a", { href, target: "_blank", rel: "noopener noreferrer" }, text ?? url) : text ?? String(url ?? "");
-}
-
-function badge(text, kind = "") {
-  return h("span", { class: `badge ${kind}`.trim() }, text);
-}
-
-function when(iso) {
-  if (!iso) return "—";
-  const at = new Date(iso);
-  if (Number.isNaN(at.getTime())) return iso;
-  const seconds = Math.round((at.getTime() - Date.now()) / 1000);
-  const span = Math.abs(seconds);
-  const amount = span < 90 ? `${span} s` : span < 5400 ? `${Math.round(span / 60)} min` : `${Math.round(span / 3600)} h`;
-  const relative = span < 5 ? "now" : seconds >= 0 ? `in ${amount}` : `${amount} ago`;
-  return h("time", { datetime: iso, title: iso }, `${at.toLocaleString()} (${relative})`);
-}
-
-// Wrapped in a box that scrolls sideways on its own (focusable, so the keyboard can scroll it too):
-// on a phone a wide table never widens the page.
-function table(caption, headers, rows, { foot = null, className = "" } = {}) {
-  return h("div", { class: "table-box", tabindex: "0", role: "region", "aria-label": caption ? `${caption} (scrolls)` : "Scrollable table" }, h("table", { class: className || null },
-    caption ? h("caption", {}, caption) : null,
-    h("thead", {}, h("tr", {}, headers.map((name) => h("th", { scope: "col" }, name)))),
-    h("tbody", {}, rows.map((cells) => cells instanceof Node ? cells : h("tr", {}, cells.map((c) => h("td", {}, c ?? "—"))))),
-    foot ? h("tfoot", {}, h("tr", {}, foot.map((c) => h("td", {}, c ?? "")))) : null,
-  ));
-}
-
-// A table of an array of flat objects whose shape this page does not know (a newer server's section).
-function genericTable(caption, items) {
-  const columns = [...new Set(items.flatMap((item) => Object.keys(item)))];
-  const show = (v) => v === null || v === undefined ? "—" : typeof v === "object" ? JSON.stringify(v) : String(v);
-  return table(caption, columns, items.map((item) => columns.map((c) => show(item[c]))));
-}
-
-function genericSection(title, value) {
-  const body = Array.isArray(value) && value.every((v) => v && typeof v === "object" && !Array.isArray(v))
-    ? genericTable(null, value)
-    : value && Array.isArray(value.rows) ? genericTable(null, value.rows)
-    : h("pre", {}, JSON.stringify(value, null, 2));
-  return h("section", {}, h("h2", {}, title), body);
-}
-
-function quota(q) {
-  if (!q) return "—";
-  const used = q.used ?? "?";
-  const text = q.limit != null ? `${used} / ${q.limit} per ${q.period}` : `${used} used per ${q.period}`;
-  const meter = q.limit ? h("meter", {
-    min: 0, max: q.limit, value: Math.min(q.used ?? 0, q.limit), low: 0.7 * q.limit, high: 0.9 * q.limit,
-    optimum: 0, "aria-label": `quota ${text}`,
-  }) : null;
-  return h("div", { class: "quota" }, meter, h("span", {}, text),
-    q.resetsAt ? h("span", { class: "muted" }, "resets ", when(q.resetsAt)) : null,
-    q.source ? h("span", { class: "muted" }, q.source === "local" ? "counted here" : `reported by the ${q.source}`) : null);
-}
-
-function replace(container, ...children) {
-  container.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined));
-}
-
-// ---- session and API ---------------------------------------------------------------------------
-
-const session = {
-  get token() { return sessionStorage.getItem(TOKEN_KEY); },
-  get scope() {
-    try { return JSON.parse(sessionStorage.getItem(SCOPE_KEY) || "{}"); } catch { return {}; }
-  },
-  save(token, scope) {
-    sessionStorage.setItem(TOKEN_KEY, token);
-    sessionStorage.setItem(SCOPE_KEY, JSON.stringify(scope));
-  },
-  clear() {
-    sessionStorage.removeItem(TOKEN_KEY);
-    sessionStorage.removeItem(SCOPE_KEY);
-  },
-};
-
-class ApiError extends Error {
-  constructor(status, field, message) {
-    super(message);
-    this.status = status;
-    this.field = field;
-  }
-}
-
-async function api(method, path, { body, params = {}, token = session.token, scope = session.scope } = {}) {
-  const url = new URL(path, window.location.origin);
-  for (const [key, value] of Object.entries({ ...scope, ...params })) {
-    if (value) url.searchParams.set(key, value);
-  }
-  const headers = { Accept: "application/json", Authorization: `Bearer ${token}` };
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  let response;
-  try {
-    response = await fetch(url, {
-      method, headers, body: body === undefined ? undefined : JSON.stringify(body),
-      // "no-cache", not "no-store": with "no-store" the browser itself sends `Cache-Control: no-cache`,
-      // which tells the server to skip its result cache on every search. API answers say no-store.
-      cache: "no-cache", credentials: "omit", referrerPolicy: "no-referrer",
-    });
-  } catch {
-    throw new ApiError(0, null, "cannot reach the server: is zarniwoop serve still running?");
-  }
-  let data = null;
-  try { data = await response.json(); } catch { data = null; }
-  if (!response.ok) {
-    const error = (data && data.error) || {};
-    throw new ApiError(response.status, error.field || null, error.message || `the server answered HTTP ${response.status}`);
-  }
-  return data;
-}
-
-// ---- messages ----------------------------------------------------------------------------------
-
-function clearError(page) {
-  const box = $(`${page}-error`);
-  box.hidden = true;
-  box.textContent = "";
-  for (const input of document.querySelectorAll(`#page-${page} [aria-invalid]`)) {
-    input.removeAttribute("aria-invalid");
-    input.setAttribute("aria-describedby", (input.dataset.describedby ?? "").trim());
-    if (!input.getAttribute("aria-describedby")) input.removeAttribute("aria-describedby");
-  }
-}
-
-// One clear message naming the field; the field itself is marked invalid and gets the focus.
-function showError(page, error) {
-  clearError(page);
-  const box = $(`${page}-error`);
-  let text = error.message;
-  if (error.field && !text.toLowerCase().startsWith(`${error.field.toLowerCase()}:`)) text = `${error.field}: ${text}`;
-  box.textContent = text;
-  box.hidden = false;
-  const input = error.field ? document.querySelector(`#page-${page} [data-field="${CSS.escape(error.field)}"]`) : null;
-  if (input) {
-    const details = input.closest("details");
-    if (details) details.open = true;
-    input.dataset.describedby = input.getAttribute("aria-describedby") ?? "";
-    input.setAttribute("aria-invalid", "true");
-    input.setAttribute("aria-describedby", `${input.dataset.describedby} ${box.id}`.trim());
-    input.focus();
-  }
-}
-
-// `quiet`: for screen readers only, when the page shows the same thing already.
-function setStatus(page, text, { quiet = false } = {}) {
-  const status = $(`${page}-status`);
-  status.textContent = text;
-  status.classList.toggle("sr-only", quiet);
-}
-
-const RESULTS = { search: "search-results", routing: "routing-view", investigate: "investigate-results", usage: "usage-view", settings: "settings-view", tokens: "tokens-view" };
-
-// Every page's failure goes through here: a 401 means the token no longer works, so sign in again.
-// An older answer is cleared: under a new error it would read as the answer to the failed request.
-function fail(page, error) {
-  setStatus(page, "");
-  replace($(RESULTS[page]));
-  if (error.status === 401) {
-    signOut(`Signed out: ${error.message}. Paste a valid token.`);
-    return;
-  }
-  showError(page, error);
-}
-
-// Answers to a page's older request are dropped when a newer one was sent meanwhile.
-const latest = {};
-function ticket(page) {
-  latest[page] = (latest[page] ?? 0) + 1;
-  const mine = latest[page];
-  return () => latest[page] === mine;
-}
-
-async function busy(form, work) {
-  const buttons = form ? [...form.querySelectorAll("button")] : [];
-  for (const b of buttons) b.disabled = true;
-  try { return await work(); } finally { for (const b of buttons) b.disabled = false; }
-}
+const PAGES = ["search", "routing", "investigate", "usage", "settings", "tokens", ...extraPages.keys()];
 
 // ---- navigation and sign-in --------------------------------------------------------------------
 
@@ -260,6 +39,7 @@ function route({ focus = true } = {}) {
   if (page === "usage") loadUsage();
   if (page === "settings") loadSettings();
   if (page === "tokens") loadTokens();
+  extraPages.get(page)?.load();
   if (page !== "tokens") replace($("tokens-new")); // a new token is shown once, then forgotten
   if (focus) (page === "search" ? $("search-query") : $(`${page}-title`)).focus();
 }
@@ -372,14 +152,23 @@ async function runSearch(event, { fresh = false } = {}) {
     const value = form[key].value.trim();
     if (value) expert[key] = value;
   }
-  const path = Object.keys(expert).length ? "/v1/research/search_expert" : "/v1/research/search";
+  // "rich": WEB, IMAGE, VIDEO and NEWS at once (research_rich takes no expert options)
+  const rich = body.modality === RICH;
+  const path = rich ? "/v1/research/rich"
+    : Object.keys(expert).length ? "/v1/research/search_expert" : "/v1/research/search";
+  const sent = rich ? { query: body.query, maxResults: body.maxResults, cache: body.cache } : { ...body, ...expert };
   shareSearch(body);
   const current = ticket("search");
-  setStatus("search", "Searching…");
+  setStatus("search", rich ? "Searching web, images, videos and news…" : "Searching…");
   $("search-results").setAttribute("aria-busy", "true");
   try {
-    const result = await busy(form, () => api("POST", path, { body: { ...body, ...expert } }));
+    const result = await busy(form, () => api("POST", path, { body: sent }));
     if (!current()) return;
+    if (rich) {
+      renderRich(result);
+      setStatus("search", richStatus(result, Object.keys(expert).length > 0), { quiet: true });
+      return;
+    }
     renderSearch(result);
     setStatus("search", result.errorMessage
       ? `No results: ${result.errorMessage}`
@@ -417,9 +206,7 @@ function extrasList(hit) {
 function hitItem(hit, ...more) {
   // Image and video hits: a thumbnail through the server's signed image proxy (the CSP allows
   // images from this origin only; no browser request ever goes to the image host).
-  const proxied = (hit.extras || {}).thumbnailProxy;
-  const thumb = typeof proxied === "string" && proxied.startsWith("/v1/image?")
-    ? h("img", { class: "thumb", src: proxied, alt: "", loading: "lazy", width: "160" }) : null;
+  const thumb = thumbnail(hit);
   return h("li", { class: thumb ? "hit with-thumb" : "hit" },
     thumb,
     h("h3", {}, link(hit.url, hit.title || hit.url)),
@@ -427,7 +214,69 @@ function hitItem(hit, ...more) {
     ...more,
     hit.snippet ? h("p", { class: "snippet" }, hit.snippet) : null,
     extrasList(hit),
-    h("p", { class: "meta" }, `source: ${hit.source ?? "—"} · ${hit.modality}`));
+    h("p", { class: "meta" }, `source: ${hit.source ?? "—"} · ${hit.modality}`),
+    contentAction(hit));
+}
+
+function thumbnail(hit, className = "thumb") {
+  const proxied = (hit.extras || {}).thumbnailProxy;
+  return typeof proxied === "string" && proxied.startsWith("/v1/image?")
+    ? h("img", { class: className, src: proxied, alt: "", loading: "lazy", width: "160" }) : null;
+}
+
+// ---- load content: a hit's body through the content store (POST /v1/research/content) ----------
+// Shown as text only (textContent of a <pre>), in a collapsible region under the hit.
+
+let contentBoxes = 0;
+
+function contentTarget(hit) {
+  const content = hit.content || {};
+  if (content.inline === "STASH_ON_DEMAND" && content.ref && hit.source) return { ref: `${hit.source}:${content.ref}` };
+  return safeUrl(hit.url) ? { url: hit.url } : null;
+}
+
+function contentAction(hit) {
+  const target = contentTarget(hit);
+  if (!target) return null;
+  const name = hit.title || hit.url;
+  const box = h("div", { class: "loaded", id: `content-${++contentBoxes}` });
+  const button = h("button", {
+    type: "button", class: "secondary load-content", "aria-controls": box.id, "aria-label": `Load content of ${name}`,
+  }, "Load content");
+  button.addEventListener("click", () => loadContent(target, name, button, box));
+  return h("div", { class: "content-action" }, button, box);
+}
+
+async function loadContent(target, name, button, box) {
+  if (button.getAttribute("aria-disabled") === "true") return; // still loading (the button keeps the focus)
+  button.setAttribute("aria-disabled", "true");
+  replace(box, h("p", { class: "muted", role: "status" }, "Loading the content…"));
+  try {
+    const loaded = await api("POST", "/v1/research/content", { body: target });
+    replace(box, loadedView(loaded, name));
+  } catch (error) {
+    if (error.status === 401) hooks.signOut(`Signed out: ${error.message}. Paste a valid token.`);
+    else replace(box, h("p", { class: "error-text", role: "alert" }, `Could not load the content: ${error.message}`));
+  } finally {
+    button.removeAttribute("aria-disabled");
+  }
+}
+
+const number = (n) => Number(n ?? 0).toLocaleString("en");
+
+function loadedView(loaded, name) {
+  const facts = [
+    loaded.mimeType ?? "unknown type",
+    `${number(loaded.bytes)} bytes`,
+    loaded.truncated ? "cut at research.content.maxBytes" : null,
+    loaded.textTruncated ? `showing ${number(loaded.text.length)} of ${number(loaded.textChars)} characters` : null,
+  ].filter(Boolean).join(" · ");
+  return h("details", { class: "loaded-content", open: true },
+    h("summary", {}, `Content (${facts})`),
+    loaded.text === null || loaded.text === undefined
+      ? h("p", { class: "muted" }, loaded.note ?? "The body is not text.")
+      : h("div", { class: "text-box", tabindex: "0", role: "region", "aria-label": `Content of ${name}` },
+        h("pre", {}, loaded.text)));
 }
 
 const GATE_KIND = { ready: "ok", skipped_cooldown: "warn", skipped_exhausted: "bad", skipped_no_key: "warn" };
@@ -464,6 +313,61 @@ function renderSearch(result) {
           : "No provider was asked.",
         result.cached ? " Served from the cache: these are the attempts of the search that filled it." : null),
       attempts.length ? attemptsTable(attempts) : null));
+}
+
+// ---- the rich view: WEB, IMAGE, VIDEO and NEWS of one query on one page (research_rich) ----------
+
+const RICH = "rich";
+const RICH_TITLES = { WEB: "Web", IMAGE: "Images", VIDEO: "Videos", NEWS: "News" };
+
+function richStatus(rich, expert) {
+  const sections = Object.values(rich.results || {});
+  const total = sections.reduce((sum, r) => sum + (r.hits || []).length, 0);
+  const failed = Object.entries(rich.results || {}).filter(([, r]) => r.errorMessage).map(([m]) => m);
+  return `${total} hit${total === 1 ? "" : "s"} across ${sections.length} modalities`
+    + (failed.length ? `; no provider answered ${failed.join(", ")}` : "")
+    + (expert ? "; expert options do not apply to the rich view" : "") + ".";
+}
+
+function renderRich(rich) {
+  const entries = Object.entries(rich.results || {});
+  const total = entries.reduce((sum, [, r]) => sum + (r.hits || []).length, 0);
+  replace($("search-results"),
+    h("p", { class: "summary" },
+      h("strong", {}, `${total} hit${total === 1 ? "" : "s"}`),
+      ` · rich view: ${entries.map(([m]) => m).join(", ")} · up to ${rich.maxResults ?? "?"} per modality`),
+    h("div", { class: "rich" }, entries.map(([modality, result]) => richSection(modality, result))));
+}
+
+function richSection(modality, result) {
+  const id = `rich-${modality.toLowerCase()}`;
+  const hits = (result.hits || []).map((hit) => ({ ...hit, modality: hit.modality ?? modality }));
+  const attempts = result.attempts || [];
+  const failures = attempts.filter((a) => ["soft_error", "hard_error", "timeout"].includes(a.outcome)).length;
+  let body = null;
+  if (hits.length && modality === "IMAGE") body = h("ul", { class: "thumbs" }, hits.map(thumbCard));
+  else if (hits.length) body = h("ol", { class: "hits" }, hits.map((hit) => hitItem(hit)));
+  else if (!result.errorMessage) body = h("p", { class: "muted" }, "No hits.");
+  return h("section", { class: "rich-section", id, "data-modality": modality, "aria-labelledby": `${id}-title` },
+    h("h2", { id: `${id}-title` }, RICH_TITLES[modality] ?? modality),
+    h("p", { class: "rich-summary" },
+      `${hits.length} hit${hits.length === 1 ? "" : "s"}`,
+      result.providerInstanceId ? [" from ", h("code", {}, result.providerInstanceId)] : " — no provider answered",
+      result.cached ? [" ", badge("cached", "info")] : null),
+    result.errorMessage ? h("p", { class: "warn-box" }, `No provider answered: ${result.errorMessage}`) : null,
+    result.note ? h("p", { class: "note" }, `Note: ${result.note}`) : null,
+    body,
+    attempts.length ? h("details", { class: "trail" },
+      h("summary", {}, `Attempts (${attempts.length})`, failures ? ` — ${failures} failed` : null),
+      attemptsTable(attempts)) : null);
+}
+
+function thumbCard(hit) {
+  return h("li", { class: "thumb-card" },
+    thumbnail(hit, "thumb") ?? h("div", { class: "no-thumb muted" }, "no preview"),
+    h("p", { class: "thumb-title" }, link(hit.url, hit.title || hit.url)),
+    h("p", { class: "meta" }, `source: ${hit.source ?? "—"}`),
+    contentAction(hit));
 }
 
 // ---- routing -----------------------------------------------------------------------------------
@@ -564,6 +468,13 @@ function renderRouting(view, providers) {
 
 // ---- investigate -------------------------------------------------------------------------------
 
+// The steps stream in (POST with `Accept: text/event-stream`, read with fetch: an EventSource can
+// neither POST nor send the Authorization header) into an aria-live list; the JSON call is the
+// fallback when no stream comes through.
+
+class StreamBroken extends Error {}
+let investigation = null; // the AbortController of the investigation in flight
+
 async function runInvestigate(event) {
   event.preventDefault();
   clearError("investigate");
@@ -572,9 +483,22 @@ async function runInvestigate(event) {
   const max = count(form.maxResults.value);
   if (max !== undefined) body.maxResults = max;
   const current = ticket("investigate");
+  investigation?.abort(); // a newer question: the server stops the older research
+  const controller = new AbortController();
+  investigation = controller;
+  const live = liveSteps();
+  replace($("investigate-results"), live.section);
   setStatus("investigate", "Investigating… this runs several searches.");
   try {
-    const ranked = await busy(form, () => api("POST", "/v1/research/investigate", { body }));
+    const ranked = await busy(form, async () => {
+      try {
+        return await investigateStream(body, (step) => { if (current()) live.add(step); }, controller.signal);
+      } catch (error) {
+        if (!(error instanceof StreamBroken) || !current()) throw error;
+        live.note(`Live steps are unavailable (${error.message}); waiting for the whole answer.`);
+        return api("POST", "/v1/research/investigate", { body });
+      }
+    });
     if (!current()) return;
     const searches = ranked.searches || [];
     const failed = searches.filter((s) => s.errorMessage);
@@ -583,14 +507,100 @@ async function runInvestigate(event) {
       fail("investigate", new Error(`Every search failed: ${failed.map((s) => `${s.modality} “${s.query}”: ${s.errorMessage}`).join("; ")}`));
       return;
     }
-    renderInvestigation(ranked);
+    renderInvestigation(ranked, live.done());
     setStatus("investigate", `${ranked.hits.length} ranked hit${ranked.hits.length === 1 ? "" : "s"}, ${ranked.dropped.length} dropped.`, { quiet: true });
   } catch (error) {
     if (current()) fail("investigate", error);
+  } finally {
+    if (investigation === controller) investigation = null;
   }
 }
 
-function renderInvestigation(ranked) {
+// The list the steps arrive in; `done()` hands it over, closed, to the final view.
+function liveSteps() {
+  const list = h("ol", { class: "steps", id: "investigate-steps", "aria-live": "polite", "aria-relevant": "additions" });
+  const meter = h("progress", { max: 1, value: 0, "aria-label": "Investigation progress" });
+  const section = h("section", { class: "live-steps", "aria-labelledby": "investigate-steps-title" },
+    h("h2", { id: "investigate-steps-title" }, "Steps"), meter, list);
+  return {
+    section,
+    add(step) {
+      if (step.total) { meter.max = step.total; meter.value = Math.min(step.done, step.total); }
+      const detail = step.detail || {};
+      list.append(h("li", { class: `step step-${step.step}`, "data-step": step.step },
+        badge(step.step, step.step === "search" && !detail.providerInstanceId ? "bad" : "info"), " ",
+        // "search 1/4: WEB via sx, 2 hits" under a "search" badge: the name once is enough
+        h("span", { class: "step-message" }, step.message.startsWith(`${step.step} `) ? step.message.slice(step.step.length + 1) : step.message),
+        detail.query ? h("span", { class: "muted" }, ` — “${detail.query}”`) : null));
+    },
+    note(text) { list.append(h("li", { class: "step step-note muted" }, text)); },
+    done() {
+      list.removeAttribute("aria-live");
+      return list.children.length ? list : null;
+    },
+  };
+}
+
+async function investigateStream(body, onStep, signal) {
+  const url = new URL("/v1/research/investigate", window.location.origin);
+  for (const [key, value] of Object.entries(session.scope)) if (value) url.searchParams.set(key, value);
+  let response;
+  try {
+    response = await fetch(url, {
+      method: "POST", body: JSON.stringify(body), signal,
+      headers: { Accept: "text/event-stream", "Content-Type": "application/json", Authorization: `Bearer ${session.token}` },
+      cache: "no-cache", credentials: "omit", referrerPolicy: "no-referrer",
+    });
+  } catch {
+    throw new StreamBroken("the stream could not be opened");
+  }
+  if (!response.ok) { // a refusal before the research began (401, 422 naming the field, …): no fallback
+    let data = null;
+    try { data = await response.json(); } catch { data = null; }
+    const error = (data && data.error) || {};
+    throw new ApiError(response.status, error.field || null, error.message || `the server answered HTTP ${response.status}`);
+  }
+  if (!(response.headers.get("content-type") || "").startsWith("text/event-stream") || !response.body) {
+    throw new StreamBroken("the server sent no event stream");
+  }
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  try {
+    for (;;) {
+      let chunk;
+      try { chunk = await reader.read(); } catch { throw new StreamBroken("the stream broke off"); }
+      if (chunk.done) break;
+      buffer = (buffer + chunk.value).replace(/\r\n/g, "\n");
+      let end;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const event = parseEvent(buffer.slice(0, end));
+        buffer = buffer.slice(end + 2);
+        if (event?.name === "progress") onStep(event.data);
+        else if (event?.name === "result") return event.data;
+        else if (event?.name === "error") {
+          const error = (event.data && event.data.error) || {};
+          throw new ApiError(400, error.field || null, error.message || "the investigation failed");
+        }
+      }
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  throw new StreamBroken("the stream ended before the result");
+}
+
+function parseEvent(block) {
+  let name = "message";
+  const data = [];
+  for (const line of block.split("\n")) {
+    if (line.startsWith("event:")) name = line.slice(6).trim();
+    else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+  }
+  if (!data.length) return null;
+  try { return { name, data: JSON.parse(data.join("\n")) }; } catch { return null; }
+}
+
+function renderInvestigation(ranked, steps = null) {
   const strategies = Object.entries(ranked.strategies || {}).map(([step, name]) => `${step}: ${name}`).join(" · ");
   const usage = ranked.usage || {};
   const hits = ranked.hits.map((item) => {
@@ -626,7 +636,8 @@ function renderInvestigation(ranked) {
       table(null, ["Query", "Modality", "Provider", "Hits", "Error"], (ranked.searches || []).map((s) => [
         s.query, s.modality, s.providerInstanceId ? h("code", {}, s.providerInstanceId) : "—",
         String(s.hits ?? 0) + (s.cached ? " (cached)" : ""), s.errorMessage ?? "",
-      ]))));
+      ]))),
+    steps ? h("details", { class: "steps-log" }, h("summary", {}, `Steps (${steps.children.length})`), steps) : null);
 }
 
 // ---- usage -------------------------------------------------------------------------------------
@@ -980,6 +991,7 @@ function cycleTheme() {
 // ---- start -------------------------------------------------------------------------------------
 
 function start() {
+  hooks.signOut = signOut;
   applyTheme(localStorage.getItem(THEME_KEY));
   $("theme").addEventListener("click", cycleTheme);
   $("signin-form").addEventListener("submit", signIn);
