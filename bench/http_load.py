@@ -35,7 +35,7 @@ import httpx2  # noqa: E402
 
 from tests.support.bodies import wikipedia_pages  # noqa: E402
 from tests.support.runtime import endpoint, only, write_config  # noqa: E402
-from tests.support.served import cpu_seconds, rss_kib, served  # noqa: E402
+from tests.support.served import cpu_seconds, rss_kib, served, system_cpu_seconds  # noqa: E402
 
 WIKI = "/w/w/rest.php/v1/search/page"
 
@@ -59,6 +59,8 @@ class Phase:
     seconds: float = 0.0
     cpu_seconds: float = 0.0
     """CPU the server process used during the phase: per request, the figure a busy machine cannot skew."""
+    system_seconds: float = 0.0
+    """The kernel's part of it (socket sends and receives, epoll)."""
 
     def report(self) -> dict[str, float | int | str | None]:
         ordered = sorted(self.latencies)
@@ -73,6 +75,7 @@ class Phase:
             "p99Ms": round(ordered[min(n - 1, int(n * 0.99))] * 1000, 2) if n else None,
             "maxMs": round(ordered[-1] * 1000, 2) if n else None,
             "serverCpuMsPerRequest": round(self.cpu_seconds / n * 1000, 3) if n else None,
+            "serverSystemCpuMsPerRequest": round(self.system_seconds / n * 1000, 3) if n else None,
         }
 
 
@@ -138,17 +141,18 @@ def main() -> None:
                 assert server.token is not None
                 asyncio.run(_load(server.url, server.token, 8, 1.0, search=True))  # warm-up
                 rss_before = rss_kib(server.pid)
-                cpu_0 = cpu_seconds(server.pid)
+                cpu_0, sys_0 = cpu_seconds(server.pid), system_cpu_seconds(server.pid)
                 baseline = asyncio.run(
                     _load(server.url, server.token, args.clients, baseline_seconds, search=False)
                 )
-                cpu_1 = cpu_seconds(server.pid)
+                cpu_1, sys_1 = cpu_seconds(server.pid), system_cpu_seconds(server.pid)
                 searches = asyncio.run(
                     _load(server.url, server.token, args.clients, args.duration, search=True)
                 )
-                cpu_2 = cpu_seconds(server.pid)
+                cpu_2, sys_2 = cpu_seconds(server.pid), system_cpu_seconds(server.pid)
                 rss_after = rss_kib(server.pid)
                 baseline.cpu_seconds, searches.cpu_seconds = cpu_1 - cpu_0, cpu_2 - cpu_1
+                baseline.system_seconds, searches.system_seconds = sys_1 - sys_0, sys_2 - sys_1
     finally:
         parent.send("stop")
         emulator.join(timeout=10)

@@ -143,6 +143,12 @@ def rss_kib(pid: int) -> int:
     raise LookupError(f"no VmRSS for pid {pid}")
 
 
+def system_cpu_seconds(pid: int) -> float:
+    """The system (kernel) part of `cpu_seconds`."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[12]) / os.sysconf("SC_CLK_TCK")
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time a process has used so far, from /proc/<pid>/stat."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
