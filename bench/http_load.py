@@ -11,7 +11,11 @@ Wikipedia parser → JSON. The result cache is off so each request reaches the e
 Before the searches, the same clients hit `GET /healthz` for a baseline measured in the same run
 (the HTTP stack alone), so the figures can be read as ratios. Prints one JSON object: throughput,
 p50/p99 latency, errors (any non-200, or a search without hits), and the server's resident memory
-(VmRSS from /proc/<pid>/status) before and after the load.
+(VmRSS from /proc/<pid>/status) before and after the load. Server CPU per request is user + system
+time from /proc/<pid>/stat (`serverSystemCpuMsPerRequest`: the kernel's part); on a shared machine
+it moves ±20 % from run to run, so read `ratios.serverCpuSearchOverHealthz`, and for a figure the
+machine cannot skew, `bench/instructions.py` (instructions per search under callgrind). Where the
+time goes: `bench/profile_serve.py`.
 """
 
 from __future__ import annotations
