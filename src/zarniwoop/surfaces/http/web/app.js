@@ -9,7 +9,7 @@ import {
 } from "./core.js";
 import "./pages/index.js"; // registers the pages of pages/*.js before this module's body runs
 
-const PAGES = ["search", "routing", "investigate", "usage", "settings", "tokens", ...extraPages.keys()];
+const PAGES = ["search", "routing", "investigate", "settings", "tokens", ...extraPages.keys()]; // usage: pages/usage.js
 
 // ---- navigation and sign-in --------------------------------------------------------------------
 
@@ -36,7 +36,6 @@ function route({ focus = true } = {}) {
   document.title = `${page[0].toUpperCase()}${page.slice(1)} — Zarniwoop`;
   if (page === "search" && restoreSearch()) focus = false;
   if (page === "routing") loadRouting();
-  if (page === "usage") loadUsage();
   if (page === "settings") loadSettings();
   if (page === "tokens") loadTokens();
   extraPages.get(page)?.load();
@@ -640,116 +639,6 @@ function renderInvestigation(ranked, steps = null) {
     steps ? h("details", { class: "steps-log" }, h("summary", {}, `Steps (${steps.children.length})`), steps) : null);
 }
 
-// ---- usage -------------------------------------------------------------------------------------
-
-async function loadUsage(event) {
-  event?.preventDefault();
-  clearError("usage");
-  const current = ticket("usage");
-  setStatus("usage", "Loading…");
-  try {
-    const params = {
-      since: $("usage-since").value.trim() || "24h",
-      account: $("usage-account").value.trim(),
-      llmScope: $("usage-llm-scope").value === "project" ? "" : $("usage-llm-scope").value,
-    };
-    const report = await busy($("usage-form"), () => api("GET", "/v1/usage", { params }));
-    if (!current()) return;
-    renderUsage(report);
-    setStatus("usage", `Updated ${new Date().toLocaleTimeString()}.`);
-  } catch (error) {
-    if (current()) fail("usage", error);
-  }
-}
-
-function renderUsage(report) {
-  const known = new Set(["scope", "enabled", "research", "message", "llm"]);
-  replace($("usage-view"),
-    report.enabled ? researchUsage(report.research) : h("p", { class: "warn-box" }, report.message || "Usage tracking is not enabled."),
-    report.llm ? llmUsage(report.llm) : null,
-    Object.entries(report).filter(([key]) => !known.has(key)).map(([key, value]) => genericSection(key, value)));
-}
-
-function researchUsage(r) {
-  const ms = (v) => v === null || v === undefined ? "—" : `${v} ms`;
-  const rows = r.rows.map((row) => [
-    h("code", {}, row.instance), row.protocol, row.modality, String(row.calls), String(row.hits),
-    String(row.failures), ms(row.p50Ms), ms(row.p95Ms), quota(row.quota),
-  ]);
-  return [
-    h("section", { "aria-labelledby": "usage-calls-title" },
-      h("h2", { id: "usage-calls-title" }, "Provider calls"),
-      h("p", { class: "hint" }, "From ", when(r.since), " to ", when(r.until), "."),
-      rows.length
-        ? table(null, ["Instance", "Protocol", "Modality", "Calls", "Hits", "Failures", "p50", "p95", "Quota"], rows, {
-          className: "usage",
-          foot: ["Total", "", "", String(r.totals.calls), String(r.totals.hits), String(r.totals.failures), "", "", ""],
-        })
-        : h("p", { class: "muted" }, "No provider calls in this window.")),
-    h("section", { "aria-labelledby": "usage-quota-title" },
-      h("h2", { id: "usage-quota-title" }, "Provider quotas"),
-      (r.quotas || []).length
-        ? table(null, ["Instance", "Quota"], r.quotas.map((q) => [h("code", {}, q.instance), quota(q.quota)]))
-        : h("p", { class: "muted" }, "No instance has a quota configured.")),
-  ];
-}
-
-function tokens(n) {
-  return n === null || n === undefined ? "—" : Number(n).toLocaleString("en-US");
-}
-
-function bar(used, limit, label) {
-  if (!limit) return tokens(used);
-  return h("div", { class: "quota" },
-    h("meter", { min: 0, max: limit, value: Math.min(used ?? 0, limit), low: 0.7 * limit, high: 0.9 * limit, optimum: 0, "aria-label": label }),
-    h("span", {}, `${tokens(used)} / ${tokens(limit)}`));
-}
-
-// One breakdown (by project, provider, account or model) with today's and this month's tokens side by side.
-function breakdown(title, today, month, columns, keyOf) {
-  const merged = new Map();
-  for (const [period, items] of [["today", today], ["month", month]]) {
-    for (const item of items || []) {
-      const key = keyOf(item);
-      merged.set(key, { ...(merged.get(key) || { item }), [period]: item.tokens });
-    }
-  }
-  if (!merged.size) return null;
-  const rows = [...merged.values()].map((m) => [...columns.map(([, cell]) => cell(m.item)), tokens(m.today ?? 0), tokens(m.month ?? 0)]);
-  return table(title, [...columns.map(([name]) => name), "Today", "This month"], rows, { className: "tokens" });
-}
-
-function llmUsage(llm) {
-  const { today = {}, month = {} } = llm;
-  const who = llm.scope ? `${llm.scope.level}${llm.scope.name ? ` ${llm.scope.name}` : ""}` : "";
-  const periods = [["Today", today], ["This month", month]].map(([name, p]) => [
-    `${name} (${p.bucket ?? "—"})`, bar(p.totalTokens, p.limit, `${name}: ${tokens(p.totalTokens)} tokens`),
-    String(p.calls ?? 0), p.estimatedCostUsd === undefined ? "—" : `$${Number(p.estimatedCostUsd).toFixed(4)}`,
-    String(p.unpricedCalls ?? 0),
-  ]);
-  const quotas = (llm.quotas || []).map((q) => [
-    q.scope, q.period, q.bucket, bar(q.tokensUsed, q.tokensLimit, `${q.scope} ${q.period}: ${tokens(q.tokensUsed)} tokens`),
-    tokens(q.tokensHeld), q.percent === null || q.percent === undefined ? "—" : `${q.percent} %`,
-  ]);
-  const tables = [
-    breakdown("By project", today.byProject, month.byProject, [["Project", (i) => i.project]], (i) => i.project),
-    breakdown("By provider", today.byProvider, month.byProvider,
-      [["Provider", (i) => i.provider], ["Key from", (i) => i.credentialSource]], (i) => `${i.provider}\u0000${i.credentialSource}`),
-    breakdown("By account", today.byAccount, month.byAccount, [["Account", (i) => i.account]], (i) => i.account),
-    breakdown("By model", today.byModel, month.byModel,
-      [["Instance", (i) => h("code", {}, i.instance)], ["Model", (i) => i.model]], (i) => `${i.instance}\u0000${i.model}`),
-  ].filter(Boolean);
-  return h("section", { "aria-labelledby": "usage-llm-title" },
-    h("h2", { id: "usage-llm-title" }, "LLM tokens"),
-    h("p", { class: "hint" }, `Tenant ${llm.tenant ?? "—"} · ${who} · as of `, when(llm.generatedAt), "."),
-    table(null, ["Period", "Tokens (of limit)", "Calls", "Estimated cost", "Unpriced calls"], periods, { className: "llm-periods" }),
-    tables.length ? tables : h("p", { class: "muted" }, "No LLM calls this month."),
-    h("h3", {}, "LLM quota lines"),
-    quotas.length
-      ? table(null, ["Scope", "Period", "Bucket", "Used (of limit)", "Held", "Percent"], quotas, { className: "llm-quotas" })
-      : h("p", { class: "muted" }, "No LLM quota applies here."));
-}
-
 // ---- settings ----------------------------------------------------------------------------------
 // One form per endpoint instance, shaped by its protocol's setting form; the routing order per
 // modality as a list to reorder. Save sends only what changed, as one all-or-nothing PUT batch.
@@ -999,7 +888,6 @@ function start() {
   $("search-form").addEventListener("submit", runSearch);
   $("investigate-form").addEventListener("submit", runInvestigate);
   $("search-refresh").addEventListener("click", (event) => runSearch(event, { fresh: true }));
-  $("usage-form").addEventListener("submit", loadUsage);
   $("routing-refresh").addEventListener("click", loadRouting);
   $("settings-level-form").addEventListener("submit", loadSettings);
   $("settings-form").addEventListener("submit", saveSettings);
