@@ -100,11 +100,16 @@ class HttpTransport:
             if guarded:
                 target, extensions = await self._pinned(url, headers)
                 client = self._unpooled_client()
+            query = params or None
+            if query and "?" not in target and "#" not in target:
+                # the query encoded as httpx2 merges `params` (`str(QueryParams(...))`), put in the URL:
+                # httpx2 then parses the URL once instead of twice (issue 18's profile)
+                target, query = f"{target}?{httpx2.QueryParams(query)}", None
             with translate_errors("connect", timeout, url=url):
                 request = client.build_request(
                     method,
                     target,
-                    params=params or None,
+                    params=query,
                     headers=headers,
                     json=body,
                     timeout=httpx2.Timeout(timeout),
