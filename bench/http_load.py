@@ -17,6 +17,10 @@ p50/p99 latency, errors (any non-200, or a search without hits), and the server'
 Server CPU is the whole server's: the `serve` process and, with `--workers N`, every worker
 (their utime + stime from /proc/<pid>/stat, live children and reaped ones), so
 `searchesPerServerCpuSecond` compares one process with N fairly; RSS is summed the same way.
+On a shared machine CPU per request moves ±20 % from run to run: read
+`ratios.serverCpuSearchOverHealthz`, and for a figure the machine cannot skew,
+`bench/instructions.py` (instructions per search under callgrind). Where the time goes:
+`bench/profile_serve.py` (docs/performance-cpu.md).
 """
 
 from __future__ import annotations

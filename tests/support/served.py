@@ -41,9 +41,10 @@ class Served:
         return self.process.pid
 
 
-def serve_command(*args: str, python_args: tuple[str, ...] = ()) -> list[str]:
-    """`python_args` go before `-m zarniwoop` (`-m cProfile -o out.prof`: bench/profile_serve.py)."""
-    return [sys.executable, *python_args, "-m", "zarniwoop", *args]
+def serve_command(*args: str, python_args: tuple[str, ...] = (), wrapper: tuple[str, ...] = ()) -> list[str]:
+    """`python_args` go before `-m zarniwoop` (bench/profile_serve.py's profiler); `wrapper` before
+    Python itself (`valgrind --tool=callgrind …`: bench/instructions.py)."""
+    return [*wrapper, sys.executable, *python_args, "-m", "zarniwoop", *args]
 
 
 def server_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -62,6 +63,7 @@ def served(
     env: Mapping[str, str] | None = None,
     probes: bool = False,
     python_args: tuple[str, ...] = (),
+    wrapper: tuple[str, ...] = (),
 ) -> Iterator[Served]:
     """`probes=False` (the default here): the server sends no reachability probes, so request logs
     hold only what a test caused — and a built-in endpoint a config left on is never contacted.
@@ -78,6 +80,7 @@ def served(
         probe_flag,
         *extra_args,
         python_args=python_args,
+        wrapper=wrapper,
     )
     home.mkdir(parents=True, exist_ok=True)
     log = home / "serve.stderr"

@@ -11,6 +11,7 @@ made one. fastapi, uvicorn and mcp are imported here, not at `zarniwoop --help`.
 from __future__ import annotations
 
 import asyncio
+import gc
 import ipaddress
 import socket
 import sys
@@ -125,6 +126,7 @@ def uvicorn_config(app: Any, *, log_level: str, access_log: bool) -> uvicorn.Con
     import uvicorn
 
     from ..http.guard import MAX_HEADER_BYTES
+    from ..http.server_protocol import http_protocol
 
     return uvicorn.Config(
         app,
@@ -132,8 +134,8 @@ def uvicorn_config(app: Any, *, log_level: str, access_log: bool) -> uvicorn.Con
         access_log=access_log,
         lifespan="on",
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
-        # h11 explicitly: its header cap is the one we rely on (httptools has none to set).
-        http="h11",
+        # httptools with a head cap of our own (server_protocol.py); h11 and its cap without it
+        http=http_protocol(),
         h11_max_incomplete_event_size=MAX_HEADER_BYTES,
     )
 
@@ -146,6 +148,9 @@ def _announcing_server(config: uvicorn.Config, on_ready: Callable[[], None]) -> 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets=sockets)
             if not self.should_exit:
+                # What start-up built (modules, schemas, settings) lives as long as the process: out of
+                # the collector's sight, a full collection no longer walks it (issue 18's profile).
+                gc.freeze()
                 on_ready()
 
     return AnnouncingServer(config)
