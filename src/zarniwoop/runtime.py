@@ -262,6 +262,7 @@ class Runtime:
                         usage=UsageStore(self.db),
                         http=self.transport.client,
                         catalog=self.catalog,
+                        guard=self.transport,
                     )
         return self._llm
 
@@ -284,7 +285,7 @@ class Runtime:
         a catalog refresh: per-instance results and skipped instances with their errors, as JSON."""
         from .llm.catalog.lifecycle import discover_models
 
-        return await discover_models(await self.catalog(), self.settings, self.transport.client, scope)
+        return await discover_models(await self.catalog(), self.settings, self.transport, scope)
 
     async def start_catalog_refresh(self) -> asyncio.Task[None]:
         """Start the periodic refresh (every `ai.catalog.refreshMinutes`, default 30) for a server."""
@@ -406,7 +407,7 @@ class Runtime:
         return [
             loop.create_task(self.serve_project_stops(), name="project-stops"),
             loop.create_task(
-                run_discovery_schedule(self.catalog, self.settings, self.transport.client, self.db),
+                run_discovery_schedule(self.catalog, self.settings, self.transport, self.db),
                 name="scheduled-discovery",
             ),
         ]

@@ -14,7 +14,7 @@ from zarniwoop.llm.manager import LlmCall
 from zarniwoop.runtime import Runtime
 
 from ..support.emulator import Reply
-from ..support.llm import ANTHROPIC_PATH, anthropic_reply, manager_for
+from ..support.llm import ALLOW_LOOPBACK, ANTHROPIC_PATH, anthropic_reply, manager_for
 from ..support.paths import fixture_bytes
 from ..support.runtime import write_config
 
@@ -138,6 +138,7 @@ def config(case: Case, emulator) -> dict[str, Any]:
         # The operator points the anthropic instance at the emulator at the system level, so the
         # operator's own key may go there (a tenant-level baseUrl would not get it).
         "settings": {
+            **ALLOW_LOOPBACK,  # a case's tenant-level baseUrl is the emulator's too
             "ai.provider.anthropic.baseUrl": emulator.url,
             "ai.provider.ollama.baseUrl": emulator.url + "/local",
         },

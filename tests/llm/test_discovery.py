@@ -15,6 +15,7 @@ from zarniwoop.llm.discovery import write_auto_documents
 from zarniwoop.llm.listing import ListedModel
 
 from ..support.emulator import Reply
+from ..support.llm import ALLOW_LOOPBACK
 from ..support.paths import fixture_bytes
 from ..support.runtime import open_runtime
 
@@ -108,6 +109,7 @@ def provider(
 def config(emulator):
     url = emulator.url
     system = {
+        **ALLOW_LOOPBACK,  # the tenants' instances list from the loopback emulator too
         "ai.discovery.timeoutMs": 500,
         **provider("openai", f"{url}/openai/v1", OPENAI_KEY),
         **provider("gemini", f"{url}/gemini", GEMINI_KEY),

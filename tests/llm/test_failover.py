@@ -149,7 +149,10 @@ async def test_fallback_disabled_fails_after_the_first_provider(tmp_path, emulat
     emulator.add(gemini_path("gemini-2.5-pro"), gemini_reply())
     sleeps = Sleeps()
     policy = {"max_retries": 1, "retry_delay_ms": 100, "fallback_enabled": False, "fallback_to_local": False}
-    async with await open_llm_runtime(tmp_path, tenants(emulator, failover=policy)) as runtime:
+    tree = tenants(emulator, failover=policy)
+    # The operator's URL (system level): its error body is shown; a tenant's would be summarised.
+    system = {"ai.provider.anthropic.baseUrl": tree["acme"]["settings"].pop("ai.provider.anthropic.baseUrl")}
+    async with await open_llm_runtime(tmp_path, tree, settings=system) as runtime:
         manager = await manager_for(runtime, sleeps)
         with pytest.raises(NoProviderAvailableError) as caught:
             await manager.chat(MIKE, ChatRequest.prompt("x"))

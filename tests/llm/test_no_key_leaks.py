@@ -16,7 +16,7 @@ from zarniwoop.runtime import Runtime
 from zarniwoop.surfaces.cli import app
 
 from ..support.emulator import Reply
-from ..support.llm import ANTHROPIC_PATH, KEYS, anthropic_reply, gemini_path, seed_tenants
+from ..support.llm import ANTHROPIC_PATH, KEYS, anthropic_reply, gemini_path, seed_tenants, trusting
 from ..support.runtime import write_config
 
 INLINE = "sk-ant-INLINE-SARAH-31337"
@@ -48,7 +48,9 @@ def config(tmp_path: Path, emulator) -> Path:
     }
     acme["accounts"]["mike"]["llm"]["quota"]["daily_tokens"] = 120  # 3 calls of 41 cross every threshold
     tenants["beta"] = {}  # no keys of its own: the operator's environment serves it
-    settings = {"ai.provider.anthropic.baseUrl": emulator.url, "ai.provider.gemini.baseUrl": emulator.url}
+    settings = trusting(
+        {"ai.provider.anthropic.baseUrl": emulator.url, "ai.provider.gemini.baseUrl": emulator.url}
+    )
     return write_config(tmp_path, {"settings": settings, "tenants": tenants})
 
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from zarniwoop.runtime import Runtime
 from zarniwoop.surfaces.cli import app
 
-from ..support.llm import ANTHROPIC_PATH, KEYS, anthropic_reply, seed_tenants
+from ..support.llm import ANTHROPIC_PATH, KEYS, anthropic_reply, seed_tenants, trusting
 from ..support.runtime import write_config
 
 
@@ -35,7 +35,7 @@ def invoke(config: Path, *args: str, input: str | None = None):
 def config_with_keys(tmp_path: Path, emulator, **settings: object) -> Path:
     tenants = seed_tenants(emulator)
     tenants["acme"]["settings"].update(settings)
-    config = write_config(tmp_path, {"settings": {}, "tenants": tenants})
+    config = write_config(tmp_path, {"settings": trusting(), "tenants": tenants})
     for (level, owner, name), value in KEYS.items():
         args = ["credentials", "set", name] + ([f"--{level}", owner] if owner else [])
         assert invoke(config, *args, input=value + "\n").exit_code == 0

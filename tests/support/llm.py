@@ -31,6 +31,16 @@ KEYS = {
 """The seed's credentials (seed 002 §2), one fake key each; tests grep for these."""
 
 
+ALLOW_LOOPBACK = {"research.allowPrivateEndpoints": True}
+"""The operator's system-level switch that lets a tenant's `ai.provider.X.baseUrl` (and a tenant's
+search endpoint) reach the loopback emulator; without it the SSRF guard refuses 127.0.0.1."""
+
+
+def trusting(settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    """System settings with `ALLOW_LOOPBACK` on (a test's own value of the switch wins)."""
+    return {**ALLOW_LOOPBACK, **(settings or {})}
+
+
 def seed_tenants(emulator: Emulator) -> dict[str, Any]:
     """Seed 002 §2 as a `tenants:` tree, models the bundled catalog prices."""
     return {
@@ -123,8 +133,9 @@ async def open_llm_runtime(
     settings: dict[str, Any] | None = None,
     keys: dict | None = None,
 ) -> Runtime:
-    """A runtime with `tenants` and the credentials in `keys` (default: the seed's) stored."""
-    path = write_config(directory, {"settings": settings or {}, "tenants": copy.deepcopy(tenants)})
+    """A runtime with `tenants` and the credentials in `keys` (default: the seed's) stored; the
+    system level allows private endpoints (`ALLOW_LOOPBACK`: the tenants' URLs are the emulator's)."""
+    path = write_config(directory, {"settings": trusting(settings), "tenants": copy.deepcopy(tenants)})
     runtime = await Runtime.open(path, home=directory / "home")
     store = runtime.credentials
     for (level, owner, name), value in (KEYS if keys is None else keys).items():

@@ -8,8 +8,9 @@ Three rules follow (issue 11, docs/security.md), shared by search and LLM:
   the operator chose: the protocol's default, or a `baseUrl` set at system level
   (`set_by_operator`). A tenant pointing `research.endpoint.X.baseUrl` at its own server gets no
   operator key — its own keys (settings, credentials) still work.
-- **search URLs set below system level are untrusted targets.** Such an endpoint is called through the
-  SSRF guard (every address checked after DNS resolution, on every redirect: `transport/guard.py`)
+- **URLs set below system level are untrusted targets** — a search endpoint's
+  `research.endpoint.X.baseUrl` and an LLM instance's `ai.provider.X.baseUrl` alike. Such an
+  endpoint is called through the SSRF guard (every address checked after DNS resolution, on every redirect: `transport/guard.py`)
   unless the operator sets `research.allowPrivateEndpoints: true` at system level; and its error
   bodies are summarised (status and reason), never reflected (`untrusted_endpoint`).
 - **switches that lift a guard are system-only** (`SYSTEM_ONLY_KEYS`): a tenant or project row of
@@ -40,6 +41,8 @@ ALLOW_PRIVATE_ENDPOINTS = "research.allowPrivateEndpoints"
 SYSTEM_ONLY_KEYS = (K.CONTENT_ALLOW_PRIVATE, ALLOW_PRIVATE_ENDPOINTS)
 _LEVELS = ("builtin", "system", "tenant", "project")
 _SEARCH_BASE_URL = re.compile(r"^research\.endpoint\.[^.]+\.baseUrl$")
+_LLM_BASE_URL = re.compile(r"^ai\.provider\..+\.baseUrl$")
+"""An LLM provider instance's base URL (instance names may hold dots): the same policy as search."""
 
 
 def set_by_operator(settings: ScopedSettings, key: str) -> bool:
@@ -59,6 +62,17 @@ def untrusted_endpoint(settings: ScopedSettings, instance_id: str) -> bool:
     return not set_by_operator(settings, K.endpoint_key(instance_id, K.SUFFIX_BASE_URL))
 
 
+def untrusted_llm_endpoint(settings: ScopedSettings, instance: str) -> bool:
+    """The LLM side of `untrusted_endpoint`: `ai.provider.<instance>.baseUrl` set by a tenant or project."""
+    return not set_by_operator(settings, f"ai.provider.{instance}.baseUrl")
+
+
+def guarded(settings: ScopedSettings, untrusted: bool) -> bool:
+    """Whether an untrusted endpoint's calls pass the SSRF guard: yes, unless the operator set
+    `research.allowPrivateEndpoints: true` at system level (the one switch for search and LLM)."""
+    return untrusted and not operator_flag(settings, ALLOW_PRIVATE_ENDPOINTS)
+
+
 def check_writes(
     level: str, writes: Mapping[str, str | None], *, allow_private_endpoints: bool = False
 ) -> list[ConfigError]:
@@ -76,10 +90,11 @@ def check_writes(
     for key, value in writes.items():
         if key in SYSTEM_ONLY_KEYS:
             errors.append(ConfigError(key, f"can be set at system level only, not at {level} level"))
-        elif value and _SEARCH_BASE_URL.match(key):
+        elif value and (_SEARCH_BASE_URL.match(key) or _LLM_BASE_URL.match(key)):
             problem = url_problem(value, allow_private=allow_private_endpoints)
             if problem:
-                errors.append(ConfigError(key, f"{problem} (a {level}-level endpoint URL)"))
+                kind = "endpoint" if key.startswith("research.") else "LLM provider"
+                errors.append(ConfigError(key, f"{problem} (a {level}-level {kind} URL)"))
     return errors
 
 
@@ -117,8 +132,10 @@ __all__ = [
     "OPERATOR_LEVELS",
     "SYSTEM_ONLY_KEYS",
     "check_writes",
+    "guarded",
     "operator_flag",
     "set_by_operator",
     "untrusted_endpoint",
+    "untrusted_llm_endpoint",
     "url_problem",
 ]

@@ -29,9 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from ..config.keys import SYSTEM_TENANT
+from ..config.keys import SYSTEM_TENANT, TENANT_LEVEL
+from ..config.trust import ALLOW_PRIVATE_ENDPOINTS, OPERATOR_LEVELS, operator_flag
 from ..contract.errors import ProviderHTTPError, ZarniwoopError
 from ..contract.protocol import Secret
+from ..contract.query import SearchScope
 from ..transport.http import HttpTransport
 from ..transport.status import raise_for_status
 from .catalog.paths import AUTO, doc_path, slug_for, valid_instance
@@ -60,6 +62,10 @@ class ProviderInstanceSettings:
     protocol_type: str
     base_url: str
     api_key: Secret | None
+    untrusted: bool = False
+    """A tenant or project set `baseUrl` (`config/trust.py`): the error of its listing says the
+    status only, and its requests pass the SSRF guard unless the operator allows private endpoints."""
+    guarded: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,9 +131,12 @@ class DiscoveryReport:
 
 
 def instances_of_scope(
-    rows: Iterable[SettingRow], open_value: Callable[[SettingRow], str]
+    rows: Iterable[SettingRow], open_value: Callable[[SettingRow], str], *, allow_private: bool = False
 ) -> tuple[list[ProviderInstanceSettings], list[SkippedInstance]]:
-    """The provider instances one scope's own settings define, and those that cannot be listed."""
+    """The provider instances one scope's own settings define, and those that cannot be listed.
+
+    `allow_private`: the operator's `research.allowPrivateEndpoints` (a `baseUrl` row below system
+    level is guarded unless it is on)."""
     grouped: dict[str, dict[str, SettingRow]] = {}
     for row in rows:
         if row.key.startswith(PROVIDER_PREFIX) and "." in row.key[len(PROVIDER_PREFIX) :]:
@@ -169,9 +178,15 @@ def instances_of_scope(
                 SkippedInstance(instance, wire, f"no API key ({PROVIDER_PREFIX}{instance}.apiKey)")
             )
             continue
+        untrusted = "baseUrl" in fields and fields["baseUrl"].level not in OPERATOR_LEVELS
         found.append(
             ProviderInstanceSettings(
-                instance, wire, base_url_for(wire, base), Secret(key_text) if key_text else None
+                instance,
+                wire,
+                base_url_for(wire, base),
+                Secret(key_text) if key_text else None,
+                untrusted=untrusted,
+                guarded=untrusted and not allow_private,
             )
         )
     return found, skipped
@@ -182,15 +197,16 @@ async def list_models(
 ) -> list[ListedModel]:
     """Every model of one instance's listing (all pages); raises on any failure."""
     candidates = listing_requests(settings.protocol_type, settings.base_url, settings.api_key)
+    guarded = settings.guarded
     for index, spec in enumerate(candidates):
-        raw = await transport.send(spec, timeout=timeout)
+        raw = await transport.send(spec, timeout=timeout, guarded=guarded)
         if raw.status == 404 and index < len(candidates) - 1:
             continue  # an older server without this variant of the listing
         raise_for_status(raw, settings.instance)
         models, next_spec = parse_listing(spec, raw.body)
         pages = 1
         while next_spec is not None and pages < MAX_PAGES:
-            raw = await transport.send(next_spec, timeout=timeout)
+            raw = await transport.send(next_spec, timeout=timeout, guarded=guarded)
             raise_for_status(raw, settings.instance)
             more, next_spec = parse_listing(next_spec, raw.body)
             models.extend(more)
@@ -254,8 +270,9 @@ async def discover_scope(
     *,
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
     discovered_at: str | None = None,
+    allow_private: bool = False,
 ) -> ScopeDiscovery:
-    instances, skipped = instances_of_scope(rows, open_value)
+    instances, skipped = instances_of_scope(rows, open_value, allow_private=allow_private)
     stamp = discovered_at or _now()
 
     async def one(settings: ProviderInstanceSettings) -> InstanceResult | SkippedInstance:
@@ -309,7 +326,7 @@ def scopes_with_providers(settings: SettingService) -> list[tuple[str, str]]:
 async def discover(
     settings: SettingService,
     store: DocumentStore,
-    client: httpx2.AsyncClient,
+    client: httpx2.AsyncClient | HttpTransport,
     scopes: list[tuple[str, str]] | None = None,
     *,
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
@@ -319,14 +336,18 @@ async def discover(
     Args:
         settings: the SettingService (its per-scope rows are read, PASSWORD values opened).
         store: where the auto documents go.
-        client: the process's shared `httpx2.AsyncClient` (wrapped, not closed).
+        client: the process's `HttpTransport` (its SSRF policy guards instances whose `baseUrl` a
+            tenant or project set), or a bare `httpx2.AsyncClient` (wrapped, not closed).
         scopes: `(tenant, project)` pairs; None = `scopes_with_providers(settings)`.
         timeout: seconds per instance for its whole listing (all pages).
     """
     started = time.perf_counter()
     stamp = _now()
-    transport = HttpTransport(client)
+    transport = client if isinstance(client, HttpTransport) else HttpTransport(client)
     await settings.refresh()
+    allow_private = operator_flag(
+        settings.scoped(SearchScope(SYSTEM_TENANT, TENANT_LEVEL)), ALLOW_PRIVATE_ENDPOINTS
+    )
     results = []
     for tenant, project in scopes if scopes is not None else scopes_with_providers(settings):
         rows = settings.rows(tenant, project)
@@ -340,6 +361,7 @@ async def discover(
                 transport,
                 timeout=timeout,
                 discovered_at=stamp,
+                allow_private=allow_private,
             )
         )
     return DiscoveryReport(tuple(results), stamp, (time.perf_counter() - started) * 1000)

@@ -62,6 +62,12 @@ class Candidate:
     priority: int = 0
     unlimited: bool = False
     local: bool = False
+    untrusted: bool = False
+    """A tenant or project set the instance's `ai.provider.<instance>.baseUrl` (`config/trust.py`):
+    no operator key goes there and its error bodies are summarised, never reflected."""
+    guarded: bool = False
+    """Its requests pass the SSRF guard: untrusted, and the operator did not set
+    `research.allowPrivateEndpoints: true` at system level."""
     origin: str = "primary"
     """Why it is a candidate: `primary`, `fallbackModels` (the runtime chain), `priority` (another
     configured entry), `local`, or `substitute` (the requested provider had no key)."""

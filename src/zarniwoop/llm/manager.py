@@ -40,6 +40,7 @@ from ..contract.errors import (
     ZarniwoopError,
 )
 from ..contract.query import SearchScope
+from ..transport.http import HttpTransport
 from .adapters import ADAPTERS, ChatClient, ChatRequest, Endpoint, StreamDelta
 from .aliases import resolve
 from .call import LlmCall, LlmResult, ModelChoice, PreparedCall
@@ -102,6 +103,7 @@ class LlmManager:
         rate: RateLimiter | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         environ: Mapping[str, str] | None = None,
+        guard: HttpTransport | None = None,
     ) -> None:
         self.db = db
         self.settings = settings
@@ -110,6 +112,9 @@ class LlmManager:
         self.ledger = ledger
         self.usage = usage
         self.http = http
+        self.guard = guard or HttpTransport(http)
+        """The transport whose SSRF check (`HttpTransport.pin`) a guarded candidate's calls pass: the
+        runtime's, so its resolver and address policy are the ones search uses."""
         self._catalog = catalog
         self.notifier = notifier or QuotaNotifier(ledger, http)
         self.observers: tuple[LlmObserver, ...] = (
@@ -381,7 +386,13 @@ class LlmManager:
         """A fresh client with this candidate's key over the shared pool (well under 1 ms)."""
         endpoint = Endpoint(candidate.wire_type, candidate.instance, candidate.base_url, candidate.api_key)
         return ChatClient(
-            ADAPTERS[candidate.wire_type], endpoint, candidate.model, self.http, timeout=prep.timeout
+            ADAPTERS[candidate.wire_type],
+            endpoint,
+            candidate.model,
+            self.http,
+            timeout=prep.timeout,
+            untrusted=candidate.untrusted,
+            guard=self.guard if candidate.guarded else None,
         )
 
     # -- after the call ------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..config.trust import set_by_operator
+from ..config.trust import guarded, set_by_operator, untrusted_llm_endpoint
 from ..contract.errors import ConfigError
 from ..contract.protocol import Secret
 from ..tenancy.accounts import CASCADE, LOCAL_WIRE_TYPES, PROVIDER_ALIASES, FailoverPolicy, ProviderEntry
@@ -157,6 +157,15 @@ class CandidateBuilder:
         )
         return base_url_for(wire, configured)
 
+    def untrusted(self, instance: str, entry: ProviderEntry | None = None) -> tuple[bool, bool]:
+        """`(untrusted, guarded)` of the instance's base URL: a `ai.provider.<instance>.baseUrl` row
+        below system level is a tenant's choice (an entry's own `endpoint` comes from the operator's
+        tenant tree, so it is not)."""
+        if entry is not None and entry.endpoint:
+            return False, False
+        untrusted = untrusted_llm_endpoint(self.settings, instance)
+        return untrusted, guarded(self.settings, untrusted)
+
     # -- keys -------------------------------------------------------------------------------
 
     def key_for(
@@ -248,11 +257,14 @@ class CandidateBuilder:
             self.missing.append(f"{instance}: no key (account, project, team, tenant{self._operator_note()})")
             return None
         key, source = found
+        untrusted, guard = self.untrusted(instance, entry)
         return Candidate(
             wire_type=wire,
             instance=instance,
             model=model,
             base_url=base,
+            untrusted=untrusted,
+            guarded=guard,
             api_key=key,
             credential_source=source,
             priority=entry.priority if entry else 0,
@@ -286,11 +298,14 @@ class CandidateBuilder:
                 if found is None:
                     continue
                 seen.add((entry.instance, model))
+                untrusted, guard = self.untrusted(entry.instance, entry)
                 candidate = Candidate(
                     wire_type=wire,
                     instance=entry.instance,
                     model=model,
                     base_url=base,
+                    untrusted=untrusted,
+                    guarded=guard,
                     api_key=found[0],
                     credential_source=found[1],
                     priority=entry.priority,

@@ -98,8 +98,8 @@ class HttpTransport:
             target, client = url, self.client
             extensions: dict[str, Any] = {}
             if guarded:
-                target, extensions = await self._pinned(url, headers)
-                client = self._unpooled_client()
+                target, extensions = await self.pin(url, headers)
+                client = self.guarded_client()
             query = params or None
             if query and "?" not in target and "#" not in target:
                 # the query encoded as httpx2 merges `params` (`str(QueryParams(...))`), put in the URL:
@@ -140,9 +140,11 @@ class HttpTransport:
             )
         raise TransportError(f"more than {MAX_REDIRECTS} redirects")
 
-    async def _pinned(self, url: str, headers: dict[str, str]) -> tuple[str, dict[str, Any]]:
-        """The URL with its host swapped for the checked address (Host header and TLS SNI keep the
-        name); a refused target is a `TransportError`, so the dispatcher benches the endpoint."""
+    async def pin(self, url: str, headers: dict[str, str]) -> tuple[str, dict[str, Any]]:
+        """The SSRF check of one guarded hop: the URL with its host swapped for the checked address
+        (Host header and TLS SNI keep the name, `headers` is updated in place) and the request
+        extensions to send it with; a refused target is a `TransportError`, so the dispatcher benches
+        the endpoint. Search (`send(guarded=True)`) and LLM calls (`llm/adapters/_http.py`) use it."""
         try:
             address, _host, _port = await check_target(
                 url,
@@ -160,7 +162,7 @@ class HttpTransport:
         extensions = {"sni_hostname": original.raw_host.decode("ascii")} if original.scheme == "https" else {}
         return str(original.copy_with(host=str(address))), extensions
 
-    def _unpooled_client(self) -> httpx2.AsyncClient:
+    def guarded_client(self) -> httpx2.AsyncClient:
         """A client without keep-alive for guarded calls: a pooled connection is keyed by address and
         must not carry a request for another host name."""
         if self._unpooled is None:

@@ -2,12 +2,17 @@
 
 The one place where httpx2 exceptions of LLM traffic become contract errors (`TransportError`,
 `ProviderTimeoutError`, `ResponseTooLargeError`), like `transport/http.py` for search.
+
+`guard`: the call's base URL was set below system level (`config/trust.py`), so the request goes
+through the search transport's SSRF check (`HttpTransport.pin`: the address checked after DNS
+resolution and connected to as checked, over an unpooled client). Redirects are never followed.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 import httpx2
@@ -17,34 +22,53 @@ from ...transport.http import translate_errors
 
 if TYPE_CHECKING:
     from ...contract.protocol import RequestSpec
+    from ...transport.http import HttpTransport
     from .base import WireAdapter
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
 
 
-def _request(client: httpx2.AsyncClient, spec: RequestSpec, timeout: float) -> httpx2.Request:
-    return client.build_request(
-        spec.method,
-        spec.url,
-        params=list(spec.params) or None,
-        headers=dict(spec.headers),
-        json=spec.json_body,
-        timeout=httpx2.Timeout(timeout, connect=min(timeout, 10.0)),
-    )
+async def _open(
+    client: httpx2.AsyncClient, spec: RequestSpec, timeout: float, guard: HttpTransport | None
+) -> httpx2.Response:
+    headers = dict(spec.headers)
+    target, extensions = spec.url, dict[str, Any]()
+    if guard is not None:
+        target, extensions = await guard.pin(spec.url, headers)
+        client = guard.guarded_client()
+    with translate_errors("connect", timeout, url=spec.url):
+        request = client.build_request(
+            spec.method,
+            target,
+            params=list(spec.params) or None,
+            headers=headers,
+            json=spec.json_body,
+            timeout=httpx2.Timeout(timeout, connect=min(timeout, 10.0)),
+            extensions=extensions,
+        )
+        return await client.send(request, stream=True)
 
 
 async def send(
-    client: httpx2.AsyncClient, spec: RequestSpec, timeout: float
+    client: httpx2.AsyncClient, spec: RequestSpec, timeout: float, guard: HttpTransport | None = None
 ) -> tuple[int, dict[str, str], bytes]:
     """POST one request; `(status, headers, body)` whatever the status."""
-    with translate_errors("connect", timeout, url=spec.url):
-        response = await client.send(_request(client, spec, timeout), stream=True)
+    response = await _open(client, spec, timeout, guard)
     try:
         with translate_errors("read", timeout, url=spec.url):
             body = await _read(response)
     finally:
         await response.aclose()
     return response.status_code, dict(response.headers), body
+
+
+def summary(status: int) -> bytes:
+    """What an untrusted endpoint's error says instead of its body: the status's reason phrase (none
+    for a status without one, such as 529)."""
+    try:
+        return HTTPStatus(status).phrase.encode()
+    except ValueError:
+        return b""
 
 
 async def _read(response: httpx2.Response) -> bytes:
@@ -58,15 +82,22 @@ async def _read(response: httpx2.Response) -> bytes:
 
 
 async def stream_payloads(
-    client: httpx2.AsyncClient, spec: RequestSpec, timeout: float, adapter: WireAdapter, instance: str
+    client: httpx2.AsyncClient,
+    spec: RequestSpec,
+    timeout: float,
+    adapter: WireAdapter,
+    instance: str,
+    guard: HttpTransport | None = None,
+    *,
+    summarise: bool = False,
 ) -> AsyncIterator[tuple[str | None, Any]]:
-    """Decoded stream events `(event name or None, JSON payload)`; a non-2xx status raises the wire's error."""
-    with translate_errors("connect", timeout, url=spec.url):
-        response = await client.send(_request(client, spec, timeout), stream=True)
+    """Decoded stream events `(event name or None, JSON payload)`; a non-2xx status raises the wire's
+    error (`summarise`: from the status alone, the body of an untrusted endpoint is not read)."""
+    response = await _open(client, spec, timeout, guard)
     try:
         with translate_errors("stream", timeout, url=spec.url):
             if response.status_code >= 400:
-                body = await _read(response)
+                body = summary(response.status_code) if summarise else await _read(response)
                 raise adapter.error(response.status_code, dict(response.headers), body, instance)
             content_type = response.headers.get("content-type", "")
             framing = "sse" if "event-stream" in content_type else adapter.framing

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import httpx2
 
     from ...contract.errors import ProviderError
+    from ...transport.http import HttpTransport
 
 Role = Literal["system", "user", "assistant", "tool"]
 Framing = Literal["sse", "ndjson", "json-array"]
@@ -136,7 +137,7 @@ class WireAdapter(Protocol):
 class ChatClient:
     """One call's client: a wire adapter, an endpoint with the call's key, a model, the shared pool."""
 
-    __slots__ = ("adapter", "endpoint", "http", "model", "timeout")
+    __slots__ = ("adapter", "endpoint", "guard", "http", "model", "timeout", "untrusted")
 
     def __init__(
         self,
@@ -146,16 +147,23 @@ class ChatClient:
         http: httpx2.AsyncClient,
         *,
         timeout: float = 120.0,
+        untrusted: bool = False,
+        guard: HttpTransport | None = None,
     ) -> None:
+        """`untrusted`: a tenant or project set the base URL, so error bodies are summarised (status
+        and reason), never reflected; `guard`: the transport whose SSRF check every request passes
+        (None when the URL is the operator's or the operator allows private endpoints)."""
         self.adapter = adapter
         self.endpoint = endpoint
         self.model = model
         self.http = http
         self.timeout = timeout
+        self.untrusted = untrusted
+        self.guard = guard
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         """The whole answer. A streaming request is consumed here and folded into one response."""
-        from ._http import send
+        from ._http import send, summary
 
         if request.stream:
             final: ChatResponse | None = None
@@ -164,9 +172,10 @@ class ChatClient:
             assert final is not None
             return final
         spec = self.adapter.build(request, self.endpoint, self.model)
-        status, headers, body = await send(self.http, spec, self.timeout)
+        status, headers, body = await send(self.http, spec, self.timeout, self.guard)
         if status >= 400:
-            raise _redacted(self.adapter.error(status, headers, body, self.endpoint.instance), self.endpoint)
+            shown = summary(status) if self.untrusted else body
+            raise _redacted(self.adapter.error(status, headers, shown, self.endpoint.instance), self.endpoint)
         try:
             response = self.adapter.parse(body)
         except Exception as exc:
@@ -191,7 +200,13 @@ class ChatClient:
         accumulator = self.adapter.accumulator()
         try:
             async for event, payload in stream_payloads(
-                self.http, spec, self.timeout, self.adapter, self.endpoint.instance
+                self.http,
+                spec,
+                self.timeout,
+                self.adapter,
+                self.endpoint.instance,
+                self.guard,
+                summarise=self.untrusted,
             ):
                 for delta in accumulator.feed(event, payload):
                     yield delta, None

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from ...config.settings import SettingService
     from ...storage.db import Database
+    from ...transport.http import HttpTransport
 
 REFRESH_MINUTES_KEY = "ai.catalog.refreshMinutes"
 DISCOVERY_INTERVAL_KEY = "ai.discovery.intervalMinutes"
@@ -52,7 +53,10 @@ def refresh_seconds(settings: SettingService) -> int:
 
 
 async def discover_models(
-    catalog: Catalog, settings: SettingService, http: httpx2.AsyncClient, scope: SearchScope | None
+    catalog: Catalog,
+    settings: SettingService,
+    http: httpx2.AsyncClient | HttpTransport,
+    scope: SearchScope | None,
 ) -> dict[str, Any]:
     """Run discovery for one scope's own provider instances (None: every scope that has some), then
     refresh the catalog. Per-instance results and skipped instances with their errors, as JSON."""
@@ -68,7 +72,7 @@ async def discover_models(
 async def run_discovery_schedule(
     catalog: Callable[[], Awaitable[Catalog]],
     settings: SettingService,
-    http: httpx2.AsyncClient,
+    http: httpx2.AsyncClient | HttpTransport,
     db: Database,
     *,
     check_seconds: float = 60.0,
