@@ -21,7 +21,7 @@ from typing import Any
 from zarniwoop.runtime import Runtime
 
 from .emulator import Emulator, Reply
-from .llm import KEYS, seed_tenants
+from .llm import KEYS, seed_tenants, trusting
 from .runtime import write_config
 
 OPENAI_KEY = "sk-MIKE-0006-openai-personal"
@@ -88,7 +88,12 @@ def prepare_gateway(
     """Write the config, store the seed's keys and mike's OpenAI key, and create the tokens.
 
     `tokens`: name → (project, account or None), all user tokens of tenant acme."""
-    config = {"settings": settings or {}, "tenants": tenants or gateway_tenants(emulator), **(backend or {})}
+    # The seed's tenant-level base URLs are the loopback emulator's: the operator allows that.
+    config = {
+        "settings": trusting(settings),
+        "tenants": tenants or gateway_tenants(emulator),
+        **(backend or {}),
+    }
     path = write_config(directory, config)
     home = directory / "home"
 
