@@ -191,3 +191,34 @@ async def test_discovery_of_a_tenant_instance_with_the_switch_lists_it(tmp_path,
         [scope] = report["scopes"]
         assert [(i["instance"], i["models"]) for i in scope["instances"]] == [("ollama", 1)]
         assert len(emulator.requests("/tenant-ollama/api/tags")) == 1
+
+
+async def test_a_tenant_row_cannot_lift_the_operators_operator_keys_deny(tmp_path, emulator) -> None:
+    emulator.add(ANTHROPIC_PATH, anthropic_reply())
+    system = {
+        "ai.provider.anthropic.baseUrl": emulator.url,
+        "ai.operatorKeys": "deny",
+        "research.operatorKeys": "deny",
+    }
+    async with await _open(tmp_path, system) as runtime:
+        await runtime.settings.delete("acme", "_tenant", "ai.provider.anthropic.apiKey")
+        for key in ("ai.operatorKeys", "research.operatorKeys"):
+            await _tenant_row(runtime, key, "allow")
+            await _tenant_row(runtime, key, "allow", project="p1")
+            for project in ("_tenant", "p1"):
+                scoped = runtime.settings.scoped(SearchScope("acme", project))
+                assert scoped.get(key) == "deny" and scoped.row(key).level == "system"  # type: ignore[union-attr]
+        manager = await _manager(runtime)
+        with pytest.raises(NoProviderAvailableError) as caught:
+            await manager.chat(CALL, ChatRequest.prompt("hi"))
+        assert "operator keys denied" in caught.value.message
+        assert emulator.requests() == []
+        # A tenant may still deny for itself where the operator allows.
+        await runtime.settings.set("_system", "_tenant", "ai.operatorKeys", "allow")
+        await runtime.settings.delete("acme", "p1", "ai.operatorKeys")
+        await _tenant_row(runtime, "ai.operatorKeys", "deny")
+        assert runtime.settings.scoped(SearchScope("acme", "p1")).get("ai.operatorKeys") == "deny"
+        await _tenant_row(runtime, "ai.operatorKeys", "allow")
+        result = await manager.chat(CALL, ChatRequest.prompt("hi"))
+        assert result.credential_source == "operator"
+        assert emulator.requests(ANTHROPIC_PATH)[0].header("x-api-key") == OPERATOR_KEY

@@ -17,6 +17,8 @@ CACHE_MAX_BYTES = "research.cache.maxBytes"
 HEDGE_AFTER_MS = "research.hedge.afterMs"
 PROVENANCE = "research.provenance"
 OPERATOR_KEYS = "research.operatorKeys"
+OPERATOR_DENY_KEYS = (OPERATOR_KEYS, "ai.operatorKeys")
+"""`deny` at system level is a floor: a tenant's or project's `allow` row does not lift it."""
 FACTORY_TTL_MINUTES = "research.factory.cache.ttlMinutes"
 QUOTA_CACHE_TTL_MINUTES = "research.quota.cache.ttlMinutes"
 LOG_RETENTION_DAYS = "research.log.retentionDays"

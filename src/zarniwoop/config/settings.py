@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..contract.errors import ConfigError, InvalidRequestError
 from ..contract.protocol import Secret
 from ..contract.query import SearchScope
-from .keys import SYSTEM_TENANT, TENANT_LEVEL, infer_type, is_valid_key
+from .keys import OPERATOR_DENY_KEYS, SYSTEM_TENANT, TENANT_LEVEL, infer_type, is_valid_key
 
 if TYPE_CHECKING:
     from ..storage.crypto import SecretBox
@@ -196,8 +196,15 @@ class SettingService:
             self._rows.get((scope.tenant, TENANT_LEVEL), []) if scope.tenant != SYSTEM_TENANT else [],
             self._rows.get((scope.tenant, scope.project), []) if scope.project != TENANT_LEVEL else [],
         ]
-        for level in levels:
+        # The operator's `operatorKeys: deny` is a floor: a tenant or project may deny for itself,
+        # never allow what the operator denied (its row of the key is not merged over the system's).
+        floor = {
+            r.key for r in levels[0] if r.key in OPERATOR_DENY_KEYS and r.value.strip().lower() == "deny"
+        }
+        for index, level in enumerate(levels):
             for row in level:
+                if index and row.key in floor:
+                    continue
                 merged.pop(row.key, None)
                 merged[row.key] = row
         for row in self._builtins:
