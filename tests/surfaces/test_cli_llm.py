@@ -14,7 +14,7 @@ from zarniwoop.llm.quota import QuotaLine
 from zarniwoop.runtime import Runtime
 from zarniwoop.surfaces.cli import app
 
-from ..support.llm import ANTHROPIC_PATH, KEYS, anthropic_reply, seed_tenants
+from ..support.llm import ANTHROPIC_PATH, KEYS, anthropic_reply, seed_tenants, trusting
 from ..support.runtime import write_config
 
 
@@ -29,7 +29,7 @@ def invoke(config: Path, *args: str, input: str | None = None):
 
 
 def seed_config(tmp_path: Path, emulator) -> Path:
-    return write_config(tmp_path, {"settings": {}, "tenants": seed_tenants(emulator)})
+    return write_config(tmp_path, {"settings": trusting(), "tenants": seed_tenants(emulator)})
 
 
 def store_seed_keys(config: Path) -> None:
@@ -193,7 +193,7 @@ def test_llm_org_lists_the_tree(tmp_path, home, emulator):
 def test_a_bad_llm_block_fails_start_up_naming_the_path(tmp_path, home, emulator):
     tenants = seed_tenants(emulator)
     tenants["acme"]["accounts"]["mike"]["llm"]["quota"]["daily_tokens"] = "lots"
-    config = write_config(tmp_path, {"tenants": tenants})
+    config = write_config(tmp_path, {"settings": trusting(), "tenants": tenants})
     result = invoke(config, "llm", "org")
     assert result.exit_code == 2
     assert result.stderr.startswith("error: config error: tenants.acme.accounts.mike.llm.quota.daily_tokens:")

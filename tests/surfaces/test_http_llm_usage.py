@@ -13,13 +13,13 @@ from zarniwoop.llm.manager import LlmCall
 from zarniwoop.surfaces.http import create_app
 from zarniwoop.tenancy.tokens import TokenStore
 
-from ..support.llm import ANTHROPIC_PATH, KEYS, anthropic_reply, seed_tenants
+from ..support.llm import ANTHROPIC_PATH, KEYS, anthropic_reply, seed_tenants, trusting
 from ..support.runtime import write_config
 
 
 def test_usage_has_the_llm_dashboard_of_the_tokens_project(tmp_path, emulator):
     emulator.add(ANTHROPIC_PATH, anthropic_reply())  # 41 tokens a call
-    config = write_config(tmp_path, {"settings": {}, "tenants": seed_tenants(emulator)})
+    config = write_config(tmp_path, {"settings": trusting(), "tenants": seed_tenants(emulator)})
     app = create_app(config=config, home=tmp_path / "home")
     with TestClient(app, raise_server_exceptions=False) as client:
         runtime = app.state.zarniwoop.runtime
