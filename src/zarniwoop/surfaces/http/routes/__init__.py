@@ -1,6 +1,20 @@
 """One router per resource; `app.py` includes them all."""
 
-from . import admin, gateway, image, research, routing, settings, system, tokens, tools, usage, web
+from . import (
+    admin,
+    catalog,
+    credentials,
+    gateway,
+    image,
+    research,
+    routing,
+    settings,
+    system,
+    tokens,
+    tools,
+    usage,
+    web,
+)
 
 ROUTERS = (
     gateway.router,
@@ -11,6 +25,8 @@ ROUTERS = (
     admin.router,
     settings.router,
     tokens.router,
+    credentials.router,
+    catalog.router,
     image.router,
     system.router,
     web.router,
