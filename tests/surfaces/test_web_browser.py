@@ -622,7 +622,7 @@ def visit_every_page(page, server):
             page.get_by_label("Value").fill("screens-secret-0001")
             page.locator("#credentials-form").get_by_role("button", name="Save").click()
             # the status comes after the list is drawn again (Stored, or Rotated on a later visit)
-            expect(page.locator("#credentials-status")).to_contain_text("screens_key for the tenant")
+            expect(page.locator("#credentials-status")).to_contain_text("screens_key for tenant default.")
         yield name
 
 

@@ -261,13 +261,13 @@ def test_refresh_and_discover_show_the_counters_their_endpoints_return(tab, serv
     expect(tab.locator("#models-status")).to_have_text("54 models of 7 instances in acme/ui.")
     expect(tab.locator("details.layers ol li")).to_have_text(
         [
-            "bundled",
-            "_system/_tenant auto",
-            "_system/_tenant manual",
-            "acme/_tenant auto",
-            "acme/_tenant manual",
-            "acme/ui auto",
-            "acme/ui manual",
+            "bundled (package data)",
+            "system auto: _system/_tenant auto",
+            "system manual: _system/_tenant manual",
+            "tenant auto: acme/_tenant auto",
+            "tenant manual: acme/_tenant manual",
+            "project auto: acme/ui auto",
+            "project manual: acme/ui manual",
         ]
     )
 
@@ -324,7 +324,8 @@ def test_refresh_and_discover_show_the_counters_their_endpoints_return(tab, serv
     expect(lab.locator("h2")).to_have_text("lab 3 models")
     expect(lab.locator("tbody th code")).to_have_text(sorted(LAB_MODELS))
     kind = lab.locator("tbody tr").first.locator("td").nth(3)
-    expect(kind).to_have_text("chatset by acme/ui auto")
+    expect(kind).to_have_text("chatset by project auto")
+    assert kind.locator(".layer").get_attribute("title") == "set by acme/ui auto"
     tab.get_by_label("Instance", exact=True).select_option("lab")
     tab.locator("#models-form").get_by_role("button", name="Show").click()
     expect(tab.locator("#models-status")).to_have_text("3 models of 1 instance in acme/ui.")
@@ -334,8 +335,8 @@ def test_refresh_and_discover_show_the_counters_their_endpoints_return(tab, serv
     tab.get_by_label("Instance", exact=True).select_option("anthropic")
     tab.locator("#models-form").get_by_role("button", name="Show").click()
     haiku = tab.locator("tr[data-model='anthropic/claude-haiku-4-5']")
-    expect(haiku.locator("td").nth(0)).to_have_text("200,000set by _system/_tenant manual")
-    expect(haiku.locator("td").nth(5)).to_have_text("1 USDset by _system/_tenant manual")
+    expect(haiku.locator("td").nth(0)).to_have_text("200,000set by system manual")
+    expect(haiku.locator("td").nth(5)).to_have_text("1 USDset by system manual")
 
 
 def test_refresh_needs_an_operator_token_and_says_so(tab, server, site):

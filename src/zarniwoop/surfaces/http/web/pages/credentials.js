@@ -77,7 +77,8 @@ async function save(event) {
   try {
     const saved = await busy(form, () => api("PUT", "/v1/credentials", { body }));
     await load();
-    setStatus(PAGE, `${saved.rotated ? "Rotated" : "Stored"} ${saved.name} for ${where(saved)} of tenant ${saved.tenant}.`);
+    const owner = saved.level === "tenant" ? `tenant ${saved.tenant}` : `${where(saved)} of tenant ${saved.tenant}`;
+    setStatus(PAGE, `${saved.rotated ? "Rotated" : "Stored"} ${saved.name} for ${owner}.`);
   } catch (error) {
     setStatus(PAGE, "");
     if (error.status === 401) fail(PAGE, error);

@@ -11,10 +11,19 @@ const PAGE = "models";
 const num = (value) => (value === null || value === undefined ? "—" : Number(value).toLocaleString("en-US"));
 const plural = (n, one, many = `${one}s`) => `${num(n)} ${n === 1 ? one : many}`;
 
+// A layer's label (`acme/ui manual`) by its place among the seven: `project manual`; the legend
+// above the tables says which scope each place is.
+function place(label) {
+  const match = /^(\S+)\/(\S+) (auto|manual)$/.exec(label);
+  if (!match) return label === "model-quirks.yaml" ? "quirks" : label;
+  const [, tenant, project, kind] = match;
+  return `${tenant === "_system" ? "system" : project === "_tenant" ? "tenant" : "project"} ${kind}`;
+}
+
 // The value of a field with the layer that set it beneath (read as "set by …" to a screen reader).
-function cell(value, layer) {
-  return h("td", {}, value ?? "—",
-    layer ? h("span", { class: "layer" }, h("span", { class: "sr-only" }, "set by "), layer) : null);
+function cell(value, layer, className = null) {
+  return h("td", { class: className }, value ?? "—",
+    layer ? h("span", { class: "layer", title: `set by ${layer}` }, h("span", { class: "sr-only" }, "set by "), place(layer)) : null);
 }
 
 function price(model, key) {
@@ -33,12 +42,12 @@ function modelRow(m) {
     cell(num(m.defaultMaxOutputTokens), f.defaultMaxOutputTokens),
     cell(m.size, f.size),
     cell(m.kind, f.kind),
-    cell(m.capabilities.length ? m.capabilities.join(", ") : "—", f.capabilities),
+    cell(m.capabilities.length ? m.capabilities.join(", ") : "—", f.capabilities, "wrap"),
     price(m, "inputPerMTok"),
     price(m, "outputPerMTok"),
     cell(m.messageParser, f.messageParser),
     cell(m.stripThinkTags ? "stripped" : "kept", f.stripThinkTags),
-    h("td", {}, m.layers.join(" → ")));
+    h("td", { class: "wrap" }, m.layers.map(place).join(" → ")));
 }
 
 const HEADERS = ["Model", "Context window", "Max output", "Size", "Kind", "Capabilities", "Input / 1M", "Output / 1M", "Message parser", "Think tags", "Documents from"];
@@ -58,8 +67,8 @@ function render(answer) {
   replace($("models-view"),
     h("details", { class: "layers" },
       h("summary", {}, `The seven layers of ${scope}, outer → inner`),
-      h("p", { class: "hint" }, "Each layer overwrites the fields it sets; manual beats auto within a scope, and an inner scope beats the outer ones. Under each value: the layer that set it (model-quirks.yaml: the bundled name patterns)."),
-      h("ol", {}, answer.layers.map((label) => h("li", {}, h("code", {}, label))))),
+      h("p", { class: "hint" }, "Each layer overwrites the fields it sets; manual beats auto within a scope, and an inner scope beats the outer ones. Under each value: the layer that set it (quirks: the bundled name patterns of model-quirks.yaml)."),
+      h("ol", {}, answer.layers.map((label) => h("li", {}, h("strong", {}, place(label)), label === "bundled" ? " (package data)" : [": ", h("code", {}, label)])))),
     [...groups].map(([instance, models]) => h("section", { "aria-labelledby": `models-${instance}-title` },
       h("h2", { id: `models-${instance}-title` }, `${instance} `, badge(plural(models.length, "model"), "info")),
       table(null, HEADERS, models.map(modelRow), { className: "models" }))),
