@@ -198,6 +198,7 @@ def test_set_list_rotate_delete_never_answers_the_value_and_audits_without_it(co
     db = (console.home / "zarniwoop.db").read_bytes() + b"".join(
         p.read_bytes() for p in console.home.glob("zarniwoop.db*")
     )
+    assert b"cred_mike_openai" in db  # the right file: the audit keeps the name (never the value)
     for key in (OLD_KEY, NEW_KEY, TENANT_KEY):
         assert not any(key[:12] in text for text in seen), key
         assert key.encode() not in db and key[:12].encode() not in db

@@ -217,9 +217,11 @@ def test_a_credential_is_set_rotated_and_deleted_and_its_value_is_never_shown(ta
             except Exception:  # a body the browser did not keep (none of the /v1 answers here)
                 api_bodies.append(b"")
     assert len(api_bodies) >= 6  # GET, PUT, GET, PUT, GET, DELETE, GET and the routing calls
+    db = database_bytes(site.home)
+    assert b"cred_mike_openai" in db  # the right file: the audit keeps the name (never the value)
     for secret in (OLD_KEY, NEW_KEY):
         assert not [b for b in api_bodies if secret[:10].encode() in b]
-        assert secret[:10].encode() not in database_bytes(site.home)
+        assert secret[:10].encode() not in db
     assert_nowhere_in_the_page(tab, OLD_KEY, NEW_KEY)
 
 
