@@ -106,7 +106,9 @@ def test_nothing_is_loaded_from_another_origin():
 
 def test_the_form_offers_every_modality_and_the_contracts_limits():
     form = parsed_page()
-    assert form.options["search-modality"] == [m.value for m in Modality]
+    offered = form.options["search-modality"]
+    assert [o for o in offered if o != "rich"] == [m.value for m in Modality]
+    assert offered[1] == "rich"  # WEB, IMAGE, VIDEO and NEWS at once (research_rich), after Web
     assert form.inputs["search-max"]["max"] == str(MAX_RESULTS_LIMIT)
     assert form.inputs["investigate-max"]["max"] == str(MAX_RESULTS_LIMIT)
     assert form.options["investigate-depth"] == [str(d) for d in range(MAX_DEPTH + 1)]

@@ -86,6 +86,12 @@ class LineStatus:
             "tokensHeld": self.held,
             "tokensLimit": self.line.limit,
             "percent": None if pct is None else round(pct, 2),
+            # where the notice, the light-model switch and the block happen (percent of the limit)
+            "thresholds": {
+                "notify": self.line.notify_pct,
+                "light": self.line.light_pct,
+                "block": self.line.block_pct,
+            },
         }
 
 

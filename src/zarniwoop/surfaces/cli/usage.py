@@ -6,6 +6,11 @@
 
 `zarniwoop usage --llm [--account A | --project P] [--json]` prints the LLM usage dashboard instead
 (`surfaces/cli/llm_usage.py`, the same JSON as `GET /v1/usage`).
+
+`--timeseries [--bucket hour|day] [--by …]` prints the same over time, the JSON of
+`GET /v1/usage/timeseries` (`views/usage_timeseries.py`): provider calls `--by instance|modality`,
+or with `--llm` tokens and cost `--by project|account|model|provider`; the table lists the
+buckets that had calls.
 """
 
 from __future__ import annotations
@@ -39,9 +44,23 @@ def usage(
     project: str | None = typer.Option(
         None, "--project", help="With --llm: one project.", callback=name_param
     ),
+    timeseries: bool = typer.Option(
+        False, "--timeseries", help="Per hour or day, one series per instance (or --by), since --since."
+    ),
+    bucket: str = typer.Option("hour", "--bucket", help="With --timeseries: hour or day (UTC)."),
+    by: str | None = typer.Option(
+        None,
+        "--by",
+        help="With --timeseries: instance|modality, or with --llm project|account|model|provider.",
+    ),
 ) -> None:
     """Provider calls, hits, failures, p50/p95 latency and quota per instance and modality
-    (`--llm`: the LLM usage dashboard)."""
+    (`--llm`: the LLM usage dashboard; `--timeseries`: either per hour or day)."""
+    if timeseries:
+        show_timeseries(
+            ctx, since=since, bucket=bucket, by=by, llm=llm, account=account, project=project, as_json=as_json
+        )
+        return
     if llm:
         from .llm_usage import show_llm_usage
 
@@ -66,6 +85,78 @@ def usage(
         print_json(report)
         return
     render_research(report)
+
+
+def show_timeseries(
+    ctx: typer.Context,
+    *,
+    since: str,
+    bucket: str,
+    by: str | None,
+    llm: bool,
+    account: str | None,
+    project: str | None,
+    as_json: bool,
+) -> None:
+    import time
+
+    from ...views.usage import parse_since
+    from ...views.usage_timeseries import llm_timeseries, research_timeseries
+
+    async def body(rt: Runtime) -> dict[str, Any]:
+        now = time.time()
+        start = parse_since(since, now=now)
+        if llm:
+            return await llm_timeseries(
+                rt.db,
+                ctx.obj.tenant,
+                since=start,
+                until=now,
+                bucket=bucket,
+                by=by or "project",
+                account=account,
+                project=project,
+            )
+        return await research_timeseries(
+            rt.db, ctx.obj.scope, since=start, until=now, bucket=bucket, by=by or "instance", audit=rt.usage
+        )
+
+    report = run(ctx, body)
+    if as_json:
+        print_json(report)
+        return
+    from rich.table import Table
+
+    kind = "LLM tokens" if llm else "search calls"
+    table = Table(
+        header_style="bold", title=f"{kind} per {report['bucket']} by {report['by']} since {report['since']}"
+    )
+    columns = (
+        ("calls", "tokens in", "tokens out", "cost $") if llm else ("calls", "failures", "p50 ms", "p95 ms")
+    )
+    for column in (report["bucket"], report["by"], *columns):
+        table.add_column(column, justify="left" if column in (report["bucket"], report["by"]) else "right")
+    for series in report["series"]:
+        name = " / ".join(str(v) for v in series["key"].values())
+        for point in series["points"]:
+            if not point["calls"]:
+                continue
+            if llm:
+                cells = [
+                    str(point["calls"]),
+                    str(point["tokensInput"]),
+                    str(point["tokensOutput"]),
+                    f"{point['costUsd']:.4f}",
+                ]
+            else:
+                cells = [
+                    str(point["calls"]),
+                    str(point["failures"]),
+                    _ms(point["p50Ms"]),
+                    _ms(point["p95Ms"]),
+                ]
+            table.add_row(point["t"], name, *cells)
+    console().print(table)
 
 
 def render_research(report: dict[str, Any]) -> None:

@@ -6,7 +6,7 @@ JSON; the models document it). Blocks that another layer owns and shapes (`llm`)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -112,4 +112,86 @@ class UsageReport(_Wire):
     llm: dict[str, Any] = Field(default_factory=dict, description="The LLM token dashboard.")
 
 
-__all__ = ["ProfileList", "RoutingView", "UsageReport"]
+class ResearchPoint(_Wire):
+    t: str = Field(description="The bucket's start, UTC.")
+    calls: int
+    failures: int
+    hits: int
+    p50_ms: int | None = Field(None, description="Nearest-rank; null when the bucket has no call.")
+    p95_ms: int | None = Field(None, description="Nearest-rank; null when the bucket has no call.")
+
+
+class ResearchTotals(_Wire):
+    calls: int
+    failures: int
+    hits: int
+    p50_ms: int | None = None
+    p95_ms: int | None = None
+
+
+class ResearchSeries(_Wire):
+    key: dict[str, str | None] = Field(description='`{"instance": "wiki"}` or `{"modality": "WEB"}`.')
+    totals: ResearchTotals
+    points: list[ResearchPoint] = Field(description="One per bucket, zero-filled.")
+
+
+class LlmPoint(_Wire):
+    t: str = Field(description="The bucket's start, UTC.")
+    calls: int
+    tokens_input: int
+    tokens_output: int
+    tokens_total: int
+    cost_usd: float = Field(description="Estimated, of the priced calls only.")
+    unpriced_calls: int
+
+
+class LlmTotals(_Wire):
+    calls: int
+    tokens_input: int
+    tokens_output: int
+    tokens_total: int
+    cost_usd: float
+    unpriced_calls: int
+
+
+class LlmSeries(_Wire):
+    key: dict[str, str | None] = Field(
+        description='`{"project": …}`, `{"account": …}`, `{"provider": …}` or `{"instance": …, "model": …}`.'
+    )
+    totals: LlmTotals
+    points: list[LlmPoint] = Field(description="One per bucket, zero-filled.")
+
+
+class _Timeseries(_Wire):
+    bucket: Literal["hour", "day"]
+    by: str
+    since: str = Field(description="The first bucket's start (`since` rounded down to its bucket).")
+    until: str
+    bucket_count: int
+    others_folded: int = Field(description='How many smaller series were summed into "(others)".')
+
+
+class ResearchTimeseries(_Timeseries):
+    kind: Literal["research"]
+    scope: Scope
+    enabled: bool = Field(True, description="False when this server keeps no audit log (`series` is empty).")
+    message: str | None = None
+    series: list[ResearchSeries]
+
+
+class LlmScope(_Wire):
+    tenant: str
+    project: str | None = None
+    account: str | None = None
+
+
+class LlmTimeseries(_Timeseries):
+    kind: Literal["llm"]
+    scope: LlmScope
+    series: list[LlmSeries]
+
+
+UsageTimeseries = Annotated[ResearchTimeseries | LlmTimeseries, Field(discriminator="kind")]
+
+
+__all__ = ["ProfileList", "RoutingView", "UsageReport", "UsageTimeseries"]

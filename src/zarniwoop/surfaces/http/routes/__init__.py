@@ -3,6 +3,7 @@
 from . import (
     admin,
     catalog,
+    content,
     credentials,
     gateway,
     image,
@@ -19,6 +20,7 @@ from . import (
 ROUTERS = (
     gateway.router,
     research.router,
+    content.router,
     routing.router,
     tools.router,
     usage.router,

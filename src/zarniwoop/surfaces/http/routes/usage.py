@@ -14,22 +14,30 @@ project, provider (with the key's source) and account, estimated cost, quota bar
 - a project admin sees its project and any account's calls in it;
 - a tenant admin (or the operator) may ask for the whole tenant (`?llmScope=tenant`) and for an
   account across the tenant's projects.
+
+`GET /v1/usage/timeseries?kind=research|llm&since=7d&bucket=hour|day&by=…` is the same data over
+time, for the console's charts (`views/usage_timeseries.py` has the rules: UTC buckets, zero-filled,
+at most 2,000 buckets, p95 per bucket). `kind=research` (the default) is this project's provider
+calls `by=instance|modality`; `kind=llm` is LLM tokens and estimated cost
+`by=project|account|model|provider`, seen with the same rules as `llm` above (`account`, `llmScope`).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import time
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
-from ....contract.errors import AccessDeniedError
+from ....contract.errors import AccessDeniedError, InvalidRequestError
 from ....contract.names import check_name
 from ....tenancy.tokens import Principal
 from ....views.usage import parse_since
+from ....views.usage_timeseries import LLM_BY, RESEARCH_BY, llm_timeseries, research_timeseries
 from ..deps import Caller, Ctx
 from ..errors import ERROR_RESPONSES
-from ..responses import UsageReport
+from ..responses import UsageReport, UsageTimeseries
 
 router = APIRouter(tags=["usage"], responses=ERROR_RESPONSES)
 
@@ -72,6 +80,94 @@ async def usage(
     research = await ctx.runtime.research_usage(caller.scope, since=parse_since(since))
     research.pop("scope", None)
     return JSONResponse({"scope": scope, "enabled": True, "research": research, "llm": llm})
+
+
+@router.get(
+    "/v1/usage/timeseries",
+    summary="Provider calls or LLM tokens per hour or day, one series per instance, project, account or model",
+    response_model=UsageTimeseries,
+)
+async def usage_timeseries(
+    ctx: Ctx,
+    caller: Caller,
+    kind: Annotated[
+        Literal["research", "llm"], Query(description="Provider calls (research) or LLM tokens (llm).")
+    ] = "research",
+    since: Annotated[
+        str,
+        Query(
+            max_length=40,
+            description="Window start: 24h, 7d, 30m or an ISO date (rounded down to its bucket).",
+        ),
+    ] = "24h",
+    until: Annotated[
+        str | None,
+        Query(
+            max_length=40, description="Window end (default now): a duration back from now or an ISO date."
+        ),
+    ] = None,
+    bucket: Annotated[Literal["hour", "day"], Query(description="UTC hours or UTC days.")] = "hour",
+    by: Annotated[
+        str | None,
+        Query(
+            max_length=20,
+            description=f"research: {' | '.join(RESEARCH_BY)} (default instance); "
+            f"llm: {' | '.join(LLM_BY)} (default project).",
+        ),
+    ] = None,
+    account: Annotated[str | None, Query(max_length=100, description="LLM usage of one account.")] = None,
+    llm_scope: Annotated[
+        Literal["project", "tenant"],
+        Query(alias="llmScope", description="LLM usage of the project or (admin) the tenant."),
+    ] = "project",
+) -> JSONResponse:
+    now = time.time()
+    start = parse_since(since, now=now)
+    end = now if until is None else _parse_until(until, now)
+    grouping = by or ("instance" if kind == "research" else "project")
+    if kind == "research":
+        if ctx.runtime.usage is None:
+            report: dict[str, Any] = await research_timeseries(
+                ctx.runtime.db, caller.scope, since=start, until=end, bucket=bucket, by=grouping, query=False
+            )
+            report.update(enabled=False, message="usage tracking not enabled: no audit log is attached")
+            return JSONResponse(report)
+        report = await research_timeseries(
+            ctx.runtime.db,
+            caller.scope,
+            since=start,
+            until=end,
+            bucket=bucket,
+            by=grouping,
+            audit=ctx.runtime.usage,
+        )
+        report["enabled"] = True
+        return JSONResponse(report)
+    if account is not None:
+        check_name("account", account)
+    account = _visible_account(caller.principal, account)
+    if llm_scope == "tenant" and not caller.principal.tenant_admin:
+        raise AccessDeniedError("the tenant-wide LLM usage needs a tenant-admin token")
+    wide = caller.principal.tenant_admin and (llm_scope == "tenant" or account is not None)
+    return JSONResponse(
+        await llm_timeseries(
+            ctx.runtime.db,
+            caller.scope.tenant,
+            since=start,
+            until=end,
+            bucket=bucket,
+            by=grouping,
+            account=account,
+            project=None if wide else caller.scope.project,
+        )
+    )
+
+
+def _parse_until(text: str, now: float) -> float:
+    try:
+        return parse_since(text, now=now)
+    except InvalidRequestError as error:
+        raise InvalidRequestError("until", error.reason) from None
 
 
 def _visible_account(principal: Principal, asked: str | None) -> str | None:

@@ -9,7 +9,7 @@ import {
 } from "./core.js";
 import "./pages/index.js"; // registers the pages of pages/*.js before this module's body runs
 
-const PAGES = ["search", "routing", "investigate", "usage", "settings", "tokens", ...extraPages.keys()];
+const PAGES = ["search", "routing", "investigate", "settings", "tokens", ...extraPages.keys()]; // usage: pages/usage.js
 
 // ---- navigation and sign-in --------------------------------------------------------------------
 
@@ -36,7 +36,6 @@ function route({ focus = true } = {}) {
   document.title = `${page[0].toUpperCase()}${page.slice(1)} — Zarniwoop`;
   if (page === "search" && restoreSearch()) focus = false;
   if (page === "routing") loadRouting();
-  if (page === "usage") loadUsage();
   if (page === "settings") loadSettings();
   if (page === "tokens") loadTokens();
   extraPages.get(page)?.load();
@@ -152,14 +151,23 @@ async function runSearch(event, { fresh = false } = {}) {
     const value = form[key].value.trim();
     if (value) expert[key] = value;
   }
-  const path = Object.keys(expert).length ? "/v1/research/search_expert" : "/v1/research/search";
+  // "rich": WEB, IMAGE, VIDEO and NEWS at once (research_rich takes no expert options)
+  const rich = body.modality === RICH;
+  const path = rich ? "/v1/research/rich"
+    : Object.keys(expert).length ? "/v1/research/search_expert" : "/v1/research/search";
+  const sent = rich ? { query: body.query, maxResults: body.maxResults, cache: body.cache } : { ...body, ...expert };
   shareSearch(body);
   const current = ticket("search");
-  setStatus("search", "Searching…");
+  setStatus("search", rich ? "Searching web, images, videos and news…" : "Searching…");
   $("search-results").setAttribute("aria-busy", "true");
   try {
-    const result = await busy(form, () => api("POST", path, { body: { ...body, ...expert } }));
+    const result = await busy(form, () => api("POST", path, { body: sent }));
     if (!current()) return;
+    if (rich) {
+      renderRich(result);
+      setStatus("search", richStatus(result, Object.keys(expert).length > 0), { quiet: true });
+      return;
+    }
     renderSearch(result);
     setStatus("search", result.errorMessage
       ? `No results: ${result.errorMessage}`
@@ -197,9 +205,7 @@ function extrasList(hit) {
 function hitItem(hit, ...more) {
   // Image and video hits: a thumbnail through the server's signed image proxy (the CSP allows
   // images from this origin only; no browser request ever goes to the image host).
-  const proxied = (hit.extras || {}).thumbnailProxy;
-  const thumb = typeof proxied === "string" && proxied.startsWith("/v1/image?")
-    ? h("img", { class: "thumb", src: proxied, alt: "", loading: "lazy", width: "160" }) : null;
+  const thumb = thumbnail(hit);
   return h("li", { class: thumb ? "hit with-thumb" : "hit" },
     thumb,
     h("h3", {}, link(hit.url, hit.title || hit.url)),
@@ -207,7 +213,69 @@ function hitItem(hit, ...more) {
     ...more,
     hit.snippet ? h("p", { class: "snippet" }, hit.snippet) : null,
     extrasList(hit),
-    h("p", { class: "meta" }, `source: ${hit.source ?? "—"} · ${hit.modality}`));
+    h("p", { class: "meta" }, `source: ${hit.source ?? "—"} · ${hit.modality}`),
+    contentAction(hit));
+}
+
+function thumbnail(hit, className = "thumb") {
+  const proxied = (hit.extras || {}).thumbnailProxy;
+  return typeof proxied === "string" && proxied.startsWith("/v1/image?")
+    ? h("img", { class: className, src: proxied, alt: "", loading: "lazy", width: "160" }) : null;
+}
+
+// ---- load content: a hit's body through the content store (POST /v1/research/content) ----------
+// Shown as text only (textContent of a <pre>), in a collapsible region under the hit.
+
+let contentBoxes = 0;
+
+function contentTarget(hit) {
+  const content = hit.content || {};
+  if (content.inline === "STASH_ON_DEMAND" && content.ref && hit.source) return { ref: `${hit.source}:${content.ref}` };
+  return safeUrl(hit.url) ? { url: hit.url } : null;
+}
+
+function contentAction(hit) {
+  const target = contentTarget(hit);
+  if (!target) return null;
+  const name = hit.title || hit.url;
+  const box = h("div", { class: "loaded", id: `content-${++contentBoxes}` });
+  const button = h("button", {
+    type: "button", class: "secondary load-content", "aria-controls": box.id, "aria-label": `Load content of ${name}`,
+  }, "Load content");
+  button.addEventListener("click", () => loadContent(target, name, button, box));
+  return h("div", { class: "content-action" }, button, box);
+}
+
+async function loadContent(target, name, button, box) {
+  if (button.getAttribute("aria-disabled") === "true") return; // still loading (the button keeps the focus)
+  button.setAttribute("aria-disabled", "true");
+  replace(box, h("p", { class: "muted", role: "status" }, "Loading the content…"));
+  try {
+    const loaded = await api("POST", "/v1/research/content", { body: target });
+    replace(box, loadedView(loaded, name));
+  } catch (error) {
+    if (error.status === 401) hooks.signOut(`Signed out: ${error.message}. Paste a valid token.`);
+    else replace(box, h("p", { class: "error-text", role: "alert" }, `Could not load the content: ${error.message}`));
+  } finally {
+    button.removeAttribute("aria-disabled");
+  }
+}
+
+const number = (n) => Number(n ?? 0).toLocaleString("en");
+
+function loadedView(loaded, name) {
+  const facts = [
+    loaded.mimeType ?? "unknown type",
+    `${number(loaded.bytes)} bytes`,
+    loaded.truncated ? "cut at research.content.maxBytes" : null,
+    loaded.textTruncated ? `showing ${number(loaded.text.length)} of ${number(loaded.textChars)} characters` : null,
+  ].filter(Boolean).join(" · ");
+  return h("details", { class: "loaded-content", open: true },
+    h("summary", {}, `Content (${facts})`),
+    loaded.text === null || loaded.text === undefined
+      ? h("p", { class: "muted" }, loaded.note ?? "The body is not text.")
+      : h("div", { class: "text-box", tabindex: "0", role: "region", "aria-label": `Content of ${name}` },
+        h("pre", {}, loaded.text)));
 }
 
 const GATE_KIND = { ready: "ok", skipped_cooldown: "warn", skipped_exhausted: "bad", skipped_no_key: "warn" };
@@ -244,6 +312,61 @@ function renderSearch(result) {
           : "No provider was asked.",
         result.cached ? " Served from the cache: these are the attempts of the search that filled it." : null),
       attempts.length ? attemptsTable(attempts) : null));
+}
+
+// ---- the rich view: WEB, IMAGE, VIDEO and NEWS of one query on one page (research_rich) ----------
+
+const RICH = "rich";
+const RICH_TITLES = { WEB: "Web", IMAGE: "Images", VIDEO: "Videos", NEWS: "News" };
+
+function richStatus(rich, expert) {
+  const sections = Object.values(rich.results || {});
+  const total = sections.reduce((sum, r) => sum + (r.hits || []).length, 0);
+  const failed = Object.entries(rich.results || {}).filter(([, r]) => r.errorMessage).map(([m]) => m);
+  return `${total} hit${total === 1 ? "" : "s"} across ${sections.length} modalities`
+    + (failed.length ? `; no provider answered ${failed.join(", ")}` : "")
+    + (expert ? "; expert options do not apply to the rich view" : "") + ".";
+}
+
+function renderRich(rich) {
+  const entries = Object.entries(rich.results || {});
+  const total = entries.reduce((sum, [, r]) => sum + (r.hits || []).length, 0);
+  replace($("search-results"),
+    h("p", { class: "summary" },
+      h("strong", {}, `${total} hit${total === 1 ? "" : "s"}`),
+      ` · rich view: ${entries.map(([m]) => m).join(", ")} · up to ${rich.maxResults ?? "?"} per modality`),
+    h("div", { class: "rich" }, entries.map(([modality, result]) => richSection(modality, result))));
+}
+
+function richSection(modality, result) {
+  const id = `rich-${modality.toLowerCase()}`;
+  const hits = (result.hits || []).map((hit) => ({ ...hit, modality: hit.modality ?? modality }));
+  const attempts = result.attempts || [];
+  const failures = attempts.filter((a) => ["soft_error", "hard_error", "timeout"].includes(a.outcome)).length;
+  let body = null;
+  if (hits.length && modality === "IMAGE") body = h("ul", { class: "thumbs" }, hits.map(thumbCard));
+  else if (hits.length) body = h("ol", { class: "hits" }, hits.map((hit) => hitItem(hit)));
+  else if (!result.errorMessage) body = h("p", { class: "muted" }, "No hits.");
+  return h("section", { class: "rich-section", id, "data-modality": modality, "aria-labelledby": `${id}-title` },
+    h("h2", { id: `${id}-title` }, RICH_TITLES[modality] ?? modality),
+    h("p", { class: "rich-summary" },
+      `${hits.length} hit${hits.length === 1 ? "" : "s"}`,
+      result.providerInstanceId ? [" from ", h("code", {}, result.providerInstanceId)] : " — no provider answered",
+      result.cached ? [" ", badge("cached", "info")] : null),
+    result.errorMessage ? h("p", { class: "warn-box" }, `No provider answered: ${result.errorMessage}`) : null,
+    result.note ? h("p", { class: "note" }, `Note: ${result.note}`) : null,
+    body,
+    attempts.length ? h("details", { class: "trail" },
+      h("summary", {}, `Attempts (${attempts.length})`, failures ? ` — ${failures} failed` : null),
+      attemptsTable(attempts)) : null);
+}
+
+function thumbCard(hit) {
+  return h("li", { class: "thumb-card" },
+    thumbnail(hit, "thumb") ?? h("div", { class: "no-thumb muted" }, "no preview"),
+    h("p", { class: "thumb-title" }, link(hit.url, hit.title || hit.url)),
+    h("p", { class: "meta" }, `source: ${hit.source ?? "—"}`),
+    contentAction(hit));
 }
 
 // ---- routing -----------------------------------------------------------------------------------
@@ -344,6 +467,13 @@ function renderRouting(view, providers) {
 
 // ---- investigate -------------------------------------------------------------------------------
 
+// The steps stream in (POST with `Accept: text/event-stream`, read with fetch: an EventSource can
+// neither POST nor send the Authorization header) into an aria-live list; the JSON call is the
+// fallback when no stream comes through.
+
+class StreamBroken extends Error {}
+let investigation = null; // the AbortController of the investigation in flight
+
 async function runInvestigate(event) {
   event.preventDefault();
   clearError("investigate");
@@ -352,9 +482,22 @@ async function runInvestigate(event) {
   const max = count(form.maxResults.value);
   if (max !== undefined) body.maxResults = max;
   const current = ticket("investigate");
+  investigation?.abort(); // a newer question: the server stops the older research
+  const controller = new AbortController();
+  investigation = controller;
+  const live = liveSteps();
+  replace($("investigate-results"), live.section);
   setStatus("investigate", "Investigating… this runs several searches.");
   try {
-    const ranked = await busy(form, () => api("POST", "/v1/research/investigate", { body }));
+    const ranked = await busy(form, async () => {
+      try {
+        return await investigateStream(body, (step) => { if (current()) live.add(step); }, controller.signal);
+      } catch (error) {
+        if (!(error instanceof StreamBroken) || !current()) throw error;
+        live.note(`Live steps are unavailable (${error.message}); waiting for the whole answer.`);
+        return api("POST", "/v1/research/investigate", { body });
+      }
+    });
     if (!current()) return;
     const searches = ranked.searches || [];
     const failed = searches.filter((s) => s.errorMessage);
@@ -363,14 +506,100 @@ async function runInvestigate(event) {
       fail("investigate", new Error(`Every search failed: ${failed.map((s) => `${s.modality} “${s.query}”: ${s.errorMessage}`).join("; ")}`));
       return;
     }
-    renderInvestigation(ranked);
+    renderInvestigation(ranked, live.done());
     setStatus("investigate", `${ranked.hits.length} ranked hit${ranked.hits.length === 1 ? "" : "s"}, ${ranked.dropped.length} dropped.`, { quiet: true });
   } catch (error) {
     if (current()) fail("investigate", error);
+  } finally {
+    if (investigation === controller) investigation = null;
   }
 }
 
-function renderInvestigation(ranked) {
+// The list the steps arrive in; `done()` hands it over, closed, to the final view.
+function liveSteps() {
+  const list = h("ol", { class: "steps", id: "investigate-steps", "aria-live": "polite", "aria-relevant": "additions" });
+  const meter = h("progress", { max: 1, value: 0, "aria-label": "Investigation progress" });
+  const section = h("section", { class: "live-steps", "aria-labelledby": "investigate-steps-title" },
+    h("h2", { id: "investigate-steps-title" }, "Steps"), meter, list);
+  return {
+    section,
+    add(step) {
+      if (step.total) { meter.max = step.total; meter.value = Math.min(step.done, step.total); }
+      const detail = step.detail || {};
+      list.append(h("li", { class: `step step-${step.step}`, "data-step": step.step },
+        badge(step.step, step.step === "search" && !detail.providerInstanceId ? "bad" : "info"), " ",
+        // "search 1/4: WEB via sx, 2 hits" under a "search" badge: the name once is enough
+        h("span", { class: "step-message" }, step.message.startsWith(`${step.step} `) ? step.message.slice(step.step.length + 1) : step.message),
+        detail.query ? h("span", { class: "muted" }, ` — “${detail.query}”`) : null));
+    },
+    note(text) { list.append(h("li", { class: "step step-note muted" }, text)); },
+    done() {
+      list.removeAttribute("aria-live");
+      return list.children.length ? list : null;
+    },
+  };
+}
+
+async function investigateStream(body, onStep, signal) {
+  const url = new URL("/v1/research/investigate", window.location.origin);
+  for (const [key, value] of Object.entries(session.scope)) if (value) url.searchParams.set(key, value);
+  let response;
+  try {
+    response = await fetch(url, {
+      method: "POST", body: JSON.stringify(body), signal,
+      headers: { Accept: "text/event-stream", "Content-Type": "application/json", Authorization: `Bearer ${session.token}` },
+      cache: "no-cache", credentials: "omit", referrerPolicy: "no-referrer",
+    });
+  } catch {
+    throw new StreamBroken("the stream could not be opened");
+  }
+  if (!response.ok) { // a refusal before the research began (401, 422 naming the field, …): no fallback
+    let data = null;
+    try { data = await response.json(); } catch { data = null; }
+    const error = (data && data.error) || {};
+    throw new ApiError(response.status, error.field || null, error.message || `the server answered HTTP ${response.status}`);
+  }
+  if (!(response.headers.get("content-type") || "").startsWith("text/event-stream") || !response.body) {
+    throw new StreamBroken("the server sent no event stream");
+  }
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  try {
+    for (;;) {
+      let chunk;
+      try { chunk = await reader.read(); } catch { throw new StreamBroken("the stream broke off"); }
+      if (chunk.done) break;
+      buffer = (buffer + chunk.value).replace(/\r\n/g, "\n");
+      let end;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const event = parseEvent(buffer.slice(0, end));
+        buffer = buffer.slice(end + 2);
+        if (event?.name === "progress") onStep(event.data);
+        else if (event?.name === "result") return event.data;
+        else if (event?.name === "error") {
+          const error = (event.data && event.data.error) || {};
+          throw new ApiError(400, error.field || null, error.message || "the investigation failed");
+        }
+      }
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  throw new StreamBroken("the stream ended before the result");
+}
+
+function parseEvent(block) {
+  let name = "message";
+  const data = [];
+  for (const line of block.split("\n")) {
+    if (line.startsWith("event:")) name = line.slice(6).trim();
+    else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+  }
+  if (!data.length) return null;
+  try { return { name, data: JSON.parse(data.join("\n")) }; } catch { return null; }
+}
+
+function renderInvestigation(ranked, steps = null) {
   const strategies = Object.entries(ranked.strategies || {}).map(([step, name]) => `${step}: ${name}`).join(" · ");
   const usage = ranked.usage || {};
   const hits = ranked.hits.map((item) => {
@@ -406,117 +635,8 @@ function renderInvestigation(ranked) {
       table(null, ["Query", "Modality", "Provider", "Hits", "Error"], (ranked.searches || []).map((s) => [
         s.query, s.modality, s.providerInstanceId ? h("code", {}, s.providerInstanceId) : "—",
         String(s.hits ?? 0) + (s.cached ? " (cached)" : ""), s.errorMessage ?? "",
-      ]))));
-}
-
-// ---- usage -------------------------------------------------------------------------------------
-
-async function loadUsage(event) {
-  event?.preventDefault();
-  clearError("usage");
-  const current = ticket("usage");
-  setStatus("usage", "Loading…");
-  try {
-    const params = {
-      since: $("usage-since").value.trim() || "24h",
-      account: $("usage-account").value.trim(),
-      llmScope: $("usage-llm-scope").value === "project" ? "" : $("usage-llm-scope").value,
-    };
-    const report = await busy($("usage-form"), () => api("GET", "/v1/usage", { params }));
-    if (!current()) return;
-    renderUsage(report);
-    setStatus("usage", `Updated ${new Date().toLocaleTimeString()}.`);
-  } catch (error) {
-    if (current()) fail("usage", error);
-  }
-}
-
-function renderUsage(report) {
-  const known = new Set(["scope", "enabled", "research", "message", "llm"]);
-  replace($("usage-view"),
-    report.enabled ? researchUsage(report.research) : h("p", { class: "warn-box" }, report.message || "Usage tracking is not enabled."),
-    report.llm ? llmUsage(report.llm) : null,
-    Object.entries(report).filter(([key]) => !known.has(key)).map(([key, value]) => genericSection(key, value)));
-}
-
-function researchUsage(r) {
-  const ms = (v) => v === null || v === undefined ? "—" : `${v} ms`;
-  const rows = r.rows.map((row) => [
-    h("code", {}, row.instance), row.protocol, row.modality, String(row.calls), String(row.hits),
-    String(row.failures), ms(row.p50Ms), ms(row.p95Ms), quota(row.quota),
-  ]);
-  return [
-    h("section", { "aria-labelledby": "usage-calls-title" },
-      h("h2", { id: "usage-calls-title" }, "Provider calls"),
-      h("p", { class: "hint" }, "From ", when(r.since), " to ", when(r.until), "."),
-      rows.length
-        ? table(null, ["Instance", "Protocol", "Modality", "Calls", "Hits", "Failures", "p50", "p95", "Quota"], rows, {
-          className: "usage",
-          foot: ["Total", "", "", String(r.totals.calls), String(r.totals.hits), String(r.totals.failures), "", "", ""],
-        })
-        : h("p", { class: "muted" }, "No provider calls in this window.")),
-    h("section", { "aria-labelledby": "usage-quota-title" },
-      h("h2", { id: "usage-quota-title" }, "Provider quotas"),
-      (r.quotas || []).length
-        ? table(null, ["Instance", "Quota"], r.quotas.map((q) => [h("code", {}, q.instance), quota(q.quota)]))
-        : h("p", { class: "muted" }, "No instance has a quota configured.")),
-  ];
-}
-
-function tokens(n) {
-  return n === null || n === undefined ? "—" : Number(n).toLocaleString("en-US");
-}
-
-function bar(used, limit, label) {
-  if (!limit) return tokens(used);
-  return h("div", { class: "quota" },
-    h("meter", { min: 0, max: limit, value: Math.min(used ?? 0, limit), low: 0.7 * limit, high: 0.9 * limit, optimum: 0, "aria-label": label }),
-    h("span", {}, `${tokens(used)} / ${tokens(limit)}`));
-}
-
-// One breakdown (by project, provider, account or model) with today's and this month's tokens side by side.
-function breakdown(title, today, month, columns, keyOf) {
-  const merged = new Map();
-  for (const [period, items] of [["today", today], ["month", month]]) {
-    for (const item of items || []) {
-      const key = keyOf(item);
-      merged.set(key, { ...(merged.get(key) || { item }), [period]: item.tokens });
-    }
-  }
-  if (!merged.size) return null;
-  const rows = [...merged.values()].map((m) => [...columns.map(([, cell]) => cell(m.item)), tokens(m.today ?? 0), tokens(m.month ?? 0)]);
-  return table(title, [...columns.map(([name]) => name), "Today", "This month"], rows, { className: "tokens" });
-}
-
-function llmUsage(llm) {
-  const { today = {}, month = {} } = llm;
-  const who = llm.scope ? `${llm.scope.level}${llm.scope.name ? ` ${llm.scope.name}` : ""}` : "";
-  const periods = [["Today", today], ["This month", month]].map(([name, p]) => [
-    `${name} (${p.bucket ?? "—"})`, bar(p.totalTokens, p.limit, `${name}: ${tokens(p.totalTokens)} tokens`),
-    String(p.calls ?? 0), p.estimatedCostUsd === undefined ? "—" : `$${Number(p.estimatedCostUsd).toFixed(4)}`,
-    String(p.unpricedCalls ?? 0),
-  ]);
-  const quotas = (llm.quotas || []).map((q) => [
-    q.scope, q.period, q.bucket, bar(q.tokensUsed, q.tokensLimit, `${q.scope} ${q.period}: ${tokens(q.tokensUsed)} tokens`),
-    tokens(q.tokensHeld), q.percent === null || q.percent === undefined ? "—" : `${q.percent} %`,
-  ]);
-  const tables = [
-    breakdown("By project", today.byProject, month.byProject, [["Project", (i) => i.project]], (i) => i.project),
-    breakdown("By provider", today.byProvider, month.byProvider,
-      [["Provider", (i) => i.provider], ["Key from", (i) => i.credentialSource]], (i) => `${i.provider}\u0000${i.credentialSource}`),
-    breakdown("By account", today.byAccount, month.byAccount, [["Account", (i) => i.account]], (i) => i.account),
-    breakdown("By model", today.byModel, month.byModel,
-      [["Instance", (i) => h("code", {}, i.instance)], ["Model", (i) => i.model]], (i) => `${i.instance}\u0000${i.model}`),
-  ].filter(Boolean);
-  return h("section", { "aria-labelledby": "usage-llm-title" },
-    h("h2", { id: "usage-llm-title" }, "LLM tokens"),
-    h("p", { class: "hint" }, `Tenant ${llm.tenant ?? "—"} · ${who} · as of `, when(llm.generatedAt), "."),
-    table(null, ["Period", "Tokens (of limit)", "Calls", "Estimated cost", "Unpriced calls"], periods, { className: "llm-periods" }),
-    tables.length ? tables : h("p", { class: "muted" }, "No LLM calls this month."),
-    h("h3", {}, "LLM quota lines"),
-    quotas.length
-      ? table(null, ["Scope", "Period", "Bucket", "Used (of limit)", "Held", "Percent"], quotas, { className: "llm-quotas" })
-      : h("p", { class: "muted" }, "No LLM quota applies here."));
+      ]))),
+    steps ? h("details", { class: "steps-log" }, h("summary", {}, `Steps (${steps.children.length})`), steps) : null);
 }
 
 // ---- settings ----------------------------------------------------------------------------------
@@ -768,7 +888,6 @@ function start() {
   $("search-form").addEventListener("submit", runSearch);
   $("investigate-form").addEventListener("submit", runInvestigate);
   $("search-refresh").addEventListener("click", (event) => runSearch(event, { fresh: true }));
-  $("usage-form").addEventListener("submit", loadUsage);
   $("routing-refresh").addEventListener("click", loadRouting);
   $("settings-level-form").addEventListener("submit", loadSettings);
   $("settings-form").addEventListener("submit", saveSettings);
