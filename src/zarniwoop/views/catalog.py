@@ -33,6 +33,12 @@ def _field_layers(doc: ModelDoc, traced: dict[str, str]) -> dict[str, str]:
     return out
 
 
+def model_with_layers(catalog: Catalog, scope: SearchScope, doc: ModelDoc) -> dict[str, Any]:
+    """One model's JSON (`ModelDoc.to_json`) with its `fieldLayers` (`zarniwoop models show`)."""
+    traced = catalog.snapshot.field_layers(scope.tenant, scope.project)
+    return {**doc.to_json(), "fieldLayers": _field_layers(doc, traced.get((doc.instance, doc.wire_name), {}))}
+
+
 def catalog_models(catalog: Catalog, scope: SearchScope, instance: str | None = None) -> dict[str, Any]:
     """`{"scope", "layers", "instances": [{"instance", "models"}], "instance", "models": [ModelDoc
     JSON + "fieldLayers"]}`; an `instance` the scope's catalog does not know is a 422 naming it."""
@@ -59,4 +65,4 @@ def catalog_models(catalog: Catalog, scope: SearchScope, instance: str | None = 
     }
 
 
-__all__ = ["QUIRKS", "catalog_models"]
+__all__ = ["QUIRKS", "catalog_models", "model_with_layers"]
