@@ -158,10 +158,10 @@ def test_a_credential_is_set_rotated_and_deleted_and_its_value_is_never_shown(ta
     expect(tab.locator("#credentials-view")).to_contain_text("No credentials are stored for this tenant.")
 
     form = tab.locator("#credentials-form")
-    form.get_by_label("Level").select_option("account")
-    form.get_by_label("Account").fill("mike")
-    form.get_by_label("Name").fill("cred_mike_openai")
-    value = form.get_by_label("Value")
+    form.get_by_label("Stored for").select_option("account")
+    form.get_by_label("Account name").fill("mike")
+    form.get_by_label("Credential name").fill("cred_mike_openai")
+    value = form.get_by_label("Credential value")
     assert value.get_attribute("type") == "password"
     value.fill(OLD_KEY)
     form.get_by_role("button", name="Save").click()
@@ -179,7 +179,7 @@ def test_a_credential_is_set_rotated_and_deleted_and_its_value_is_never_shown(ta
 
     tab.get_by_role("button", name="Rotate cred_mike_openai of account mike").click()
     expect(value).to_be_focused()
-    expect(form.get_by_label("Name")).to_have_value("cred_mike_openai")
+    expect(form.get_by_label("Credential name")).to_have_value("cred_mike_openai")
     value.fill(NEW_KEY)
     form.get_by_role("button", name="Save").click()
     expect(tab.locator("#credentials-status")).to_have_text(
@@ -229,16 +229,16 @@ def test_a_bad_credential_is_refused_with_the_field_marked(tab, server):
     sign_in(tab, server.token, tenant="acme", project="ui")
     tab.locator("#nav a[data-page=credentials]").click()
     form = tab.locator("#credentials-form")
-    form.get_by_label("Level").select_option("account")
-    form.get_by_label("Name").fill("cred_x")
-    form.get_by_label("Value").fill("sk-never-stored-0001")
+    form.get_by_label("Stored for").select_option("account")
+    form.get_by_label("Credential name").fill("cred_x")
+    form.get_by_label("Credential value").fill("sk-never-stored-0001")
     form.get_by_role("button", name="Save").click()
     expect(tab.locator("#credentials-error")).to_have_text(
         "account: an account-level credential needs the account name"
     )
-    expect(form.get_by_label("Account")).to_have_attribute("aria-invalid", "true")
-    expect(form.get_by_label("Account")).to_be_focused()
-    expect(form.get_by_label("Value")).to_have_value("")  # emptied when sent, even when refused
+    expect(form.get_by_label("Account name")).to_have_attribute("aria-invalid", "true")
+    expect(form.get_by_label("Account name")).to_be_focused()
+    expect(form.get_by_label("Credential value")).to_have_value("")  # emptied when sent, even when refused
     expect(tab.locator("#credentials-view")).to_contain_text("No credentials are stored")
 
 
@@ -328,13 +328,13 @@ def test_refresh_and_discover_show_the_counters_their_endpoints_return(tab, serv
     kind = lab.locator("tbody tr").first.locator("td").nth(3)
     expect(kind).to_have_text("chatset by project auto")
     assert kind.locator(".layer").get_attribute("title") == "set by acme/ui auto"
-    tab.get_by_label("Instance", exact=True).select_option("lab")
+    tab.get_by_label("Provider instance").select_option("lab")
     tab.locator("#models-form").get_by_role("button", name="Show").click()
     expect(tab.locator("#models-status")).to_have_text("3 models of 1 instance in acme/ui.")
     expect(tab.locator("table.models")).to_have_count(1)
 
     # a bundled model: the system layer (the bundled copy bootstrapped into _system) set its fields
-    tab.get_by_label("Instance", exact=True).select_option("anthropic")
+    tab.get_by_label("Provider instance").select_option("anthropic")
     tab.locator("#models-form").get_by_role("button", name="Show").click()
     haiku = tab.locator("tr[data-model='anthropic/claude-haiku-4-5']")
     expect(haiku.locator("td").nth(0)).to_have_text("200,000set by system manual")
