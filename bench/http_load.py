@@ -2,6 +2,7 @@
 
     python bench/http_load.py                 # 64 clients, 30 s of searches (+ a /healthz baseline)
     python bench/http_load.py --duration 10 --clients 32
+    python bench/http_load.py --workers 2     # `zarniwoop serve --workers 2`
 
 Three processes: the load generator (this one, httpx2), `zarniwoop serve` (uvicorn), and the
 provider emulator (its own process, so it does not share a GIL with either). Every search goes
@@ -12,6 +13,14 @@ Before the searches, the same clients hit `GET /healthz` for a baseline measured
 (the HTTP stack alone), so the figures can be read as ratios. Prints one JSON object: throughput,
 p50/p99 latency, errors (any non-200, or a search without hits), and the server's resident memory
 (VmRSS from /proc/<pid>/status) before and after the load.
+
+Server CPU is the whole server's: the `serve` process and, with `--workers N`, every worker
+(their utime + stime from /proc/<pid>/stat, live children and reaped ones), so
+`searchesPerServerCpuSecond` compares one process with N fairly; RSS is summed the same way.
+On a shared machine CPU per request moves ±20 % from run to run: read
+`ratios.serverCpuSearchOverHealthz`, and for a figure the machine cannot skew,
+`bench/instructions.py` (instructions per search under callgrind). Where the time goes:
+`bench/profile_serve.py` (docs/performance-cpu.md).
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ import httpx2  # noqa: E402
 
 from tests.support.bodies import wikipedia_pages  # noqa: E402
 from tests.support.runtime import endpoint, only, write_config  # noqa: E402
-from tests.support.served import cpu_seconds, rss_kib, served  # noqa: E402
+from tests.support.served import child_pids, rss_kib, served, tree_cpu_seconds  # noqa: E402
 
 WIKI = "/w/w/rest.php/v1/search/page"
 
@@ -73,6 +82,7 @@ class Phase:
             "p99Ms": round(ordered[min(n - 1, int(n * 0.99))] * 1000, 2) if n else None,
             "maxMs": round(ordered[-1] * 1000, 2) if n else None,
             "serverCpuMsPerRequest": round(self.cpu_seconds / n * 1000, 3) if n else None,
+            "requestsPerServerCpuSecond": round(n / self.cpu_seconds, 1) if self.cpu_seconds else None,
         }
 
 
@@ -110,6 +120,11 @@ async def _load(url: str, token: str, clients: int, seconds: float, *, search: b
     return phase
 
 
+def _tree_rss(pid: int) -> int:
+    """Resident memory of the server and its workers (KiB)."""
+    return rss_kib(pid) + sum(rss_kib(child) for child in child_pids(pid))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--duration", type=float, default=30.0, help="seconds of searches (default 30)")
@@ -117,6 +132,13 @@ def main() -> None:
         "--baseline", type=float, default=None, help="seconds of /healthz (default duration/3)"
     )
     parser.add_argument("--clients", type=int, default=64, help="concurrent clients (default 64)")
+    parser.add_argument("--workers", type=int, default=1, help="`serve --workers N` (default 1)")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=100_000,
+        help="the endpoint's rateLimit.perSecond (default 100000: paced, never waiting; 0 = no pacing)",
+    )
     args = parser.parse_args()
     baseline_seconds = args.baseline if args.baseline is not None else max(2.0, args.duration / 3)
 
@@ -129,25 +151,26 @@ def main() -> None:
             directory = Path(tmp)
             settings = {
                 **only(),
-                **endpoint("wiki", "wikipedia", f"{emulator_url}/w", **{"rateLimit.perSecond": 100_000}),
+                **endpoint("wiki", "wikipedia", f"{emulator_url}/w", **{"rateLimit.perSecond": args.rate}),
                 "research.cache.ttlSeconds": 0,
                 "research.cache.ttlSeconds.encyclopedia": 0,
             }
             config = write_config(directory, {"settings": settings})
-            with served(config, directory / "home") as server:
+            workers = ("--workers", str(args.workers)) if args.workers > 1 else ()
+            with served(config, directory / "home", *workers) as server:
                 assert server.token is not None
                 asyncio.run(_load(server.url, server.token, 8, 1.0, search=True))  # warm-up
-                rss_before = rss_kib(server.pid)
-                cpu_0 = cpu_seconds(server.pid)
+                rss_before = _tree_rss(server.pid)
+                cpu_0 = tree_cpu_seconds(server.pid)
                 baseline = asyncio.run(
                     _load(server.url, server.token, args.clients, baseline_seconds, search=False)
                 )
-                cpu_1 = cpu_seconds(server.pid)
+                cpu_1 = tree_cpu_seconds(server.pid)
                 searches = asyncio.run(
                     _load(server.url, server.token, args.clients, args.duration, search=True)
                 )
-                cpu_2 = cpu_seconds(server.pid)
-                rss_after = rss_kib(server.pid)
+                cpu_2 = tree_cpu_seconds(server.pid)
+                rss_after = _tree_rss(server.pid)
                 baseline.cpu_seconds, searches.cpu_seconds = cpu_1 - cpu_0, cpu_2 - cpu_1
     finally:
         parent.send("stop")
@@ -156,6 +179,8 @@ def main() -> None:
     s, b = searches.report(), baseline.report()
     out = {
         "clients": args.clients,
+        "workers": args.workers,
+        "ratePerSecond": args.rate,
         "durationSeconds": args.duration,
         "search": s,
         "healthzBaseline": b,

@@ -3,10 +3,13 @@
     python bench/profile_serve.py                      # 10 s of searches, 16 clients, top 25 by own time
     python bench/profile_serve.py --duration 20 --top 40 --out serve.prof
 
-The server runs under `python -m cProfile` (py-spy needs ptrace, which containers often refuse);
-the same emulator and settings as `bench/http_load.py`. cProfile slows Python code about ×2, so
-read the shares, not the absolute times; start-up (imports, pydantic schemas) is in the profile too,
-so give it a long `--duration` (≥ 30 s) on a quiet machine. The `.prof` file opens in `pstats`.
+The server runs under cProfile (py-spy needs ptrace, which containers often refuse) through
+`bench/_profiled.py`, which switches the profiler on after start-up and a warm-up (SIGUSR1) and off
+at the end of the load (SIGUSR2): the profile holds the searches only. The same emulator and
+settings as `bench/http_load.py`. cProfile slows Python code about ×2, so read the shares, not the
+absolute times. Prints the top entries by own time, then by cumulative time (`--sort` to pick
+one). The `.prof` file opens in `pstats`. Note that cProfile counts each resumption of a coroutine
+as a call: `ncalls` of an `async def` is not the number of requests.
 """
 
 from __future__ import annotations
@@ -14,9 +17,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing
+import os
 import pstats
+import signal
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,6 +39,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--out", type=Path, default=None, help="keep the .prof file here")
+    parser.add_argument("--sort", choices=("both", "tottime", "cumulative"), default="both")
     args = parser.parse_args()
     parent, child = multiprocessing.Pipe()
     emulator = multiprocessing.Process(target=_run_emulator, args=(child,), daemon=True)
@@ -49,13 +56,25 @@ def main() -> None:
                 "research.cache.ttlSeconds.encyclopedia": 0,
             }
             config = write_config(directory, {"settings": settings})
-            profiler = ("-m", "cProfile", "-o", str(out.resolve()))
+            profiler = (str(ROOT / "bench" / "_profiled.py"), str(out.resolve()))
             with served(config, directory / "home", python_args=profiler) as server:
                 assert server.token is not None
+                asyncio.run(_load(server.url, server.token, 8, 1.0, search=True))  # warm-up
+                os.kill(server.pid, signal.SIGUSR1)
                 phase = asyncio.run(_load(server.url, server.token, args.clients, args.duration, search=True))
-            print(f"{len(phase.latencies)} searches, {phase.errors} errors\n")
+                os.kill(server.pid, signal.SIGUSR2)
+                for _ in range(100):  # the server writes the file between two requests
+                    if out.exists():
+                        break
+                    time.sleep(0.1)
+                time.sleep(0.5)
+            n = len(phase.latencies)
+            print(f"{n} searches, {phase.errors} errors\n")
             stats = pstats.Stats(str(out))
-            stats.sort_stats("tottime").print_stats(args.top)
+            print(f"profiled CPU per search: {stats.total_tt / n * 1000:.2f} ms (cProfile-inflated)\n")
+            for key in ("tottime", "cumulative"):
+                if args.sort in (key, "both"):
+                    stats.sort_stats(key).print_stats(args.top)
     finally:
         parent.send("stop")
         emulator.join(timeout=10)

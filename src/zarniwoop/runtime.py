@@ -112,11 +112,14 @@ class Runtime:
         transport: HttpTransport | None = None,
         clock: Clock | None = None,
         protocols: Mapping[str, SearchProtocol] | None = None,
+        share_pacing: bool = False,
     ) -> Runtime:
         """Load and validate everything; a bad configuration raises `ConfigError` and writes nothing.
 
         `config_path` may also be the config as a mapping (the Python API's `config={…}`).
         `protocols` adds protocols beside the registered entry points (tests, embedding apps).
+        `share_pacing`: pace through the database, for several processes serving together
+        (`serve --workers N`; with Redis configured pacing is shared anyway).
         """
         if config_path is None and os.environ.get("ZARNIWOOP_CONFIG"):
             config_path = os.environ["ZARNIWOOP_CONFIG"]
@@ -160,7 +163,13 @@ class Runtime:
             fsync=config.audit_fsync,
         )
         dispatcher = build_dispatcher(
-            factory, db, settings, clock, redis, observers=[usage, MetricsObserver()]
+            factory,
+            db,
+            settings,
+            clock,
+            redis,
+            observers=[usage, MetricsObserver()],
+            share_pacing=share_pacing,
         )
         usage.start()
         return cls(
@@ -357,16 +366,29 @@ class Runtime:
         return None
 
     async def serve_project_stops(self, *, every: float = 1.0) -> None:
-        """A server's loop: carry out the stop requests other processes wrote (`projects stop`)."""
-        from datetime import UTC, datetime
+        """A server's loop: carry out the stop requests other processes wrote (`projects stop`).
 
+        Every serving process carries out each request made while it runs — each worker of
+        `serve --workers N` (and each replica) holds provider instances of its own — and the first
+        marks it done; a request no server was running for is carried out by the next to start."""
+        from datetime import UTC, datetime, timedelta
+
+        started = datetime.now(UTC)
+        handled: set[str] = set()
         while True:
             try:
+                since = max(started, datetime.now(UTC) - timedelta(minutes=10)).isoformat()
                 rows = await self.db.fetchall(
-                    "SELECT id, tenant, project FROM project_stops WHERE done_at IS NULL ORDER BY requested_at"
+                    "SELECT id, tenant, project FROM project_stops WHERE done_at IS NULL OR requested_at >= ? "
+                    "ORDER BY requested_at",
+                    (since,),
                 )
+                handled &= {row[0] for row in rows}  # forget requests past the window
                 for request_id, tenant, project in rows:
+                    if request_id in handled:
+                        continue
                     disposed = await self.stop_project(SearchScope(tenant, project))
+                    handled.add(request_id)
                     await self.db.execute(
                         "UPDATE project_stops SET done_at = ?, disposed = ? WHERE id = ? AND done_at IS NULL",
                         (datetime.now(UTC).isoformat(), disposed, request_id),
@@ -443,15 +465,24 @@ def build_dispatcher(
     redis: RedisState | None,
     *,
     observers: Sequence[DispatchObserver] = (),
+    share_pacing: bool = False,
 ) -> Dispatcher:
-    """The dispatcher over the embedded stores, or over Redis when one is configured."""
+    """The dispatcher over the embedded stores, or over Redis when one is configured.
+    `share_pacing`: the embedded stores' pacing goes through the database (several processes)."""
     if redis is None:
         system = settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
         max_bytes = system.get_int(K.CACHE_MAX_BYTES, DEFAULT_CACHE_BYTES)
+        limiter = None
+        if share_pacing:
+            from .dispatch.pacing import RateLimiter
+            from .dispatch.shared_pacing import SQLPacer
+
+            limiter = SQLPacer(db, RateLimiter(clock))
         return Dispatcher(
             factory,
             SQLCooldownStore(db),
             clock=clock,
+            limiter=limiter,
             cache=MemoryResultCache(max(0, max_bytes)),
             quota=LocalQuotaGuard(SQLQuotaCounters(db), settings, clock=clock),
             observers=observers,

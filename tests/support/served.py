@@ -33,15 +33,18 @@ class Served:
     url: str
     token: str | None
     banner: str
+    output: list[str]
+    """Every stdout line so far (the banner's, and any after it), appended as they come."""
 
     @property
     def pid(self) -> int:
         return self.process.pid
 
 
-def serve_command(*args: str, python_args: tuple[str, ...] = ()) -> list[str]:
-    """`python_args` go before `-m zarniwoop` (`-m cProfile -o out.prof`: bench/profile_serve.py)."""
-    return [sys.executable, *python_args, "-m", "zarniwoop", *args]
+def serve_command(*args: str, python_args: tuple[str, ...] = (), wrapper: tuple[str, ...] = ()) -> list[str]:
+    """`python_args` go before `-m zarniwoop` (bench/profile_serve.py's profiler); `wrapper` before
+    Python itself (`valgrind --tool=callgrind …`: bench/instructions.py)."""
+    return [*wrapper, sys.executable, *python_args, "-m", "zarniwoop", *args]
 
 
 def server_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -60,6 +63,7 @@ def served(
     env: Mapping[str, str] | None = None,
     probes: bool = False,
     python_args: tuple[str, ...] = (),
+    wrapper: tuple[str, ...] = (),
 ) -> Iterator[Served]:
     """`probes=False` (the default here): the server sends no reachability probes, so request logs
     hold only what a test caused — and a built-in endpoint a config left on is never contacted.
@@ -76,6 +80,7 @@ def served(
         probe_flag,
         *extra_args,
         python_args=python_args,
+        wrapper=wrapper,
     )
     home.mkdir(parents=True, exist_ok=True)
     log = home / "serve.stderr"
@@ -84,17 +89,21 @@ def served(
             command, env=server_env(home, env), stdout=subprocess.PIPE, stderr=stderr, text=True
         )
     try:
-        banner = _read_banner(process, timeout, log)
+        output: list[str] = []
+        banner = _read_banner(process, timeout, log, output)
         url = _URL.search(banner)
         token = next((m.group(1) for line in banner.splitlines() if (m := _TOKEN.match(line))), None)
         assert url is not None, banner
-        yield Served(process, url.group(1), token, banner)
+        yield Served(process, url.group(1), token, banner, output)
     finally:
         stop(process)
 
 
-def _read_banner(process: subprocess.Popen[str], timeout: float, log: Path) -> str:
-    """Lines of stdout up to the ready line, read on a thread (a pipe's readline would block)."""
+def _read_banner(
+    process: subprocess.Popen[str], timeout: float, log: Path, output: list[str] | None = None
+) -> str:
+    """Lines of stdout up to the ready line, read on a thread (a pipe's readline would block);
+    `output` receives every line, those after the banner too."""
     assert process.stdout is not None
     stdout = process.stdout
     lines: queue.Queue[str | None] = queue.Queue()
@@ -102,6 +111,8 @@ def _read_banner(process: subprocess.Popen[str], timeout: float, log: Path) -> s
     def pump() -> None:  # reads to EOF (the process ending), so the pipe never fills up
         with stdout:
             for line in stdout:
+                if output is not None:
+                    output.append(line)
                 lines.put(line)
         lines.put(None)
 
@@ -144,3 +155,33 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time a process has used so far, from /proc/<pid>/stat."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def child_pids(pid: int) -> list[int]:
+    """The live children of a process (`serve --workers N`: its workers), from /proc."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # it ended meanwhile
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            out.append(int(stat.parent.name))
+    return sorted(out)
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU of a process and all its descendants: the live ones' own time, plus the children it
+    has reaped (cutime/cstime: a restarted worker's), from /proc/<pid>/stat."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(f) for f in fields[11:15]) / tick
+        pending += child_pids(current)
+    return total

@@ -417,3 +417,21 @@ def test_unknown_route_is_json_404(api):
     assert response.status_code == 404
     assert response.json() == {"error": {"message": "Not Found"}}
     assert json.loads(response.text)
+
+
+def test_the_search_route_neither_compacts_nor_renders_what_it_does_not_return(api, monkeypatch):
+    """Issue 18: the HTTP routes answer the full JSON; the compact JSON and the text rendering
+    (MCP's, the CLI's) are computed only when read, so here never."""
+    import zarniwoop.tools.registry as registry
+    import zarniwoop.tools.search as search
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("computed for an HTTP answer")
+
+    monkeypatch.setattr(registry, "compact", refuse)
+    monkeypatch.setattr(search, "render_result", refuse)
+    response = api.post("/v1/research/search", "a_user", {"query": "aurora", "modality": "encyclopedia"})
+    assert response.status_code == 200, response.text
+    assert [h["title"] for h in response.json()["hits"]] == ["Aurora", "Aurora borealis"]
+    tool = api.post("/v1/tools/research_search", "a_user", {"query": "aurora", "modality": "encyclopedia"})
+    assert tool.status_code == 500  # POST /v1/tools/{name} does read both: the refusal shows there

@@ -1,5 +1,6 @@
 """The request guard on a real `zarniwoop serve`: the token before the body, bodies capped at 1 MiB
-with a 413 in the one error shape, header sizes capped by h11 (issue 11, item 5)."""
+with a 413 in the one error shape, header sizes capped (issue 11, item 5) by the httptools protocol
+of `surfaces/http/server_protocol.py` (or h11's own cap where httptools is not installed)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from zarniwoop.surfaces.http.guard import MAX_BODY_BYTES
+from zarniwoop.surfaces.http.guard import MAX_BODY_BYTES, MAX_HEADER_BYTES
+from zarniwoop.surfaces.http.server_protocol import http_protocol
 
 from ..support.served import rss_kib, served
 
@@ -119,10 +121,49 @@ def test_a_body_under_the_cap_is_served(server):
 
 
 def test_oversized_headers_are_refused_and_the_server_keeps_serving(server):
-    # h11 bounds what it buffers while a request head is incomplete: a head larger than one read
+    # What is buffered while a request head is incomplete is bounded: a head larger than one read
     # plus the cap (16 KiB) is refused, so a request head can never grow the server's memory much.
     head = f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: {'a' * 256 * 1024}\r\n\r\n"
     status, _, _ = _exchange(server.url, head)
     assert status in (400, 431)
     status, body, _ = _exchange(server.url, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     assert status == 200 and body["status"] == "ok"
+
+
+def _head_of(size: int) -> str:
+    """A GET /healthz head of exactly `size` bytes as the cap counts them (URL, names, values)."""
+    fixed = len("/healthz") + len("Host") + len("127.0.0.1") + 4 + len("X-Pad") + 4
+    return f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: {'p' * (size - fixed)}\r\n\r\n"
+
+
+@pytest.mark.skipif(http_protocol() == "h11", reason="httptools is not installed: serve runs h11 and its cap")
+def test_httptools_head_cap_is_exact_whole_or_trickled(server):
+    # one byte under the cap passes; one over is a 431 even when the head arrives in one read
+    assert _exchange(server.url, _head_of(MAX_HEADER_BYTES))[0] == 200
+    assert _exchange(server.url, _head_of(MAX_HEADER_BYTES + 1))[0] == 431
+    # a head trickled in 1 KiB pieces that never ends is cut once the bytes received pass the cap
+    parts = urlsplit(server.url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        answer = b""
+        for _ in range(64):
+            try:
+                sock.sendall(b"s" * 1024)
+            except (BrokenPipeError, ConnectionResetError):
+                break
+            time.sleep(0.005)
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 431 ")
+    assert b"request line and headers over 16384 bytes" in answer
+    # keep-alive: two requests on one connection each get their own count
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        head = _head_of(MAX_HEADER_BYTES - 100).replace("\r\n\r\n", "\r\nConnection: keep-alive\r\n\r\n", 1)
+        sock.sendall((head + head).encode())
+        raw = b""
+        while raw.count(b"HTTP/1.1 200") < 2:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            raw += chunk
+    assert raw.count(b"HTTP/1.1 200") == 2

@@ -23,7 +23,7 @@ The HTTP surface mounts `render_metrics()` at `GET /metrics`; `zarniwoop metrics
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -144,6 +144,19 @@ def dispatch_outcome(result: SearchResult) -> str:
     return "disabled"
 
 
+_CHILDREN: dict[tuple[object, ...], Any] = {}
+
+
+def _child(metric: Any, *labels: str) -> Any:
+    """`metric.labels(*labels)`, memoised: prometheus_client validates and locks on every call, and
+    the hot path asks for the same few children on every search."""
+    key = (id(metric), *labels)
+    child = _CHILDREN.get(key)
+    if child is None:
+        child = _CHILDREN[key] = metric.labels(*labels)
+    return child
+
+
 class MetricsObserver:
     """A `DispatchObserver` feeding the dispatch and provider metrics."""
 
@@ -165,15 +178,15 @@ class MetricsObserver:
         if attempt.outcome.is_skip or instance is None:
             return
         protocol, outcome = instance.protocol.id, attempt.outcome.value
-        PROVIDER_CALLS.labels(protocol, instance.id, request.modality.value, outcome).inc()
-        PROVIDER_DURATION.labels(protocol, instance.id, outcome).observe(attempt.duration_ms / 1000)
+        _child(PROVIDER_CALLS, protocol, instance.id, request.modality.value, outcome).inc()
+        _child(PROVIDER_DURATION, protocol, instance.id, outcome).observe(attempt.duration_ms / 1000)
 
     def on_dispatch(self, scope: SearchScope, request: SearchRequest, result: SearchResult) -> None:
-        DISPATCH.labels(request.modality.value, request.tier.value, dispatch_outcome(result)).inc()
+        _child(DISPATCH, request.modality.value, request.tier.value, dispatch_outcome(result)).inc()
 
 
 def count_quota_lookup(instance_id: str, modality: str, source: str) -> None:
-    QUOTA_LOOKUPS.labels(instance_id, modality, source).inc()
+    _child(QUOTA_LOOKUPS, instance_id, modality, source).inc()
 
 
 def record_curated_run(outcome: str, seconds: float) -> None:

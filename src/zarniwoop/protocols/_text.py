@@ -7,6 +7,8 @@ import json
 import re
 from typing import Any
 
+import orjson
+
 from ..contract.enums import ContentInline
 from ..contract.errors import ParseError
 from ..contract.query import SearchRequest
@@ -34,9 +36,23 @@ def shorten(text: str | None, limit: int = 300) -> str | None:
     return cut + "…"
 
 
+_SHALLOW = 512
+"""At most this many `[` and `{` in a body (strings included): it nests less deep than stdlib `json`
+can follow from any call depth, so orjson's answer is the one stdlib would give."""
+
+
 def load_json(body: bytes, what: str) -> Any:
     """Decode a JSON body or raise `ParseError` (never `UnicodeDecodeError`/`ValueError`, nor the
-    `RecursionError` of a nesting bomb such as `[[[[…]]]]` a hundred thousand deep)."""
+    `RecursionError` of a nesting bomb such as `[[[[…]]]]` a hundred thousand deep).
+
+    orjson first (several times faster on the 10–100 KB provider bodies) where the body cannot nest
+    deeply enough to matter: orjson has no depth limit, and a nesting bomb must stay a `ParseError`.
+    What orjson refuses (NaN, integers past 64 bits) goes to stdlib `json`: the result is the same."""
+    if body.count(b"[") + body.count(b"{") <= _SHALLOW:
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            pass
     try:
         return json.loads(body)
     except RecursionError:

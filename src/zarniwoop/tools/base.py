@@ -60,19 +60,47 @@ class ToolContext:
         return self.host.settings.scoped(self.scope).get_bool(K.PROVENANCE, False)
 
 
-@dataclass(frozen=True, slots=True)
 class ToolResult:
     """A tool's answer: `structured` JSON for programs, `text` for a model, `is_error` for failures.
 
     `structured` is compact (`outputs.compact`: what MCP's `structuredContent` carries); `full` is
     the same answer with every field, as `POST /v1/research/*` returns it (DESIGN §3).
+
+    `structured` and `text` may be given as zero-argument functions: each is then computed on first
+    read and kept. The HTTP routes read only `full`, so a search served there is never compacted
+    nor rendered as text (issue 18: both were a tenth of the server's CPU per search).
     """
 
-    name: str
-    structured: Mapping[str, Any]
-    text: str
-    is_error: bool = False
-    full: Mapping[str, Any] | None = field(default=None, repr=False)
+    __slots__ = ("_structured", "_text", "full", "is_error", "name")
+
+    def __init__(
+        self,
+        name: str,
+        structured: Mapping[str, Any] | Callable[[], Mapping[str, Any]],
+        text: str | Callable[[], str],
+        is_error: bool = False,
+        full: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.name = name
+        self._structured = structured
+        self._text = text
+        self.is_error = is_error
+        self.full = full
+
+    @property
+    def structured(self) -> Mapping[str, Any]:
+        if callable(self._structured):
+            self._structured = self._structured()
+        return self._structured
+
+    @property
+    def text(self) -> str:
+        if callable(self._text):
+            self._text = self._text()
+        return self._text
+
+    def __repr__(self) -> str:
+        return f"ToolResult(name={self.name!r}, is_error={self.is_error!r}, structured={self.structured!r})"
 
     def to_json(self) -> dict[str, Any]:
         """The `POST /v1/tools/{name}` shape, mirroring MCP's `CallToolResult`."""

@@ -14,7 +14,6 @@ back to the model.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -113,7 +112,14 @@ class Toolbox:
         choice = (profile or ProfileChoice()).narrowed(getattr(args, "profile", None))
         with bypassing_cache(not cache), choosing_profile(choice):
             result = await spec.body(context, args)
-        return replace(result, structured=compact(spec.name, result.structured), full=result.structured)
+        full = result.structured
+        return ToolResult(
+            result.name,
+            lambda: compact(spec.name, full),  # computed when a surface reads it (MCP, CLI, /v1/tools)
+            result._text,
+            is_error=result.is_error,
+            full=full,
+        )
 
     async def call(
         self,

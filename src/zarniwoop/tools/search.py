@@ -9,7 +9,7 @@ exists".
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ..contract.errors import InvalidRequestError
 from ..contract.query import SearchRequest
@@ -65,19 +65,20 @@ def checked_overrides(raw: Mapping[str, object] | None) -> dict[str, str]:
 
 async def run_search(ctx: ToolContext, args: ResearchSearchInput) -> ToolResult:
     result = await ctx.host.dispatcher.search(search_request(args), ctx.scope, ctx.overrides or None)
-    return search_result(SEARCH.name, result, ctx.provenance())
+    return search_result(SEARCH.name, result, ctx.provenance)
 
 
 async def run_search_expert(ctx: ToolContext, args: ResearchSearchExpertInput) -> ToolResult:
     result = await ctx.host.dispatcher.search(expert_request(args), ctx.scope, ctx.overrides or None)
-    return search_result(SEARCH_EXPERT.name, result, ctx.provenance())
+    return search_result(SEARCH_EXPERT.name, result, ctx.provenance)
 
 
-def search_result(name: str, result: SearchResult, provenance: bool) -> ToolResult:
+def search_result(name: str, result: SearchResult, provenance: bool | Callable[[], bool]) -> ToolResult:
+    """The tool's answer; its text (and `provenance`, read from the settings) only when it is read."""
     return ToolResult(
         name=name,
         structured=result.to_json(),
-        text=render_result(result, provenance=provenance),
+        text=lambda: render_result(result, provenance=provenance() if callable(provenance) else provenance),
         is_error=result.error_message is not None,
     )
 

@@ -22,6 +22,7 @@ import httpx2
 
 from ..contract.errors import ProviderTimeoutError, ResponseTooLargeError, TargetRefusedError, TransportError
 from ..contract.protocol import RawResponse, RequestSpec
+from .backend import install as install_backend
 from .guard import AddressPolicy, Resolver, check_target
 from .network import explain, target_of
 from .proxies import ProxySettings
@@ -58,6 +59,10 @@ class HttpTransport:
         self.proxies = proxies or ProxySettings()
         """Which proxy each request goes through (`http.proxy` in the config, else the environment)."""
         limits = httpx2.Limits(max_connections=200, max_keepalive_connections=50, keepalive_expiry=30.0)
+        direct = None
+        if client is None:  # the transport AsyncClient would build, with the cheap idle check
+            direct = httpx2.AsyncHTTPTransport(limits=limits, trust_env=False)
+            install_backend(direct)
         self.client = client or httpx2.AsyncClient(
             follow_redirects=False,
             limits=limits,
@@ -67,6 +72,7 @@ class HttpTransport:
             # would also bring .netrc credentials into provider calls.
             trust_env=False,
             mounts=self.proxies.mounts(limits),
+            transport=direct,
         )
         self.max_bytes = max_bytes
         self.resolver = resolver
@@ -94,11 +100,16 @@ class HttpTransport:
             if guarded:
                 target, extensions = await self._pinned(url, headers)
                 client = self._unpooled_client()
+            query = params or None
+            if query and "?" not in target and "#" not in target:
+                # the query encoded as httpx2 merges `params` (`str(QueryParams(...))`), put in the URL:
+                # httpx2 then parses the URL once instead of twice (issue 18's profile)
+                target, query = f"{target}?{httpx2.QueryParams(query)}", None
             with translate_errors("connect", timeout, url=url):
                 request = client.build_request(
                     method,
                     target,
-                    params=params or None,
+                    params=query,
                     headers=headers,
                     json=body,
                     timeout=httpx2.Timeout(timeout),

@@ -3,16 +3,20 @@
 With no API token configured, it serves on loopback only and prints an admin token valid for this
 process (as Jupyter does); it refuses a non-loopback address until `zarniwoop tokens create` has
 made one. fastapi, uvicorn and mcp are imported here, not at `zarniwoop --help`.
+
+`--workers N` (N > 1) binds the socket here once and serves it from N worker processes
+(`workers.py`: the supervisor and the worker entry point; docs/workers.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import ipaddress
 import socket
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -20,6 +24,8 @@ from .app import Exit, guarded
 
 if TYPE_CHECKING:
     import uvicorn
+
+GRACEFUL_SHUTDOWN_SECONDS = 5
 
 
 def register(app: typer.Typer) -> None:
@@ -46,9 +52,17 @@ def serve(
         "--probes/--no-probes",
         help="Probe keyless providers' reachability (research.probe.intervalSeconds).",
     ),
+    workers: int = typer.Option(
+        1,
+        "--workers",
+        help="Worker processes sharing the port (1 = serve in this process). Cooldowns, quotas and "
+        "pacing are shared through the database or Redis; see docs/workers.md.",
+    ),
 ) -> None:
     """Serve the HTTP API (OpenAPI at /openapi.json) and MCP (streamable HTTP at /mcp)."""
     g = ctx.obj
+    if workers < 1:
+        guarded(g, lambda: _refuse(f"--workers: expected a whole number of at least 1, got {workers}"))
 
     async def main() -> None:
         from ...runtime import Runtime
@@ -65,35 +79,65 @@ def serve(
                         "(zarniwoop tokens create --tenant T --project P --role admin) or bind 127.0.0.1",
                     )
                 admin_token = new_token()
-            import uvicorn  # the server stack loads only once the checks have passed
-
-            from ..http import create_app
-            from ..http.guard import MAX_HEADER_BYTES
-
             sock = _bind(host, port)
             url = _url(host, sock.getsockname()[1])
-            app = create_app(runtime, bind_host=host, admin_token=admin_token, probes=probes)
-            config = uvicorn.Config(
-                app,
-                log_level=log_level.lower(),
-                access_log=access_log,
-                lifespan="on",
-                timeout_graceful_shutdown=5,
-                # h11 explicitly: its header cap is the one we rely on (httptools has none to set).
-                http="h11",
-                h11_max_incomplete_event_size=MAX_HEADER_BYTES,
-            )
-            server = _announcing_server(
-                config, on_ready=lambda: _banner(url, g.tenant, g.project, admin_token)
-            )
-            try:
-                await server.serve(sockets=[sock])
-            except SystemExit as exc:  # uvicorn exits like this when the app's startup fails
-                raise Exit(1, "the server failed to start; the log above says why") from exc
+            if workers == 1:
+                # the server stack loads only once the checks have passed
+                from ..http import create_app
+
+                app = create_app(runtime, bind_host=host, admin_token=admin_token, probes=probes)
+                config = uvicorn_config(app, log_level=log_level, access_log=access_log)
+                server = _announcing_server(
+                    config, on_ready=lambda: _banner(url, g.tenant, g.project, admin_token)
+                )
+                try:
+                    await server.serve(sockets=[sock])
+                except SystemExit as exc:  # uvicorn exits like this when the app's startup fails
+                    raise Exit(1, "the server failed to start; the log above says why") from exc
+                return
         finally:
             await runtime.aclose()
+        # --workers N: this process only supervises; each worker opens its own runtime and app.
+        from .workers import WorkerSpec, supervise
+
+        spec = WorkerSpec(
+            config=g.config,
+            tenant=g.tenant,
+            project=g.project,
+            debug=g.debug,
+            host=host,
+            admin_token=admin_token,
+            log_level=log_level,
+            access_log=access_log,
+            probes=probes,
+            workers=workers,
+        )
+        await supervise(sock, spec, on_ready=lambda: _banner(url, g.tenant, g.project, admin_token, workers))
 
     guarded(g, lambda: asyncio.run(main()))
+
+
+def _refuse(message: str) -> None:
+    raise Exit(2, message)
+
+
+def uvicorn_config(app: Any, *, log_level: str, access_log: bool) -> uvicorn.Config:
+    """The one place uvicorn's settings are chosen: the single-process server and every worker."""
+    import uvicorn
+
+    from ..http.guard import MAX_HEADER_BYTES
+    from ..http.server_protocol import http_protocol
+
+    return uvicorn.Config(
+        app,
+        log_level=log_level.lower(),
+        access_log=access_log,
+        lifespan="on",
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        # httptools with a head cap of our own (server_protocol.py); h11 and its cap without it
+        http=http_protocol(),
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+    )
 
 
 def _announcing_server(config: uvicorn.Config, on_ready: Callable[[], None]) -> uvicorn.Server:
@@ -104,6 +148,9 @@ def _announcing_server(config: uvicorn.Config, on_ready: Callable[[], None]) -> 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets=sockets)
             if not self.should_exit:
+                # What start-up built (modules, schemas, settings) lives as long as the process: out of
+                # the collector's sight, a full collection no longer walks it (issue 18's profile).
+                gc.freeze()
                 on_ready()
 
     return AnnouncingServer(config)
@@ -128,7 +175,7 @@ def _url(host: str, port: int) -> str:
     return f"http://{shown}:{port}"
 
 
-def _banner(url: str, tenant: str, project: str, admin_token: str | None) -> None:
+def _banner(url: str, tenant: str, project: str, admin_token: str | None, workers: int = 1) -> None:
     from ... import __version__
 
     lines = [
@@ -139,6 +186,8 @@ def _banner(url: str, tenant: str, project: str, admin_token: str | None) -> Non
         if admin_token
         else f"  Web UI    {url}/       (sign in with an API token)",
     ]
+    if workers > 1:
+        lines.append(f"  Workers   {workers} processes share the port (docs/workers.md)")
     if admin_token:
         lines += [
             "  No API token is configured, so this admin token is valid while this process runs:",

@@ -10,8 +10,9 @@ parsed before the 401). For `/v1/*`, `/mcp` and `/metrics`:
    counted as it is read and cut with a 413 when it passes the cap.
 
 Both answers use the one error shape (`errors.error_body`) — OpenAI's on the gateway's paths
-(`openai_wire.GATEWAY_PATHS`), whose clients parse only that. Header sizes are capped by uvicorn's
-h11 parser (`serve` sets `h11_max_incomplete_event_size`).
+(`openai_wire.GATEWAY_PATHS`), whose clients parse only that. Header sizes are capped by the HTTP
+parser `serve` runs: httptools with the count of `server_protocol.py` (a 431), or h11's own
+`max_incomplete_event_size` where httptools is not installed.
 
     app.add_middleware(RequestGuard)        # create_app does this
 """
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 MAX_BODY_BYTES = 1024 * 1024
 """1 MiB: a search or tool call is a few hundred bytes; nothing the API accepts comes near it."""
 MAX_HEADER_BYTES = 16 * 1024
-"""The request line and headers together (uvicorn's h11 `max_incomplete_event_size`)."""
+"""The request line and headers together (`server_protocol.py`; h11's `max_incomplete_event_size`)."""
 _GUARDED = ("/v1/", "/mcp", "/metrics")
 _SIGNED = ("/v1/image",)
 """GETs whose signature is the capability (an `<img>` cannot send a bearer token; no body)."""

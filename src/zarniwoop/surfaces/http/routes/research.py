@@ -98,6 +98,12 @@ class InvestigateBody(_CacheSwitch, ResearchInvestigateInput):
     pass
 
 
+def _state(request: Request) -> AppState:
+    """The app's state, read directly (not a `Ctx` dependency: one FastAPI resolution less per search)."""
+    state: AppState = request.app.state.zarniwoop
+    return state
+
+
 def _use_cache(request: Request | None, body: Any) -> bool:
     header = request.headers.get("cache-control", "").lower() if request is not None else ""
     return (body.cache if isinstance(body, _CacheSwitch) else True) and "no-cache" not in header
@@ -131,8 +137,8 @@ async def _run(
     summary="research_search: one modality through the cascade",
     response_model=SearchResult,
 )
-async def search(body: SearchBody, request: Request, ctx: Ctx, caller: Caller) -> JSONResponse:
-    return await _run(ctx, caller, SEARCH, body, request)
+async def search(body: SearchBody, request: Request, caller: Caller) -> JSONResponse:
+    return await _run(_state(request), caller, SEARCH, body, request)
 
 
 @router.post(
@@ -141,8 +147,8 @@ async def search(body: SearchBody, request: Request, ctx: Ctx, caller: Caller) -
     summary="research_search_expert: filters or one pinned provider",
     response_model=SearchResult,
 )
-async def search_expert(body: SearchExpertBody, request: Request, ctx: Ctx, caller: Caller) -> JSONResponse:
-    return await _run(ctx, caller, SEARCH_EXPERT, body, request)
+async def search_expert(body: SearchExpertBody, request: Request, caller: Caller) -> JSONResponse:
+    return await _run(_state(request), caller, SEARCH_EXPERT, body, request)
 
 
 @router.post(
@@ -151,8 +157,8 @@ async def search_expert(body: SearchExpertBody, request: Request, ctx: Ctx, call
     summary="research_rich: WEB, IMAGE, VIDEO and NEWS concurrently",
     response_model=RichResult,
 )
-async def rich(body: RichBody, request: Request, ctx: Ctx, caller: Caller) -> JSONResponse:
-    return await _run(ctx, caller, RICH, body, request)
+async def rich(body: RichBody, request: Request, caller: Caller) -> JSONResponse:
+    return await _run(_state(request), caller, RICH, body, request)
 
 
 @router.post(

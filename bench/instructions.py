@@ -1,0 +1,167 @@
+"""Instructions `zarniwoop serve` executes per search and per `/healthz`, counted by valgrind's callgrind.
+
+    python bench/instructions.py                   # 300 searches and 300 /healthz, 4 clients
+    python bench/instructions.py --requests 500 --clients 8 --keep /tmp/cg
+
+CPU time per request (`bench/http_load.py`) moves ±20 % with what else runs on a shared machine;
+an instruction count does not: the same code, inputs and environment give the same total within
+a fraction of a percent, whatever the other cores do. The server runs under
+`valgrind --tool=callgrind --instr-atstart=no` (start-up is not counted), the same emulator and
+settings as `bench/http_load.py`; after a warm-up, counting is switched on for each phase with
+`callgrind_control`, and the phase's dump gives its total. Under valgrind the server is ~50×
+slower, so phases are counted in requests, not seconds. Prints one JSON object with instructions
+per request of each phase and their ratio. `--keep DIR` keeps the dumps (open them with
+`callgrind_annotate`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import httpx2  # noqa: E402
+
+from bench.http_load import _run_emulator  # noqa: E402
+from tests.support.runtime import endpoint, only, write_config  # noqa: E402
+from tests.support.served import served  # noqa: E402
+
+
+async def _requests(url: str, token: str, clients: int, total: int, *, search: bool) -> int:
+    """`total` requests over `clients` connections; returns how many failed."""
+    headers = {"Authorization": f"Bearer {token}"}
+    limits = httpx2.Limits(max_connections=clients, max_keepalive_connections=clients)
+    failed = 0
+    async with httpx2.AsyncClient(base_url=url, headers=headers, limits=limits, timeout=120) as http:
+
+        async def client(number: int) -> None:
+            nonlocal failed
+            for i in range(number, total, clients):
+                if search:
+                    body = {"query": f"aurora {number} {i}", "modality": "encyclopedia", "maxResults": 5}
+                    response = await http.post("/v1/research/search", json=body)
+                    ok = response.status_code == 200 and len(response.json()["hits"]) == 5
+                else:
+                    response = await http.get("/healthz")
+                    ok = response.status_code == 200
+                failed += not ok
+
+        await asyncio.gather(*(client(n) for n in range(clients)))
+    return failed
+
+
+def _control(pid: int, *flags: str) -> None:
+    subprocess.run(["callgrind_control", *flags, str(pid)], check=True, capture_output=True)
+
+
+def _total(dump: Path) -> int:
+    for line in reversed(dump.read_text().splitlines()):  # "totals:" ends the file ("summary:" may be 0)
+        if line.startswith("totals:"):
+            return int(line.split()[1])
+    raise SystemExit(f"no totals in {dump}")
+
+
+def _phase(pid: int, out: Path, name: str, run: object) -> tuple[int, int]:
+    """Count one phase: zero, instrument on, run, instrument off, dump; (instructions, failures)."""
+    before = set(out.parent.glob(f"{out.name}*"))
+    _control(pid, "--zero")
+    _control(pid, "--instr=on")
+    assert callable(run)
+    failed: int = run()
+    _control(pid, "--instr=off")
+    _control(pid, f"--dump={name}")
+    for _ in range(100):
+        new = sorted(set(out.parent.glob(f"{out.name}*")) - before)
+        if new and _total_or_none(new[-1]) is not None:
+            return _total(new[-1]), failed
+        time.sleep(0.1)
+    raise SystemExit(f"callgrind wrote no dump for {name}")
+
+
+def _total_or_none(dump: Path) -> int | None:
+    try:
+        return _total(dump)
+    except (SystemExit, OSError):
+        return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=300, help="requests per phase (default 300)")
+    parser.add_argument("--clients", type=int, default=4, help="concurrent clients (default 4)")
+    parser.add_argument("--keep", type=Path, default=None, help="keep the callgrind dumps in this folder")
+    args = parser.parse_args()
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        raise SystemExit("valgrind (with callgrind_control) is not installed")
+
+    parent, child = multiprocessing.Pipe()
+    emulator = multiprocessing.Process(target=_run_emulator, args=(child,), daemon=True)
+    emulator.start()
+    emulator_url = parent.recv()
+    try:
+        with tempfile.TemporaryDirectory(prefix="zw-instr-") as tmp:
+            directory = Path(tmp)
+            dumps = args.keep or directory / "cg"
+            dumps.mkdir(parents=True, exist_ok=True)
+            out = dumps / "callgrind.out"
+            settings = {
+                **only(),
+                **endpoint("wiki", "wikipedia", f"{emulator_url}/w", **{"rateLimit.perSecond": 100_000}),
+                "research.cache.ttlSeconds": 0,
+                "research.cache.ttlSeconds.encyclopedia": 0,
+            }
+            config = write_config(directory, {"settings": settings})
+            wrapper = (
+                "valgrind",
+                "--tool=callgrind",
+                "--instr-atstart=no",
+                f"--callgrind-out-file={out}",
+                "--quiet",
+            )
+            with served(config, directory / "home", wrapper=wrapper, timeout=300) as server:
+                assert server.token is not None
+                url, token, clients, n = server.url, server.token, args.clients, args.requests
+                warm = asyncio.run(_requests(url, token, clients, 60, search=True))
+                warm += asyncio.run(_requests(url, token, clients, 60, search=False))
+                healthz = _phase(
+                    server.pid,
+                    out,
+                    "healthz",
+                    lambda: asyncio.run(_requests(url, token, clients, n, search=False)),
+                )
+                search = _phase(
+                    server.pid,
+                    out,
+                    "search",
+                    lambda: asyncio.run(_requests(url, token, clients, n, search=True)),
+                )
+    finally:
+        parent.send("stop")
+        emulator.join(timeout=10)
+
+    per_healthz, per_search = healthz[0] / args.requests, search[0] / args.requests
+    report = {
+        "requestsPerPhase": args.requests,
+        "clients": args.clients,
+        "instructionsPerSearch": round(per_search),
+        "instructionsPerHealthz": round(per_healthz),
+        "searchOverHealthz": round(per_search / per_healthz, 2),
+        "errors": warm + healthz[1] + search[1],
+        "python": sys.version.split()[0],
+    }
+    print(json.dumps(report, indent=2))
+    sys.exit(1 if report["errors"] else 0)
+
+
+if __name__ == "__main__":
+    main()

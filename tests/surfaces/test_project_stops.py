@@ -1,0 +1,54 @@
+"""`zarniwoop projects stop` reaches every serving process: each worker of `serve --workers N`
+holds provider instances of its own, so each must dispose them, not only the first to look."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import pytest
+
+from zarniwoop.contract import SearchRequest, SearchScope
+
+from ..support.bodies import wikipedia_pages
+from ..support.emulator import Reply
+from ..support.runtime import endpoint, only, open_runtime
+
+pytestmark = pytest.mark.anyio
+REVIEW = SearchScope("default", "review")
+
+
+async def test_every_serving_process_disposes_the_stopped_projects_instances(tmp_path, emulator):
+    emulator.add("/w/w/rest.php/v1/search/page", Reply.json(wikipedia_pages("Aurora")))
+    settings = {
+        **only(),
+        **endpoint("wiki", "wikipedia", f"{emulator.url}/w"),
+        "research.cache.ttlSeconds": 0,
+    }
+    first = await open_runtime(tmp_path, settings)
+    second = await open_runtime(tmp_path, settings)  # another process on the same database
+    cli = await open_runtime(tmp_path, settings)
+    loops = [asyncio.create_task(rt.serve_project_stops(every=0.05)) for rt in (first, second)]
+    try:
+        for rt in (first, second):
+            result = await rt.dispatcher.search(SearchRequest.create("aurora", "encyclopedia"), REVIEW)
+            assert result.provider_instance_id == "wiki"
+        disposed = await cli.request_project_stop(REVIEW, wait=10)
+        assert disposed is not None and disposed >= 1
+        for _ in range(100):  # the other server carries it out on its next poll
+            if not any(REVIEW in rt.factory._cache for rt in (first, second)):
+                break
+            await asyncio.sleep(0.05)
+        assert [REVIEW in rt.factory._cache for rt in (first, second)] == [False, False]
+        # a request is carried out once per process: instances built afterwards stay
+        for rt in (first, second):
+            await rt.dispatcher.search(SearchRequest.create("aurora 2", "encyclopedia"), REVIEW)
+        await asyncio.sleep(0.3)
+        assert [REVIEW in rt.factory._cache for rt in (first, second)] == [True, True]
+    finally:
+        for task in loops:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        for rt in (first, second, cli):
+            await rt.aclose()

@@ -1,0 +1,352 @@
+"""`zarniwoop serve --workers 2` as real processes on loopback, against the provider emulator.
+
+Which worker answered is read from `/metrics` (per worker; `zarniwoop_serve_worker_pid`), scraped
+over fresh connections until both workers have answered: the counters of each worker show what
+it served, the emulator's log what reached the provider.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import socket
+import sqlite3
+import statistics
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from zarniwoop.surfaces.cli.workers import listening_socket
+
+from ..support.bodies import wikipedia_pages
+from ..support.emulator import Reply
+from ..support.runtime import endpoint, only, write_config
+from ..support.served import Served, child_pids, serve_command, served, server_env, stop
+
+WIKI = "/w/w/rest.php/v1/search/page"
+BAD = "/bad/w/rest.php/v1/search/page"
+PAID = "/paid/w/rest.php/v1/search/page"
+FAST = {"rateLimit.perSecond": 1000}
+"""No pacing in the way: these tests are about cooldowns and quotas."""
+JITTER = 0.1
+"""Arrival jitter tolerated at the emulator on a loaded machine: windows are counted 0.1 s short."""
+
+
+@pytest.fixture(params=["sqlite", "postgres", "redis"])
+def shared_store(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The shared state's home: the embedded database (default), PostgreSQL, or Redis (each when
+    the tests have one)."""
+    if request.param == "sqlite":
+        return {}
+    if request.param == "postgres":
+        return {"database_url": request.getfixturevalue("postgres_url")}
+    return dict(request.getfixturevalue("redis_config"))
+
+
+def _config(tmp_path: Path, settings: dict[str, Any], extra: dict[str, Any] | None = None) -> Path:
+    body = {"settings": {**only(), "research.cache.ttlSeconds": 0, **settings}, **(extra or {})}
+    return write_config(tmp_path, body)
+
+
+def _is_alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _metric(text: str, name: str, **labels: str) -> float:
+    """The sum of a metric's samples whose labels include `labels`."""
+    total = 0.0
+    for line in text.splitlines():
+        if not line.startswith(name + "{"):
+            continue
+        found = dict(re.findall(r'(\w+)="([^"]*)"', line.split("}", 1)[0]))
+        if all(found.get(k) == v for k, v in labels.items()):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def _per_worker_metrics(server: Served, workers: int = 2, tries: int = 400) -> dict[int, str]:
+    """`/metrics` of each worker, scraped over fresh connections until each has answered once."""
+    seen: dict[int, str] = {}
+    auth = {"Authorization": f"Bearer {server.token}"}
+    for _ in range(tries):
+        with httpx2.Client(base_url=server.url, headers=auth, timeout=10) as http:
+            response = http.get("/metrics")
+        assert response.status_code == 200, response.text
+        pid = _metric(response.text, "zarniwoop_serve_worker_pid")
+        seen[int(pid)] = response.text
+        if len(seen) == workers:
+            return seen
+    raise AssertionError(f"only workers {sorted(seen)} answered {tries} fresh connections")
+
+
+async def _searches(url: str, token: str, queries: list[str]) -> list[dict[str, Any]]:
+    """Concurrent searches, each over a connection of its own (so the workers share them)."""
+
+    async def one(query: str) -> dict[str, Any]:
+        headers = {"Authorization": f"Bearer {token}", "Connection": "close"}
+        async with httpx2.AsyncClient(base_url=url, headers=headers, timeout=30) as http:
+            response = await http.post("/v1/research/search", json={"query": query, "modality": "web"})
+        assert response.status_code == 200, response.text
+        body: dict[str, Any] = response.json()
+        return body
+
+    return list(await asyncio.gather(*(one(q) for q in queries)))
+
+
+def _outcomes(result: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(a["providerInstanceId"], a["outcome"]) for a in result["attempts"]]
+
+
+def test_a_cooldown_set_in_one_worker_is_honoured_by_the_other(tmp_path, emulator, shared_store):
+    emulator.add(BAD, Reply(status=502))
+    emulator.add(WIKI, Reply.json(wikipedia_pages("Aurora", "Aurora borealis")))
+    settings = {
+        **endpoint("flaky", "wikipedia", f"{emulator.url}/bad", **FAST),
+        **endpoint("wiki", "wikipedia", f"{emulator.url}/w", **FAST),
+    }
+    config = _config(tmp_path, settings, shared_store)
+    with served(config, tmp_path / "home", "--workers", "2") as server:
+        assert server.token is not None
+        [first] = asyncio.run(_searches(server.url, server.token, ["aurora 0"]))
+        assert first["providerInstanceId"] == "wiki"
+        assert _outcomes(first)[0] == ("flaky", "hard_error")
+        assert len(emulator.requests(BAD)) == 1
+        # 40 more searches over fresh connections, in rounds, until both workers have served some
+        later: list[dict[str, Any]] = []
+        for round_ in range(5):
+            later += asyncio.run(
+                _searches(server.url, server.token, [f"aurora {round_} {i}" for i in range(8)])
+            )
+            metrics = _per_worker_metrics(server)
+            served_by = {
+                pid: _metric(text, "zarniwoop_research_dispatch_total") for pid, text in metrics.items()
+            }
+            if all(count > 0 for count in served_by.values()):
+                break
+        assert all(count > 0 for count in served_by.values()), served_by
+        assert sum(served_by.values()) == 1 + len(later)
+        # the provider was called once, by one worker; every later search, in either worker, skipped it
+        assert len(emulator.requests(BAD)) == 1
+        assert [r["providerInstanceId"] for r in later] == ["wiki"] * len(later)
+        assert {tuple(_outcomes(r)) for r in later} == {(("flaky", "skipped_cooldown"), ("wiki", "success"))}
+        flaky_calls = {
+            pid: _metric(text, "zarniwoop_research_provider_calls_total", instance="flaky")
+            for pid, text in metrics.items()
+        }
+        assert sorted(flaky_calls.values()) == [0.0, 1.0]  # one worker called it; the other never did
+        assert set(metrics) == set(child_pids(server.pid))
+
+
+def test_quotas_are_exact_across_both_workers(tmp_path, emulator, shared_store):
+    # a slow provider, so the 20 concurrent searches overlap in both workers
+    emulator.add(PAID, Reply.json(wikipedia_pages("Paid"), delay=0.2))
+    emulator.add(WIKI, Reply.json(wikipedia_pages("Free")))
+    settings = {
+        **endpoint("paid", "wikipedia", f"{emulator.url}/paid", **FAST, **{"quota.daily": 5}),
+        **endpoint("wiki", "wikipedia", f"{emulator.url}/w", **FAST),
+    }
+    config = _config(tmp_path, settings, shared_store)
+    with served(config, tmp_path / "home", "--workers", "2") as server:
+        assert server.token is not None
+        results: list[dict[str, Any]] = []
+        for round_ in range(5):
+            results += asyncio.run(
+                _searches(server.url, server.token, [f"q {round_} {i}" for i in range(20)])
+            )
+            metrics = _per_worker_metrics(server)
+            served_by = {
+                pid: _metric(text, "zarniwoop_research_dispatch_total") for pid, text in metrics.items()
+            }
+            if all(count > 0 for count in served_by.values()):
+                break
+        assert all(count > 0 for count in served_by.values()), served_by
+        by_paid = [r for r in results if r["providerInstanceId"] == "paid"]
+        by_wiki = [r for r in results if r["providerInstanceId"] == "wiki"]
+        assert len(emulator.requests(PAID)) == 5
+        assert len(by_paid) == 5
+        assert [h["title"] for r in by_paid for h in r["hits"]] == ["Paid"] * 5
+        assert len(by_wiki) == len(results) - 5
+        assert {tuple(_outcomes(r)) for r in by_wiki} == {
+            (("paid", "skipped_exhausted"), ("wiki", "success"))
+        }
+        paid_calls = [
+            _metric(text, "zarniwoop_research_provider_calls_total", instance="paid")
+            for text in metrics.values()
+        ]
+        assert sum(paid_calls) == 5.0
+
+
+def test_one_banner_one_token_for_every_worker_and_sigterm_stops_them_all(tmp_path, emulator):
+    emulator.add(WIKI, Reply.json(wikipedia_pages("Aurora")))
+    config = _config(tmp_path, endpoint("wiki", "wikipedia", f"{emulator.url}/w", **FAST))
+    with served(config, tmp_path / "home", "--workers", "2") as server:
+        workers = child_pids(server.pid)
+        assert len(workers) == 2
+        assert "  Workers   2 processes share the port (docs/workers.md)" in server.banner.splitlines()
+        # the printed token is honoured by both workers (/metrics is operator-only)
+        assert set(_per_worker_metrics(server)) == set(workers)
+        with httpx2.Client(base_url=server.url, timeout=10) as http:
+            for _ in range(20):  # fresh connections: the workers take turns
+                refused = http.get("/v1/research/providers", headers={"Connection": "close"})
+                assert refused.status_code == 401
+        assert server.token is not None
+        results = asyncio.run(_searches(server.url, server.token, [f"aurora {i}" for i in range(12)]))
+        assert [r["providerInstanceId"] for r in results] == ["wiki"] * 12
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(timeout=20) == 0
+        deadline = time.monotonic() + 5
+        while any(_is_alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [pid for pid in workers if _is_alive(pid)] == []
+        time.sleep(0.2)  # the stdout pump thread reads to the end
+        text = "".join(server.output)
+        assert text.count("serving on http://") == 1
+        assert text.count("Press Ctrl+C to stop.") == 1
+        assert text.count(str(server.token)) == 2  # the token line and the curl example, once each
+        assert "zarniwoop-worker-ready" not in text
+        assert str(server.token) not in (tmp_path / "home" / "serve.stderr").read_text()
+    # a graceful stop: each worker flushed its audit spool into the database before it exited
+    with sqlite3.connect(tmp_path / "home" / "zarniwoop.db") as db:
+        rows = db.execute("SELECT instance_id, outcome FROM research_call_records").fetchall()
+    assert sorted(rows) == [("wiki", "success")] * 12
+    assert list((tmp_path / "home" / "spool").glob("*.jsonl")) == []
+
+
+def test_workers_outlive_neither_a_killed_parent_nor_a_killed_worker_the_server(tmp_path, emulator):
+    emulator.add(WIKI, Reply.json(wikipedia_pages("Aurora")))
+    config = _config(tmp_path, endpoint("wiki", "wikipedia", f"{emulator.url}/w", **FAST))
+    with served(config, tmp_path / "home", "--workers", "2") as server:
+        first, second = child_pids(server.pid)
+        os.kill(first, signal.SIGKILL)  # a worker dies: the parent starts another
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            now = child_pids(server.pid)
+            if len(now) == 2 and first not in now:
+                break
+            time.sleep(0.1)
+        replacement = next(pid for pid in child_pids(server.pid) if pid != second)
+        assert replacement != first
+        assert set(_per_worker_metrics(server)) == {second, replacement}  # the new one serves
+        assert "warning: worker" in (tmp_path / "home" / "serve.stderr").read_text()
+        os.kill(server.pid, signal.SIGKILL)  # the parent dies: its workers see stdin close and stop
+        server.process.wait(timeout=5)
+        deadline = time.monotonic() + 15
+        while any(_is_alive(pid) for pid in (second, replacement)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert [pid for pid in (second, replacement) if _is_alive(pid)] == []
+        stop(server.process)
+
+
+def test_small_responses_are_not_delayed_by_nagle(tmp_path, emulator):
+    """Without TCP_NODELAY on the accepted connections a small response waits ~40 ms for a
+    delayed ACK; with it, /healthz takes a few ms even on this busy machine."""
+    config = _config(tmp_path, {})
+    with served(config, tmp_path / "home", "--workers", "2") as server:
+        keep_alive, fresh = [], []
+        with httpx2.Client(base_url=server.url, timeout=10) as http:
+            http.get("/healthz")
+            for _ in range(60):
+                begin = time.perf_counter()
+                assert http.get("/healthz").status_code == 200
+                keep_alive.append(time.perf_counter() - begin)
+        for _ in range(30):
+            with httpx2.Client(base_url=server.url, timeout=10) as http:
+                begin = time.perf_counter()
+                assert http.get("/healthz").status_code == 200
+                fresh.append(time.perf_counter() - begin)
+    assert statistics.median(keep_alive) < 0.015, sorted(keep_alive)
+    assert statistics.median(fresh) < 0.020, sorted(fresh)
+
+
+def test_listening_socket_makes_asyncio_set_tcp_nodelay_on_every_connection():
+    """Even from a socket object whose protocol field is 0 (as `socket.socket(AF_INET)` makes,
+    which asyncio would not set TCP_NODELAY for), every accepted connection gets it."""
+    bare = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    bare.bind(("127.0.0.1", 0))
+    bare.listen()
+    assert bare.proto == 0
+    sock = listening_socket(os.dup(bare.fileno()))
+    bare.close()
+    assert sock.proto == socket.IPPROTO_TCP
+    port = sock.getsockname()[1]
+    flags: list[int] = []
+
+    async def main() -> None:
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            flags.append(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(handle, sock=sock)
+        async with server:
+            for _ in range(3):
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+            for _ in range(100):
+                if len(flags) == 3:
+                    break
+                await asyncio.sleep(0.01)
+
+    asyncio.run(main())
+    assert len(flags) == 3 and all(flags), flags
+
+
+@pytest.mark.parametrize("value", ["0", "-2"])
+def test_workers_must_be_at_least_one(tmp_path, value):
+    config = _config(tmp_path, {})
+    result = subprocess.run(
+        serve_command("--config", str(config), "serve", "--port", "0", "--workers", value),
+        env=server_env(tmp_path / "home"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"error: --workers: expected a whole number of at least 1, got {value}"
+    assert result.stdout == ""
+
+
+def test_pacing_is_shared_by_both_workers(tmp_path, emulator):
+    """`perSecond: 2, burst: 4` holds for the server, not per worker: never more than 4 calls reach
+    the provider in the first second, nor more than 2 in any second after (emulator log)."""
+    emulator.add(PAID, Reply.json(wikipedia_pages("Paced")))
+    emulator.add(WIKI, Reply.json(wikipedia_pages("Free")))
+    paced = {"rateLimit.perSecond": 2, "rateLimit.burst": 4}
+    settings = {
+        **endpoint("paced", "wikipedia", f"{emulator.url}/paid", **paced),
+        **endpoint("wiki", "wikipedia", f"{emulator.url}/w", **FAST),
+    }
+    config = _config(tmp_path, settings)
+    with served(config, tmp_path / "home", "--workers", "2") as server:
+        assert server.token is not None
+        results: list[dict[str, Any]] = []
+        first_round = 0
+        for round_ in range(5):  # until both workers have taken searches
+            results += asyncio.run(
+                _searches(server.url, server.token, [f"p {round_} {i}" for i in range(16)])
+            )
+            first_round = first_round or len(emulator.requests(PAID))
+            metrics = _per_worker_metrics(server)
+            served_by = [_metric(text, "zarniwoop_research_dispatch_total") for text in metrics.values()]
+            if all(count > 0 for count in served_by):
+                break
+    assert all(count > 0 for count in served_by), served_by
+    times = sorted(r.at for r in emulator.requests(PAID))
+    shown = [round(t - times[0], 3) for t in times]
+    by_paced = [r for r in results if r["providerInstanceId"] == "paced"]
+    assert len(times) == len(by_paced) >= 4
+    for start in times:  # the burst at most, in any one second (a pause between rounds refills it)
+        assert len([t for t in times if start <= t < start + 1 - JITTER]) <= 4, shown
+    # the first round keeps the pace saturated: after its first second, 2 a second
+    saturated = times[:first_round]
+    for start in (t for t in saturated if t >= saturated[0] + 1):
+        assert len([t for t in saturated if start <= t < start + 1 - JITTER]) <= 2, shown
