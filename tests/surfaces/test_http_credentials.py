@@ -16,6 +16,7 @@ from zarniwoop.surfaces.http import create_app
 
 from ..support.emulator import Emulator
 from ..support.gateway import openai_completion
+from ..support.llm import trusting
 from ..support.runtime import only, write_config
 
 OLD_KEY = "sk-console-OLD-4f1c2a9d7e"
@@ -67,7 +68,7 @@ def tenants(emulator: Emulator) -> dict:
 
 @pytest.fixture
 def console(tmp_path, emulator) -> Iterator[Console]:
-    config = write_config(tmp_path, {"settings": only(), "tenants": tenants(emulator)})
+    config = write_config(tmp_path, {"settings": trusting(only()), "tenants": tenants(emulator)})
     app = create_app(config=config, home=tmp_path / "home")
     with TestClient(app, raise_server_exceptions=False) as client:
         store = app.state.zarniwoop.runtime.tokens

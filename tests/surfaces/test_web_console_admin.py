@@ -21,6 +21,7 @@ import pytest
 
 from ..support.emulator import Emulator, Reply
 from ..support.gateway import openai_completion
+from ..support.llm import trusting
 from ..support.runtime import only, write_config
 from ..support.served import Served, serve_command, served, server_env
 from . import test_web_browser as web
@@ -86,7 +87,7 @@ def site(tmp_path_factory) -> Iterator[Site]:
             },
         }
     }
-    config = write_config(directory, {"settings": only(), "tenants": tenants})
+    config = write_config(directory, {"settings": trusting(only()), "tenants": tenants})
     try:
         yield Site(config, directory / "home", emulator)
     finally:
