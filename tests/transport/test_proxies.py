@@ -20,7 +20,7 @@ from zarniwoop.transport.proxies import ProxySettings
 
 from ..support.bodies import wikipedia_pages
 from ..support.emulator import Reply
-from ..support.llm import ANTHROPIC_PATH, KEYS, anthropic_reply, seed_tenants
+from ..support.llm import ANTHROPIC_PATH, KEYS, anthropic_reply, seed_tenants, trusting
 from ..support.runtime import endpoint, only, write_config
 
 pytestmark = pytest.mark.anyio
@@ -121,7 +121,7 @@ def test_the_environment_proxy_carries_provider_calls_and_no_proxy_bypasses_it(
 def test_the_config_files_proxy_carries_llm_calls(tmp_path, home, emulator, proxy):
     emulator.add(ANTHROPIC_PATH, anthropic_reply())
     config = write_config(
-        tmp_path, {"settings": {}, "tenants": seed_tenants(emulator), "http": {"proxy": proxy.url}}
+        tmp_path, {"settings": trusting(), "tenants": seed_tenants(emulator), "http": {"proxy": proxy.url}}
     )
     runner = CliRunner()
     for (level, owner, name), value in KEYS.items():
