@@ -59,17 +59,20 @@ def proxy_url(sign: Any, url: str) -> str:
 
 
 def sign_thumbnails(structured: Any, sign: Any) -> Any:
-    """Add `extras.thumbnailProxy` to every hit with an image URL, wherever hits are in the JSON."""
+    """Add `extras.thumbnailProxy` to every hit with an image URL, wherever hits are in the JSON
+    (a search's `hits`, each modality's of a rich answer, a pipeline's steps). A hit holds no hits:
+    the walk does not descend into the hits themselves (a search answer's whole bulk)."""
     if isinstance(structured, dict):
-        if isinstance(structured.get("hits"), list):
-            for hit in structured["hits"]:
+        hits = structured.get("hits")
+        if isinstance(hits, list):
+            for hit in hits:
                 extras = hit.get("extras") if isinstance(hit, dict) else None
                 if isinstance(extras, dict):
                     source = next((extras[k] for k in _IMAGE_KEYS if isinstance(extras.get(k), str)), None)
                     if source and source.startswith(("http://", "https://")):
                         extras["thumbnailProxy"] = proxy_url(sign, source)
         for value in structured.values():
-            if isinstance(value, dict | list):
+            if value is not hits and isinstance(value, dict | list):
                 sign_thumbnails(value, sign)
     elif isinstance(structured, list):
         for item in structured:
