@@ -79,8 +79,9 @@ def test_the_docstring_draws_every_class_under_its_parent():
         assert drawn[cls.__name__] == depth, f"{cls.__name__} is drawn at the wrong depth"
 
 
-CONTROL_FLOW = {"surfaces/cli/app.py: Exit"}
-"""Signals, not errors: the CLI's `Exit(code, message)` leaves a command (click's `Exit` does the same)."""
+CONTROL_FLOW = {"surfaces/cli/app.py: Exit", "surfaces/http/server_protocol.py: _HeadTooLarge"}
+"""Signals, not errors: the CLI's `Exit(code, message)` leaves a command (click's `Exit` does the same);
+`_HeadTooLarge` leaves httptools' parser callback for a 431 and never reaches a caller."""
 
 
 def test_no_project_exception_class_lives_outside_the_tree():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import statistics
 import time
 
 import pytest
@@ -108,7 +107,7 @@ async def test_rich_over_one_searxng_answers_as_fast_as_one_call(tmp_path, emula
         toolbox = Toolbox(rt)
         await toolbox.execute("research_providers", {}, SCOPE)  # build the provider set outside the timing
         single, rich = [], []
-        for i in range(3):  # interleaved, so both see the same machine load
+        for i in range(5):  # interleaved, so both see the same machine load
             begin = time.perf_counter()
             one = await rt.dispatcher.search(SearchRequest.create(f"aurora {i}", "web"), SCOPE)
             single.append(time.perf_counter() - begin)
@@ -120,5 +119,6 @@ async def test_rich_over_one_searxng_answers_as_fast_as_one_call(tmp_path, emula
             assert {k: g["providerInstanceId"] for k, g in groups.items()} == dict.fromkeys(
                 ("WEB", "IMAGE", "VIDEO", "NEWS"), "sx"
             )
-    ratio = statistics.median(rich) / statistics.median(single)
-    assert ratio <= 1.1, f"rich {statistics.median(rich) * 1000:.0f} ms vs one call ×{ratio:.2f}"
+    # Best of five each: what the code costs, not what the other processes on a shared machine took.
+    ratio = min(rich) / min(single)
+    assert ratio <= 1.1, f"rich {min(rich) * 1000:.0f} ms vs one call ×{ratio:.2f}"

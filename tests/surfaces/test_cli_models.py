@@ -258,3 +258,27 @@ def test_the_cli_does_not_import_the_llm_layer_until_a_models_command_runs():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_show_names_the_layer_that_set_each_field(tmp_path, home):
+    config = config_file(tmp_path, SETTINGS)
+    manual = home / "documents" / "_system" / "_tenant" / "model" / "openai"
+    project = home / "documents" / "default" / "default" / "model-auto" / "openai"
+    project.mkdir(parents=True)
+    (project / "gpt-4o.yaml").write_text("contextWindowTokens: 64000\npricing: {inputPerMTok: 2.0}\n")
+    shown = invoke(config, "models", "show", "openai/gpt-4o", "--json")
+    assert shown.exit_code == 0, shown.stderr
+    doc = json.loads(shown.stdout)
+    assert (manual / "gpt-4o.yaml").exists()  # the first-boot copy: the system manual layer
+    assert doc["contextWindowTokens"] == 64000 and doc["pricing"]["outputPerMTok"] == 10.0
+    assert {
+        k: doc["fieldLayers"][k]
+        for k in ("contextWindowTokens", "pricing.inputPerMTok", "pricing.outputPerMTok")
+    } == {
+        "contextWindowTokens": "default/default auto",
+        "pricing.inputPerMTok": "default/default auto",
+        "pricing.outputPerMTok": "_system/_tenant manual",
+    }
+    human = invoke(config, "models", "show", "openai/gpt-4o").stdout
+    assert "context window           64,000   [default/default auto]" in human
+    assert "size                     LARGE   [_system/_tenant manual]" in human

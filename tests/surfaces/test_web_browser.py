@@ -606,6 +606,8 @@ def visit_every_page(page, server):
         ("usage", "table.usage"),
         ("settings", "details.instance"),
         ("tokens", "table.tokens-list"),
+        ("credentials", "#credentials-view h2"),
+        ("models", "table.models"),
     ]:
         page.locator(f"#nav a[data-page={name}]").click()
         expect(page.locator(ready).first).to_be_visible()
@@ -615,6 +617,12 @@ def visit_every_page(page, server):
             expect(page.locator("#investigate-results .summary")).to_be_visible()
         if name == "settings":
             instance_form(page, "oa")
+        if name == "credentials":  # one stored, so the list and its Rotate / Delete buttons show
+            page.get_by_label("Credential name").fill("screens_key")
+            page.get_by_label("Credential value").fill("screens-secret-0001")
+            page.locator("#credentials-form").get_by_role("button", name="Save").click()
+            # the status comes after the list is drawn again (Stored, or Rotated on a later visit)
+            expect(page.locator("#credentials-status")).to_contain_text("screens_key for tenant default.")
         yield name
 
 

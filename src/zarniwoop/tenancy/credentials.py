@@ -26,7 +26,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..config.keys import TENANT_LEVEL
 from ..contract.errors import InvalidRequestError
@@ -283,6 +283,27 @@ class CredentialStore:
             self._keys.pop(tenant, None)
             self._wrapped[tenant] = wrapped
         return self._data_key(tenant)
+
+
+def credential_references(directory: Any) -> dict[tuple[str, str, str, str], list[str]]:
+    """Which LLM provider entries of the org tree (`tenancy.accounts.Directory`) point at which
+    credential, keyed `(tenant, level, owner, name)`; an entry's ref resolves at its own level, then
+    at the tenant level (`zarniwoop credentials list`, `GET /v1/credentials`)."""
+    out: dict[tuple[str, str, str, str], list[str]] = {}
+    for unit in directory.units():
+        owner = "_tenant" if unit.kind == "tenant" else unit.name
+        for entry in unit.llm.providers:
+            if not entry.api_key_ref:
+                continue
+            label = f"{unit.kind} {unit.name if unit.kind != 'tenant' else unit.tenant} → {entry.provider}"
+            if entry.model:
+                label += f":{entry.model}"
+            for key in (
+                (unit.tenant, unit.kind, owner, entry.api_key_ref),
+                (unit.tenant, "tenant", "_tenant", entry.api_key_ref),
+            ):
+                out.setdefault(key, []).append(label)
+    return out
 
 
 def _dek_aad(tenant: str) -> bytes:

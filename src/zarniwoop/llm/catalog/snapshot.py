@@ -45,6 +45,8 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's safe loader when present: a refresh parses every document of every scope."""
 LayerKey = tuple[str, str, str]
 """`(tenant, project, "model" | "model-auto")`; `BUNDLED` for the package data."""
+FieldLayers = dict[tuple[str, str], dict[str, str]]
+"""`Snapshot.field_layers`: `(instance, wire name)` → field (`pricing.inputPerMTok`) → layer label."""
 
 
 def layer_label(key: LayerKey) -> str:
@@ -157,6 +159,41 @@ class Snapshot:
             for (instance, wire), (fields, slug, labels) in merged.items()
         }
         return CatalogView((tenant, project), models)
+
+    def field_layers(self, tenant: str = SYSTEM_TENANT, project: str = TENANT_LEVEL) -> FieldLayers:
+        """Which layer set each field of each merged model of a scope: `(instance, wire)` → field →
+        layer label. A mapping field is traced per key (`pricing.inputPerMTok`), anything else whole
+        (a list or a `null` replaces what outer layers had, so it is the inner layer's alone).
+
+        The same walk as the merge (`_build_view`), kept apart from it: the merged views sit on
+        every LLM call's path, this one only on the console's and the CLI's."""
+        keys = layer_keys(tenant or SYSTEM_TENANT, project or TENANT_LEVEL)
+        declared: dict[tuple[str, str], str] = {}
+        for key in keys:
+            for (instance, slug), doc in self.layers.get(key, {}).items():
+                if doc.fields.get("wireName"):
+                    declared[(instance, slug)] = doc.fields["wireName"]
+        out: FieldLayers = {}
+        merged: dict[tuple[str, str], dict[str, Any]] = {}
+        for key in keys:
+            label = layer_label(key)
+            for (instance, slug), doc in self.layers.get(key, {}).items():
+                wire = doc.fields.get("wireName") or declared.get((instance, slug)) or slug
+                fields = out.setdefault((instance, wire), {})
+                so_far = merged.setdefault((instance, wire), {})
+                for name, value in doc.fields.items():
+                    merges = isinstance(value, Mapping) and isinstance(so_far.get(name), Mapping)
+                    if not merges:  # replaced whole: what outer layers set of it is gone
+                        fields.pop(name, None)
+                        for stale in [f for f in fields if f.startswith(f"{name}.")]:
+                            del fields[stale]
+                    if isinstance(value, Mapping) and value:
+                        for sub in value:
+                            fields[f"{name}.{sub}"] = label
+                    elif not merges:
+                        fields[name] = label
+                merged[(instance, wire)] = deep_merge(so_far, doc.fields)
+        return out
 
     # Counters for the refresh report.
     def bundled_models(self) -> int:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from ...tenancy.credentials import credential_references
 from .app import console, fail, guarded, name_param, print_json, run
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ def list_(
     async def body(rt: Runtime) -> list[dict[str, Any]]:
         store = rt.credentials
         await store.refresh()
-        uses = _references(rt.org)
+        uses = credential_references(rt.org)
         out = []
         for info in store.list(None if all_tenants else ctx.obj.tenant):
             used_by = uses.get((info.tenant, info.level, info.owner, info.name), [])
@@ -116,26 +117,6 @@ def list_(
             r["updatedAt"][:19],
         )
     console().print(table)
-
-
-def _references(directory: Any) -> dict[tuple[str, str, str, str], list[str]]:
-    """Which provider entries point at which credential (an entry's ref resolves at its own level,
-    then at the tenant level)."""
-    out: dict[tuple[str, str, str, str], list[str]] = {}
-    for unit in directory.units():
-        owner = "_tenant" if unit.kind == "tenant" else unit.name
-        for entry in unit.llm.providers:
-            if not entry.api_key_ref:
-                continue
-            label = f"{unit.kind} {unit.name if unit.kind != 'tenant' else unit.tenant} → {entry.provider}"
-            if entry.model:
-                label += f":{entry.model}"
-            for key in (
-                (unit.tenant, unit.kind, owner, entry.api_key_ref),
-                (unit.tenant, "tenant", "_tenant", entry.api_key_ref),
-            ):
-                out.setdefault(key, []).append(label)
-    return out
 
 
 @credentials_app.command("delete")

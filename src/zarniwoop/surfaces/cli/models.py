@@ -60,7 +60,8 @@ def show(
     ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """The merged catalog entry of one model in the scope, with the layers it came from."""
+    """The merged catalog entry of one model in the scope, with the layers it came from and, per
+    field, the layer that set it (`--json`: `fieldLayers`)."""
 
     async def body(rt: Runtime) -> dict[str, Any]:
         from ...llm.aliases import resolve
@@ -79,37 +80,43 @@ def show(
                 f"no catalog entry for {instance}/{model} in scope {ctx.obj.tenant}/{ctx.obj.project} "
                 "(see `zarniwoop models list`, or run `zarniwoop models discover`)"
             )
-        return doc.to_json()
+        from ...views.catalog import model_with_layers
+
+        return model_with_layers(catalog, ctx.obj.scope, doc)
 
     out = run(ctx, body)
     if as_json:
         print_json(out)
         return
     pricing = out["pricing"]
+    set_by = out["fieldLayers"]
     rows = [
-        ("model", f"{out['instance']}/{out['wireName']}"),
-        ("context window", _num(out["contextWindowTokens"])),
-        ("max output", _num(out["defaultMaxOutputTokens"])),
-        ("size", out["size"] or "-"),
-        ("kind", out["kind"]),
-        ("capabilities", ", ".join(out["capabilities"]) or "-"),
+        ("model", f"{out['instance']}/{out['wireName']}", None),
+        ("context window", _num(out["contextWindowTokens"]), "contextWindowTokens"),
+        ("max output", _num(out["defaultMaxOutputTokens"]), "defaultMaxOutputTokens"),
+        ("size", out["size"] or "-", "size"),
+        ("kind", out["kind"], "kind"),
+        ("capabilities", ", ".join(out["capabilities"]) or "-", "capabilities"),
         (
             "pricing (per 1M tokens)",
             f"in {pricing['inputPerMTok']} / out {pricing['outputPerMTok']} {pricing['currency']}"
             if pricing
             else "unpriced",
+            "pricing.inputPerMTok" if pricing else "pricing",
         ),
         (
             "message parser",
             f"{out['messageParser']} ({out['messageParserSource']})" if out["messageParser"] else "-",
+            "messageParser",
         ),
-        ("strip think tags", "yes" if out["stripThinkTags"] else "no"),
-        ("context discipline", out["traits"]["contextDiscipline"] or "-"),
-        ("tool-loop persistence", out["traits"]["toolLoopPersistence"] or "-"),
-        ("layers", " → ".join(out["layers"])),
+        ("strip think tags", "yes" if out["stripThinkTags"] else "no", "stripThinkTags"),
+        ("context discipline", out["traits"]["contextDiscipline"] or "-", "traits.contextDiscipline"),
+        ("tool-loop persistence", out["traits"]["toolLoopPersistence"] or "-", "traits.toolLoopPersistence"),
+        ("layers", " → ".join(out["layers"]), None),
     ]
-    for label, value in rows:
-        typer.echo(f"{label:<24} {value}")
+    for label, value, field in rows:
+        layer = set_by.get(field) if field else None
+        typer.echo(f"{label:<24} {value}" + (f"   [{layer}]" if layer else ""))
 
 
 @models_app.command("list")

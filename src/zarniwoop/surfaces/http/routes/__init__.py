@@ -1,6 +1,21 @@
 """One router per resource; `app.py` includes them all."""
 
-from . import admin, content, gateway, image, research, routing, settings, system, tokens, tools, usage, web
+from . import (
+    admin,
+    catalog,
+    content,
+    credentials,
+    gateway,
+    image,
+    research,
+    routing,
+    settings,
+    system,
+    tokens,
+    tools,
+    usage,
+    web,
+)
 
 ROUTERS = (
     gateway.router,
@@ -12,6 +27,8 @@ ROUTERS = (
     admin.router,
     settings.router,
     tokens.router,
+    credentials.router,
+    catalog.router,
     image.router,
     system.router,
     web.router,

@@ -3,3 +3,5 @@
 // `<name>-title`, `<name>-status`, `<name>-error` and its results box) is in index.html, and its nav
 // link too. Import each one here.
 import "./usage.js";
+import "./credentials.js";
+import "./models.js";
