@@ -5,7 +5,7 @@ The signature is the capability: an HMAC of the URL under a key derived from the
 minted when a hit is served (`extras.thumbnailProxy` on hits with a `thumbnailUrl` or `imageUrl`),
 so the proxy fetches only what a search returned — an `<img>` cannot send a bearer token. The fetch
 goes through the content fetcher's SSRF guard (public addresses only, checked after DNS and on every
-redirect), reads at most `MAX_BYTES`, answers only `image/*` bodies, and keeps recent ones in memory.
+redirect, unless the operator's system-level `research.content.allowPrivate` lifts it), reads at most `MAX_BYTES`, answers only `image/*` bodies, and keeps recent ones in memory.
 
 unsigned or tampered → 403 · private target → 403 · not an image → 415 · too large → 413
 """
@@ -93,7 +93,7 @@ async def image(
     if cached is None:
         try:
             fetched = await rt.content.fetcher.fetch(
-                url, max_bytes=MAX_BYTES, allow_private=False, timeout=10.0
+                url, max_bytes=MAX_BYTES, allow_private=rt.content.allows_private(), timeout=10.0
             )
         except TargetRefusedError as exc:
             raise AccessDeniedError(exc.message) from None
