@@ -50,11 +50,20 @@ WIKI = "/w/w/rest.php/v1/search/page"
 
 
 def _run_emulator(conn: Connection) -> None:
-    from tests.support.emulator import Emulator, Reply
+    from tests.support.emulator import Emulator, RecordedRequest, Reply
 
     emulator = Emulator().start()
     titles = [f"Aurora {i}" for i in range(10)]
-    emulator.add(WIKI, Reply.json(wikipedia_pages(*titles)))
+    # Wikipedia answers at most `limit` pages (the recorded `limit=5` body in
+    # /work/shared/fixtures/wikipedia has 5), so the emulator does too: a search for 5 hits gets 5.
+    replies = {n: Reply.json(wikipedia_pages(*titles[:n])) for n in range(1, len(titles) + 1)}
+
+    def search(request: RecordedRequest) -> Reply:
+        limit = request.param("limit")
+        n = int(limit) if limit and limit.isdigit() else len(titles)
+        return replies[max(1, min(n, len(titles)))]
+
+    emulator.add(WIKI, search)
     conn.send(emulator.url)
     conn.recv()  # block until told to stop
     emulator.stop()

@@ -84,3 +84,35 @@ def test_an_explicit_order_and_definition_order_place_configured_endpoints(tmp_p
             assert (await _orders(rt))[Modality.ENCYCLOPEDIA] == ["wikipedia", "wiki-b", "wiki-a"]
 
     asyncio.run(body())
+
+
+def test_the_global_order_is_computed_once_per_provider_set_and_follows_a_settings_change(tmp_path: Path):
+    async def body():
+        settings = {
+            "research.endpoint.wiki-b.protocol": "wikipedia",
+            "research.endpoint.wiki-a.protocol": "wikipedia",
+        }
+        async with await open_runtime(tmp_path, settings) as rt:
+            first = await rt.factory.providers(SCOPE)
+            order = order_candidates(first, Modality.ENCYCLOPEDIA)
+            assert [i.id for i in order] == ["wiki-b", "wiki-a", "wikipedia"]
+            assert list(first.orders) == [(Modality.ENCYCLOPEDIA, None)]
+            order.clear()  # a caller's list is its own: the memo is untouched
+            again = order_candidates(first, Modality.ENCYCLOPEDIA)
+            assert [i.id for i in again] == ["wiki-b", "wiki-a", "wikipedia"]
+            assert [i.id for i in order_candidates(first, Modality.ENCYCLOPEDIA, "de")] == [
+                "wiki-b",
+                "wiki-a",
+                "wikipedia",
+            ]
+            assert len(first.orders) == 2  # by locale too
+            await rt.settings.set("_system", "_tenant", "research.default.encyclopedia", "wiki-a")
+            second = await rt.factory.providers(SCOPE)
+            assert second is not first and not second.orders  # a new settings generation, a new memo
+            assert [i.id for i in order_candidates(second, Modality.ENCYCLOPEDIA)] == [
+                "wiki-a",
+                "wiki-b",
+                "wikipedia",
+            ]
+
+    asyncio.run(body())

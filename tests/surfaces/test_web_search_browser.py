@@ -11,6 +11,8 @@ browser, the tab fixture and the helpers are those of `test_web_browser.py`.
 from __future__ import annotations
 
 import re
+import struct
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -419,3 +421,59 @@ def test_settings_a_tenant_level_private_base_url_is_refused_and_nothing_written
     assert rate_row is None or rate_row["level"] != "tenant"  # the good half was not written either
     tenant_rows = [key for key, row in rows.items() if row["level"] == "tenant"]
     assert tenant_rows == []
+
+
+def png(width: int, height: int) -> bytes:
+    """A real PNG of `width` × `height` grey pixels: the browser decodes it, so its size is observable."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + b"\x80\x80\x80" * width for _ in range(height))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
+def test_an_image_result_renders_as_a_thumbnail_through_the_proxy(browser, tmp_path):
+    """The operator lets the fetcher reach private addresses (the loopback emulator stands in for an
+    image host), so the proxy serves the thumbnails: the browser decodes each one from this origin."""
+    emulator = Emulator().start()
+    try:
+        for i in (1, 2, 3):
+            emulator.add(
+                f"/img/aurora-{i}-thumb.jpg", Reply(body=png(6 + i, 4), headers={"Content-Type": "image/png"})
+            )
+        emulator.add("/sx/search", searxng(emulator.url))
+        settings = {
+            **only(),
+            **endpoint("sx", "searxng", f"{emulator.url}/sx"),
+            "research.default.image": "sx",
+            "research.content.allowPrivate": True,
+        }
+        with served(write_config(tmp_path, {"settings": settings}), tmp_path / "home") as running:
+            page = browser.new_page()  # a server of its own: not the `page` fixture's
+            requested: list[str] = []
+            page.on("request", lambda request: requested.append(request.url))
+            page.goto(running.url + "/")
+            sign_in(page, running.token, project="thumbs")
+            search(page, "aurora", "IMAGE")
+            thumbs = page.locator("#search-results img.thumb")
+            expect(thumbs).to_have_count(3)
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('#search-results img.thumb')]"
+                ".every((i) => i.complete && i.naturalWidth > 0)"
+            )
+            sizes = thumbs.evaluate_all("imgs => imgs.map((i) => [i.naturalWidth, i.naturalHeight])")
+            sources = thumbs.evaluate_all("imgs => imgs.map((i) => i.getAttribute('src'))")
+            shot(page, "image-thumbnails")
+            page.close()
+    finally:
+        emulator.stop()
+    assert sizes == [[7, 4], [8, 4], [9, 4]]
+    assert all(re.fullmatch(r"/v1/image\?url=[^&]+&sig=[0-9a-f]{32}", s) for s in sources), sources
+    assert [len(emulator.requests(f"/img/aurora-{i}-thumb.jpg")) for i in (1, 2, 3)] == [1, 1, 1]
+    assert [url for url in requested if not url.startswith(running.url + "/")] == []  # the proxy fetched them

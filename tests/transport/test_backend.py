@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import socket
 
+import httpcore2
+import httpx2
 import pytest
 
 from zarniwoop.contract import RequestSpec
-from zarniwoop.transport.backend import CheapIdleCheckBackend, readable
+from zarniwoop.transport.backend import CheapIdleCheckBackend, install, readable
 from zarniwoop.transport.http import HttpTransport
 
 pytestmark = pytest.mark.anyio
@@ -61,5 +63,87 @@ async def test_a_connection_closed_while_idle_is_dropped_and_the_next_request_re
         assert accepted == 2
     finally:
         await transport.aclose()
+        server.close()
+        await server.wait_closed()
+
+
+async def _keep_alive_server(delay: float = 0.0) -> tuple[asyncio.Server, list[int]]:
+    """Answers `ok` to every request on a kept-alive connection; `[connections accepted]`."""
+    accepted = [0]
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted[0] += 1
+        try:
+            while True:
+                await reader.readuntil(b"\r\n\r\n")
+                await asyncio.sleep(delay)
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+    return await asyncio.start_server(handle, "127.0.0.1", 0), accepted
+
+
+async def test_a_released_request_with_nothing_queued_costs_no_second_pool_scan(monkeypatch):
+    scans = 0
+    original = httpcore2.AsyncConnectionPool._assign_requests_to_connections
+
+    def counted(self: httpcore2.AsyncConnectionPool) -> list[httpcore2.AsyncConnectionInterface]:
+        nonlocal scans
+        scans += 1
+        return original(self)
+
+    monkeypatch.setattr(httpcore2.AsyncConnectionPool, "_assign_requests_to_connections", counted)
+    server, accepted = await _keep_alive_server()
+    port = server.sockets[0].getsockname()[1]
+    transport = HttpTransport()
+    try:
+        for path in ("/a", "/b", "/c"):
+            reply = await transport.send(RequestSpec("GET", f"http://127.0.0.1:{port}{path}"), timeout=2)
+            assert (reply.status, reply.body) == (200, b"ok")
+        assert scans == 3  # one per request (on arrival), none on release
+        assert accepted == [1]  # the one connection was reused
+    finally:
+        await transport.aclose()
+        server.close()
+        await server.wait_closed()
+
+
+async def test_a_request_queued_behind_a_full_pool_gets_the_released_connection():
+    """max_connections=1: the second request waits in the queue; the release must assign it."""
+    server, accepted = await _keep_alive_server(delay=0.05)
+    port = server.sockets[0].getsockname()[1]
+    transport = httpx2.AsyncHTTPTransport(
+        limits=httpx2.Limits(max_connections=1, max_keepalive_connections=1)
+    )
+    assert install(transport)
+    try:
+        async with httpx2.AsyncClient(transport=transport) as client:
+            replies = await asyncio.wait_for(
+                asyncio.gather(*(client.get(f"http://127.0.0.1:{port}/{i}") for i in range(3))), timeout=5
+            )
+        assert [(r.status_code, r.content) for r in replies] == [(200, b"ok")] * 3
+        assert accepted == [1]
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def test_a_keep_alive_surplus_is_still_closed_on_release():
+    """max_keepalive_connections=1 with 3 concurrent requests: 3 connections, 1 kept idle after."""
+    server, accepted = await _keep_alive_server(delay=0.05)
+    port = server.sockets[0].getsockname()[1]
+    transport = httpx2.AsyncHTTPTransport(
+        limits=httpx2.Limits(max_connections=5, max_keepalive_connections=1)
+    )
+    assert install(transport)
+    try:
+        async with httpx2.AsyncClient(transport=transport) as client:
+            replies = await asyncio.gather(*(client.get(f"http://127.0.0.1:{port}/{i}") for i in range(3)))
+            assert [r.status_code for r in replies] == [200] * 3
+            assert accepted == [3]
+            assert len(transport._pool.connections) == 1
+    finally:
         server.close()
         await server.wait_closed()

@@ -35,6 +35,7 @@ from ..contract.enums import ContentInline
 from ..contract.errors import InvalidRequestError
 from ..contract.names import check_name, path_inside
 from ..contract.protocol import ExtractsContentText
+from ..contract.query import SearchScope
 from ..contract.results import ContentRef
 from ..transport.fetch import GuardedFetcher
 from ..transport.proxies import ProxySettings
@@ -42,7 +43,6 @@ from ..transport.proxies import ProxySettings
 if TYPE_CHECKING:
     from ..config.settings import SettingService
     from ..contract.protocol import ProviderInstance
-    from ..contract.query import SearchScope
     from ..contract.results import SearchHit
     from ..dispatch.factory import ProviderFactory
 
@@ -147,6 +147,13 @@ class ContentStore:
     async def aclose(self) -> None:
         if self._owns_fetcher:
             await self.fetcher.aclose()
+
+    def allows_private(self) -> bool:
+        """The operator's `research.content.allowPrivate` (system level; a tenant's row is ignored),
+        for fetches that belong to no tenant, such as the image proxy's."""
+        return operator_flag(
+            self.settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL)), K.CONTENT_ALLOW_PRIVATE
+        )
 
     def _limits(self, scope: SearchScope) -> tuple[int, bool]:
         settings = self.settings.scoped(scope)

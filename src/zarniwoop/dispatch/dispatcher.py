@@ -149,6 +149,18 @@ def order_candidates(
     protocol already holds so that those serving the locale's language come first (`wiki-de` before
     `wiki-en` for `de-CH`); other protocols keep their places.
     """
+    if profile is None:  # the global order depends on the set's settings only: once per set
+        key = (modality, locale)
+        known = provider_set.orders.get(key)
+        if known is None:
+            known = provider_set.orders[key] = tuple(_ordered(provider_set, modality, locale, None))
+        return list(known)
+    return _ordered(provider_set, modality, locale, profile)
+
+
+def _ordered(
+    provider_set: ProviderSet, modality: Modality, locale: str | None, profile: Profile | None
+) -> list[ProviderInstance]:
     settings, instances = provider_set.settings, provider_set.instances
     if profile is not None:
         serving = [i for i, instance in instances.items() if modality in instance.protocol.modalities]

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Generic, Protocol
 
 from ..config import keys as K
 from ..config.endpoints import CredentialLookup, endpoint_ids, instance_config
+from ..contract.enums import Modality
 from ..contract.errors import ConfigError
 from ..contract.protocol import (
     CAPABILITIES,
@@ -66,6 +67,11 @@ class ProviderSet:
     """Versions of the settings and credentials it was built from; a change rebuilds it."""
     errors: dict[str, str] = field(default_factory=dict)
     """Endpoints that could not be built (unknown protocol, …), with the reason."""
+    orders: dict[tuple[Modality, str | None], tuple[ProviderInstance, ...]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    """`dispatcher.order_candidates` without a profile, by (modality, locale): fixed for the set's
+    settings, so computed once per settings generation rather than per search."""
 
 
 class ProviderFactory:

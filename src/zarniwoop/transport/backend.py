@@ -89,14 +89,39 @@ class CheapIdleCheckBackend(httpcore2.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
+def skip_idle_rescan(pool: httpcore2.AsyncConnectionPool) -> None:
+    """The pool scans every connection when a request arrives and again when one is released. The
+    second scan assigns queued requests, closes a keep-alive surplus and drops closed or expired
+    connections; with no request queued and no surplus possible it has only the dropping to do, and
+    the next request's own scan does that before any assignment. So that scan is skipped then (the
+    one on arrival, where the new request is queued, always runs): one pass over the pool per request.
+    """
+    full = pool._assign_requests_to_connections
+
+    def assign() -> list[httpcore2.AsyncConnectionInterface]:
+        if len(pool._connections) <= pool._max_keepalive_connections and not any(
+            request.is_queued() for request in pool._requests
+        ):
+            return []
+        return full()
+
+    # `PoolByteStream.aclose` and `handle_async_request` call it through the instance.
+    pool._assign_requests_to_connections = assign  # type: ignore[method-assign]
+
+
 def install(transport: httpx2.AsyncHTTPTransport) -> bool:
-    """Give `transport`'s pool this backend (before it opens a connection); False where httpx2's
-    internals differ from what this expects (the pool then keeps its own backend)."""
+    """Give `transport`'s pool this backend (before it opens a connection) and one scan per request
+    (`skip_idle_rescan`); False where httpx2's internals differ from what this expects (the pool then
+    keeps its own backend and scans)."""
     pool = getattr(transport, "_pool", None)
-    if not isinstance(pool, httpcore2.AsyncConnectionPool) or not hasattr(pool, "_network_backend"):
+    if not isinstance(pool, httpcore2.AsyncConnectionPool) or not all(
+        hasattr(pool, name)
+        for name in ("_network_backend", "_connections", "_requests", "_max_keepalive_connections")
+    ):
         return False
     pool._network_backend = CheapIdleCheckBackend(pool._network_backend)
+    skip_idle_rescan(pool)
     return True
 
 
-__all__ = ["CheapIdleCheckBackend", "install", "readable"]
+__all__ = ["CheapIdleCheckBackend", "install", "readable", "skip_idle_rescan"]

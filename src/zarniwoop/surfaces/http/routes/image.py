@@ -5,7 +5,7 @@ The signature is the capability: an HMAC of the URL under a key derived from the
 minted when a hit is served (`extras.thumbnailProxy` on hits with a `thumbnailUrl` or `imageUrl`),
 so the proxy fetches only what a search returned — an `<img>` cannot send a bearer token. The fetch
 goes through the content fetcher's SSRF guard (public addresses only, checked after DNS and on every
-redirect), reads at most `MAX_BYTES`, answers only `image/*` bodies, and keeps recent ones in memory.
+redirect, unless the operator's system-level `research.content.allowPrivate` lifts it), reads at most `MAX_BYTES`, answers only `image/*` bodies, and keeps recent ones in memory.
 
 unsigned or tampered → 403 · private target → 403 · not an image → 415 · too large → 413
 """
@@ -59,17 +59,20 @@ def proxy_url(sign: Any, url: str) -> str:
 
 
 def sign_thumbnails(structured: Any, sign: Any) -> Any:
-    """Add `extras.thumbnailProxy` to every hit with an image URL, wherever hits are in the JSON."""
+    """Add `extras.thumbnailProxy` to every hit with an image URL, wherever hits are in the JSON
+    (a search's `hits`, each modality's of a rich answer, a pipeline's steps). A hit holds no hits:
+    the walk does not descend into the hits themselves (a search answer's whole bulk)."""
     if isinstance(structured, dict):
-        if isinstance(structured.get("hits"), list):
-            for hit in structured["hits"]:
+        hits = structured.get("hits")
+        if isinstance(hits, list):
+            for hit in hits:
                 extras = hit.get("extras") if isinstance(hit, dict) else None
                 if isinstance(extras, dict):
                     source = next((extras[k] for k in _IMAGE_KEYS if isinstance(extras.get(k), str)), None)
                     if source and source.startswith(("http://", "https://")):
                         extras["thumbnailProxy"] = proxy_url(sign, source)
         for value in structured.values():
-            if isinstance(value, dict | list):
+            if value is not hits and isinstance(value, dict | list):
                 sign_thumbnails(value, sign)
     elif isinstance(structured, list):
         for item in structured:
@@ -90,7 +93,7 @@ async def image(
     if cached is None:
         try:
             fetched = await rt.content.fetcher.fetch(
-                url, max_bytes=MAX_BYTES, allow_private=False, timeout=10.0
+                url, max_bytes=MAX_BYTES, allow_private=rt.content.allows_private(), timeout=10.0
             )
         except TargetRefusedError as exc:
             raise AccessDeniedError(exc.message) from None

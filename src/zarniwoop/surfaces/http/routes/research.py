@@ -46,6 +46,7 @@ from ....tools.rich import RICH
 from ....tools.search import SEARCH, SEARCH_EXPERT, checked_overrides
 from ..deps import Caller, CallerInfo, Ctx
 from ..errors import ERROR_RESPONSES, error_body
+from ..fast_body import FastBodyRoute, fast_body
 from ..fast_json import FastJSONResponse
 from ..state import AppState
 from .image import sign_thumbnails
@@ -54,7 +55,10 @@ if TYPE_CHECKING:
     from ....contract.progress import ProgressStep
 
 log = logging.getLogger(__name__)
-router = APIRouter(prefix="/v1/research", tags=["research"], responses=ERROR_RESPONSES)
+# FastBodyRoute: the search endpoints' plain requests skip FastAPI's body and dependency machinery
+router = APIRouter(
+    prefix="/v1/research", tags=["research"], responses=ERROR_RESPONSES, route_class=FastBodyRoute
+)
 EVENT_STREAM = "text/event-stream"
 _SSE_RESPONSE: dict[int | str, dict[str, Any]] = {
     200: {
@@ -137,6 +141,7 @@ async def _run(
     summary="research_search: one modality through the cascade",
     response_model=SearchResult,
 )
+@fast_body(SearchBody)
 async def search(body: SearchBody, request: Request, caller: Caller) -> JSONResponse:
     return await _run(_state(request), caller, SEARCH, body, request)
 
@@ -147,6 +152,7 @@ async def search(body: SearchBody, request: Request, caller: Caller) -> JSONResp
     summary="research_search_expert: filters or one pinned provider",
     response_model=SearchResult,
 )
+@fast_body(SearchExpertBody)
 async def search_expert(body: SearchExpertBody, request: Request, caller: Caller) -> JSONResponse:
     return await _run(_state(request), caller, SEARCH_EXPERT, body, request)
 
@@ -157,6 +163,7 @@ async def search_expert(body: SearchExpertBody, request: Request, caller: Caller
     summary="research_rich: WEB, IMAGE, VIDEO and NEWS concurrently",
     response_model=RichResult,
 )
+@fast_body(RichBody)
 async def rich(body: RichBody, request: Request, caller: Caller) -> JSONResponse:
     return await _run(_state(request), caller, RICH, body, request)
 
