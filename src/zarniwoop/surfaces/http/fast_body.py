@@ -5,8 +5,8 @@ validates the dict through the body field, and resolves the `Caller` dependency 
 its query, header, cookie and path parameters (issue 18's profile: about a tenth of a search's
 CPU). When the request is the plain case — `Content-Type: application/json`, no query string
 (so no `tenant`/`project` to validate) and a body the model accepts — this route validates the
-raw bytes with `Model.model_validate_json`, reads the caller as the dependency would and calls
-the endpoint. Anything else (an invalid body, another content type, query parameters) goes to
+raw bytes with the body model's `model_validate_json`, reads the caller as the dependency would
+and calls the endpoint. Anything else (an invalid body, another content type, query parameters) goes to
 FastAPI's own handler, unchanged: every 422 and 400 keeps FastAPI's shape, and the OpenAPI document
 is built from the same declaration (`route.dependant`), so it does not change either.
 
