@@ -107,6 +107,24 @@ def _outcomes(result: dict[str, Any]) -> list[tuple[str, str]]:
     return [(a["providerInstanceId"], a["outcome"]) for a in result["attempts"]]
 
 
+def _until_both_workers_served(
+    server: Served, prefix: str, per_round: int
+) -> tuple[list[list[dict[str, Any]]], dict[int, str], dict[int, float]]:
+    """Rounds of `per_round` concurrent searches over fresh connections until both workers have
+    served some (the kernel may hand one worker many rounds): the rounds' results, the last
+    per-worker metrics and the searches each worker dispatched."""
+    rounds: list[list[dict[str, Any]]] = []
+    for round_ in range(20):
+        queries = [f"{prefix} {round_} {i}" for i in range(per_round)]
+        rounds.append(asyncio.run(_searches(server.url, server.token, queries)))
+        metrics = _per_worker_metrics(server)
+        served_by = {pid: _metric(text, "zarniwoop_research_dispatch_total") for pid, text in metrics.items()}
+        if all(count > 0 for count in served_by.values()):
+            break
+    assert all(count > 0 for count in served_by.values()), served_by
+    return rounds, metrics, served_by
+
+
 def test_a_cooldown_set_in_one_worker_is_honoured_by_the_other(tmp_path, emulator, shared_store):
     emulator.add(BAD, Reply(status=502))
     emulator.add(WIKI, Reply.json(wikipedia_pages("Aurora", "Aurora borealis")))
@@ -121,19 +139,9 @@ def test_a_cooldown_set_in_one_worker_is_honoured_by_the_other(tmp_path, emulato
         assert first["providerInstanceId"] == "wiki"
         assert _outcomes(first)[0] == ("flaky", "hard_error")
         assert len(emulator.requests(BAD)) == 1
-        # 40 more searches over fresh connections, in rounds, until both workers have served some
-        later: list[dict[str, Any]] = []
-        for round_ in range(20):  # until both workers have taken searches (the kernel may favour one)
-            later += asyncio.run(
-                _searches(server.url, server.token, [f"aurora {round_} {i}" for i in range(8)])
-            )
-            metrics = _per_worker_metrics(server)
-            served_by = {
-                pid: _metric(text, "zarniwoop_research_dispatch_total") for pid, text in metrics.items()
-            }
-            if all(count > 0 for count in served_by.values()):
-                break
-        assert all(count > 0 for count in served_by.values()), served_by
+        # more searches over fresh connections, in rounds of 8, until both workers have served some
+        rounds, metrics, served_by = _until_both_workers_served(server, "aurora", 8)
+        later = [result for round_ in rounds for result in round_]
         assert sum(served_by.values()) == 1 + len(later)
         # the provider was called once, by one worker; every later search, in either worker, skipped it
         assert len(emulator.requests(BAD)) == 1
@@ -158,18 +166,8 @@ def test_quotas_are_exact_across_both_workers(tmp_path, emulator, shared_store):
     config = _config(tmp_path, settings, shared_store)
     with served(config, tmp_path / "home", "--workers", "2") as server:
         assert server.token is not None
-        results: list[dict[str, Any]] = []
-        for round_ in range(20):  # until both workers have taken searches (the kernel may favour one)
-            results += asyncio.run(
-                _searches(server.url, server.token, [f"q {round_} {i}" for i in range(20)])
-            )
-            metrics = _per_worker_metrics(server)
-            served_by = {
-                pid: _metric(text, "zarniwoop_research_dispatch_total") for pid, text in metrics.items()
-            }
-            if all(count > 0 for count in served_by.values()):
-                break
-        assert all(count > 0 for count in served_by.values()), served_by
+        rounds, metrics, _ = _until_both_workers_served(server, "q", 20)
+        results = [result for round_ in rounds for result in round_]
         by_paid = [r for r in results if r["providerInstanceId"] == "paid"]
         by_wiki = [r for r in results if r["providerInstanceId"] == "wiki"]
         assert len(emulator.requests(PAID)) == 5
@@ -328,18 +326,9 @@ def test_pacing_is_shared_by_both_workers(tmp_path, emulator):
     config = _config(tmp_path, settings)
     with served(config, tmp_path / "home", "--workers", "2") as server:
         assert server.token is not None
-        results: list[dict[str, Any]] = []
-        first_round = 0
-        for round_ in range(20):  # until both workers have taken searches (the kernel may favour one)
-            results += asyncio.run(
-                _searches(server.url, server.token, [f"p {round_} {i}" for i in range(16)])
-            )
-            first_round = first_round or len(emulator.requests(PAID))
-            metrics = _per_worker_metrics(server)
-            served_by = [_metric(text, "zarniwoop_research_dispatch_total") for text in metrics.values()]
-            if all(count > 0 for count in served_by):
-                break
-    assert all(count > 0 for count in served_by), served_by
+        rounds, _, _ = _until_both_workers_served(server, "p", 16)
+    results = [result for round_ in rounds for result in round_]
+    first_round = len([r for r in rounds[0] if r["providerInstanceId"] == "paced"])  # its calls, all done
     times = sorted(r.at for r in emulator.requests(PAID))
     shown = [round(t - times[0], 3) for t in times]
     by_paced = [r for r in results if r["providerInstanceId"] == "paced"]
