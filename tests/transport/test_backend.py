@@ -1,5 +1,6 @@
 """The pool's cheap idle-connection check (`transport/backend.py`): installed on the shared client,
-and it still sees a connection the server closed while it sat idle."""
+and it still sees a connection the server closed while it sat idle. The shared httpx2 client carries
+LLM, content and proxied traffic; search GETs and POSTs go over `transport/h1.py` (tests/transport/test_h1.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import httpcore2
 import httpx2
 import pytest
 
-from zarniwoop.contract import RequestSpec
 from zarniwoop.transport.backend import CheapIdleCheckBackend, install, readable
 from zarniwoop.transport.http import HttpTransport
 
@@ -53,13 +53,13 @@ async def test_a_connection_closed_while_idle_is_dropped_and_the_next_request_re
     try:
         pool = transport.client._transport._pool  # type: ignore[attr-defined]
         assert isinstance(pool._network_backend, CheapIdleCheckBackend)
-        first = await transport.send(RequestSpec("GET", f"http://127.0.0.1:{port}/a"), timeout=2)
+        first = await transport.client.get(f"http://127.0.0.1:{port}/a")
         [connection] = pool.connections
         assert connection.is_idle() and not connection.has_expired()
         await asyncio.sleep(0.3)
         assert connection.has_expired()  # the readable check saw the close
-        second = await transport.send(RequestSpec("GET", f"http://127.0.0.1:{port}/b"), timeout=2)
-        assert (first.status, first.body, second.status, second.body) == (200, b"ok", 200, b"ok")
+        second = await transport.client.get(f"http://127.0.0.1:{port}/b")
+        assert [(r.status_code, r.content) for r in (first, second)] == [(200, b"ok")] * 2
         assert accepted == 2
     finally:
         await transport.aclose()
@@ -100,8 +100,8 @@ async def test_a_released_request_with_nothing_queued_costs_no_second_pool_scan(
     transport = HttpTransport()
     try:
         for path in ("/a", "/b", "/c"):
-            reply = await transport.send(RequestSpec("GET", f"http://127.0.0.1:{port}{path}"), timeout=2)
-            assert (reply.status, reply.body) == (200, b"ok")
+            reply = await transport.client.get(f"http://127.0.0.1:{port}{path}")
+            assert (reply.status_code, reply.content) == (200, b"ok")
         assert scans == 3  # one per request (on arrival), none on release
         assert accepted == [1]  # the one connection was reused
     finally:

@@ -13,9 +13,11 @@ place where httpx2's exceptions become Zarniwoop's — for search, LLM and conte
 from __future__ import annotations
 
 import contextlib
+import json
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
 import httpx2
@@ -24,17 +26,53 @@ from ..contract.errors import ProviderTimeoutError, ResponseTooLargeError, Targe
 from ..contract.protocol import RawResponse, RequestSpec
 from .backend import install as install_backend
 from .guard import AddressPolicy, Resolver, check_target
+from .h1 import H1Pool, Origin, request_head
 from .network import explain, target_of
 from .proxies import ProxySettings
 from .status import error_for_status, search_message
-
-if TYPE_CHECKING:
-    from collections.abc import Mapping
 
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
 """A search answer larger than this is not a search answer; reading stops there."""
 MAX_REDIRECTS = 3
 USER_AGENT = "zarniwoop/0.1 (+https://pypi.org/project/zarniwoop/)"
+REDIRECTS = frozenset((301, 302, 303, 307, 308))
+_DEFAULT_HEADERS = (
+    ("Accept", "*/*"),
+    ("Accept-Encoding", "gzip, deflate"),
+    ("Connection", "keep-alive"),
+    ("User-Agent", USER_AGENT),
+)
+"""What httpx2's client sends unless a request says otherwise (its Accept-Encoding without brotli or
+zstandard installed: the codings `transport/h1.py` undoes)."""
+
+_Answer = tuple[int, dict[str, str], "bytes | None", str]
+"""Status, headers, body (None for a redirect, left unread) and the URL that answered."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Route:
+    """A URL taken apart once for the lean path: where to connect, the Host header, the request target."""
+
+    origin: Origin
+    host_header: str
+    target: str
+    """Path and query as they go on the request line, percent-encoded as httpx2 encodes them."""
+    has_query: bool
+
+    @classmethod
+    def of(cls, url: str, proxies: ProxySettings) -> _Route | None:
+        if proxies.for_url(url) is not None:
+            return None
+        try:
+            parsed = httpx2.URL(url)
+        except httpx2.InvalidURL:
+            return None  # httpx2 words the error
+        if parsed.scheme not in ("http", "https") or parsed.userinfo or parsed.fragment or not parsed.host:
+            return None
+        target = parsed.raw_path.decode("ascii")
+        port = parsed.port or (443 if parsed.scheme == "https" else 80)
+        origin = Origin(parsed.scheme, parsed.raw_host.decode("ascii"), port)
+        return cls(origin, parsed.netloc.decode("ascii"), target, "?" in target)
 
 
 class HttpTransport:
@@ -79,6 +117,9 @@ class HttpTransport:
         self.address_allowed = address_allowed
         """The SSRF policy of guarded calls (tests declare a loopback port "public" with it)."""
         self._unpooled: httpx2.AsyncClient | None = None
+        self._pool = H1Pool() if self._owns_client else None
+        """The lean path for direct GET and POST (`transport/h1.py`); an injected client gets every call."""
+        self._routes: dict[str, _Route | None] = {}
 
     async def send(
         self, spec: RequestSpec, *, timeout: float, max_bytes: int | None = None, guarded: bool = False
@@ -94,51 +135,128 @@ class HttpTransport:
         url, method, params, body = spec.url, spec.method, spec.params, spec.json_body
         origin = urlsplit(url).netloc
         for _ in range(MAX_REDIRECTS + 1):
-            headers = dict(spec.headers)
-            target, client = url, self.client
-            extensions: dict[str, Any] = {}
-            if guarded:
-                target, extensions = await self.pin(url, headers)
-                client = self.guarded_client()
-            query = params or None
-            if query and "?" not in target and "#" not in target:
-                # the query encoded as httpx2 merges `params` (`str(QueryParams(...))`), put in the URL:
-                # httpx2 then parses the URL once instead of twice (issue 18's profile)
-                target, query = f"{target}?{httpx2.QueryParams(query)}", None
-            with translate_errors("connect", timeout, url=url):
-                request = client.build_request(
-                    method,
-                    target,
-                    params=query,
-                    headers=headers,
-                    json=body,
-                    timeout=httpx2.Timeout(timeout),
-                    extensions=extensions,
+            route = None if guarded else self._route(method, url, params)
+            if route is not None:
+                status, headers, content, served = await self._send_direct(
+                    route, method, url, params, spec.headers, body, timeout=timeout, cap=cap
                 )
-                response = await client.send(request, stream=True)
-            try:
-                if response.status_code in (301, 302, 303, 307, 308) and "location" in response.headers:
-                    location = urljoin(url, response.headers["location"])
-                    if urlsplit(location).netloc != origin:
-                        raise TransportError(
-                            f"redirect to another host refused ({urlsplit(location).netloc})"
-                        )
-                    url, params = location, ()
-                    if response.status_code == 303:
-                        method, body = "GET", None
-                    continue
-                with translate_errors("read", timeout, url=url):
-                    content = await _read_capped(response, cap)
-            finally:
-                await response.aclose()
+            else:
+                status, headers, content, served = await self._send_httpx2(
+                    url, method, params, spec.headers, body, timeout=timeout, cap=cap, guarded=guarded
+                )
+            if content is None:  # a redirect: the body was not read
+                location = urljoin(url, headers["location"])
+                if urlsplit(location).netloc != origin:
+                    raise TransportError(f"redirect to another host refused ({urlsplit(location).netloc})")
+                url, params = location, ()
+                if status == 303:
+                    method, body = "GET", None
+                continue
             return RawResponse(
-                status=response.status_code,
-                headers=dict(response.headers),
+                status=status,
+                headers=headers,
                 body=content,
-                url=url if guarded else str(response.request.url),
+                url=served,
                 elapsed_ms=(time.perf_counter() - started) * 1000,
             )
         raise TransportError(f"more than {MAX_REDIRECTS} redirects")
+
+    async def _send_httpx2(
+        self,
+        url: str,
+        method: str,
+        params: tuple[tuple[str, str], ...],
+        spec_headers: Mapping[str, str],
+        body: Any,
+        *,
+        timeout: float,
+        cap: int,
+        guarded: bool,
+    ) -> _Answer:
+        headers = dict(spec_headers)
+        target, client = url, self.client
+        extensions: dict[str, Any] = {}
+        if guarded:
+            target, extensions = await self.pin(url, headers)
+            client = self.guarded_client()
+        query = params or None
+        if query and "?" not in target and "#" not in target:
+            # the query encoded as httpx2 merges `params` (`str(QueryParams(...))`), put in the URL:
+            # httpx2 then parses the URL once instead of twice (issue 18's profile)
+            target, query = f"{target}?{httpx2.QueryParams(query)}", None
+        with translate_errors("connect", timeout, url=url):
+            request = client.build_request(
+                method,
+                target,
+                params=query,
+                headers=headers,
+                json=body,
+                timeout=httpx2.Timeout(timeout),
+                extensions=extensions,
+            )
+            response = await client.send(request, stream=True)
+        try:
+            if response.status_code in REDIRECTS and "location" in response.headers:
+                return response.status_code, dict(response.headers), None, url
+            with translate_errors("read", timeout, url=url):
+                content = await _read_capped(response, cap)
+        finally:
+            await response.aclose()
+        return (
+            response.status_code,
+            dict(response.headers),
+            content,
+            url if guarded else str(response.request.url),
+        )
+
+    def _route(self, method: str, url: str, params: tuple[tuple[str, str], ...]) -> _Route | None:
+        """How `url` goes over the pool of `transport/h1.py`, or None when httpx2 must send it: an
+        injected client, a proxy, a method other than GET or POST, credentials or a fragment in the
+        URL, a query in the URL as well as `params`, a scheme other than http(s)."""
+        if self._pool is None or method not in ("GET", "POST"):
+            return None
+        if url in self._routes:
+            route = self._routes[url]
+        else:
+            if len(self._routes) >= 4096:  # redirect targets can be many; endpoints are few
+                self._routes.clear()
+            route = self._routes[url] = _Route.of(url, self.proxies)
+        if route is None or (params and route.has_query):
+            return None
+        return route
+
+    async def _send_direct(
+        self,
+        route: _Route,
+        method: str,
+        url: str,
+        params: tuple[tuple[str, str], ...],
+        spec_headers: Mapping[str, str],
+        body: Any,
+        *,
+        timeout: float,
+        cap: int,
+    ) -> _Answer:
+        assert self._pool is not None
+        target, served = route.target, url
+        if params:
+            query = str(httpx2.QueryParams(params))
+            target, served = f"{target}?{query}", f"{url}?{query}"
+        payload = None if body is None else _json_bytes(body)
+        with translate_errors("connect", timeout, url=url):
+            head = request_head(
+                method, target, route.host_header, spec_headers, payload, defaults=_DEFAULT_HEADERS
+            )
+            exchange = await self._pool.send(
+                route.origin, head, payload, timeout=timeout, cap=cap, retry=method == "GET"
+            )
+        headers = exchange.headers
+        if exchange.status in REDIRECTS and "location" in headers:
+            exchange.release()
+            return exchange.status, headers, None, served
+        with translate_errors("read", timeout, url=url):
+            content = await exchange.read()
+        return exchange.status, headers, content, served
 
     async def pin(self, url: str, headers: dict[str, str]) -> tuple[str, dict[str, Any]]:
         """The SSRF check of one guarded hop: the URL with its host swapped for the checked address
@@ -177,6 +295,8 @@ class HttpTransport:
     async def aclose(self) -> None:
         if self._unpooled is not None:
             await self._unpooled.aclose()
+        if self._pool is not None:
+            await self._pool.aclose()
         if self._owns_client:
             await self.client.aclose()
 
@@ -240,6 +360,11 @@ async def _read_capped(response: httpx2.Response, cap: int) -> bytes:
             raise ResponseTooLargeError(f"response exceeds the {cap}-byte cap")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _json_bytes(body: Any) -> bytes:
+    """A JSON body byte for byte as httpx2 encodes `json=` (compact, UTF-8, no NaN)."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
 RATE_LIMIT_HEADER_PREFIXES = ("x-ratelimit", "ratelimit", "x-rate-limit", "retry-after")
