@@ -193,6 +193,15 @@ def test_one_banner_one_token_for_every_worker_and_sigterm_stops_them_all(tmp_pa
         assert "  Workers   2 processes share the port (docs/workers.md)" in server.banner.splitlines()
         # the printed token is honoured by both workers (/metrics is operator-only)
         assert set(_per_worker_metrics(server)) == set(workers)
+        # fresh connections are spread over both workers (SO_REUSEPORT on Linux), not all taken by
+        # whichever wins the accept race: 40 of them, each worker answering 8 or more (a fair coin
+        # gives fewer than 8 of 40 about once in 10⁵ runs)
+        answered: dict[int, int] = dict.fromkeys(workers, 0)
+        for _ in range(40):
+            with httpx2.Client(base_url=server.url, timeout=10) as http:
+                scrape = http.get("/metrics", headers={"Authorization": f"Bearer {server.token}"})
+            answered[int(_metric(scrape.text, "zarniwoop_serve_worker_pid"))] += 1
+        assert min(answered.values()) >= 8, answered
         with httpx2.Client(base_url=server.url, timeout=10) as http:
             for _ in range(20):  # fresh connections: the workers take turns
                 refused = http.get("/v1/research/providers", headers={"Connection": "close"})

@@ -79,7 +79,7 @@ def serve(
                         "(zarniwoop tokens create --tenant T --project P --role admin) or bind 127.0.0.1",
                     )
                 admin_token = new_token()
-            sock = _bind(host, port)
+            sock = _bind(host, port, reuse_port=workers > 1)
             url = _url(host, sock.getsockname()[1])
             if workers == 1:
                 # the server stack loads only once the checks have passed
@@ -156,18 +156,28 @@ def _announcing_server(config: uvicorn.Config, on_ready: Callable[[], None]) -> 
     return AnnouncingServer(config)
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def _bind(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
+    """The server's socket, bound (uvicorn listens on it). `reuse_port` (`--workers N` on Linux): the
+    port is shared with the workers' own sockets (`workers.listening_socket`), which the kernel hands
+    connections to in turn; this one only holds the port and never listens."""
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)[
             0
         ]
         sock = socket.socket(family, kind, proto)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port and REUSE_PORT:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(address)
     except OSError as exc:
         raise Exit(2, f"cannot bind {host}:{port}: {exc.strerror or exc}") from None
     sock.set_inheritable(True)
     return sock
+
+
+REUSE_PORT = sys.platform == "linux" and hasattr(socket, "SO_REUSEPORT")
+"""Linux spreads a port's connections over the sockets bound to it with SO_REUSEPORT; elsewhere the
+option does not balance (or does not exist), and the workers share one listening socket."""
 
 
 def _url(host: str, port: int) -> str:

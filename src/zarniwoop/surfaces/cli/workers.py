@@ -1,11 +1,12 @@
-"""`zarniwoop serve --workers N`: N worker processes serving one listening socket.
+"""`zarniwoop serve --workers N`: N worker processes serving one port.
 
 The parent (`supervise`) has already checked the configuration and tokens and bound the socket
 (`serve._bind`). It starts N workers (`python -c WORKER_ENTRY`, calling `main` below), each in a
 process group of its own, each inheriting the socket's descriptor and reading its `WorkerSpec`
 as one JSON line on stdin — the printed admin token travels only there, never in argv, the
 environment or a log. A worker opens its own `Runtime` (pacing shared through the database) and
-app, serves the socket with uvicorn, and reports on stdout once it accepts connections. When every
+app, serves the port with uvicorn (`listening_socket`: on Linux a socket of its own, SO_REUSEPORT),
+and reports on stdout once it accepts connections. When every
 worker has, the parent prints the banner, once. Afterwards it
 
 - restarts a worker that dies (a warning on stderr; more than `MAX_RESTARTS` in a minute stops
@@ -217,10 +218,27 @@ async def supervise(sock: socket.socket, spec: WorkerSpec, *, on_ready: Callable
 
 
 def listening_socket(fd: int) -> socket.socket:
-    """The inherited listening socket, as an object asyncio sets TCP_NODELAY on each accepted
-    connection of (its protocol must say TCP); also set on the listener, which Linux copies."""
+    """The socket this worker listens on, as an object asyncio sets TCP_NODELAY on each accepted
+    connection of (its protocol must say TCP); also set on the listener, which Linux copies.
+
+    When the parent bound the port with SO_REUSEPORT (Linux), the worker binds a socket of its own
+    to the same address: the kernel then spreads connections evenly over the workers' sockets. On
+    one shared socket the worker that wins the accept race takes them all while it keeps up (a test
+    saw 161 searches in 20 rounds go to one of two workers), which leaves the other core idle until
+    the first saturates. Otherwise the inherited socket itself is the listener."""
     sock = socket.socket(fileno=fd)  # family, type and protocol read back from the descriptor
-    if sock.family in (socket.AF_INET, socket.AF_INET6):
+    inet = sock.family in (socket.AF_INET, socket.AF_INET6)
+    if inet and hasattr(socket, "SO_REUSEPORT") and sock.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT):
+        own = socket.socket(sock.family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        own.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        own.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        if sock.family == socket.AF_INET6:
+            v6only = sock.getsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY)
+            own.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, v6only)
+        own.bind(sock.getsockname())
+        sock.close()  # this process's copy only: the parent's keeps holding the port
+        sock = own
+    if inet:
         if sock.proto != socket.IPPROTO_TCP:
             sock = socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
