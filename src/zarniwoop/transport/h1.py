@@ -8,7 +8,7 @@ on an asyncio protocol and httptools' parser (the one uvicorn serves with) reads
 `HttpTransport.send` uses this pool only for what it can do exactly as httpx2 does: a GET or POST,
 no proxy, not SSRF-guarded, on the transport's own client (an injected client, such as the tests'
 `httpx2.MockTransport`, is always used as given). Everything else still goes through httpx2.
-Failures are raised as httpx2's own exceptions (`httpx2.ConnectError`, `httpx2.ReadTimeout`,
+Failures are raised as httpx2's own error types (`httpx2.ConnectError`, `httpx2.ReadTimeout`,
 `httpx2.RemoteProtocolError`, …) with the socket error as their cause, so `translate_errors` and
 `network.explain` word them the same for both paths.
 
