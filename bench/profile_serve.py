@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import multiprocessing
 import os
 import pstats
@@ -31,6 +32,26 @@ sys.path.insert(0, str(ROOT))
 from bench.http_load import _load, _run_emulator  # noqa: E402
 from tests.support.runtime import endpoint, only, write_config  # noqa: E402
 from tests.support.served import served  # noqa: E402
+
+GROUPS = (
+    ("zarniwoop", ("/zarniwoop/",)),
+    ("httpx2, httpcore2, h11, anyio", ("/httpx2/", "/httpcore2/", "/h11/", "/anyio/")),
+    ("FastAPI, Starlette", ("/fastapi/", "/starlette/")),
+    ("uvicorn", ("/uvicorn/",)),
+    ("asyncio", ("/asyncio/",)),
+    ("pydantic", ("/pydantic/", "/pydantic_core/")),
+)
+
+
+def by_package(stats: pstats.Stats) -> dict[str, float]:
+    """Shares of own time (%) by package; the rest (builtins, C methods, other stdlib) as "other"."""
+    own: dict[str, float] = dict.fromkeys([name for name, _ in GROUPS] + ["other"], 0.0)
+    table: dict[tuple[str, int, str], tuple[int, int, float, float, object]] = stats.stats  # type: ignore[attr-defined]
+    for (filename, _line, _name), (_cc, _nc, tottime, _ct, _callers) in table.items():
+        group = next((name for name, marks in GROUPS if any(m in filename for m in marks)), "other")
+        own[group] += tottime
+    total = sum(own.values()) or 1.0
+    return {name: round(100 * seconds / total, 1) for name, seconds in own.items()}
 
 
 def main() -> None:
@@ -72,6 +93,7 @@ def main() -> None:
             print(f"{n} searches, {phase.errors} errors\n")
             stats = pstats.Stats(str(out))
             print(f"profiled CPU per search: {stats.total_tt / n * 1000:.2f} ms (cProfile-inflated)\n")
+            print("own time by package (%):", json.dumps(by_package(stats)), "\n")
             for key in ("tottime", "cumulative"):
                 if args.sort in (key, "both"):
                     stats.sort_stats(key).print_stats(args.top)
