@@ -7,9 +7,7 @@ test scripts, byte for byte."""
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import gzip
-import ipaddress
 import json
 import ssl
 import zlib
@@ -17,11 +15,8 @@ from collections.abc import Awaitable, Callable
 
 import httpx2
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
+from tests.support.tls import self_signed
 from zarniwoop.contract import ProviderTimeoutError, RequestSpec, ResponseTooLargeError, TransportError
 from zarniwoop.transport.h1 import H1Pool, request_head
 from zarniwoop.transport.http import USER_AGENT, HttpTransport
@@ -468,36 +463,8 @@ async def test_past_max_connections_a_request_waits_for_one_to_be_released():
             await transport.aclose()
 
 
-def _certificate(tmp_path) -> tuple[str, str]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = tmp_path / "cert.pem", tmp_path / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    return str(cert_path), str(key_path)
-
-
 async def test_https_verifies_the_certificate_and_keeps_the_tls_connection(tmp_path):
-    cert, key = _certificate(tmp_path)
+    cert, key = self_signed(tmp_path, "127.0.0.1")
     served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     served.load_cert_chain(cert, key)
     connections = 0

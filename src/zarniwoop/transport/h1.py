@@ -136,7 +136,7 @@ class _Connection(asyncio.Protocol):
             self.headers.append((name, value))
 
     def on_body(self, body: bytes) -> None:
-        if self.complete:
+        if self.complete or self.closed:  # a second answer, or the rest of one already refused
             return
         self.size += len(body)
         if self.size > self.cap:

@@ -1,8 +1,10 @@
 """One shared async HTTP client (httpx2): pooling, per-call timeouts, a body size cap, no cross-host redirects.
 
-This is the only module that imports httpx2 for search traffic, and `translate_errors` is the one
-place where httpx2's exceptions become Zarniwoop's — for search, LLM and content traffic alike
-(`ProviderTimeoutError`, `TransportError`, a status error from `transport/status.py`).
+Direct search GETs and POSTs go over the lean HTTP/1.1 pool of `transport/h1.py` (a seventh of
+httpx2's client's CPU per call); proxied and SSRF-guarded calls, an injected client and all LLM and
+content traffic over httpx2. `translate_errors` is the one place where httpx2's exceptions — which
+the lean pool raises too — become Zarniwoop's, for every kind of traffic (`ProviderTimeoutError`,
+`TransportError`, a status error from `transport/status.py`).
 
     transport = HttpTransport()                      # one per process
     raw = await transport.send(spec, timeout=8.0)    # RawResponse, never raises on status
