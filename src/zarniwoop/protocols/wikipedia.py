@@ -116,11 +116,17 @@ def _rest_hit(page: dict[str, Any], base: str, modality: Modality) -> SearchHit 
         return None
     excerpt = strip_html(text(page.get("excerpt")))
     description = text(page.get("description"))
-    extras: dict[str, Any] = {
-        "pageId": as_int(page.get("id")),
-        "description": description,
-        "thumbnailUrl": _extract_thumbnail(obj(page.get("thumbnail")).get("url")),
-    }
+    extras: dict[str, Any] = {}  # pageId, description, thumbnailUrl: those the page has
+    page_id = as_int(page.get("id"))
+    if page_id is not None:
+        extras["pageId"] = page_id
+    if description is not None:
+        extras["description"] = description
+    thumbnail = page.get("thumbnail")
+    if thumbnail:  # null in most pages
+        url = _extract_thumbnail(obj(thumbnail).get("url"))
+        if url is not None:
+            extras["thumbnailUrl"] = url
     return SearchHit(
         title=title,
         url=_article_url(base, key),
@@ -128,7 +134,7 @@ def _rest_hit(page: dict[str, Any], base: str, modality: Modality) -> SearchHit 
         snippet=excerpt or description,
         source="wikipedia",
         content=embedded(excerpt, mime_type=None),
-        extras={k: v for k, v in extras.items() if v is not None},
+        extras=extras,
     )
 
 
