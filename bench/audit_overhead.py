@@ -90,8 +90,8 @@ async def bench_backend(
 ) -> dict[str, Any]:
     settings = {
         **only(),
-        **endpoint("bench-empty", "openalex", f"{emulator.url}/empty", rateLimit__perSecond=1_000_000),
-        **endpoint("bench", "openalex", f"{emulator.url}/bench", rateLimit__perSecond=1_000_000),
+        **endpoint("bench-empty", "openalex", f"{emulator.url}/empty", rateLimit__perSecond=100_000),
+        **endpoint("bench", "openalex", f"{emulator.url}/bench", rateLimit__perSecond=100_000),
         "research.default.academic": "bench-empty",
         "research.fallback.academic": "bench",
         "research.cache.ttlSeconds": 0,

@@ -91,7 +91,7 @@ def _measure(emulator_url: str, cache_seconds: int, searches: int, clients: int)
                 "tavily",
                 f"{emulator_url}/tavily",
                 apiKey="tvly-bench",
-                **{"rateLimit.perSecond": 1e6},
+                **{"rateLimit.perSecond": 100_000},
             ),
             "research.cache.ttlSeconds": cache_seconds,
         }

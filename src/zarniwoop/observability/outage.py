@@ -37,6 +37,8 @@ class OutageLog:
             self.logger.debug("%s still unavailable (%s)", self.what, reason)
 
     def recovered(self, detail: str = "") -> None:
+        if not self.failing:  # healthy, as on nearly every call: no lock (as if taken a moment earlier)
+            return
         with self._lock:
             if not self.failing:
                 return
