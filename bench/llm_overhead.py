@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 import httpx2  # noqa: E402
 
 from tests.support.emulator import Emulator, Reply  # noqa: E402
-from tests.support.llm import ANTHROPIC_PATH, KEYS, seed_tenants  # noqa: E402
+from tests.support.llm import ANTHROPIC_PATH, KEYS, seed_tenants, trusting  # noqa: E402
 from tests.support.runtime import write_config  # noqa: E402
 from zarniwoop.llm.adapters import ADAPTERS, ChatClient, ChatRequest, Endpoint  # noqa: E402
 from zarniwoop.llm.chain import decorate  # noqa: E402
@@ -67,7 +67,7 @@ async def main(n: int) -> dict[str, object]:
             "daily_tokens": 10**12,
             "monthly_tokens": 10**12,
         }
-        path = write_config(Path(tmp), {"settings": {}, "tenants": tenants})
+        path = write_config(Path(tmp), {"settings": trusting(), "tenants": tenants})
         runtime = await Runtime.open(path, home=Path(tmp) / "home")
         store = runtime.credentials
         for (level, owner, name), value in KEYS.items():
