@@ -527,3 +527,38 @@ async def test_a_second_answer_to_one_request_is_ignored_and_costs_the_connectio
     finally:
         await transport.aclose()
         await server.__aexit__()
+
+
+@pytest.mark.parametrize("coding", ["identity", "chunked+gzip"])
+async def test_an_answer_split_anywhere_across_reads_is_read_the_same(coding):
+    """TCP may cut an answer anywhere: in the status line, a header, the chunk framing or the
+    compressed body. Every cut point of one answer, each on a kept connection."""
+    text = b'{"hits": ["aurora borealis"]}'
+    if coding == "identity":
+        whole = answer(text, "content-type: application/json")
+    else:
+        packed = gzip.compress(text)
+        framed = b"%x\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n" % (10, packed[:10], len(packed) - 10, packed[10:])
+        whole = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ncontent-encoding: gzip\r\n\r\n" + framed
+    cuts = iter(range(1, len(whole)))
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
+        while True:
+            await server.read_request(reader)
+            cut = next(cuts)
+            writer.write(whole[:cut])
+            await writer.drain()
+            await asyncio.sleep(0.002)  # a read of its own for each part
+            writer.write(whole[cut:])
+            await writer.drain()
+
+    server = Server(handle)
+    transport = HttpTransport()
+    async with server:
+        try:
+            for _ in range(len(whole) - 1):
+                reply = await transport.send(get(server.url()), timeout=2)
+                assert (reply.status, reply.body) == (200, text)
+            assert server.connections == 1
+        finally:
+            await transport.aclose()
