@@ -73,6 +73,32 @@ def _mount(emulator) -> dict[str, object]:
         emulator.add(f"/{protocol}-hard{path}", hard)
         settings |= endpoint(f"{protocol}-soft", protocol, f"{emulator.url}/{protocol}-soft")
         settings |= endpoint(f"{protocol}-hard", protocol, f"{emulator.url}/{protocol}-hard")
+    # answers with hits that echo the key: in a link's query (URL-encoded), the snippet, the title
+    serper_key, brave_key = KEYS["serper"], KEYS["brave"]
+    serper_hits = {
+        "organic": [
+            {
+                "title": f"Result for {serper_key}",
+                "link": f"https://example.org/r?api_key={quote(serper_key, safe='')}&p=2",
+                "snippet": f"next page: /search?key={serper_key}",
+            }
+        ]
+    }
+    brave_hits = {
+        "web": {
+            "results": [
+                {
+                    "title": "One",
+                    "url": f"https://example.org/b?token={quote_plus(brave_key)}",
+                    "description": brave_key,
+                }
+            ]
+        }
+    }
+    emulator.add("/serper-hits/search", Reply.json(serper_hits))
+    emulator.add("/brave-hits/res/v1/web/search", Reply.json(brave_hits))
+    settings |= endpoint("serper-hits", "serper", f"{emulator.url}/serper-hits")
+    settings |= endpoint("brave-hits", "brave", f"{emulator.url}/brave-hits")
     settings["research.endpoint.exa-hard.apiKey"] = SETTING_KEY
     rewritten = f"all:{WORDS[0]} AND all:{WORDS[1]}"
     atom = (
@@ -104,6 +130,8 @@ def _found(text: str, *, query_allowed: bool = False) -> list[str]:
 
 SEARCHES = [  # (modality, pinned provider or None)
     *[("web", f"{p}-{kind}") for p in ("serper", "brave", "exa", "tavily") for kind in ("soft", "hard")],
+    ("web", "serper-hits"),
+    ("web", "brave-hits"),
     ("academic", "pubmed-soft"),
     ("academic", "pubmed-hard"),
     ("academic", "arxiv-echo"),
@@ -163,7 +191,14 @@ def test_no_key_or_query_word_anywhere(tmp_path, emulator, database_url):
     # The planted strings did reach the emulator's bodies and the calls did happen.
     assert {r.path.split("/")[1] for r in emulator.requests()} >= {
         f"{p}-{k}" for p in KEYS for k in ("soft", "hard")
-    } | {"arxiv-echo"}
+    } | {"arxiv-echo", "serper-hits", "brave-hits"}
+    # the hits that echoed a key are answered, the key in them masked
+    echoed = json.loads(seen["POST /v1/research/search_expert serper-hits"])["hits"]
+    assert [(h["title"], h["url"], h["snippet"]) for h in echoed] == [
+        ("Result for ***", "https://example.org/r?api_key=***&p=2", "next page: /search?key=***")
+    ]
+    echoed = json.loads(seen["POST /v1/research/search_expert brave-hits"])["hits"]
+    assert [(h["url"], h["snippet"]) for h in echoed] == [("https://example.org/b?token=***", "***")]
     errors = json.loads(seen["GET /v1/research/providers"])["providers"]
     assert any(e.get("lastError") for e in errors)  # lastError is shown, only redacted
 

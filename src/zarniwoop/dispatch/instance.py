@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from http import HTTPStatus
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..contract.enums import Availability
 from ..contract.errors import AuthError, ParseError, ProviderError, ZarniwoopError
@@ -21,7 +21,7 @@ from ..contract.protocol import (
     RejectsKeys,
     ReportsThrottles,
 )
-from ..contract.results import SearchResult
+from ..contract.results import SearchHit, SearchResult
 from ..storage.privacy import redact_secrets, secret_forms
 from ..transport.http import rate_limit_headers
 from ..transport.status import error_for_status, raise_for_status
@@ -65,11 +65,13 @@ class HttpProviderInstance:
         return None
 
     async def search(self, request: SearchRequest, scope: SearchScope, *, timeout: float) -> SearchResult:
-        """The call, with every string that leaves it — soft and hard errors, notes, upstream headers —
-        scrubbed of every form of the key it used (some APIs echo the key, even in a 200 body)."""
+        """The call, with every string that leaves it — soft and hard errors, notes, upstream headers,
+        and the hits when a body held the key — scrubbed of every form of the key it used (some APIs
+        echo the key, even in a 200 body: in a next-page link, say)."""
         forms = self._secret_forms()
+        echoes = [form.encode() for form in forms]
         try:
-            result = await self._search(request, timeout)
+            result, echoed = await self._search(request, timeout, echoes)
         except ZarniwoopError as exc:
             _scrub(exc, forms)
             raise
@@ -77,6 +79,7 @@ class HttpProviderInstance:
             return result
         return replace(
             result,
+            hits=tuple(_scrubbed_hit(hit, forms) for hit in result.hits) if echoed else result.hits,
             error_message=redact_secrets(result.error_message, forms),
             note=redact_secrets(result.note, forms),
             upstream_headers={k: redact_secrets(v, forms) or "" for k, v in result.upstream_headers.items()},
@@ -86,12 +89,18 @@ class HttpProviderInstance:
         key = self._config.api_key
         return secret_forms([key.reveal()]) if key else []
 
-    async def _search(self, request: SearchRequest, timeout: float) -> SearchResult:
+    async def _search(
+        self, request: SearchRequest, timeout: float, echoes: list[bytes]
+    ) -> tuple[SearchResult, bool]:
+        """The result, and whether a body held one of `echoes` (the key's forms): the hits are then
+        scrubbed (a search through the body is cheap; rebuilding every hit is not)."""
         spec = self._protocol.build_request(request, self._config)
         headers: dict[str, str] = {}
         page: SearchPage | None = None
+        echoed = False
         for _ in range(MAX_STEPS):
             raw = await self._send(spec, timeout)
+            echoed = echoed or any(echo in raw.body for echo in echoes)
             headers.update(rate_limit_headers(raw.headers))
             # A protocol may read some error statuses itself (arXiv: HTTP 400 with an Atom error
             # entry = a soft error); an unreadable body there is still the plain HTTP error.
@@ -122,7 +131,7 @@ class HttpProviderInstance:
             spec = page.next_request
         assert page is not None
         hits = page.hits[: request.max_results]
-        return SearchResult(
+        result = SearchResult(
             query=request.query,
             modality=request.modality,
             tier=request.tier,
@@ -135,6 +144,7 @@ class HttpProviderInstance:
             quota=page.quota,
             backoff_seconds=page.backoff_seconds,
         )
+        return result, echoed
 
     async def _send(self, spec: RequestSpec, timeout: float) -> RawResponse:
         guarded = self._config.untrusted and not self._config.allow_private
@@ -218,6 +228,22 @@ def _scrub(exc: ZarniwoopError, forms: list[str]) -> None:
     if forms:
         exc.message = redact_secrets(exc.message, forms) or ""
         exc.args = (exc.message,)
+
+
+def _scrubbed_hit(hit: SearchHit, forms: list[str]) -> SearchHit:
+    """`hit` with every form of the key in any of its strings (title, URL, snippet, page text,
+    extras at any depth) replaced by `***`."""
+
+    def scrub(value: Any) -> Any:
+        if isinstance(value, str):
+            return redact_secrets(value, forms)
+        if isinstance(value, list | tuple):
+            return type(value)(scrub(item) for item in value)
+        if isinstance(value, dict):
+            return {key: scrub(item) for key, item in value.items()}
+        return value
+
+    return SearchHit.from_json(scrub(hit.to_json()))
 
 
 def _reason(status: int) -> str:
