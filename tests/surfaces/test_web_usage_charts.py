@@ -45,7 +45,9 @@ def test_usage_charts_after_searches_with_one_failing_provider(page, server, sit
     assert legend(page, "chart-calls") == ["wiki calls", "wiki failures", "flaky calls", "flaky failures"]
     expect(calls.locator(".chart-summary")).to_have_text(SUMMARY)
     plot_name = calls.locator(".chart-plot").get_attribute("aria-label") or ""
-    assert plot_name.startswith("Provider calls and failures per hour. ") and SUMMARY.search(plot_name)
+    assert plot_name.startswith("Provider calls and failures per hour by instance. ") and SUMMARY.search(
+        plot_name
+    )
     # every point as a table: one row per hour of the window, the counts in their columns
     calls.get_by_text("Show as table").click()
     rows = calls.locator(".chart-data tbody tr")
@@ -107,6 +109,21 @@ def test_usage_charts_after_searches_with_one_failing_provider(page, server, sit
     expect(page.locator("#chart-tokens .chart-summary")).to_contain_text(
         "ann 500 tokens (100 in, 400 out); mike 41 tokens"
     )
+
+    # the calls per modality: both encyclopedia searches' three calls in one series
+    page.get_by_label("Calls charts per").select_option("modality")
+    expect(calls.locator(".chart-title")).to_have_text("Provider calls and failures per day by modality")
+    expect(calls.locator(".chart-summary")).to_contain_text("ENCYCLOPEDIA 3 calls, 1 failure.")
+    assert legend(page, "chart-calls") == ["ENCYCLOPEDIA calls", "ENCYCLOPEDIA failures"]
+    # charts until an hour ago: the searches just made are outside the window, the tables still count them
+    page.get_by_label("Charts until").fill("1h")
+    page.get_by_role("button", name="Show").click()
+    expect(page.locator("#page-usage")).to_contain_text("No provider calls to chart per day, ")
+    expect(page.locator("#chart-calls")).to_have_count(0)
+    expect(page.locator("table.usage tfoot")).to_contain_text("3")
+    page.get_by_label("Charts until").fill("")
+    page.get_by_label("Calls charts per").select_option("instance")
+    expect(calls.locator(".chart-title")).to_have_text("Provider calls and failures per day by instance")
     assert [p for p in problems if "Content Security Policy" in p or "Refused" in p] == []
     assert problems == []
 
@@ -124,6 +141,13 @@ def test_usage_charts_after_searches_with_one_failing_provider(page, server, sit
     page.get_by_label("Chart by").select_option("day")  # reloads: 101 days are fine
     expect(page.locator("#chart-calls .chart-summary")).to_contain_text("per day, ")
     expect(page.locator("#usage-error")).to_be_hidden()
+
+    # a window end it cannot read: the field named and marked, nothing charted
+    page.get_by_label("Charts until").fill("soon")
+    page.get_by_role("button", name="Show").click()
+    expect(page.locator("#usage-error")).to_have_text(re.compile(r"^until: "))
+    expect(page.get_by_label("Charts until")).to_have_attribute("aria-invalid", "true")
+    expect(page.locator("#chart-calls")).to_have_count(0)
 
 
 def test_charts_fit_a_phone_resize_with_their_box_and_follow_the_theme(page, server):

@@ -14,7 +14,9 @@ import { $, h, table, when, replace, api, clearError, setStatus, fail, ticket, b
 
 const THRESHOLDS = [80, 95, 100];
 const PALETTE = ["--chart-1", "--chart-2", "--chart-3", "--chart-4", "--chart-5", "--chart-6", "--chart-7", "--chart-8"];
-const BY_LABEL = { project: "project", account: "account", model: "model", provider: "provider" };
+const BY_LABEL = {
+  project: "project", account: "account", model: "model", provider: "provider", instance: "instance", modality: "modality",
+};
 
 let last = null; // the last answers, to draw again when the theme changes
 const plots = []; // live uPlot instances: destroyed before the next drawing
@@ -32,6 +34,7 @@ async function loadUsage(event) {
   const current = ticket("usage");
   setStatus("usage", "Loading…");
   const since = $("usage-since").value.trim() || "24h";
+  const until = $("usage-until").value.trim(); // blank: now (an empty parameter is not sent)
   const bucket = $("usage-bucket").value;
   const llm = {
     account: $("usage-account").value.trim(),
@@ -40,8 +43,8 @@ async function loadUsage(event) {
   try {
     const answers = await busy($("usage-form"), () => Promise.all([
       api("GET", "/v1/usage", { params: { since, ...llm } }),
-      api("GET", "/v1/usage/timeseries", { params: { kind: "research", since, bucket } }),
-      api("GET", "/v1/usage/timeseries", { params: { kind: "llm", since, bucket, by: $("usage-by").value, ...llm } }),
+      api("GET", "/v1/usage/timeseries", { params: { kind: "research", since, until, bucket, by: $("usage-calls-by").value } }),
+      api("GET", "/v1/usage/timeseries", { params: { kind: "llm", since, until, bucket, by: $("usage-by").value, ...llm } }),
     ]));
     if (!current()) return;
     last = answers;
@@ -221,7 +224,7 @@ function callCharts(ts, mounts) {
   const colour = (i) => PALETTE[i % PALETTE.length];
   const names = ts.series.map((s) => keyLabel(s.key));
   const calls = chart({
-    id: "chart-calls", title: `Provider calls and failures ${ts.bucket === "day" ? "per day" : "per hour"}`,
+    id: "chart-calls", title: `Provider calls and failures ${ts.bucket === "day" ? "per day" : "per hour"} by ${BY_LABEL[ts.by] ?? ts.by}`,
     summary: `${windowWords(ts)}: ${ts.series.map((s, i) => `${names[i]} ${plural(s.totals.calls, "call")}, ${plural(s.totals.failures, "failure")}`).join("; ")}.`,
     times, bucket: ts.bucket, format: (v) => tokens(v), columns: (v) => tokens(v), whole: true,
     lines: ts.series.flatMap((s, i) => [
@@ -230,7 +233,7 @@ function callCharts(ts, mounts) {
     ]),
   }, mounts);
   const p95 = chart({
-    id: "chart-p95", title: `p95 latency ${ts.bucket === "day" ? "per day" : "per hour"}`,
+    id: "chart-p95", title: `p95 latency ${ts.bucket === "day" ? "per day" : "per hour"} by ${BY_LABEL[ts.by] ?? ts.by}`,
     summary: `${windowWords(ts)}: ${ts.series.map((s, i) => `${names[i]} ${ms(s.totals.p95Ms)} over the window, worst ${worst(s.points, ts.bucket)}`).join("; ")}.`,
     times, bucket: ts.bucket, format: (v) => `${tokens(v)} ms`, columns: ms, whole: true,
     lines: ts.series.map((s, i) => ({ label: `${names[i]} p95`, values: s.points.map((p) => p.p95Ms), colour: colour(i) })),
@@ -346,7 +349,7 @@ function redraw() {
 }
 
 $("usage-form").addEventListener("submit", loadUsage);
-for (const id of ["usage-bucket", "usage-by"]) $(id).addEventListener("change", () => loadUsage());
+for (const id of ["usage-bucket", "usage-calls-by", "usage-by"]) $(id).addEventListener("change", () => loadUsage());
 // the theme button sets <html data-theme>; the system's scheme can change too: the canvas is redrawn
 new MutationObserver(redraw).observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
 window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", redraw);
