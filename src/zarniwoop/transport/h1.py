@@ -295,8 +295,9 @@ class H1Pool:
         bytes of body fails the exchange as they arrive (`Exchange.read` raises it).
 
         `retry`: the request may be sent again (a GET): when a kept connection turns out to have
-        been closed by the server before any byte of the answer came back, it is, once, on a new
-        connection (a server closes idle connections whenever it likes; httpx2 would fail the call).
+        been closed by the server before any byte of the answer came back (a server closes idle
+        connections whenever it likes), it is sent on the next kept one, or on a new connection,
+        whose failure is final.
         """
         loop = self._bind()
         while True:
