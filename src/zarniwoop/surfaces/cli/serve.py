@@ -168,16 +168,26 @@ def _announcing_server(config: uvicorn.Config, on_ready: Callable[[], None]) -> 
 def _bind(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
     """The server's socket, bound (uvicorn listens on it). `reuse_port` (`--workers N` on Linux): the
     port is shared with the workers' own sockets (`workers.listening_socket`), which the kernel hands
-    connections to in turn; this one only holds the port and never listens."""
+    connections to in turn; this one only holds the port and never listens.
+
+    A port shared that way would also take a second server's SO_REUSEPORT sockets without a word,
+    and the two would split the connections. So the port is first bound as a plain socket would
+    bind it — a port in use is refused as it always was — and only then, closed, bound again with
+    SO_REUSEPORT (a port 0 keeps the number the kernel picked)."""
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)[
             0
         ]
         sock = socket.socket(family, kind, proto)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if reuse_port and REUSE_PORT:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind(address)
+        if reuse_port and REUSE_PORT:
+            address = sock.getsockname()
+            sock.close()
+            sock = socket.socket(family, kind, proto)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            sock.bind(address)
     except OSError as exc:
         raise Exit(2, f"cannot bind {host}:{port}: {exc.strerror or exc}") from None
     sock.set_inheritable(True)
