@@ -65,8 +65,10 @@ async def records(db):
 
 
 async def test_one_row_per_provider_call_with_the_seed_fields(tmp_path, emulator, database_url):
-    serve(emulator)
-    emulator.add("/cool/works", Reply(status=503))
+    # 5 ms a call: rows are read in `started_at` order (milliseconds), and sub-millisecond loopback
+    # calls in a row could share one (then the instance name would order them)
+    serve(emulator, delay=0.005)
+    emulator.add("/cool/works", Reply(status=503, delay=0.005))
     settings = {
         **two_endpoints(emulator),
         **endpoint("oa-cool", "openalex", f"{emulator.url}/cool"),

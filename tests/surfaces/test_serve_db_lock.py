@@ -95,7 +95,8 @@ def test_a_cli_process_holding_the_write_lock_does_not_stall_healthz(tmp_path, e
     with sqlite3.connect(home / "zarniwoop.db") as db:
         cooldowns = db.execute("SELECT subject, updated_at FROM cooldowns").fetchall()
         audited = db.execute(
-            "SELECT instance_id, outcome FROM research_call_records ORDER BY started_at"
+            # rowid: the order the calls ended in, for two sub-millisecond calls with one started_at
+            "SELECT instance_id, outcome FROM research_call_records ORDER BY started_at, rowid"
         ).fetchall()
     assert [s for s, _ in cooldowns] == ["research:flaky:web"]
     assert locked_at <= cooldowns[0][1] <= released_at
