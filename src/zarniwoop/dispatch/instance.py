@@ -131,7 +131,7 @@ class HttpProviderInstance:
             spec = page.next_request
         assert page is not None
         hits = page.hits[: request.max_results]
-        result = SearchResult(
+        return SearchResult(
             query=request.query,
             modality=request.modality,
             tier=request.tier,
@@ -143,8 +143,7 @@ class HttpProviderInstance:
             upstream_headers=headers,
             quota=page.quota,
             backoff_seconds=page.backoff_seconds,
-        )
-        return result, echoed
+        ), echoed
 
     async def _send(self, spec: RequestSpec, timeout: float) -> RawResponse:
         guarded = self._config.untrusted and not self._config.allow_private

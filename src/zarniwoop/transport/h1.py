@@ -417,7 +417,6 @@ class H1Pool:
             self._idle_count += 1
             self._wake_one()
             return
-        connection.abort()
         self._drop(connection)
 
     def _drop(self, connection: _Connection) -> None:
