@@ -1,16 +1,19 @@
-"""CPU one upstream search call costs the client: the lean HTTP/1.1 path against httpx2's, same run.
+"""CPU one upstream search call costs the client: the transport against bare aiohttp and bare asyncio, same run.
 
     python bench/client_cost.py                      # 3000 GETs over 16 concurrent callers, each way
     python bench/client_cost.py --requests 6000 --clients 4 --rounds 5
 
 A loopback server in another process answers every request on a kept-alive connection with the same
-5 KB JSON body (it runs in its own process, so its CPU is not counted). In this process,
-`HttpTransport.send` sends the searches once over its own lean path (`transport/h1.py`) and once
-over httpx2's `AsyncClient` built as the transport builds its own (the pool's cheap idle check
-installed, redirects handled by the transport) — alternating, `--rounds` times each. CPU is user +
-system time of this process (`time.process_time`) over the timed requests after a warm-up. Prints one
-JSON object: microseconds of CPU per request for each path (the best and the median of the rounds)
-and the ratio of httpx2's to the lean path's medians.
+5 KB JSON body (its CPU is not counted). In this process three sides send the same searches,
+alternating, `--rounds` times each:
+- `transport`: `HttpTransport.send` (aiohttp underneath, with the project's caps, redirect policy,
+  header checks and error translation);
+- `aiohttp`: a bare `aiohttp.ClientSession.get` + `read` (the library's own floor);
+- `asyncio`: one kept connection per caller, the request written as bytes and the answer read by
+  its `Content-Length` (the floor under any HTTP client).
+CPU is user + system time of this process (`time.process_time`) over the timed requests after a
+warm-up. Prints one JSON object: microseconds of CPU per request for each side (best and median of
+the rounds) and the ratios of the medians to bare asyncio's.
 """
 
 from __future__ import annotations
@@ -22,16 +25,17 @@ import multiprocessing
 import statistics
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-import httpx2  # noqa: E402
+import aiohttp  # noqa: E402
 
 from zarniwoop.contract import RequestSpec  # noqa: E402
-from zarniwoop.transport.backend import install  # noqa: E402
 from zarniwoop.transport.http import USER_AGENT, HttpTransport  # noqa: E402
 
 BODY = json.dumps(
@@ -58,33 +62,61 @@ def _serve(conn: Connection) -> None:
     asyncio.run(main())
 
 
-def _httpx2_transport() -> HttpTransport:
-    """The transport with httpx2's client as `HttpTransport` builds its own (an injected client takes
-    every call)."""
-    limits = httpx2.Limits(max_connections=200, max_keepalive_connections=50, keepalive_expiry=30.0)
-    direct = httpx2.AsyncHTTPTransport(limits=limits, trust_env=False)
-    install(direct)
-    client = httpx2.AsyncClient(
-        follow_redirects=False,
-        limits=limits,
-        headers={"User-Agent": USER_AGENT},
-        trust_env=False,
-        transport=direct,
-    )
-    return HttpTransport(client)
+Call = Callable[[int, int], Awaitable[None]]
 
 
-async def _cpu_per_request(transport: HttpTransport, url: str, requests: int, clients: int) -> float:
+def _params(number: int, i: int) -> tuple[tuple[str, str], ...]:
+    return (("action", "query"), ("list", "search"), ("srsearch", f"aurora {number} {i}"))
+
+
+def _transport_side(transport: HttpTransport, url: str) -> Call:
+    async def call(number: int, i: int) -> None:
+        spec = RequestSpec("GET", url, params=_params(number, i), headers={"Accept": "application/json"})
+        reply = await transport.send(spec, timeout=8.0)
+        assert reply.status == 200 and len(reply.body) == len(BODY)
+
+    return call
+
+
+def _aiohttp_side(session: aiohttp.ClientSession, url: str) -> Call:
+    async def call(number: int, i: int) -> None:
+        async with session.get(
+            url, params=_params(number, i), headers={"Accept": "application/json"}
+        ) as reply:
+            body = await reply.read()
+        assert reply.status == 200 and len(body) == len(BODY)
+
+    return call
+
+
+def _asyncio_side(port: int) -> tuple[Call, Callable[[], None]]:
+    streams: dict[int, tuple[asyncio.StreamReader, asyncio.StreamWriter]] = {}
+
+    async def call(number: int, i: int) -> None:
+        if number not in streams:
+            streams[number] = await asyncio.open_connection("127.0.0.1", port)
+        reader, writer = streams[number]
+        target = f"/w/api.php?{urlencode(_params(number, i))}"
+        writer.write(
+            f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: application/json\r\n"
+            f"User-Agent: {USER_AGENT}\r\n\r\n".encode()
+        )
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(head.lower().split(b"content-length: ", 1)[1].split(b"\r\n", 1)[0])
+        body = await reader.readexactly(length)
+        assert head.startswith(b"HTTP/1.1 200") and len(body) == len(BODY)
+
+    def close() -> None:
+        for _, writer in streams.values():
+            writer.close()
+
+    return call, close
+
+
+async def _cpu_per_request(call: Call, requests: int, clients: int) -> float:
     async def caller(number: int, count: int) -> None:
         for i in range(count):
-            spec = RequestSpec(
-                "GET",
-                url,
-                params=(("action", "query"), ("list", "search"), ("srsearch", f"aurora {number} {i}")),
-                headers={"Accept": "application/json"},
-            )
-            reply = await transport.send(spec, timeout=8.0)
-            assert reply.status == 200 and len(reply.body) == len(BODY)
+            await call(number, i)
 
     each = requests // clients
     await asyncio.gather(*(caller(n, max(each // 10, 1)) for n in range(clients)))  # warm-up
@@ -93,16 +125,25 @@ async def _cpu_per_request(transport: HttpTransport, url: str, requests: int, cl
     return (time.process_time() - started) / (each * clients) * 1e6
 
 
-async def _measure(url: str, requests: int, clients: int, rounds: int) -> dict[str, object]:
-    lean, pooled = HttpTransport(), _httpx2_transport()
-    figures: dict[str, list[float]] = {"lean": [], "httpx2": []}
+async def _measure(port: int, requests: int, clients: int, rounds: int) -> dict[str, object]:
+    url = f"http://127.0.0.1:{port}/w/api.php"
+    transport = HttpTransport()
+    session = aiohttp.ClientSession()
+    bare, close_bare = _asyncio_side(port)
+    sides = {
+        "transport": _transport_side(transport, url),
+        "aiohttp": _aiohttp_side(session, url),
+        "asyncio": bare,
+    }
+    figures: dict[str, list[float]] = {name: [] for name in sides}
     try:
         for _ in range(rounds):
-            figures["lean"].append(await _cpu_per_request(lean, url, requests, clients))
-            figures["httpx2"].append(await _cpu_per_request(pooled, url, requests, clients))
+            for name, call in sides.items():
+                figures[name].append(await _cpu_per_request(call, requests, clients))
     finally:
-        await lean.aclose()
-        await pooled.aclose()
+        await transport.aclose()
+        await session.close()
+        close_bare()
     medians = {name: statistics.median(values) for name, values in figures.items()}
     return {
         "requestsPerRound": requests // clients * clients,
@@ -112,7 +153,10 @@ async def _measure(url: str, requests: int, clients: int, rounds: int) -> dict[s
             name: {"median": round(medians[name], 1), "best": round(min(values), 1)}
             for name, values in figures.items()
         },
-        "httpx2OverLean": round(medians["httpx2"] / medians["lean"], 2),
+        "transportOverAsyncio": round(medians["transport"] / medians["asyncio"], 2),
+        "aiohttpOverAsyncio": round(medians["aiohttp"] / medians["asyncio"], 2),
+        "transportOverAiohttp": round(medians["transport"] / medians["aiohttp"], 2),
+        "aiohttp": aiohttp.__version__,
         "python": sys.version.split()[0],
     }
 
@@ -128,8 +172,7 @@ def main() -> None:
     server.start()
     try:
         port = receiving.recv()
-        url = f"http://127.0.0.1:{port}/w/api.php"
-        print(json.dumps(asyncio.run(_measure(url, args.requests, args.clients, args.rounds)), indent=2))
+        print(json.dumps(asyncio.run(_measure(port, args.requests, args.clients, args.rounds)), indent=2))
     finally:
         server.terminate()
         server.join()

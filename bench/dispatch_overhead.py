@@ -1,13 +1,13 @@
 """What the dispatcher adds to one search: median and p99 vs a direct call, in one run.
 
 All sides hit the same loopback emulator endpoint (an OpenAlex-shaped body of 5 works). Two direct
-sides: httpx2's `client.get(url)` + `json.loads`, and the runtime's own transport
+sides: httpx's `client.get(url)` + `json.loads`, and the runtime's own transport
 (`HttpTransport.send`, the lean HTTP/1.1 path of `transport/h1.py` the dispatcher sends over) +
 `json.loads`; the dispatcher side is a full `Dispatcher.search()` (candidate ordering, gate,
 cooldown lookup in SQLite, pacing, timeout, protocol build + parse, attempt bookkeeping) with the
 result cache off. Calls alternate between the sides so machine noise hits them alike. What the
 dispatcher itself adds is `added_over_transport`: since the lean path, the dispatcher's whole
-search is quicker than httpx2's bare GET (`ratio_median` < 1).
+search is quicker than httpx's bare GET (`ratio_median` < 1).
 
     python bench/dispatch_overhead.py [--n 2000]
 """
@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import httpx2  # noqa: E402
+import httpx  # noqa: E402
 
 from tests.support.bodies import openalex_works  # noqa: E402
 from tests.support.emulator import Emulator, Reply  # noqa: E402
@@ -54,7 +54,7 @@ async def main(n: int) -> dict[str, object]:
     }
     with tempfile.TemporaryDirectory() as tmp:
         runtime = await open_runtime(Path(tmp), settings)
-        client = httpx2.AsyncClient()
+        client = httpx.AsyncClient()
         url = f"{emu.url}/a/works?search=q&per-page=10"
         spec = RequestSpec("GET", f"{emu.url}/a/works", params=(("search", "q"), ("per-page", "10")))
         request = SearchRequest.create("q", "academic")

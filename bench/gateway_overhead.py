@@ -1,4 +1,4 @@
-"""What the OpenAI-compatible gateway adds to a call, next to a bare httpx2 call to the same loopback
+"""What the OpenAI-compatible gateway adds to a call, next to a bare httpx call to the same loopback
 upstream — and what `litellm.acompletion` adds, against the same upstream, in the same run.
 
 Interleaved per round, so machine noise hits them alike (the emulator answers an OpenAI chat
@@ -8,7 +8,7 @@ completion; every client keeps its connections alive):
 - `gateway`: the same body to a real `zarniwoop serve` (another process, uvicorn) with an
   account token — auth, the whole seed 002 path (resolution, credential cascade with decryption,
   budgets reserved and settled at every level in SQLite, usage record), the upstream call, and the
-  OpenAI-shaped answer; sent with httpx2 so the figure is the gateway's, not a client SDK's;
+  OpenAI-shaped answer; sent with httpx so the figure is the gateway's, not a client SDK's;
 - `gateway_openai_sdk`: the same through the `openai` SDK (`AsyncOpenAI`), as agents call it;
 - `litellm`: `litellm.acompletion(model="openai/gpt-4o-mini", api_base=<emulator>/v1)` straight to
   the upstream, in this process (skipped, and said so, when litellm is not installed: it is 317 MB
@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm must not fetch its price map
 
-import httpx2  # noqa: E402
+import httpx  # noqa: E402
 
 from tests.support.emulator import Emulator  # noqa: E402
 from tests.support.gateway import (  # noqa: E402
@@ -81,7 +81,7 @@ async def measure(n: int, upstream: str, gateway: str, token: str) -> dict[str, 
     if litellm is not None:
         samples["litellm"] = []
     warmup = min(50, max(5, n // 5))
-    async with httpx2.AsyncClient() as http:
+    async with httpx.AsyncClient() as http:
         for i in range(n + warmup):
             t0 = time.perf_counter()
             json.loads(

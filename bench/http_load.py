@@ -4,7 +4,7 @@
     python bench/http_load.py --duration 10 --clients 32
     python bench/http_load.py --workers 2     # `zarniwoop serve --workers 2`
 
-Three processes: the load generator (this one, httpx2), `zarniwoop serve` (uvicorn), and the
+Three processes: the load generator (this one, httpx), `zarniwoop serve` (uvicorn), and the
 provider emulator (its own process, so it does not share a GIL with either). Every search goes
 the whole way: bearer-token check → FastAPI validation → dispatcher → HTTP to the emulator →
 Wikipedia parser → JSON. The result cache is off so each request reaches the emulator.
@@ -40,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import httpx2  # noqa: E402
+import httpx  # noqa: E402
 
 from tests.support.bodies import wikipedia_pages  # noqa: E402
 from tests.support.runtime import endpoint, only, write_config  # noqa: E402
@@ -98,8 +98,8 @@ class Phase:
 async def _load(url: str, token: str, clients: int, seconds: float, *, search: bool) -> Phase:
     phase = Phase()
     headers = {"Authorization": f"Bearer {token}"}
-    limits = httpx2.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx2.AsyncClient(base_url=url, headers=headers, limits=limits, timeout=30) as http:
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(base_url=url, headers=headers, limits=limits, timeout=30) as http:
         stop_at = time.perf_counter() + seconds
 
         async def client(number: int) -> None:
@@ -116,7 +116,7 @@ async def _load(url: str, token: str, clients: int, seconds: float, *, search: b
                         response = await http.get("/healthz")
                         ok = response.status_code == 200
                     detail = f"HTTP {response.status_code}: {response.text[:200]}"
-                except httpx2.HTTPError as exc:
+                except httpx.HTTPError as exc:
                     ok, detail = False, f"{type(exc).__name__}: {exc}"
                 phase.latencies.append(time.perf_counter() - begin)
                 if not ok:

@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import httpx2  # noqa: E402
+import httpx  # noqa: E402
 
 from bench.http_load import _run_emulator  # noqa: E402
 from tests.support.runtime import endpoint, only, write_config  # noqa: E402
@@ -40,9 +40,9 @@ from tests.support.served import served  # noqa: E402
 async def _requests(url: str, token: str, clients: int, total: int, *, search: bool) -> int:
     """`total` requests over `clients` connections; returns how many failed."""
     headers = {"Authorization": f"Bearer {token}"}
-    limits = httpx2.Limits(max_connections=clients, max_keepalive_connections=clients)
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     failed = 0
-    async with httpx2.AsyncClient(base_url=url, headers=headers, limits=limits, timeout=120) as http:
+    async with httpx.AsyncClient(base_url=url, headers=headers, limits=limits, timeout=120) as http:
 
         async def client(number: int) -> None:
             nonlocal failed

@@ -1,4 +1,4 @@
-"""What the LLM call path costs per call, next to a bare httpx2 call to the same loopback endpoint.
+"""What the LLM call path costs per call, next to a bare httpx call to the same loopback endpoint.
 
 Three things are measured in one run, interleaved so machine noise hits them alike:
 
@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import httpx2  # noqa: E402
+import httpx  # noqa: E402
 
 from tests.support.emulator import Emulator, Reply  # noqa: E402
 from tests.support.llm import ANTHROPIC_PATH, KEYS, seed_tenants, trusting  # noqa: E402
@@ -78,7 +78,7 @@ async def main(n: int) -> dict[str, object]:
         spec = ADAPTERS["anthropic"].build(
             request, Endpoint("anthropic", "anthropic", emu.url, None), "claude-sonnet-4-5"
         )
-        bare_client = httpx2.AsyncClient()
+        bare_client = httpx.AsyncClient()
         bare: list[float] = []
         path_only: list[float] = []
         construct: list[float] = []

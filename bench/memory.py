@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import httpx2  # noqa: E402
+import httpx  # noqa: E402
 
 from tests.support.runtime import endpoint, only, write_config  # noqa: E402
 from tests.support.served import rss_kib, served  # noqa: E402
@@ -63,8 +63,8 @@ async def _searches(url: str, token: str, count: int, clients: int, tag: str) ->
     queue: asyncio.Queue[int] = asyncio.Queue()
     for i in range(count):
         queue.put_nowait(i)
-    limits = httpx2.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx2.AsyncClient(
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(
         base_url=url, headers={"Authorization": f"Bearer {token}"}, limits=limits, timeout=30
     ) as http:
 

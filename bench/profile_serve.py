@@ -35,7 +35,7 @@ from tests.support.served import served  # noqa: E402
 
 GROUPS = (
     ("zarniwoop", ("/zarniwoop/",)),
-    ("httpx2, httpcore2, h11, anyio", ("/httpx2/", "/httpcore2/", "/h11/", "/anyio/")),
+    ("httpx, httpcore2, h11, anyio", ("/httpx/", "/httpcore2/", "/h11/", "/anyio/")),
     ("FastAPI, Starlette", ("/fastapi/", "/starlette/")),
     ("uvicorn", ("/uvicorn/",)),
     ("asyncio", ("/asyncio/",)),

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx2
+import httpx
 import uvicorn
 import yaml
 
@@ -88,7 +88,7 @@ def free_port() -> int:
 
 def proxy_app(upstream: str, token: str) -> Any:
     """An ASGI app forwarding every request to `upstream` with `Authorization: Bearer <token>`, streaming."""
-    client = httpx2.AsyncClient(timeout=httpx2.Timeout(60, read=None))
+    client = httpx.AsyncClient(timeout=httpx.Timeout(60, read=None))
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -111,7 +111,7 @@ def proxy_app(upstream: str, token: str) -> Any:
         try:
             async for chunk in response.aiter_raw():
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        except httpx2.RemoteProtocolError:
+        except httpx.RemoteProtocolError:
             pass  # the server ended an SSE stream the client had left: nothing more to relay
         finally:
             await response.aclose()

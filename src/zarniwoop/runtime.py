@@ -198,7 +198,7 @@ class Runtime:
         """The content store: hits' bodies into the project workspace, through the SSRF guard."""
         from .content.store import ContentStore
 
-        return ContentStore(self.home, self.settings, self.factory, proxies=self.transport.proxies)
+        return ContentStore(self.home, self.settings, self.factory, transport=self.transport)
 
     @cached_property
     def tokens(self) -> TokenStore:
@@ -260,9 +260,8 @@ class Runtime:
                         directory=self.org,
                         ledger=self.quota_ledger,
                         usage=UsageStore(self.db),
-                        http=self.transport.client,
+                        http=self.transport,
                         catalog=self.catalog,
-                        guard=self.transport,
                     )
         return self._llm
 

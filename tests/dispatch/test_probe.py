@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import time
 
-import httpx2
+import httpx
 import pytest
 from typer.testing import CliRunner
 
@@ -42,7 +42,7 @@ def test_a_server_probes_keyless_endpoints_and_never_a_paid_one(tmp_path, emulat
         auth = {"Authorization": f"Bearer {server.token}"}
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            entries = httpx2.get(f"{server.url}/v1/research/providers", headers=auth).json()["providers"]
+            entries = httpx.get(f"{server.url}/v1/research/providers", headers=auth).json()["providers"]
             by_id = {e["id"]: e for e in entries}
             if "lastProbe" in by_id["oa-down"] and len(emulator.requests("/up/works")) >= 2:
                 break

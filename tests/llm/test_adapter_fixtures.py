@@ -4,10 +4,11 @@ both fed to the adapter directly and served by the loopback emulator through a r
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-import httpx2
 import pytest
 
 from zarniwoop.contract.errors import (
@@ -20,6 +21,7 @@ from zarniwoop.contract.errors import (
 from zarniwoop.contract.protocol import Secret
 from zarniwoop.llm.adapters import ADAPTERS, ChatClient, ChatRequest, Endpoint
 from zarniwoop.llm.adapters._http import SseDecoder
+from zarniwoop.transport.http import HttpTransport
 
 from ..support.emulator import Reply
 from ..support.paths import fixture_bytes as _fixture_bytes
@@ -28,6 +30,15 @@ from ..support.paths import fixture_path, shared_fixtures
 pytestmark = pytest.mark.anyio
 
 KEY = "sk-test-FIXTURE-0123456789"
+
+
+@contextlib.asynccontextmanager
+async def _transport() -> AsyncIterator[HttpTransport]:
+    transport = HttpTransport()
+    try:
+        yield transport
+    finally:
+        await transport.aclose()
 
 
 @dataclass(frozen=True)
@@ -501,7 +512,7 @@ async def test_fixture_served_through_a_chat_client(case: Case, emulator) -> Non
     body, content_type = _served_body(case)
     headers = {**_recorded_headers(case.headers_file), "Content-Type": content_type}
     emulator.add(_path(case.wire, model, stream), Reply(body=body, headers=headers))
-    async with httpx2.AsyncClient() as http:
+    async with _transport() as http:
         client = ChatClient(
             ADAPTERS[case.wire],
             Endpoint(case.wire, case.wire, _base(case.wire, emulator), Secret(KEY)),
@@ -531,7 +542,7 @@ async def test_streamed_deltas_arrive_before_the_final_response(emulator) -> Non
         "/v1/messages",
         Reply(body=fixture_bytes("anthropic/stream-text.sse"), headers={"Content-Type": "text/event-stream"}),
     )
-    async with httpx2.AsyncClient() as http:
+    async with _transport() as http:
         client = ChatClient(
             ADAPTERS["anthropic"], Endpoint("anthropic", "anthropic", emulator.url, Secret(KEY)), "m", http
         )
@@ -548,7 +559,7 @@ async def test_error_fixture_maps_to_the_contract_error(case: ErrorCase, emulato
         _path(case.wire, "m", False),
         Reply(status=case.status, body=fixture_bytes(case.file), headers=headers),
     )
-    async with httpx2.AsyncClient() as http:
+    async with _transport() as http:
         client = ChatClient(
             ADAPTERS[case.wire],
             Endpoint(case.wire, "inst-a", _base(case.wire, emulator), Secret(KEY)),
@@ -596,7 +607,7 @@ async def test_ollama_midstream_error_raises_after_partial_text(emulator) -> Non
         ),
     )
     seen = []
-    async with httpx2.AsyncClient() as http:
+    async with _transport() as http:
         client = ChatClient(ADAPTERS["ollama"], Endpoint("ollama", "ollama", emulator.url), "gemma4", http)
         with pytest.raises(ProviderError) as caught:
             async for item in client.stream(ChatRequest.prompt("hi")):

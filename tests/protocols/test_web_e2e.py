@@ -532,10 +532,10 @@ def test_searxng_without_base_url_fails_at_start_up(tmp_path: Path, home: Path) 
 
 def test_wrong_method_and_missing_query_are_refused_by_the_emulator(emulator: Emulator) -> None:
     """The emulator is strict like the real APIs, so the tests above prove method and body are right."""
-    import httpx2
+    import httpx
 
     bases = mount_all(emulator)
-    with httpx2.Client() as client:
+    with httpx.Client() as client:
         assert (
             client.get(f"{bases['serper']}/search", headers={"X-API-KEY": KEYS["serper"]}).status_code == 405
         )

@@ -1,7 +1,7 @@
 """Run `zarniwoop serve` as a real process (uvicorn on a loopback port) and read its banner.
 
     with served(config_path, home) as server:
-        httpx2.get(f"{server.url}/healthz")
+        httpx.get(f"{server.url}/healthz")
         server.token            # the admin token it printed (None when tokens were configured)
 
 Used by the surface tests and by `bench/http_load.py`.

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import httpx2
+import httpx
 import pytest
 
 from zarniwoop.llm.adapters import ADAPTERS
@@ -530,7 +530,7 @@ def test_errors_come_in_openai_shape(gw: Gateway) -> None:
 
 
 def test_embeddings_answer_501_in_openai_shape(gw: Gateway) -> None:
-    answer = httpx2.post(
+    answer = httpx.post(
         gw.server.url + "/v1/embeddings",
         json={"model": MODELS["openai"], "input": "hi"},
         headers={"Authorization": f"Bearer {gw.token}"},
@@ -542,7 +542,7 @@ def test_embeddings_answer_501_in_openai_shape(gw: Gateway) -> None:
 
 def test_the_body_cap_answers_in_openai_shape_on_the_gateway(gw: Gateway) -> None:
     big = json.dumps({"model": MODELS["openai"], "messages": [{"role": "user", "content": "x" * 1_100_000}]})
-    answer = httpx2.post(
+    answer = httpx.post(
         gw.server.url + "/v1/chat/completions",
         content=big,
         headers={"Authorization": f"Bearer {gw.token}", "Content-Type": "application/json"},
@@ -552,7 +552,7 @@ def test_the_body_cap_answers_in_openai_shape_on_the_gateway(gw: Gateway) -> Non
 
 
 def test_the_rest_of_the_api_keeps_its_own_error_shape(gw: Gateway) -> None:
-    answer = httpx2.get(gw.server.url + "/v1/research/providers")
+    answer = httpx.get(gw.server.url + "/v1/research/providers")
     assert answer.status_code == 401 and set(answer.json()["error"]) == {"message"}
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-import httpx2
+import httpx
 import jsonschema
 import pytest
 
@@ -37,7 +37,7 @@ def server(tmp_path, emulator):
 @pytest.fixture
 async def http(server):
     headers = {"Authorization": f"Bearer {server.token}"}
-    async with httpx2.AsyncClient(base_url=server.url, headers=headers, timeout=30) as client:
+    async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=30) as client:
         yield client
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-import httpx2
+import httpx
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -104,20 +104,20 @@ async def test_streamable_http_on_real_uvicorn_with_the_printed_token(tmp_path, 
     config = write_config(tmp_path, {"settings": wiki_settings(emulator), "tenants": QUIET_PROJECT})
     with served(config, tmp_path / "home") as server:
         assert server.token is not None  # no tokens configured: the banner printed an admin token
-        async with httpx2.AsyncClient(timeout=10) as http:
+        async with httpx.AsyncClient(timeout=10) as http:
             denied = await http.post(
                 f"{server.url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
             )
             assert denied.status_code == 401
         headers = {"Authorization": f"Bearer {server.token}"}
         async with (
-            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            httpx.AsyncClient(headers=headers, timeout=30) as http,
             Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as client,
         ):
             await assert_five_tools_and_search(client, emulator)
         # `?tenant=&project=` picks the scope the calls act in: acme/quiet has no provenance footer
         async with (
-            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            httpx.AsyncClient(headers=headers, timeout=30) as http,
             Client(
                 streamable_http_client(f"{server.url}/mcp?tenant=acme&project=quiet", http_client=http)
             ) as client,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 
-import httpx2
+import httpx
 import jsonschema
 import pytest
 from mcp import Client, MCPError
@@ -129,7 +129,7 @@ async def test_over_streamable_http_nulls_succeed_and_a_bad_request_logs_one_lin
     with served(config, tmp_path / "home", "--log-level", "info") as server:
         headers = {"Authorization": f"Bearer {server.token}"}
         async with (
-            httpx2.AsyncClient(headers=headers, timeout=30) as http,
+            httpx.AsyncClient(headers=headers, timeout=30) as http,
             Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as remote,
         ):
             for tool in (await remote.list_tools()).tools:

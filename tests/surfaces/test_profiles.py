@@ -12,7 +12,7 @@ import sqlite3
 import subprocess
 import sys
 
-import httpx2
+import httpx
 import pytest
 import yaml
 from mcp import Client, StdioServerParameters
@@ -61,7 +61,7 @@ def token(home, config, *extra: str) -> str:
 
 async def mcp_search(url: str, bearer: str, arguments: dict[str, object]) -> dict:
     async with (
-        httpx2.AsyncClient(headers={"Authorization": f"Bearer {bearer}"}, timeout=30) as http,
+        httpx.AsyncClient(headers={"Authorization": f"Bearer {bearer}"}, timeout=30) as http,
         Client(streamable_http_client(url, http_client=http)) as client,
     ):
         result = await client.call_tool("research_search", {"modality": "academic", **arguments})
@@ -76,7 +76,7 @@ async def test_a_profile_is_honoured_on_every_surface_while_others_keep_the_glob
     plain, bound = token(home, config), token(home, config, "--profile", PROFILE)
     with served(config, home) as server:
         mcp = f"{server.url}/mcp"
-        async with httpx2.AsyncClient(base_url=server.url, timeout=30) as http:
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:
             listed = (await http.get("/v1/profiles", headers={"Authorization": f"Bearer {plain}"})).json()
             [entry] = listed["profiles"]
             assert {k: entry[k] for k in ("name", "providers", "modalities", "level")} == {

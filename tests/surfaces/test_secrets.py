@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 from urllib.parse import quote, quote_plus, urlsplit
 
-import httpx2
+import httpx
 import pytest
 import yaml
 
@@ -171,7 +171,7 @@ def test_no_key_or_query_word_anywhere(tmp_path, emulator, database_url):
 
     with served(config, home, env=ENV) as server:
         auth = {"Authorization": f"Bearer {server.token}"}  # the operator: sees every lastError
-        with httpx2.Client(base_url=server.url, headers=auth, timeout=60) as http:
+        with httpx.Client(base_url=server.url, headers=auth, timeout=60) as http:
             for modality, provider in SEARCHES:
                 body: dict[str, object] = {"query": QUERY, "modality": modality, "maxResults": 5}
                 path = "/v1/research/search"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-import httpx2
+import httpx
 import pytest
 
 from zarniwoop.surfaces.cli.serve import is_loopback
@@ -52,7 +52,7 @@ def test_with_tokens_configured_serve_prints_none_and_enforces_them(tmp_path, co
         assert server.token is None
         assert "admin token" not in server.banner
         auth = {"Authorization": f"Bearer {issued['token']}"}
-        with httpx2.Client(base_url=server.url, timeout=10) as http:
+        with httpx.Client(base_url=server.url, timeout=10) as http:
             assert http.get("/healthz").json()["status"] == "ok"
             assert http.post("/v1/research/search", json={"query": "a", "modality": "web"}).status_code == 401
             found = http.post(
@@ -102,7 +102,7 @@ def test_printed_admin_token_works_and_sees_last_errors(tmp_path, emulator, conf
     config = write_config(tmp_path, {"settings": settings})
     with served(config, tmp_path / "home") as server:
         auth = {"Authorization": f"Bearer {server.token}"}
-        with httpx2.Client(base_url=server.url, headers=auth, timeout=10) as http:
+        with httpx.Client(base_url=server.url, headers=auth, timeout=10) as http:
             result = http.post("/v1/research/search", json={"query": "aurora", "modality": "web"}).json()
             assert result["providerInstanceId"] == "wiki"
             routing = http.get("/v1/_routing").json()
@@ -144,7 +144,7 @@ def test_the_banner_names_the_web_ui_and_metrics_reads_the_server(tmp_path, conf
         assert (
             f"  Web UI    {server.url}/       (paste the token below into it)" in server.banner.splitlines()
         )
-        with httpx2.Client(base_url=server.url, headers={"Authorization": f"Bearer {server.token}"}) as http:
+        with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {server.token}"}) as http:
             assert (
                 http.post("/v1/research/search", json={"query": "aurora", "modality": "web"}).status_code
                 == 200

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import time
 
-import httpx2
+import httpx
 
 from ..support.bodies import wikipedia_pages
 from ..support.emulator import Reply
@@ -24,7 +24,7 @@ def test_projects_stop_in_another_process_reaches_the_running_server(tmp_path, e
     home = tmp_path / "home"
     with served(config, home) as server:
         auth = {"Authorization": f"Bearer {server.token}"}
-        searched = httpx2.post(
+        searched = httpx.post(
             f"{server.url}/v1/research/search",
             params={"tenant": "acme", "project": "review"},
             json={"query": "aurora", "modality": "encyclopedia"},

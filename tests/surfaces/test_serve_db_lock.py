@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 
-import httpx2
+import httpx
 
 from ..support.bodies import wikipedia_pages
 from ..support.emulator import Reply
@@ -37,7 +37,7 @@ print("released", time.time(), flush=True)
 """
 
 
-def _healthz_seconds(http: httpx2.Client) -> float:
+def _healthz_seconds(http: httpx.Client) -> float:
     begin = time.perf_counter()
     assert http.get("/healthz").status_code == 200
     return time.perf_counter() - begin
@@ -56,7 +56,7 @@ def test_a_cli_process_holding_the_write_lock_does_not_stall_healthz(tmp_path, e
     home = tmp_path / "home"
     with served(config, home) as server:
         auth = {"Authorization": f"Bearer {server.token}"}
-        with httpx2.Client(base_url=server.url, timeout=30) as http:
+        with httpx.Client(base_url=server.url, timeout=30) as http:
             baseline = statistics.median(_healthz_seconds(http) for _ in range(20))
             holder = subprocess.Popen(
                 [sys.executable, "-c", _HOLDER, str(home / "zarniwoop.db"), str(HOLD_SECONDS)],
@@ -71,7 +71,7 @@ def test_a_cli_process_holding_the_write_lock_does_not_stall_healthz(tmp_path, e
             answers: list[int] = []
 
             def search() -> None:  # flaky fails (a cooldown to write), wiki answers (a record to audit)
-                with httpx2.Client(base_url=server.url, headers=auth, timeout=30) as searcher:
+                with httpx.Client(base_url=server.url, headers=auth, timeout=30) as searcher:
                     for n in range(3):
                         reply = searcher.post(
                             "/v1/research/search", json={"query": f"aurora {n}", "modality": "web"}

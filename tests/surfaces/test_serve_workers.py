@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx2
+import httpx
 import pytest
 
 from zarniwoop.surfaces.cli.workers import listening_socket
@@ -79,7 +79,7 @@ def _per_worker_metrics(server: Served, workers: int = 2, tries: int = 400) -> d
     seen: dict[int, str] = {}
     auth = {"Authorization": f"Bearer {server.token}"}
     for _ in range(tries):
-        with httpx2.Client(base_url=server.url, headers=auth, timeout=10) as http:
+        with httpx.Client(base_url=server.url, headers=auth, timeout=10) as http:
             response = http.get("/metrics")
         assert response.status_code == 200, response.text
         pid = _metric(response.text, "zarniwoop_serve_worker_pid")
@@ -94,7 +94,7 @@ async def _searches(url: str, token: str, queries: list[str]) -> list[dict[str, 
 
     async def one(query: str) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {token}", "Connection": "close"}
-        async with httpx2.AsyncClient(base_url=url, headers=headers, timeout=30) as http:
+        async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30) as http:
             response = await http.post("/v1/research/search", json={"query": query, "modality": "web"})
         assert response.status_code == 200, response.text
         body: dict[str, Any] = response.json()
@@ -198,11 +198,11 @@ def test_one_banner_one_token_for_every_worker_and_sigterm_stops_them_all(tmp_pa
         # gives fewer than 8 of 40 about once in 10⁵ runs)
         answered: dict[int, int] = dict.fromkeys(workers, 0)
         for _ in range(40):
-            with httpx2.Client(base_url=server.url, timeout=10) as http:
+            with httpx.Client(base_url=server.url, timeout=10) as http:
                 scrape = http.get("/metrics", headers={"Authorization": f"Bearer {server.token}"})
             answered[int(_metric(scrape.text, "zarniwoop_serve_worker_pid"))] += 1
         assert min(answered.values()) >= 8, answered
-        with httpx2.Client(base_url=server.url, timeout=10) as http:
+        with httpx.Client(base_url=server.url, timeout=10) as http:
             for _ in range(20):  # fresh connections: the workers take turns
                 refused = http.get("/v1/research/providers", headers={"Connection": "close"})
                 assert refused.status_code == 401
@@ -260,14 +260,14 @@ def test_small_responses_are_not_delayed_by_nagle(tmp_path, emulator):
     config = _config(tmp_path, {})
     with served(config, tmp_path / "home", "--workers", "2") as server:
         keep_alive, fresh = [], []
-        with httpx2.Client(base_url=server.url, timeout=10) as http:
+        with httpx.Client(base_url=server.url, timeout=10) as http:
             http.get("/healthz")
             for _ in range(60):
                 begin = time.perf_counter()
                 assert http.get("/healthz").status_code == 200
                 keep_alive.append(time.perf_counter() - begin)
         for _ in range(30):
-            with httpx2.Client(base_url=server.url, timeout=10) as http:
+            with httpx.Client(base_url=server.url, timeout=10) as http:
                 begin = time.perf_counter()
                 assert http.get("/healthz").status_code == 200
                 fresh.append(time.perf_counter() - begin)
@@ -326,7 +326,7 @@ def test_a_second_server_on_a_workers_port_is_refused_not_let_in_to_share_it(tmp
             assert second.returncode == 2, second.stderr
             assert second.stderr.strip() == f"error: cannot bind 127.0.0.1:{port}: Address already in use"
         assert len(child_pids(server.pid)) == 2
-        with httpx2.Client(base_url=server.url, timeout=10) as http:
+        with httpx.Client(base_url=server.url, timeout=10) as http:
             assert http.get("/healthz").status_code == 200
 
 

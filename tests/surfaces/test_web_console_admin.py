@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx2
+import httpx
 import pytest
 
 from ..support.emulator import Emulator, Reply
@@ -118,8 +118,8 @@ def mike(site, server) -> str:
     return str(json.loads(made.stdout)["token"])
 
 
-def ask_llm(server: Served, token: str) -> httpx2.Response:
-    return httpx2.post(
+def ask_llm(server: Served, token: str) -> httpx.Response:
+    return httpx.post(
         f"{server.url}/v1/chat/completions",
         json=CHAT,
         headers={"Authorization": f"Bearer {token}"},
@@ -343,7 +343,7 @@ def test_refresh_and_discover_show_the_counters_their_endpoints_return(tab, serv
 
 
 def test_refresh_needs_an_operator_token_and_says_so(tab, server, site):
-    made = httpx2.post(
+    made = httpx.post(
         f"{server.url}/v1/tokens",
         json={"tenant": "acme", "project": "*", "role": "tenant-admin"},
         headers={"Authorization": f"Bearer {server.token}"},

@@ -9,12 +9,12 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import httpx2
 import pytest
 
 from tests.support.tls import self_signed
 from zarniwoop.contract import TransportError
 from zarniwoop.transport.fetch import GuardedFetcher
+from zarniwoop.transport.http import HttpTransport
 
 pytestmark = pytest.mark.anyio
 NAME = "papers.example"
@@ -56,12 +56,9 @@ def fetcher_for(port: int, cert: str, name: str) -> GuardedFetcher:
     async def resolve(host: str, p: int):
         return [ipaddress.ip_address("127.0.0.1")] if host == name else []
 
-    trust = ssl.create_default_context(cafile=cert)
-    client = httpx2.AsyncClient(
-        verify=trust, trust_env=False, limits=httpx2.Limits(max_keepalive_connections=0)
-    )
+    transport = HttpTransport(ssl_context=ssl.create_default_context(cafile=cert))
     allowed = lambda ip, p: ip == ipaddress.ip_address("127.0.0.1") and p == port  # noqa: E731
-    return GuardedFetcher(client, resolver=resolve, address_allowed=allowed)
+    return GuardedFetcher(transport, resolver=resolve, address_allowed=allowed)
 
 
 async def test_https_connects_to_the_checked_address_with_the_name_for_sni_and_certificate(tls_server):
@@ -72,7 +69,7 @@ async def test_https_connects_to_the_checked_address_with_the_name_for_sni_and_c
             f"https://{NAME}:{port}/paper", max_bytes=1000, allow_private=False, timeout=5
         )
     finally:
-        await fetcher.client.aclose()
+        await fetcher.transport.aclose()
     assert page.body == b"over tls"
     assert seen["sni"] == [NAME]
     assert seen["host"] == [f"{NAME}:{port}"]
@@ -87,5 +84,5 @@ async def test_a_certificate_for_another_name_fails(tls_server):
                 f"https://impostor.example:{port}/paper", max_bytes=1000, allow_private=False, timeout=5
             )
     finally:
-        await fetcher.client.aclose()
+        await fetcher.transport.aclose()
     assert seen["host"] == []

@@ -10,7 +10,6 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import httpx2
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -121,16 +120,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-async def _fail(url: str, client: httpx2.AsyncClient | None = None, timeout: float = 2.0) -> Exception:
-    transport = HttpTransport(client)
+async def _fail(url: str, trust: ssl.SSLContext | None = None, timeout: float = 2.0) -> Exception:
+    transport = HttpTransport(ssl_context=trust)
     try:
         with pytest.raises((TransportError, ProviderTimeoutError)) as caught:
             await transport.send(RequestSpec("GET", url), timeout=timeout)
         return caught.value
     finally:
         await transport.aclose()
-        if client is not None:
-            await client.aclose()
 
 
 async def test_an_unresolvable_name_says_so(monkeypatch):
@@ -156,8 +153,7 @@ async def test_a_refused_port_names_host_and_port():
 
 async def test_a_bad_certificate_names_the_reason(expired_tls):
     port, ca = expired_tls
-    client = httpx2.AsyncClient(verify=ssl.create_default_context(cafile=ca), trust_env=False)
-    error = await _fail(f"https://localhost:{port}/search", client)
+    error = await _fail(f"https://localhost:{port}/search", ssl.create_default_context(cafile=ca))
     assert type(error) is TransportError
     assert (
         error.message == f"network error: TLS handshake with localhost:{port} failed: certificate has expired"

@@ -38,7 +38,7 @@ from ..contract.protocol import ExtractsContentText
 from ..contract.query import SearchScope
 from ..contract.results import ContentRef
 from ..transport.fetch import GuardedFetcher
-from ..transport.proxies import ProxySettings
+from ..transport.http import HttpTransport
 
 if TYPE_CHECKING:
     from ..config.settings import SettingService
@@ -94,13 +94,13 @@ class ContentStore:
         factory: ProviderFactory,
         *,
         fetcher: GuardedFetcher | None = None,
-        proxies: ProxySettings | None = None,
+        transport: HttpTransport | None = None,
     ) -> None:
         self.home = Path(home)
         self.settings = settings
         self.factory = factory
         self._owns_fetcher = fetcher is None
-        self.fetcher = fetcher or GuardedFetcher(proxies=proxies)
+        self.fetcher = fetcher or GuardedFetcher(transport)
 
     def workspace(self, scope: SearchScope) -> Path:
         """`ZARNIWOOP_HOME/workspace/<tenant>/<project>` (the folder `projects stop` removes)."""

@@ -29,9 +29,9 @@
     └── ExtractionError(reason)                 a document to index cannot be read as its type
         └── MissingLibraryError                 its type needs an optional library (pypdf)
 
-Statuses become classes in one function, `transport/status.py error_for_status`; httpx2's
+Statuses become classes in one function, `transport/status.py error_for_status`; aiohttp's
 exceptions become `TransportError`/`ProviderTimeoutError` at one boundary,
-`transport/http.py translate_errors`.
+`transport/errors.py translate_errors`.
 
 Every error keeps its context in plain attributes and survives pickling (`__reduce__`),
 so it can cross a process boundary (workers, multiprocessing tests) unchanged.

@@ -93,6 +93,9 @@ class RequestSpec:
     params: tuple[tuple[str, str], ...] = ()
     headers: Mapping[str, str] = field(default_factory=dict)
     json_body: Any = None
+    secret_headers: frozenset[str] = frozenset()
+    """Headers beyond the well-known credential headers that carry a secret: the transport never
+    sends them to another origin after a redirect (`transport/redirects.py`)."""
     step: str = "search"
     """Which step of a multi-step flow this is; `parse_response` dispatches on it."""
     state: Mapping[str, Any] = field(default_factory=dict)

@@ -88,6 +88,8 @@ class PreparedCall:
     """`ai.trace.persist`: write the raw exchange to `llm_traces`."""
     webhook_url: str | None
     """`ai.quota.webhookUrl`, where threshold notices go."""
+    webhook_guarded: bool = False
+    """A tenant or project set `webhook_url`: the POST passes the SSRF policy (`config/trust.py`)."""
     rate_lines: tuple[RateLine, ...] = ()
     """Every per-minute limit of the call's levels."""
     rate_window: float = 60.0

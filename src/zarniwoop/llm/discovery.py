@@ -41,8 +41,6 @@ from .listing import MAX_PAGES, ListedModel, listing_requests, parse_listing
 from .wire import WIRE_TYPES, base_url_for, uses_default_endpoint
 
 if TYPE_CHECKING:
-    import httpx2
-
     from ..config.settings import SettingRow, SettingService
     from .catalog.documents import DocumentStore
 
@@ -326,7 +324,7 @@ def scopes_with_providers(settings: SettingService) -> list[tuple[str, str]]:
 async def discover(
     settings: SettingService,
     store: DocumentStore,
-    client: httpx2.AsyncClient | HttpTransport,
+    transport: HttpTransport,
     scopes: list[tuple[str, str]] | None = None,
     *,
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
@@ -336,14 +334,13 @@ async def discover(
     Args:
         settings: the SettingService (its per-scope rows are read, PASSWORD values opened).
         store: where the auto documents go.
-        client: the process's `HttpTransport` (its SSRF policy guards instances whose `baseUrl` a
-            tenant or project set), or a bare `httpx2.AsyncClient` (wrapped, not closed).
+        transport: the process's `HttpTransport` (its SSRF policy guards instances whose `baseUrl` a
+            tenant or project set).
         scopes: `(tenant, project)` pairs; None = `scopes_with_providers(settings)`.
         timeout: seconds per instance for its whole listing (all pages).
     """
     started = time.perf_counter()
     stamp = _now()
-    transport = client if isinstance(client, HttpTransport) else HttpTransport(client)
     await settings.refresh()
     allow_private = operator_flag(
         settings.scoped(SearchScope(SYSTEM_TENANT, TENANT_LEVEL)), ALLOW_PRIVATE_ENDPOINTS

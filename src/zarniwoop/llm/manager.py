@@ -32,6 +32,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..config.trust import guarded, set_by_operator
 from ..contract.errors import (
     FailoverError,
     QuotaBlockedError,
@@ -59,8 +60,6 @@ from .traits import WarnOnce, warning_for
 from .usage import UsageRecord, UsageStore
 
 if TYPE_CHECKING:
-    import httpx2
-
     from ..config.settings import ScopedSettings, SettingService
     from ..storage.db import Database
     from ..tenancy.accounts import CallScope, OrgDirectory
@@ -96,14 +95,13 @@ class LlmManager:
         directory: OrgDirectory,
         ledger: QuotaLedger,
         usage: UsageStore,
-        http: httpx2.AsyncClient,
+        http: HttpTransport,
         catalog: Callable[[], Awaitable[Catalog | None]] | None = None,
         notifier: QuotaNotifier | None = None,
         observers: Sequence[LlmObserver] | None = None,
         rate: RateLimiter | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         environ: Mapping[str, str] | None = None,
-        guard: HttpTransport | None = None,
     ) -> None:
         self.db = db
         self.settings = settings
@@ -112,9 +110,8 @@ class LlmManager:
         self.ledger = ledger
         self.usage = usage
         self.http = http
-        self.guard = guard or HttpTransport(http)
-        """The transport whose SSRF check (`HttpTransport.pin`) a guarded candidate's calls pass: the
-        runtime's, so its resolver and address policy are the ones search uses."""
+        """The process's transport: its SSRF policy guards a guarded candidate's calls, so the
+        resolver and address policy are the ones search uses."""
         self._catalog = catalog
         self.notifier = notifier or QuotaNotifier(ledger, http)
         self.observers: tuple[LlmObserver, ...] = (
@@ -186,6 +183,7 @@ class LlmManager:
             timeout=settings.get_int(TIMEOUT_KEY, 120_000) / 1000,
             persist_trace=settings.get_bool(PERSIST_KEY, False),
             webhook_url=settings.get(WEBHOOK_KEY),
+            webhook_guarded=guarded(settings, not set_by_operator(settings, WEBHOOK_KEY)),
             rate_lines=tuple(rate_lines(scope)),
             rate_window=settings.get_float(WINDOW_KEY, DEFAULT_WINDOW_SECONDS) or DEFAULT_WINDOW_SECONDS,
             substitution=substitution,
@@ -392,7 +390,7 @@ class LlmManager:
             self.http,
             timeout=prep.timeout,
             untrusted=candidate.untrusted,
-            guard=self.guard if candidate.guarded else None,
+            guarded=candidate.guarded,
         )
 
     # -- after the call ------------------------------------------------------------------------
@@ -443,6 +441,7 @@ class LlmManager:
             record=record,
             quota=tuple(statuses),
             webhook_url=prep.webhook_url,
+            webhook_guarded=prep.webhook_guarded,
             trace=sink if prep.persist_trace else None,
         )
         await notify_all(self.observers, event)

@@ -28,11 +28,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ..contract.errors import ZarniwoopError
-from ..transport.http import translate_errors
+from ..contract.protocol import RequestSpec
 
 if TYPE_CHECKING:
-    import httpx2
-
+    from ..transport.http import HttpTransport
     from .observers import CallEvent
     from .quota import LineStatus, QuotaLedger
 
@@ -85,7 +84,7 @@ def crossed(status: LineStatus) -> list[tuple[int, str]]:
 
 
 class QuotaNotifier:
-    def __init__(self, ledger: QuotaLedger, http: httpx2.AsyncClient | None = None) -> None:
+    def __init__(self, ledger: QuotaLedger, http: HttpTransport | None = None) -> None:
         self.ledger = ledger
         self.http = http
         self.sent: list[Notice] = []
@@ -100,7 +99,13 @@ class QuotaNotifier:
             return
         record = event.record
         task = asyncio.get_running_loop().create_task(
-            self.check(record.tenant, event.quota, account=record.account, webhook_url=event.webhook_url),
+            self.check(
+                record.tenant,
+                event.quota,
+                account=record.account,
+                webhook_url=event.webhook_url,
+                guarded=event.webhook_guarded,
+            ),
             name="zarniwoop-quota-notice",
         )
         self._pending.add(task)
@@ -117,7 +122,13 @@ class QuotaNotifier:
             await asyncio.gather(*list(self._pending), return_exceptions=True)
 
     async def check(
-        self, tenant: str, statuses: Sequence[LineStatus], *, account: str | None, webhook_url: str | None
+        self,
+        tenant: str,
+        statuses: Sequence[LineStatus],
+        *,
+        account: str | None,
+        webhook_url: str | None,
+        guarded: bool = False,
     ) -> list[Notice]:
         notices = []
         for status in statuses:
@@ -139,16 +150,18 @@ class QuotaNotifier:
                     ACTION_TEXT[action],
                 )
                 if webhook_url and self.http is not None:
-                    await self._post(self.http, webhook_url, notice)
+                    await self._post(self.http, webhook_url, notice, guarded)
         self.sent.extend(notices)
         return notices
 
-    async def _post(self, http: httpx2.AsyncClient, url: str, notice: Notice) -> None:
+    async def _post(self, http: HttpTransport, url: str, notice: Notice, guarded: bool) -> None:
         try:
-            with translate_errors("connect", WEBHOOK_TIMEOUT_SECONDS):
-                response = await http.post(url, json=notice.to_json(), timeout=WEBHOOK_TIMEOUT_SECONDS)
-            if response.status_code >= 400:
-                log.warning("quota webhook answered HTTP %d", response.status_code)
+            spec = RequestSpec("POST", url, json_body=notice.to_json())
+            response = await http.send(
+                spec, timeout=WEBHOOK_TIMEOUT_SECONDS, guarded=guarded, max_redirects=0
+            )
+            if response.status >= 400:
+                log.warning("quota webhook answered HTTP %d", response.status)
         except ZarniwoopError as exc:
             log.warning("quota webhook failed: %s", exc.message)
         except Exception as exc:  # a notification must never break the call it reports on

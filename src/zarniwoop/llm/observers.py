@@ -41,6 +41,8 @@ class CallEvent:
     """Every quota line after the settle; empty when nothing was charged."""
     webhook_url: str | None = None
     """`ai.quota.webhookUrl` of the call's scope."""
+    webhook_guarded: bool = False
+    """The webhook's URL is not the operator's: its POST passes the SSRF policy."""
     trace: TraceBuffer | None = None
     """The raw exchange, when the scope persists traces."""
 

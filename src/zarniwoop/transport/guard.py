@@ -4,7 +4,8 @@ URL: a target is checked *after* DNS resolution — every address the host resol
 unwrapped) — and on every redirect; the caller connects to the very address that was checked, so
 a DNS answer that changes between check and connect (rebinding) cannot slip through.
 
-    address, host, port = await check_target(url, None, allow_private=False)
+    address, host, port = await check_target(url, None, allow_private=False)   # one hop, by hand
+    TCPConnector(resolver=GuardedResolver(policy))   # aiohttp asks it at every connect: checked addresses only
 
 Tests inject `resolver` (name → addresses) and `address_allowed` (address, port → bool).
 """
@@ -15,7 +16,10 @@ import asyncio
 import ipaddress
 import socket
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from aiohttp.abc import AbstractResolver, ResolveResult
 
 from ..contract.errors import TargetRefusedError, TransportError
 
@@ -76,6 +80,57 @@ def _embedded_ipv4(ip: IPAddress) -> ipaddress.IPv4Address | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class TargetPolicy:
+    """Which addresses one kind of guarded traffic may reach, and what a refusal tells the user."""
+
+    hint: str = "only public addresses are allowed"
+    """Appended to a refusal: what the user can do about it (which setting allows private targets)."""
+    resolver: Resolver | None = None
+    address_allowed: AddressPolicy | None = None
+
+    async def addresses(self, host: str, port: int, where: str) -> list[IPAddress]:
+        """Every address of `host`, each allowed by the policy; `where` names the target in a refusal.
+
+        Raises:
+            TargetRefusedError: an address the policy refuses (one refused address refuses the host).
+            TransportError: the host does not resolve.
+        """
+        try:
+            addresses: list[IPAddress] = [ipaddress.ip_address(host)]
+        except ValueError:
+            try:
+                addresses = await (self.resolver or resolve_host)(host, port)
+            except (OSError, UnicodeError) as exc:
+                raise TransportError(f"{host}: cannot be resolved ({type(exc).__name__})") from None
+        if not addresses:
+            raise TransportError(f"{host}: resolves to no address")
+        allowed = self.address_allowed or is_public_address
+        for address in addresses:
+            if not allowed(address, port):
+                kind = address_problem(address) or "disallowed"
+                shown = host if str(address) == host else f"{host} resolves to {address}, which"
+                raise TargetRefusedError(where, f"{shown} is a {kind} address; {self.hint}")
+        return addresses
+
+
+def split_target(url: str, where: str) -> tuple[str, int]:
+    """`(host, port)` of an http(s) URL, or the refusal of anything else."""
+    try:
+        split = urlsplit(url)
+        port = split.port
+    except ValueError as exc:
+        raise TargetRefusedError(where, f"not a valid URL ({exc})") from None
+    if split.scheme not in ("http", "https"):
+        raise TargetRefusedError(
+            where, f"only http and https URLs can be fetched, not {split.scheme or 'no scheme'!r}"
+        )
+    host = split.hostname
+    if not host:
+        raise TargetRefusedError(where, "the URL has no host")
+    return host, port or (443 if split.scheme == "https" else 80)
+
+
 async def check_target(
     url: str,
     came_from: str | None,
@@ -92,44 +147,47 @@ async def check_target(
         TransportError: the host does not resolve.
     """
     where = f"redirect from {came_from} to {url}" if came_from else url
-    try:
-        split = urlsplit(url)
-        port = split.port
-    except ValueError as exc:
-        raise TargetRefusedError(where, f"not a valid URL ({exc})") from None
-    if split.scheme not in ("http", "https"):
-        raise TargetRefusedError(
-            where, f"only http and https URLs can be fetched, not {split.scheme or 'no scheme'!r}"
-        )
-    host = split.hostname
-    if not host:
-        raise TargetRefusedError(where, "the URL has no host")
-    port = port or (443 if split.scheme == "https" else 80)
-    try:
-        addresses: list[IPAddress] = [ipaddress.ip_address(host)]
-    except ValueError:
-        try:
-            addresses = await (resolver or resolve_host)(host, port)
-        except (OSError, UnicodeError) as exc:
-            raise TransportError(f"{host}: cannot be resolved ({type(exc).__name__})") from None
-    if not addresses:
-        raise TransportError(f"{host}: resolves to no address")
-    if not allow_private:
-        allowed = address_allowed or is_public_address
-        for address in addresses:
-            if not allowed(address, port):
-                kind = address_problem(address) or "disallowed"
-                shown = host if str(address) == host else f"{host} resolves to {address}, which"
-                raise TargetRefusedError(where, f"{shown} is a {kind} address; {hint}")
+    host, port = split_target(url, where)
+    policy = TargetPolicy(hint, resolver, (lambda _a, _p: True) if allow_private else address_allowed)
+    addresses = await policy.addresses(host, port, where)
     return addresses[0], host, port
+
+
+class GuardedResolver(AbstractResolver):
+    """aiohttp's resolver for guarded connections: it answers only with addresses `policy` allows, so
+    the connection goes to an address that was checked at connect time (no window for rebinding).
+    A refusal is raised as `TargetRefusedError` and passes through aiohttp unchanged."""
+
+    def __init__(self, policy: TargetPolicy) -> None:
+        self.policy = policy
+
+    async def resolve(self, host: str, port: int = 0, family: int = socket.AF_INET) -> list[ResolveResult]:
+        addresses = await self.policy.addresses(host, port, host)
+        return [
+            {
+                "hostname": host,
+                "host": str(address),
+                "port": port,
+                "family": socket.AF_INET6 if address.version == 6 else socket.AF_INET,
+                "proto": 0,
+                "flags": socket.AI_NUMERICHOST,
+            }
+            for address in addresses
+        ]
+
+    async def close(self) -> None:
+        return None
 
 
 __all__ = [
     "AddressPolicy",
+    "GuardedResolver",
     "IPAddress",
     "Resolver",
+    "TargetPolicy",
     "address_problem",
     "check_target",
     "is_public_address",
     "resolve_host",
+    "split_target",
 ]

@@ -1,372 +1,455 @@
-"""One shared async HTTP client (httpx2): pooling, per-call timeouts, a body size cap, no cross-host redirects.
+"""The one outbound HTTP client (aiohttp) behind the project's own interface, for every kind of traffic.
 
-Direct search GETs and POSTs go over the lean HTTP/1.1 pool of `transport/h1.py` (a seventh of
-httpx2's client's CPU per call); proxied and SSRF-guarded calls, an injected client and all LLM and
-content traffic over httpx2. `translate_errors` is the one place where httpx2's exceptions — which
-the lean pool raises too — become Zarniwoop's, for every kind of traffic (`ProviderTimeoutError`,
-`TransportError`, a status error from `transport/status.py`).
+Search calls, LLM calls (streamed or not), the gateway's upstream calls, content fetches, model
+discovery, probes and webhooks all go through an `HttpTransport`: one per process, one aiohttp
+session (connection pool) per address policy. The rules live here once:
+- pooling: 200 connections at most, idle ones kept 30 s; no cookies kept between calls (tenants share
+  the pool); no `.netrc`, no proxy from aiohttp's own environment lookup (`transport/proxies.py` decides);
+- caps: the response head (a line or field over 8,190 bytes, more than 128 fields: refused by the
+  parser, never buffered) and the body *as decoded* (a gzip bomb stops at the cap);
+- timeouts between reads (the silence of the other side), and for connecting;
+- redirects followed here, by `transport/redirects.py` (never https → http; keys dropped and the hop
+  SSRF-guarded on any change of origin);
+- guarded calls (a URL a tenant or project set, or a hop away from the operator's origin): every
+  connect goes to an address the SSRF policy of `transport/guard.py` allowed *after* resolution;
+- **at most one upstream request per attempt**: aiohttp resends an idempotent request once when a
+  kept connection fails; that resend is switched off (`_one_request_per_attempt`), since the first
+  request may have reached the provider and been billed.
 
     transport = HttpTransport()                      # one per process
     raw = await transport.send(spec, timeout=8.0)    # RawResponse, never raises on status
     raise_for_status(raw, "serper-main")             # transport/status.py: 429 → RateLimitedError, …
+    async with transport.stream(spec, timeout=120.0) as streamed:
+        async for line in streamed.lines(): ...
     await transport.aclose()
 """
 
 from __future__ import annotations
 
+import asyncio
+import codecs
 import contextlib
+import functools
+import ipaddress
 import json
+import re
+import ssl
 import time
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
-from urllib.parse import urljoin, urlsplit
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+from urllib.parse import urlsplit
 
-import httpx2
+import aiohttp
 
-from ..contract.errors import ProviderTimeoutError, ResponseTooLargeError, TargetRefusedError, TransportError
+from ..contract.errors import ResponseTooLargeError, TargetRefusedError, TransportError
 from ..contract.protocol import RawResponse, RequestSpec
-from .backend import install as install_backend
-from .guard import AddressPolicy, Resolver, check_target
-from .h1 import H1Pool, Origin, request_head
-from .network import explain, target_of
+from .errors import Stage, translate_errors
+from .guard import AddressPolicy, GuardedResolver, Resolver, TargetPolicy, split_target
 from .proxies import ProxySettings
-from .status import error_for_status, search_message
+from .redirects import REDIRECT_STATUSES, next_hop
 
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
 """A search answer larger than this is not a search answer; reading stops there."""
+STREAM_MAX_BYTES = 64 * 1024 * 1024
+"""A stream (an LLM's answer token by token) larger than this is cut with an error."""
 MAX_REDIRECTS = 3
+MAX_CONNECTIONS = 200
+KEEPALIVE_EXPIRY = 30.0
+"""Seconds an idle connection is kept."""
+MAX_LINE_BYTES = 8190
+"""The longest status line or header field accepted (aiohttp's and nginx's default)."""
+MAX_HEADERS = 128
+"""The most header fields accepted in one response head: with `MAX_LINE_BYTES` a head is ≤ 1 MiB."""
 USER_AGENT = "zarniwoop/0.1 (+https://pypi.org/project/zarniwoop/)"
-REDIRECTS = frozenset((301, 302, 303, 307, 308))
-_DEFAULT_HEADERS = (
-    ("Accept", "*/*"),
-    ("Accept-Encoding", "gzip, deflate"),
-    ("Connection", "keep-alive"),
-    ("User-Agent", USER_AGENT),
+ENDPOINT_HINT = (
+    "an endpoint URL set below system level must be public "
+    "(the operator may set research.allowPrivateEndpoints: true at system level)"
 )
-"""What httpx2's client sends unless a request says otherwise (its Accept-Encoding without brotli or
-zstandard installed: the codings `transport/h1.py` undoes)."""
 
-_Answer = tuple[int, dict[str, str], "bytes | None", str]
-"""Status, headers, body (None for a redirect, left unread) and the URL that answered."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Route:
-    """A URL taken apart once for the lean path: where to connect, the Host header, the request target."""
-
-    origin: Origin
-    host_header: str
-    target: str
-    """Path and query as they go on the request line, percent-encoded as httpx2 encodes them."""
-    has_query: bool
-
-    @classmethod
-    def of(cls, url: str, proxies: ProxySettings) -> _Route | None:
-        if proxies.for_url(url) is not None:
-            return None
-        try:
-            parsed = httpx2.URL(url)
-        except httpx2.InvalidURL:
-            return None  # httpx2 words the error
-        if parsed.scheme not in ("http", "https") or parsed.userinfo or parsed.fragment or not parsed.host:
-            return None
-        target = parsed.raw_path.decode("ascii")
-        port = parsed.port or (443 if parsed.scheme == "https" else 80)
-        origin = Origin(parsed.scheme, parsed.raw_host.decode("ascii"), port)
-        return cls(origin, parsed.netloc.decode("ascii"), target, "?" in target)
+_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+_BAD_VALUE = re.compile(r"[\r\n\x00]")
 
 
 class HttpTransport:
-    """Sends `RequestSpec`s over one pooled `httpx2.AsyncClient`.
+    """Sends `RequestSpec`s over aiohttp; one instance per process.
 
     Args:
-        client: inject a client (tests pass one over `httpx2.MockTransport`); by default one is built
-            with keep-alive pooling and redirects handled here, so they never leave the original host.
-        max_bytes: default size cap for a response body.
+        max_bytes: the default cap of a response body (as decoded).
+        proxies: which proxy each request goes through (`http.proxy` in the config, else the environment).
+        resolver, address_allowed: the SSRF policy of guarded calls (tests declare a loopback port
+            "public" with `address_allowed`); default: the system resolver, public addresses only.
+        ssl_context: the TLS trust to verify servers with (tests pass one trusting their own CA);
+            default: the system's.
+        max_connections: connections open at once per pool; a request past it waits for one.
     """
 
     def __init__(
         self,
-        client: httpx2.AsyncClient | None = None,
         *,
         max_bytes: int = DEFAULT_MAX_BYTES,
         proxies: ProxySettings | None = None,
         resolver: Resolver | None = None,
         address_allowed: AddressPolicy | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
-        self._owns_client = client is None
-        self.proxies = proxies or ProxySettings()
-        """Which proxy each request goes through (`http.proxy` in the config, else the environment)."""
-        limits = httpx2.Limits(max_connections=200, max_keepalive_connections=50, keepalive_expiry=30.0)
-        direct = None
-        if client is None:  # the transport AsyncClient would build, with the cheap idle check
-            direct = httpx2.AsyncHTTPTransport(limits=limits, trust_env=False)
-            install_backend(direct)
-        self.client = client or httpx2.AsyncClient(
-            follow_redirects=False,
-            limits=limits,
-            timeout=httpx2.Timeout(10.0),
-            headers={"User-Agent": USER_AGENT},
-            # The environment is read once, into `proxies`, not by httpx2 per request: `trust_env`
-            # would also bring .netrc credentials into provider calls.
-            trust_env=False,
-            mounts=self.proxies.mounts(limits),
-            transport=direct,
-        )
         self.max_bytes = max_bytes
+        self.proxies = proxies or ProxySettings()
         self.resolver = resolver
         self.address_allowed = address_allowed
-        """The SSRF policy of guarded calls (tests declare a loopback port "public" with it)."""
-        self._unpooled: httpx2.AsyncClient | None = None
-        self._pool = H1Pool() if self._owns_client else None
-        """The lean path for direct GET and POST (`transport/h1.py`); an injected client gets every call."""
-        self._routes: dict[str, _Route | None] = {}
+        self.ssl_context = ssl_context
+        self.max_connections = max_connections
+        self._sessions: dict[TargetPolicy | None, aiohttp.ClientSession] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def endpoint_policy(self) -> TargetPolicy:
+        """The SSRF policy of guarded search and LLM calls (from `resolver` and `address_allowed` as
+        they are now: tests set them on a runtime's transport)."""
+        return TargetPolicy(ENDPOINT_HINT, self.resolver, self.address_allowed)
 
     async def send(
-        self, spec: RequestSpec, *, timeout: float, max_bytes: int | None = None, guarded: bool = False
+        self,
+        spec: RequestSpec,
+        *,
+        timeout: float,
+        max_bytes: int | None = None,
+        guarded: bool = False,
+        max_redirects: int = MAX_REDIRECTS,
+        connect_timeout: float | None = None,
     ) -> RawResponse:
-        """Send one request; follow same-host redirects; return whatever status came back.
+        """Send one request, follow up to `max_redirects` redirects, return whatever status came back.
 
         `guarded`: the URL is not the operator's (a tenant or project set the endpoint's `baseUrl`):
-        each hop is checked by the SSRF policy of `transport/guard.py` after DNS resolution and sent
-        to the checked address, over a connection that is never reused for another host.
+        every connect is checked by the SSRF policy after DNS resolution. `max_redirects=0` returns a
+        redirect as it came (LLM calls never follow one).
         """
         cap = max_bytes or self.max_bytes
         started = time.perf_counter()
-        url, method, params, body = spec.url, spec.method, spec.params, spec.json_body
-        origin = urlsplit(url).netloc
-        for _ in range(MAX_REDIRECTS + 1):
-            route = None if guarded else self._route(method, url, params)
-            if route is not None:
-                status, headers, content, served = await self._send_direct(
-                    route, method, url, params, spec.headers, body, timeout=timeout, cap=cap
-                )
-            else:
-                status, headers, content, served = await self._send_httpx2(
-                    url, method, params, spec.headers, body, timeout=timeout, cap=cap, guarded=guarded
-                )
-            if content is None:  # a redirect: the body was not read
-                location = urljoin(url, headers["location"])
-                if urlsplit(location).netloc != origin:
-                    raise TransportError(f"redirect to another host refused ({urlsplit(location).netloc})")
-                url, params = location, ()
-                if status == 303:
-                    method, body = "GET", None
-                continue
+        url, params, method, body = spec.url, spec.params, spec.method, spec.json_body
+        headers: Mapping[str, str] = spec.headers
+        for hops in range(max_redirects + 1):
+            policy = self.endpoint_policy if guarded else None
+            response = await self._request(
+                method,
+                url,
+                params,
+                headers,
+                body,
+                timeout=timeout,
+                connect_timeout=connect_timeout,
+                policy=policy,
+            )
+            try:
+                status, answer = response.status, headers_of(response)
+                served = str(response.url) if params else url
+                location = answer.get("location")
+                if max_redirects and status in REDIRECT_STATUSES and location:
+                    if hops == max_redirects:
+                        break
+                    hop = next_hop(
+                        served,
+                        status,
+                        location,
+                        method=method,
+                        body=body,
+                        headers=headers,
+                        secret=spec.secret_headers,
+                    )
+                    url, params, method, body, headers = hop.url, (), hop.method, hop.body, hop.headers
+                    guarded = guarded or hop.cross_origin
+                    continue
+                content = await read_capped(response, cap, "read", timeout, url)
+            except BaseException:
+                response.close()  # a half-read body: the connection cannot carry another request
+                raise
+            finally:
+                response.release()
             return RawResponse(
                 status=status,
-                headers=headers,
+                headers=answer,
                 body=content,
                 url=served,
                 elapsed_ms=(time.perf_counter() - started) * 1000,
             )
-        raise TransportError(f"more than {MAX_REDIRECTS} redirects")
+        raise TransportError(f"more than {max_redirects} redirects")
 
-    async def _send_httpx2(
+    @contextlib.asynccontextmanager
+    async def stream(
         self,
-        url: str,
-        method: str,
-        params: tuple[tuple[str, str], ...],
-        spec_headers: Mapping[str, str],
-        body: Any,
+        spec: RequestSpec,
         *,
         timeout: float,
-        cap: int,
-        guarded: bool,
-    ) -> _Answer:
-        headers = dict(spec_headers)
-        target, client = url, self.client
-        extensions: dict[str, Any] = {}
-        if guarded:
-            target, extensions = await self.pin(url, headers)
-            client = self.guarded_client()
-        query = params or None
-        if query and "?" not in target and "#" not in target:
-            # the query encoded as httpx2 merges `params` (`str(QueryParams(...))`), put in the URL:
-            # httpx2 then parses the URL once instead of twice (issue 18's profile)
-            target, query = f"{target}?{httpx2.QueryParams(query)}", None
-        with translate_errors("connect", timeout, url=url):
-            request = client.build_request(
-                method,
-                target,
-                params=query,
-                headers=headers,
-                json=body,
-                timeout=httpx2.Timeout(timeout),
-                extensions=extensions,
-            )
-            response = await client.send(request, stream=True)
-        try:
-            if response.status_code in REDIRECTS and "location" in response.headers:
-                return response.status_code, dict(response.headers), None, url
-            with translate_errors("read", timeout, url=url):
-                content = await _read_capped(response, cap)
-        finally:
-            await response.aclose()
-        return (
-            response.status_code,
-            dict(response.headers),
-            content,
-            url if guarded else str(response.request.url),
+        guarded: bool = False,
+        connect_timeout: float | None = None,
+    ) -> AsyncIterator[Streamed]:
+        """One request whose answer is read as it arrives (no redirects followed)."""
+        async with self.open(
+            spec.method,
+            spec.url,
+            spec.headers,
+            spec.json_body,
+            params=spec.params,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            policy=self.endpoint_policy if guarded else None,
+        ) as response:
+            yield Streamed(response, str(response.url), timeout)
+
+    @contextlib.asynccontextmanager
+    async def open(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        body: Any,
+        *,
+        params: tuple[tuple[str, str], ...] = (),
+        timeout: float,
+        connect_timeout: float | None = None,
+        policy: TargetPolicy | None = None,
+        decompress: bool = True,
+        where: str = "",
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """One exchange until its head arrived; the response is released (its connection kept only
+        when the body was read to the end) when the block ends. `policy`: the SSRF policy every
+        connect of this exchange must pass (None: the operator's URL, not checked)."""
+        response = await self._request(
+            method,
+            url,
+            params,
+            headers,
+            body,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            policy=policy,
+            decompress=decompress,
+            where=where,
         )
+        try:
+            yield response
+        except BaseException:
+            response.close()
+            raise
+        finally:
+            response.release()
 
-    def _route(self, method: str, url: str, params: tuple[tuple[str, str], ...]) -> _Route | None:
-        """How `url` goes over the pool of `transport/h1.py`, or None when httpx2 must send it: an
-        injected client, a proxy, a method other than GET or POST, credentials or a fragment in the
-        URL, a query in the URL as well as `params`, a scheme other than http(s)."""
-        if self._pool is None or method not in ("GET", "POST"):
-            return None
-        if url in self._routes:
-            route = self._routes[url]
-        else:
-            if len(self._routes) >= 4096:  # redirect targets can be many; endpoints are few
-                self._routes.clear()
-            route = self._routes[url] = _Route.of(url, self.proxies)
-        if route is None or (params and route.has_query):
-            return None
-        return route
-
-    async def _send_direct(
+    async def _request(
         self,
-        route: _Route,
         method: str,
         url: str,
         params: tuple[tuple[str, str], ...],
-        spec_headers: Mapping[str, str],
+        headers: Mapping[str, str],
         body: Any,
         *,
         timeout: float,
-        cap: int,
-    ) -> _Answer:
-        assert self._pool is not None
-        target, served = route.target, url
-        if params:
-            query = str(httpx2.QueryParams(params))
-            target, served = f"{target}?{query}", f"{url}?{query}"
-        payload = None if body is None else _json_bytes(body)
-        with translate_errors("connect", timeout, url=url):
-            head = request_head(
-                method, target, route.host_header, spec_headers, payload, defaults=_DEFAULT_HEADERS
-            )
-            exchange = await self._pool.send(
-                route.origin, head, payload, timeout=timeout, cap=cap, retry=method == "GET"
-            )
-        headers = exchange.headers
-        if exchange.status in REDIRECTS and "location" in headers:
-            exchange.release()
-            return exchange.status, headers, None, served
-        with translate_errors("read", timeout, url=url):
-            content = await exchange.read()
-        return exchange.status, headers, content, served
-
-    async def pin(self, url: str, headers: dict[str, str]) -> tuple[str, dict[str, Any]]:
-        """The SSRF check of one guarded hop: the URL with its host swapped for the checked address
-        (Host header and TLS SNI keep the name, `headers` is updated in place) and the request
-        extensions to send it with; a refused target is a `TransportError`, so the dispatcher benches
-        the endpoint. Search (`send(guarded=True)`) and LLM calls (`llm/adapters/_http.py`) use it."""
+        connect_timeout: float | None,
+        policy: TargetPolicy | None,
+        decompress: bool = True,
+        where: str = "",
+    ) -> aiohttp.ClientResponse:
+        """Send one request and wait for its head; the caller releases the response."""
+        check_headers(headers)
+        proxy = self.proxies.for_url(url)
+        if policy is not None:
+            await self._precheck(url, policy, resolve=proxy is not None)
+        data = None
+        if body is not None:
+            data = json_bytes(body)
+            if not any(name.lower() == "content-type" for name in headers):
+                headers = {**headers, "Content-Type": "application/json"}
+        session = self._session(None if proxy is not None else policy)
         try:
-            address, _host, _port = await check_target(
-                url,
-                None,
-                allow_private=False,
-                resolver=self.resolver,
-                address_allowed=self.address_allowed,
-                hint="an endpoint URL set below system level must be public "
-                "(the operator may set research.allowPrivateEndpoints: true at system level)",
-            )
+            with translate_errors("connect", timeout, where=where, url=url):
+                return await session.request(
+                    method,
+                    url,
+                    params=params or None,
+                    data=data,
+                    headers=headers,
+                    proxy=proxy,
+                    timeout=_timeouts(timeout, connect_timeout or timeout),
+                    allow_redirects=False,
+                    auto_decompress=decompress,
+                )
         except TargetRefusedError as exc:
-            raise TransportError(f"endpoint refused: {exc.reason}") from None
-        original = httpx2.URL(url)
-        headers["Host"] = original.netloc.decode("ascii")
-        extensions = {"sni_hostname": original.raw_host.decode("ascii")} if original.scheme == "https" else {}
-        return str(original.copy_with(host=str(address))), extensions
+            raise self._refused(exc, policy) from None
 
-    def guarded_client(self) -> httpx2.AsyncClient:
-        """A client without keep-alive for guarded calls: a pooled connection is keyed by address and
-        must not carry a request for another host name."""
-        if self._unpooled is None:
-            self._unpooled = httpx2.AsyncClient(
-                follow_redirects=False,
-                trust_env=False,
-                limits=httpx2.Limits(max_connections=50, max_keepalive_connections=0),
-                headers={"User-Agent": USER_AGENT},
-            )
-        return self._unpooled
+    async def _precheck(self, url: str, policy: TargetPolicy, *, resolve: bool) -> None:
+        """What the guarded resolver cannot see: an IP-literal host (aiohttp connects to it without
+        asking the resolver) and, through a proxy, the target (the connector resolves only the proxy)."""
+        host, port = split_target(url, url)
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            if not resolve:
+                return
+        try:
+            await policy.addresses(host, port, url)
+        except TargetRefusedError as exc:
+            raise self._refused(exc, policy) from None
+
+    def _refused(self, exc: TargetRefusedError, policy: TargetPolicy | None) -> Exception:
+        """A refused search or LLM endpoint is a transport error, so the dispatcher benches it; the
+        content fetcher's refusals stay `TargetRefusedError`."""
+        if policy == self.endpoint_policy:
+            return TransportError(f"endpoint refused: {exc.reason}")
+        return exc
+
+    def _session(self, policy: TargetPolicy | None) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # a new event loop (a CLI command, a test): the old pools are dead
+            self._sessions, self._loop = {}, loop
+        session = self._sessions.get(policy)
+        if session is None or session.closed:
+            session = self._sessions[policy] = self._new_session(policy)
+        return session
+
+    def _new_session(self, policy: TargetPolicy | None) -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(
+            limit=self.max_connections,
+            limit_per_host=0,
+            keepalive_timeout=KEEPALIVE_EXPIRY,
+            ssl=self.ssl_context if self.ssl_context is not None else True,
+            resolver=GuardedResolver(policy) if policy is not None else None,
+            use_dns_cache=policy is None,  # a guarded connect asks the policy every time
+        )
+        session = aiohttp.ClientSession(
+            connector=connector,
+            headers={"User-Agent": USER_AGENT},
+            cookie_jar=aiohttp.DummyCookieJar(),
+            trust_env=False,
+            timeout=aiohttp.ClientTimeout(total=None),
+            max_line_size=MAX_LINE_BYTES,
+            max_field_size=MAX_LINE_BYTES,
+            max_headers=MAX_HEADERS,
+        )
+        _one_request_per_attempt(session)
+        return session
 
     async def aclose(self) -> None:
-        if self._unpooled is not None:
-            await self._unpooled.aclose()
-        if self._pool is not None:
-            await self._pool.aclose()
-        if self._owns_client:
-            await self.client.aclose()
+        sessions, self._sessions = list(self._sessions.values()), {}
+        current = asyncio.get_running_loop()
+        if self._loop is current:
+            for session in sessions:
+                await session.close()
 
 
-_STAGES = {
-    "connect": ("no answer{} within {:.1f}s", ""),
-    "read": ("body{} not complete within {:.1f}s", " while reading"),
-    "stream": ("stream{} stalled for {:.1f}s", " while streaming"),
-}
+class Streamed:
+    """An answer being read: status and headers have arrived, the body comes through `chunks`,
+    `lines` or `text`; every failure is a Zarniwoop error (`translate_errors`, stage `stream`)."""
+
+    __slots__ = ("_read", "_response", "headers", "status", "timeout", "url")
+
+    def __init__(self, response: aiohttp.ClientResponse, url: str, timeout: float) -> None:
+        self._response = response
+        self.status = response.status
+        self.headers = headers_of(response)
+        self.url = url
+        self.timeout = timeout
+        self._read = 0
+
+    async def read(self, cap: int = DEFAULT_MAX_BYTES) -> bytes:
+        """The whole (rest of the) body, refused past `cap`."""
+        return await read_capped(self._response, cap, "stream", self.timeout, self.url)
+
+    async def chunks(self, cap: int = STREAM_MAX_BYTES) -> AsyncIterator[bytes]:
+        """The body as it arrives, decoded; cut with `ResponseTooLargeError` past `cap` in all."""
+        iterator = self._response.content.iter_any().__aiter__()
+        while True:
+            with translate_errors("stream", self.timeout, url=self.url):
+                try:
+                    chunk = await iterator.__anext__()
+                except StopAsyncIteration:
+                    return
+            self._read += len(chunk)
+            if self._read > cap:
+                raise ResponseTooLargeError(f"stream exceeds {cap} bytes")
+            yield chunk
+
+    async def text(self) -> AsyncIterator[str]:
+        """The body as UTF-8 text, chunk by chunk (a character split between chunks is kept whole)."""
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        async for chunk in self.chunks():
+            text = decoder.decode(chunk)
+            if text:
+                yield text
+        rest = decoder.decode(b"", final=True)
+        if rest:
+            yield rest
+
+    async def lines(self, max_line: int = DEFAULT_MAX_BYTES) -> AsyncIterator[str]:
+        """The body line by line (`\\n`, `\\r\\n`), without the line ends; a line longer than
+        `max_line` bytes is refused."""
+        pending = b""
+        async for chunk in self.chunks():
+            pending += chunk
+            *complete, pending = pending.split(b"\n")
+            for line in complete:
+                yield line.rstrip(b"\r").decode("utf-8", "replace")
+            if len(pending) > max_line:
+                raise ResponseTooLargeError(f"a stream line exceeds {max_line} bytes")
+        if pending:
+            yield pending.rstrip(b"\r").decode("utf-8", "replace")
 
 
-_OUTSIDE_HTTP_ERROR = (httpx2.InvalidURL, httpx2.CookieConflict, httpx2.StreamError)
-"""httpx2's exceptions outside its `HTTPError` tree: a URL it cannot parse, a cookie clash, a stream
-read twice or after closing. The request never completed, so for the caller it is a transport error."""
+@functools.lru_cache(maxsize=64)
+def _timeouts(read: float, connect: float) -> aiohttp.ClientTimeout:
+    """aiohttp's timeouts: between reads (the other side's silence) and for connecting; no total, since
+    the caller's deadline bounds the whole call. Few distinct pairs exist (one per endpoint setting)."""
+    return aiohttp.ClientTimeout(total=None, connect=connect, sock_read=read)
 
 
-@contextlib.contextmanager
-def translate_errors(
-    stage: Literal["connect", "read", "stream"],
-    timeout: float,
-    *,
-    where: str = "",
-    url: str | None = None,
-) -> Iterator[None]:
-    """The one boundary where httpx2's exceptions become Zarniwoop's (search, LLM and content traffic).
-
-    A timeout → `ProviderTimeoutError`; an `HTTPStatusError` → its status's error; every other httpx2
-    exception → `TransportError`. With the request's `url` the message names host, port and cause
-    in plain words (`network error: cannot resolve en.wikipedia.org`, `… connection to
-    10.0.0.5:443 refused`, `no answer from … within 8.0s`); it never carries an exception's text,
-    which may hold a URL with a key in it. `where` prefixes the message (the content fetcher).
-    """
-    timeout_text, context = _STAGES[stage]
-    prefix = f"{where}: " if where else ""
-    host, port = target_of(url) if url else ("", 0)
-    origin = f" from {host}:{port}" if host else ""
-    try:
-        yield
-    except httpx2.TimeoutException as exc:
-        raise ProviderTimeoutError(prefix + timeout_text.format(origin, timeout)) from exc
-    except httpx2.HTTPStatusError as exc:
-        status, headers = exc.response.status_code, exc.response.headers
-        raise error_for_status(status, headers, prefix + search_message(status)) from exc
-    except httpx2.HTTPError as exc:
-        cause = explain(exc, host, port) if host else None
-        detail = cause or (f"{type(exc).__name__} with {host}:{port}" if host else type(exc).__name__)
-        raise TransportError(f"{prefix}network error{context}: {detail}") from exc
-    except _OUTSIDE_HTTP_ERROR as exc:
-        raise TransportError(f"{prefix}request not sent{context}: {type(exc).__name__}") from exc
+def headers_of(response: aiohttp.ClientResponse) -> dict[str, str]:
+    """The answer's headers with lower-case names; a repeated field joined with `, ` (RFC 9110 §5.3).
+    Linear in the head's size, which the parser already capped."""
+    merged: dict[str, str] = {}
+    for name, value in response.headers.items():
+        key = name.lower()
+        merged[key] = f"{merged[key]}, {value}" if key in merged else value
+    return merged
 
 
-async def _read_capped(response: httpx2.Response, cap: int) -> bytes:
-    declared = response.headers.get("content-length")
+async def read_capped(
+    response: aiohttp.ClientResponse, cap: int, stage: Stage, timeout: float, url: str
+) -> bytes:
+    """The body as decoded, refused with `ResponseTooLargeError` as soon as it passes `cap` bytes (a
+    declared `Content-Length` over the cap is refused before reading)."""
+    declared = response.headers.get("Content-Length")
     if declared and declared.isdigit() and int(declared) > cap:
         raise ResponseTooLargeError(f"response of {declared} bytes exceeds the {cap}-byte cap")
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > cap:
-            raise ResponseTooLargeError(f"response exceeds the {cap}-byte cap")
-        chunks.append(chunk)
+    with translate_errors(stage, timeout, url=url):
+        async for chunk in response.content.iter_any():
+            size += len(chunk)
+            if size > cap:
+                raise ResponseTooLargeError(f"response exceeds the {cap}-byte cap")
+            chunks.append(chunk)
     return b"".join(chunks)
 
 
-def _json_bytes(body: Any) -> bytes:
-    """A JSON body byte for byte as httpx2 encodes `json=` (compact, UTF-8, no NaN)."""
+def check_headers(headers: Mapping[str, str]) -> None:
+    """Refuse, before a byte is sent, a header that would split the request (CR, LF or NUL in a value)
+    or a name that is not an HTTP token. The value is never shown: it may be a key."""
+    for name, value in headers.items():
+        if not _TOKEN.match(name):
+            raise TransportError(f"request not sent: {name!r} is not a valid header name")
+        if _BAD_VALUE.search(value):
+            raise TransportError(f"request not sent: the value of header {name!r} holds a line break or NUL")
+
+
+def json_bytes(body: Any) -> bytes:
+    """A JSON request body: compact, UTF-8, no NaN."""
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def _one_request_per_attempt(session: aiohttp.ClientSession) -> None:
+    """Switch off aiohttp's resend of an idempotent request whose kept connection failed: the first
+    request may have been received (and billed) before the connection dropped. A private attribute
+    of aiohttp's `ClientSession`: pyproject bounds aiohttp below the next minor release and
+    `tests/transport/test_aiohttp_canary.py` fails, naming it, when it moves."""
+    session._retry_connection = False
 
 
 RATE_LIMIT_HEADER_PREFIXES = ("x-ratelimit", "ratelimit", "x-rate-limit", "retry-after")
@@ -375,3 +458,27 @@ RATE_LIMIT_HEADER_PREFIXES = ("x-ratelimit", "ratelimit", "x-rate-limit", "retry
 def rate_limit_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """The upstream headers worth passing on: rate-limit state only (never cookies or auth echoes)."""
     return {k.lower(): v for k, v in headers.items() if k.lower().startswith(RATE_LIMIT_HEADER_PREFIXES)}
+
+
+def host_of(url: str) -> str:
+    try:
+        return urlsplit(url).hostname or url
+    except ValueError:
+        return url
+
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "ENDPOINT_HINT",
+    "MAX_HEADERS",
+    "MAX_LINE_BYTES",
+    "USER_AGENT",
+    "HttpTransport",
+    "Streamed",
+    "check_headers",
+    "headers_of",
+    "json_bytes",
+    "rate_limit_headers",
+    "read_capped",
+    "translate_errors",
+]

@@ -1,9 +1,9 @@
 """Network failures in the words a person uses: which host and port, and what went wrong.
 
-httpx2 wraps the socket error a connection died of (`socket.gaierror`, `ConnectionRefusedError`,
-`ssl.SSLCertVerificationError`, …) in its own exceptions; `explain` walks that chain and names
-the cause. It reads error *types* and the TLS library's verification message, never the text of
-an exception that may carry a URL (and with it a key).
+aiohttp wraps the socket error a connection died of (`socket.gaierror`, `ConnectionRefusedError`,
+`ssl.SSLCertVerificationError`, …) in its own exceptions, raised `from` the original; `explain`
+walks that chain and names the cause. It reads error *types* and the TLS library's verification
+message, never the text of an exception that may carry a URL (and with it a key).
 
     explain(exc, "en.wikipedia.org", 443)   # "cannot resolve en.wikipedia.org"
     explain(exc, "10.0.0.5", 443)           # "connection to 10.0.0.5:443 refused"
@@ -15,6 +15,8 @@ import errno
 import socket
 import ssl
 from urllib.parse import urlsplit
+
+import aiohttp
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -42,7 +44,11 @@ def explain(exc: BaseException, host: str, port: int) -> str | None:
     """The cause of a failed exchange with `host:port`, or None when the chain names none."""
     where = f"{host}:{port}" if port else host
     for cause in _causes(exc):
-        if isinstance(cause, socket.gaierror):
+        if isinstance(cause, aiohttp.ClientConnectorError) and not isinstance(
+            cause, aiohttp.ClientConnectorDNSError
+        ):
+            cause = cause.os_error  # aiohttp's wrapper subclasses the TLS and OS errors it wraps
+        if isinstance(cause, socket.gaierror | aiohttp.ClientConnectorDNSError):
             return f"cannot resolve {host}"
         if isinstance(cause, ssl.SSLCertVerificationError):
             reason = cause.verify_message or "certificate not trusted"
@@ -55,6 +61,8 @@ def explain(exc: BaseException, host: str, port: int) -> str | None:
             return f"connection to {where} reset by the peer"
         if isinstance(cause, OSError) and cause.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH):
             return f"no route to {where} ({'network' if cause.errno == errno.ENETUNREACH else 'host'} unreachable)"
+        if isinstance(cause, aiohttp.ServerDisconnectedError):
+            return f"{where} closed the connection before answering"
     return None
 
 

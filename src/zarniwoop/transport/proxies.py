@@ -3,8 +3,8 @@
 The config file's `http.proxy` / `http.noProxy` win; otherwise the standard environment variables
 (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`, lower case too) apply. `NO_PROXY` lists host
 names (`example.org` also covers its subdomains, `.example.org` only them), IP addresses, or `*`
-(no proxy at all). The shared client gets them as httpx2 mounts; the content fetcher asks
-`for_url` after its SSRF check, so a proxy never turns a refused target into an allowed one.
+(no proxy at all). The transport asks `for_url` for every request (a guarded one after its SSRF
+check, so a proxy never turns a refused target into an allowed one).
 
     proxies = ProxySettings.resolve("http://proxy.corp:3128", "localhost,.internal", os.environ)
     proxies.for_url("https://api.search.brave.com/res/v1")   # "http://proxy.corp:3128"
@@ -16,8 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
-
-import httpx2
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,21 +55,6 @@ class ProxySettings:
         """`for_url` with any credentials in the proxy URL masked, for views and logs."""
         proxy = self.for_url(url)
         return _masked(proxy) if proxy else None
-
-    def mounts(self, limits: httpx2.Limits) -> dict[str, httpx2.AsyncBaseTransport | None]:
-        """httpx2 mounts: a proxy transport per scheme, `None` (the direct transport) per bypassed host."""
-        if self.source == "none" or "*" in self.no_proxy:
-            return {}
-        mounts: dict[str, httpx2.AsyncBaseTransport | None] = {}
-        for scheme, proxy in (("http", self.http), ("https", self.https)):
-            if proxy:
-                mounts[f"{scheme}://"] = httpx2.AsyncHTTPTransport(proxy=httpx2.Proxy(proxy), limits=limits)
-        for host in self.no_proxy:
-            bare = host.lstrip(".")
-            if not host.startswith("."):
-                mounts[f"all://{bare}"] = None
-            mounts[f"all://*.{bare}"] = None
-        return mounts
 
     def _bypassed(self, host: str) -> bool:
         host = host.lower().rstrip(".")

@@ -1,4 +1,4 @@
-"""Chat adapters, one per wire type, thin and pure over the shared httpx2 pool (DESIGN §8).
+"""Chat adapters, one per wire type, thin and pure over the one transport (DESIGN §8).
 
 openai        OpenAI Chat Completions and every OpenAI-wire gateway (DeepSeek, OpenRouter, vLLM)
 lmstudio      the OpenAI wire under LM Studio's `/v1`

@@ -1,11 +1,8 @@
-"""Sending chat requests over the shared httpx2 pool; stream framing (SSE, NDJSON, JSON array).
+"""Sending chat requests over the process's one transport; stream framing (SSE, NDJSON, JSON array).
 
-The one place where httpx2 exceptions of LLM traffic become contract errors (`TransportError`,
-`ProviderTimeoutError`, `ResponseTooLargeError`), like `transport/http.py` for search.
-
-`guard`: the call's base URL was set below system level (`config/trust.py`), so the request goes
-through the search transport's SSRF check (`HttpTransport.pin`: the address checked after DNS
-resolution and connected to as checked, over an unpooled client). Redirects are never followed.
+`guarded`: the call's base URL was set below system level (`config/trust.py`), so every connect of
+the request passes the transport's SSRF policy (the address checked after DNS resolution and
+connected to as checked). Redirects are never followed: an LLM endpoint that redirects is an error.
 """
 
 from __future__ import annotations
@@ -15,10 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
-import httpx2
-
-from ...contract.errors import ParseError, ResponseTooLargeError
-from ...transport.http import translate_errors
+from ...contract.errors import ParseError
 
 if TYPE_CHECKING:
     from ...contract.protocol import RequestSpec
@@ -26,40 +20,23 @@ if TYPE_CHECKING:
     from .base import WireAdapter
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
-
-
-async def _open(
-    client: httpx2.AsyncClient, spec: RequestSpec, timeout: float, guard: HttpTransport | None
-) -> httpx2.Response:
-    headers = dict(spec.headers)
-    target, extensions = spec.url, dict[str, Any]()
-    if guard is not None:
-        target, extensions = await guard.pin(spec.url, headers)
-        client = guard.guarded_client()
-    with translate_errors("connect", timeout, url=spec.url):
-        request = client.build_request(
-            spec.method,
-            target,
-            params=list(spec.params) or None,
-            headers=headers,
-            json=spec.json_body,
-            timeout=httpx2.Timeout(timeout, connect=min(timeout, 10.0)),
-            extensions=extensions,
-        )
-        return await client.send(request, stream=True)
+CONNECT_TIMEOUT = 10.0
+"""Seconds to connect to an LLM endpoint, however long the call itself may take."""
 
 
 async def send(
-    client: httpx2.AsyncClient, spec: RequestSpec, timeout: float, guard: HttpTransport | None = None
+    http: HttpTransport, spec: RequestSpec, timeout: float, guarded: bool = False
 ) -> tuple[int, dict[str, str], bytes]:
     """POST one request; `(status, headers, body)` whatever the status."""
-    response = await _open(client, spec, timeout, guard)
-    try:
-        with translate_errors("read", timeout, url=spec.url):
-            body = await _read(response)
-    finally:
-        await response.aclose()
-    return response.status_code, dict(response.headers), body
+    raw = await http.send(
+        spec,
+        timeout=timeout,
+        max_bytes=MAX_BODY_BYTES,
+        guarded=guarded,
+        max_redirects=0,
+        connect_timeout=min(timeout, CONNECT_TIMEOUT),
+    )
+    return raw.status, dict(raw.headers), raw.body
 
 
 def summary(status: int) -> bytes:
@@ -71,55 +48,43 @@ def summary(status: int) -> bytes:
         return b""
 
 
-async def _read(response: httpx2.Response) -> bytes:
-    chunks, size = [], 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise ResponseTooLargeError(f"chat response exceeds {MAX_BODY_BYTES} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 async def stream_payloads(
-    client: httpx2.AsyncClient,
+    http: HttpTransport,
     spec: RequestSpec,
     timeout: float,
     adapter: WireAdapter,
     instance: str,
-    guard: HttpTransport | None = None,
+    guarded: bool = False,
     *,
     summarise: bool = False,
 ) -> AsyncIterator[tuple[str | None, Any]]:
     """Decoded stream events `(event name or None, JSON payload)`; a non-2xx status raises the wire's
     error (`summarise`: from the status alone, the body of an untrusted endpoint is not read)."""
-    response = await _open(client, spec, timeout, guard)
-    try:
-        with translate_errors("stream", timeout, url=spec.url):
-            if response.status_code >= 400:
-                body = summary(response.status_code) if summarise else await _read(response)
-                raise adapter.error(response.status_code, dict(response.headers), body, instance)
-            content_type = response.headers.get("content-type", "")
-            framing = "sse" if "event-stream" in content_type else adapter.framing
-            if framing == "json-array":
-                decoder = JsonArrayDecoder()
-                async for chunk in response.aiter_text():
-                    for item in decoder.feed(chunk):
-                        yield None, item
-                decoder.close()
-                return
-            sse = SseDecoder()
-            async for line in response.aiter_lines():
-                events = sse.feed_line(line) if framing == "sse" else ndjson_line(line)
-                for event, payload in events:
-                    if payload is _DONE:
-                        return
-                    yield event, payload
-            for event, payload in sse.flush():
-                if payload is not _DONE:
-                    yield event, payload
-    finally:
-        await response.aclose()
+    async with http.stream(
+        spec, timeout=timeout, guarded=guarded, connect_timeout=min(timeout, CONNECT_TIMEOUT)
+    ) as response:
+        if response.status >= 400:
+            body = summary(response.status) if summarise else await response.read(MAX_BODY_BYTES)
+            raise adapter.error(response.status, response.headers, body, instance)
+        content_type = response.headers.get("content-type", "")
+        framing = "sse" if "event-stream" in content_type else adapter.framing
+        if framing == "json-array":
+            decoder = JsonArrayDecoder()
+            async for chunk in response.text():
+                for item in decoder.feed(chunk):
+                    yield None, item
+            decoder.close()
+            return
+        sse = SseDecoder()
+        async for line in response.lines():
+            events = sse.feed_line(line) if framing == "sse" else ndjson_line(line)
+            for event, payload in events:
+                if payload is _DONE:
+                    return
+                yield event, payload
+        for event, payload in sse.flush():
+            if payload is not _DONE:
+                yield event, payload
 
 
 _DONE = object()

@@ -3,7 +3,7 @@
 A wire adapter is pure, like a search protocol: `build()` turns a `ChatRequest` into a
 `RequestSpec`, `parse()` turns a 2xx body into a `ChatResponse`, `error()` turns a non-2xx
 answer into the contract error, and `accumulator()` folds stream events into the final response.
-Only `ChatClient` does I/O, over the process's one shared httpx2 pool.
+Only `ChatClient` does I/O, over the process's one transport (`transport/http.py`).
 
 A `ChatClient` is built fresh for every call with that call's key (seed 002 §4 "a new LLM object
 per call"). It is a slotted object holding four references — construction costs about a
@@ -24,8 +24,6 @@ from ...contract.protocol import RequestSpec, Secret
 from ..response import ChatResponse, ToolCall
 
 if TYPE_CHECKING:
-    import httpx2
-
     from ...contract.errors import ProviderError
     from ...transport.http import HttpTransport
 
@@ -137,29 +135,29 @@ class WireAdapter(Protocol):
 class ChatClient:
     """One call's client: a wire adapter, an endpoint with the call's key, a model, the shared pool."""
 
-    __slots__ = ("adapter", "endpoint", "guard", "http", "model", "timeout", "untrusted")
+    __slots__ = ("adapter", "endpoint", "guarded", "http", "model", "timeout", "untrusted")
 
     def __init__(
         self,
         adapter: WireAdapter,
         endpoint: Endpoint,
         model: str,
-        http: httpx2.AsyncClient,
+        http: HttpTransport,
         *,
         timeout: float = 120.0,
         untrusted: bool = False,
-        guard: HttpTransport | None = None,
+        guarded: bool = False,
     ) -> None:
         """`untrusted`: a tenant or project set the base URL, so error bodies are summarised (status
-        and reason), never reflected; `guard`: the transport whose SSRF check every request passes
-        (None when the URL is the operator's or the operator allows private endpoints)."""
+        and reason), never reflected; `guarded`: every request passes the transport's SSRF policy
+        (False when the URL is the operator's or the operator allows private endpoints)."""
         self.adapter = adapter
         self.endpoint = endpoint
         self.model = model
         self.http = http
         self.timeout = timeout
         self.untrusted = untrusted
-        self.guard = guard
+        self.guarded = guarded
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         """The whole answer. A streaming request is consumed here and folded into one response."""
@@ -172,7 +170,7 @@ class ChatClient:
             assert final is not None
             return final
         spec = self.adapter.build(request, self.endpoint, self.model)
-        status, headers, body = await send(self.http, spec, self.timeout, self.guard)
+        status, headers, body = await send(self.http, spec, self.timeout, self.guarded)
         if status >= 400:
             shown = summary(status) if self.untrusted else body
             raise _redacted(self.adapter.error(status, headers, shown, self.endpoint.instance), self.endpoint)
@@ -205,7 +203,7 @@ class ChatClient:
                 self.timeout,
                 self.adapter,
                 self.endpoint.instance,
-                self.guard,
+                self.guarded,
                 summarise=self.untrusted,
             ):
                 for delta in accumulator.feed(event, payload):

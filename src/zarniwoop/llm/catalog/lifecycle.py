@@ -23,8 +23,6 @@ from .catalog import REFRESH_INTERVAL_SECONDS, Catalog
 from .documents import FileDocumentStore
 
 if TYPE_CHECKING:
-    import httpx2
-
     from ...config.settings import SettingService
     from ...storage.db import Database
     from ...transport.http import HttpTransport
@@ -55,7 +53,7 @@ def refresh_seconds(settings: SettingService) -> int:
 async def discover_models(
     catalog: Catalog,
     settings: SettingService,
-    http: httpx2.AsyncClient | HttpTransport,
+    http: HttpTransport,
     scope: SearchScope | None,
 ) -> dict[str, Any]:
     """Run discovery for one scope's own provider instances (None: every scope that has some), then
@@ -72,7 +70,7 @@ async def discover_models(
 async def run_discovery_schedule(
     catalog: Callable[[], Awaitable[Catalog]],
     settings: SettingService,
-    http: httpx2.AsyncClient | HttpTransport,
+    http: HttpTransport,
     db: Database,
     *,
     check_seconds: float = 60.0,

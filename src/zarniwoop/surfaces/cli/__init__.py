@@ -1,6 +1,6 @@
 """The `zarniwoop` command. Each command group lives in its own module and registers itself here.
 
-Heavy modules (the runtime, httpx2, the database, fastapi, uvicorn, mcp) are imported inside the
+Heavy modules (the runtime, aiohttp, the database, fastapi, uvicorn, mcp) are imported inside the
 commands, so that `zarniwoop --help` starts fast.
 """
 

@@ -226,20 +226,30 @@ def metrics(
         )
         sys.stdout.write(render_metrics().decode("utf-8"))
         return
-    import httpx2
+    import asyncio
 
     from ...contract.errors import ProviderError
-    from ...transport.http import translate_errors
+    from ...contract.protocol import RawResponse, RequestSpec
+    from ...transport.http import HttpTransport
 
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     target = url.rstrip("/") + "/metrics"
+
+    async def scrape() -> RawResponse:
+        transport = HttpTransport()  # the operator named the URL: no proxy from the environment
+        try:
+            return await transport.send(
+                RequestSpec("GET", target, headers=headers), timeout=10.0, max_redirects=0
+            )
+        finally:
+            await transport.aclose()
+
     try:
-        with translate_errors("connect", 10.0, url=target):
-            answer = httpx2.get(target, headers=headers, timeout=10.0, trust_env=False)
+        answer = asyncio.run(scrape())
     except ProviderError as exc:
         typer.echo(f"error: cannot read {target}: {exc.message}", err=True)
         raise typer.Exit(3) from None
-    if answer.status_code != 200:
-        typer.echo(f"error: {target} answered HTTP {answer.status_code}", err=True)
-        raise typer.Exit(5 if answer.status_code in (401, 403) else 3)
-    sys.stdout.write(answer.text)
+    if answer.status != 200:
+        typer.echo(f"error: {target} answered HTTP {answer.status}", err=True)
+        raise typer.Exit(5 if answer.status in (401, 403) else 3)
+    sys.stdout.write(answer.body.decode("utf-8", "replace"))
