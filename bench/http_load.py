@@ -12,7 +12,9 @@ Wikipedia parser → JSON. The result cache is off so each request reaches the e
 Before the searches, the same clients hit `GET /healthz` for a baseline measured in the same run
 (the HTTP stack alone), so the figures can be read as ratios. Prints one JSON object: throughput,
 p50/p99 latency, errors (any non-200, or a search without hits), and the server's resident memory
-(VmRSS from /proc/<pid>/status) before and after the load.
+(VmRSS from /proc/<pid>/status) before and after the load, and how many requests reached the
+emulator during the searches: with the cache off that must equal the searches (`upstream.excessPercent`
+0 — one attempt, one upstream request; exit 1 otherwise).
 
 Server CPU is the whole server's: the `serve` process and, with `--workers N`, every worker
 (their utime + stime from /proc/<pid>/stat, live children and reaped ones), so
@@ -65,7 +67,8 @@ def _run_emulator(conn: Connection) -> None:
 
     emulator.add(WIKI, search)
     conn.send(emulator.url)
-    conn.recv()  # block until told to stop
+    while conn.recv() == "count":  # how many search requests reached the "provider" so far
+        conn.send(len(emulator.requests(WIKI)))
     emulator.stop()
 
 
@@ -170,6 +173,8 @@ def main() -> None:
                 assert server.token is not None
                 asyncio.run(_load(server.url, server.token, 8, 1.0, search=True))  # warm-up
                 rss_before = _tree_rss(server.pid)
+                parent.send("count")
+                upstream_before = parent.recv()
                 cpu_0 = tree_cpu_seconds(server.pid)
                 baseline = asyncio.run(
                     _load(server.url, server.token, args.clients, baseline_seconds, search=False)
@@ -179,6 +184,8 @@ def main() -> None:
                     _load(server.url, server.token, args.clients, args.duration, search=True)
                 )
                 cpu_2 = tree_cpu_seconds(server.pid)
+                parent.send("count")
+                upstream = parent.recv() - upstream_before
                 rss_after = _tree_rss(server.pid)
                 baseline.cpu_seconds, searches.cpu_seconds = cpu_1 - cpu_0, cpu_2 - cpu_1
     finally:
@@ -203,12 +210,20 @@ def main() -> None:
             else None,
         },
         "errors": searches.errors + baseline.errors,
+        "upstream": {
+            # every search reaches the emulator exactly once (the cache is off): more is a resend
+            "searches": s["requests"],
+            "requests": upstream,
+            "excessPercent": round((upstream - s["requests"]) / s["requests"] * 100, 3)
+            if s["requests"]
+            else None,
+        },
         "serverRssKiB": {"before": rss_before, "after": rss_after, "growth": rss_after - rss_before},
         "python": sys.version.split()[0],
         "cpus": multiprocessing.cpu_count(),
     }
     print(json.dumps(out, indent=2))
-    sys.exit(1 if out["errors"] else 0)
+    sys.exit(1 if out["errors"] or upstream != s["requests"] else 0)
 
 
 if __name__ == "__main__":

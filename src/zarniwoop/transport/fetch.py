@@ -101,8 +101,12 @@ class GuardedFetcher:
         self.transport = transport or HttpTransport(proxies=proxies)
         self.resolver = resolver or resolve_host
         self.address_allowed = address_allowed or is_public_address
-        self.policy = TargetPolicy(CONTENT_HINT, self.resolver, self.address_allowed)
         self.max_redirects = max_redirects
+
+    @property
+    def policy(self) -> TargetPolicy:
+        """The SSRF policy of content fetches, from `resolver` and `address_allowed` as they are now."""
+        return TargetPolicy(CONTENT_HINT, self.resolver, self.address_allowed)
 
     async def fetch(self, url: str, *, max_bytes: int, allow_private: bool, timeout: float = 30.0) -> Fetched:
         """GET `url`, following up to `max_redirects` redirects, each hop checked; body cut at `max_bytes`.

@@ -3,8 +3,8 @@
 The transport follows redirects itself (aiohttp's own following is off), so that these rules hold
 for every kind of traffic:
 - only to http(s), and never from https down to http (the next hop would send its headers in clear);
-- on any change of origin (scheme, host or port) the credentials stay behind: `Authorization`,
-  `Cookie`, the API-key headers of every built-in protocol and wire, and whatever headers the
+- on any change of origin (scheme, host or port) the credentials stay behind: the authorization
+  and cookie headers, the API-key headers of every built-in protocol and wire, and whatever headers the
   request marks secret (`RequestSpec.secret_headers`); a body is never resent to another origin,
   since it may carry a key (Tavily's `api_key`);
 - 303, and 301/302 after a POST, continue as a GET without a body (what browsers and httpx do).
