@@ -33,8 +33,8 @@ from ..transport.http import translate_errors
 if TYPE_CHECKING:
     import httpx2
 
+    from ..limits.token_budgets import LineStatus, TokenBudgets
     from .observers import CallEvent
-    from .quota import LineStatus, QuotaLedger
 
 log = logging.getLogger("zarniwoop.llm.quota")
 
@@ -85,7 +85,7 @@ def crossed(status: LineStatus) -> list[tuple[int, str]]:
 
 
 class QuotaNotifier:
-    def __init__(self, ledger: QuotaLedger, http: httpx2.AsyncClient | None = None) -> None:
+    def __init__(self, ledger: TokenBudgets, http: httpx2.AsyncClient | None = None) -> None:
         self.ledger = ledger
         self.http = http
         self.sent: list[Notice] = []
