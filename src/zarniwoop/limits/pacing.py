@@ -101,6 +101,10 @@ class LocalPacer:
             return 0.0
         return self.take(key, per_second, max_wait, burst)
 
+    def paces(self, key: str) -> bool:
+        """Whether this process has paced `key` itself (a shared pacer's fallback: during an outage)."""
+        return key in self._tat
+
 
 async def wait_for_slot(delay: float) -> None:
     """Sleep until a reserved start slot (a no-op for 0)."""
