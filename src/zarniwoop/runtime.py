@@ -39,11 +39,12 @@ from .contract.errors import ConfigError
 from .contract.query import SearchScope
 from .dispatch.cache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
 from .dispatch.cache import MemoryResultCache
-from .dispatch.clock import Clock
 from .dispatch.cooldown import SQLCooldownStore
 from .dispatch.dispatcher import Dispatcher, DispatchObserver
 from .dispatch.factory import ProviderFactory
-from .dispatch.quota import LocalQuotaGuard, SQLQuotaCounters
+from .dispatch.quota import LocalQuotaGuard
+from .limits.call_budgets import SQLCallBudgets
+from .limits.clock import Clock
 from .llm.settings_check import check_llm_settings
 from .observability.metrics import MetricsObserver
 from .protocols import load_protocols
@@ -61,11 +62,11 @@ if TYPE_CHECKING:
     from .content.store import ContentStore
     from .contract.protocol import SearchProtocol
     from .dispatch.probe import ProbeResult
-    from .dispatch.redis_state import RedisState
+    from .limits.redis_state import RedisState
+    from .limits.token_budgets import TokenBudgets
+    from .limits.windows import AdmissionWindows
     from .llm.catalog import Catalog
     from .llm.manager import LlmManager
-    from .llm.quota import QuotaLedger
-    from .llm.rate import RateLimiter
     from .research.pipeline import Investigator
     from .tenancy.tokens import TokenStore
     from .views.providers import RoutingSection
@@ -208,16 +209,16 @@ class Runtime:
         return TokenStore(self.db)
 
     @cached_property
-    def quota_ledger(self) -> QuotaLedger:
+    def quota_ledger(self) -> TokenBudgets:
         """LLM token budgets at every level: Redis when `redis_url` is configured (replicas), else
         the database (SQLite or PostgreSQL) — either way one atomic step reserves every level."""
         if self.redis is not None:  # the runtime's one Redis pool and the deployment's key prefix
-            from .llm.quota_redis import RedisQuotaLedger
+            from .limits.token_budgets_redis import RedisTokenBudgets
 
-            return RedisQuotaLedger(self.redis.client, prefix=self.redis.prefix)
-        from .llm.quota import SQLQuotaLedger
+            return RedisTokenBudgets(self.redis, clock=self.clock)
+        from .limits.token_budgets import SQLTokenBudgets
 
-        return SQLQuotaLedger(self.db)
+        return SQLTokenBudgets(self.db, clock=self.clock)
 
     @cached_property
     def investigator(self) -> Investigator:
@@ -265,13 +266,19 @@ class Runtime:
                     )
         return self._llm
 
-    def _rate_limiter(self) -> RateLimiter:
-        """Per-minute LLM limits: one window for every replica in Redis (`redis_url`), else this process's."""
-        from .llm.rate import MemoryRateLimiter, RedisRateLimiter
+    def _rate_limiter(self) -> AdmissionWindows:
+        """Per-minute LLM limits: one window for every replica in Redis (`redis_url`), else one for
+        every process on the database (the embedded default: separate CLI processes share it)."""
+        from .limits.windows import LocalAdmissionWindows
 
+        local = LocalAdmissionWindows(self.clock)
         if self.redis is not None:
-            return RedisRateLimiter(self.redis.client, prefix=self.redis.prefix)
-        return MemoryRateLimiter()
+            from .limits.windows_redis import RedisAdmissionWindows
+
+            return RedisAdmissionWindows(self.redis, local)
+        from .limits.windows_sql import SQLAdmissionWindows
+
+        return SQLAdmissionWindows(self.db, clock=self.clock, fallback=local)
 
     # -- operations that span components ---------------------------------------------------------
 
@@ -474,35 +481,31 @@ def build_dispatcher(
         max_bytes = system.get_int(K.CACHE_MAX_BYTES, DEFAULT_CACHE_BYTES)
         limiter = None
         if share_pacing:
-            from .dispatch.pacing import RateLimiter
-            from .dispatch.shared_pacing import SQLPacer
+            from .limits.pacing import LocalPacer
+            from .limits.pacing_sql import SQLPacer
 
-            limiter = SQLPacer(db, RateLimiter(clock))
+            limiter = SQLPacer(db, LocalPacer(clock))
         return Dispatcher(
             factory,
             SQLCooldownStore(db),
             clock=clock,
             limiter=limiter,
             cache=MemoryResultCache(max(0, max_bytes)),
-            quota=LocalQuotaGuard(SQLQuotaCounters(db), settings, clock=clock),
+            quota=LocalQuotaGuard(SQLCallBudgets(db), settings, clock=clock),
             observers=observers,
         )
-    from .dispatch.pacing import RateLimiter
-    from .dispatch.quota import RedisQuotaCounters
-    from .dispatch.redis_state import (
-        RedisCooldownStore,
-        RedisRateLimiter,
-        RedisReachability,
-        RedisResultCache,
-    )
+    from .dispatch.redis_stores import RedisCooldownStore, RedisReachability, RedisResultCache
+    from .limits.call_budgets import RedisCallBudgets
+    from .limits.pacing import LocalPacer
+    from .limits.pacing_redis import RedisPacer
 
     return Dispatcher(
         factory,
         RedisCooldownStore(redis),
         clock=clock,
-        limiter=RedisRateLimiter(redis, RateLimiter(clock)),
+        limiter=RedisPacer(redis, LocalPacer(clock)),
         cache=RedisResultCache(redis),
-        quota=LocalQuotaGuard(RedisQuotaCounters(redis), settings, clock=clock),
+        quota=LocalQuotaGuard(RedisCallBudgets(redis), settings, clock=clock),
         observers=observers,
         reachability=RedisReachability(redis),
     )
@@ -515,7 +518,7 @@ async def connect_redis(config: ConfigFile) -> RedisState | None:
     try:
         from redis.exceptions import RedisError
 
-        from .dispatch.redis_state import open_redis
+        from .limits.redis_state import open_redis
     except ImportError as exc:
         raise ConfigError(
             "redis_url", "Redis needs the 'scale' extra: pip install 'zarniwoop[scale]'"

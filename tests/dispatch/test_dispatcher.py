@@ -11,8 +11,8 @@ import pytest
 
 from zarniwoop.config.keys import cooldown_subject
 from zarniwoop.contract import Modality, Outcome, SearchRequest, SearchScope
-from zarniwoop.dispatch.clock import Clock
 from zarniwoop.dispatch.dispatcher import provenance_footer
+from zarniwoop.limits.clock import Clock
 from zarniwoop.views.providers import provider_entries
 
 from ..support.bodies import openalex_works, wikipedia_pages

@@ -11,8 +11,9 @@ from typer.testing import CliRunner
 
 from zarniwoop.contract import Modality, Outcome, SearchRequest, SearchScope
 from zarniwoop.contract.results import QuotaStatus
-from zarniwoop.dispatch.clock import Clock
-from zarniwoop.dispatch.quota import QuotaCache, binding_status, current_window, provider_blocks
+from zarniwoop.dispatch.quota import QuotaCache, binding_status, provider_blocks
+from zarniwoop.limits.call_budgets import current_window
+from zarniwoop.limits.clock import Clock
 from zarniwoop.observability.metrics import REGISTRY
 from zarniwoop.runtime import Runtime
 from zarniwoop.surfaces.cli import app
@@ -279,7 +280,7 @@ async def test_budgets_hold_through_a_counter_store_outage(tmp_path, emulator, p
     assert used == 5  # the outage's 3 calls were added to the shared counter
     assert len(emulator.requests("/q/works")) == 5
     quota_errors = [
-        r for r in caplog.records if r.name == "zarniwoop.dispatch.quota" and r.levelname == "ERROR"
+        r for r in caplog.records if r.name == "zarniwoop.limits.call_budgets" and r.levelname == "ERROR"
     ]
     assert len(quota_errors) == 1
 

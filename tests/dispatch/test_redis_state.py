@@ -17,9 +17,10 @@ import pytest
 
 from zarniwoop.contract import SearchRequest, SearchScope
 from zarniwoop.contract.errors import ProviderHTTPError, RateLimitedError
-from zarniwoop.dispatch.quota import QuotaWindow, RedisQuotaCounters
 from zarniwoop.dispatch.reachability import LastOutcome
-from zarniwoop.dispatch.redis_state import RedisCooldownStore, RedisReachability, RedisResultCache, open_redis
+from zarniwoop.dispatch.redis_stores import RedisCooldownStore, RedisReachability, RedisResultCache
+from zarniwoop.limits.call_budgets import BudgetWindow, RedisCallBudgets
+from zarniwoop.limits.redis_state import open_redis
 
 from ..support.bodies import openalex_works
 from ..support.emulator import Reply
@@ -67,19 +68,19 @@ async def test_cooldown_script_streak_never_shortens_and_is_atomic(state):
 
 
 async def test_quota_script_is_atomic_and_all_or_nothing(state):
-    counters = RedisQuotaCounters(state)
+    counters = RedisCallBudgets(state)
     resets = time.time() + 3600
-    day = QuotaWindow("_system", "_tenant", "day", "2025-04-02", 100, resets)
+    day = BudgetWindow("_system", "_tenant", "day", "2025-04-02", 100, resets)
     grants = await asyncio.gather(*(counters.reserve("serper", [day], 0.0) for _ in range(200)))
     assert sorted(g[0] for g in grants if g is not None) == list(range(1, 101))
     assert grants.count(None) == 100
     assert await counters.used("serper", [day]) == [100]
-    small_month = QuotaWindow("_system", "_tenant", "month", "2025-04", 1, resets)
-    roomy_day = QuotaWindow("_system", "_tenant", "day", "2025-04-03", 10, resets)
+    small_month = BudgetWindow("_system", "_tenant", "month", "2025-04", 1, resets)
+    roomy_day = BudgetWindow("_system", "_tenant", "day", "2025-04-03", 10, resets)
     assert await counters.reserve("brave", [roomy_day, small_month], 0.0) == [1, 1]
     assert await counters.reserve("brave", [roomy_day, small_month], 0.0) is None
     assert await counters.used("brave", [roomy_day, small_month]) == [1, 1]  # the refused call took nothing
-    await counters.add("brave", roomy_day, 4, 0.0)
+    await counters.charge("brave", roomy_day, 4, 0.0)
     assert await counters.used("brave", [roomy_day]) == [5]
     ttl = await state.client.ttl(counters._key("serper", day))
     assert 3600 < ttl <= 7200  # gone an hour after the window resets
@@ -274,9 +275,10 @@ async def test_searches_survive_a_redis_outage(tmp_path, emulator, redis_config,
     assert len(emulator.requests("/a/works")) == 6
     errors = [r for r in caplog.records if r.levelname == "ERROR"]
     assert {r.name for r in errors} <= {
-        "zarniwoop.dispatch.quota",
+        "zarniwoop.limits.call_budgets",
+        "zarniwoop.limits.pacing_redis",
         "zarniwoop.dispatch.dispatcher",
-        "zarniwoop.dispatch.redis_state",
+        "zarniwoop.dispatch.redis_stores",
     }
     assert len(errors) == len(
         {(r.name, r.getMessage().split(" unavailable")[0]) for r in errors}
@@ -308,7 +310,7 @@ def test_pacing_is_shared_by_two_processes(tmp_path, emulator, redis_config):
 
 
 async def test_pacing_keys_carry_a_digest_of_the_credential_never_the_credential():
-    from zarniwoop.dispatch.pacing import pace_key
+    from zarniwoop.limits.pacing import pace_key
 
     key = pace_key("serper", "serper-main", "sk-live-SECRET")
     assert "SECRET" not in key
@@ -317,11 +319,11 @@ async def test_pacing_keys_carry_a_digest_of_the_credential_never_the_credential
 
 
 async def test_redis_pacing_is_a_gcra_with_a_burst_on_redis_clock(state):
-    """Burst 4 at 2/s: three slots at once, then one every 0.525 s (as `pacing.RateLimiter`)."""
-    from zarniwoop.dispatch.pacing import RateLimiter
-    from zarniwoop.dispatch.redis_state import RedisRateLimiter
+    """Burst 4 at 2/s: three slots at once, then one every 0.525 s (as `pacing.LocalPacer`)."""
+    from zarniwoop.limits.pacing import LocalPacer
+    from zarniwoop.limits.pacing_redis import RedisPacer
 
-    limiter = RedisRateLimiter(state, RateLimiter())
+    limiter = RedisPacer(state, LocalPacer())
     waits = [await limiter.reserve("k", 2, max_wait=10, burst=4) for _ in range(5)]
     assert waits[:3] == [0.0, 0.0, 0.0]
     assert waits[3:] == pytest.approx([0.525, 1.05], abs=0.02)  # the script runs within ms of itself

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from zarniwoop.contract.errors import QuotaExceededError
+from zarniwoop.limits.token_budgets import QuotaLine
 from zarniwoop.llm.adapters import ChatRequest
 from zarniwoop.llm.manager import LlmCall
-from zarniwoop.llm.quota import QuotaLine
 from zarniwoop.runtime import Runtime
 
 from ..support.emulator import Reply
@@ -126,13 +126,13 @@ async def test_two_processes_sharing_sqlite_run_exactly_twenty(tmp_path, emulato
 
 @pytest.mark.slow
 async def test_two_processes_sharing_redis_run_exactly_twenty(tmp_path, emulator, redis_url):
-    from zarniwoop.llm.quota_redis import RedisQuotaLedger
+    from zarniwoop.limits.token_budgets_redis import RedisTokenBudgets
 
     tenant = "conc-" + secrets.token_hex(4)
     results = await _two_processes(tmp_path, emulator, tenant, {"redis_url": redis_url})
     assert sum(r["ok"] for r in results) == 20 and sum(r["blocked"] for r in results) == 30
     assert len(emulator.requests(ANTHROPIC_PATH)) == 20
-    ledger = RedisQuotaLedger(redis_url)
+    ledger = RedisTokenBudgets(redis_url)
     try:
         [status] = await ledger.status(tenant, [QuotaLine("account", "ann", "daily", BUDGET)])
         assert (status.used, status.held) == (BUDGET, 0)
@@ -148,7 +148,7 @@ async def test_two_processes_sharing_postgres_and_redis_run_exactly_twenty(
     tmp_path, emulator, postgres_url, redis_url
 ):
     """The scale-out set-up: settings, credentials, usage records in PostgreSQL; quota counters in Redis."""
-    from zarniwoop.llm.quota_redis import RedisQuotaLedger
+    from zarniwoop.limits.token_budgets_redis import RedisTokenBudgets
 
     tenant = "conc-" + secrets.token_hex(4)
     results = await _two_processes(
@@ -156,7 +156,7 @@ async def test_two_processes_sharing_postgres_and_redis_run_exactly_twenty(
     )
     assert sum(r["ok"] for r in results) == 20 and sum(r["blocked"] for r in results) == 30
     assert len(emulator.requests(ANTHROPIC_PATH)) == 20
-    ledger = RedisQuotaLedger(redis_url)
+    ledger = RedisTokenBudgets(redis_url)
     try:
         [status] = await ledger.status(tenant, [QuotaLine("account", "ann", "daily", BUDGET)])
         assert (status.used, status.held) == (BUDGET, 0)

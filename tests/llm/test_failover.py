@@ -8,9 +8,9 @@ import logging
 import pytest
 
 from zarniwoop.contract.errors import NoProviderAvailableError, QuotaExceededError
+from zarniwoop.limits.token_budgets import QuotaLine
 from zarniwoop.llm.adapters import ChatRequest
 from zarniwoop.llm.manager import LlmCall
-from zarniwoop.llm.quota import QuotaLine
 from zarniwoop.llm.usage import UsageStore
 
 from ..support.emulator import Reply

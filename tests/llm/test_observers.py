@@ -8,10 +8,10 @@ import time
 import pytest
 
 from zarniwoop.contract.errors import QuotaExceededError
+from zarniwoop.limits.token_budgets import QuotaLine
 from zarniwoop.llm.adapters import ChatRequest
 from zarniwoop.llm.manager import LlmCall
 from zarniwoop.llm.observers import CallEvent
-from zarniwoop.llm.quota import QuotaLine
 
 from ..support.emulator import Reply
 from ..support.llm import ANTHROPIC_PATH, anthropic_reply, manager_for, open_llm_runtime, seed_tenants

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from zarniwoop.contract.errors import QuotaExceededError
+from zarniwoop.limits.token_budgets import QuotaLine, quota_lines
 from zarniwoop.llm.adapters import ChatRequest
 from zarniwoop.llm.manager import LlmCall
-from zarniwoop.llm.quota import QuotaLine, quota_lines
 
 from ..support.llm import ANTHROPIC_PATH, anthropic_reply, manager_for, open_llm_runtime, seed_tenants
 

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 import pytest
 
 from zarniwoop.contract.errors import QuotaExceededError
-from zarniwoop.llm.quota import LineStatus, QuotaLine, SQLQuotaLedger
+from zarniwoop.limits.token_budgets import LineStatus, QuotaLine, SQLTokenBudgets
 from zarniwoop.storage.db import SQLiteDatabase, apply_migrations
 
 from ..support.paths import REPO_ROOT
@@ -36,7 +36,7 @@ async def ledger(request, tmp_path) -> AsyncIterator[tuple[object, str]]:
     if request.param == "sqlite":
         db = SQLiteDatabase(tmp_path / "q.db")
         await apply_migrations(db)
-        yield SQLQuotaLedger(db), tenant
+        yield SQLTokenBudgets(db), tenant
         await db.aclose()
         return
     if request.param == "postgres":
@@ -45,13 +45,13 @@ async def ledger(request, tmp_path) -> AsyncIterator[tuple[object, str]]:
 
         db = PostgresDatabase(url)
         await db.migrate()
-        yield SQLQuotaLedger(db), tenant
+        yield SQLTokenBudgets(db), tenant
         await db.aclose()
         return
     url = request.getfixturevalue("redis_url")
-    from zarniwoop.llm.quota_redis import RedisQuotaLedger
+    from zarniwoop.limits.token_budgets_redis import RedisTokenBudgets
 
-    ledger = RedisQuotaLedger(url)
+    ledger = RedisTokenBudgets(url)
     try:
         yield ledger, tenant
     finally:
@@ -181,7 +181,7 @@ async def test_two_processes_share_one_sqlite_budget(tmp_path) -> None:
 
 @pytest.mark.slow
 async def test_two_processes_share_one_redis_budget(redis_url) -> None:
-    from zarniwoop.llm.quota_redis import RedisQuotaLedger
+    from zarniwoop.limits.token_budgets_redis import RedisTokenBudgets
 
     tenant = "two-proc-" + secrets.token_hex(4)
     line = {"level": "project", "owner": "review", "period": "monthly", "limit": 20 * 50}
@@ -191,7 +191,7 @@ async def test_two_processes_share_one_redis_budget(redis_url) -> None:
     )  # fmt: skip
     assert sum(r["ok"] for r in results) == 20
     assert sum(r["blocked"] for r in results) == 30
-    ledger = RedisQuotaLedger(redis_url)
+    ledger = RedisTokenBudgets(redis_url)
     try:
         [status] = await ledger.status(tenant, [QuotaLine(**line)])
         assert status.used == 1000 and status.held == 0

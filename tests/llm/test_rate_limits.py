@@ -8,9 +8,10 @@ import asyncio
 import pytest
 
 from zarniwoop.contract.errors import NoProviderAvailableError, QuotaExceededError, RateLimitExceededError
+from zarniwoop.limits.windows import LocalAdmissionWindows, RateLine
+from zarniwoop.limits.windows_redis import RedisAdmissionWindows
 from zarniwoop.llm.adapters import ChatRequest
 from zarniwoop.llm.manager import LlmCall
-from zarniwoop.llm.rate import MemoryRateLimiter, RateLine, RedisRateLimiter
 from zarniwoop.runtime import Runtime
 
 from ..support.emulator import Reply
@@ -25,32 +26,40 @@ TOKENS = RateLine("account", "ann", "tokens", 1000)
 
 
 class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
+    """The injected clock: one number for both the wall and the monotonic reading."""
 
-    def __call__(self) -> float:
-        return self.now
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def now(self) -> float:
+        return self.t
+
+    def monotonic(self) -> float:
+        return self.t
+
+    async def sleep(self, seconds: float) -> None:
+        self.t += seconds
 
 
 async def test_memory_windows_slide_and_say_when_there_is_room():
     clock = Clock()
-    limiter = MemoryRateLimiter(clock)
+    limiter = LocalAdmissionWindows(clock)
     for _ in range(3):
         await limiter.admit("acme", [REQUESTS], 10, window=60)
-        clock.now += 10
+        clock.t += 10
     with pytest.raises(RateLimitExceededError) as caught:
         await limiter.admit("acme", [REQUESTS], 10, window=60)
     assert (caught.value.level, caught.value.retry_after) == ("project", 30.0)  # the first leaves at 1060
     assert caught.value.message == (
         "Project rate limit reached: project/review allows 3 requests per minute; retry in 30.0s"
     )
-    clock.now += 30
+    clock.t += 30
     await limiter.admit("acme", [REQUESTS], 10, window=60)
 
 
 async def test_tokens_count_the_reservation_then_the_real_usage_and_all_lines_or_none():
     clock = Clock()
-    limiter = MemoryRateLimiter(clock)
+    limiter = LocalAdmissionWindows(clock)
     first = await limiter.admit("acme", [TOKENS, REQUESTS], 600, window=60)
     with pytest.raises(RateLimitExceededError) as caught:
         await limiter.admit("acme", [REQUESTS, TOKENS], 600, window=60)
@@ -64,11 +73,11 @@ async def test_tokens_count_the_reservation_then_the_real_usage_and_all_lines_or
 
 
 async def test_redis_windows_behave_the_same(redis_config):
-    import redis.asyncio as aioredis
+    from zarniwoop.limits.redis_state import open_redis
 
-    client = aioredis.from_url(redis_config["redis_url"], decode_responses=True)
+    state = open_redis(redis_config["redis_url"], redis_config["redis_prefix"])
     try:
-        limiter = RedisRateLimiter(client, prefix=redis_config["redis_prefix"])
+        limiter = RedisAdmissionWindows(state)
         tickets = [await limiter.admit("acme", [REQUESTS, TOKENS], 300, window=1.0) for _ in range(3)]
         with pytest.raises(RateLimitExceededError) as caught:
             await limiter.admit("acme", [REQUESTS], 0, window=1.0)
@@ -79,7 +88,7 @@ async def test_redis_windows_behave_the_same(redis_config):
         await asyncio.sleep(1.05)
         await limiter.admit("acme", [REQUESTS], 0, window=1.0)  # the window slid on
     finally:
-        await client.aclose()
+        await state.aclose()
 
 
 PROMPT = "Classify this abstract."

@@ -7,9 +7,9 @@ import logging
 
 import pytest
 
+from zarniwoop.limits.token_budgets import QuotaLine
 from zarniwoop.llm.adapters import ChatRequest
 from zarniwoop.llm.manager import LlmCall
-from zarniwoop.llm.quota import QuotaLine
 
 from ..support.emulator import Reply
 from ..support.llm import (

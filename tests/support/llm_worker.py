@@ -22,23 +22,23 @@ async def _wait(start_at: float) -> None:
 
 async def ledger_mode(args: dict[str, Any]) -> dict[str, int]:
     from zarniwoop.contract.errors import QuotaExceededError
-    from zarniwoop.llm.quota import QuotaLine, SQLQuotaLedger
+    from zarniwoop.limits.token_budgets import QuotaLine, SQLTokenBudgets
 
     db: Any = None
     if args["backend"] == "sqlite":
         from zarniwoop.storage.db import SQLiteDatabase
 
         db = SQLiteDatabase(args["db"])
-        ledger: Any = SQLQuotaLedger(db)
+        ledger: Any = SQLTokenBudgets(db)
     elif args["backend"] == "postgres":
         from zarniwoop.storage.postgres import PostgresDatabase  # type: ignore[import-not-found]
 
         db = PostgresDatabase(args["db"])
-        ledger = SQLQuotaLedger(db)
+        ledger = SQLTokenBudgets(db)
     else:
-        from zarniwoop.llm.quota_redis import RedisQuotaLedger
+        from zarniwoop.limits.token_budgets_redis import RedisTokenBudgets
 
-        ledger = RedisQuotaLedger(args["redis"])
+        ledger = RedisTokenBudgets(args["redis"])
     lines = [QuotaLine(**line) for line in args["lines"]]
 
     async def one() -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from zarniwoop.llm.quota import QuotaLine
+from zarniwoop.limits.token_budgets import QuotaLine
 from zarniwoop.runtime import Runtime
 from zarniwoop.surfaces.cli import app
 

@@ -318,7 +318,7 @@ def test_the_cli_prints_the_same_timeseries(tmp_path, emulator, monkeypatch):
 
 
 def test_an_llm_quota_line_says_its_thresholds_for_the_bars():
-    from zarniwoop.llm.quota import LineStatus, QuotaLine
+    from zarniwoop.limits.token_budgets import LineStatus, QuotaLine
 
     default = LineStatus(QuotaLine("project", "a", "daily", 1000), "2026-11-30", used=850).to_json()
     assert (default["percent"], default["thresholds"]) == (85.0, {"notify": 80, "light": 95, "block": 100})

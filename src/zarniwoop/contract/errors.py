@@ -224,6 +224,12 @@ class QuotaBlockedError(QuotaExceededError):
         self.retry_after: float | None = getattr(cause, "retry_after", None)
 
 
+class BudgetUnavailableError(QuotaExceededError):
+    """The store of a token budget (Redis, the database) cannot be reached, so the call cannot be
+    held against it: token budgets fail closed (docs/robustness.md). Like an exhausted budget, it
+    leaves only the unlimited (local) candidates; exit 4."""
+
+
 class AccessDeniedError(ZarniwoopError):
     """The caller may not do this (missing/invalid token, other project's resource)."""
 

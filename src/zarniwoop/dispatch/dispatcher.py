@@ -37,13 +37,13 @@ from ..contract.errors import (
 )
 from ..contract.protocol import ServesLanguage
 from ..contract.results import Attempt, RoutedProfile, SearchResult
+from ..limits.clock import Clock, utc_date
+from ..limits.pacing import LocalPacer, Pacer, pace_key, wait_for_slot
 from ..observability.outage import OutageLog
 from ..storage.privacy import redact_query
 from .cache import Coalescer, MemoryResultCache, ResultCache, cache_bypassed
-from .clock import Clock, utc_date
 from .gate import GO, GateDecision, QuotaGuard, check_cooldown, check_static
 from .hedging import LOSSES_TO_BENCH, HedgeLedger
-from .pacing import Pacer, RateLimiter, pace_key, wait_for_slot
 from .profiles import current_choice, find_profile
 from .reachability import LastOutcome, MemoryReachability, ReachabilityStore
 
@@ -253,7 +253,7 @@ class Dispatcher:
         self.factory = factory
         self.cooldowns = cooldowns
         self.clock = clock or Clock()
-        self.limiter: Pacer = limiter or RateLimiter(self.clock)
+        self.limiter: Pacer = limiter or LocalPacer(self.clock)
         self.cache = cache or MemoryResultCache()
         self.quota = quota
         self.observers = list(observers)

@@ -27,8 +27,8 @@ from ..config import keys as K
 from ..contract.errors import ZarniwoopError
 from ..contract.protocol import DeclinesProbes, HttpSearchProtocol, ProbesCheaply
 from ..contract.query import SearchRequest
-from .clock import iso_utc
-from .pacing import pace_key, wait_for_slot
+from ..limits.clock import iso_utc
+from ..limits.pacing import pace_key, wait_for_slot
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable

@@ -2,7 +2,7 @@
 
 The routing view's `reachable` (true/false/null) and the admin's `lastError` come from here.
 In memory per process by default; with Redis every replica sees every replica's last outcome
-(`RedisReachability` in `redis_state.py`).
+(`RedisReachability` in `redis_stores.py`).
 """
 
 from __future__ import annotations

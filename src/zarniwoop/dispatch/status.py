@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import keys as K
 from ..contract.enums import Availability, Modality, Outcome, SearchDomain, Tier
 from ..contract.protocol import instance_domains
-from .clock import iso_utc
+from ..limits.clock import iso_utc
 from .gate import GateDecision, check_cooldown, check_static, status_text
 from .probe import probe_identity
 

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..config.settings import ScopedSettings
     from ..contract.query import SearchScope
+    from ..limits.token_budgets import LineStatus, QuotaLine
+    from ..limits.windows import RateLine
     from ..tenancy.accounts import CallScope
     from .adapters import ChatRequest
     from .aliases import Resolution
     from .catalog import Catalog, ModelDoc
     from .failover import AttemptRecord, Candidate, FailoverEngine, Switch
-    from .quota import LineStatus, QuotaLine
-    from .rate import RateLine
     from .response import ChatResponse, TokenUsage, ToolCall
     from .routing import SpecChoice
 

@@ -6,7 +6,7 @@
                (no key: MissingCredentialError, unless `ai.substitute`)      candidates.py
             ─► candidates: primary, fallbackModels chain, priority, local    candidates.py
             ─► per attempt: reserve estimate + max_tokens at every level at once (all must pass),
-               admit into every per-minute window                            quota.py, rate.py
+               admit into every per-minute window                            limits/token_budgets.py, limits/windows.py
             ─► a fresh ChatClient with this call's key over the shared pool
             ─► tracing (raw) ─► sanitizing (parser, think tags) ─► caller
             ─► settle real usage at every level, then the observers: usage record, metrics,
@@ -41,6 +41,15 @@ from ..contract.errors import (
     ZarniwoopError,
 )
 from ..contract.query import SearchScope
+from ..limits.token_budgets import Hold, LineStatus, QuotaLine, TokenBudgets, exhausted_error, quota_lines
+from ..limits.windows import (
+    DEFAULT_WINDOW_SECONDS,
+    WINDOW_KEY,
+    AdmissionWindows,
+    LocalAdmissionWindows,
+    RateTicket,
+    rate_lines,
+)
 from ..transport.http import HttpTransport
 from .adapters import ADAPTERS, ChatClient, ChatRequest, Endpoint, StreamDelta
 from .aliases import resolve
@@ -50,8 +59,6 @@ from .chain import decorate
 from .failover import AttemptRecord, Candidate, FailoverEngine, FailoverOutcome, Switch
 from .notify import WEBHOOK_KEY, QuotaNotifier
 from .observers import CallEvent, LlmMetrics, LlmObserver, UsageRecorder, notify_all
-from .quota import Hold, LineStatus, QuotaLedger, QuotaLine, exhausted_error, quota_lines
-from .rate import DEFAULT_WINDOW_SECONDS, WINDOW_KEY, MemoryRateLimiter, RateLimiter, RateTicket, rate_lines
 from .response import ChatResponse, TokenUsage
 from .routing import CandidateBuilder, SpecChoice, failover_policy, max_tokens_cap, model_spec
 from .sanitize import sanitize
@@ -93,13 +100,13 @@ class LlmManager:
         settings: SettingService,
         credentials: CredentialStore,
         directory: OrgDirectory,
-        ledger: QuotaLedger,
+        ledger: TokenBudgets,
         usage: UsageStore,
         http: HttpTransport,
         catalog: Callable[[], Awaitable[Catalog | None]] | None = None,
         notifier: QuotaNotifier | None = None,
         observers: Sequence[LlmObserver] | None = None,
-        rate: RateLimiter | None = None,
+        rate: AdmissionWindows | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         environ: Mapping[str, str] | None = None,
     ) -> None:
@@ -117,7 +124,7 @@ class LlmManager:
         self.observers: tuple[LlmObserver, ...] = (
             (UsageRecorder(usage, db), LlmMetrics(), self.notifier) if observers is None else tuple(observers)
         )
-        self.rate: RateLimiter = rate or MemoryRateLimiter()
+        self.rate: AdmissionWindows = rate or LocalAdmissionWindows()
         self.sleep = sleep
         self.environ = os.environ if environ is None else environ
         self._warn_once = WarnOnce()

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Protocol
 from ..observability.metrics import record_llm_call
 
 if TYPE_CHECKING:
+    from ..limits.token_budgets import LineStatus
     from ..storage.db import Database
-    from .quota import LineStatus
     from .trace import TraceBuffer
     from .usage import UsageRecord, UsageStore
 

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .failover import AttemptRecord, Switch
 
 if TYPE_CHECKING:
+    from ..limits.token_budgets import TokenBudgets
     from ..storage.db import Database
     from ..tenancy.accounts import OrgDirectory, OrgUnit
-    from .quota import QuotaLedger
 
 RETENTION_KEY = "ai.usage.retentionDays"
 DEFAULT_RETENTION_DAYS = 90
@@ -224,7 +224,7 @@ class UsageStore:
         self,
         tenant: str,
         *,
-        ledger: QuotaLedger,
+        ledger: TokenBudgets,
         directory: OrgDirectory,
         account: str | None = None,
         project: str | None = None,
@@ -232,7 +232,7 @@ class UsageStore:
     ) -> dict[str, Any]:
         """Seed 002 §9 as JSON: today and this month — totals against the limit, by project, by
         provider (with the key's source), by account, estimated cost — and a bar per quota line."""
-        from .quota import QuotaLine, buckets_for
+        from ..limits.token_budgets import QuotaLine, buckets_for
 
         now = (now or datetime.now(UTC)).astimezone(UTC)
         buckets = dict(buckets_for(now))

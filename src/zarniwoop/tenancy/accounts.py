@@ -158,7 +158,7 @@ class QuotaLimits:
     light_pct: int = 95
     block_pct: int = 100
     requests_per_minute: int | None = None
-    """Upstream attempts per sliding minute (`llm/rate.py`)."""
+    """Upstream attempts per sliding minute (`limits/windows.py`)."""
     tokens_per_minute: int | None = None
     """Tokens (reserved, then real) per sliding minute."""
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..contract.enums import Modality
 from ..contract.errors import InvalidRequestError
-from ..dispatch.clock import iso_utc
+from ..limits.clock import iso_utc
 
 if TYPE_CHECKING:
     from ..contract.query import SearchScope

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ..contract.errors import InvalidRequestError
-from ..dispatch.clock import iso_utc
+from ..limits.clock import iso_utc
 from .usage import percentile
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""The quota ledger in Redis (`redis_url` set): atomic multi-level reserve/settle for replicas.
+"""Token budgets in Redis (`redis_url` set): atomic multi-level reserve/settle for replicas.
 
 One Lua script checks every limited line and records the hold on all of them, or on none — Redis
 runs a script without interleaving anything else, so calls of any number of processes never
@@ -11,25 +11,40 @@ overspend. Per line (all keys of a tenant share a hash slot through the `{tenant
 Lapsed holds (a crashed process) are dropped by the next script that touches the line. Counters
 expire a while after their period (daily 3 days, monthly 40 days); threshold alerts are
 `SET NX` keys with the same lifetime.
+
+Outage policy (docs/robustness.md, `token_budgets`): fail closed — a reservation that cannot reach
+Redis raises `BudgetUnavailableError`; a settle or release that cannot is logged once and dropped.
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
 
-from .quota import HOLD_TTL_SECONDS, Hold, LineStatus, QuotaLine, buckets_for, exhausted_error
+from redis.exceptions import RedisError
 
-PREFIX = "zarniwoop:"
-"""Default key prefix; the config file's `redis_prefix` replaces it (replicas of one deployment share it)."""
+from ..observability.outage import OutageLog
+from .clock import Clock
+from .redis_state import RedisState, open_redis
+from .token_budgets import (
+    HOLD_TTL_SECONDS,
+    Hold,
+    LineStatus,
+    QuotaLine,
+    buckets_for,
+    exhausted_error,
+    unavailable_error,
+)
+
+log = logging.getLogger(__name__)
+
 TTL = {"daily": 3 * 86400, "monthly": 40 * 86400}
 ScriptArg = str | int | float
 """What a Lua script's ARGV takes (redis-py encodes each)."""
 
-_RESERVE = """
+TOKEN_RESERVE_SCRIPT = """
 local now = tonumber(ARGV[1])
 local expires = tonumber(ARGV[2])
 local id = ARGV[3]
@@ -58,7 +73,7 @@ end
 return {0, 0, 0}
 """
 
-_SETTLE = """
+TOKEN_SETTLE_SCRIPT = """
 local id = ARGV[1]
 local tokens = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
@@ -82,28 +97,24 @@ def _key(prefix: str, tenant: str, line: QuotaLine, bucket: str) -> str:
     return f"{prefix}llmq:{{{tenant}}}:{line.level}:{line.owner}:{line.period}:{bucket}"
 
 
-class RedisQuotaLedger:
-    def __init__(
-        self,
-        url_or_client: Any,
-        *,
-        prefix: str = PREFIX,
-        now: Callable[[], datetime] | None = None,
-        hold_ttl: float = HOLD_TTL_SECONDS,
-    ) -> None:
-        self.prefix = prefix
-        if isinstance(url_or_client, str):
-            import redis.asyncio as redis
+class RedisTokenBudgets:
+    """The `TokenBudgets` of a replica set, on the deployment's `RedisState` (or a URL: its own)."""
 
-            self.redis = redis.from_url(url_or_client, decode_responses=True)
-            self._owns = True
-        else:
-            self.redis = url_or_client
-            self._owns = False
-        self.now = now or (lambda: datetime.now(UTC))
+    def __init__(
+        self, state: RedisState | str, *, clock: Clock | None = None, hold_ttl: float = HOLD_TTL_SECONDS
+    ) -> None:
+        self._owns = isinstance(state, str)
+        self.state = open_redis(state) if isinstance(state, str) else state
+        self.redis = self.state.client
+        self.prefix = self.state.prefix
+        self.clock = clock or Clock()
         self.hold_ttl = hold_ttl
-        self._reserve = self.redis.register_script(_RESERVE)
-        self._settle = self.redis.register_script(_SETTLE)
+        self._reserve = self.state.script(TOKEN_RESERVE_SCRIPT)
+        self._settle = self.state.script(TOKEN_SETTLE_SCRIPT)
+        self.outage = OutageLog(log, "Redis (token budgets)")
+
+    def now(self) -> datetime:
+        return datetime.fromtimestamp(self.clock.now(), UTC)
 
     def _keys(self, tenant: str, lines: Sequence[QuotaLine], hold: Hold) -> list[str]:
         keys: list[str] = []
@@ -117,11 +128,16 @@ class RedisQuotaLedger:
         limited = [line for line in lines if line.limit is not None]
         if not limited:
             return hold
-        now = time.time()
+        now = self.clock.now()
         caps = [cap for line in limited if (cap := line.cap) is not None]  # a line with a limit has a cap
         args: list[ScriptArg] = [now, now + self.hold_ttl, hold.id, tokens, len(limited)]
         args += [*caps, *(TTL[line.period] for line in limited)]
-        failed, used, held = await self._reserve(keys=self._keys(tenant, limited, hold), args=args)
+        try:
+            failed, used, held = await self._reserve(keys=self._keys(tenant, limited, hold), args=args)
+        except (RedisError, OSError) as exc:
+            self.outage.failed(exc, "token budgets fail closed: calls under a budget are refused")
+            raise unavailable_error(limited, exc, "Redis") from None
+        self.outage.recovered()
         if int(failed):
             line = limited[int(failed) - 1]
             raise exhausted_error(LineStatus(line, hold.bucket(line.period), int(used), int(held)), tokens)
@@ -130,7 +146,11 @@ class RedisQuotaLedger:
     async def settle(self, hold: Hold, tokens: int) -> list[LineStatus]:
         lines = list(hold.lines)
         args: list[ScriptArg] = [hold.id, max(0, tokens), len(lines), *(TTL[line.period] for line in lines)]
-        out = await self._settle(keys=self._keys(hold.tenant, lines, hold), args=args)
+        try:
+            out = await self._settle(keys=self._keys(hold.tenant, lines, hold), args=args)
+        except (RedisError, OSError) as exc:
+            self.outage.failed(exc, "usage not charged to the budgets; holds lapse by themselves")
+            return []
         return [
             LineStatus(line, hold.bucket(line.period), int(out[2 * i]), int(out[2 * i + 1]))
             for i, line in enumerate(lines)
@@ -146,11 +166,21 @@ class RedisQuotaLedger:
             base = _key(self.prefix, hold.tenant, line, hold.bucket(line.period))
             pipe.zrem(base + ":holds", hold.id)
             pipe.hdel(base + ":amounts", hold.id)
-        await pipe.execute()
+        try:
+            await pipe.execute()
+        except (RedisError, OSError) as exc:
+            self.outage.failed(exc, "the hold lapses by itself")
 
     async def status(self, tenant: str, lines: Sequence[QuotaLine]) -> list[LineStatus]:
+        try:
+            return await self._status(tenant, lines)
+        except (RedisError, OSError) as exc:
+            self.outage.failed(exc, "budget status unknown")
+            return []
+
+    async def _status(self, tenant: str, lines: Sequence[QuotaLine]) -> list[LineStatus]:
         buckets = dict(buckets_for(self.now()))
-        now = time.time()
+        now = self.clock.now()
         out = []
         for line in lines:
             base = _key(self.prefix, tenant, line, buckets[line.period])
@@ -177,4 +207,4 @@ class RedisQuotaLedger:
 
     async def aclose(self) -> None:
         if self._owns:
-            await self.redis.aclose()
+            await self.state.aclose()

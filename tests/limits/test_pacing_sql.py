@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from zarniwoop.dispatch.clock import Clock
-from zarniwoop.dispatch.pacing import RateLimiter
-from zarniwoop.dispatch.shared_pacing import SQLPacer
+from zarniwoop.limits.clock import Clock
+from zarniwoop.limits.pacing import LocalPacer
+from zarniwoop.limits.pacing_sql import SQLPacer
 from zarniwoop.storage.db import open_database
 
 pytestmark = pytest.mark.anyio
@@ -31,7 +31,7 @@ async def test_two_processes_share_one_gcra(tmp_path, database_url):
     try:
         await first.migrate()
         await second.migrate()
-        a, b = SQLPacer(first, RateLimiter(clock)), SQLPacer(second, RateLimiter(clock))
+        a, b = SQLPacer(first, LocalPacer(clock)), SQLPacer(second, LocalPacer(clock))
         waits = [await (a if i % 2 == 0 else b).reserve("wiki:wiki:-", 2, 10.0, burst=4) for i in range(6)]
         assert waits == pytest.approx([0, 0, 0, 0.525, 1.05, 1.575], abs=1e-3)
         # a slot further away than the caller can wait is not taken, by either
@@ -54,7 +54,7 @@ async def test_an_unusable_database_leaves_each_process_pacing_itself(tmp_path, 
     clock = FixedClock()
     db = open_database(None, tmp_path)  # never migrated: no `pacing` table
     try:
-        pacer = SQLPacer(db, RateLimiter(clock))
+        pacer = SQLPacer(db, LocalPacer(clock))
         assert [await pacer.reserve("k", 2, 10.0) for _ in range(2)] == pytest.approx([0, 0.525])
         assert pacer.outage.failures >= 1
     finally:
@@ -69,7 +69,7 @@ async def test_a_fast_endpoint_leases_its_slots_ahead_and_the_rate_still_holds(t
     first, second = open_database(None, tmp_path), open_database(None, tmp_path)
     try:
         await first.migrate()
-        a, b = SQLPacer(first, RateLimiter(clock)), SQLPacer(second, RateLimiter(clock))
+        a, b = SQLPacer(first, LocalPacer(clock)), SQLPacer(second, LocalPacer(clock))
         interval = 1.05 / 10_000
         assert await a.reserve("fast", 10_000, 1.0) == 0.0
         [(tat_after_lease,)] = await first.fetchall("SELECT tat FROM pacing")

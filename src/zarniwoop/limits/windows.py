@@ -11,24 +11,28 @@ limit is refused before anything is sent, with `RateLimitExceededError(level, re
 seconds until the window has room (a gateway answers 429 with `Retry-After`). The local free
 tier (`quota: unlimited` entries) is never rate-limited.
 
-Two limiters satisfy `RateLimiter`: `RedisRateLimiter` (with `redis_url`: one Lua script on Redis's
-own clock admits on every line or on none, so all replicas share one window) and
-`MemoryRateLimiter` (embedded default: the window of this process only).
+Three forms of one `AdmissionWindows`: `windows_sql.SQLAdmissionWindows` (the embedded default:
+the `rate_windows` table, so separate CLI processes and `serve --workers` share one window on one
+SQLite file or PostgreSQL), `windows_redis.RedisAdmissionWindows` (with `redis_url`: one Lua script
+on Redis's own clock, every replica shares one window) and `LocalAdmissionWindows` (this process
+only; the shared forms' outage fallback).
 
-    zarniwoop:llmr:{acme}:account:mike:requests     ZSET attempt id → admitted at (epoch s)
-    zarniwoop:llmr:{acme}:account:mike:tokens:n     HASH attempt id → tokens
+Outage policy (docs/robustness.md): admission windows fail open to the local window — when the
+shared store is unreachable each process admits against its own window (logged once), like
+pacing: a window guards a provider's rate, not money (the token budgets guard that, and fail
+closed).
 """
 
 from __future__ import annotations
 
 import asyncio
 import secrets
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from ..contract.errors import RateLimitExceededError
+from .clock import Clock
 
 if TYPE_CHECKING:
     from ..tenancy.accounts import CallScope
@@ -58,6 +62,8 @@ class RateTicket:
     tenant: str
     lines: tuple[RateLine, ...]
     tokens: int
+    local: bool = False
+    """Admitted by the local window (a shared store's outage fallback): settled there too."""
 
 
 def rate_lines(scope: CallScope) -> list[RateLine]:
@@ -85,7 +91,12 @@ def refused(line: RateLine, retry_after: float, window: float) -> RateLimitExcee
     )
 
 
-class RateLimiter(Protocol):
+def need_of(line: RateLine, tokens: int) -> int:
+    """What one attempt counts on a line: 1 on a request line, its tokens on a token line."""
+    return 1 if line.kind == "requests" else tokens
+
+
+class AdmissionWindows(Protocol):
     async def admit(
         self, tenant: str, lines: Sequence[RateLine], tokens: int, *, window: float
     ) -> RateTicket: ...
@@ -95,7 +106,7 @@ class RateLimiter(Protocol):
     async def release(self, ticket: RateTicket) -> None: ...
 
 
-def _wait_for_room(
+def wait_for_room(
     entries: Sequence[tuple[float, int]], need: int, limit: int, now: float, window: float
 ) -> float:
     """Seconds until the oldest entries have left the window far enough that `need` more fit."""
@@ -107,11 +118,11 @@ def _wait_for_room(
     return window  # more than the whole limit at once: one full window (it cannot fit sooner)
 
 
-class MemoryRateLimiter:
-    """The window of this process (the embedded default; replicas use `RedisRateLimiter`)."""
+class LocalAdmissionWindows:
+    """The windows of this process (monotonic clock); the shared forms' outage fallback."""
 
-    def __init__(self, now: Callable[[], float] = time.monotonic) -> None:
-        self.now = now
+    def __init__(self, clock: Clock | None = None) -> None:
+        self.clock = clock or Clock()
         self._log: dict[tuple[str, str, str, str], dict[str, tuple[float, int]]] = {}
         self._lock = asyncio.Lock()
 
@@ -126,21 +137,18 @@ class MemoryRateLimiter:
     async def admit(
         self, tenant: str, lines: Sequence[RateLine], tokens: int, *, window: float
     ) -> RateTicket:
-        ticket = RateTicket(secrets.token_hex(8), tenant, tuple(lines), tokens)
+        ticket = RateTicket(secrets.token_hex(8), tenant, tuple(lines), tokens, local=True)
         async with self._lock:
-            now = self.now()
+            now = self.clock.monotonic()
             for line in lines:
                 entries = self._entries(tenant, line, now, window)
-                need = 1 if line.kind == "requests" else tokens
+                need = need_of(line, tokens)
                 if sum(amount for _, amount in entries.values()) + need > line.limit:
                     raise refused(
-                        line, _wait_for_room(list(entries.values()), need, line.limit, now, window), window
+                        line, wait_for_room(list(entries.values()), need, line.limit, now, window), window
                     )
             for line in lines:
-                self._entries(tenant, line, now, window)[ticket.id] = (
-                    now,
-                    1 if line.kind == "requests" else tokens,
-                )
+                self._entries(tenant, line, now, window)[ticket.id] = (now, need_of(line, tokens))
         return ticket
 
     async def settle(self, ticket: RateTicket, tokens: int) -> None:
@@ -156,103 +164,20 @@ class MemoryRateLimiter:
                 self._log.get((ticket.tenant, line.level, line.owner, line.kind), {}).pop(ticket.id, None)
 
 
-_ADMIT = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local window = tonumber(ARGV[1])
-local id = ARGV[2]
-local tokens = tonumber(ARGV[3])
-local n = tonumber(ARGV[4])
-for i = 1, n do
-  local zset, amounts = KEYS[2*i-1], KEYS[2*i]
-  local limit = tonumber(ARGV[4 + i])
-  local need = 1
-  if ARGV[4 + n + i] == 'tokens' then need = tokens end
-  local lapsed = redis.call('ZRANGEBYSCORE', zset, '-inf', now - window)
-  for _, member in ipairs(lapsed) do redis.call('HDEL', amounts, member) end
-  redis.call('ZREMRANGEBYSCORE', zset, '-inf', now - window)
-  local members = redis.call('ZRANGE', zset, 0, -1, 'WITHSCORES')
-  local total = 0
-  local amount = {}
-  for j = 1, #members, 2 do
-    local a = tonumber(redis.call('HGET', amounts, members[j]) or '1')
-    amount[j] = a
-    total = total + a
-  end
-  if total + need > limit then
-    local wait = window
-    for j = 1, #members, 2 do
-      total = total - amount[j]
-      if total + need <= limit then
-        wait = tonumber(members[j + 1]) + window - now
-        break
-      end
-    end
-    return {i, tostring(wait)}
-  end
-end
-for i = 1, n do
-  local zset, amounts = KEYS[2*i-1], KEYS[2*i]
-  local need = 1
-  if ARGV[4 + n + i] == 'tokens' then need = tokens end
-  redis.call('ZADD', zset, now, id)
-  redis.call('HSET', amounts, id, need)
-  local ttl = math.ceil(window * 1000) + 1000
-  redis.call('PEXPIRE', zset, ttl)
-  redis.call('PEXPIRE', amounts, ttl)
-end
-return {0, '0'}
-"""
+def new_ticket(tenant: str, lines: Sequence[RateLine], tokens: int) -> RateTicket:
+    return RateTicket(secrets.token_hex(8), tenant, tuple(lines), tokens)
 
 
-_SETTLE = """
-for i = 1, #KEYS, 2 do
-  if redis.call('ZSCORE', KEYS[i], ARGV[1]) then redis.call('HSET', KEYS[i + 1], ARGV[1], ARGV[2]) end
-end
-return 0
-"""
-
-
-class RedisRateLimiter:
-    """Sliding windows in Redis, shared by every replica (one script, Redis's clock)."""
-
-    def __init__(self, client: Any, *, prefix: str = "zarniwoop:") -> None:
-        self.redis = client
-        self.prefix = prefix
-        self._admit = client.register_script(_ADMIT)
-        self._settle = client.register_script(_SETTLE)
-
-    def _keys(self, tenant: str, line: RateLine) -> tuple[str, str]:
-        base = f"{self.prefix}llmr:{{{tenant}}}:{line.level}:{line.owner}:{line.kind}"
-        return base, base + ":n"
-
-    async def admit(
-        self, tenant: str, lines: Sequence[RateLine], tokens: int, *, window: float
-    ) -> RateTicket:
-        ticket = RateTicket(secrets.token_hex(8), tenant, tuple(lines), tokens)
-        if not lines:
-            return ticket
-        keys = [key for line in lines for key in self._keys(tenant, line)]
-        args: list[str | int | float] = [window, ticket.id, tokens, len(lines)]
-        args += [line.limit for line in lines] + [line.kind for line in lines]
-        failed, wait = await self._admit(keys=keys, args=args)
-        if int(failed):
-            raise refused(lines[int(failed) - 1], float(wait), window)
-        return ticket
-
-    async def settle(self, ticket: RateTicket, tokens: int) -> None:
-        token_lines = [line for line in ticket.lines if line.kind == "tokens"]
-        if not token_lines:
-            return
-        keys = [key for line in token_lines for key in self._keys(ticket.tenant, line)]
-        await self._settle(keys=keys, args=[ticket.id, max(0, tokens)])
-
-    async def release(self, ticket: RateTicket) -> None:
-        if not ticket.lines:
-            return
-        pipe = self.redis.pipeline(transaction=False)
-        for line in ticket.lines:
-            zset, amounts = self._keys(ticket.tenant, line)
-            pipe.zrem(zset, ticket.id)
-            pipe.hdel(amounts, ticket.id)
-        await pipe.execute()
+__all__ = [
+    "DEFAULT_WINDOW_SECONDS",
+    "WINDOW_KEY",
+    "AdmissionWindows",
+    "LocalAdmissionWindows",
+    "RateLine",
+    "RateTicket",
+    "need_of",
+    "new_ticket",
+    "rate_lines",
+    "refused",
+    "wait_for_room",
+]

@@ -1,4 +1,4 @@
-"""Pacing shared through the database: the GCRA of `pacing.RateLimiter`, its TAT in a table.
+"""Pacing shared through the database: the GCRA of `pacing.LocalPacer`, its TAT in a table.
 
 `zarniwoop serve --workers N` runs N processes on one database; each paced alone, a provider
 documenting "1 call per second" would see N. `SQLPacer` keeps one theoretical arrival time per
@@ -8,7 +8,7 @@ clock (`Clock.now`), which every process on the host — and every host on a Pos
 
 It costs one small write per paced call of a slow endpoint (a fast one leases a few
 slots ahead, one transaction for up to `LEASE_MAX` calls), and is used only when several
-processes serve (`Runtime.open(share_pacing=True)`); with Redis configured `redis_state.RedisRateLimiter`
+processes serve (`Runtime.open(share_pacing=True)`); with Redis configured `pacing_redis.RedisPacer`
 does the same in Redis. If the database is unreachable or locked past its busy wait, the process
 paces itself alone until it is back (logged once): searches never fail for pacing.
 """
@@ -20,7 +20,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from ..observability.outage import OutageLog
-from .pacing import Cell, RateLimiter, cell_of, next_slot
+from .pacing import Cell, LocalPacer, cell_of, next_slot
 
 if TYPE_CHECKING:
     from ..storage.db import Database
@@ -59,7 +59,7 @@ MAX_WAIT_BOUND = 1e9
 class SQLPacer:
     """The dispatcher's `Pacer` for several processes on one database."""
 
-    def __init__(self, db: Database, fallback: RateLimiter) -> None:
+    def __init__(self, db: Database, fallback: LocalPacer) -> None:
         self.db = db
         self.fallback = fallback
         self.outage = OutageLog(log, "database (pacing)")

@@ -1,9 +1,6 @@
-"""State shared by every replica through Redis: cooldowns, the result cache, reachability.
-
-Selected by `redis_url` in the config file (quota counters: `quota.RedisQuotaCounters`):
-
-    redis_url: redis://127.0.0.1:6379/0
-    redis_prefix: "zarniwoop:"        # every key starts with it; one prefix per deployment
+"""The dispatcher's stores shared by every replica through Redis: cooldowns, the result cache,
+reachability. They live on the deployment's one `limits.RedisState` (client, prefix, scripts);
+the pacing and the call budgets in Redis are in `limits/` (`RedisPacer`, `RedisCallBudgets`).
 
 Every update is a single atomic Redis operation — the cooldown renewal is a Lua script
 ("streak + 1, until = max(existing, now + policy(streak))") — so replicas never race a
@@ -19,18 +16,16 @@ import hashlib
 import json
 import logging
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from ..contract.results import SearchResult
+from ..limits.redis_state import RedisState
 from ..observability.metrics import CACHE_LOOKUPS
 from ..observability.outage import OutageLog
 from .cache import MAX_ENTRY_BYTES, decode_result, encode_result
 from .cooldown import Cooldown, cooldown_policy
-from .pacing import RateLimiter, cell_of
 from .reachability import LastOutcome
 
 if TYPE_CHECKING:
@@ -41,30 +36,6 @@ log = logging.getLogger(__name__)
 STREAK_MEMORY = 86400
 """A cooldown key outlives its cooldown by a day, so a failure soon after still doubles the backoff."""
 REACHABILITY_TTL = 7 * 86400
-
-
-@dataclass(slots=True)
-class RedisState:
-    """One Redis client and the key prefix of this deployment."""
-
-    client: aioredis.Redis
-    prefix: str
-
-    def key(self, *parts: str) -> str:
-        return self.prefix + ":".join(parts)
-
-    async def aclose(self) -> None:
-        await self.client.aclose()
-
-
-def open_redis(url: str, prefix: str = "zarniwoop:", *, max_connections: int = 64) -> RedisState:
-    """A client with short timeouts (a Redis outage must cost a search milliseconds, not seconds)
-    over a *blocking* pool: a burst of searches waits for a free connection instead of failing
-    with "Too many connections"."""
-    pool = aioredis.BlockingConnectionPool.from_url(
-        url, max_connections=max_connections, timeout=5.0, socket_connect_timeout=2.0, socket_timeout=2.0
-    )
-    return RedisState(aioredis.Redis.from_pool(pool), prefix)
 
 
 _RECORD_FAILURE = """
@@ -87,7 +58,7 @@ class RedisCooldownStore:
 
     def __init__(self, state: RedisState) -> None:
         self.state = state
-        self._record_failure = state.client.register_script(_RECORD_FAILURE)
+        self._record_failure = state.script(_RECORD_FAILURE)
 
     def _key(self, scope: SearchScope, subject: str) -> str:
         return self.state.key("cooldown", scope.tenant, scope.project, subject)
@@ -122,53 +93,6 @@ class RedisCooldownStore:
         keys = [k async for k in self.state.client.scan_iter(match=pattern, count=500)]
         if keys:
             await self.state.client.delete(*keys)
-
-
-_PACE = """
-local interval = tonumber(ARGV[1])
-local tolerance = tonumber(ARGV[2])
-local max_wait = tonumber(ARGV[3])
-local t = redis.call('TIME')
-local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-local base = math.max(tonumber(redis.call('GET', KEYS[1])) or now, now)
-local slot = math.max(now, base - tolerance)
-if slot - now > max_wait then return false end
-local tat = base + interval
-redis.call('SET', KEYS[1], string.format('%.6f', tat), 'PX', math.ceil((tat - now) * 1000) + 1000)
-return string.format('%.6f', slot - now)
-"""
-
-
-class RedisRateLimiter:
-    """Pacing shared by every replica: the GCRA of `pacing.RateLimiter`, its TAT kept in Redis.
-
-    One Lua script reserves the next start slot atomically on Redis's own clock (so the replicas'
-    clocks need not agree) and returns how long to wait — or takes nothing when the slot is further
-    away than `max_wait`. If Redis is unreachable, the process paces itself alone until it is
-    back — searches never fail for pacing.
-    """
-
-    def __init__(self, state: RedisState, fallback: RateLimiter) -> None:
-        self.state = state
-        self.fallback = fallback
-        self._reserve = state.client.register_script(_PACE)
-        self._outage = OutageLog(log, "Redis (pacing)")
-
-    async def reserve(
-        self, key: str, per_second: float | None, max_wait: float, burst: float | None = None
-    ) -> float | None:
-        if not per_second or per_second <= 0:
-            return 0.0
-        cell = cell_of(per_second, burst)
-        bound = repr(min(max_wait, 1e9))  # Lua numbers: no `inf` literal
-        args = [repr(cell.interval), repr(cell.tolerance), bound]
-        try:
-            delay = await self._reserve(keys=[self.state.key("gcra", key)], args=args)
-            self._outage.recovered()
-        except (RedisError, OSError) as exc:
-            self._outage.failed(exc, "each process paces itself")
-            return self.fallback.take(key, per_second, max_wait, burst)
-        return None if delay is None else float(delay)
 
 
 class RedisResultCache:

@@ -1,4 +1,4 @@
-"""Token budgets at every level, reserved before a call and settled after it (seed 002 §3, §5).
+"""Token budgets at every level, reserved before an LLM call and settled after it (seed 002 §3, §5).
 
 A call's *quota lines* are one daily and one monthly line per level the call runs under
 (account, project, team, tenant). Lines with a limit are checked; every line is charged, so
@@ -14,22 +14,37 @@ the tokens other calls in flight hold, refuses if any line would pass its cap �
 the first such level in cascade order, "Project quota exhausted" — and otherwise records a hold on
 every limited line. Holds carry an expiry, so a crashed process's tokens come back by themselves.
 Concurrent calls therefore never overspend: a budget that fits 20 calls runs exactly 20.
+
+Vocabulary shared with the call budgets (`call_budgets`): `reserve` (all lines or none), `settle`
+(release the hold, charge the real usage), `release` (a failed attempt gives its hold back),
+`charge` (add usage without a check), `status`. Two stores: `SQLTokenBudgets` (here) and
+`token_budgets_redis.RedisTokenBudgets`.
+
+Outage policy (docs/robustness.md): token budgets fail closed. A `reserve` that cannot reach the
+store raises `BudgetUnavailableError` (a `QuotaExceededError`: only the unlimited local candidates
+may still serve; exit 4); a `settle` or `release` that cannot reach it is logged once and dropped
+(the call already happened; its usage record still has it, and its hold lapses after
+`HOLD_TTL_SECONDS`); `status` then reports nothing (no light-model switch on unknown numbers).
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
-from ..contract.errors import QuotaExceededError
+from ..contract.errors import BudgetUnavailableError, DatabaseUnavailableError, QuotaExceededError
+from ..observability.outage import OutageLog
+from .clock import Clock
 
 if TYPE_CHECKING:
     from ..storage.db import Database
     from ..tenancy.accounts import CallScope
+
+log = logging.getLogger(__name__)
 
 PERIODS = ("daily", "monthly")
 HOLD_TTL_SECONDS = 900.0
@@ -140,7 +155,17 @@ def exhausted_error(status: LineStatus, needed: int) -> QuotaExceededError:
     )
 
 
-class QuotaLedger(Protocol):
+def unavailable_error(lines: Sequence[QuotaLine], exc: BaseException, store: str) -> BudgetUnavailableError:
+    """The fail-closed refusal of a reservation whose store is unreachable (the first limited level)."""
+    level = next((line.level for line in lines if line.limit is not None), "budget")
+    return BudgetUnavailableError(
+        level,
+        f"{level.capitalize()} budget unavailable: {store} unreachable ({type(exc).__name__}); calls under "
+        "a token budget are refused until it is back (token budgets fail closed)",
+    )
+
+
+class TokenBudgets(Protocol):
     """Atomic multi-level token budgets; SQL (SQLite/PostgreSQL) and Redis implement it."""
 
     async def reserve(self, tenant: str, lines: Sequence[QuotaLine], tokens: int) -> Hold: ...
@@ -160,23 +185,36 @@ class QuotaLedger(Protocol):
         ...
 
 
-class SQLQuotaLedger:
-    """The ledger in the database: `llm_quota_usage` (charged) + `llm_quota_holds` (in flight)."""
+class SQLTokenBudgets:
+    """The budgets in the database: `llm_quota_usage` (charged) + `llm_quota_holds` (in flight)."""
 
     def __init__(
-        self, db: Database, *, now: Callable[[], datetime] | None = None, hold_ttl: float = HOLD_TTL_SECONDS
+        self, db: Database, *, clock: Clock | None = None, hold_ttl: float = HOLD_TTL_SECONDS
     ) -> None:
         self.db = db
-        self.now = now or (lambda: datetime.now(UTC))
+        self.clock = clock or Clock()
         self.hold_ttl = hold_ttl
+        self.outage = OutageLog(log, "database (token budgets)")
+
+    def now(self) -> datetime:
+        return datetime.fromtimestamp(self.clock.now(), UTC)
 
     async def reserve(self, tenant: str, lines: Sequence[QuotaLine], tokens: int) -> Hold:
+        try:
+            hold = await self._reserve(tenant, lines, tokens)
+        except DatabaseUnavailableError as exc:
+            self.outage.failed(exc, "token budgets fail closed: calls under a budget are refused")
+            raise unavailable_error(lines, exc, "the database") from None
+        self.outage.recovered()
+        return hold
+
+    async def _reserve(self, tenant: str, lines: Sequence[QuotaLine], tokens: int) -> Hold:
         buckets = buckets_for(self.now())
         hold = Hold(secrets.token_hex(8), tenant, tuple(lines), buckets, tokens)
         limited = [line for line in lines if line.limit is not None]
         if not limited:
             return hold
-        epoch = time.time()
+        epoch = self.clock.now()
         async with self.db.transaction():
             for line in limited:
                 status = await self._line_status(tenant, line, hold.bucket(line.period), epoch)
@@ -202,7 +240,14 @@ class SQLQuotaLedger:
         return hold
 
     async def settle(self, hold: Hold, tokens: int) -> list[LineStatus]:
-        epoch = time.time()
+        try:
+            return await self._settle(hold, tokens)
+        except DatabaseUnavailableError as exc:
+            self.outage.failed(exc, "usage not charged to the budgets; holds lapse by themselves")
+            return []
+
+    async def _settle(self, hold: Hold, tokens: int) -> list[LineStatus]:
+        epoch = self.clock.now()
         async with self.db.transaction():
             await self.db.execute("DELETE FROM llm_quota_holds WHERE id = ?", (hold.id,))
             for line in hold.lines:
@@ -227,12 +272,19 @@ class SQLQuotaLedger:
             ]
 
     async def release(self, hold: Hold) -> None:
-        await self.db.execute("DELETE FROM llm_quota_holds WHERE id = ?", (hold.id,))
+        try:
+            await self.db.execute("DELETE FROM llm_quota_holds WHERE id = ?", (hold.id,))
+        except DatabaseUnavailableError as exc:
+            self.outage.failed(exc, "the hold lapses by itself")
 
     async def status(self, tenant: str, lines: Sequence[QuotaLine]) -> list[LineStatus]:
         buckets = dict(buckets_for(self.now()))
-        epoch = time.time()
-        return [await self._line_status(tenant, line, buckets[line.period], epoch) for line in lines]
+        epoch = self.clock.now()
+        try:
+            return [await self._line_status(tenant, line, buckets[line.period], epoch) for line in lines]
+        except DatabaseUnavailableError as exc:
+            self.outage.failed(exc, "budget status unknown")
+            return []
 
     async def mark_alert(self, tenant: str, status: LineStatus, threshold: int) -> bool:
         line = status.line
@@ -246,7 +298,7 @@ class SQLQuotaLedger:
                 line.period,
                 status.bucket,
                 threshold,
-                datetime.now(UTC).isoformat(),
+                self.now().isoformat(),
             ),
         )
         return count > 0

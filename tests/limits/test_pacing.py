@@ -8,8 +8,8 @@ import time
 import pytest
 
 from zarniwoop.contract import SearchRequest, SearchScope
-from zarniwoop.dispatch.clock import Clock
-from zarniwoop.dispatch.pacing import RateLimiter
+from zarniwoop.limits.clock import Clock
+from zarniwoop.limits.pacing import LocalPacer
 from zarniwoop.tools import Toolbox
 
 from ..support.bodies import openalex_works
@@ -32,7 +32,7 @@ class FakeClock(Clock):
 
 def test_gcra_starts_the_burst_then_the_sustained_pace():
     clock = FakeClock()
-    limiter = RateLimiter(clock)
+    limiter = LocalPacer(clock)
     waits = [limiter.take("k", 2, burst=4) for _ in range(7)]
     assert waits == pytest.approx([0, 0, 0, 0.525, 1.05, 1.575, 2.1])
     assert limiter.take("k", 2, max_wait=2.0, burst=4) is None  # 2.625 s away: nothing reserved
@@ -41,7 +41,7 @@ def test_gcra_starts_the_burst_then_the_sustained_pace():
 
 
 def test_without_a_burst_calls_are_spaced_at_the_rate():
-    limiter = RateLimiter(FakeClock())
+    limiter = LocalPacer(FakeClock())
     assert [limiter.take("k", 2) for _ in range(3)] == pytest.approx([0, 0.525, 1.05])
     assert [limiter.take("slow", 1 / 3) for _ in range(2)] == pytest.approx([0, 3.15])
 

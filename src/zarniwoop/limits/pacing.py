@@ -16,9 +16,11 @@ candidate (`max_wait`): otherwise the slot is not taken and the candidate is pas
 `skipped_paced`, so the next candidate serves at once instead of the search sleeping past its
 deadline.
 
-`RateLimiter` paces one process; with Redis configured, `redis_state.RedisRateLimiter` keeps the
-same TAT in Redis (one Lua script on Redis's clock), so every replica sharing a credential shares
-its rate.
+Three forms of one `Pacer`: `LocalPacer` paces one process; `pacing_sql.SQLPacer` keeps the TAT in
+the database (several processes on one SQLite file or PostgreSQL); `pacing_redis.RedisPacer` keeps
+it in Redis (one Lua script on Redis's clock), so every replica sharing a credential shares its
+rate. Outage policy (docs/robustness.md): pacing fails open to `LocalPacer` — a search never fails
+for pacing.
 """
 
 from __future__ import annotations
@@ -73,7 +75,9 @@ def next_slot(tat: float | None, now: float, cell: Cell) -> tuple[float, float]:
     return max(now, base - cell.tolerance), base + cell.interval
 
 
-class RateLimiter:
+class LocalPacer:
+    """The GCRA of this process (monotonic clock); also every shared pacer's outage fallback."""
+
     def __init__(self, clock: Clock | None = None) -> None:
         self.clock = clock or Clock()
         self._tat: dict[str, float] = {}
@@ -96,6 +100,10 @@ class RateLimiter:
         if not per_second or per_second <= 0:
             return 0.0
         return self.take(key, per_second, max_wait, burst)
+
+    def paces(self, key: str) -> bool:
+        """Whether this process has paced `key` itself (a shared pacer's fallback: during an outage)."""
+        return key in self._tat
 
 
 async def wait_for_slot(delay: float) -> None:
