@@ -4,7 +4,7 @@ upstream — and what `litellm.acompletion` adds, against the same upstream, in 
 Interleaved per round, so machine noise hits them alike (the emulator answers an OpenAI chat
 completion; every client keeps its connections alive):
 
-- `bare_httpx2`: `POST <emulator>/v1/chat/completions` + `json.loads` — the upstream alone;
+- `bare_httpx`: `POST <emulator>/v1/chat/completions` + `json.loads` — the upstream alone;
 - `gateway`: the same body to a real `zarniwoop serve` (another process, uvicorn) with an
   account token — auth, the whole seed 002 path (resolution, credential cascade with decryption,
   budgets reserved and settled at every level in SQLite, usage record), the upstream call, and the
@@ -13,6 +13,10 @@ completion; every client keeps its connections alive):
 - `litellm`: `litellm.acompletion(model="openai/gpt-4o-mini", api_base=<emulator>/v1)` straight to
   the upstream, in this process (skipped, and said so, when litellm is not installed: it is 317 MB
   and not a test dependency — `pip install litellm`).
+
+- `serverCpuMsPerCall`: after those rounds, `--n` gateway calls from 16 concurrent clients, and
+  the CPU the `serve` process spent on them (utime + stime, /proc) divided by the calls: the
+  server's own cost of a call, which a busy machine skews far less than latency.
 
     python bench/gateway_overhead.py [--n 300]
 """
@@ -45,7 +49,7 @@ from tests.support.gateway import (  # noqa: E402
     prepare_gateway,
     upstream_path,
 )
-from tests.support.served import served  # noqa: E402
+from tests.support.served import served, tree_cpu_seconds  # noqa: E402
 
 BODY = {
     "model": MODELS["openai"],
@@ -77,7 +81,7 @@ async def measure(n: int, upstream: str, gateway: str, token: str) -> dict[str, 
     bare_headers = {"Authorization": f"Bearer {OPENAI_KEY}"}
     gateway_headers = {"Authorization": f"Bearer {token}"}
     sdk = openai.AsyncOpenAI(base_url=gateway + "/v1", api_key=token, max_retries=0)
-    samples: dict[str, list[float]] = {"bare_httpx2": [], "gateway": [], "gateway_openai_sdk": []}
+    samples: dict[str, list[float]] = {"bare_httpx": [], "gateway": [], "gateway_openai_sdk": []}
     if litellm is not None:
         samples["litellm"] = []
     warmup = min(50, max(5, n // 5))
@@ -107,13 +111,31 @@ async def measure(n: int, upstream: str, gateway: str, token: str) -> dict[str, 
                 )
                 t4 = time.perf_counter()
             if i >= warmup:
-                samples["bare_httpx2"].append(t1 - t0)
+                samples["bare_httpx"].append(t1 - t0)
                 samples["gateway"].append(t2 - t1)
                 samples["gateway_openai_sdk"].append(t3 - t2)
                 if litellm is not None:
                     samples["litellm"].append(t4 - t3)
     await sdk.close()
     return samples
+
+
+async def server_cpu_per_call(n: int, gateway: str, token: str, pid: int, clients: int = 16) -> float:
+    """Milliseconds of the server's CPU per gateway call, over `n` calls from `clients` at once."""
+    headers = {"Authorization": f"Bearer {token}"}
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(limits=limits, timeout=60) as http:
+
+        async def client(count: int) -> None:
+            for _ in range(count):
+                answer = await http.post(gateway + "/v1/chat/completions", json=BODY, headers=headers)
+                assert answer.status_code == 200, answer.text
+
+        await asyncio.gather(*(client(5) for _ in range(clients)))  # warm-up
+        each = max(1, n // clients)
+        before = tree_cpu_seconds(pid)
+        await asyncio.gather(*(client(each) for _ in range(clients)))
+        return (tree_cpu_seconds(pid) - before) / (each * clients) * 1000
 
 
 def main(n: int) -> dict[str, Any]:
@@ -129,11 +151,17 @@ def main(n: int) -> dict[str, Any]:
             setup = prepare_gateway(Path(tmp), emulator, tenants=tenants)
             with served(setup.config, setup.home) as server:
                 samples = asyncio.run(measure(n, emulator.url, server.url, setup.token))
+                cpu_ms = asyncio.run(server_cpu_per_call(n, server.url, setup.token, server.pid))
     finally:
         emulator.stop()
     figures = {name: summary(values) for name, values in samples.items()}
-    bare = figures["bare_httpx2"]["median_ms"]
-    out: dict[str, Any] = {"benchmark": "gateway_overhead", "n": n, **figures}
+    bare = figures["bare_httpx"]["median_ms"]
+    out: dict[str, Any] = {
+        "benchmark": "gateway_overhead",
+        "n": n,
+        "serverCpuMsPerCall": round(cpu_ms, 3),
+        **figures,
+    }
     for name in ("gateway", "gateway_openai_sdk", "litellm"):
         if name in figures:
             out[f"ratio_{name}_to_bare_median"] = round(figures[name]["median_ms"] / bare, 3)
