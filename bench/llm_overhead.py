@@ -2,7 +2,7 @@
 
 Three things are measured in one run, interleaved so machine noise hits them alike:
 
-- `bare_httpx2`: `client.post(/v1/messages, json=body)` + `json.loads` against the emulator
+- `bare_httpx`: `client.post(/v1/messages, json=body)` + `json.loads` against the emulator
   (an Anthropic messages reply);
 - `path`: what a call adds before its first byte leaves and after its answer is back, without the
   HTTP exchange — scope and preferences, alias resolution, credential cascade (decrypting the
@@ -139,7 +139,7 @@ async def main(n: int) -> dict[str, object]:
     return {
         "benchmark": "llm_overhead",
         "n": n,
-        "bare_httpx2": b,
+        "bare_httpx": b,
         "path": p,
         "client_construction": c,
         "full_call": f,
