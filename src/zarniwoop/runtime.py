@@ -60,7 +60,7 @@ if TYPE_CHECKING:
 
     from .content.store import ContentStore
     from .contract.protocol import SearchProtocol
-    from .dispatch.probe import ProbeResult
+    from .dispatch.reachability import ProbeResult
     from .dispatch.redis_state import RedisState
     from .llm.catalog import Catalog
     from .llm.manager import LlmManager

@@ -46,7 +46,7 @@ from .hedging import LOSSES_TO_BENCH, HedgeLedger
 from .ordering import order_candidates, panic_choice
 from .pacing import Pacer, RateLimiter, pace_key, wait_for_slot
 from .profiles import current_choice, find_profile
-from .reachability import LastOutcome, MemoryReachability, ReachabilityStore
+from .reachability import LastOutcome, MemoryReachability, ProbeResult, ReachabilityStore
 
 if TYPE_CHECKING:
     from ..config.profiles import Profile
@@ -54,7 +54,6 @@ if TYPE_CHECKING:
     from ..contract.query import SearchRequest, SearchScope
     from .cooldown import Cooldown, CooldownStore
     from .factory import ProviderFactory, ProviderSet
-    from .probe import ProbeResult
 
 log = logging.getLogger(__name__)
 
@@ -161,9 +160,9 @@ class Dispatcher:
         """Where the routing view's `reachable` comes from (shared by replicas with Redis)."""
         self.cooldown_outage = OutageLog(log, "cooldown store")
         self.probes: dict[str, ProbeResult] = {}
+        """Free reachability probes of keyless endpoints, by endpoint (`dispatch/probe.py`)."""
         self.hedges = HedgeLedger()
         """Observed latencies (the default hedge delay) and hedge-loss streaks (`dispatch/hedging.py`)."""
-        """Free reachability probes of keyless endpoints, by endpoint (`dispatch/probe.py`)."""
 
     async def search(
         self,
