@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from ..config import keys as K
-from ..contract.enums import Modality, Outcome, Tier
+from ..contract.enums import Outcome, Tier
 from ..contract.errors import (
     InvalidRequestError,
     ProviderError,

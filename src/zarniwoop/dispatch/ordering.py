@@ -104,7 +104,9 @@ def panic_choice(
     cooldown ends first (the first of equals); else None — nothing to force."""
     if not candidates or any(allowed(c) for c in candidates):
         return None
-    cooling = [(until, index) for index, c in enumerate(candidates) if (until := cooling_until(c)) is not None]
+    cooling = [
+        (until, index) for index, c in enumerate(candidates) if (until := cooling_until(c)) is not None
+    ]
     return candidates[min(cooling)[1]] if cooling else None
 
 
@@ -126,7 +128,9 @@ def places(
         if instance_id in out:
             continue
         order = explicit_order.get(instance_id)
-        out[instance_id] = f"order {order}" if order else ("built-in" if instance_id in builtin else "configured")
+        out[instance_id] = (
+            f"order {order}" if order else ("built-in" if instance_id in builtin else "configured")
+        )
     return out
 
 
