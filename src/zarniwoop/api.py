@@ -32,6 +32,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from . import operations
 from .contract.errors import InvalidRequestError
 from .contract.query import SearchScope
 from .tools.dialects import Dialect
@@ -235,7 +236,7 @@ class Zarniwoop:
     async def routing(self) -> dict[str, Any]:
         """The routing view of `GET /v1/_routing`: search cascades and state, LLM alias resolutions."""
 
-        return await self._runtime.routing_report(self._scope, admin=self._admin)
+        return await operations.routing_report(self._runtime, self._scope, admin=self._admin)
 
     def tool_definitions(self, dialect: Dialect = "mcp") -> list[dict[str, Any]]:
         """The five tools' schemas, shaped for an MCP host, OpenAI (strict), Anthropic or Gemini.

@@ -5,8 +5,10 @@ and the services built from them on first use, each a typed attribute.
 hangs off it, typed: `dispatcher`, `settings`, `credentials`, `org`, `content` (content store),
 `investigator`, `tokens`, `quota_ledger`, and — built lazily, because search-only commands never
 pay for them — `await catalog()` and `await llm()`. Lower layers take their real collaborators
-(db, settings, credentials, transport), never this container: only the surfaces and the Python API
-import it (import-linter keeps it so).
+(db, settings, credentials, transport), never this container: only the surfaces, the Python API
+and `operations.py` import it (import-linter keeps it so). What spans several components — usage
+dashboards, the routing report, probes, project stops, catalog refresh and discovery, a server's
+background loops — is in `operations.py`, the module the surfaces call; this one builds and owns.
 
 Shared state: the embedded default keeps cooldowns and quota counters in the database and the
 result cache and reachability in memory; with `redis_url` all four live in Redis, shared by
@@ -61,7 +63,6 @@ if TYPE_CHECKING:
 
     from .content.store import ContentStore
     from .contract.protocol import SearchProtocol
-    from .dispatch.probe import ProbeResult
     from .limits.redis_state import RedisState
     from .limits.token_budgets import TokenBudgets
     from .limits.windows import AdmissionWindows
@@ -279,150 +280,6 @@ class Runtime:
         from .limits.windows_sql import SQLAdmissionWindows
 
         return SQLAdmissionWindows(self.db, clock=self.clock, fallback=local)
-
-    # -- operations that span components ---------------------------------------------------------
-
-    async def refresh_catalog(self) -> dict[str, Any]:
-        """Reload every catalog layer now (synchronous swap); the refresh report as JSON."""
-        return (await (await self.catalog()).refresh()).to_json()
-
-    async def discover_models(self, scope: SearchScope | None) -> dict[str, Any]:
-        """Discovery for one scope's own provider instances (None: every scope that has some), then
-        a catalog refresh: per-instance results and skipped instances with their errors, as JSON."""
-        from .llm.catalog.lifecycle import discover_models
-
-        return await discover_models(await self.catalog(), self.settings, self.transport, scope)
-
-    async def start_catalog_refresh(self) -> asyncio.Task[None]:
-        """Start the periodic refresh (every `ai.catalog.refreshMinutes`, default 30) for a server."""
-        from .llm.catalog.lifecycle import refresh_seconds
-
-        return (await self.catalog()).start_refresh_loop(refresh_seconds(self.settings))
-
-    async def usage_dashboard(
-        self, tenant: str, *, account: str | None = None, project: str | None = None
-    ) -> dict[str, Any]:
-        """The body of `GET /v1/usage`'s `llm` and `zarniwoop llm usage --json` (seed 002 §9)."""
-        from .llm.usage import UsageStore
-
-        await self.org.refresh(max_age=1.0)
-        return await UsageStore(self.db).dashboard(
-            tenant, ledger=self.quota_ledger, directory=self.org, account=account, project=project
-        )
-
-    async def research_usage(
-        self, scope: SearchScope, *, since: float, until: float | None = None
-    ) -> dict[str, Any]:
-        """Provider calls, hits, failures, p50/p95 and quota per instance and modality (`zarniwoop usage`)."""
-        from .views.usage import research_usage
-
-        return await research_usage(
-            self.db, self.dispatcher, scope, since=since, until=until, audit=self.usage
-        )
-
-    async def routing_report(
-        self, scope: SearchScope, *, admin: bool, profile: str | None = None
-    ) -> dict[str, Any]:
-        """`GET /v1/_routing`: the search block, the LLM alias resolutions, the added sections (and
-        an agent profile's cascades, `?profile=`)."""
-        from .views.routing import routing_report
-
-        return await routing_report(
-            self.dispatcher,
-            self.settings,
-            scope,
-            admin=admin,
-            sections=self.routing_sections,
-            catalog=await self.catalog(),
-            profile=profile,
-        )
-
-    async def probe_providers(self, scope: SearchScope) -> dict[str, ProbeResult]:
-        """One free reachability probe of each keyless endpoint of the scope (`providers --probe`)."""
-        from .dispatch.probe import Prober
-
-        return await Prober(self.dispatcher).probe_scope(scope)
-
-    def start_probes(self) -> asyncio.Task[None]:
-        """Probe keyless endpoints now and every `research.probe.intervalSeconds` (a server's loop)."""
-        from .dispatch.probe import Prober
-
-        return asyncio.get_running_loop().create_task(
-            Prober(self.dispatcher).run_forever(self.settings.scopes), name="reachability-probes"
-        )
-
-    async def request_project_stop(self, scope: SearchScope, *, wait: float = 5.0) -> int | None:
-        """Ask running servers (any process on this database) to stop a project; how many instances
-        the first one disposed, or None when none answered within `wait` seconds."""
-        import secrets
-        from datetime import UTC, datetime
-
-        request_id = "stop_" + secrets.token_hex(8)
-        await self.db.execute(
-            "INSERT INTO project_stops (id, tenant, project, requested_at) VALUES (?, ?, ?, ?)",
-            (request_id, scope.tenant, scope.project, datetime.now(UTC).isoformat()),
-        )
-        deadline = self.clock.monotonic() + wait
-        while self.clock.monotonic() < deadline:
-            row = await self.db.fetchone(
-                "SELECT disposed FROM project_stops WHERE id = ? AND done_at IS NOT NULL", (request_id,)
-            )
-            if row is not None:
-                return int(row[0])
-            await asyncio.sleep(0.2)
-        return None
-
-    async def serve_project_stops(self, *, every: float = 1.0) -> None:
-        """A server's loop: carry out the stop requests other processes wrote (`projects stop`).
-
-        Every serving process carries out each request made while it runs — each worker of
-        `serve --workers N` (and each replica) holds provider instances of its own — and the first
-        marks it done; a request no server was running for is carried out by the next to start."""
-        from datetime import UTC, datetime, timedelta
-
-        started = datetime.now(UTC)
-        handled: set[str] = set()
-        while True:
-            try:
-                since = max(started, datetime.now(UTC) - timedelta(minutes=10)).isoformat()
-                rows = await self.db.fetchall(
-                    "SELECT id, tenant, project FROM project_stops WHERE done_at IS NULL OR requested_at >= ? "
-                    "ORDER BY requested_at",
-                    (since,),
-                )
-                handled &= {row[0] for row in rows}  # forget requests past the window
-                for request_id, tenant, project in rows:
-                    if request_id in handled:
-                        continue
-                    disposed = await self.stop_project(SearchScope(tenant, project))
-                    handled.add(request_id)
-                    await self.db.execute(
-                        "UPDATE project_stops SET done_at = ?, disposed = ? WHERE id = ? AND done_at IS NULL",
-                        (datetime.now(UTC).isoformat(), disposed, request_id),
-                    )
-            except Exception:
-                log.exception("project stop requests could not be read; trying again")
-            await asyncio.sleep(every)
-
-    def start_background(self) -> list[asyncio.Task[None]]:
-        """A server's periodic work besides probes and retention: stop requests from other processes
-        and scheduled model discovery (`ai.discovery.intervalMinutes`)."""
-        from .llm.catalog.lifecycle import run_discovery_schedule
-
-        loop = asyncio.get_running_loop()
-        return [
-            loop.create_task(self.serve_project_stops(), name="project-stops"),
-            loop.create_task(
-                run_discovery_schedule(self.catalog, self.settings, self.transport, self.db),
-                name="scheduled-discovery",
-            ),
-        ]
-
-    async def stop_project(self, scope: SearchScope) -> int:
-        """Dispose the scope's provider instances and delete its workspace; returns the count."""
-        disposed = await self.factory.dispose(scope)
-        shutil.rmtree(self.content.workspace(scope), ignore_errors=True)
-        return disposed
 
     async def aclose(self) -> None:
         # Lazily built services close first, while the database they write to is still open.

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from zarniwoop.contract import Modality, SearchScope
-from zarniwoop.dispatch.dispatcher import order_candidates
+from zarniwoop.dispatch.ordering import order_candidates
 
 from ..support.runtime import open_runtime
 

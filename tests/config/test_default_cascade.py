@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from zarniwoop.contract import Modality, SearchScope
-from zarniwoop.dispatch.dispatcher import order_candidates
+from zarniwoop.dispatch.ordering import order_candidates
 
 from ..support.runtime import open_runtime
 

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from zarniwoop import operations
 from zarniwoop.content import store as content
 from zarniwoop.content.store import ContentStore
 from zarniwoop.contract import (
@@ -61,7 +62,7 @@ async def test_stash_on_demand_hit_is_loaded_through_pubmed_efetch_and_saved_as_
         assert fetch.param("id") == "11850928"
         assert fetch.param("retmode") == "xml"
 
-        assert await rt.stop_project(SCOPE) >= 1
+        assert await operations.stop_project(rt, SCOPE) >= 1
         assert not loaded.path.exists()
         assert not (rt.home / "workspace" / "acme" / "review").exists()
 

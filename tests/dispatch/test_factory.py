@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from zarniwoop import operations
 from zarniwoop.contract import SearchScope
 
 from ..support.runtime import endpoint, open_runtime
@@ -35,7 +36,7 @@ async def test_projects_stop_disposes_each_instance_and_the_workspace(tmp_path):
         workspace = rt.home / "workspace" / "t" / "a"
         workspace.mkdir(parents=True)
         (workspace / "paper.pdf").write_bytes(b"%PDF")
-        count = await rt.stop_project(scope)
+        count = await operations.stop_project(rt, scope)
         assert count == len(provider_set.instances) and sorted(disposed) == sorted(provider_set.instances)
         assert not workspace.exists()
         assert (await rt.factory.providers(scope)) is not provider_set  # rebuilt on next use

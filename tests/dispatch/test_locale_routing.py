@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from zarniwoop.contract import Modality, Outcome, SearchRequest, SearchScope
-from zarniwoop.dispatch.dispatcher import order_candidates
+from zarniwoop.dispatch.ordering import order_candidates
 
 from ..support.providers_academic import add_wikipedia
 from ..support.runtime import endpoint, only, open_runtime

@@ -9,6 +9,7 @@ import time
 import pytest
 import yaml
 
+from zarniwoop import operations
 from zarniwoop.contract import SearchScope
 from zarniwoop.llm.catalog import FileDocumentStore
 from zarniwoop.llm.discovery import write_auto_documents
@@ -153,7 +154,7 @@ async def test_discovery_writes_the_right_documents_and_isolates_failing_instanc
         for key, value in provider("mystery", f"{emulator.url}/mystery", type_="grpc").items():
             await rt.settings.set("_system", "_tenant", key, value)
         started = time.perf_counter()
-        report = await rt.discover_models(None)
+        report = await operations.discover_models(rt, None)
         elapsed = time.perf_counter() - started
 
         assert [(s["tenant"], s["project"]) for s in report["scopes"]] == [
@@ -330,7 +331,7 @@ async def test_rediscovery_rewrites_auto_documents_removes_vanished_models_and_n
         manual.write_text(
             'wireName: "deepseek-r1:latest"\nsize: SMALL\npricing: {inputPerMTok: 0, outputPerMTok: 0}\n'
         )
-        first = await rt.discover_models(SearchScope("_system", "_tenant"))
+        first = await operations.discover_models(rt, SearchScope("_system", "_tenant"))
         assert first["scopes"][0]["instances"][0]["written"] == 2
 
         only_llama = {
@@ -339,7 +340,7 @@ async def test_rediscovery_rewrites_auto_documents_removes_vanished_models_and_n
             ]
         }
         emulator.add("/ollama/api/tags", Reply.json(only_llama))
-        second = await rt.discover_models(SearchScope("_system", "_tenant"))
+        second = await operations.discover_models(rt, SearchScope("_system", "_tenant"))
         assert second["scopes"][0]["instances"][0] | {"durationMs": 0} == {
             "instance": "ollama",
             "providerType": "ollama",
@@ -357,7 +358,7 @@ async def test_rediscovery_rewrites_auto_documents_removes_vanished_models_and_n
 
 async def test_a_scope_without_provider_settings_discovers_nothing(tmp_path, emulator):
     async with await open_runtime(tmp_path, provider("ollama", f"{emulator.url}/ollama")) as rt:
-        report = await rt.discover_models(SearchScope("acme", "review"))
+        report = await operations.discover_models(rt, SearchScope("acme", "review"))
     assert report["scopes"] == [
         {"tenant": "acme", "project": "review", "instances": [], "skippedInstances": []}
     ]
@@ -383,7 +384,7 @@ async def test_anthropic_listing_follows_has_more_pages(tmp_path, emulator):
     emulator.add("/anthropic/v1/models", lambda request: Reply.json(pages[request.param("after_id")]))
     settings = provider("anthropic", f"{emulator.url}/anthropic", "sk-ant-test")
     async with await open_runtime(tmp_path, settings) as rt:
-        report = await rt.discover_models(None)
+        report = await operations.discover_models(rt, None)
         assert report["scopes"][0]["instances"][0]["models"] == 2
         assert auto_files(rt, "_system", "_tenant", "anthropic") == [
             "claude-haiku-4-5.yaml",
@@ -410,7 +411,7 @@ async def test_a_malformed_listing_skips_only_that_instance(tmp_path, emulator):
         **provider("gpu2", f"{emulator.url}/good", type_="ollama"),
     }
     async with await open_runtime(tmp_path, settings) as rt:
-        report = await rt.discover_models(None)
+        report = await operations.discover_models(rt, None)
     scope = report["scopes"][0]
     assert [(r["instance"], r["models"]) for r in scope["instances"]] == [("gpu2", 2)]
     assert scope["skippedInstances"][0]["instance"] == "ollama"

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from zarniwoop import operations
 from zarniwoop.contract import SearchScope
 from zarniwoop.contract.errors import NoProviderAvailableError
 from zarniwoop.llm.adapters import ChatRequest
@@ -170,7 +171,7 @@ async def test_discovery_of_a_tenant_instance_at_loopback_is_refused(tmp_path, e
     async with await _open(tmp_path, {"ai.provider.ollama.baseUrl": emulator.url + "/ops-ollama"}) as runtime:
         await _only_ollama(runtime)
         await _tenant_row(runtime, "ai.provider.ollama.baseUrl", emulator.url + "/tenant-ollama")
-        report = await runtime.discover_models(None)
+        report = await operations.discover_models(runtime, None)
         scopes = {(s["tenant"], s["project"]): s for s in report["scopes"]}
         [skipped] = scopes[("acme", "_tenant")]["skippedInstances"]
         assert skipped["instance"] == "ollama"
@@ -187,7 +188,7 @@ async def test_discovery_of_a_tenant_instance_with_the_switch_lists_it(tmp_path,
     async with await _open(tmp_path, dict(ALLOW_LOOPBACK)) as runtime:
         await _only_ollama(runtime)
         await _tenant_row(runtime, "ai.provider.ollama.baseUrl", emulator.url + "/tenant-ollama")
-        report = await runtime.discover_models(SearchScope("acme", "_tenant"))
+        report = await operations.discover_models(runtime, SearchScope("acme", "_tenant"))
         [scope] = report["scopes"]
         assert [(i["instance"], i["models"]) for i in scope["instances"]] == [("ollama", 1)]
         assert len(emulator.requests("/tenant-ollama/api/tags")) == 1

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from zarniwoop import operations
 from zarniwoop.observability.metrics import render_metrics
 from zarniwoop.runtime import Runtime
 from zarniwoop.surfaces.cli import app
@@ -123,7 +124,10 @@ def test_no_key_in_plaintext_anywhere_after_a_run(tmp_path, emulator, monkeypatc
 
         async def http_body() -> str:
             async with await Runtime.open(path, home=home) as runtime:
-                boards = [await runtime.usage_dashboard("acme"), await runtime.usage_dashboard("beta")]
+                boards = [
+                    await operations.usage_dashboard(runtime, "acme"),
+                    await operations.usage_dashboard(runtime, "beta"),
+                ]
                 traces = await runtime.db.fetchall("SELECT request, response FROM llm_traces")
                 records = await runtime.db.fetchall("SELECT error, attempts FROM llm_usage_records")
             assert len(traces) == 4, (

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from zarniwoop import operations
 from zarniwoop.contract.errors import DocumentError
 from zarniwoop.contract.query import SearchScope
 from zarniwoop.llm.adapters import ChatRequest
@@ -96,5 +97,5 @@ async def test_a_research_alias_on_a_weak_model_is_logged_once_and_is_routing_da
         assert [(w.alias, w.instance, w.model) for w in found] == [
             ("default:analyze", "gemini", "gemini-2.5-pro")
         ]
-        view = await runtime.routing_report(scope, admin=True)
+        view = await operations.routing_report(runtime, scope, admin=True)
         assert [w["alias"] for w in view["llm"]["warnings"]] == ["default:analyze"]  # default:deep is strong

@@ -8,6 +8,7 @@ import contextlib
 
 import pytest
 
+from zarniwoop import operations
 from zarniwoop.contract import SearchRequest, SearchScope
 
 from ..support.bodies import wikipedia_pages
@@ -28,12 +29,12 @@ async def test_every_serving_process_disposes_the_stopped_projects_instances(tmp
     first = await open_runtime(tmp_path, settings)
     second = await open_runtime(tmp_path, settings)  # another process on the same database
     cli = await open_runtime(tmp_path, settings)
-    loops = [asyncio.create_task(rt.serve_project_stops(every=0.05)) for rt in (first, second)]
+    loops = [asyncio.create_task(operations.serve_project_stops(rt, every=0.05)) for rt in (first, second)]
     try:
         for rt in (first, second):
             result = await rt.dispatcher.search(SearchRequest.create("aurora", "encyclopedia"), REVIEW)
             assert result.provider_instance_id == "wiki"
-        disposed = await cli.request_project_stop(REVIEW, wait=10)
+        disposed = await operations.request_project_stop(cli, REVIEW, wait=10)
         assert disposed is not None and disposed >= 1
         for _ in range(100):  # the other server carries it out on its next poll
             if not any(REVIEW in rt.factory._cache for rt in (first, second)):

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from zarniwoop import operations
 from zarniwoop.contract import SearchScope
 from zarniwoop.contract.errors import InvalidRequestError
 from zarniwoop.storage.usage import CallRecord
@@ -56,7 +57,7 @@ async def test_report_groups_per_instance_and_modality_for_the_scope(tmp_path, d
             "VALUES ('_system', '_tenant', 'oa', 'day', ?, 20, ?)",
             (time.strftime("%Y-%m-%d", time.gmtime(now)), now),
         )
-        report = await rt.research_usage(scope, since=now - 86400)
+        report = await operations.research_usage(rt, scope, since=now - 86400)
     rows = {(r["instance"], r["modality"]): r for r in report["rows"]}
     academic = rows[("oa", "ACADEMIC")]
     assert {k: academic[k] for k in ("protocol", "calls", "hits", "failures", "p50Ms", "p95Ms")} == {

@@ -2,7 +2,8 @@
 
 Candidates for `(scope, modality)`: `research.default.<modality>`, then `research.fallback.<modality>`
 in order, then the remaining endpoints supporting the modality in settings order — or, when the
-call routes through an agent profile (`dispatch/profiles.py`), only the profile's providers.
+call routes through an agent profile (`dispatch/profiles.py`), only the profile's providers. The
+order and the panic choice are pure rules in `dispatch/ordering.py`; this module walks them.
 
 NORMAL walks the candidates; the first success with at least one hit wins. Skips cost no time.
 A soft failure or an empty answer moves on without cooldown; a hard failure moves on and benches
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from ..config import keys as K
-from ..contract.enums import Modality, Outcome, Tier
+from ..contract.enums import Outcome, Tier
 from ..contract.errors import (
     InvalidRequestError,
     ProviderError,
@@ -35,7 +36,6 @@ from ..contract.errors import (
     RateLimitedError,
     ZarniwoopError,
 )
-from ..contract.protocol import ServesLanguage
 from ..contract.results import Attempt, RoutedProfile, SearchResult
 from ..limits.clock import Clock, utc_date
 from ..limits.pacing import LocalPacer, Pacer, pace_key, wait_for_slot
@@ -44,8 +44,9 @@ from ..storage.privacy import redact_query
 from .cache import Coalescer, MemoryResultCache, ResultCache, cache_bypassed
 from .gate import GO, GateDecision, QuotaGuard, check_cooldown, check_static
 from .hedging import LOSSES_TO_BENCH, HedgeLedger
+from .ordering import order_candidates, panic_choice
 from .profiles import current_choice, find_profile
-from .reachability import LastOutcome, MemoryReachability, ReachabilityStore
+from .reachability import LastOutcome, MemoryReachability, ProbeResult, ReachabilityStore
 
 if TYPE_CHECKING:
     from ..config.profiles import Profile
@@ -53,7 +54,6 @@ if TYPE_CHECKING:
     from ..contract.query import SearchRequest, SearchScope
     from .cooldown import Cooldown, CooldownStore
     from .factory import ProviderFactory, ProviderSet
-    from .probe import ProbeResult
 
 log = logging.getLogger(__name__)
 
@@ -133,110 +133,6 @@ class _Candidate:
     panic: bool = False
 
 
-def order_candidates(
-    provider_set: ProviderSet,
-    modality: Modality,
-    locale: str | None = None,
-    profile: Profile | None = None,
-) -> list[ProviderInstance]:
-    """Default, then fallbacks in order, then the remaining enabled instances serving the modality in
-    settings order. A named default/fallback stays in even when disabled, so its skip is visible.
-
-    With an agent `profile` that covers the modality, only the profile's providers, in its order
-    (`config/profiles.py`); a modality it does not cover keeps the global order.
-
-    With a `locale` (`de`, `de-CH`), instances of one protocol are reordered among the places that
-    protocol already holds so that those serving the locale's language come first (`wiki-de` before
-    `wiki-en` for `de-CH`); other protocols keep their places.
-    """
-    if profile is None:  # the global order depends on the set's settings only: once per set
-        key = (modality, locale)
-        known = provider_set.orders.get(key)
-        if known is None:
-            known = provider_set.orders[key] = tuple(_ordered(provider_set, modality, locale, None))
-        return list(known)
-    return _ordered(provider_set, modality, locale, profile)
-
-
-def _ordered(
-    provider_set: ProviderSet, modality: Modality, locale: str | None, profile: Profile | None
-) -> list[ProviderInstance]:
-    settings, instances = provider_set.settings, provider_set.instances
-    if profile is not None:
-        serving = [i for i, instance in instances.items() if modality in instance.protocol.modalities]
-        narrowed = profile.names_for(modality, serving)
-        if narrowed is not None:
-            candidates = [instances[i] for i in narrowed if i in instances]
-            return prefer_language(candidates, locale) if locale else candidates
-    named = [settings.get(K.default_key(modality)) or "", *settings.get_list(K.fallback_key(modality))]
-    ordered: dict[str, ProviderInstance] = {}
-    for instance_id in named:
-        if instance_id and instance_id in instances:
-            ordered.setdefault(instance_id, instances[instance_id])
-    for instance_id, instance in instances.items():
-        if modality in instance.protocol.modalities and instance.config.enabled:
-            ordered.setdefault(instance_id, instance)
-    candidates = list(ordered.values())
-    return prefer_language(candidates, locale) if locale else candidates
-
-
-def candidate_places(provider_set: ProviderSet, modality: Modality) -> dict[str, str]:
-    """Why each candidate of `order_candidates` stands where it does: `default`, `fallback`, `order N`
-    (an explicit `.order`), `configured` (in the order endpoints were defined) or `built-in`."""
-    settings = provider_set.settings
-    places: dict[str, str] = {}
-    default = settings.get(K.default_key(modality)) or ""
-    if default:
-        places[default] = "default"
-    for instance_id in settings.get_list(K.fallback_key(modality)):
-        places.setdefault(instance_id, "fallback")
-    for instance_id in provider_set.instances:
-        if instance_id in places:
-            continue
-        order = settings.get(K.endpoint_key(instance_id, K.SUFFIX_ORDER))
-        protocol_row = settings.row(K.endpoint_key(instance_id, K.SUFFIX_PROTOCOL))
-        builtin = protocol_row is not None and protocol_row.level == "builtin"
-        places[instance_id] = f"order {order}" if order else ("built-in" if builtin else "configured")
-    return places
-
-
-def instance_language(instance: ProviderInstance) -> str | None:
-    """The language an instance serves: its `language` extra, else what its protocol derives from the
-    config (Wikipedia: the `de.` of `de.wikipedia.org`), else None."""
-    language = instance.config.extra("language")
-    if not language:
-        protocol = instance.protocol
-        language = (
-            protocol.instance_language(instance.config) if isinstance(protocol, ServesLanguage) else None
-        )
-    return language.strip().lower().replace("_", "-") if language else None
-
-
-def prefer_language(candidates: list[ProviderInstance], locale: str) -> list[ProviderInstance]:
-    """Within each protocol's places, an exact language match first, then the same primary language."""
-    wanted = locale.strip().lower().replace("_", "-")
-    primary = wanted.split("-")[0]
-
-    def rank(instance: ProviderInstance) -> int:
-        language = instance_language(instance)
-        if language is None:
-            return 2
-        if language == wanted:
-            return 0
-        return 1 if language.split("-")[0] == primary else 2
-
-    places: dict[str, list[int]] = {}
-    for index, instance in enumerate(candidates):
-        places.setdefault(instance.protocol.id, []).append(index)
-    out = list(candidates)
-    for indexes in places.values():
-        if len(indexes) > 1:
-            members = sorted((candidates[i] for i in indexes), key=rank)  # stable: ties keep their order
-            for index, instance in zip(indexes, members, strict=True):
-                out[index] = instance
-    return out
-
-
 class Dispatcher:
     def __init__(
         self,
@@ -264,9 +160,9 @@ class Dispatcher:
         """Where the routing view's `reachable` comes from (shared by replicas with Redis)."""
         self.cooldown_outage = OutageLog(log, "cooldown store")
         self.probes: dict[str, ProbeResult] = {}
+        """Free reachability probes of keyless endpoints, by endpoint (`dispatch/probe.py`)."""
         self.hedges = HedgeLedger()
         """Observed latencies (the default hedge delay) and hedge-loss streaks (`dispatch/hedging.py`)."""
-        """Free reachability probes of keyless endpoints, by endpoint (`dispatch/probe.py`)."""
 
     async def search(
         self,
@@ -382,16 +278,12 @@ class Dispatcher:
             if decision.allowed:
                 decision = check_cooldown(cooldown, now)
             queue.append(_Candidate(instance, cooldown, decision))
-        if queue and all(not c.decision.allowed for c in queue):
-            # Only our own cooldowns: an instance that reports COOLDOWN itself knows it cannot answer.
-            cooling = [c for c in queue if c.decision.outcome is Outcome.SKIPPED_COOLDOWN and c.cooldown]
-            if cooling:
-                # Panic mode (Envoy's panic threshold): never let the chain go dark. Record every
-                # skip, then try the candidate whose cooldown ends first, once.
-                for c in queue:
-                    self._skip(run, c.instance, c.decision)
-                first = min(cooling, key=lambda c: c.cooldown.until if c.cooldown else float("inf"))
-                queue = [_Candidate(first.instance, first.cooldown, GO, panic=True)]
+        first = panic_choice(queue, allowed=_allowed, cooling_until=_cooling_until)
+        if first is not None:
+            # Panic mode: never let the chain go dark. Record every skip, then try it once.
+            for c in queue:
+                self._skip(run, c.instance, c.decision)
+            queue = [_Candidate(first.instance, first.cooldown, GO, panic=True)]
         return await self._race(run, queue, hedge_after)
 
     async def _race(self, run: _Run, queue: list[_Candidate], hedge_after: int | None) -> SearchResult | None:
@@ -713,6 +605,18 @@ class Dispatcher:
             error_message=message,
             attempts=attempts,
         )
+
+
+def _allowed(candidate: _Candidate) -> bool:
+    return candidate.decision.allowed
+
+
+def _cooling_until(candidate: _Candidate) -> float | None:
+    """Only our own cooldowns count for panic mode: an instance that reports COOLDOWN itself knows
+    it cannot answer."""
+    if candidate.decision.outcome is Outcome.SKIPPED_COOLDOWN and candidate.cooldown is not None:
+        return candidate.cooldown.until
+    return None
 
 
 def _message_of(error: BaseException) -> str:

@@ -70,7 +70,7 @@ class ProviderSet:
     orders: dict[tuple[Modality, str | None], tuple[ProviderInstance, ...]] = field(
         default_factory=dict, repr=False, compare=False
     )
-    """`dispatcher.order_candidates` without a profile, by (modality, locale): fixed for the set's
+    """`ordering.order_candidates` without a profile, by (modality, locale): fixed for the set's
     settings, so computed once per settings generation rather than per search."""
 
 

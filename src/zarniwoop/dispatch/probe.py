@@ -19,9 +19,8 @@ import asyncio
 import logging
 import math
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..config import keys as K
 from ..contract.errors import ZarniwoopError
@@ -29,6 +28,7 @@ from ..contract.protocol import DeclinesProbes, HttpSearchProtocol, ProbesCheapl
 from ..contract.query import SearchRequest
 from ..limits.clock import iso_utc
 from ..limits.pacing import pace_key, wait_for_slot
+from .reachability import ProbeResult
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -40,17 +40,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 PROBE_TIMEOUT_SECONDS = 5.0
 DEFAULT_INTERVAL_SECONDS = 300
-
-
-@dataclass(frozen=True, slots=True)
-class ProbeResult:
-    at: float
-    ok: bool
-    duration_ms: int
-    error: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"at": iso_utc(self.at), "ok": self.ok, "durationMs": self.duration_ms, "error": self.error}
 
 
 def probe_identity(instance: ProviderInstance) -> str:

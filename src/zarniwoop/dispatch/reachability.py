@@ -1,14 +1,18 @@
-"""Last-outcome reachability: did the last real call of an instance (in this scope) work?
+"""Reachability: did the last real call of an instance (in this scope) work, and did its probe?
 
 The routing view's `reachable` (true/false/null) and the admin's `lastError` come from here.
-In memory per process by default; with Redis every replica sees every replica's last outcome
-(`RedisReachability` in `redis_stores.py`).
+Last outcomes are in memory per process by default; with Redis every replica sees every replica's
+last outcome (`RedisReachability` in `redis_stores.py`). `ProbeResult` is what a free probe found
+(`probe.py` makes them, the dispatcher keeps them, `status.py` reads them): it lives here, below
+both, so that neither has to import the other for it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..limits.clock import iso_utc
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -21,6 +25,19 @@ class LastOutcome:
     ok: bool
     error: str | None
     at: float  # epoch seconds
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    """One probe of an endpoint: when, whether it answered, how long it took, why not."""
+
+    at: float  # epoch seconds
+    ok: bool
+    duration_ms: int
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"at": iso_utc(self.at), "ok": self.ok, "durationMs": self.duration_ms, "error": self.error}
 
 
 class ReachabilityStore(Protocol):

@@ -32,8 +32,7 @@ if TYPE_CHECKING:
     from ..contract.query import SearchScope
     from ..contract.results import QuotaStatus
     from .dispatcher import Dispatcher
-    from .probe import ProbeResult
-    from .reachability import LastOutcome
+    from .reachability import LastOutcome, ProbeResult
 
 READY = "ready"
 """The routing view's word for a candidate the gate lets through."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config.profiles import Profile, profiles
 from ..contract.enums import Availability, Modality, Outcome, Tier
-from ..dispatch.dispatcher import candidate_places, order_candidates
+from ..dispatch.ordering import candidate_places, order_candidates
 from ..dispatch.profiles import find_profile
 from ..dispatch.status import READY, ProviderStatus, provider_statuses
 

@@ -25,7 +25,9 @@ def show_llm_usage(
         raise typer.Exit(2)
 
     async def body(rt: Runtime) -> dict[str, Any]:
-        return await rt.usage_dashboard(ctx.obj.tenant, account=account, project=project)
+        from ... import operations
+
+        return await operations.usage_dashboard(rt, ctx.obj.tenant, account=account, project=project)
 
     board = run(ctx, body)
     if as_json:

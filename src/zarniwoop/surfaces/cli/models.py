@@ -162,7 +162,9 @@ def refresh(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -
     """Reload every catalog layer now; bad documents are listed with the reason they were skipped."""
 
     async def body(rt: Runtime) -> dict[str, Any]:
-        return await rt.refresh_catalog()
+        from ... import operations
+
+        return await operations.refresh_catalog(rt)
 
     out = run(ctx, body)
     if as_json:
@@ -198,7 +200,9 @@ def discover(
         raise typer.BadParameter(f"expected one of {', '.join(LEVELS)}, got {level!r}", param_hint="--level")
 
     async def body(rt: Runtime) -> dict[str, Any]:
-        return await rt.discover_models(scopes[level])
+        from ... import operations
+
+        return await operations.discover_models(rt, scopes[level])
 
     out = run(ctx, body)
     if as_json:

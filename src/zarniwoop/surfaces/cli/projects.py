@@ -28,8 +28,12 @@ def stop(
     from ...contract.query import SearchScope
 
     async def body(rt: Runtime) -> tuple[int, int | None]:
+        from ... import operations
+
         scope = SearchScope(ctx.obj.tenant, project or ctx.obj.project)
-        return await rt.stop_project(scope), await rt.request_project_stop(scope, wait=wait)
+        return await operations.stop_project(rt, scope), await operations.request_project_stop(
+            rt, scope, wait=wait
+        )
 
     mine, served = run(ctx, body)
     name = f"{ctx.obj.tenant}/{project or ctx.obj.project}"

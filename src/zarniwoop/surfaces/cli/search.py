@@ -147,8 +147,10 @@ def providers(
     from ...views.providers import provider_entries
 
     async def body(rt: Runtime) -> list[dict[str, Any]]:
+        from ... import operations
+
         if probe:
-            await rt.probe_providers(ctx.obj.scope)
+            await operations.probe_providers(rt, ctx.obj.scope)
         return await provider_entries(rt.dispatcher, ctx.obj.scope, admin=True)
 
     entries = run(ctx, body)
@@ -191,7 +193,9 @@ def routing(
     """Show the cascade per modality, the gate's verdict on each candidate, and which one serves now."""
 
     async def body(rt: Runtime) -> dict[str, Any]:
-        return await rt.routing_report(ctx.obj.scope, admin=True, profile=profile or None)
+        from ... import operations
+
+        return await operations.routing_report(rt, ctx.obj.scope, admin=True, profile=profile or None)
 
     view = run(ctx, body)
     if as_json:

@@ -76,7 +76,9 @@ def usage(
         raise typer.Exit(2) from None
 
     async def body(rt: Runtime) -> dict[str, Any]:
-        research = await rt.research_usage(ctx.obj.scope, since=since_epoch)
+        from ... import operations
+
+        research = await operations.research_usage(rt, ctx.obj.scope, since=since_epoch)
         scope = research.pop("scope")
         return {"scope": scope, "research": research}
 

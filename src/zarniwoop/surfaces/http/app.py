@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI
 
-from ... import __version__
+from ... import __version__, operations
 from ...tools.registry import Toolbox
 from ..mcp import build_mcp_server, http_principal, http_profile
 from .errors import install_error_handlers
@@ -79,11 +79,13 @@ def create_app(
             app.state.zarniwoop = state
             from ...llm.retention import start_retention_loop, stop_retention_loop
 
-            await rt.start_catalog_refresh()  # a long-running server keeps the model catalog fresh
+            await operations.start_catalog_refresh(rt)  # a long-running server keeps the model catalog fresh
             retention = start_retention_loop(rt.db, rt.settings)  # LLM usage/trace retention, periodic
             # keyless endpoints' reachability, before anyone searches (`zarniwoop serve`; off in tests)
-            prober = rt.start_probes() if probes else None
-            background = rt.start_background()  # other processes' project stops, scheduled discovery
+            prober = operations.start_probes(rt) if probes else None
+            background = operations.start_background(
+                rt
+            )  # other processes' project stops, scheduled discovery
             try:
                 async with mcp.session_manager.run():
                     yield

@@ -10,6 +10,9 @@ the connection) once they pass `MAX_HEADER_BYTES`:
 - a head that arrived whole in one read is measured exactly (URL, names and values) before the
   request reaches the app.
 
+uvicorn logs such a refusal as it logs any request its parser stops ("Invalid HTTP request
+received."), since the 431 is sent from inside its own `data_received`.
+
 Without httptools installed, `http_protocol()` is `"h11"`, whose `max_incomplete_event_size`
 `serve` sets to the same cap.
 
@@ -42,56 +45,51 @@ class _HeadTooLarge(Exception):
 def http_protocol() -> type[asyncio.Protocol] | str:
     """The protocol class for `uvicorn.Config(http=…)`: the capped httptools one, else `"h11"`."""
     try:
-        import httptools
+        import httptools  # noqa: F401  (uvicorn's httptools protocol needs it)
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
     except ImportError:
         return "h11"
 
     class CappedHttpTools(HttpToolsProtocol):
+        # Only uvicorn's public hooks are overridden (the parser callbacks, `data_received`,
+        # `send_400_response`), each calling uvicorn's own; tests/test_library_canaries.py checks
+        # they are still there. Our state has a `_capped_` prefix so it cannot shadow uvicorn's.
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
-            self._head_open = True
-            self._head_raw = 0
+            self._capped_head_open = True
+            self._capped_head_raw = 0
             """Bytes received since the current head began (a head still incomplete)."""
-            self._head_exact = 0
+            self._capped_head_exact = 0
             """URL, header names and values of the current head, as parsed."""
+            self._capped_refused = False
+            """The 431 is sent: nothing more is parsed, and uvicorn's own 400 is not sent."""
 
         def data_received(self, data: bytes) -> None:
-            # uvicorn's own, with the head counted (a callback's exception comes out of httptools
-            # as an `HttpParserCallbackError` whose `__context__` is the exception raised)
-            self._unset_keepalive_if_required()
-            if self._head_open:
-                self._head_raw += len(data)
-            try:
-                self.parser.feed_data(data)
-            except httptools.HttpParserCallbackError as exc:
-                if isinstance(exc.__context__, _HeadTooLarge):
-                    self._refuse()
-                    return
-                self._invalid()
+            if self._capped_refused:
                 return
-            except httptools.HttpParserError:
-                self._invalid()
-                return
-            except httptools.HttpParserUpgrade:
-                if self._should_upgrade():
-                    self.handle_websocket_upgrade()
-                else:
-                    self._unsupported_upgrade_warning()
-            if self._head_open and self._head_raw > MAX_HEADER_BYTES:
+            if self._capped_head_open:
+                self._capped_head_raw += len(data)
+            super().data_received(data)
+            if (
+                not self._capped_refused
+                and self._capped_head_open
+                and self._capped_head_raw > MAX_HEADER_BYTES
+            ):
                 self._refuse()
 
-        def _invalid(self) -> None:
-            message = "Invalid HTTP request received."
-            self.logger.warning(message)
-            self.send_400_response(message)
+        def send_400_response(self, msg: str) -> None:
+            # uvicorn answers a parser error with a 400; when the error is our `_HeadTooLarge`,
+            # the 431 has gone out already and the connection is closing.
+            if not self._capped_refused:
+                super().send_400_response(msg)
 
         def _refuse(self) -> None:
+            self._capped_refused = True
             self.transport.write(_ANSWER_431)
             self.transport.close()
 
         def on_message_begin(self) -> None:
-            self._head_exact = 0
+            self._capped_head_exact = 0
             super().on_message_begin()
 
         def on_url(self, url: bytes) -> None:
@@ -103,16 +101,17 @@ def http_protocol() -> type[asyncio.Protocol] | str:
             super().on_header(name, value)
 
         def _count(self, size: int) -> None:
-            self._head_exact += size
-            if self._head_exact > MAX_HEADER_BYTES:
-                raise _HeadTooLarge
+            self._capped_head_exact += size
+            if self._capped_head_exact > MAX_HEADER_BYTES:
+                self._refuse()
+                raise _HeadTooLarge  # stops httptools before the request reaches the app
 
         def on_headers_complete(self) -> None:
-            self._head_open, self._head_raw = False, 0
+            self._capped_head_open, self._capped_head_raw = False, 0
             super().on_headers_complete()
 
         def on_message_complete(self) -> None:
-            self._head_open = True
+            self._capped_head_open = True
             super().on_message_complete()
 
     return CappedHttpTools

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 
+from .... import operations
 from ..deps import Caller, Ctx, CurrentPrincipal, Operator
 from ..errors import ERROR_RESPONSES
 
@@ -32,15 +33,15 @@ async def stop(
     scope = principal.scope_for(tenant, project)  # a token of another project: 403
     if not principal.admin:
         raise AccessDeniedError("stopping a project needs an admin token")
-    disposed = await ctx.runtime.stop_project(scope)
+    disposed = await operations.stop_project(ctx.runtime, scope)
     return {"tenant": scope.tenant, "project": scope.project, "stopped": True, "disposed": disposed}
 
 
 @router.post("/ai-models/refresh", summary="Reload every model-catalog layer now")
 async def refresh_models(ctx: Ctx, operator: Operator) -> dict[str, Any]:
-    return await ctx.runtime.refresh_catalog()
+    return await operations.refresh_catalog(ctx.runtime)
 
 
 @router.post("/ai-models/discover", summary="Discover the models of the scope's LLM provider instances")
 async def discover_models(ctx: Ctx, operator: Operator, caller: Caller) -> dict[str, Any]:
-    return await ctx.runtime.discover_models(caller.scope)
+    return await operations.discover_models(ctx.runtime, caller.scope)

@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
+from .... import operations
 from ....contract.query import check_profile
 from ....views.providers import profile_entries
 from ..deps import Caller, Ctx
@@ -30,8 +31,8 @@ async def routing(
     ] = None,
 ) -> JSONResponse:
     # The model documents the shape; the view goes out as it is (other layers add their own blocks).
-    view = await ctx.runtime.routing_report(
-        caller.scope, admin=caller.admin, profile=check_profile("profile", profile)
+    view = await operations.routing_report(
+        ctx.runtime, caller.scope, admin=caller.admin, profile=check_profile("profile", profile)
     )
     return JSONResponse(view)
 

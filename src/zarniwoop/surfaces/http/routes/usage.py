@@ -30,6 +30,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
+from .... import operations
 from ....contract.errors import AccessDeniedError, InvalidRequestError
 from ....contract.names import check_name
 from ....tenancy.tokens import Principal
@@ -65,8 +66,8 @@ async def usage(
     if llm_scope == "tenant" and not caller.principal.tenant_admin:
         raise AccessDeniedError("the tenant-wide LLM usage needs a tenant-admin token")
     wide = caller.principal.tenant_admin and (llm_scope == "tenant" or account is not None)
-    llm = await ctx.runtime.usage_dashboard(
-        caller.scope.tenant, account=account, project=None if wide else caller.scope.project
+    llm = await operations.usage_dashboard(
+        ctx.runtime, caller.scope.tenant, account=account, project=None if wide else caller.scope.project
     )
     if ctx.runtime.usage is None:
         return JSONResponse(
@@ -77,7 +78,7 @@ async def usage(
                 "llm": llm,
             }
         )
-    research = await ctx.runtime.research_usage(caller.scope, since=parse_since(since))
+    research = await operations.research_usage(ctx.runtime, caller.scope, since=parse_since(since))
     research.pop("scope", None)
     return JSONResponse({"scope": scope, "enabled": True, "research": research, "llm": llm})
 
