@@ -19,6 +19,7 @@
     │   └── ParseError                          body not what the protocol expects
     ├── QuotaExceededError(level)               a budget is exhausted              → exit 4
     │   ├── RateLimitExceededError(retry_after) a per-minute limit of a level      → exit 4 / HTTP 429
+    │   ├── BudgetUnavailableError              a token budget's store is unreachable (fail closed)
     │   └── QuotaBlockedError(attempts, switches)  …and no local LLM was left to take the call
     ├── AccessDeniedError                       token/scope not allowed            → exit 5 / HTTP 401/403
     ├── NoProviderAvailableError(attempts)      every candidate failed             → exit 3
