@@ -26,7 +26,6 @@ from ..config import keys as K
 from ..contract.errors import ZarniwoopError
 from ..contract.protocol import DeclinesProbes, HttpSearchProtocol, ProbesCheaply
 from ..contract.query import SearchRequest
-from ..limits.clock import iso_utc
 from ..limits.pacing import pace_key, wait_for_slot
 from .reachability import ProbeResult
 
