@@ -30,7 +30,9 @@ def main() -> None:
     assert flag == "-m", "usage: _profiled.py OUT.prof -m MODULE ARGS…"
     profiler = cProfile.Profile()
     # ZW_PROFILE_SQL=1: also count the SQLite statements run while profiling, by text, into OUT.sql.json
-    statements: collections.Counter[str] | None = collections.Counter() if os.environ.get("ZW_PROFILE_SQL") else None
+    statements: collections.Counter[str] | None = (
+        collections.Counter() if os.environ.get("ZW_PROFILE_SQL") else None
+    )
     counting = False
     if statements is not None:
         connect = sqlite3.connect

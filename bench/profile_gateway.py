@@ -81,7 +81,9 @@ def main() -> None:
                 time.sleep(0.5)
             n = max(1, args.n // args.clients) * args.clients
             stats = pstats.Stats(str(out))
-            print(f"{n} gateway calls; profiled CPU per call: {stats.total_tt / n * 1000:.2f} ms (cProfile-inflated)\n")
+            print(
+                f"{n} gateway calls; profiled CPU per call: {stats.total_tt / n * 1000:.2f} ms (cProfile-inflated)\n"
+            )
             print("own time by package (%):", json.dumps(by_package(stats)), "\n")
             if args.sql:
                 counted = json.loads(Path(str(out) + ".sql.json").read_text(encoding="utf-8"))
