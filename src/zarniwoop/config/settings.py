@@ -147,6 +147,9 @@ def _aad(tenant: str, project: str, key: str) -> bytes:
     return f"setting:{tenant}/{project}/{key}".encode()
 
 
+_SCOPED_CACHE_SIZE = 1024
+
+
 class SettingService:
     """Reads and writes settings; resolves scopes. One per process."""
 
@@ -162,6 +165,8 @@ class SettingService:
         self._checked_at = 0.0
         self.version = 0
         """Bumped on every reload; caches built from settings compare against it."""
+        self._scoped: dict[SearchScope, ScopedSettings] = {}
+        """`scoped(scope)` without overrides, for the snapshot in `_rows` (emptied with it)."""
 
     async def refresh(self, *, max_age: float = 0.0) -> bool:
         """Reload the snapshot if the table changed; returns True when it did."""
@@ -183,6 +188,7 @@ class SettingService:
                 SettingRow(tenant, project, key, type_, value, seq)
             )
         self._rows = grouped
+        self._scoped = {}
         self._fingerprint = fingerprint
         self.version += 1
         return True
@@ -190,6 +196,18 @@ class SettingService:
     def scoped(self, scope: SearchScope, overrides: Mapping[str, str] | None = None) -> ScopedSettings:
         """The cascade for a scope. Configured keys come first in settings order, built-in ones last,
         so an operator's endpoints are tried before the built-in ones where no routing is set."""
+        # A ScopedSettings is read-only and depends only on the snapshot: built once per scope and
+        # snapshot, not merged and sorted again on every call and search (a refresh empties it).
+        if not overrides:
+            cached = self._scoped.get(scope)
+            if cached is None:
+                if len(self._scoped) >= _SCOPED_CACHE_SIZE:  # scopes named by callers: keep it bounded
+                    self._scoped.clear()
+                cached = self._scoped[scope] = self._merge(scope, None)
+            return cached
+        return self._merge(scope, overrides)
+
+    def _merge(self, scope: SearchScope, overrides: Mapping[str, str] | None) -> ScopedSettings:
         merged: dict[str, SettingRow] = {}
         levels = [
             self._rows.get((SYSTEM_TENANT, TENANT_LEVEL), []),
@@ -250,6 +268,7 @@ class SettingService:
         """Forget the snapshot; the next `refresh()` reloads (after a rolled-back transaction)."""
         self._fingerprint = None
         self._rows = {}
+        self._scoped = {}
 
     def scoped_value(self, row: SettingRow) -> str:
         """The plain value of a stored row (PASSWORD rows opened)."""

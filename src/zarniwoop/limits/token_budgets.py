@@ -29,11 +29,12 @@ may still serve; exit 4); a `settle` or `release` that cannot reach it is logged
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Protocol
 
 from ..contract.errors import BudgetUnavailableError, DatabaseUnavailableError, QuotaExceededError
@@ -124,8 +125,13 @@ class Hold:
 
 
 def buckets_for(now: datetime) -> tuple[tuple[str, str], ...]:
-    now = now.astimezone(UTC)
-    return (("daily", now.strftime("%Y-%m-%d")), ("monthly", now.strftime("%Y-%m")))
+    return _buckets(now.astimezone(UTC).date())
+
+
+@functools.lru_cache(maxsize=4)
+def _buckets(day: date) -> tuple[tuple[str, str], ...]:
+    """Formatted once per day, not twice per call (`strftime` showed in the gateway's profile)."""
+    return (("daily", day.strftime("%Y-%m-%d")), ("monthly", day.strftime("%Y-%m")))
 
 
 def quota_lines(scope: CallScope) -> list[QuotaLine]:
@@ -215,18 +221,25 @@ class SQLTokenBudgets:
         if not limited:
             return hold
         epoch = self.clock.now()
+        # One statement reads every limited line and one writes every hold (not two reads and an
+        # insert per line): the bookkeeping was a third of a gateway call's CPU. Same transaction,
+        # same checks in cascade order, so the first level over its cap is still the one named.
         async with self.db.transaction():
-            for line in limited:
-                status = await self._line_status(tenant, line, hold.bucket(line.period), epoch)
-                cap = line.cap
+            statuses = await self._statuses(
+                tenant, [(line, hold.bucket(line.period)) for line in limited], epoch
+            )
+            for status in statuses:
+                cap = status.line.cap
                 assert cap is not None
                 if status.used + status.held + tokens > cap:
                     raise exhausted_error(status, tokens)
-            for line in limited:
-                await self.db.execute(
-                    "INSERT INTO llm_quota_holds (id, tenant, level, owner, period, bucket, tokens, expires_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
+            await self.db.execute(
+                "INSERT INTO llm_quota_holds (id, tenant, level, owner, period, bucket, tokens, expires_at) "
+                "VALUES " + _rows(len(limited), 8),
+                [
+                    value
+                    for line in limited
+                    for value in (
                         hold.id,
                         tenant,
                         line.level,
@@ -235,8 +248,9 @@ class SQLTokenBudgets:
                         hold.bucket(line.period),
                         tokens,
                         epoch + self.hold_ttl,
-                    ),
-                )
+                    )
+                ],
+            )
         return hold
 
     async def settle(self, hold: Hold, tokens: int) -> list[LineStatus]:
@@ -250,26 +264,33 @@ class SQLTokenBudgets:
         epoch = self.clock.now()
         async with self.db.transaction():
             await self.db.execute("DELETE FROM llm_quota_holds WHERE id = ?", (hold.id,))
-            for line in hold.lines:
+            if hold.lines:
+                # Every line charged in one upsert (the levels are distinct, so no row is hit twice,
+                # which PostgreSQL would refuse), and every limited line read back in one statement.
                 await self.db.execute(
-                    "INSERT INTO llm_quota_usage (tenant, level, owner, period, bucket, used) VALUES (?, ?, ?, ?, ?, ?) "
-                    "ON CONFLICT (tenant, level, owner, period, bucket) DO UPDATE SET used = llm_quota_usage.used + excluded.used",
-                    (
-                        hold.tenant,
-                        line.level,
-                        line.owner,
-                        line.period,
-                        hold.bucket(line.period),
-                        max(0, tokens),
-                    ),
+                    "INSERT INTO llm_quota_usage (tenant, level, owner, period, bucket, used) VALUES "
+                    + _rows(len(hold.lines), 6)
+                    + " ON CONFLICT (tenant, level, owner, period, bucket) DO UPDATE SET used = llm_quota_usage.used + excluded.used",
+                    [
+                        value
+                        for line in hold.lines
+                        for value in (
+                            hold.tenant,
+                            line.level,
+                            line.owner,
+                            line.period,
+                            hold.bucket(line.period),
+                            max(0, tokens),
+                        )
+                    ],
                 )
             if secrets.randbelow(64) == 0:  # now and then, drop lapsed holds of crashed processes
                 await self.db.execute("DELETE FROM llm_quota_holds WHERE expires_at <= ?", (epoch,))
-            return [
-                await self._line_status(hold.tenant, line, hold.bucket(line.period), epoch)
-                for line in hold.lines
-                if line.limit is not None
-            ]
+            return await self._statuses(
+                hold.tenant,
+                [(line, hold.bucket(line.period)) for line in hold.lines if line.limit is not None],
+                epoch,
+            )
 
     async def release(self, hold: Hold) -> None:
         try:
@@ -281,7 +302,7 @@ class SQLTokenBudgets:
         buckets = dict(buckets_for(self.now()))
         epoch = self.clock.now()
         try:
-            return [await self._line_status(tenant, line, buckets[line.period], epoch) for line in lines]
+            return await self._statuses(tenant, [(line, buckets[line.period]) for line in lines], epoch)
         except DatabaseUnavailableError as exc:
             self.outage.failed(exc, "budget status unknown")
             return []
@@ -303,18 +324,24 @@ class SQLTokenBudgets:
         )
         return count > 0
 
-    async def _line_status(self, tenant: str, line: QuotaLine, bucket: str, epoch: float) -> LineStatus:
-        key = (tenant, line.level, line.owner, line.period, bucket)
-        row = await self.db.fetchone(
-            "SELECT used FROM llm_quota_usage WHERE tenant = ? AND level = ? AND owner = ? AND period = ? AND bucket = ?",
-            key,
-        )
-        held = await self.db.fetchone(
-            "SELECT COALESCE(SUM(tokens), 0) FROM llm_quota_holds WHERE tenant = ? AND level = ? AND owner = ? "
-            "AND period = ? AND bucket = ? AND expires_at > ?",
-            (*key, epoch),
-        )
-        return LineStatus(line, bucket, int(row[0]) if row else 0, int(held[0]) if held else 0)
+    async def _statuses(
+        self, tenant: str, lines: Sequence[tuple[QuotaLine, str]], epoch: float
+    ) -> list[LineStatus]:
+        """Used and held tokens of each `(line, bucket)`, in order, read in one statement (two
+        scalar subqueries per line: SQLite and PostgreSQL alike) rather than two per line."""
+        if not lines:
+            return []
+        params: list[object] = []
+        for line, bucket in lines:
+            key = (tenant, line.level, line.owner, line.period, bucket)
+            params.extend(key)
+            params.extend((*key, epoch))
+        row = await self.db.fetchone(_status_sql(len(lines)), params)
+        assert row is not None  # a SELECT without FROM always yields its one row
+        return [
+            LineStatus(line, bucket, int(row[2 * i] or 0), int(row[2 * i + 1] or 0))
+            for i, (line, bucket) in enumerate(lines)
+        ]
 
     async def charge(self, tenant: str, line: QuotaLine, tokens: int, *, bucket: str | None = None) -> None:
         """Add usage directly (imports, tests, the seed's "4.998M of 5M" starting point)."""
@@ -324,3 +351,21 @@ class SQLTokenBudgets:
             "ON CONFLICT (tenant, level, owner, period, bucket) DO UPDATE SET used = llm_quota_usage.used + excluded.used",
             (tenant, line.level, line.owner, line.period, bucket, tokens),
         )
+
+
+@functools.cache
+def _rows(count: int, width: int) -> str:
+    """`(?, ?), (?, ?)` for a multi-row VALUES of `count` rows of `width` columns."""
+    return ", ".join(["(" + ", ".join("?" * width) + ")"] * count)
+
+
+@functools.cache
+def _status_sql(count: int) -> str:
+    """The one statement `_statuses` runs for `count` lines: per line, its charged usage and the
+    tokens of its unexpired holds (five key parameters each, plus the epoch for the holds)."""
+    used = "(SELECT used FROM llm_quota_usage WHERE tenant = ? AND level = ? AND owner = ? AND period = ? AND bucket = ?)"
+    held = (
+        "(SELECT COALESCE(SUM(tokens), 0) FROM llm_quota_holds WHERE tenant = ? AND level = ? AND owner = ? "
+        "AND period = ? AND bucket = ? AND expires_at > ?)"
+    )
+    return "SELECT " + ", ".join([f"{used}, {held}"] * count)

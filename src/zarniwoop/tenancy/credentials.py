@@ -106,6 +106,8 @@ class CredentialStore:
         """(tenant, level, owner, name) → (ciphertext, origin, updated_at)."""
         self._wrapped: dict[str, str] = {}
         self._keys: dict[str, SecretBox] = {}
+        self._opened: dict[tuple[str, str, str, str], tuple[str, str | None, Secret]] = {}
+        """(tenant, level, owner, name) → (ciphertext, wrapped data key, plaintext) opened from them."""
         self._fingerprint: tuple[object, ...] | None = None
         self._checked_at = 0.0
         self._tasks: set[asyncio.Task[bool]] = set()
@@ -130,6 +132,7 @@ class CredentialStore:
         )
         keys = await self.db.fetchall("SELECT tenant, wrapped_key FROM credential_keys")
         self._rows = {(t, lv, o, n): (c, origin, u) for t, lv, o, n, c, origin, u in rows}
+        self._opened = {}  # a deleted credential's plaintext does not outlive its row
         wrapped: dict[str, str] = dict(keys)
         if wrapped != self._wrapped:
             self._keys = {t: k for t, k in self._keys.items() if wrapped.get(t) == self._wrapped.get(t)}
@@ -143,11 +146,22 @@ class CredentialStore:
     def get(self, tenant: str, level: str, owner: str | None, name: str) -> Secret | None:
         """The credential `name` at exactly this level, or None."""
         stored_owner = TENANT_LEVEL if level == "tenant" else (owner or "")
-        row = self._rows.get((tenant, level, stored_owner, name))
+        key = (tenant, level, stored_owner, name)
+        row = self._rows.get(key)
         if row is None:
             return None
+        # An LLM call looks its keys up several times (primary, fallbacks): each AES-GCM open is
+        # done once per stored value. The plaintext is kept only while both the row's ciphertext
+        # and the tenant's wrapped data key are the ones it was opened from (the process already
+        # holds the opened data key that would open it again).
+        wrapped = self._wrapped.get(tenant)
+        opened = self._opened.get(key)
+        if opened is not None and opened[0] == row[0] and opened[1] == wrapped:
+            return opened[2]
         box = self._data_key(tenant)
-        return Secret(box.open(row[0], aad=_aad(tenant, level, stored_owner, name)))
+        secret = Secret(box.open(row[0], aad=_aad(tenant, level, stored_owner, name)))
+        self._opened[key] = (row[0], wrapped, secret)
+        return secret
 
     def find(
         self, tenant: str, chain: Iterable[tuple[str, str | None]], name: str
@@ -253,6 +267,7 @@ class CredentialStore:
                 )
         self.box = new_box
         self._keys.clear()
+        self._opened.clear()
         self._fingerprint = None
         await self.refresh()
         return len(rows)
