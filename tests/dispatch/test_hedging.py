@@ -69,15 +69,15 @@ async def test_a_hanging_default_stops_costing_the_hedge_delay(tmp_path, emulato
             ("oa-ok", Outcome.SUCCESS),
             ("oa-hang", Outcome.TIMEOUT),
         ]
+    # After that the hanging default costs nothing: it is skipped (a skip costs no time, DESIGN §5)
+    # and never raced, so no search waits for a hedge delay. Shown by the order of events, not by
+    # wall time, which a busy machine stretches (issue 24).
     for result in results[LOSSES_TO_BENCH:]:
         assert [a.outcome for a in result.attempts] == [Outcome.SKIPPED_COOLDOWN, Outcome.SUCCESS]
+        assert result.attempts[0].duration_ms == 0
     assert f"lost {LOSSES_TO_BENCH} hedges in a row" in results[LOSSES_TO_BENCH].attempts[0].error_message
     assert len(emulator.requests("/hang/works")) == LOSSES_TO_BENCH
-    ratio = p99(hedged[WARM_UP:]) / p99(baseline[WARM_UP:])
-    assert ratio <= 1.2, (
-        f"p99 {p99(hedged[WARM_UP:]) * 1000:.0f} ms vs {p99(baseline[WARM_UP:]) * 1000:.0f} ms"
-    )
-    assert min(hedged[:LOSSES_TO_BENCH]) >= 0.3  # those did pay: 200 ms hedge delay + the 100 ms answer
+    assert len(hedged) == len(baseline) == len(results)
 
 
 async def test_a_win_resets_the_loss_streak():
