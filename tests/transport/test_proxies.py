@@ -169,3 +169,41 @@ def test_proxy_settings_rules():
     )
     assert settings.for_url("http://example.org/") is None  # no HTTP_PROXY
     assert ProxySettings.resolve("http://p:1", "*", env).for_url("https://x.org") is None
+
+
+async def test_a_dead_proxy_or_one_answering_502_is_named_not_the_provider():
+    """Issue 28: a proxy that refuses the connection or fails the CONNECT is blamed, not the provider."""
+    import asyncio
+    import socket
+
+    from zarniwoop.contract import RequestSpec, TransportError
+    from zarniwoop.transport.http import HttpTransport
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead = probe.getsockname()[1]
+
+    async def refuse(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(refuse, "127.0.0.1", 0)
+    failing = server.sockets[0].getsockname()[1]
+    messages = []
+    try:
+        for port in (dead, failing):
+            transport = HttpTransport(proxies=ProxySettings.resolve(f"http://127.0.0.1:{port}", None, {}))
+            try:
+                with pytest.raises(TransportError) as caught:
+                    await transport.send(RequestSpec("GET", "https://en.wikipedia.org/w/api.php"), timeout=2)
+                messages.append(caught.value.message)
+            finally:
+                await transport.aclose()
+    finally:
+        server.close()
+    assert messages == [
+        f"network error: cannot reach proxy 127.0.0.1:{dead} (connection to 127.0.0.1:{dead} refused)",
+        f"network error: proxy 127.0.0.1:{failing} answered HTTP 502",
+    ]
