@@ -120,8 +120,8 @@ async def measure(n: int, upstream: str, gateway: str, token: str) -> dict[str, 
     return samples
 
 
-async def server_cpu_per_call(n: int, gateway: str, token: str, pid: int, clients: int = 16) -> float:
-    """Milliseconds of the server's CPU per gateway call, over `n` calls from `clients` at once."""
+async def gateway_calls(gateway: str, token: str, n: int, clients: int = 16) -> None:
+    """`n` gateway calls (rounded down to a multiple of `clients`) from `clients` at once; each must answer 200."""
     headers = {"Authorization": f"Bearer {token}"}
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(limits=limits, timeout=60) as http:
@@ -131,11 +131,16 @@ async def server_cpu_per_call(n: int, gateway: str, token: str, pid: int, client
                 answer = await http.post(gateway + "/v1/chat/completions", json=BODY, headers=headers)
                 assert answer.status_code == 200, answer.text
 
-        await asyncio.gather(*(client(5) for _ in range(clients)))  # warm-up
-        each = max(1, n // clients)
-        before = tree_cpu_seconds(pid)
-        await asyncio.gather(*(client(each) for _ in range(clients)))
-        return (tree_cpu_seconds(pid) - before) / (each * clients) * 1000
+        await asyncio.gather(*(client(max(1, n // clients)) for _ in range(clients)))
+
+
+async def server_cpu_per_call(n: int, gateway: str, token: str, pid: int, clients: int = 16) -> float:
+    """Milliseconds of the server's CPU per gateway call, over `n` calls from `clients` at once."""
+    await gateway_calls(gateway, token, 5 * clients, clients)  # warm-up
+    each = max(1, n // clients)
+    before = tree_cpu_seconds(pid)
+    await gateway_calls(gateway, token, each * clients, clients)
+    return (tree_cpu_seconds(pid) - before) / (each * clients) * 1000
 
 
 def main(n: int) -> dict[str, Any]:

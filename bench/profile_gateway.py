@@ -25,26 +25,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import httpx  # noqa: E402
 
-from bench.gateway_overhead import BODY  # noqa: E402
+from bench.gateway_overhead import gateway_calls  # noqa: E402
 from bench.profile_serve import by_package  # noqa: E402
 from tests.support.emulator import Emulator  # noqa: E402
 from tests.support.gateway import gateway_tenants, openai_completion, prepare_gateway, upstream_path  # noqa: E402
 from tests.support.served import served  # noqa: E402
-
-
-async def _calls(gateway: str, token: str, n: int, clients: int) -> None:
-    headers = {"Authorization": f"Bearer {token}"}
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(limits=limits, timeout=60) as http:
-
-        async def client(count: int) -> None:
-            for _ in range(count):
-                answer = await http.post(gateway + "/v1/chat/completions", json=BODY, headers=headers)
-                assert answer.status_code == 200, answer.text
-
-        await asyncio.gather(*(client(max(1, n // clients)) for _ in range(clients)))
 
 
 def main() -> None:
@@ -70,9 +56,9 @@ def main() -> None:
             profiler = (str(ROOT / "bench" / "_profiled.py"), str(out.resolve()))
             env = {"ZW_PROFILE_SQL": "1"} if args.sql else None
             with served(setup.config, setup.home, python_args=profiler, env=env) as server:
-                asyncio.run(_calls(server.url, setup.token, 80, args.clients))  # warm-up
+                asyncio.run(gateway_calls(server.url, setup.token, 80, args.clients))  # warm-up
                 os.kill(server.pid, signal.SIGUSR1)
-                asyncio.run(_calls(server.url, setup.token, args.n, args.clients))
+                asyncio.run(gateway_calls(server.url, setup.token, args.n, args.clients))
                 os.kill(server.pid, signal.SIGUSR2)
                 for _ in range(100):
                     if out.exists():

@@ -130,6 +130,7 @@ class HttpTransport:
         headers: Mapping[str, str] = spec.headers
         for hops in range(max_redirects + 1):
             policy = self.endpoint_policy if guarded else None
+            # `open()` without its generator-based context manager: this is every search's hot path
             response = await self._request(
                 method,
                 url,
