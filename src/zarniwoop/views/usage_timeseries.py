@@ -8,6 +8,9 @@ account or model — the data of the console's usage charts (`GET /v1/usage/time
     report = await llm_timeseries(db, "acme", project="ui", since=..., bucket="day", by="model")
     #  points: {"t", "calls", "tokensInput", "tokensOutput", "tokensTotal", "costUsd", "unpricedCalls"}
 
+Both are one function, `timeseries`, over a `SeriesSpec` that names a table's time column, grouping
+columns and measures (`RESEARCH`, `LLM`): a third ledger is a third spec, not a third copy.
+
 The rules, the same for both kinds:
 - buckets are UTC hours or UTC days; `since` is rounded down to the start of its bucket, so every
   bucket covers a whole hour or day (the last one ends at `until`, usually "now", and is partial);
@@ -26,7 +29,8 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -46,9 +50,6 @@ MAX_BUCKETS: Final = 2000
 MAX_SERIES: Final = 20
 OTHERS: Final = "(others)"
 
-RESEARCH_BY: Final = ("instance", "modality")
-LLM_BY: Final = ("project", "account", "model", "provider")
-
 
 def bucket_starts(since: float, until: float, bucket: str) -> list[float]:
     """The start (epoch seconds, UTC-aligned) of every bucket from `since`'s bucket to `until`'s."""
@@ -65,12 +66,6 @@ def bucket_starts(since: float, until: float, bucket: str) -> list[float]:
             "since", f"{count} {bucket} buckets from {iso_utc(since)} is more than {MAX_BUCKETS}: {hint}"
         )
     return [first + i * step for i in range(count)]
-
-
-def _check_by(by: str, allowed: Sequence[str], kind: str) -> None:
-    if by not in allowed:
-        choices = f"{', '.join(allowed[:-1])} or {allowed[-1]}"
-        raise InvalidRequestError("by", f"{kind} usage is grouped by {choices}, got {by!r}")
 
 
 def _index(starts: list[float], bucket: str, moment: float) -> int | None:
@@ -95,66 +90,83 @@ def _fold(
     return [*kept, ((OTHERS,) * width, merged)], len(rest)
 
 
-def _key(by: str, values: tuple[str | None, ...]) -> dict[str, str | None]:
-    names = ("instance", "model") if by == "model" else (by,)
-    return dict(zip(names, values, strict=True))
+@dataclass(frozen=True, slots=True)
+class SeriesSpec:
+    """How one usage table becomes a timeseries: the one place that knows its columns.
+
+    `group_by` maps each `by` to the columns read and the names they get in a series' key;
+    `measures` are read after the time column and each row becomes one call tuple of them;
+    `point` turns a bucket's calls into its point and `weight` says which series are kept."""
+
+    kind: str
+    noun: str
+    """How an error names the kind: "research", "LLM"."""
+    table: str
+    time_column: str
+    group_by: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]
+    measures: tuple[str, ...]
+    point: Callable[[float, list[tuple[Any, ...]]], dict[str, Any]]
+    weight: Callable[[tuple[Any, ...]], float]
+    condition: str = ""
+    bound: Callable[[float], Any] = float
+    """A bucket boundary as the time column stores it."""
+    moment: Callable[[Any], float] = float
+    """A stored time as epoch seconds."""
 
 
-async def research_timeseries(
+async def timeseries(
     db: Database,
-    scope: SearchScope,
+    spec: SeriesSpec,
+    filters: Mapping[str, str | None],
     *,
     since: float,
     until: float,
-    bucket: str = "hour",
-    by: str = "instance",
-    audit: ZarniwoopUsageCounter | None = None,
+    bucket: str,
+    by: str,
     query: bool = True,
 ) -> dict[str, Any]:
-    """Provider calls, failures, hits and p50/p95 latency per bucket, one series per instance (or
-    modality). `query=False`: the empty report (no audit log is kept), its parameters checked."""
-    _check_by(by, RESEARCH_BY, "research")
+    """One series per `by` group of `spec.table`'s rows matching `filters` (a `None` filter is not
+    applied), one zero-filled point per bucket. `query=False`: the empty report, parameters checked."""
+    if by not in spec.group_by:
+        allowed = list(spec.group_by)
+        choices = f"{', '.join(allowed[:-1])} or {allowed[-1]}"
+        raise InvalidRequestError("by", f"{spec.noun} usage is grouped by {choices}, got {by!r}")
     starts = bucket_starts(since, until, bucket)
-    if audit is not None:
-        # this process's latest calls belong in the chart; a database outage leaves what is stored
-        with contextlib.suppress(Exception):
-            await audit.flush(orphans=False)
-    column = "instance_id" if by == "instance" else "modality"
-    rows = (
-        []
-        if not query
-        else await db.fetchall(
-            f"SELECT {column}, started_at, ok, hit_count, duration_ms FROM research_call_records "
-            "WHERE tenant = ? AND project = ? AND started_at >= ? AND started_at < ?",
-            (scope.tenant, scope.project, starts[0], until),
-        )
+    columns, names = spec.group_by[by]
+    applied = {column: value for column, value in filters.items() if value is not None}
+    sql = (
+        f"SELECT {', '.join(columns)}, {spec.time_column}, {', '.join(spec.measures)} FROM {spec.table} WHERE "
+        + "".join(f"{column} = ? AND " for column in applied)
+        + (f"{spec.condition} AND " if spec.condition else "")
+        + f"{spec.time_column} >= ? AND {spec.time_column} < ?"
     )
-    # per group, per bucket: the calls as (ok, hits, duration)
+    rows = await db.fetchall(sql, (*applied.values(), spec.bound(starts[0]), spec.bound(until))) if query else []
+    # per group, per bucket: the calls as tuples of the measures
     groups: dict[tuple[str | None, ...], list[list[Any]]] = {}
-    for name, started_at, ok, hits, duration_ms in rows:
-        index = _index(starts, bucket, float(started_at))
+    width = len(columns)
+    for row in rows:
+        index = _index(starts, bucket, spec.moment(row[width]))
         if index is None:
             continue
-        key = (str(name),)
+        key = tuple(None if value is None else str(value) for value in row[:width])
         cells = groups.get(key)
         if cells is None:
             cells = groups[key] = [[] for _ in starts]
-        cells[index].append((bool(ok), int(hits), int(duration_ms)))
+        cells[index].append(tuple(row[width + 1 :]))
 
     def weight(cells: list[list[Any]]) -> float:
-        return sum(len(cell) for cell in cells)
+        return sum(spec.weight(call) for cell in cells for call in cell)
 
     kept, folded = _fold(groups, weight)
     series = []
     for values, cells in kept:
-        points = [_research_point(start, calls) for start, calls in zip(starts, cells, strict=True)]
-        everything = [call for cell in cells for call in cell]
-        totals = _research_point(starts[0], everything)
+        points = [spec.point(start, calls) for start, calls in zip(starts, cells, strict=True)]
+        totals = spec.point(starts[0], [call for cell in cells for call in cell])
         del totals["t"]
-        series.append({"key": _key(by, values), "totals": totals, "points": points})
+        series.append({"key": dict(zip(names, values, strict=True)), "totals": totals, "points": points})
     return {
-        "kind": "research",
-        "scope": {"tenant": scope.tenant, "project": scope.project},
+        "kind": spec.kind,
+        "scope": dict(filters),
         "bucket": bucket,
         "by": by,
         "since": iso_utc(starts[0]),
@@ -165,90 +177,22 @@ async def research_timeseries(
     }
 
 
-def _research_point(start: float, calls: list[tuple[bool, int, int]]) -> dict[str, Any]:
-    durations = sorted(duration for _, _, duration in calls)
+def _research_point(start: float, calls: list[tuple[Any, ...]]) -> dict[str, Any]:
+    durations = sorted(int(duration) for _, _, duration in calls)
     return {
         "t": iso_utc(start),
         "calls": len(calls),
         "failures": sum(1 for ok, _, _ in calls if not ok),
-        "hits": sum(hits for _, hits, _ in calls),
+        "hits": sum(int(hits) for _, hits, _ in calls),
         "p50Ms": percentile(durations, 0.50),
         "p95Ms": percentile(durations, 0.95),
     }
 
 
-async def llm_timeseries(
-    db: Database,
-    tenant: str,
-    *,
-    since: float,
-    until: float,
-    bucket: str = "day",
-    by: str = "project",
-    account: str | None = None,
-    project: str | None = None,
-) -> dict[str, Any]:
-    """LLM tokens in/out and estimated cost per bucket, one series per project, account, model or provider
-    (of the tenant, narrowed to one account and/or one project)."""
-    _check_by(by, LLM_BY, "LLM")
-    starts = bucket_starts(since, until, bucket)
-    # `created_at` is an ISO string written by `UsageRecord` (UTC, `+00:00`): compared as text
-    # with bounds of the same form, and parsed per row for its bucket.
-    columns = {"project": "project", "account": "account", "provider": "provider", "model": "instance, model"}
-    sql = (
-        f"SELECT {columns[by]}, created_at, tokens_input, tokens_output, cost_usd FROM llm_usage_records "
-        "WHERE tenant = ? AND outcome = 'ok' AND created_at >= ? AND created_at < ?"
-    )
-    params: list[Any] = [tenant, _iso_ms(starts[0]), _iso_ms(until)]
-    if account is not None:
-        sql += " AND account = ?"
-        params.append(account)
-    if project is not None:
-        sql += " AND project = ?"
-        params.append(project)
-    groups: dict[tuple[str | None, ...], list[list[Any]]] = {}
-    width = 2 if by == "model" else 1
-    for row in await db.fetchall(sql, params):
-        values = tuple(None if v is None else str(v) for v in row[:width])
-        created_at, tokens_in, tokens_out, cost = row[width:]
-        moment = datetime.fromisoformat(str(created_at).replace("Z", "+00:00"))
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-        index = _index(starts, bucket, moment.timestamp())
-        if index is None:
-            continue
-        cells = groups.get(values)
-        if cells is None:
-            cells = groups[values] = [[] for _ in starts]
-        cells[index].append((int(tokens_in), int(tokens_out), None if cost is None else float(cost)))
-
-    def weight(cells: list[list[Any]]) -> float:
-        return float(sum(int(i) + int(o) for cell in cells for i, o, _ in cell))
-
-    kept, folded = _fold(groups, weight)
-    series = []
-    for values, cells in kept:
-        points = [_llm_point(start, calls) for start, calls in zip(starts, cells, strict=True)]
-        totals = _llm_point(starts[0], [call for cell in cells for call in cell])
-        del totals["t"]
-        series.append({"key": _key(by, values), "totals": totals, "points": points})
-    return {
-        "kind": "llm",
-        "scope": {"tenant": tenant, "project": project, "account": account},
-        "bucket": bucket,
-        "by": by,
-        "since": iso_utc(starts[0]),
-        "until": iso_utc(until),
-        "bucketCount": len(starts),
-        "othersFolded": folded,
-        "series": series,
-    }
-
-
-def _llm_point(start: float, calls: list[tuple[int, int, float | None]]) -> dict[str, Any]:
-    tokens_in = sum(i for i, _, _ in calls)
-    tokens_out = sum(o for _, o, _ in calls)
-    priced = [c for _, _, c in calls if c is not None]
+def _llm_point(start: float, calls: list[tuple[Any, ...]]) -> dict[str, Any]:
+    tokens_in = sum(int(i) for i, _, _ in calls)
+    tokens_out = sum(int(o) for _, o, _ in calls)
+    priced = [float(c) for _, _, c in calls if c is not None]
     return {
         "t": iso_utc(start),
         "calls": len(calls),
@@ -265,12 +209,94 @@ def _iso_ms(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
 
 
+def _iso_epoch(stored: Any) -> float:
+    moment = datetime.fromisoformat(str(stored).replace("Z", "+00:00"))
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
+RESEARCH: Final = SeriesSpec(
+    kind="research",
+    noun="research",
+    table="research_call_records",
+    time_column="started_at",
+    group_by={"instance": (("instance_id",), ("instance",)), "modality": (("modality",), ("modality",))},
+    measures=("ok", "hit_count", "duration_ms"),
+    point=_research_point,
+    weight=lambda call: 1.0,
+)
+LLM: Final = SeriesSpec(
+    kind="llm",
+    noun="LLM",
+    table="llm_usage_records",
+    # `created_at` is an ISO string written by `UsageRecord` (UTC, `+00:00`): compared as text
+    # with bounds of the same form, and parsed per row for its bucket.
+    time_column="created_at",
+    group_by={
+        "project": (("project",), ("project",)),
+        "account": (("account",), ("account",)),
+        "model": (("instance", "model"), ("instance", "model")),
+        "provider": (("provider",), ("provider",)),
+    },
+    measures=("tokens_input", "tokens_output", "cost_usd"),
+    point=_llm_point,
+    weight=lambda call: float(int(call[0]) + int(call[1])),
+    # LLM points count successful calls only, as the dashboard does
+    condition="outcome = 'ok'",
+    bound=_iso_ms,
+    moment=_iso_epoch,
+)
+RESEARCH_BY: Final = tuple(RESEARCH.group_by)
+LLM_BY: Final = tuple(LLM.group_by)
+
+
+async def research_timeseries(
+    db: Database,
+    scope: SearchScope,
+    *,
+    since: float,
+    until: float,
+    bucket: str = "hour",
+    by: str = "instance",
+    audit: ZarniwoopUsageCounter | None = None,
+    query: bool = True,
+) -> dict[str, Any]:
+    """Provider calls, failures, hits and p50/p95 latency per bucket, one series per instance (or
+    modality). `query=False`: the empty report (no audit log is kept), its parameters checked."""
+    if audit is not None and query:
+        # this process's latest calls belong in the chart; a database outage leaves what is stored
+        with contextlib.suppress(Exception):
+            await audit.flush(orphans=False)
+    filters = {"tenant": scope.tenant, "project": scope.project}
+    return await timeseries(db, RESEARCH, filters, since=since, until=until, bucket=bucket, by=by, query=query)
+
+
+async def llm_timeseries(
+    db: Database,
+    tenant: str,
+    *,
+    since: float,
+    until: float,
+    bucket: str = "day",
+    by: str = "project",
+    account: str | None = None,
+    project: str | None = None,
+) -> dict[str, Any]:
+    """LLM tokens in/out and estimated cost per bucket, one series per project, account, model or provider
+    (of the tenant, narrowed to one account and/or one project)."""
+    filters = {"tenant": tenant, "project": project, "account": account}
+    return await timeseries(db, LLM, filters, since=since, until=until, bucket=bucket, by=by)
+
+
 __all__ = [
+    "LLM",
     "LLM_BY",
     "MAX_BUCKETS",
     "MAX_SERIES",
+    "RESEARCH",
     "RESEARCH_BY",
+    "SeriesSpec",
     "bucket_starts",
     "llm_timeseries",
     "research_timeseries",
+    "timeseries",
 ]
