@@ -177,6 +177,27 @@ async def serve_project_stops(rt: Runtime, *, every: float = 1.0) -> None:
 # -- a server's background work -----------------------------------------------------------------
 
 
+async def prune_if_due(rt: Runtime, *, min_interval: float) -> dict[str, int] | None:
+    """The retention job, when no process on the database has run it within `min_interval`."""
+    from .runtime import retention_rules
+    from .storage.retention import prune_if_due
+
+    return await prune_if_due(rt.db, retention_rules(rt.settings), min_interval=min_interval)
+
+
+def start_retention(rt: Runtime) -> asyncio.Task[None]:
+    """A server's retention job: at start, then every `ai.usage.purgeIntervalSeconds`."""
+    from .runtime import retention_interval, retention_rules
+    from .storage.retention import start_retention_loop
+
+    return start_retention_loop(
+        rt.db,
+        lambda: retention_rules(rt.settings),
+        interval=lambda: retention_interval(rt.settings),
+        refresh=lambda: rt.settings.refresh(max_age=1.0),
+    )
+
+
 def start_background(rt: Runtime) -> list[asyncio.Task[None]]:
     """A server's periodic work besides probes and retention: stop requests from other processes
     and scheduled model discovery (`ai.discovery.intervalMinutes`)."""

@@ -52,7 +52,8 @@ from .observability.metrics import MetricsObserver
 from .protocols import load_protocols
 from .storage.crypto import SecretBox
 from .storage.db import Database, open_database
-from .storage.usage import DEFAULT_RETENTION_DAYS, ZarniwoopUsageCounter
+from .storage.retention import RetentionRule, iso_bound
+from .storage.usage import DEFAULT_RETENTION_DAYS, QUOTA_COUNTER_KEEP_DAYS, ZarniwoopUsageCounter
 from .tenancy.accounts import OrgDirectory, sync_from_config
 from .tenancy.credentials import CredentialStore
 from .transport.http import HttpTransport
@@ -160,7 +161,6 @@ class Runtime:
         usage = ZarniwoopUsageCounter(
             db,
             home_path / "spool",
-            retention_days=lambda scope: retention_days(settings, scope),
             now=clock.now,
             fsync=config.audit_fsync,
         )
@@ -402,6 +402,31 @@ def retention_days(settings: SettingService, scope: SearchScope) -> int:
         )
         return DEFAULT_RETENTION_DAYS
     return max(1, days)
+
+
+def retention_rules(settings: SettingService) -> list[RetentionRule]:
+    """What the one retention job deletes, with the days the settings give (read at each run):
+    provider calls per scope (`research.log.retentionDays`, 30), LLM usage and its traces
+    (`ai.usage.retentionDays`, system-wide, 90), quota windows past two months."""
+    from .llm.usage import DEFAULT_RETENTION_DAYS as LLM_DAYS
+    from .llm.usage import RETENTION_KEY as LLM_KEY
+
+    def llm_days(_: SearchScope) -> int:
+        return settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL)).get_int(LLM_KEY, LLM_DAYS)
+
+    return [
+        RetentionRule(
+            "research_call_records", "started_at", days=lambda scope: retention_days(settings, scope), per_scope=True
+        ),
+        RetentionRule("llm_usage_records", "created_at", days=llm_days, bound=iso_bound, companions=("llm_traces",)),
+        RetentionRule("quota_counters", "updated_at", days=lambda _: QUOTA_COUNTER_KEEP_DAYS),
+    ]
+
+
+def retention_interval(settings: SettingService) -> float:
+    """How often a server runs the retention job (`ai.usage.purgeIntervalSeconds`, default an hour)."""
+    system = settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
+    return system.get_float(K.RETENTION_INTERVAL_SECONDS, 3600.0) or 3600.0
 
 
 async def seed_settings(

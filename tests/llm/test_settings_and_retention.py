@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from zarniwoop.contract.errors import ConfigError
 from zarniwoop.llm.usage import UsageRecord, UsageStore
+from zarniwoop.runtime import retention_rules
+from zarniwoop.storage.retention import prune
 
 from ..support.runtime import open_runtime
 
@@ -40,7 +43,7 @@ async def test_a_bad_llm_setting_fails_start_up_naming_the_key(tmp_path, key, va
 
 
 async def test_purge_drops_records_and_traces_past_the_retention(tmp_path):
-    async with await open_runtime(tmp_path, {}) as runtime:
+    async with await open_runtime(tmp_path, {"ai.usage.retentionDays": 30}) as runtime:
         store = UsageStore(runtime.db)
         old = (datetime.now(UTC) - timedelta(days=40)).isoformat()
         await store.record(
@@ -57,6 +60,7 @@ async def test_purge_drops_records_and_traces_past_the_retention(tmp_path):
             "INSERT INTO llm_traces (id, tenant, provider, instance, model, request, created_at) VALUES ('tr', 't', 'o', 'o', 'm', '{}', ?)",
             (old,),
         )
-        assert await store.purge(30) == 1
+        removed = await prune(runtime.db, retention_rules(runtime.settings), now=time.time())
+        assert (removed["llm_usage_records"], removed["llm_traces"]) == (1, 1)
         assert [r.id for r in await store.query("t")] == ["usage_new"]
         assert await runtime.db.fetchone("SELECT COUNT(*) FROM llm_traces") == (0,)

@@ -20,8 +20,9 @@ import pytest
 
 from zarniwoop.contract import Outcome, SearchRequest, SearchScope
 from zarniwoop.contract.results import Attempt
-from zarniwoop.runtime import Runtime
+from zarniwoop.runtime import Runtime, retention_rules
 from zarniwoop.storage.privacy import query_hash, redact_query
+from zarniwoop.storage.retention import prune
 from zarniwoop.storage.spool import Spool, read_segment
 from zarniwoop.storage.usage import CallRecord
 
@@ -150,7 +151,8 @@ async def test_retention_per_scope(tmp_path, database_url):
         await rt.usage.write(
             [record(1, brief, 2), record(2, brief, 0.5), record(3, default, 2), record(4, default, 31)]
         )
-        assert await rt.usage.prune() == 2
+        removed = await prune(rt.db, retention_rules(rt.settings), now=now)
+        assert removed["research_call_records"] == 2
         kept = await rt.db.fetchall("SELECT id FROM research_call_records ORDER BY id")
     assert [r[0] for r in kept] == ["r2", "r3"]
 

@@ -22,6 +22,8 @@ OPERATOR_DENY_KEYS = (OPERATOR_KEYS, "ai.operatorKeys")
 FACTORY_TTL_MINUTES = "research.factory.cache.ttlMinutes"
 QUOTA_CACHE_TTL_MINUTES = "research.quota.cache.ttlMinutes"
 LOG_RETENTION_DAYS = "research.log.retentionDays"
+RETENTION_INTERVAL_SECONDS = "ai.usage.purgeIntervalSeconds"
+"""How often a server runs the one retention job (every ledger, not only LLM usage)."""
 CONTENT_MAX_BYTES = "research.content.maxBytes"
 CONTENT_ALLOW_PRIVATE = "research.content.allowPrivate"
 PROBE_INTERVAL_SECONDS = "research.probe.intervalSeconds"

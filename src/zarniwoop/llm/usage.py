@@ -9,7 +9,8 @@ where the key came from, how long it took, and every provider switch on the way.
     await store.record(record)
     board = await store.dashboard("acme", ledger=ledger, directory=directory, account="mike")
 
-Records older than `ai.usage.retentionDays` (default 90) are purged by `purge()`.
+Records older than `ai.usage.retentionDays` (default 90) are purged by the one retention job
+(`storage/retention.py`, rules from `runtime.retention_rules`).
 """
 
 from __future__ import annotations
@@ -212,13 +213,6 @@ class UsageStore:
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [UsageRecord.from_row(r) for r in await self.db.fetchall(sql, params)]
-
-    async def purge(self, retention_days: int, *, now: datetime | None = None) -> int:
-        """Delete records (and traces) older than the retention; returns how many records went."""
-        cutoff = ((now or datetime.now(UTC)) - timedelta(days=retention_days)).isoformat()
-        count = await self.db.execute("DELETE FROM llm_usage_records WHERE created_at < ?", (cutoff,))
-        await self.db.execute("DELETE FROM llm_traces WHERE created_at < ?", (cutoff,))
-        return count
 
     async def dashboard(
         self,

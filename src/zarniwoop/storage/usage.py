@@ -18,7 +18,8 @@ and logged again when it recovers.
 A "started" line (`"event": "started"`) of a call still in flight is carried into the current
 segment when its segment is flushed, so it stays on disk until its outcome arrives.
 
-Retention: rows older than `research.log.retentionDays` (per scope) are deleted hourly.
+Retention: rows older than `research.log.retentionDays` (per scope) are deleted by the one retention
+job (`storage/retention.py`), with LLM usage and stale quota windows.
 """
 
 from __future__ import annotations
@@ -142,17 +143,12 @@ class CallRecord:
         )
 
 
-RetentionLookup = Callable[[SearchScope], int]
-"""Days to keep a scope's records (`research.log.retentionDays` through the settings cascade)."""
-
-
 class ZarniwoopUsageCounter:
     """A `DispatchObserver` that audits every provider call. Start it, and `aclose()` it to flush.
 
     Args:
         db: where the rows go.
         spool_dir: the write-ahead spool (one per ZARNIWOOP_HOME; processes share it safely).
-        retention_days: per-scope retention; `None` keeps the default of 30 days everywhere.
         now: wall clock (epoch seconds), injectable.
         fsync: fsync each spooled record (power-cut safety; ~130 µs a record on this class of disk).
         linger: how long the flusher waits after the first new record, to write a batch at once.
@@ -163,7 +159,6 @@ class ZarniwoopUsageCounter:
         db: Database,
         spool_dir: Path,
         *,
-        retention_days: RetentionLookup | None = None,
         now: Callable[[], float] | None = None,
         fsync: bool = False,
         linger: float = 0.1,
@@ -171,7 +166,6 @@ class ZarniwoopUsageCounter:
     ) -> None:
         self.db = db
         self.spool = Spool(spool_dir, fsync=fsync)
-        self.retention_days = retention_days or (lambda scope: DEFAULT_RETENTION_DAYS)
         self.now = now or time.time
         self.linger = linger
         self.batch_size = batch_size
@@ -305,11 +299,10 @@ class ZarniwoopUsageCounter:
             self._wake.clear()
             await asyncio.sleep(self.linger)
             try:
-                # Hourly (and first thing): replay what dead processes left, and apply retention.
+                # Hourly (and first thing): replay what dead processes left.
                 maintenance_due = self.now() - self._last_maintenance >= MAINTENANCE_INTERVAL
                 await self.flush(orphans=maintenance_due)
                 if maintenance_due:
-                    await self.prune()
                     self._last_maintenance = self.now()
                 backoff = 0.5
             except asyncio.CancelledError:
@@ -388,27 +381,3 @@ class ZarniwoopUsageCounter:
         """Completed records not yet written: in the spool directory (any process's) or held in memory."""
         lines = [line for p in self.spool.pending_segments() for line in read_segment(p)]
         return sum(1 for line in lines if line.get("event") != STARTED) + len(self._unspooled)
-
-    # -- retention -----------------------------------------------------------------------------
-
-    async def prune(self) -> int:
-        """Delete records older than each scope's retention, and stale quota windows."""
-        now = self.now()
-        deleted = 0
-        for tenant, project in await self.db.fetchall(
-            "SELECT DISTINCT tenant, project FROM research_call_records"
-        ):
-            days = self.retention_days(SearchScope(tenant, project))
-            deleted += max(
-                0,
-                await self.db.execute(
-                    "DELETE FROM research_call_records WHERE tenant = ? AND project = ? AND started_at < ?",
-                    (tenant, project, now - days * 86400),
-                ),
-            )
-        await self.db.execute(
-            "DELETE FROM quota_counters WHERE updated_at < ?", (now - QUOTA_COUNTER_KEEP_DAYS * 86400,)
-        )
-        if deleted:
-            log.info("audit retention: deleted %d research call records", deleted)
-        return deleted

@@ -78,7 +78,7 @@ async def run_discovery_schedule(
     """Scheduled discovery for a server: every `ai.discovery.intervalMinutes` (0 = off, re-read each
     minute), one run at a time across replicas — whoever claims the interval in `maintenance_runs`
     discovers every scope's instances; the others skip it."""
-    from ..retention import claim
+    from ...storage.retention import claim
 
     while True:
         minutes = settings.scoped(_SYSTEM).get_int(DISCOVERY_INTERVAL_KEY, 0)

@@ -130,7 +130,7 @@ def run(ctx: typer.Context, body: Callable[[Runtime], Awaitable[T]]) -> T:
 
         runtime = await Runtime.open(g.config)
         try:
-            await _purge_llm_usage_if_due(runtime)
+            await _purge_usage_if_due(runtime)
             return await body(runtime)
         finally:
             await runtime.aclose()
@@ -138,14 +138,15 @@ def run(ctx: typer.Context, body: Callable[[Runtime], Awaitable[T]]) -> T:
     return guarded(g, lambda: asyncio.run(go()))
 
 
-async def _purge_llm_usage_if_due(runtime: Runtime) -> None:
-    """At most once a day (across every process on the database): LLM usage/trace retention."""
-    from ...llm.retention import CLI_INTERVAL_SECONDS, purge_if_due
+async def _purge_usage_if_due(runtime: Runtime) -> None:
+    """At most once a day (across every process on the database): the retention job."""
+    from ... import operations
+    from ...storage.retention import CLI_INTERVAL_SECONDS
 
     try:
-        await purge_if_due(runtime.db, runtime.settings, min_interval=CLI_INTERVAL_SECONDS)
+        await operations.prune_if_due(runtime, min_interval=CLI_INTERVAL_SECONDS)
     except Exception as exc:  # housekeeping never fails the command the user asked for
-        log.warning("LLM usage retention purge skipped: %s", type(exc).__name__)
+        log.warning("usage retention purge skipped: %s", type(exc).__name__)
 
 
 def guarded(g: Globals, call: Callable[[], T]) -> T:

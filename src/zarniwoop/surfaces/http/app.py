@@ -77,10 +77,10 @@ def create_app(
             )
             state.mcp_sessions = mcp.session_manager
             app.state.zarniwoop = state
-            from ...llm.retention import start_retention_loop, stop_retention_loop
+            from ...storage.retention import stop_retention_loop
 
             await operations.start_catalog_refresh(rt)  # a long-running server keeps the model catalog fresh
-            retention = start_retention_loop(rt.db, rt.settings)  # LLM usage/trace retention, periodic
+            retention = operations.start_retention(rt)  # every ledger's retention, periodic
             # keyless endpoints' reachability, before anyone searches (`zarniwoop serve`; off in tests)
             prober = operations.start_probes(rt) if probes else None
             background = operations.start_background(

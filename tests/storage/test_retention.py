@@ -1,6 +1,7 @@
-"""Retention of LLM usage records and traces (`ai.usage.retentionDays`), enforced on both backends:
-periodically by a running server, and at a CLI start at most once a day (the last purge is a row in
-`maintenance_runs`, shared by every process on the database)."""
+"""The one retention job: LLM usage records and traces (`ai.usage.retentionDays`) and provider-call
+records (`research.log.retentionDays`), enforced on both backends by the same run: periodically by a
+running server, and at a CLI start at most once a day (the last run is a row in `maintenance_runs`,
+shared by every process on the database)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,13 @@ from typer.testing import CliRunner
 
 from zarniwoop.llm.usage import UsageRecord, UsageStore
 from zarniwoop.runtime import Runtime
+from zarniwoop.storage.usage import CallRecord
 from zarniwoop.surfaces.cli import app as cli
 from zarniwoop.surfaces.http.app import create_app
 
 from ..support.runtime import write_config
 
-RETENTION = {"ai.usage.retentionDays": 30}
+RETENTION = {"ai.usage.retentionDays": 30, "research.log.retentionDays": 30}
 
 
 def config(tmp_path: Path, database_url: str | None, **settings: object) -> Path:
@@ -50,6 +52,13 @@ def insert(path: Path, home: Path, *rows: tuple[str, float]) -> None:
     async def body(runtime: Runtime) -> None:
         store = UsageStore(runtime.db)
         for usage_id, age in rows:
+            # a provider call of the same age beside each LLM call: one job ages out both
+            await runtime.usage.write([
+                CallRecord(
+                    "call_" + usage_id, "acme", "p", "x", "openalex", "WEB", "NORMAL", "h", 0, True, "empty", None,
+                    time.time() - age * 86400, 5,
+                )
+            ])  # fmt: skip
             await store.record(record(usage_id, age))
             created = (datetime.now(UTC) - timedelta(days=age)).isoformat()
             await runtime.db.execute(
@@ -61,11 +70,15 @@ def insert(path: Path, home: Path, *rows: tuple[str, float]) -> None:
     run(body, path, home)
 
 
-def remaining(path: Path, home: Path) -> tuple[list[str], list[str]]:
-    async def body(runtime: Runtime) -> tuple[list[str], list[str]]:
+def remaining(path: Path, home: Path) -> tuple[list[str], list[str], list[str]]:
+    """The ids left of the LLM usage records, of the traces' usage records and of the provider calls
+    (named after the LLM call they were inserted beside)."""
+
+    async def body(runtime: Runtime) -> tuple[list[str], list[str], list[str]]:
         usage = await runtime.db.fetchall("SELECT id FROM llm_usage_records ORDER BY id")
         traces = await runtime.db.fetchall("SELECT usage_id FROM llm_traces ORDER BY usage_id")
-        return [r[0] for r in usage], [r[0] for r in traces]
+        calls = await runtime.db.fetchall("SELECT id FROM research_call_records ORDER BY id")
+        return [r[0] for r in usage], [r[0] for r in traces], [r[0].removeprefix("call_") for r in calls]
 
     return run(body, path, home)
 
@@ -76,14 +89,14 @@ def test_a_running_server_purges_at_start_and_then_periodically(tmp_path, databa
     insert(path, home, ("usage_old", 40), ("usage_recent", 29))
     with TestClient(create_app(config=path, home=home)):
         deadline = time.monotonic() + 10
-        while remaining(path, home)[0] != ["usage_recent"] and time.monotonic() < deadline:
+        while remaining(path, home)[::2] != (["usage_recent"],) * 2 and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert remaining(path, home) == (["usage_recent"], ["usage_recent"])  # at start
+        assert remaining(path, home) == (["usage_recent"],) * 3  # at start
         insert(path, home, ("usage_old2", 31), ("usage_new", 0))  # while it runs
         deadline = time.monotonic() + 10
-        while "usage_old2" in remaining(path, home)[0] and time.monotonic() < deadline:
+        while "usage_old2" in sum(remaining(path, home), []) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert remaining(path, home) == (["usage_new", "usage_recent"], ["usage_new", "usage_recent"])
+        assert remaining(path, home) == (["usage_new", "usage_recent"],) * 3
 
 
 def test_a_cli_start_purges_at_most_once_a_day(tmp_path, database_url, monkeypatch):
@@ -96,7 +109,7 @@ def test_a_cli_start_purges_at_most_once_a_day(tmp_path, database_url, monkeypat
         cli, ["--config", str(path), "settings", "list", "--json"], catch_exceptions=False
     )
     assert first.exit_code == 0, first.stderr
-    assert remaining(path, home) == (["usage_recent"], ["usage_recent"])
+    assert remaining(path, home) == (["usage_recent"],) * 3
     [(ran_at,)] = run(lambda rt: rt.db.fetchall("SELECT ran_at FROM maintenance_runs"), path, home)
     assert datetime.now(UTC) - datetime.fromisoformat(ran_at) < timedelta(minutes=1)
 
@@ -105,7 +118,7 @@ def test_a_cli_start_purges_at_most_once_a_day(tmp_path, database_url, monkeypat
         cli, ["--config", str(path), "settings", "list", "--json"], catch_exceptions=False
     )
     assert again.exit_code == 0, again.stderr
-    assert remaining(path, home)[0] == ["usage_old2", "usage_recent"]  # not due again within the day
+    assert remaining(path, home) == (["usage_old2", "usage_recent"],) * 3  # not due again within the day
 
     yesterday = (datetime.now(UTC) - timedelta(days=1, minutes=1)).isoformat()
     run(lambda rt: rt.db.execute("UPDATE maintenance_runs SET ran_at = ?", (yesterday,)), path, home)
@@ -113,4 +126,4 @@ def test_a_cli_start_purges_at_most_once_a_day(tmp_path, database_url, monkeypat
         cli, ["--config", str(path), "settings", "list", "--json"], catch_exceptions=False
     )
     assert third.exit_code == 0, third.stderr
-    assert remaining(path, home)[0] == ["usage_recent"]
+    assert remaining(path, home) == (["usage_recent"],) * 3
