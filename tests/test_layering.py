@@ -35,7 +35,7 @@ def test_the_contracts_hold_on_this_tree():
 
 
 @pytest.mark.parametrize(
-    ("module", "library"), [("dispatch/cache.py", "aiohttp"), ("llm/usable.py", "httpx2")]
+    ("module", "library"), [("dispatch/cache.py", "aiohttp"), ("llm/catalog/usable.py", "httpx2")]
 )
 def test_an_http_client_planted_outside_the_transport_breaks_them(tmp_path, module, library):
     shutil.copytree(

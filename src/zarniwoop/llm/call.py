@@ -18,11 +18,11 @@ if TYPE_CHECKING:
     from ..limits.windows import RateLine
     from ..tenancy.accounts import CallScope
     from .adapters import ChatRequest
-    from .aliases import Resolution
+    from .choice.aliases import Resolution
     from .catalog import Catalog, ModelDoc
     from .failover import AttemptRecord, Candidate, FailoverEngine, Switch
-    from .response import ChatResponse, TokenUsage, ToolCall
-    from .routing import SpecChoice
+    from .adapters.response import ChatResponse, TokenUsage, ToolCall
+    from .choice.key import SpecChoice
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from .sanitize import needs_sanitizing, sanitize
 
 if TYPE_CHECKING:
     from .catalog.model_doc import ModelDoc
-    from .response import ChatResponse
+    from .adapters.response import ChatResponse
 
 trace_log = logging.getLogger("zarniwoop.llm.trace")
 

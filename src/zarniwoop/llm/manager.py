@@ -3,8 +3,8 @@
     purpose ─► model spec (preferences cascade; 95 % of a budget → the light model)
             ─► alias resolver ─► (wire type, instance, model)
             ─► credential cascade account → project → team → tenant → operator → local
-               (no key: MissingCredentialError, unless `ai.substitute`)      candidates.py
-            ─► candidates: primary, fallbackModels chain, priority, local    candidates.py
+               (no key: MissingCredentialError, unless `ai.substitute`)      choice/key.py
+            ─► candidates: primary, fallbackModels chain, priority, local    choice/order.py
             ─► per attempt: reserve estimate + max_tokens at every level at once (all must pass),
                admit into every per-minute window                            limits/token_budgets.py, limits/windows.py
             ─► a fresh ChatClient with this call's key over the shared pool
@@ -52,15 +52,15 @@ from ..limits.windows import (
 )
 from ..transport.http import HttpTransport
 from .adapters import ADAPTERS, ChatClient, ChatRequest, Endpoint, StreamDelta
-from .aliases import resolve
+from .choice.aliases import resolve
 from .call import LlmCall, LlmResult, ModelChoice, PreparedCall
-from .candidates import plan_candidates
+from .choice.order import plan_candidates
 from .chain import decorate
 from .failover import AttemptRecord, Candidate, FailoverEngine, FailoverOutcome, Switch
 from .notify import WEBHOOK_KEY, QuotaNotifier
 from .observers import CallEvent, LlmMetrics, LlmObserver, UsageRecorder, notify_all
-from .response import ChatResponse, TokenUsage
-from .routing import CandidateBuilder, SpecChoice, failover_policy, max_tokens_cap, model_spec
+from .adapters.response import ChatResponse, TokenUsage
+from .choice.key import CandidateBuilder, SpecChoice, failover_policy, max_tokens_cap, model_spec
 from .sanitize import sanitize
 from .trace import PERSIST_KEY, TraceBuffer
 from .traits import WarnOnce, warning_for
@@ -71,7 +71,7 @@ if TYPE_CHECKING:
     from ..storage.db import Database
     from ..tenancy.accounts import CallScope, OrgDirectory
     from ..tenancy.credentials import CredentialStore
-    from .aliases import Resolution
+    from .choice.aliases import Resolution
     from .catalog import Catalog, ModelDoc
 
 log = logging.getLogger("zarniwoop.llm")

@@ -24,7 +24,7 @@ from .parsers import default_quirks, get_parser, strip_think_tags
 if TYPE_CHECKING:
     from .catalog.model_doc import ModelDoc
     from .parsers.quirks import Quirks
-    from .response import ChatResponse
+    from .adapters.response import ChatResponse
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...config.keys import SYSTEM_TENANT, TENANT_LEVEL
 from ...contract.query import SearchScope
-from ..discovery import DEFAULT_TIMEOUT_SECONDS, discover
+from .discovery import DEFAULT_TIMEOUT_SECONDS, discover
 from .bootstrap import bootstrap_bundled
 from .catalog import REFRESH_INTERVAL_SECONDS, Catalog
 from .documents import FileDocumentStore

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...llm.adapters import ChatMessage, ChatRequest, ToolSpec
 from ...llm.call import LlmResult
-from ...llm.response import ChatResponse, TokenUsage, ToolCall
+from ...llm.adapters.response import ChatResponse, TokenUsage, ToolCall
 
 GATEWAY_PATHS = ("/v1/chat/completions", "/v1/models", "/v1/embeddings")
 """Paths that answer errors in OpenAI's shape (the request guard asks, for its 401 and 413)."""

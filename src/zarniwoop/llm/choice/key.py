@@ -36,17 +36,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..config.trust import guarded, set_by_operator, untrusted_llm_endpoint
-from ..contract.errors import ConfigError
-from ..contract.protocol import Secret
-from ..tenancy.accounts import CASCADE, LOCAL_WIRE_TYPES, PROVIDER_ALIASES, FailoverPolicy, ProviderEntry
-from .failover import Candidate
-from .wire import WIRE_TYPES, base_url_for, uses_default_endpoint
+from ...config.trust import guarded, set_by_operator, untrusted_llm_endpoint
+from ...contract.errors import ConfigError
+from ...contract.protocol import Secret
+from ...tenancy.accounts import CASCADE, LOCAL_WIRE_TYPES, PROVIDER_ALIASES, FailoverPolicy, ProviderEntry
+from ..failover import Candidate
+from ..adapters.wire import WIRE_TYPES, base_url_for, uses_default_endpoint
 
 if TYPE_CHECKING:
-    from ..config.settings import ScopedSettings
-    from ..tenancy.accounts import CallScope
-    from ..tenancy.credentials import CredentialStore
+    from ...config.settings import ScopedSettings
+    from ...tenancy.accounts import CallScope
+    from ...tenancy.credentials import CredentialStore
     from .aliases import Resolution
 
 log = logging.getLogger("zarniwoop.llm.routing")

@@ -21,17 +21,17 @@ import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..contract.errors import MissingCredentialError, UnknownModelError
+from ...contract.errors import MissingCredentialError, UnknownModelError
 from .aliases import alias_fallbacks, resolve
-from .failover import Candidate, Switch
+from ..failover import Candidate, Switch
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ..config.settings import ScopedSettings
-    from ..tenancy.accounts import FailoverPolicy
+    from ...config.settings import ScopedSettings
+    from ...tenancy.accounts import FailoverPolicy
     from .aliases import Resolution
-    from .routing import CandidateBuilder
+    from .key import CandidateBuilder
 
 log = logging.getLogger("zarniwoop.llm")
 

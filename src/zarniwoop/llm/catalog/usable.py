@@ -13,15 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..contract.errors import UnknownModelError
-from ..contract.query import SearchScope
-from .aliases import ALIAS_PREFIX, FALLBACK_SUFFIX, resolve
-from .routing import CandidateBuilder
+from ...contract.errors import UnknownModelError
+from ...contract.query import SearchScope
+from ..choice.aliases import ALIAS_PREFIX, FALLBACK_SUFFIX, resolve
+from ..choice.key import CandidateBuilder
 
 if TYPE_CHECKING:
-    from .call import LlmCall
+    from ..call import LlmCall
     from .catalog import Catalog
-    from .manager import LlmManager
+    from ..manager import LlmManager
 
 
 @dataclass(frozen=True, slots=True)
