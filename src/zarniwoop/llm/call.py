@@ -18,11 +18,11 @@ if TYPE_CHECKING:
     from ..limits.windows import RateLine
     from ..tenancy.accounts import CallScope
     from .adapters import ChatRequest
-    from .choice.aliases import Resolution
-    from .catalog import Catalog, ModelDoc
-    from .failover import AttemptRecord, Candidate, FailoverEngine, Switch
     from .adapters.response import ChatResponse, TokenUsage, ToolCall
-    from .choice.key import SpecChoice
+    from .catalog import Catalog, ModelDoc
+    from .choice.aliases import Resolution
+    from .choice.model import SpecChoice
+    from .failover import AttemptRecord, Candidate, FailoverEngine, Switch
 
 
 @dataclass(frozen=True, slots=True)

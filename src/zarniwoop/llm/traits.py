@@ -20,8 +20,8 @@ from .choice.aliases import resolve
 if TYPE_CHECKING:
     from ..config.settings import ScopedSettings
     from ..contract.query import SearchScope
-    from .choice.aliases import Resolution
     from .catalog import Catalog
+    from .choice.aliases import Resolution
 
 log = logging.getLogger("zarniwoop.llm.traits")
 

@@ -36,9 +36,9 @@ from ...contract.protocol import Secret
 from ...contract.query import SearchScope
 from ...transport.http import HttpTransport
 from ...transport.status import raise_for_status
-from .paths import AUTO, doc_path, slug_for, valid_instance
-from .listing import MAX_PAGES, ListedModel, listing_requests, parse_listing
 from ..adapters.wire import WIRE_TYPES, base_url_for, uses_default_endpoint
+from .listing import MAX_PAGES, ListedModel, listing_requests, parse_listing
+from .paths import AUTO, doc_path, slug_for, valid_instance
 
 if TYPE_CHECKING:
     from ...config.settings import SettingRow, SettingService
