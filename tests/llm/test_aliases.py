@@ -8,7 +8,14 @@ import pickle
 import pytest
 
 from zarniwoop.contract import ConfigError, SearchScope, UnknownModelError
-from zarniwoop.llm.aliases import MAX_DEPTH, DictSettings, Resolution, alias_table, resolve, split_cascade
+from zarniwoop.llm.choice.aliases import (
+    MAX_DEPTH,
+    DictSettings,
+    Resolution,
+    alias_table,
+    resolve,
+    split_cascade,
+)
 
 from ..support.runtime import open_runtime
 

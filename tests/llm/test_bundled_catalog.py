@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
+from zarniwoop.llm.adapters.wire import WIRE_TYPES
 from zarniwoop.llm.catalog import BundledDocuments, Catalog, FileDocumentStore, ModelSize
-from zarniwoop.llm.wire import WIRE_TYPES
 
 from ..support.paths import fixture_bytes
 

@@ -12,8 +12,8 @@ import yaml
 from zarniwoop import operations
 from zarniwoop.contract import SearchScope
 from zarniwoop.llm.catalog import FileDocumentStore
-from zarniwoop.llm.discovery import write_auto_documents
-from zarniwoop.llm.listing import ListedModel
+from zarniwoop.llm.catalog.discovery import write_auto_documents
+from zarniwoop.llm.catalog.listing import ListedModel
 
 from ..support.emulator import Reply
 from ..support.llm import ALLOW_LOOPBACK

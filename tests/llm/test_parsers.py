@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from zarniwoop.llm.adapters.response import ChatResponse, ToolCall
 from zarniwoop.llm.parsers import get_parser, parser_names, strip_think_tags
 from zarniwoop.llm.parsers.deepseek import repair_arguments
-from zarniwoop.llm.response import ChatResponse, ToolCall
 from zarniwoop.llm.sanitize import sanitize
 
 from ..support.paths import fixture_bytes

@@ -10,9 +10,9 @@ import pytest
 
 from zarniwoop.contract import SearchScope
 from zarniwoop.llm import parsers as parser_registry
+from zarniwoop.llm.adapters.response import ChatResponse, TokenUsage, ToolCall
 from zarniwoop.llm.chain import SanitizingChatModel, TracingChatModel, decorate
 from zarniwoop.llm.parsers import default_quirks, parse_quirks, parser_names, register_parser
-from zarniwoop.llm.response import ChatResponse, TokenUsage, ToolCall
 from zarniwoop.llm.sanitize import sanitize
 
 from .catalog_support import Docs

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from zarniwoop.contract.errors import InvalidRequestError
-from zarniwoop.llm.response import ChatResponse, ToolCall
+from zarniwoop.llm.adapters.response import ChatResponse, ToolCall
 from zarniwoop.surfaces.http.openai_wire import DEFAULT_MAX_TOKENS, ChatCompletionRequest, finish_reason
 
 

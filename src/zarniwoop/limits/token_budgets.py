@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..contract.errors import BudgetUnavailableError, DatabaseUnavailableError, QuotaExceededError
 from ..observability.outage import OutageLog
+from ..tenancy.accounts import CASCADE
 from .clock import Clock
 
 if TYPE_CHECKING:
@@ -150,6 +151,16 @@ def quota_lines(scope: CallScope) -> list[QuotaLine]:
             else:
                 lines.append(QuotaLine(level, owner, period, None))
     return lines
+
+
+def max_tokens_cap(scope: CallScope) -> int | None:
+    """The smallest `max_tokens_per_call` of any level (every level's limit holds)."""
+    caps = [
+        cfg.quota.max_tokens_per_call
+        for cfg in (scope.config(level) for level in CASCADE)
+        if cfg is not None and cfg.quota is not None and cfg.quota.max_tokens_per_call
+    ]
+    return min(caps) if caps else None
 
 
 def exhausted_error(status: LineStatus, needed: int) -> QuotaExceededError:

@@ -49,15 +49,15 @@ Admin — `discover_models(catalog, settings, http, scope) -> dict` (the body of
 from __future__ import annotations
 
 from ..contract.errors import UnknownModelError
-from .aliases import MAX_DEPTH, DictSettings, Resolution, alias_table, resolve, split_cascade
+from .adapters.response import ChatResponse, TokenUsage, ToolCall
+from .adapters.wire import WIRE_TYPES, WireType, base_url_for
 from .catalog import Catalog, CatalogView, ModelDoc, ModelSize, Pricing, RefreshReport
 from .catalog.lifecycle import discover_models, open_catalog, refresh_seconds
 from .chain import ChatModel, SanitizingChatModel, TraceSink, TracingChatModel, decorate
+from .choice.aliases import MAX_DEPTH, DictSettings, Resolution, alias_table, resolve, split_cascade
 from .parsers import MessageParser, get_parser, parser_names, register_parser
-from .response import ChatResponse, TokenUsage, ToolCall
 from .sanitize import needs_sanitizing, sanitize
 from .validate import validate_ai_settings
-from .wire import WIRE_TYPES, WireType, base_url_for
 
 __all__ = [
     "MAX_DEPTH",

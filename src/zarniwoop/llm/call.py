@@ -18,11 +18,11 @@ if TYPE_CHECKING:
     from ..limits.windows import RateLine
     from ..tenancy.accounts import CallScope
     from .adapters import ChatRequest
-    from .aliases import Resolution
+    from .adapters.response import ChatResponse, TokenUsage, ToolCall
     from .catalog import Catalog, ModelDoc
+    from .choice.aliases import Resolution
+    from .choice.model import SpecChoice
     from .failover import AttemptRecord, Candidate, FailoverEngine, Switch
-    from .response import ChatResponse, TokenUsage, ToolCall
-    from .routing import SpecChoice
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .sanitize import needs_sanitizing, sanitize
 
 if TYPE_CHECKING:
+    from .adapters.response import ChatResponse
     from .catalog.model_doc import ModelDoc
-    from .response import ChatResponse
 
 trace_log = logging.getLogger("zarniwoop.llm.trace")
 

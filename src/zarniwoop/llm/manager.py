@@ -1,10 +1,10 @@
 """The LLM call path (seed 002 §10, DESIGN §8): every call runs under an account.
 
-    purpose ─► model spec (preferences cascade; 95 % of a budget → the light model)
-            ─► alias resolver ─► (wire type, instance, model)
+    purpose ─► model spec (preferences cascade; 95 % of a budget → the light model)  choice/model.py
+            ─► alias resolver ─► (wire type, instance, model)                        choice/aliases.py
             ─► credential cascade account → project → team → tenant → operator → local
-               (no key: MissingCredentialError, unless `ai.substitute`)      candidates.py
-            ─► candidates: primary, fallbackModels chain, priority, local    candidates.py
+               (no key: MissingCredentialError, unless `ai.substitute`)      choice/key.py
+            ─► candidates: primary, fallbackModels chain, priority, local    choice/order.py
             ─► per attempt: reserve estimate + max_tokens at every level at once (all must pass),
                admit into every per-minute window                            limits/token_budgets.py, limits/windows.py
             ─► a fresh ChatClient with this call's key over the shared pool
@@ -41,7 +41,15 @@ from ..contract.errors import (
     ZarniwoopError,
 )
 from ..contract.query import SearchScope
-from ..limits.token_budgets import Hold, LineStatus, QuotaLine, TokenBudgets, exhausted_error, quota_lines
+from ..limits.token_budgets import (
+    Hold,
+    LineStatus,
+    QuotaLine,
+    TokenBudgets,
+    exhausted_error,
+    max_tokens_cap,
+    quota_lines,
+)
 from ..limits.windows import (
     DEFAULT_WINDOW_SECONDS,
     WINDOW_KEY,
@@ -52,15 +60,16 @@ from ..limits.windows import (
 )
 from ..transport.http import HttpTransport
 from .adapters import ADAPTERS, ChatClient, ChatRequest, Endpoint, StreamDelta
-from .aliases import resolve
+from .adapters.response import ChatResponse, TokenUsage
 from .call import LlmCall, LlmResult, ModelChoice, PreparedCall
-from .candidates import plan_candidates
 from .chain import decorate
+from .choice.aliases import resolve
+from .choice.key import CandidateBuilder
+from .choice.model import SpecChoice, model_spec
+from .choice.order import failover_policy, plan_candidates
 from .failover import AttemptRecord, Candidate, FailoverEngine, FailoverOutcome, Switch
 from .notify import WEBHOOK_KEY, QuotaNotifier
 from .observers import CallEvent, LlmMetrics, LlmObserver, UsageRecorder, notify_all
-from .response import ChatResponse, TokenUsage
-from .routing import CandidateBuilder, SpecChoice, failover_policy, max_tokens_cap, model_spec
 from .sanitize import sanitize
 from .trace import PERSIST_KEY, TraceBuffer
 from .traits import WarnOnce, warning_for
@@ -71,8 +80,8 @@ if TYPE_CHECKING:
     from ..storage.db import Database
     from ..tenancy.accounts import CallScope, OrgDirectory
     from ..tenancy.credentials import CredentialStore
-    from .aliases import Resolution
     from .catalog import Catalog, ModelDoc
+    from .choice.aliases import Resolution
 
 log = logging.getLogger("zarniwoop.llm")
 

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 from .parsers import default_quirks, get_parser, strip_think_tags
 
 if TYPE_CHECKING:
+    from .adapters.response import ChatResponse
     from .catalog.model_doc import ModelDoc
     from .parsers.quirks import Quirks
-    from .response import ChatResponse
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..storage.db import Database
-    from .response import ChatResponse
+    from .adapters.response import ChatResponse
 
 PERSIST_KEY = "ai.trace.persist"
 

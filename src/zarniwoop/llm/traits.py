@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..contract.errors import UnknownModelError
-from .aliases import resolve
+from .choice.aliases import resolve
 
 if TYPE_CHECKING:
     from ..config.settings import ScopedSettings
     from ..contract.query import SearchScope
-    from .aliases import Resolution
     from .catalog import Catalog
+    from .choice.aliases import Resolution
 
 log = logging.getLogger("zarniwoop.llm.traits")
 

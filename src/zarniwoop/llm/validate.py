@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from ..contract.errors import ConfigError, UnknownModelError
 from ..contract.query import SearchScope
-from .aliases import ALIAS_PREFIX, DEFAULT_PROVIDER_KEY, FALLBACK_SUFFIX, resolve, split_fallbacks
-from .wire import WIRE_TYPES
+from .adapters.wire import WIRE_TYPES
+from .choice.aliases import ALIAS_PREFIX, DEFAULT_PROVIDER_KEY, FALLBACK_SUFFIX, resolve, split_fallbacks
 
 STRUCTURAL = frozenset({"cycle", "too_deep", "malformed", "unknown_type"})
 

@@ -24,9 +24,9 @@ from typing import Any
 
 from ...contract.errors import ParseError, ProviderError
 from ...contract.protocol import RequestSpec
-from ..response import ChatResponse, TokenUsage, ToolCall
 from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
+from .response import ChatResponse, TokenUsage, ToolCall
 
 API_VERSION = "2023-06-01"
 

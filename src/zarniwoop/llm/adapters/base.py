@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ...contract.protocol import RequestSpec, Secret
-from ..response import ChatResponse, ToolCall
+from .response import ChatResponse, ToolCall
 
 if TYPE_CHECKING:
     from ...contract.errors import ProviderError

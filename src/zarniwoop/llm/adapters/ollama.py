@@ -20,9 +20,9 @@ from typing import Any
 
 from ...contract.errors import ParseError, ProviderError
 from ...contract.protocol import RequestSpec
-from ..response import ChatResponse, TokenUsage, ToolCall
 from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
+from .response import ChatResponse, TokenUsage, ToolCall
 
 
 class OllamaAdapter:

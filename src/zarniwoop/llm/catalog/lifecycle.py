@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from ...config.keys import SYSTEM_TENANT, TENANT_LEVEL
 from ...contract.query import SearchScope
-from ..discovery import DEFAULT_TIMEOUT_SECONDS, discover
 from .bootstrap import bootstrap_bundled
 from .catalog import REFRESH_INTERVAL_SECONDS, Catalog
+from .discovery import DEFAULT_TIMEOUT_SECONDS, discover
 from .documents import FileDocumentStore
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..response import ChatResponse
+from ..adapters.response import ChatResponse
 from . import deepseek, gemma4, harmony
 from .quirks import QuirkRule, Quirks, bundled_quirks, parse_quirks
 from .think import split_think, strip_think_tags

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..response import ChatResponse, ToolCall
+from ..adapters.response import ChatResponse, ToolCall
 
 NAME = "deepseek-v4"
 _BAR = "[｜|]"

@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from ...contract.errors import ParseError
-from ..response import ChatResponse, ToolCall
+from ..adapters.response import ChatResponse, ToolCall
 
 NAME = "gemma4"
 QUOTE = '<|"|>'

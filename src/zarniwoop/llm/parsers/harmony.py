@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ..response import ChatResponse, ToolCall
+from ..adapters.response import ChatResponse, ToolCall
 
 NAME = "harmony"
 _MESSAGE = re.compile(

@@ -14,7 +14,7 @@ into `reasoning` and leaves the answer in `text`; tool calls are never touched. 
 
 from __future__ import annotations
 
-from ..response import ChatResponse
+from ..adapters.response import ChatResponse
 
 OPEN = "<think>"
 CLOSE = "</think>"

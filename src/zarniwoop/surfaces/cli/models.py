@@ -40,7 +40,7 @@ def resolve_cmd(
     """Which provider type, instance and model SPEC resolves to in the scope, and the path taken."""
 
     async def body(rt: Runtime) -> dict[str, Any]:
-        from ...llm.aliases import resolve
+        from ...llm.choice.aliases import resolve
 
         return resolve(spec, rt.settings.scoped(ctx.obj.scope)).to_json(spec)
 
@@ -64,7 +64,7 @@ def show(
     field, the layer that set it (`--json`: `fieldLayers`)."""
 
     async def body(rt: Runtime) -> dict[str, Any]:
-        from ...llm.aliases import resolve
+        from ...llm.choice.aliases import resolve
 
         catalog = await rt.catalog()
         head = target.split("/", 1)[0]

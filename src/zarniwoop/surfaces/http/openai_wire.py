@@ -21,8 +21,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...llm.adapters import ChatMessage, ChatRequest, ToolSpec
+from ...llm.adapters.response import ChatResponse, TokenUsage, ToolCall
 from ...llm.call import LlmResult
-from ...llm.response import ChatResponse, TokenUsage, ToolCall
 
 GATEWAY_PATHS = ("/v1/chat/completions", "/v1/models", "/v1/embeddings")
 """Paths that answer errors in OpenAI's shape (the request guard asks, for its 401 and 413)."""

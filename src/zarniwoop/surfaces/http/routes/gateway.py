@@ -56,7 +56,7 @@ from ....contract.errors import (
 )
 from ....llm.adapters import StreamDelta
 from ....llm.call import LlmCall, LlmResult
-from ....llm.usable import usable_models
+from ....llm.catalog.usable import usable_models
 from ....tenancy.tokens import Principal
 from ..deps import PRINCIPAL_SCOPE_KEY, Ctx, CurrentPrincipal, authenticate_header
 from ..openai_wire import (

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..contract.errors import ParseError
+from ...contract.errors import ParseError
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,17 +11,47 @@ store that `LlmManager.prepare` does, so what is listed is what a call with that
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from ..contract.errors import UnknownModelError
-from ..contract.query import SearchScope
-from .aliases import ALIAS_PREFIX, FALLBACK_SUFFIX, resolve
-from .routing import CandidateBuilder
+from ...contract.errors import UnknownModelError
+from ...contract.query import SearchScope
+from ..choice.aliases import ALIAS_PREFIX, FALLBACK_SUFFIX, resolve
+from ..choice.key import CandidateBuilder
 
 if TYPE_CHECKING:
-    from .call import LlmCall
+    from collections.abc import Mapping
+
+    from ...config.settings import SettingService
+    from ...tenancy.accounts import OrgDirectory
+    from ...tenancy.credentials import CredentialStore
     from .catalog import Catalog
-    from .manager import LlmManager
+
+
+class _Sources(Protocol):
+    """What is read of the `LlmManager` passed in: the stores its `prepare` walks (the catalog room
+    sits below the manager, so it names the attributes, not the class)."""
+
+    @property
+    def settings(self) -> SettingService: ...
+    @property
+    def credentials(self) -> CredentialStore: ...
+    @property
+    def directory(self) -> OrgDirectory: ...
+    @property
+    def environ(self) -> Mapping[str, str]: ...
+
+
+class _Caller(Protocol):
+    """Who asks: the scope fields of an `LlmCall`."""
+
+    @property
+    def tenant(self) -> str: ...
+    @property
+    def project(self) -> str: ...
+    @property
+    def account(self) -> str: ...
+    @property
+    def team(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +67,7 @@ class UsableModel:
     alias: bool = False
 
 
-async def usable_models(manager: LlmManager, catalog: Catalog | None, call: LlmCall) -> list[UsableModel]:
+async def usable_models(manager: _Sources, catalog: Catalog | None, call: _Caller) -> list[UsableModel]:
     """Aliases first (settings order), then catalog chat models by instance and name; no duplicates."""
     await manager.settings.refresh(max_age=1.0)
     await manager.credentials.refresh(max_age=1.0)

@@ -22,8 +22,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..contract.errors import ParseError
-from ..contract.protocol import RequestSpec, Secret
+from ...contract.errors import ParseError
+from ...contract.protocol import RequestSpec, Secret
 
 MAX_PAGES = 20
 ANTHROPIC_VERSION = "2023-06-01"

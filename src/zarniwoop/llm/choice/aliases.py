@@ -30,8 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..contract.errors import UnknownModelError
-from .wire import WIRE_TYPES
+from ...contract.errors import UnknownModelError
+from ..adapters.wire import WIRE_TYPES
 
 MAX_DEPTH = 8
 """At most this many specs on one resolution chain (the spec, each alias hop, the final target)."""

@@ -6,7 +6,8 @@
     3. the other configured entries by priority (when `failover.fallback_enabled`)
     4. local entries (when `failover.fallback_to_local`)
 
-Each (instance, model) appears once, at its first place. A chain element that resolves nowhere or
+`failover_policy(scope)` is the innermost level's `failover` block; `configured_fallbacks` gives (3)
+and (4), each entry with its own key. Each (instance, model) appears once, at its first place. A chain element that resolves nowhere or
 has no key is skipped with a warning; it is never replaced by another provider.
 
 No silent substitution: when (1) has no key anywhere, `plan_candidates` raises
@@ -21,22 +22,32 @@ import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..contract.errors import MissingCredentialError, UnknownModelError
+from ...contract.errors import MissingCredentialError, UnknownModelError
+from ...tenancy.accounts import CASCADE, FailoverPolicy
+from ..failover import Candidate, Switch
 from .aliases import alias_fallbacks, resolve
-from .failover import Candidate, Switch
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ..config.settings import ScopedSettings
-    from ..tenancy.accounts import FailoverPolicy
+    from ...config.settings import ScopedSettings
+    from ...tenancy.accounts import CallScope
     from .aliases import Resolution
-    from .routing import CandidateBuilder
+    from .key import CandidateBuilder
 
 log = logging.getLogger("zarniwoop.llm")
 
 SUBSTITUTE_KEY = "ai.substitute"
 """`true`: a spec whose provider has no key may be served by another configured provider (recorded)."""
+
+
+def failover_policy(scope: CallScope) -> FailoverPolicy:
+    """The innermost level's `failover` block (project, account, team, tenant), else the seed's defaults."""
+    for level in ("project", "account", "team", "tenant"):
+        cfg = scope.config(level)
+        if cfg is not None and cfg.failover is not None:
+            return cfg.failover
+    return FailoverPolicy()
 
 
 def plan_candidates(
@@ -55,7 +66,7 @@ def plan_candidates(
         )
     chain = fallback_chain(builder, [*fallback_models, *alias_fallbacks(resolution.path, settings)], settings)
     candidates = _unique(
-        [*([primary] if primary else []), *chain, *builder.fallbacks(primary, resolution, policy)]
+        [*([primary] if primary else []), *chain, *configured_fallbacks(builder, primary, resolution, policy)]
     )
     return candidates, (_substitute(resolution, candidates) if primary is None else None)
 
@@ -77,6 +88,56 @@ def fallback_chain(
             log.warning("fallback model %r skipped: no %s key", spec, resolution.instance)
             continue
         out.append(replace(candidate, origin="fallbackModels"))
+    return out
+
+
+def configured_fallbacks(
+    builder: CandidateBuilder, primary: Candidate | None, resolution: Resolution, policy: FailoverPolicy
+) -> list[Candidate]:
+    """Other configured entries by priority, then local ones, each with its own key."""
+    seen = {(primary.instance, primary.model)} if primary else {(resolution.instance, resolution.model)}
+    cloud: list[tuple[int, int, Candidate]] = []
+    local: list[tuple[int, int, Candidate]] = []
+    order = 0
+    for level in CASCADE:
+        cfg = builder.scope.config(level)
+        for entry in cfg.providers if cfg is not None else ():
+            order += 1
+            wire = builder.wire_type(entry.instance)
+            if wire is None:
+                builder.missing.append(f"{level} entry {entry.provider!r}: unknown provider")
+                continue
+            model = entry.model or (resolution.model if entry.instance == resolution.instance else None)
+            if model is None or (entry.instance, model) in seen:
+                continue
+            base = builder.base_url(wire, entry.instance, entry)
+            found = builder.entry_key(level, builder.scope.owner(level) or "", entry) or builder.key_for(
+                wire, entry.instance, model, base
+            )
+            if found is None:
+                continue
+            seen.add((entry.instance, model))
+            untrusted, guard = builder.untrusted(entry.instance, entry)
+            candidate = Candidate(
+                wire_type=wire,
+                instance=entry.instance,
+                model=model,
+                base_url=base,
+                untrusted=untrusted,
+                guarded=guard,
+                api_key=found[0],
+                credential_source=found[1],
+                priority=entry.priority,
+                unlimited=entry.unlimited,
+                local=entry.local or found[1] == "local",
+                origin="local" if entry.local or found[1] == "local" else "priority",
+            )
+            (local if candidate.local else cloud).append((entry.priority, order, candidate))
+    out: list[Candidate] = []
+    if policy.fallback_enabled:
+        out += [c for _, _, c in sorted(cloud, key=lambda t: (t[0], t[1]))]
+    if policy.fallback_to_local:
+        out += [c for _, _, c in sorted(local, key=lambda t: (t[0], t[1]))]
     return out
 
 

@@ -1,12 +1,4 @@
-"""Which model for a purpose, and whose key for it (seed 002 §3, §7).
-
-**Purpose → model spec** (the preferences cascade): the call's own overrides (a process's
-`llm_overrides`), then the project's and the account's `llm_overrides`, then `<purpose>_model` in
-the preferences of the project, the account, the team and the tenant, then `default_model` in the
-same order; with nothing configured the spec is `default:<purpose>`, which the alias resolver turns
-into `ai.alias.default.<purpose>` or the tenant default (`ai.default.provider/model`). A bare model
-name (`claude-sonnet-4`, as the seed writes them) gets the provider of a configured entry with that
-model, else the provider its name says (`claude-…` → anthropic, `gemini-…` → gemini, `gpt-…` → openai).
+"""Whose key for a model (seed 002 §7): the credential cascade.
 
 **Model → key** (the credential cascade, `credential_source` records where it came from):
 
@@ -23,9 +15,6 @@ An entry's `api_key_ref` names a credential at the entry's own level, else at th
 The operator's key of a wire type is only ever sent to that vendor's own endpoint or to a base URL
 set at the system level — never to a base URL a tenant chose; a named instance gets its own
 `<INSTANCE>_API_KEY`, never the vendor's.
-
-**Failover order**: the resolved candidate, then every other configured entry by priority (when
-`fallback_enabled`), then local entries (when `fallback_to_local`).
 """
 
 from __future__ import annotations
@@ -33,23 +22,21 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..config.trust import guarded, set_by_operator, untrusted_llm_endpoint
-from ..contract.errors import ConfigError
-from ..contract.protocol import Secret
-from ..tenancy.accounts import CASCADE, LOCAL_WIRE_TYPES, PROVIDER_ALIASES, FailoverPolicy, ProviderEntry
-from .failover import Candidate
-from .wire import WIRE_TYPES, base_url_for, uses_default_endpoint
+from ...config.trust import guarded, set_by_operator, untrusted_llm_endpoint
+from ...contract.protocol import Secret
+from ...tenancy.accounts import CASCADE, LOCAL_WIRE_TYPES, PROVIDER_ALIASES, ProviderEntry
+from ..adapters.wire import WIRE_TYPES, base_url_for, uses_default_endpoint
+from ..failover import Candidate
 
 if TYPE_CHECKING:
-    from ..config.settings import ScopedSettings
-    from ..tenancy.accounts import CallScope
-    from ..tenancy.credentials import CredentialStore
+    from ...config.settings import ScopedSettings
+    from ...tenancy.accounts import CallScope
+    from ...tenancy.credentials import CredentialStore
     from .aliases import Resolution
 
-log = logging.getLogger("zarniwoop.llm.routing")
+log = logging.getLogger("zarniwoop.llm.choice.key")
 
 OPERATOR_KEYS = "ai.operatorKeys"
 OPERATOR_ENV: dict[str, tuple[str, ...]] = {
@@ -58,71 +45,6 @@ OPERATOR_ENV: dict[str, tuple[str, ...]] = {
     "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
     "ollama-cloud": ("OLLAMA_API_KEY",),
 }
-_NAME_HINTS = (("claude", "anthropic"), ("gemini", "gemini"), ("gemma", "gemini"), ("gpt-", "openai"), ("o1", "openai"),
-               ("o3", "openai"), ("o4", "openai"), ("deepseek", "deepseek"))  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class SpecChoice:
-    spec: str
-    source: str
-    """Where the spec came from: `override`, `project.llm_overrides`, `account.preferences.light_model`, `default`."""
-
-
-def model_spec(purpose: str, scope: CallScope, overrides: Mapping[str, str] | None = None) -> SpecChoice:
-    """The model spec for a purpose under a scope (the preferences cascade)."""
-    key = f"{purpose}_model"
-    if overrides and overrides.get(purpose):
-        return SpecChoice(_qualify(overrides[purpose], scope), "override")
-    for level in ("project", "account"):
-        cfg = scope.config(level)
-        if cfg is not None and cfg.llm_overrides.get(purpose):
-            return SpecChoice(_qualify(cfg.llm_overrides[purpose], scope), f"{level}.llm_overrides")
-    for pref in (key, "default_model"):
-        for level in ("project", "account", "team", "tenant"):
-            cfg = scope.config(level)
-            if cfg is not None and cfg.preferences.get(pref):
-                return SpecChoice(_qualify(cfg.preferences[pref], scope), f"{level}.preferences.{pref}")
-    return SpecChoice(f"default:{purpose}", "default")
-
-
-def _qualify(value: str, scope: CallScope) -> str:
-    """`claude-sonnet-4` → `anthropic:claude-sonnet-4`; a spec with a prefix (or a cascade) stays."""
-    value = value.strip()
-    if ":" in value or "," in value:
-        return value
-    for level in CASCADE:
-        cfg = scope.config(level)
-        for entry in cfg.providers if cfg is not None else ():
-            if entry.model == value:
-                return f"{entry.instance}:{value}"
-    lowered = value.lower()
-    for prefix, provider in _NAME_HINTS:
-        if lowered.startswith(prefix):
-            return f"{provider}:{value}"
-    raise ConfigError(
-        "preferences",
-        f"model {value!r} has no provider: write it as <provider>:<model> (e.g. anthropic:{value})",
-    )
-
-
-def failover_policy(scope: CallScope) -> FailoverPolicy:
-    """The innermost level's `failover` block (project, account, team, tenant), else the seed's defaults."""
-    for level in ("project", "account", "team", "tenant"):
-        cfg = scope.config(level)
-        if cfg is not None and cfg.failover is not None:
-            return cfg.failover
-    return FailoverPolicy()
-
-
-def max_tokens_cap(scope: CallScope) -> int | None:
-    """The smallest `max_tokens_per_call` of any level (every level's limit holds)."""
-    caps = [
-        cfg.quota.max_tokens_per_call
-        for cfg in (scope.config(level) for level in CASCADE)
-        if cfg is not None and cfg.quota is not None and cfg.quota.max_tokens_per_call
-    ]
-    return min(caps) if caps else None
 
 
 class CandidateBuilder:
@@ -182,7 +104,7 @@ class CandidateBuilder:
             entries = [e for e in cfg.providers if e.instance == instance]
             entries.sort(key=lambda e: 0 if e.model in (None, model) else 1)
             for entry in entries:
-                found = self._entry_key(level, owner, entry)
+                found = self.entry_key(level, owner, entry)
                 if found is not None:
                     return found
         setting = self._setting_key(instance)
@@ -195,7 +117,7 @@ class CandidateBuilder:
             return None, "local"
         return None
 
-    def _entry_key(self, level: str, owner: str, entry: ProviderEntry) -> tuple[Secret | None, str] | None:
+    def entry_key(self, level: str, owner: str, entry: ProviderEntry) -> tuple[Secret | None, str] | None:
         if entry.api_key_ref:
             chain = [(level, owner), ("tenant", None)] if level != "tenant" else [("tenant", None)]
             found = self.credentials.find(self.scope.tenant, chain, entry.api_key_ref)
@@ -271,55 +193,6 @@ class CandidateBuilder:
             unlimited=bool(entry and entry.unlimited),
             local=bool(entry and entry.local) or source == "local",
         )
-
-    def fallbacks(
-        self, primary: Candidate | None, resolution: Resolution, policy: FailoverPolicy
-    ) -> list[Candidate]:
-        """Other configured entries by priority, then local ones, each with its own key."""
-        seen = {(primary.instance, primary.model)} if primary else {(resolution.instance, resolution.model)}
-        cloud: list[tuple[int, int, Candidate]] = []
-        local: list[tuple[int, int, Candidate]] = []
-        order = 0
-        for level in CASCADE:
-            cfg = self.scope.config(level)
-            for entry in cfg.providers if cfg is not None else ():
-                order += 1
-                wire = self.wire_type(entry.instance)
-                if wire is None:
-                    self.missing.append(f"{level} entry {entry.provider!r}: unknown provider")
-                    continue
-                model = entry.model or (resolution.model if entry.instance == resolution.instance else None)
-                if model is None or (entry.instance, model) in seen:
-                    continue
-                base = self.base_url(wire, entry.instance, entry)
-                found = self._entry_key(level, self.scope.owner(level) or "", entry) or self.key_for(
-                    wire, entry.instance, model, base
-                )
-                if found is None:
-                    continue
-                seen.add((entry.instance, model))
-                untrusted, guard = self.untrusted(entry.instance, entry)
-                candidate = Candidate(
-                    wire_type=wire,
-                    instance=entry.instance,
-                    model=model,
-                    base_url=base,
-                    untrusted=untrusted,
-                    guarded=guard,
-                    api_key=found[0],
-                    credential_source=found[1],
-                    priority=entry.priority,
-                    unlimited=entry.unlimited,
-                    local=entry.local or found[1] == "local",
-                    origin="local" if entry.local or found[1] == "local" else "priority",
-                )
-                (local if candidate.local else cloud).append((entry.priority, order, candidate))
-        out: list[Candidate] = []
-        if policy.fallback_enabled:
-            out += [c for _, _, c in sorted(cloud, key=lambda t: (t[0], t[1]))]
-        if policy.fallback_to_local:
-            out += [c for _, _, c in sorted(local, key=lambda t: (t[0], t[1]))]
-        return out
 
     def searched(self, wire: str, instance: str) -> tuple[str, ...]:
         """Every place the cascade looked for `instance`'s key, in order (for a missing-key error)."""

@@ -29,20 +29,20 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from ..config.keys import SYSTEM_TENANT, TENANT_LEVEL
-from ..config.trust import ALLOW_PRIVATE_ENDPOINTS, OPERATOR_LEVELS, operator_flag
-from ..contract.errors import ProviderHTTPError, ZarniwoopError
-from ..contract.protocol import Secret
-from ..contract.query import SearchScope
-from ..transport.http import HttpTransport
-from ..transport.status import raise_for_status
-from .catalog.paths import AUTO, doc_path, slug_for, valid_instance
+from ...config.keys import SYSTEM_TENANT, TENANT_LEVEL
+from ...config.trust import ALLOW_PRIVATE_ENDPOINTS, OPERATOR_LEVELS, operator_flag
+from ...contract.errors import ProviderHTTPError, ZarniwoopError
+from ...contract.protocol import Secret
+from ...contract.query import SearchScope
+from ...transport.http import HttpTransport
+from ...transport.status import raise_for_status
+from ..adapters.wire import WIRE_TYPES, base_url_for, uses_default_endpoint
 from .listing import MAX_PAGES, ListedModel, listing_requests, parse_listing
-from .wire import WIRE_TYPES, base_url_for, uses_default_endpoint
+from .paths import AUTO, doc_path, slug_for, valid_instance
 
 if TYPE_CHECKING:
-    from ..config.settings import SettingRow, SettingService
-    from .catalog.documents import DocumentStore
+    from ...config.settings import SettingRow, SettingService
+    from .documents import DocumentStore
 
 log = logging.getLogger("zarniwoop.llm.discovery")
 
