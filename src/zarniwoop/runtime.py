@@ -252,7 +252,12 @@ class Runtime:
             async with self._llm_lock:
                 if self._llm is None:
                     from .llm.manager import LlmManager
-                    from .llm.usage import UsageStore
+                    from .llm.usage import INSERT_SQL, LEDGER, UsageStore
+
+                    spool = None
+                    if self.usage is not None:  # the audit spool carries usage the database cannot take
+                        self.usage.add_ledger(LEDGER, INSERT_SQL)
+                        spool = self.usage.spool_rows
 
                     self._llm = LlmManager(
                         rate=self._rate_limiter(),
@@ -261,7 +266,7 @@ class Runtime:
                         credentials=self.credentials,
                         directory=self.org,
                         ledger=self.quota_ledger,
-                        usage=UsageStore(self.db),
+                        usage=UsageStore(self.db, spool=spool),
                         http=self.transport,
                         catalog=self.catalog,
                     )

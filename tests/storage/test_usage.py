@@ -438,3 +438,32 @@ async def test_a_live_process_keeps_started_lines_until_the_call_ends(tmp_path, 
         )
     assert rows == [("oa-empty", "empty"), ("oa-ok", "success")]
     assert not list(rt.usage.spool.directory.glob("*.jsonl"))
+
+
+async def test_an_llm_usage_record_the_database_cannot_take_is_spooled_and_written_once(tmp_path, database_url):
+    """One spool for both ledgers: an LLM usage row that meets a database failure (here its table is
+    briefly gone) goes to the audit spool, and the flusher inserts it, once, when it is back."""
+    from zarniwoop.llm.usage import UsageRecord
+
+    record = UsageRecord(
+        "acme", "mike", "p", None, "openai", "openai", "gpt-4o", "light", 1200, 345, 0.0042, "tenant", 812,
+        id="usage_outage",
+    )  # fmt: skip
+    async with await open_runtime(tmp_path, {}, database_url=database_url) as rt:
+        store = (await rt.llm()).usage
+        await rt.db.execute("ALTER TABLE llm_usage_records RENAME TO llm_usage_away")
+        try:
+            await store.record(record)  # the call that made this record is not failed by its ledger
+            assert rt.usage.spooled() == 1
+            with pytest.raises(Exception):  # noqa: B017 - whatever the backend raises for a missing table
+                await rt.usage.flush(orphans=False)
+            assert rt.usage.spooled() == 1  # still spooled, not lost
+        finally:
+            await rt.db.execute("ALTER TABLE llm_usage_away RENAME TO llm_usage_records")
+        assert await rt.usage.flush(orphans=False) == 1
+        await store.record(record)  # the same id again (a replay after a write): not a second row
+        assert rt.usage.spooled() == 0
+        rows = await rt.db.fetchall(
+            "SELECT id, tokens_input, tokens_output, cost_usd, duration_ms FROM llm_usage_records"
+        )
+    assert [tuple(r) for r in rows] == [("usage_outage", 1200, 345, 0.0042, 812)]

@@ -16,6 +16,7 @@ Records older than `ai.usage.retentionDays` (default 90) are purged by the one r
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -23,12 +24,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..observability.outage import OutageLog
 from .failover import AttemptRecord, Switch
 
 if TYPE_CHECKING:
     from ..limits.token_budgets import TokenBudgets
     from ..storage.db import Database
     from ..tenancy.accounts import OrgDirectory, OrgUnit
+
+log = logging.getLogger(__name__)
 
 RETENTION_KEY = "ai.usage.retentionDays"
 DEFAULT_RETENTION_DAYS = 90
@@ -176,14 +180,34 @@ def _attempt_from_json(a: dict[str, Any]) -> AttemptRecord:
     )
 
 
+LEDGER = "llm_usage_records"
+INSERT_SQL = (
+    f"INSERT INTO llm_usage_records ({_COLUMNS}) VALUES ({', '.join('?' * 23)}) ON CONFLICT (id) DO NOTHING"
+)
+"""Idempotent: a record spooled during an outage may be replayed after it was written."""
+
+SpoolRows = Callable[[str, Sequence[Sequence[Any]]], None]
+
+
 class UsageStore:
-    def __init__(self, db: Database) -> None:
+    """The LLM usage ledger. `spool`: where a record goes when the database cannot take it (the
+    audit spool, `ZarniwoopUsageCounter.spool_rows`, which inserts it once the database is back)."""
+
+    def __init__(self, db: Database, *, spool: SpoolRows | None = None) -> None:
         self.db = db
+        self.spool = spool
+        self.outage = OutageLog(log, "LLM usage database")
 
     async def record(self, record: UsageRecord) -> None:
-        await self.db.execute(
-            f"INSERT INTO llm_usage_records ({_COLUMNS}) VALUES ({', '.join('?' * 23)})", record.row()
-        )
+        try:
+            await self.db.execute(INSERT_SQL, record.row())
+        except Exception as exc:
+            if self.spool is None:
+                raise
+            self.spool(LEDGER, [record.row()])  # raises OSError if the disk cannot take it either
+            self.outage.failed(exc, "usage records are spooled and written when it is back")
+        else:
+            self.outage.recovered()
 
     async def get(self, usage_id: str) -> UsageRecord | None:
         row = await self.db.fetchone(f"SELECT {_COLUMNS} FROM llm_usage_records WHERE id = ?", (usage_id,))

@@ -15,6 +15,10 @@ had started but not ended becomes a row with outcome `interrupted` (it may have 
 a database outage only delays the rows: the failure is logged once, loudly, retried with backoff,
 and logged again when it recovers.
 
+One spool for every ledger: an LLM usage record is written in its call (it is the receipt of a
+charge, read back by `usage_id`), but when the database cannot take it the row goes to this spool
+(`spool_rows`) and the same flusher inserts it later — no usage is lost to a database outage.
+
 A "started" line (`"event": "started"`) of a call still in flight is carried into the current
 segment when its segment is flushed, so it stays on disk until its outcome arrives.
 
@@ -184,6 +188,8 @@ class ZarniwoopUsageCounter:
         self._closed = False
         self._hashes: dict[str, str] = {}
         """Query hashes of calls in flight, by call id."""
+        self._ledgers: dict[str, str] = {}
+        """Other ledgers whose rows this spool carries when the database cannot take them: name → INSERT."""
 
     # -- DispatchObserver --------------------------------------------------------------------
 
@@ -258,6 +264,22 @@ class ZarniwoopUsageCounter:
                 self._unspooled.append(record)
         else:
             self.spool_outage.recovered()
+
+    def add_ledger(self, name: str, insert_sql: str) -> None:
+        """Let `spool_rows(name, …)` carry rows of another ledger (idempotent `insert_sql`: a replay
+        may insert a row twice). Registered by the runtime, which composes both ledgers, so the
+        SQL never travels through the spool files — only the name and the values do."""
+        self._ledgers[name] = insert_sql
+
+    def spool_rows(self, name: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Rows of a registered ledger the database could not take just now: spooled beside the
+        call records and inserted by the same flusher (or, if this process dies, by the next one).
+        Raises `OSError` when the spool cannot take them either (the caller still has them)."""
+        if name not in self._ledgers:
+            raise KeyError(f"no ledger {name!r} was added to the audit spool")
+        for row in rows:
+            self.spool.append({"ledger": name, "row": list(row)})
+        self._wake.set()
 
     def on_dispatch(self, scope: SearchScope, request: SearchRequest, result: SearchResult) -> None:
         """Dispatches are not provider calls; the metrics observer counts them."""
@@ -353,8 +375,12 @@ class ZarniwoopUsageCounter:
         current segment first; for a dead owner, a call cut by its death: an `interrupted` row."""
         done: dict[str, CallRecord] = {}
         started: dict[str, CallRecord] = {}
+        other: dict[str, list[Sequence[Any]]] = {}
         for segment in segments:
             for line in read_segment(segment):
+                if "ledger" in line:
+                    other.setdefault(str(line["ledger"]), []).append(line["row"])
+                    continue
                 record = CallRecord.from_json(line)
                 (started if line.get("event") == STARTED else done)[record.id] = record
         unfinished = [r for i, r in started.items() if i not in done]
@@ -367,9 +393,16 @@ class ZarniwoopUsageCounter:
             records = [*done.values(), *unfinished]
         for start in range(0, len(records), self.batch_size):
             await self.write(records[start : start + self.batch_size])
+        for name, rows in other.items():
+            sql = self._ledgers.get(name)
+            if sql is None:  # a ledger this process does not know: the rows wait for one that does
+                for row in rows:
+                    self._spool({"ledger": name, "row": list(row)}, None)
+                continue
+            await self.db.executemany(sql, [tuple(row) for row in rows])
         for segment in segments:
             segment.unlink()
-        return len(records)
+        return len(records) + sum(len(rows) for name, rows in other.items() if name in self._ledgers)
 
     async def write(self, records: Sequence[CallRecord]) -> None:
         """Insert records; ones already there (a replay) are left alone."""
