@@ -5,7 +5,8 @@ GET /v1/ai-models?instance=…   every model the catalog knows in the scope (all
                                the layer that set it (`fieldLayers`, views/catalog.py)
 
 Any token may read its own scope's catalog (it holds model metadata and prices, no secrets); the
-actions on it — `POST /v1/admin/ai-models/refresh` and `…/discover` — are the operator's (admin.py).
+actions on it — `POST /v1/admin/ai-models/refresh` (a tenant admin for its tenant, the operator for
+every layer) and `…/discover` (the operator's) — live in admin.py.
 """
 
 from __future__ import annotations

@@ -96,9 +96,12 @@ function refreshText(r) {
 }
 
 function skippedDocuments(r) {
-  if (!r.skipped.length) return null;
-  return h("div", { class: "warn-box" }, h("p", {}, "Skipped documents:"),
-    h("ul", {}, r.skipped.map((s) => h("li", {}, h("code", {}, s.file), `: ${s.reason}`))));
+  const ignored = r.ignoredFields || [];
+  if (!r.skipped.length && !ignored.length) return null;
+  const list = (title, items) => items.length ? [h("p", {}, title),
+    h("ul", {}, items.map((s) => h("li", {}, h("code", {}, s.file), `: ${s.reason}`)))] : [];
+  return h("div", { class: "warn-box" }, ...list("Skipped documents:", r.skipped),
+    ...list("Ignored fields (the rest of the document loaded):", ignored));
 }
 
 function discoveryReport(d) {
