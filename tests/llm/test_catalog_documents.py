@@ -131,7 +131,12 @@ async def test_an_unknown_message_parser_drops_that_field_only(tmp_path, caplog)
         report = await catalog.refresh()
     doc = catalog.lookup("lmstudio", "google/gemma-4-26b-a4b", SearchScope("acme", "review"))
     assert doc is not None
-    assert (doc.size.value, doc.context_window_tokens, doc.pricing.input_per_mtok, doc.pricing.output_per_mtok) == (
+    assert (
+        doc.size.value,
+        doc.context_window_tokens,
+        doc.pricing.input_per_mtok,
+        doc.pricing.output_per_mtok,
+    ) == (
         "LARGE",
         262144,
         0.5,

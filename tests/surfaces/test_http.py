@@ -438,7 +438,9 @@ def test_a_tenant_admin_refreshes_its_tenants_catalog_but_not_the_systems(api, t
     # bundled, its first-boot copy in (_system, _tenant), and acme's one document
     assert system["documentsLoaded"] == 2 * report["bundledModelsLoaded"] + 1
     beta_file = str(documents / "beta" / "_tenant" / "model" / "openai" / "house-model.yaml")
-    assert system["skipped"] == [{"file": beta_file, "reason": "unknown size 'HUGE'; expected SMALL or LARGE"}]
+    assert system["skipped"] == [
+        {"file": beta_file, "reason": "unknown size 'HUGE'; expected SMALL or LARGE"}
+    ]
     assert api.post("/v1/admin/ai-models/refresh", "operator", tenant="_system").json()["scope"] == "system"
 
 

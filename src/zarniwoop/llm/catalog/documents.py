@@ -86,7 +86,9 @@ class FileDocumentStore:
         out: list[StoredDocument] = []
         if not self.root.is_dir():
             return out
-        tenants = [self.root / check_name("tenant", tenant, allow_level=True)] if tenant else self.root.iterdir()
+        tenants = (
+            [self.root / check_name("tenant", tenant, allow_level=True)] if tenant else self.root.iterdir()
+        )
         for tenant_dir in sorted(p for p in tenants if p.is_dir()):
             for project_dir in sorted(p for p in tenant_dir.iterdir() if p.is_dir()):
                 out.extend(self._scan_scope(tenant_dir.name, project_dir.name, project_dir, prefix))

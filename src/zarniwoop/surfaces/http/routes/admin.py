@@ -44,7 +44,10 @@ async def refresh_models(
     principal: CurrentPrincipal,
     tenant: Annotated[
         str | None,
-        Query(max_length=100, description="Whose layers (default: the token's tenant; `_system` or none for an operator: every layer)."),
+        Query(
+            max_length=100,
+            description="Whose layers (default: the token's tenant; `_system` or none for an operator: every layer).",
+        ),
     ] = None,
 ) -> dict[str, Any]:
     from ....contract.errors import AccessDeniedError
