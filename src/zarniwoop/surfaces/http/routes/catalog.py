@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
+from ....llm.wire import instance_display_name
 from ....views.catalog import catalog_models
 from ..deps import Caller, Ctx
 from ..errors import ERROR_RESPONSES
@@ -26,6 +27,7 @@ router = APIRouter(tags=["models"], responses=ERROR_RESPONSES)
 class InstanceCount(BaseModel):
     instance: str
     models: int
+    displayName: str | None = Field(description="`ai.provider.<instance>.displayName`, where set")
 
 
 class CatalogModel(BaseModel):
@@ -72,7 +74,9 @@ async def ai_models(
     ] = None,
 ) -> CatalogModels:
     catalog = await ctx.runtime.catalog()
-    return CatalogModels.model_validate(catalog_models(catalog, caller.scope, instance or None))
+    settings = ctx.runtime.settings.scoped(caller.scope)
+    names = {i: instance_display_name(settings, i) for i in {d.instance for d in catalog.models(caller.scope)}}
+    return CatalogModels.model_validate(catalog_models(catalog, caller.scope, instance or None, names))
 
 
 __all__ = ["router"]

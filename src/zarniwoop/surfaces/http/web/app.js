@@ -434,7 +434,8 @@ function renderRouting(view, providers) {
 
   const llm = view.llm || {};
   const target = (r) => r.error ? h("span", { class: "error-text" }, r.error)
-    : [h("code", {}, r.model ?? ""), h("span", { class: "muted" }, ` via ${r.instance ?? r.providerType ?? "?"}`)];
+    : [h("code", {}, r.model ?? ""), h("span", { class: "muted" },
+      ` via ${r.displayName ? `${r.displayName} (${r.instance})` : r.instance ?? r.providerType ?? "?"}`)];
   const llmBlock = h("section", { "aria-labelledby": "llm-title" },
     h("h2", { id: "llm-title" }, "LLM routing"),
     h("p", {}, h("strong", {}, "Default model: "), llm.default ? target(llm.default) : "—"),

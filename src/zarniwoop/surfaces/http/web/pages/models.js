@@ -50,14 +50,18 @@ function modelRow(m) {
     h("td", { class: "wrap" }, m.layers.map(place).join(" → ")));
 }
 
+// An instance as people know it: `ai.provider.<instance>.displayName` when set, with the id beside it.
+const named = (instance, displayName) => (displayName ? `${displayName} — ${instance}` : instance);
+
 const HEADERS = ["Model", "Context window", "Max output", "Size", "Kind", "Capabilities", "Input / 1M", "Output / 1M", "Message parser", "Think tags", "Documents from"];
 
 function render(answer) {
   const select = $("models-instance");
   const chosen = answer.instance ?? "";
   replace(select, h("option", { value: "" }, `Every instance (${answer.instances.reduce((n, i) => n + i.models, 0)})`),
-    answer.instances.map((i) => h("option", { value: i.instance }, `${i.instance} (${i.models})`)));
+    answer.instances.map((i) => h("option", { value: i.instance }, `${named(i.instance, i.displayName)} (${i.models})`)));
   select.value = chosen;
+  const names = Object.fromEntries(answer.instances.map((i) => [i.instance, i.displayName]));
   const groups = new Map();
   for (const m of answer.models) {
     if (!groups.has(m.instance)) groups.set(m.instance, []);
@@ -70,7 +74,7 @@ function render(answer) {
       h("p", { class: "hint" }, "Each layer overwrites the fields it sets; manual beats auto within a scope, and an inner scope beats the outer ones. Under each value: the layer that set it (quirks: the bundled name patterns of model-quirks.yaml)."),
       h("ol", {}, answer.layers.map((label) => h("li", {}, h("strong", {}, place(label)), label === "bundled" ? " (package data)" : [": ", h("code", {}, label)])))),
     [...groups].map(([instance, models]) => h("section", { "aria-labelledby": `models-${instance}-title` },
-      h("h2", { id: `models-${instance}-title` }, `${instance} `, badge(plural(models.length, "model"), "info")),
+      h("h2", { id: `models-${instance}-title` }, `${named(instance, names[instance])} `, badge(plural(models.length, "model"), "info")),
       table(null, HEADERS, models.map(modelRow), { className: "models" }))),
     answer.models.length ? null : h("p", { class: "muted" }, "The catalog has no models in this scope."));
   return `${plural(answer.models.length, "model")} of ${plural(groups.size, "instance")} in ${scope}.`;
