@@ -211,14 +211,14 @@ def routing(
         )
     llm = view.get("llm") or {}
     default = llm.get("default") or {}
-    def shown(target: dict[str, Any]) -> str:
+    def resolved(target: dict[str, Any]) -> str:
         named = f" ({target['displayName']})" if target.get("displayName") else ""
         return target.get("error") or f"{target.get('instance')}:{target.get('model')}{named}"
 
     if default:
-        out.print(f"LLM default → {shown(default)}")
+        out.print(f"LLM default → {resolved(default)}")
     for alias in llm.get("aliases", []):
-        out.print(f"LLM {alias['alias']} ({alias['target']}) → {shown(alias)}")
+        out.print(f"LLM {alias['alias']} ({alias['target']}) → {resolved(alias)}")
 
 
 def _cascade_table(title: str, cascades: dict[str, list[dict[str, Any]]]) -> Any:
