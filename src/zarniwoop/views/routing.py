@@ -4,7 +4,7 @@
 
     {"scope": {...},
      "search": [...], "searchCascades": {...}, "tiers": [...],      # views/providers.py:routing_view
-     "llm": {"default": {providerType, instance, displayName, model, path} | {"error"},
+     "llm": {"default": {providerType, instance, displayName, model, path} | {"error", "code"},
              "aliases": [{alias, target, providerType, instance, displayName, model, path}
                          | {alias, target, error}],
              "warnings": [{alias, instance, model, contextDiscipline, message}]},   # seed 002 §7a
@@ -63,7 +63,7 @@ def llm_routing(settings_service: SettingService, scope: SearchScope) -> dict[st
         default: dict[str, Any] = resolve("", settings).to_json("default")
         default.pop("spec", None)
     except UnknownModelError as exc:
-        default = {"error": exc.reason}
+        default = {"error": exc.reason, "code": exc.code}
     aliases = alias_table(settings)
     for target in (default, *aliases):
         if target.get("instance"):

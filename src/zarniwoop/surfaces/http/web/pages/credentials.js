@@ -33,7 +33,7 @@ function render(answer) {
     const writable = c.level === "tenant" || c.level === "account";
     return h("tr", { "data-credential": `${c.level}/${c.owner}/${c.name}` },
       h("th", { scope: "row" }, h("code", {}, c.name)),
-      h("td", {}, c.level), h("td", {}, c.account ?? ""),
+      h("td", {}, c.tenant), h("td", {}, c.level), h("td", {}, c.account ?? ""),
       h("td", {}, badge("set", "ok")),
       h("td", {}, when(c.updatedAt)),
       h("td", {}, c.updatedBy ? h("code", {}, c.updatedBy) : c.origin),
@@ -43,8 +43,15 @@ function render(answer) {
   replace($("credentials-view"), h("section", { "aria-labelledby": "credentials-list-title" },
     h("h2", { id: "credentials-list-title" }, `Stored for tenant ${answer.tenant} (${items.length})`),
     items.length
-      ? table(null, ["Name", "Level", "Account", "State", "Updated", "By", "Used by", ""], rows, { className: "credentials-list" })
+      ? table(null, ["Name", "Tenant", "Level", "Account", "State", "Updated", "By", "Used by", ""], rows, { className: "credentials-list" })
       : h("p", { class: "muted" }, "No credentials are stored for this tenant.")));
+  suggest(answer.suggestedNames || []);
+}
+
+// The name field offers what something of the tenant looks up (an LLM entry's api_key_ref, a
+// search endpoint's key variable); it stays free text.
+function suggest(names) {
+  replace($("credentials-names"), names.map((s) => h("option", { value: s.name }, s.usedFor)));
 }
 
 function syncLevel() {

@@ -94,7 +94,8 @@ async function load({ quiet = false } = {}) {
 }
 
 function refreshText(r) {
-  return `Catalog refreshed: ${plural(r.documentsLoaded, "document")} loaded — ` +
+  const what = r.scope === "tenant" ? `Catalog of tenant ${r.tenant} refreshed` : "Catalog refreshed";
+  return `${what}: ${plural(r.documentsLoaded, "document")} loaded — ` +
     `${plural(r.bundledModelsLoaded, "bundled model")} of ${plural(r.bundledProvidersLoaded, "bundled provider")}, ` +
     `${plural(r.overrideScopes, "scope")} with documents, ${plural(r.skipped.length, "document")} skipped — in ${r.durationMs} ms.`;
 }
@@ -122,12 +123,12 @@ function discoveryReport(d) {
   ];
 }
 
-async function act(button, path, describe) {
+async function act(button, path, describe, params = async () => ({})) {
   clearError(PAGE);
   setStatus(PAGE, button === $("models-discover") ? "Discovering…" : "Refreshing…");
   replace($("models-report"));
   try {
-    const answer = await busy($("models-actions"), () => api("POST", path));
+    const answer = await busy($("models-actions"), async () => api("POST", path, { params: await params() }));
     const { text, report } = describe(answer);
     await load({ quiet: true });
     setStatus(PAGE, text);
@@ -139,8 +140,14 @@ async function act(button, path, describe) {
   }
 }
 
+// An operator refreshes every layer (the system's catalog); a tenant admin its own tenant's.
+async function refreshScope() {
+  const who = await api("GET", "/v1/whoami");
+  return who.operator ? { tenant: "_system" } : {};
+}
+
 function refreshCatalog() {
-  return act($("models-refresh"), "/v1/admin/ai-models/refresh", (r) => ({ text: refreshText(r), report: skippedDocuments(r) }));
+  return act($("models-refresh"), "/v1/admin/ai-models/refresh", (r) => ({ text: refreshText(r), report: skippedDocuments(r) }), refreshScope);
 }
 
 function discover() {
