@@ -482,3 +482,25 @@ def test_the_search_route_neither_compacts_nor_renders_what_it_does_not_return(a
     assert [h["title"] for h in response.json()["hits"]] == ["Aurora", "Aurora borealis"]
     tool = api.post("/v1/tools/research_search", "a_user", {"query": "aurora", "modality": "encyclopedia"})
     assert tool.status_code == 500  # POST /v1/tools/{name} does read both: the refusal shows there
+
+
+def test_whoami_names_the_binding_the_role_and_the_scope_acted_on(api):
+    assert api.get("/v1/whoami", "a_user").json() == {
+        "tenant": "acme",
+        "project": "a",
+        "binding": {"tenant": "acme", "project": "a"},
+        "role": "user",
+        "operator": False,
+        "tenantAdmin": False,
+        "account": None,
+        "profile": None,
+    }
+    operator = api.get("/v1/whoami", "operator", tenant="acme", project="b").json()
+    assert (operator["tenant"], operator["project"], operator["binding"], operator["operator"]) == (
+        "acme",
+        "b",
+        {"tenant": "*", "project": "*"},
+        True,
+    )
+    assert api.get("/v1/whoami", "acme_admin").json()["tenantAdmin"] is True
+    assert api.client.get("/v1/whoami").status_code == 401
