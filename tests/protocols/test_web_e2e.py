@@ -404,7 +404,9 @@ def test_expert_params_reach_the_wire_and_unsupported_ones_are_noted(
     assert body["include_domains"] == ["learn.microsoft.com"] and body["start_date"] == "2025-01-01"
 
 
-def test_cli_domain_is_a_subject_hint_never_a_site_filter(tmp_path: Path, home: Path, emulator: Emulator) -> None:
+def test_cli_domain_is_a_subject_hint_never_a_site_filter(
+    tmp_path: Path, home: Path, emulator: Emulator
+) -> None:
     """`--domain sports` is the tool schema's subject hint: Serper's query never gets `site:sports`."""
     bases = mount_all(emulator)
     settings = settings_for("serper", bases["serper"], apiKey=KEYS["serper"])

@@ -158,7 +158,9 @@ def test_a_credential_is_set_rotated_and_deleted_and_its_value_is_never_shown(ta
     tab.locator("#nav a[data-page=credentials]").click()
     expect(tab.locator("#credentials-view")).to_contain_text("No credentials are stored for this tenant.")
     # the name field suggests what the tenant looks up: mike's api_key_ref, keyed search endpoints
-    suggested = tab.eval_on_selector_all("#credentials-names option", "os => os.map((o) => [o.value, o.textContent])")
+    suggested = tab.eval_on_selector_all(
+        "#credentials-names option", "os => os.map((o) => [o.value, o.textContent])"
+    )
     assert ["cred_mike_openai", "account mike → openai:gpt-4o-mini"] in suggested
     assert ["SERPER_API_KEY", "search endpoint serper (serper)"] in suggested
 

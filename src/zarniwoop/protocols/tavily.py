@@ -33,7 +33,7 @@ from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, Search
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
 from ._text import embedded, expect, load_json, shorten, unsupported_note
-from ._web import compact, site_hosts, error_text, hostname, quota_from_headers, text
+from ._web import compact, error_text, hostname, quota_from_headers, site_hosts, text
 
 DEFAULT_BASE_URL = "https://api.tavily.com"
 MAX_RESULTS = 20

@@ -55,7 +55,6 @@ def llm_warnings(
 def llm_routing(settings_service: SettingService, scope: SearchScope) -> dict[str, Any]:
     """Where the scope's default model and each `ai.alias.*` resolve to, or why they do not."""
     from ..llm.aliases import alias_table, resolve
-
     from ..llm.wire import instance_display_name
 
     settings = settings_service.scoped(scope)

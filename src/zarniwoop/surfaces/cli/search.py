@@ -211,6 +211,7 @@ def routing(
         )
     llm = view.get("llm") or {}
     default = llm.get("default") or {}
+
     def resolved(target: dict[str, Any]) -> str:
         named = f" ({target['displayName']})" if target.get("displayName") else ""
         return target.get("error") or f"{target.get('instance')}:{target.get('model')}{named}"

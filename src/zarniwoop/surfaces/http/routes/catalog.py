@@ -75,7 +75,9 @@ async def ai_models(
 ) -> CatalogModels:
     catalog = await ctx.runtime.catalog()
     settings = ctx.runtime.settings.scoped(caller.scope)
-    names = {i: instance_display_name(settings, i) for i in {d.instance for d in catalog.models(caller.scope)}}
+    names = {
+        i: instance_display_name(settings, i) for i in {d.instance for d in catalog.models(caller.scope)}
+    }
     return CatalogModels.model_validate(catalog_models(catalog, caller.scope, instance or None, names))
 
 
