@@ -246,6 +246,35 @@ def test_an_operator_tokens_page_says_whose_tokens_and_revoke_asks_first(tab, se
     assert gone.status_code == 401
 
 
+def test_an_operator_names_whose_credentials_it_lists_and_writes(tab, server):
+    sign_in(tab, server.token)
+    tab.get_by_role("link", name="Credentials").click()
+    tenant = tab.locator("#page-credentials").get_by_label("Tenant", exact=True)
+    expect(tenant).to_have_value("default")  # the scope acted on, said where the keys go
+    expect(tab.locator("#credentials-list-title")).to_have_text(re.compile(r"^Stored for tenant default "))
+    tenant.fill("globex")
+    tenant.press("Tab")  # a changed tenant: the list follows it
+    expect(tab.locator("#credentials-list-title")).to_have_text("Stored for tenant globex (0)")
+    form = tab.locator("#credentials-form")
+    form.get_by_label("Credential name").fill("SERPER_API_KEY")
+    form.get_by_label("Credential value").fill("serper-globex-1f2e3d")
+    form.get_by_role("button", name="Save").click()
+    expect(tab.locator("#credentials-status")).to_have_text("Stored SERPER_API_KEY for tenant globex.")
+    row = tab.locator("table.credentials-list tbody tr")
+    expect(row.locator("td").first).to_have_text("globex")
+    headers = {"Authorization": f"Bearer {server.token}"}
+    listed = {
+        t: [
+            c["name"]
+            for c in httpx.get(f"{server.url}/v1/credentials", params={"tenant": t}, headers=headers).json()[
+                "credentials"
+            ]
+        ]
+        for t in ("globex", "default")
+    }
+    assert listed["globex"] == ["SERPER_API_KEY"] and "SERPER_API_KEY" not in listed["default"]
+
+
 def test_routing_without_an_llm_is_a_hint_and_local_snippets_mark_their_terms(tab, server):
     sign_in(tab, server.token, project="docs")
     search(tab, "aurora fjord", "INTERNAL_DOC")
