@@ -33,9 +33,10 @@ log = logging.getLogger(__name__)
 # -- model catalog ------------------------------------------------------------------------------
 
 
-async def refresh_catalog(rt: Runtime) -> dict[str, Any]:
-    """Reload every catalog layer now (synchronous swap); the refresh report as JSON."""
-    return (await (await rt.catalog()).refresh()).to_json()
+async def refresh_catalog(rt: Runtime, tenant: str | None = None) -> dict[str, Any]:
+    """Reload every catalog layer now (or only `tenant`'s), by a synchronous swap; the refresh
+    report as JSON (a tenant's refresh counts that tenant's documents alone)."""
+    return (await (await rt.catalog()).refresh(tenant)).to_json()
 
 
 async def discover_models(rt: Runtime, scope: SearchScope | None) -> dict[str, Any]:

@@ -49,7 +49,7 @@ from .limits.call_budgets import SQLCallBudgets
 from .limits.clock import Clock
 from .llm.settings_check import check_llm_settings
 from .observability.metrics import MetricsObserver
-from .protocols import load_protocols
+from .protocols import checked_protocols, load_protocols
 from .storage.crypto import SecretBox
 from .storage.db import Database, open_database
 from .storage.retention import RetentionRule, iso_bound
@@ -133,7 +133,7 @@ class Runtime:
         try:
             await db.migrate()
             box = SecretBox.load(home_path)
-            known = {**load_protocols(), **(protocols or {})}
+            known = {**load_protocols(), **checked_protocols(protocols or {})}
             settings = SettingService(db, box, builtin_settings(known))
             await seed_settings(settings, config, known)
             for warning in extras_warnings(settings, known):

@@ -49,12 +49,6 @@ BAD_DOCUMENTS = [
     ("ten-auto", "openai/gpt-4o.yaml", "size: HUGE\n", "unknown size 'HUGE'; expected SMALL or LARGE"),
     (
         "proj-manual",
-        "lmstudio/gemma.yaml",
-        "messageParser: llama-magic\n",
-        "unknown messageParser 'llama-magic'; known: deepseek-v4, gemma4, harmony",
-    ),
-    (
-        "proj-manual",
         "openai/gpt-4.1.yaml",
         "contextWindowTokens: lots\n",
         "contextWindowTokens must be a positive integer, got 'lots'",
@@ -117,8 +111,42 @@ async def test_bad_documents_are_skipped_with_a_warning_naming_the_file_and_the_
     gpt4o = catalog.lookup("openai", "gpt-4o", scope)
     assert (gpt4o.size.value, gpt4o.layers) == ("LARGE", ("bundled",))  # the HUGE auto override was skipped
     assert catalog.lookup("openai", "broken", scope) is None
-    assert catalog.lookup("lmstudio", "gemma", scope) is None
     assert report.to_json()["skipped"][0].keys() == {"file", "reason"}
+
+
+async def test_an_unknown_message_parser_drops_that_field_only(tmp_path, caplog):
+    """A parser name this release does not know (a typo, or one added later) costs the document
+    only its `messageParser`: size, context window and pricing load, the name-pattern parser of
+    `model-quirks.yaml` applies, and the refresh names the file and the field."""
+    docs = Docs(tmp_path)
+    fields = {
+        "size": "LARGE",
+        "contextWindowTokens": 262144,
+        "messageParser": "llama-magic",
+        "pricing": {"inputPerMTok": 0.5, "outputPerMTok": 1.5},
+    }
+    file = docs.write("proj-manual", "lmstudio/google/gemma-4-26b-a4b.yaml", fields)
+    catalog = docs.catalog()
+    with caplog.at_level(logging.WARNING, logger="zarniwoop.llm.catalog"):
+        report = await catalog.refresh()
+    doc = catalog.lookup("lmstudio", "google/gemma-4-26b-a4b", SearchScope("acme", "review"))
+    assert doc is not None
+    assert (
+        doc.size.value,
+        doc.context_window_tokens,
+        doc.pricing.input_per_mtok,
+        doc.pricing.output_per_mtok,
+    ) == (
+        "LARGE",
+        262144,
+        0.5,
+        1.5,
+    )
+    assert (doc.parser, doc.parser_source) == ("gemma4", "quirks")
+    reason = "unknown messageParser 'llama-magic' ignored (known: deepseek-v4, gemma4, harmony); the other fields apply"
+    assert report.skipped == ()
+    assert report.to_json()["ignoredFields"] == [{"file": str(file), "reason": reason}]
+    assert f"catalog document {file}: {reason}" in [r.getMessage() for r in caplog.records]
 
 
 PATHS = [

@@ -103,10 +103,10 @@ class FailingStore:
         self.inner = inner
         self.fail = False
 
-    async def scan(self, prefix):
+    async def scan(self, prefix, tenant=None):
         if self.fail:
             raise OSError("disk on fire")
-        return await self.inner.scan(prefix)
+        return await self.inner.scan(prefix, tenant)
 
 
 async def test_a_failed_refresh_keeps_the_previous_snapshot(tmp_path):

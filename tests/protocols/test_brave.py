@@ -149,7 +149,7 @@ def test_build_request_verticals_and_expert_params():
         max_results=30,
         locale="en-GB",
         expert_params={
-            "domain": "reuters.com",
+            "site": "reuters.com",
             "dateFrom": "2025-08-01",
             "dateTo": "2025-08-13",
             "filetype": "pdf",

@@ -404,6 +404,20 @@ def test_expert_params_reach_the_wire_and_unsupported_ones_are_noted(
     assert body["include_domains"] == ["learn.microsoft.com"] and body["start_date"] == "2025-01-01"
 
 
+def test_cli_domain_is_a_subject_hint_never_a_site_filter(
+    tmp_path: Path, home: Path, emulator: Emulator
+) -> None:
+    """`--domain sports` is the tool schema's subject hint: Serper's query never gets `site:sports`."""
+    bases = mount_all(emulator)
+    settings = settings_for("serper", bases["serper"], apiKey=KEYS["serper"])
+    args = ("search", "football results", "-m", "web", "--tier", "expert", "--domain", "sports", "--json")
+    code, result, stderr = cli(tmp_path, settings, *args)
+    assert code == 0, stderr
+    assert result["note"] == "ignored by this provider: domain"
+    [request] = emulator.requests("/serper/search")
+    assert request.json() == {"q": "football results", "num": 10}
+
+
 def test_brave_rate_limit_headers_are_passed_on(tmp_path: Path, home: Path, emulator: Emulator) -> None:
     bases = mount_all(emulator)
     code, result, _ = cli(

@@ -374,3 +374,19 @@ async def test_a_failed_evaluate_batch_falls_back_for_that_batch_only(tmp_path, 
     lexical = {t: r for t, r in reasons.items() if r != "model"}
     assert len(lexical) == 20 and set(lexical) <= batch[1]
     assert all(r.startswith("matches ") for r in lexical.values())
+
+
+async def test_the_plan_prompt_names_the_domains_each_source_covers(tmp_path, emulator):
+    """Provider `domains` reach the LLM planner, not only the heuristic one: PubMed's BIOMEDICAL
+    (declared by its protocol), OpenAlex's ACADEMIC and Wikipedia's REFERENCE (from their modalities)."""
+    llm = ScriptedLlm(emulator, dict(ANSWERS))
+    settings = {
+        **providers(emulator),
+        **endpoint("pm", "pubmed", f"{emulator.url}/pm"),
+        **llm.settings(),
+    }
+    async with await open_runtime(tmp_path, settings) as rt:
+        await rt.investigator.investigate(QUESTION, SearchScope(), insights=False)
+    [(prompt, _)] = llm.calls["zarniwoop-research-plan"]
+    covers = dict(re.findall(r"^\s+- (\w+) — .*\(covers: ([A-Z, ]+)\)$", prompt, flags=re.M))
+    assert covers == {"oa": "ACADEMIC", "pm": "ACADEMIC, BIOMEDICAL", "wiki": "REFERENCE, WEB"}

@@ -29,6 +29,7 @@ def config(tmp_path, emulator):
         "ai.default.provider": "anthropic",
         "ai.default.model": "claude-sonnet-4-5",
         "ai.alias.default.chat": "openai:gpt-4o",
+        "ai.provider.openai.displayName": "Company OpenAI",
     }
     return str(write_config(tmp_path, {"settings": settings}))
 
@@ -97,9 +98,10 @@ def test_routing_json(config):
         "instance": "anthropic",
         "model": "claude-sonnet-4-5",
         "path": ["anthropic:claude-sonnet-4-5"],
+        "displayName": None,
     }
-    assert [(a["alias"], a["target"], a["model"]) for a in view["llm"]["aliases"]] == [
-        ("default:chat", "openai:gpt-4o", "gpt-4o")
+    assert [(a["alias"], a["target"], a["model"], a["displayName"]) for a in view["llm"]["aliases"]] == [
+        ("default:chat", "openai:gpt-4o", "gpt-4o", "Company OpenAI")
     ]
     rows = {r["id"]: r for r in view["search"]}
     # a CLI process starts fresh: no call has been made in it, so reachability is unknown
@@ -110,4 +112,4 @@ def test_routing_json(config):
     human = invoke("--config", config, "routing")
     assert human.exit_code == 0 and "WEB" in human.stdout
     assert "LLM default → anthropic:claude-sonnet-4-5" in human.stdout
-    assert "LLM default:chat (openai:gpt-4o) → openai:gpt-4o" in human.stdout
+    assert "LLM default:chat (openai:gpt-4o) → openai:gpt-4o (Company OpenAI)" in human.stdout

@@ -10,6 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
+from zarniwoop.contract import SearchScope
 from zarniwoop.surfaces.http import create_app
 from zarniwoop.tenancy.tokens import TokenStore
 from zarniwoop.tools import TOOL_NAMES, TOOLS
@@ -379,22 +380,68 @@ def test_stop_needs_an_admin_token_of_that_project(api):
     assert again["disposed"] == 0  # already evicted
 
 
-def test_ai_model_admin_endpoints_are_operator_only(api):
-    # The catalog is process-wide: a project's or a tenant's admin may not refresh it for everyone.
-    for path in ("/v1/admin/ai-models/refresh", "/v1/admin/ai-models/discover"):
-        for who in ("a_user", "a_admin", "acme_admin"):
-            denied = api.post(path, who)
-            assert denied.status_code == 403, (path, who)
-            assert denied.json() == {
-                "error": {"message": "this needs an operator token (an admin token bound to tenant '*')"}
-            }
-    refreshed = api.post("/v1/admin/ai-models/refresh", "operator").json()
-    assert refreshed["documentsLoaded"] > 0 and refreshed["skipped"] == []
+def test_ai_model_discovery_is_operator_only(api):
+    for who in ("a_user", "a_admin", "acme_admin"):
+        denied = api.post("/v1/admin/ai-models/discover", who)
+        assert denied.status_code == 403, who
+        assert denied.json() == {
+            "error": {"message": "this needs an operator token (an admin token bound to tenant '*')"}
+        }
     discovered = api.post("/v1/admin/ai-models/discover", "operator", tenant="acme", project="a").json()
     # the scope is the one named; acme/a configures no LLM provider instance
     assert discovered["scopes"] == [
         {"tenant": "acme", "project": "a", "instances": [], "skippedInstances": []}
     ]
+
+
+def test_a_tenant_admin_refreshes_its_tenants_catalog_but_not_the_systems(api, tmp_path):
+    """Seed 002 §3a.4: refresh on demand is a tenant admin's right, for its tenant's layers; the
+    system's (every tenant's) stays the operator's, and a tenant's report names no one else's files."""
+    documents = tmp_path / "home" / "documents"
+    for tenant, text in (("acme", "contextWindowTokens: 64000\n"), ("beta", "size: HUGE\n")):
+        folder = documents / tenant / "_tenant" / "model" / "openai"
+        folder.mkdir(parents=True)
+        (folder / "house-model.yaml").write_text(text)
+    runtime = api.client.app.state.zarniwoop.runtime  # type: ignore[attr-defined]
+    catalog = api.client.portal.call(runtime.catalog)  # type: ignore[union-attr]
+
+    refreshed = api.post("/v1/admin/ai-models/refresh", "acme_admin")
+    assert refreshed.status_code == 200
+    report = refreshed.json()
+    assert (report["scope"], report["tenant"], report["documentsLoaded"], report["overrideScopes"]) == (
+        "tenant",
+        "acme",
+        1,
+        1,
+    )
+    assert report["skipped"] == [] and report["bundledModelsLoaded"] > 0  # beta's bad file unread
+    assert catalog.lookup("openai", "house-model", SearchScope("acme", "a")).context_window_tokens == 64000
+    assert api.post("/v1/admin/ai-models/refresh", "acme_admin", tenant="acme").json()["tenant"] == "acme"
+
+    for who, tenant, message in [
+        (
+            "acme_admin",
+            "_system",
+            "refreshing the system catalog (every tenant's) needs an operator token; "
+            "a tenant admin refreshes its own tenant",
+        ),
+        ("acme_admin", "beta", "this token is bound to tenant 'acme', not 'beta'"),
+        ("a_admin", "acme", "refreshing a tenant's model catalog needs a tenant-admin token"),
+        ("a_user", None, "refreshing a tenant's model catalog needs a tenant-admin token"),
+    ]:
+        denied = api.post("/v1/admin/ai-models/refresh", who, **({"tenant": tenant} if tenant else {}))
+        assert denied.status_code == 403, (who, tenant)
+        assert denied.json() == {"error": {"message": message}}
+
+    system = api.post("/v1/admin/ai-models/refresh", "operator").json()
+    assert (system["scope"], system["tenant"]) == ("system", None)
+    # bundled, its first-boot copy in (_system, _tenant), and acme's one document
+    assert system["documentsLoaded"] == 2 * report["bundledModelsLoaded"] + 1
+    beta_file = str(documents / "beta" / "_tenant" / "model" / "openai" / "house-model.yaml")
+    assert system["skipped"] == [
+        {"file": beta_file, "reason": "unknown size 'HUGE'; expected SMALL or LARGE"}
+    ]
+    assert api.post("/v1/admin/ai-models/refresh", "operator", tenant="_system").json()["scope"] == "system"
 
 
 def test_metrics_is_prometheus_text_for_operator_tokens_only(api):
@@ -435,3 +482,25 @@ def test_the_search_route_neither_compacts_nor_renders_what_it_does_not_return(a
     assert [h["title"] for h in response.json()["hits"]] == ["Aurora", "Aurora borealis"]
     tool = api.post("/v1/tools/research_search", "a_user", {"query": "aurora", "modality": "encyclopedia"})
     assert tool.status_code == 500  # POST /v1/tools/{name} does read both: the refusal shows there
+
+
+def test_whoami_names_the_binding_the_role_and_the_scope_acted_on(api):
+    assert api.get("/v1/whoami", "a_user").json() == {
+        "tenant": "acme",
+        "project": "a",
+        "binding": {"tenant": "acme", "project": "a"},
+        "role": "user",
+        "operator": False,
+        "tenantAdmin": False,
+        "account": None,
+        "profile": None,
+    }
+    operator = api.get("/v1/whoami", "operator", tenant="acme", project="b").json()
+    assert (operator["tenant"], operator["project"], operator["binding"], operator["operator"]) == (
+        "acme",
+        "b",
+        {"tenant": "*", "project": "*"},
+        True,
+    )
+    assert api.get("/v1/whoami", "acme_admin").json()["tenantAdmin"] is True
+    assert api.client.get("/v1/whoami").status_code == 401

@@ -52,7 +52,10 @@ class Console:
 def tenants(emulator: Emulator) -> dict:
     return {
         "acme": {
-            "settings": {"ai.provider.openai.baseUrl": emulator.url + "/v1"},
+            "settings": {
+                "ai.provider.openai.baseUrl": emulator.url + "/v1",
+                "ai.provider.openai.displayName": "Acme's OpenAI gateway",
+            },
             "accounts": {
                 "mike": {
                     "llm": {
@@ -308,6 +311,9 @@ def test_ai_models_lists_every_instance_with_the_layer_of_each_field(console):
         "acme/review manual",
     ]
     counts = {i["instance"]: i["models"] for i in body["instances"]}
+    # `ai.provider.<instance>.displayName` is the name an instance is shown by; unset: none
+    names = {i["instance"]: i["displayName"] for i in body["instances"]}
+    assert names["openai"] == "Acme's OpenAI gateway" and names["anthropic"] is None
     assert (
         counts["anthropic"] == 11 and counts["openai"] == 16 and sum(counts.values()) == len(body["models"])
     )

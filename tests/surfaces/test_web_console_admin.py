@@ -147,7 +147,7 @@ def assert_nowhere_in_the_page(tab, *secrets: str) -> None:
 def credential_rows(tab) -> list[list[str]]:
     rows = tab.locator("table.credentials-list tbody tr")
     return [
-        [c.strip() for c in rows.nth(i).locator("th, td").all_inner_texts()[:4]] for i in range(rows.count())
+        [c.strip() for c in rows.nth(i).locator("th, td").all_inner_texts()[:5]] for i in range(rows.count())
     ]
 
 
@@ -157,6 +157,12 @@ def test_a_credential_is_set_rotated_and_deleted_and_its_value_is_never_shown(ta
     sign_in(tab, server.token, tenant="acme", project="ui")
     tab.locator("#nav a[data-page=credentials]").click()
     expect(tab.locator("#credentials-view")).to_contain_text("No credentials are stored for this tenant.")
+    # the name field suggests what the tenant looks up: mike's api_key_ref, keyed search endpoints
+    suggested = tab.eval_on_selector_all(
+        "#credentials-names option", "os => os.map((o) => [o.value, o.textContent])"
+    )
+    assert ["cred_mike_openai", "account mike → openai:gpt-4o-mini"] in suggested
+    assert ["SERPER_API_KEY", "search endpoint serper (serper)"] in suggested
 
     form = tab.locator("#credentials-form")
     form.get_by_label("Stored for").select_option("account")
@@ -170,8 +176,8 @@ def test_a_credential_is_set_rotated_and_deleted_and_its_value_is_never_shown(ta
         "Stored cred_mike_openai for account mike of tenant acme."
     )
     expect(value).to_have_value("")
-    assert credential_rows(tab) == [["cred_mike_openai", "account", "mike", "set"]]
-    used_by = tab.locator("table.credentials-list tbody tr td").nth(5)
+    assert credential_rows(tab) == [["cred_mike_openai", "acme", "account", "mike", "set"]]
+    used_by = tab.locator("table.credentials-list tbody tr td").nth(6)
     expect(used_by).to_have_text("account mike → openai:gpt-4o-mini")
     assert_nowhere_in_the_page(tab, OLD_KEY)
 
@@ -187,7 +193,7 @@ def test_a_credential_is_set_rotated_and_deleted_and_its_value_is_never_shown(ta
         "Rotated cred_mike_openai for account mike of tenant acme."
     )
     expect(value).to_have_value("")
-    assert credential_rows(tab) == [["cred_mike_openai", "account", "mike", "set"]]
+    assert credential_rows(tab) == [["cred_mike_openai", "acme", "account", "mike", "set"]]
     assert_nowhere_in_the_page(tab, OLD_KEY, NEW_KEY)
 
     assert ask_llm(server, mike).status_code == 200

@@ -22,6 +22,7 @@ from ..contract.enums import Modality
 from ..contract.errors import ConfigError
 from ..contract.protocol import ValidatesConfig, known_extras
 from ..contract.query import PROFILE_RULE, SearchScope
+from ..protocols import refused_protocols
 from . import keys as K
 from .bounds import check_api_key, check_bounds
 from .endpoints import endpoint_ids, instance_config
@@ -83,11 +84,13 @@ def validate_scope(settings: ScopedSettings, protocols: Mapping[str, SearchProto
             continue
         protocol = protocols.get(protocol_id)
         if protocol is None:
-            errors.append(
-                ConfigError(
-                    key, f"unknown protocol {protocol_id!r}; installed: {', '.join(sorted(protocols))}"
-                )
+            refused = refused_protocols().get(protocol_id)
+            why = (
+                f"{refused} (the add-on was refused at start-up)"
+                if refused
+                else f"unknown protocol {protocol_id!r}; installed: {', '.join(sorted(protocols))}"
             )
+            errors.append(ConfigError(key, why))
             continue
         try:
             config = instance_config(settings, instance_id, protocol)

@@ -34,6 +34,7 @@ from ..contract.protocol import (
 )
 from ..contract.query import SearchScope
 from ..observability.outage import OutageLog
+from ..protocols import refused_protocols
 from .instance import HttpProviderInstance
 
 if TYPE_CHECKING:
@@ -141,7 +142,9 @@ class ProviderFactory:
                 continue  # the seed: without `.protocol` an endpoint is ignored
             protocol = self.protocols.get(protocol_id)
             if protocol is None:
-                errors[instance_id] = f"unknown protocol {protocol_id!r}"
+                errors[instance_id] = (
+                    refused_protocols().get(protocol_id) or f"unknown protocol {protocol_id!r}"
+                )
                 continue
             try:
                 config = instance_config(

@@ -28,17 +28,18 @@ _ARXIV_ABS = re.compile(r"^https?://(?:www\.|export\.)?arxiv\.org/abs/([^?#]+?)(
 def query_with_operators(request: SearchRequest, *, filetype: str | None = None) -> tuple[str, set[str]]:
     """The query with `site:` / `filetype:` operators for the expert params that map onto them.
 
-    `site` and `domain` both become `site:` (a search engine restricts to a host and its
-    subdomains either way). `filetype` forces a file type (PDF modality). Returns the query and
-    the names of the expert params it honoured.
+    `site` becomes `site:` (a search engine restricts to a host and its subdomains). `domain` never
+    does: the tool schema calls it a subject hint (`sports`, `BIOMEDICAL`), and `site:sports` would
+    ask for a host that does not exist — a web engine has no subject filter, so it stays unhonoured
+    and the page's note says so. `filetype` forces a file type (PDF modality). Returns the query
+    and the names of the expert params it honoured.
     """
     expert = request.expert_params
     parts = [request.query]
     honoured: set[str] = set()
-    sites = [expert[k] for k in ("site", "domain") if expert.get(k)]
-    for site in dict.fromkeys(sites):
-        parts.append(f"site:{site}")
-    honoured.update(k for k in ("site", "domain") if expert.get(k))
+    if expert.get("site"):
+        parts.append(f"site:{expert['site']}")
+        honoured.add("site")
     wanted = filetype or expert.get("filetype")
     if wanted:
         parts.append(f"filetype:{wanted.lower().lstrip('.')}")
@@ -49,15 +50,14 @@ def query_with_operators(request: SearchRequest, *, filetype: str | None = None)
     return " ".join(parts), honoured
 
 
-def domains(request: SearchRequest) -> list[str]:
-    """`site` and `domain` as a domain list (for APIs with an include-domains filter)."""
-    found = []
-    for key in ("site", "domain"):
-        value = request.expert_params.get(key)
-        if value:
-            parts = split_url(value if "//" in value else f"//{value}")
-            found.append(((parts.netloc if parts else "") or value).lower())
-    return list(dict.fromkeys(found))
+def site_hosts(request: SearchRequest) -> list[str]:
+    """`site` as a host list (for APIs with an include-domains filter); `domain` is a subject hint,
+    never a host (see `query_with_operators`)."""
+    value = request.expert_params.get("site")
+    if not value:
+        return []
+    parts = split_url(value if "//" in value else f"//{value}")
+    return [((parts.netloc if parts else "") or value).lower()]
 
 
 def language(request: SearchRequest) -> str | None:

@@ -121,9 +121,8 @@ def _honoured(request: SearchRequest) -> set[str]:
     honoured = {"dateFrom", "dateTo"}
     if expert.get("filetype", "").lower() == "pdf":
         honoured.add("filetype")  # every arXiv paper has a PDF
-    for key in ("site", "domain"):
-        if expert.get(key, "").lower().removeprefix("www.").endswith("arxiv.org"):
-            honoured.add(key)  # every hit is on arxiv.org already
+    if expert.get("site", "").lower().removeprefix("www.").endswith("arxiv.org"):
+        honoured.add("site")  # every hit is on arxiv.org already
     return honoured
 
 

@@ -9,7 +9,7 @@ Docs: https://api-dashboard.search.brave.com/app/documentation/web-search/get-st
     research.endpoint.brave.apiKey: ${env:BRAVE_API_KEY}     # or the operator's BRAVE_API_KEY
     research.endpoint.brave.rateLimit.perSecond: 1           # the default: the free plan's 1 query/s
 
-Expert params: `site`/`domain` → `site:` operator, `filetype` → `filetype:` operator, `dateFrom`/
+Expert params: `site` → `site:` operator, `filetype` → `filetype:` operator, `dateFrom`/
 `dateTo` → `freshness=YYYY-MM-DDtoYYYY-MM-DD` (web, videos, news; image search has no date
 filter), `language` → `search_lang`; the locale's region → `country`.
 

@@ -11,7 +11,7 @@ Docs: https://docs.exa.ai/reference/search
     research.endpoint.exa.textMaxCharacters: 2000            # page text kept per hit (default 2000)
 
 Modalities map onto Exa's `category`: ACADEMIC → `research paper`, NEWS → `news`, PDF → `pdf`;
-WEB searches everything. Expert params: `site`/`domain` → `includeDomains`, `dateFrom`/`dateTo` →
+WEB searches everything. Expert params: `site` → `includeDomains`, `dateFrom`/`dateTo` →
 `startPublishedDate`/`endPublishedDate`, `filetype: pdf` → category `pdf` (WEB/PDF only);
 `language` has no Exa equivalent and is named in the note.
 
@@ -38,7 +38,7 @@ from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, Search
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
 from ._text import as_int, embedded, expect, load_json, shorten, unsupported_note
-from ._web import compact, domains, error_text, find_doi, hostname, pdf_url_for, quota_from_headers, text
+from ._web import compact, error_text, find_doi, hostname, pdf_url_for, quota_from_headers, site_hosts, text
 
 DEFAULT_BASE_URL = "https://api.exa.ai"
 MAX_RESULTS = 100
@@ -89,10 +89,10 @@ class ExaProtocol:
             honoured.add("filetype")
         if category:
             body["category"] = category
-        include = domains(request)
+        include = site_hosts(request)
         if include:
             body["includeDomains"] = include
-            honoured.update(k for k in ("site", "domain") if k in expert)
+            honoured.add("site")
         if "dateFrom" in expert:
             body["startPublishedDate"] = expert["dateFrom"]
             honoured.add("dateFrom")

@@ -112,13 +112,13 @@ class GdeltProtocol:
 
 
 def _query(request: SearchRequest) -> tuple[str, set[str]]:
-    """The query with GDELT operators: `domain:` for site/domain."""
+    """The query with GDELT operators: `domain:` (a host) for `site`; the expert `domain` is a
+    subject hint, not a host, and GDELT has no subject filter."""
     parts, honoured = [request.query], set()
-    for key in ("site", "domain"):
-        value = (request.expert_params.get(key) or "").strip().lower().removeprefix("www.")
-        if value and "/" not in value and " " not in value:
-            parts.append(f"domain:{value}")
-            honoured.add(key)
+    value = (request.expert_params.get("site") or "").strip().lower().removeprefix("www.")
+    if value and "/" not in value and " " not in value:
+        parts.append(f"domain:{value}")
+        honoured.add("site")
     return " ".join(parts), honoured
 
 

@@ -11,7 +11,7 @@ Docs: https://docs.searxng.org/dev/search_api.html
     research.endpoint.searxng.engines: google,bing,duckduckgo   # optional: restrict the engines
 
 Modalities map onto SearXNG categories: WEB → `general`, IMAGE → `images`, VIDEO → `videos`,
-NEWS → `news`, ACADEMIC → `science`. Expert params: `site`/`domain` → `site:` and `filetype` →
+NEWS → `news`, ACADEMIC → `science`. Expert params: `site` → `site:` and `filetype` →
 `filetype:` in the query (passed on to the engines; the big web engines honour them), `language`
 → `language`, `dateFrom` → the smallest `time_range` (day, week, month, year) that covers it —
 widened, so the note says so. `dateTo` in the past cannot be expressed and is named in the note.

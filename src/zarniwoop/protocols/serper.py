@@ -9,7 +9,7 @@ Docs: https://serper.dev (playground; there is no public reference page)
     research.endpoint.serper.protocol: serper
     research.endpoint.serper.apiKey: ${env:SERPER_API_KEY}   # or the operator's SERPER_API_KEY
 
-Expert params: `site`/`domain` → `site:` operator, `filetype` → `filetype:` operator,
+Expert params: `site` → `site:` operator (`domain`, a subject hint, never is), `filetype` → `filetype:`,
 `dateFrom`/`dateTo` → Google's custom date range `tbs=cdr:1,cd_min:M/D/YYYY,cd_max:…` (Scholar:
 `as_ylo`/`as_yhi`, whole years), `language` → `hl`; the locale's region → `gl`.
 

@@ -12,7 +12,7 @@ Docs: https://docs.tavily.com/documentation/api-reference/endpoint/search
     research.endpoint.tavily.searchDepth: basic               # `advanced` costs two credits a call
 
 Modalities: WEB (`topic: general`) and NEWS (`topic: news`, results carry `published_date`).
-Expert params: `site`/`domain` → `include_domains`, `dateFrom`/`dateTo` → `start_date`/`end_date`;
+Expert params: `site` → `include_domains`, `dateFrom`/`dateTo` → `start_date`/`end_date`;
 `filetype` and `language` have no Tavily equivalent and are named in the note.
 
 Quirks:
@@ -33,7 +33,7 @@ from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, Search
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
 from ._text import embedded, expect, load_json, shorten, unsupported_note
-from ._web import compact, domains, error_text, hostname, quota_from_headers, text
+from ._web import compact, error_text, hostname, quota_from_headers, site_hosts, text
 
 DEFAULT_BASE_URL = "https://api.tavily.com"
 MAX_RESULTS = 20
@@ -67,10 +67,10 @@ class TavilyProtocol:
             "topic": _TOPIC[request.modality],
             "search_depth": config.extra("searchDepth") or "basic",
         }
-        include = domains(request)
+        include = site_hosts(request)
         if include:
             body["include_domains"] = include
-            honoured.update(k for k in ("site", "domain") if k in expert)
+            honoured.add("site")
         if "dateFrom" in expert:
             body["start_date"] = expert["dateFrom"]
             honoured.add("dateFrom")

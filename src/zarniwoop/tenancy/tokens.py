@@ -7,7 +7,8 @@ Roles (docs/security.md):
 - `tenant-admin` — every project of one tenant (project `*`), and the tenant-wide LLM usage;
 - operator — an `admin` bound to tenant `*` (the token `serve` prints on loopback, or
   `tokens create --tenant '*' --project '*' --role admin`): `/metrics` and the process-wide
-  actions (model-catalog refresh and discovery).
+  actions (the system-wide model-catalog refresh, discovery); a tenant admin refreshes its
+  tenant's catalog layers only.
 
 A token is `zw_` + 43 random URL-safe characters. The database keeps only its SHA-256 and a
 public id (`tok_…`) to list and revoke it by; the token itself is shown once, at creation.

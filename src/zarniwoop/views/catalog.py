@@ -17,6 +17,8 @@ from ..contract.errors import InvalidRequestError
 from ..llm.catalog.snapshot import layer_keys, layer_label
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ..contract.query import SearchScope
     from ..llm.catalog import Catalog, ModelDoc
 
@@ -39,9 +41,15 @@ def model_with_layers(catalog: Catalog, scope: SearchScope, doc: ModelDoc) -> di
     return {**doc.to_json(), "fieldLayers": _field_layers(doc, traced.get((doc.instance, doc.wire_name), {}))}
 
 
-def catalog_models(catalog: Catalog, scope: SearchScope, instance: str | None = None) -> dict[str, Any]:
-    """`{"scope", "layers", "instances": [{"instance", "models"}], "instance", "models": [ModelDoc
-    JSON + "fieldLayers"]}`; an `instance` the scope's catalog does not know is a 422 naming it."""
+def catalog_models(
+    catalog: Catalog,
+    scope: SearchScope,
+    instance: str | None = None,
+    display_names: Mapping[str, str | None] | None = None,
+) -> dict[str, Any]:
+    """`{"scope", "layers", "instances": [{"instance", "models", "displayName"}], "instance",
+    "models": [ModelDoc JSON + "fieldLayers"]}`; an `instance` the scope's catalog does not know is
+    a 422 naming it. `display_names`: `ai.provider.<instance>.displayName` per instance, where set."""
     snapshot = catalog.snapshot  # one consistent state for the view and the trace
     docs = snapshot.view_for(scope).models()
     counts = Counter(d.instance for d in docs)
@@ -59,7 +67,10 @@ def catalog_models(catalog: Catalog, scope: SearchScope, instance: str | None = 
     return {
         "scope": {"tenant": scope.tenant, "project": scope.project},
         "layers": [layer_label(k) for k in layer_keys(scope.tenant, scope.project)],
-        "instances": [{"instance": name, "models": n} for name, n in sorted(counts.items())],
+        "instances": [
+            {"instance": name, "models": n, "displayName": (display_names or {}).get(name)}
+            for name, n in sorted(counts.items())
+        ],
         "instance": instance,
         "models": models,
     }

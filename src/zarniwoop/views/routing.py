@@ -4,8 +4,9 @@
 
     {"scope": {...},
      "search": [...], "searchCascades": {...}, "tiers": [...],      # views/providers.py:routing_view
-     "llm": {"default": {providerType, instance, model, path} | {"error"},
-             "aliases": [{alias, target, providerType, instance, model, path} | {alias, target, error}],
+     "llm": {"default": {providerType, instance, displayName, model, path} | {"error", "code"},
+             "aliases": [{alias, target, providerType, instance, displayName, model, path}
+                         | {alias, target, error}],
              "warnings": [{alias, instance, model, contextDiscipline, message}]},   # seed 002 §7a
      ...sections other components add (`Runtime.routing_sections`)}
 """
@@ -53,6 +54,7 @@ def llm_warnings(
 
 def llm_routing(settings_service: SettingService, scope: SearchScope) -> dict[str, Any]:
     """Where the scope's default model and each `ai.alias.*` resolve to, or why they do not."""
+    from ..llm.adapters.wire import instance_display_name
     from ..llm.choice.aliases import alias_table, resolve
 
     settings = settings_service.scoped(scope)
@@ -60,8 +62,12 @@ def llm_routing(settings_service: SettingService, scope: SearchScope) -> dict[st
         default: dict[str, Any] = resolve("", settings).to_json("default")
         default.pop("spec", None)
     except UnknownModelError as exc:
-        default = {"error": exc.reason}
-    return {"default": default, "aliases": alias_table(settings)}
+        default = {"error": exc.reason, "code": exc.code}
+    aliases = alias_table(settings)
+    for target in (default, *aliases):
+        if target.get("instance"):
+            target["displayName"] = instance_display_name(settings, target["instance"])
+    return {"default": default, "aliases": aliases}
 
 
 __all__ = ["llm_routing", "llm_warnings", "routing_report"]

@@ -20,6 +20,11 @@ Base URL conventions (the value of `ai.provider.<instance>.baseUrl`, or the defa
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
+
+
+class _ReadsSettings(Protocol):
+    def get(self, key: str) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +54,13 @@ WIRE_TYPES: dict[str, WireType] = {
     )
 }
 """Every wire type by name, in display order."""
+
+
+def instance_display_name(settings: _ReadsSettings, instance: str) -> str | None:
+    """`ai.provider.<instance>.displayName` (seed 002 §3a: the name people see for an instance),
+    or None when unset — the instance id is shown then."""
+    value = settings.get(f"ai.provider.{instance}.displayName")
+    return value.strip() or None if isinstance(value, str) else None
 
 
 def is_wire_type(name: str) -> bool:

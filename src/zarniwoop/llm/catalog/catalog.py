@@ -50,15 +50,22 @@ class RefreshReport:
     documents_loaded: int
     skipped: tuple[SkippedDocument, ...]
     duration_ms: float
+    ignored: tuple[SkippedDocument, ...] = ()
+    """Fields dropped from documents that still loaded (an unknown `messageParser`)."""
+    tenant: str | None = None
+    """The tenant whose layers were reloaded; None: every layer (the system's refresh)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "refreshedAt": self.refreshed_at,
+            "scope": "system" if self.tenant is None else "tenant",
+            "tenant": self.tenant,
             "bundledModelsLoaded": self.bundled_models_loaded,
             "bundledProvidersLoaded": self.bundled_providers_loaded,
             "overrideScopes": self.override_scopes,
             "documentsLoaded": self.documents_loaded,
             "skipped": [s.to_json() for s in self.skipped],
+            "ignoredFields": [s.to_json() for s in self.ignored],
             "durationMs": round(self.duration_ms, 1),
         }
 
@@ -91,29 +98,40 @@ class Catalog:
         """The current snapshot; hold on to it to read several things from one consistent state."""
         return self._snapshot
 
-    async def refresh(self) -> RefreshReport:
-        """Load every layer into a new snapshot and swap it in; returns what was loaded and skipped."""
+    async def refresh(self, tenant: str | None = None) -> RefreshReport:
+        """Load every layer into a new snapshot and swap it in; returns what was loaded and skipped.
+
+        With `tenant`, only that tenant's layers are read again (its `_tenant` level and every
+        project); the bundled and system layers and other tenants' stay as they were, and the
+        report counts the tenant's documents and problems alone — what a tenant admin may see.
+        """
         async with self._refresh_lock:
             started = time.perf_counter()
-            manual = await self.store.scan(f"{MANUAL}/")
-            auto = await self.store.scan(f"{AUTO}/")
-            bundled = await asyncio.to_thread(self.bundled.documents)
+            manual = await self.store.scan(f"{MANUAL}/", tenant)
+            auto = await self.store.scan(f"{AUTO}/", tenant)
+            bundled = [] if tenant is not None else await asyncio.to_thread(self.bundled.documents)
             generation = self._snapshot.generation + 1
             snapshot = await asyncio.to_thread(
                 build_snapshot, bundled, [*auto, *manual], self.quirks, parser_names(), generation
             )
+            if tenant is not None:
+                snapshot = self._snapshot.with_tenant(tenant, snapshot, generation)
             self._snapshot = snapshot  # the swap: one reference assignment
+            counts = snapshot.counts(tenant)
             report = RefreshReport(
                 refreshed_at=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
                 bundled_models_loaded=snapshot.bundled_models(),
                 bundled_providers_loaded=snapshot.bundled_providers(),
-                override_scopes=snapshot.override_scopes(),
-                documents_loaded=snapshot.documents(),
-                skipped=snapshot.skipped,
+                override_scopes=counts.override_scopes,
+                documents_loaded=counts.documents,
+                skipped=counts.skipped,
+                ignored=counts.ignored,
                 duration_ms=(time.perf_counter() - started) * 1000,
+                tenant=tenant,
             )
             log.info(
-                "model catalog refreshed: %d documents, %d skipped",
+                "model catalog refreshed%s: %d documents, %d skipped",
+                "" if tenant is None else f" for tenant {tenant}",
                 report.documents_loaded,
                 len(report.skipped),
             )

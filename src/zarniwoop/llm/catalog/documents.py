@@ -47,8 +47,8 @@ class StoredDocument:
 
 
 class DocumentStore(Protocol):
-    async def scan(self, prefix: str) -> list[StoredDocument]:
-        """Every document of every scope whose path starts with `prefix`."""
+    async def scan(self, prefix: str, tenant: str | None = None) -> list[StoredDocument]:
+        """Every document of every scope (or of `tenant`'s scopes only) whose path starts with `prefix`."""
         ...
 
     async def list_paths(self, tenant: str, project: str, prefix: str) -> list[str]: ...
@@ -79,14 +79,17 @@ class FileDocumentStore:
         check_address(tenant, project, path)
         return path_inside(self.root, tenant, project, *path.split("/"))
 
-    async def scan(self, prefix: str) -> list[StoredDocument]:
-        return await asyncio.to_thread(self._scan, prefix)
+    async def scan(self, prefix: str, tenant: str | None = None) -> list[StoredDocument]:
+        return await asyncio.to_thread(self._scan, prefix, tenant)
 
-    def _scan(self, prefix: str) -> list[StoredDocument]:
+    def _scan(self, prefix: str, tenant: str | None) -> list[StoredDocument]:
         out: list[StoredDocument] = []
         if not self.root.is_dir():
             return out
-        for tenant_dir in sorted(p for p in self.root.iterdir() if p.is_dir()):
+        tenants = (
+            [self.root / check_name("tenant", tenant, allow_level=True)] if tenant else self.root.iterdir()
+        )
+        for tenant_dir in sorted(p for p in tenants if p.is_dir()):
             for project_dir in sorted(p for p in tenant_dir.iterdir() if p.is_dir()):
                 out.extend(self._scan_scope(tenant_dir.name, project_dir.name, project_dir, prefix))
         return out

@@ -166,8 +166,15 @@ class ModelDoc:
         }
 
 
-def validate_document(raw: Any, known_parsers: frozenset[str]) -> dict[str, Any]:
-    """The document's fields, normalised; `DocumentError` naming the first bad field otherwise."""
+def validate_document(
+    raw: Any, known_parsers: frozenset[str], notes: list[str] | None = None
+) -> dict[str, Any]:
+    """The document's fields, normalised; `DocumentError` naming the first bad field otherwise.
+
+    An unknown `messageParser` costs only that field (a parser added in a later release, or a
+    typo): it is dropped, so an outer layer's parser (else `model-quirks.yaml`'s) applies, and the
+    reason is appended to `notes`; size, context window and pricing still load.
+    """
     if raw is None:
         return {}
     if not isinstance(raw, dict):
@@ -196,7 +203,12 @@ def validate_document(raw: Any, known_parsers: frozenset[str]) -> dict[str, Any]
         raise DocumentError(f"stripThinkTags must be true or false, got {doc['stripThinkTags']!r}")
     parser = doc.get("messageParser")
     if parser is not None and parser not in known_parsers:
-        raise DocumentError(f"unknown messageParser {parser!r}; known: {', '.join(sorted(known_parsers))}")
+        del doc["messageParser"]
+        if notes is not None:
+            notes.append(
+                f"unknown messageParser {parser!r} ignored (known: {', '.join(sorted(known_parsers))}); "
+                "the other fields apply"
+            )
     if doc.get("pricing") is not None:
         doc["pricing"] = _pricing_fields(doc["pricing"])
     if doc.get("traits") is not None:

@@ -87,8 +87,12 @@ class LoadedDocument:
 
 @dataclass(frozen=True, slots=True)
 class SkippedDocument:
+    """A document left out (or, in `Snapshot.ignored`, one field of a document that loaded)."""
+
     source: str
     reason: str
+    tenant: str = SYSTEM_TENANT
+    """Whose document it is, so a tenant's refresh reports only its own."""
 
     def to_json(self) -> dict[str, str]:
         return {"file": self.source, "reason": self.reason}
@@ -118,6 +122,8 @@ class Snapshot:
     layers: Mapping[LayerKey, Mapping[tuple[str, str], LoadedDocument]]
     quirks: Quirks
     skipped: tuple[SkippedDocument, ...] = ()
+    ignored: tuple[SkippedDocument, ...] = ()
+    """Fields dropped from documents that loaded (an unknown `messageParser`)."""
     loaded_at: float = field(default_factory=time.time)
     generation: int = 0
     _views: dict[tuple[str, str], CatalogView] = field(default_factory=dict, repr=False)
@@ -202,11 +208,37 @@ class Snapshot:
     def bundled_providers(self) -> int:
         return len({instance for instance, _ in self.layers.get(BUNDLED, {})})
 
-    def override_scopes(self) -> int:
-        return len({(k[0], k[1]) for k, docs in self.layers.items() if k != BUNDLED and docs})
+    def counts(self, tenant: str | None = None) -> LayerCounts:
+        """The refresh report's counters: every layer's, or one tenant's alone (its own scopes,
+        documents and problems — what its admin may see)."""
+        keys = [k for k in self.layers if k != BUNDLED and (tenant is None or k[0] == tenant)]
+        return LayerCounts(
+            override_scopes=len({(k[0], k[1]) for k in keys if self.layers[k]}),
+            documents=sum(len(self.layers[k]) for k in keys)
+            + (len(self.layers.get(BUNDLED, {})) if tenant is None else 0),
+            skipped=tuple(s for s in self.skipped if tenant is None or s.tenant == tenant),
+            ignored=tuple(s for s in self.ignored if tenant is None or s.tenant == tenant),
+        )
 
-    def documents(self) -> int:
-        return sum(len(docs) for docs in self.layers.values())
+    def with_tenant(self, tenant: str, fresh: Snapshot, generation: int) -> Snapshot:
+        """This snapshot with `tenant`'s layers (and their problems) replaced by `fresh`'s."""
+        layers = {k: v for k, v in self.layers.items() if k == BUNDLED or k[0] != tenant}
+        layers.update({k: v for k, v in fresh.layers.items() if k != BUNDLED and k[0] == tenant})
+        return Snapshot(
+            layers,
+            self.quirks,
+            tuple(s for s in self.skipped if s.tenant != tenant) + fresh.skipped,
+            tuple(s for s in self.ignored if s.tenant != tenant) + fresh.ignored,
+            generation=generation,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LayerCounts:
+    override_scopes: int
+    documents: int
+    skipped: tuple[SkippedDocument, ...]
+    ignored: tuple[SkippedDocument, ...]
 
 
 def build_snapshot(
@@ -219,10 +251,11 @@ def build_snapshot(
     """Parse and validate every document; a bad one is skipped with a warning naming its file."""
     layers: dict[LayerKey, dict[tuple[str, str], LoadedDocument]] = {}
     skipped: list[SkippedDocument] = []
+    ignored: list[SkippedDocument] = []
 
-    def skip(source: str, reason: str) -> None:
-        log.warning("skipping catalog document %s: %s", source, reason)
-        skipped.append(SkippedDocument(source, reason))
+    def skip(doc: StoredDocument, reason: str) -> None:
+        log.warning("skipping catalog document %s: %s", doc.source, reason)
+        skipped.append(SkippedDocument(doc.source, reason, doc.tenant))
 
     documents = [(BUNDLED, d) for d in bundled] + [(None, d) for d in stored]
     for fixed_key, doc in documents:
@@ -230,28 +263,32 @@ def build_snapshot(
             continue  # notes, READMEs: not model documents
         kind, _, relative = doc.path.partition("/")
         if kind not in (MANUAL, AUTO) or (fixed_key is not None and kind != MANUAL):
-            skip(doc.source, f"not under {MANUAL}/ or {AUTO}/")
+            skip(doc, f"not under {MANUAL}/ or {AUTO}/")
             continue
         if doc.text is None:
-            skip(doc.source, doc.error or "cannot read")
+            skip(doc, doc.error or "cannot read")
             continue
         try:
             where = parse_doc_path(relative)
-            fields = validate_document(yaml.load(doc.text, Loader=_LOADER), known_parsers)
+            notes: list[str] = []
+            fields = validate_document(yaml.load(doc.text, Loader=_LOADER), known_parsers, notes)
         except BadPathError as exc:
-            skip(doc.source, f"bad path: {exc}")
+            skip(doc, f"bad path: {exc}")
             continue
         except yaml.YAMLError as exc:
-            skip(doc.source, f"invalid YAML: {_yaml_problem(exc)}")
+            skip(doc, f"invalid YAML: {_yaml_problem(exc)}")
             continue
         except DocumentError as exc:
-            skip(doc.source, str(exc))
+            skip(doc, str(exc))
             continue
+        for note in notes:
+            log.warning("catalog document %s: %s", doc.source, note)
+            ignored.append(SkippedDocument(doc.source, note, doc.tenant))
         key = fixed_key or (doc.tenant, doc.project, kind)
         layers.setdefault(key, {})[(where.instance, where.slug)] = LoadedDocument(
             where.instance, where.slug, fields, doc.source
         )
-    return Snapshot(layers, quirks, tuple(skipped), generation=generation)
+    return Snapshot(layers, quirks, tuple(skipped), tuple(ignored), generation=generation)
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:

@@ -176,6 +176,8 @@ def refresh(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")) -
     )
     for skipped in out["skipped"]:
         typer.echo(f"skipped {skipped['file']}: {skipped['reason']}", err=True)
+    for ignored in out["ignoredFields"]:
+        typer.echo(f"in {ignored['file']}: {ignored['reason']}", err=True)
 
 
 @models_app.command("discover")

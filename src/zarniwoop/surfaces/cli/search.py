@@ -211,12 +211,15 @@ def routing(
         )
     llm = view.get("llm") or {}
     default = llm.get("default") or {}
+
+    def resolved(target: dict[str, Any]) -> str:
+        named = f" ({target['displayName']})" if target.get("displayName") else ""
+        return target.get("error") or f"{target.get('instance')}:{target.get('model')}{named}"
+
     if default:
-        target = default.get("error") or f"{default.get('instance')}:{default.get('model')}"
-        out.print(f"LLM default → {target}")
+        out.print(f"LLM default → {resolved(default)}")
     for alias in llm.get("aliases", []):
-        target = alias.get("error") or f"{alias.get('instance')}:{alias.get('model')}"
-        out.print(f"LLM {alias['alias']} ({alias['target']}) → {target}")
+        out.print(f"LLM {alias['alias']} ({alias['target']}) → {resolved(alias)}")
 
 
 def _cascade_table(title: str, cascades: dict[str, list[dict[str, Any]]]) -> Any:

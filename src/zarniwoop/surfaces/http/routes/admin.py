@@ -2,8 +2,9 @@
 
 POST /v1/admin/projects/{project}/stop   dispose the project's provider instances and workspace
                                          (an admin of that project, a tenant admin, the operator)
-POST /v1/admin/ai-models/refresh         reload every model-catalog layer now (operator only:
-                                         the catalog is process-wide)
+POST /v1/admin/ai-models/refresh         reload the model catalog now: a tenant admin its tenant's
+                                         layers (`?tenant=`, default the token's), the operator
+                                         every layer (no `?tenant=`, or `_system`) — seed 002 §3a.4
 POST /v1/admin/ai-models/discover        list the models of the scope's LLM provider instances,
                                          then refresh the catalog (operator only, likewise)
 """
@@ -37,9 +38,32 @@ async def stop(
     return {"tenant": scope.tenant, "project": scope.project, "stopped": True, "disposed": disposed}
 
 
-@router.post("/ai-models/refresh", summary="Reload every model-catalog layer now")
-async def refresh_models(ctx: Ctx, operator: Operator) -> dict[str, Any]:
-    return await operations.refresh_catalog(ctx.runtime)
+@router.post("/ai-models/refresh", summary="Reload the model catalog of a tenant, or every layer")
+async def refresh_models(
+    ctx: Ctx,
+    principal: CurrentPrincipal,
+    tenant: Annotated[
+        str | None,
+        Query(
+            max_length=100,
+            description="Whose layers (default: the token's tenant; `_system` or none for an operator: every layer).",
+        ),
+    ] = None,
+) -> dict[str, Any]:
+    from ....contract.errors import AccessDeniedError
+    from ....contract.names import SYSTEM_TENANT
+
+    if tenant == SYSTEM_TENANT or (tenant is None and principal.operator):
+        if not principal.operator:
+            raise AccessDeniedError(
+                "refreshing the system catalog (every tenant's) needs an operator token; "
+                "a tenant admin refreshes its own tenant"
+            )
+        return await operations.refresh_catalog(ctx.runtime)
+    scope = principal.scope_for(tenant)  # a token of another tenant: 403
+    if not principal.tenant_admin:
+        raise AccessDeniedError("refreshing a tenant's model catalog needs a tenant-admin token")
+    return await operations.refresh_catalog(ctx.runtime, scope.tenant)
 
 
 @router.post("/ai-models/discover", summary="Discover the models of the scope's LLM provider instances")

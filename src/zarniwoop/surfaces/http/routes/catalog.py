@@ -5,7 +5,8 @@ GET /v1/ai-models?instance=…   every model the catalog knows in the scope (all
                                the layer that set it (`fieldLayers`, views/catalog.py)
 
 Any token may read its own scope's catalog (it holds model metadata and prices, no secrets); the
-actions on it — `POST /v1/admin/ai-models/refresh` and `…/discover` — are the operator's (admin.py).
+actions on it — `POST /v1/admin/ai-models/refresh` (a tenant admin for its tenant, the operator for
+every layer) and `…/discover` (the operator's) — live in admin.py.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
+from ....llm.adapters.wire import instance_display_name
 from ....views.catalog import catalog_models
 from ..deps import Caller, Ctx
 from ..errors import ERROR_RESPONSES
@@ -25,6 +27,7 @@ router = APIRouter(tags=["models"], responses=ERROR_RESPONSES)
 class InstanceCount(BaseModel):
     instance: str
     models: int
+    displayName: str | None = Field(description="`ai.provider.<instance>.displayName`, where set")
 
 
 class CatalogModel(BaseModel):
@@ -71,7 +74,11 @@ async def ai_models(
     ] = None,
 ) -> CatalogModels:
     catalog = await ctx.runtime.catalog()
-    return CatalogModels.model_validate(catalog_models(catalog, caller.scope, instance or None))
+    settings = ctx.runtime.settings.scoped(caller.scope)
+    names = {
+        i: instance_display_name(settings, i) for i in {d.instance for d in catalog.models(caller.scope)}
+    }
+    return CatalogModels.model_validate(catalog_models(catalog, caller.scope, instance or None, names))
 
 
 __all__ = ["router"]

@@ -23,10 +23,13 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, HTTPException, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
+from ....config import keys as K
+from ....config.endpoints import endpoint_ids
 from ....config.keys import TENANT_LEVEL
 from ....contract.errors import AccessDeniedError, InvalidRequestError
 from ....contract.names import check_name
-from ....tenancy.credentials import CredentialInfo, credential_references
+from ....contract.query import SearchScope
+from ....tenancy.credentials import SEARCH_KEY_ENV, CredentialInfo, credential_references
 from ....tenancy.credentials import check_name as check_credential_name
 from ..deps import AdminCaller, CallerInfo, Ctx
 from ..errors import ERROR_RESPONSES
@@ -46,7 +49,7 @@ class CredentialWrite(BaseModel):
         min_length=1,
         max_length=128,
         description="The credential's name: what an LLM provider entry's api_key_ref names "
-        "(cred_mike_openai), or a search provider's (serper, SERPER_API_KEY)",
+        "(cred_mike_openai), or a search endpoint's (its id, serper, or SERPER_API_KEY)",
     )
     value: str = Field(
         min_length=1, max_length=MAX_VALUE, repr=False, description="The key; sealed, never answered"
@@ -68,9 +71,18 @@ class Credential(BaseModel):
     usedBy: list[str] = Field(description="The LLM provider entries whose api_key_ref names it")
 
 
+class NameSuggestion(BaseModel):
+    name: str
+    usedFor: str = Field(description="What would read a credential of this name")
+
+
 class CredentialList(BaseModel):
     tenant: str
     credentials: list[Credential]
+    suggestedNames: list[NameSuggestion] = Field(
+        description="Names something of this tenant looks up: the api_key_ref of its LLM provider "
+        "entries, the key variable of its search endpoints that take a key (serper → SERPER_API_KEY)"
+    )
 
 
 class CredentialWritten(Credential):
@@ -171,7 +183,26 @@ async def list_credentials(
         if (level is None or info.level == level)
         and (account is None or (info.level == "account" and info.owner == account))
     ]
-    return CredentialList(tenant=tenant, credentials=rows)
+    return CredentialList(tenant=tenant, credentials=rows, suggestedNames=_suggestions(ctx, tenant, uses))
+
+
+def _suggestions(
+    ctx: Ctx, tenant: str, uses: dict[tuple[str, str, str, str], list[str]]
+) -> list[NameSuggestion]:
+    """The credential names the console offers for the name field (`<datalist>`), each once."""
+    found: dict[str, str] = {}
+    for (owner_tenant, _level, _owner, name), labels in sorted(uses.items()):
+        if owner_tenant == tenant:
+            found.setdefault(name, "; ".join(labels))
+    rt = ctx.runtime
+    settings = rt.settings.scoped(SearchScope(tenant, TENANT_LEVEL))
+    for instance_id in endpoint_ids(settings):
+        protocol = rt.protocols.get(settings.get(K.endpoint_key(instance_id, K.SUFFIX_PROTOCOL)) or "")
+        if protocol is None or not (protocol.key_required or protocol.id in SEARCH_KEY_ENV):
+            continue
+        name = SEARCH_KEY_ENV.get(instance_id) or f"{instance_id.upper().replace('-', '_')}_API_KEY"
+        found.setdefault(name, f"search endpoint {instance_id} ({protocol.id})")
+    return [NameSuggestion(name=n, usedFor=why) for n, why in found.items()]
 
 
 @router.put("", summary="Set a credential, or rotate it when it exists (the value is never answered)")

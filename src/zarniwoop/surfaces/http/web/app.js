@@ -54,11 +54,22 @@ function showSignin() {
 
 function signOut(message) {
   session.clear();
+  caller = null;
   for (const name of Object.values(RESULTS)) replace($(name));
   replace($("tokens-new"));
   showSignin();
   if (message) showError("signin", new ApiError(401, null, message));
   else clearError("signin");
+}
+
+// Who the token is (GET /v1/whoami), kept for the header: an operator token reaches every tenant
+// although it acts on one scope at a time, and the header says so.
+let caller = null;
+
+function tokenBadge(admin) {
+  if (caller?.operator) return badge("operator token: every tenant", "warn");
+  if (caller?.role === "tenant-admin" || (caller?.tenantAdmin && admin)) return badge(`tenant admin of ${caller.binding.tenant}`, "info");
+  return admin ? badge("admin view", "info") : null;
 }
 
 // What the routing view tells about the session: the scope, and whether admin-only fields come back.
@@ -67,7 +78,7 @@ function applySession(view) {
   replace($("scope-label"),
     h("span", { class: "muted" }, "tenant "), h("strong", {}, view.scope.tenant),
     h("span", { class: "muted" }, " · project "), h("strong", {}, view.scope.project),
-    admin ? badge("admin view", "info") : null);
+    tokenBadge(admin));
   const pinned = $("search-pinned");
   const chosen = pinned.value;
   replace(pinned, h("option", { value: "" }, "Any (the cascade decides)"),
@@ -92,8 +103,10 @@ async function signIn(event) {
     if (value) scope[key] = value;
   }
   try {
-    const view = await busy($("signin-form"), () => api("GET", "/v1/_routing", { token, scope }));
+    const [view, who] = await busy($("signin-form"), () => Promise.all([
+      api("GET", "/v1/_routing", { token, scope }), api("GET", "/v1/whoami", { token, scope })]));
     session.save(token, scope);
+    caller = who;
     applySession(view);
     route();
   } catch (error) {
@@ -104,7 +117,9 @@ async function signIn(event) {
 
 async function refreshSession() {
   try {
-    applySession(await api("GET", "/v1/_routing"));
+    const [view, who] = await Promise.all([api("GET", "/v1/_routing"), api("GET", "/v1/whoami")]);
+    caller = who;
+    applySession(view);
   } catch (error) {
     if (error.status === 401) signOut(`Signed out: ${error.message}. Paste a valid token.`);
   }
@@ -211,10 +226,18 @@ function hitItem(hit, ...more) {
     h("h3", {}, link(hit.url, hit.title || hit.url)),
     h("div", { class: "url" }, hit.url),
     ...more,
-    hit.snippet ? h("p", { class: "snippet" }, hit.snippet) : null,
+    hit.snippet ? h("p", { class: "snippet" }, snippetText(hit)) : null,
     extrasList(hit),
     h("p", { class: "meta" }, `source: ${hit.source ?? "—"} · ${hit.modality}`),
     contentAction(hit));
+}
+
+// The local index marks the matched words `**like this**` (for a model reading text); here they
+// become <mark>, built as text nodes like everything else, never parsed as markup.
+const LOCAL_MODALITIES = new Set(["INTERNAL_DOC", "RAG"]);
+function snippetText(hit) {
+  if (!LOCAL_MODALITIES.has(hit.modality) || !hit.snippet.includes("**")) return hit.snippet;
+  return hit.snippet.split(/\*\*(.+?)\*\*/s).map((part, i) => (i % 2 ? h("mark", {}, part) : part));
 }
 
 function thumbnail(hit, className = "thumb") {
@@ -376,10 +399,11 @@ async function loadRouting() {
   clearError("routing");
   setStatus("routing", "Loading…");
   try {
-    const [view, providers] = await busy(null, () => Promise.all([
-      api("GET", "/v1/_routing"), api("GET", "/v1/research/providers"),
+    const [view, providers, who] = await busy(null, () => Promise.all([
+      api("GET", "/v1/_routing"), api("GET", "/v1/research/providers"), caller ?? api("GET", "/v1/whoami"),
     ]));
     if (!current()) return;
+    caller = who;
     applySession(view);
     renderRouting(view, providers.providers || []);
     setStatus("routing", `Updated ${new Date().toLocaleTimeString()}.`);
@@ -434,10 +458,17 @@ function renderRouting(view, providers) {
 
   const llm = view.llm || {};
   const target = (r) => r.error ? h("span", { class: "error-text" }, r.error)
-    : [h("code", {}, r.model ?? ""), h("span", { class: "muted" }, ` via ${r.instance ?? r.providerType ?? "?"}`)];
+    : [h("code", {}, r.model ?? ""), h("span", { class: "muted" },
+      ` via ${r.displayName ? `${r.displayName} (${r.instance})` : r.instance ?? r.providerType ?? "?"}`)];
+  // No LLM at all is a choice, not a fault: research runs its built-in strategies then.
+  const unset = llm.default?.code === "no_default";
   const llmBlock = h("section", { "aria-labelledby": "llm-title" },
     h("h2", { id: "llm-title" }, "LLM routing"),
-    h("p", {}, h("strong", {}, "Default model: "), llm.default ? target(llm.default) : "—"),
+    unset
+      ? h("p", { class: "hint", id: "llm-default" }, h("strong", {}, "Default model: "),
+        "none configured. Investigate plans and judges with its built-in strategies; to use an LLM, set ",
+        h("code", {}, "ai.default.provider"), " and ", h("code", {}, "ai.default.model"), ".")
+      : h("p", { id: "llm-default" }, h("strong", {}, "Default model: "), llm.default ? target(llm.default) : "—"),
     (llm.aliases || []).length
       ? table(null, ["Alias", "Target", "Resolves to"], llm.aliases.map((a) => [a.alias, a.target ?? "", h("span", {}, target(a))]))
       : h("p", { class: "muted" }, "No model aliases are configured."));
@@ -715,13 +746,29 @@ function labelOrder(list) {
   });
 }
 
-function orderEditor(modality, ids) {
+// A cascade step the settings name (`research.default.*` or `.fallback.*`), as opposed to one that
+// stands where the endpoint order puts it.
+const EXPLICIT = new Set(["default", "fallback"]);
+
+// The order editor lists what the dispatcher would try: a keyed provider without a key is skipped
+// at no cost wherever it stands, so unless the settings name it, it is shown apart and never
+// written. `data-implicit` keeps the endpoint order of the unnamed ones, so Save writes only
+// what the new order needs (`orderWrites`).
+function orderEditor(modality, steps) {
   const setting = modality.toLowerCase();
+  const unusable = steps.filter((s) => s.gate === "skipped_no_key" && !EXPLICIT.has(s.place));
+  const shown = steps.filter((s) => !unusable.includes(s));
+  if (shown.length < 2) return null;
+  const ids = shown.map((s) => s.id);
   const list = h("ol", {
     class: "order", "data-field": `research.fallback.${setting}`, "data-default-key": `research.default.${setting}`,
     "data-initial": ids.join(","), tabindex: "-1", "aria-label": `${modality} order`,
-  }, ids.map((id) => {
+    "data-default": shown.find((s) => s.place === "default")?.id ?? "",
+    "data-fallbacks": shown.filter((s) => s.place === "fallback").map((s) => s.id).join(","),
+    "data-implicit": shown.filter((s) => !EXPLICIT.has(s.place)).map((s) => s.id).join(","),
+  }, shown.map(({ id, gate }) => {
     const li = h("li", { "data-id": id }, h("code", {}, id), " ", h("span", { class: "role muted" }),
+      gate === "skipped_no_key" ? badge("no key", "warn") : null,
       h("span", { class: "moves" },
         h("button", { type: "button", class: "secondary up", "aria-label": `Move ${id} up in ${modality}` }, "↑"),
         h("button", { type: "button", class: "secondary down", "aria-label": `Move ${id} down in ${modality}` }, "↓")));
@@ -731,7 +778,29 @@ function orderEditor(modality, ids) {
   }));
   labelOrder(list);
   return h("div", { class: "modality", "data-field": `research.default.${setting}`, tabindex: "-1" },
-    h("h3", {}, modality), list);
+    h("h3", {}, modality), list,
+    unusable.length ? h("p", { class: "hint" }, `Skipped until a key is set, so not in this order: ${unusable.map((s) => s.id).join(", ")}.`) : null);
+}
+
+// The fewest settings that make the dispatcher walk `ids`: a default and fallbacks naming the
+// shortest head of the order after which the unnamed endpoints follow in their own order anyway.
+// Whatever the settings named before stays named; a key already holding its value is not written.
+function orderWrites(list) {
+  const ids = [...list.children].map((li) => li.dataset.id);
+  const split = (text) => text ? text.split(",") : [];
+  const implicit = split(list.dataset.implicit);
+  const named = new Set([list.dataset.default, ...split(list.dataset.fallbacks)].filter(Boolean));
+  const lastNamed = Math.max(-1, ...ids.map((id, i) => named.has(id) ? i : -1));
+  let head = ids.length;
+  for (let k = lastNamed + 1; k <= ids.length; k++) {
+    const rest = implicit.filter((id) => !ids.slice(0, k).includes(id));
+    if (rest.join(",") === ids.slice(k).join(",")) { head = k; break; }
+  }
+  const out = {};
+  const [first, ...others] = ids.slice(0, head);
+  if (first !== undefined && first !== list.dataset.default) out[list.dataset.defaultKey] = first;
+  if (others.join(",") !== list.dataset.fallbacks) out[list.dataset.field] = others.join(",");
+  return out;
 }
 
 function renderSettings(forms, settings, view) {
@@ -739,8 +808,8 @@ function renderSettings(forms, settings, view) {
   const rows = Object.fromEntries(settings.map((r) => [r.key, r]));
   const instances = settings.map((r) => [r.key.match(ENDPOINT_PROTOCOL), r]).filter(([m]) => m)
     .map(([m, r]) => [m[1], String(r.value)]);
-  const orders = Object.entries(view.searchCascades || {}).filter(([, steps]) => steps.length > 1)
-    .map(([modality, steps]) => orderEditor(modality, steps.map((s) => s.id)));
+  const orders = Object.entries(view.searchCascades || {}).map(([modality, steps]) => orderEditor(modality, steps))
+    .filter(Boolean);
   replace($("settings-view"),
     h("section", { "aria-labelledby": "settings-providers-title" },
       h("h2", { id: "settings-providers-title" }, "Search providers"),
@@ -770,8 +839,7 @@ function changedSettings() {
   for (const list of document.querySelectorAll("#settings-view ol.order")) {
     const ids = [...list.children].map((li) => li.dataset.id);
     if (ids.join(",") === list.dataset.initial) continue;
-    set[list.dataset.defaultKey] = ids[0];
-    set[list.dataset.field] = ids.slice(1).join(",");
+    Object.assign(set, orderWrites(list));
   }
   return { set, delete: remove };
 }
@@ -782,6 +850,13 @@ async function saveSettings(event) {
   const batch = { level: $("settings-level").value, ...changedSettings() };
   if (!Object.keys(batch.set).length && !batch.delete.length) {
     setStatus("settings", "Nothing changed.");
+    return;
+  }
+  // Switching a provider off is the one change here that stops searches working: ask first.
+  const off = Object.entries(batch.set).filter(([key, value]) => value === false && /^research\.endpoint\.[^.]+\.enabled$/.test(key))
+    .map(([key]) => key.split(".")[2]);
+  if (off.length && !window.confirm(`Switch off ${off.join(", ")} at ${batch.level} level? Searches there stop asking ${off.length === 1 ? "it" : "them"} until switched on again.`)) {
+    setStatus("settings", "Nothing saved.");
     return;
   }
   setStatus("settings", "Saving…");
@@ -802,24 +877,48 @@ async function saveSettings(event) {
 async function loadTokens() {
   const current = ticket("tokens");
   try {
-    const answer = await api("GET", "/v1/tokens");
-    if (current()) renderTokens(answer.tokens);
+    const [answer, who] = await Promise.all([api("GET", "/v1/tokens"), caller ?? api("GET", "/v1/whoami")]);
+    caller = who;
+    if (current()) renderTokens(answer.tokens, who);
   } catch (error) {
     if (current()) fail("tokens", error);
   }
 }
 
-function renderTokens(items) {
-  const rows = items.map((t) => {
+// Whose tokens the list holds: an operator token's reach is every tenant, a tenant token's its
+// tenant, a project token's its project — said in the heading, and a filter narrows it to one tenant.
+function reachWords(who) {
+  if (!who) return "within this token's reach";
+  const { tenant, project } = who.binding;
+  if (tenant === "*") return "of every tenant (an operator token)";
+  return project === "*" ? `of tenant ${tenant}` : `of ${tenant}/${project}`;
+}
+
+function renderTokens(items, who) {
+  const tenants = [...new Set(items.map((t) => t.tenant))].sort();
+  const previous = $("tokens-filter")?.value ?? "";
+  const chosen = tenants.includes(previous) ? previous : "";
+  const filter = tenants.length > 1 || chosen ? h("div", { class: "field" },
+    h("label", { for: "tokens-filter" }, "Show tenant"),
+    h("select", { id: "tokens-filter" }, h("option", { value: "" }, `every tenant (${tenants.length})`),
+      tenants.map((name) => h("option", { value: name, selected: name === chosen }, name)))) : null;
+  const shown = chosen ? items.filter((t) => t.tenant === chosen) : items;
+  const rows = shown.map((t) => {
     const revoke = h("button", { type: "button", class: "secondary", "aria-label": `Revoke ${t.id}` }, "Revoke");
-    revoke.addEventListener("click", () => revokeToken(t.id));
+    revoke.addEventListener("click", () => revokeToken(t));
     return h("tr", { "data-token": t.id },
       h("th", { scope: "row" }, h("code", {}, t.id)), h("td", {}, t.tenant), h("td", {}, t.project),
       h("td", {}, t.role), h("td", {}, t.label ?? ""), h("td", {}, when(t.createdAt)), h("td", {}, revoke));
   });
   replace($("tokens-view"), h("section", { "aria-labelledby": "tokens-list-title" },
-    h("h2", { id: "tokens-list-title" }, `Active tokens (${items.length})`),
-    table(null, ["Id", "Tenant", "Project", "Role", "Label", "Created", ""], rows, { className: "tokens-list" })));
+    h("h2", { id: "tokens-list-title" }, `Active tokens ${reachWords(who)} (${items.length})`),
+    filter,
+    table(chosen ? `Tokens of tenant ${chosen} (${shown.length})` : null,
+      ["Id", "Tenant", "Project", "Role", "Label", "Created", ""], rows, { className: "tokens-list" })));
+  $("tokens-filter")?.addEventListener("change", () => {
+    renderTokens(items, who);
+    $("tokens-filter").focus();
+  });
 }
 
 async function createToken(event) {
@@ -851,8 +950,13 @@ async function createToken(event) {
   }
 }
 
-async function revokeToken(id) {
+async function revokeToken(t) {
   clearError("tokens");
+  const id = t.id;
+  if (!window.confirm(`Revoke ${id} (${t.role} of ${t.tenant}/${t.project}${t.label ? `, “${t.label}”` : ""})? Whatever uses it is refused from now on; this cannot be undone.`)) {
+    setStatus("tokens", `Nothing revoked; ${id} still works.`);
+    return;
+  }
   try {
     await api("DELETE", `/v1/tokens/${encodeURIComponent(id)}`);
     setStatus("tokens", `Revoked ${id}.`);

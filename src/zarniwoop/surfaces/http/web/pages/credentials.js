@@ -11,11 +11,22 @@ function where(c) {
   return c.level === "account" ? `account ${c.account}` : c.level === "tenant" ? "the tenant" : `${c.level} ${c.owner}`;
 }
 
+// An operator token may manage any tenant's credentials: the Tenant field (shown to it alone) says
+// whose, for the list and every write; other tokens act on their own tenant.
+function tenantParams() {
+  const tenant = $("credentials-tenant-field").hidden ? "" : $("credentials-tenant").value.trim();
+  return tenant ? { tenant } : {};
+}
+
 async function load() {
   const current = ticket(PAGE);
   clearConfirm();
   try {
-    const answer = await api("GET", "/v1/credentials");
+    const who = await api("GET", "/v1/whoami");
+    const field = $("credentials-tenant-field");
+    if (field.hidden && who.operator) $("credentials-tenant").value = who.tenant;
+    field.hidden = !who.operator;
+    const answer = await api("GET", "/v1/credentials", { params: tenantParams() });
     if (current()) render(answer);
   } catch (error) {
     if (current()) fail(PAGE, error);
@@ -33,7 +44,7 @@ function render(answer) {
     const writable = c.level === "tenant" || c.level === "account";
     return h("tr", { "data-credential": `${c.level}/${c.owner}/${c.name}` },
       h("th", { scope: "row" }, h("code", {}, c.name)),
-      h("td", {}, c.level), h("td", {}, c.account ?? ""),
+      h("td", {}, c.tenant), h("td", {}, c.level), h("td", {}, c.account ?? ""),
       h("td", {}, badge("set", "ok")),
       h("td", {}, when(c.updatedAt)),
       h("td", {}, c.updatedBy ? h("code", {}, c.updatedBy) : c.origin),
@@ -43,8 +54,15 @@ function render(answer) {
   replace($("credentials-view"), h("section", { "aria-labelledby": "credentials-list-title" },
     h("h2", { id: "credentials-list-title" }, `Stored for tenant ${answer.tenant} (${items.length})`),
     items.length
-      ? table(null, ["Name", "Level", "Account", "State", "Updated", "By", "Used by", ""], rows, { className: "credentials-list" })
+      ? table(null, ["Name", "Tenant", "Level", "Account", "State", "Updated", "By", "Used by", ""], rows, { className: "credentials-list" })
       : h("p", { class: "muted" }, "No credentials are stored for this tenant.")));
+  suggest(answer.suggestedNames || []);
+}
+
+// The name field offers what something of the tenant looks up (an LLM entry's api_key_ref, a
+// search endpoint's key variable); it stays free text.
+function suggest(names) {
+  replace($("credentials-names"), names.map((s) => h("option", { value: s.name }, s.usedFor)));
 }
 
 function syncLevel() {
@@ -75,7 +93,7 @@ async function save(event) {
   $("credentials-value").value = ""; // the value leaves the page with this request and is never kept
   setStatus(PAGE, "Saving…");
   try {
-    const saved = await busy(form, () => api("PUT", "/v1/credentials", { body }));
+    const saved = await busy(form, () => api("PUT", "/v1/credentials", { body, params: tenantParams() }));
     await load();
     const owner = saved.level === "tenant" ? `tenant ${saved.tenant}` : `${where(saved)} of tenant ${saved.tenant}`;
     setStatus(PAGE, `${saved.rotated ? "Rotated" : "Stored"} ${saved.name} for ${owner}.`);
@@ -105,7 +123,7 @@ function askDelete(c, opener) {
 }
 
 async function remove(c, box) {
-  const params = { level: c.level };
+  const params = { ...tenantParams(), level: c.level };
   if (c.level === "account") params.account = c.account;
   try {
     await busy(box, () => api("DELETE", `/v1/credentials/${encodeURIComponent(c.name)}`, { params }));
@@ -120,6 +138,7 @@ async function remove(c, box) {
 }
 
 $("credentials-form").addEventListener("submit", save);
+$("credentials-tenant").addEventListener("change", () => { clearError(PAGE); load(); });
 $("credentials-level").addEventListener("change", syncLevel);
 syncLevel();
 

@@ -50,14 +50,18 @@ function modelRow(m) {
     h("td", { class: "wrap" }, m.layers.map(place).join(" → ")));
 }
 
+// An instance as people know it: `ai.provider.<instance>.displayName` when set, with the id beside it.
+const named = (instance, displayName) => (displayName ? `${displayName} — ${instance}` : instance);
+
 const HEADERS = ["Model", "Context window", "Max output", "Size", "Kind", "Capabilities", "Input / 1M", "Output / 1M", "Message parser", "Think tags", "Documents from"];
 
 function render(answer) {
   const select = $("models-instance");
   const chosen = answer.instance ?? "";
   replace(select, h("option", { value: "" }, `Every instance (${answer.instances.reduce((n, i) => n + i.models, 0)})`),
-    answer.instances.map((i) => h("option", { value: i.instance }, `${i.instance} (${i.models})`)));
+    answer.instances.map((i) => h("option", { value: i.instance }, `${named(i.instance, i.displayName)} (${i.models})`)));
   select.value = chosen;
+  const names = Object.fromEntries(answer.instances.map((i) => [i.instance, i.displayName]));
   const groups = new Map();
   for (const m of answer.models) {
     if (!groups.has(m.instance)) groups.set(m.instance, []);
@@ -70,7 +74,7 @@ function render(answer) {
       h("p", { class: "hint" }, "Each layer overwrites the fields it sets; manual beats auto within a scope, and an inner scope beats the outer ones. Under each value: the layer that set it (quirks: the bundled name patterns of model-quirks.yaml)."),
       h("ol", {}, answer.layers.map((label) => h("li", {}, h("strong", {}, place(label)), label === "bundled" ? " (package data)" : [": ", h("code", {}, label)])))),
     [...groups].map(([instance, models]) => h("section", { "aria-labelledby": `models-${instance}-title` },
-      h("h2", { id: `models-${instance}-title` }, `${instance} `, badge(plural(models.length, "model"), "info")),
+      h("h2", { id: `models-${instance}-title` }, `${named(instance, names[instance])} `, badge(plural(models.length, "model"), "info")),
       table(null, HEADERS, models.map(modelRow), { className: "models" }))),
     answer.models.length ? null : h("p", { class: "muted" }, "The catalog has no models in this scope."));
   return `${plural(answer.models.length, "model")} of ${plural(groups.size, "instance")} in ${scope}.`;
@@ -90,15 +94,19 @@ async function load({ quiet = false } = {}) {
 }
 
 function refreshText(r) {
-  return `Catalog refreshed: ${plural(r.documentsLoaded, "document")} loaded — ` +
+  const what = r.scope === "tenant" ? `Catalog of tenant ${r.tenant} refreshed` : "Catalog refreshed";
+  return `${what}: ${plural(r.documentsLoaded, "document")} loaded — ` +
     `${plural(r.bundledModelsLoaded, "bundled model")} of ${plural(r.bundledProvidersLoaded, "bundled provider")}, ` +
     `${plural(r.overrideScopes, "scope")} with documents, ${plural(r.skipped.length, "document")} skipped — in ${r.durationMs} ms.`;
 }
 
 function skippedDocuments(r) {
-  if (!r.skipped.length) return null;
-  return h("div", { class: "warn-box" }, h("p", {}, "Skipped documents:"),
-    h("ul", {}, r.skipped.map((s) => h("li", {}, h("code", {}, s.file), `: ${s.reason}`))));
+  const ignored = r.ignoredFields || [];
+  if (!r.skipped.length && !ignored.length) return null;
+  const list = (title, items) => items.length ? [h("p", {}, title),
+    h("ul", {}, items.map((s) => h("li", {}, h("code", {}, s.file), `: ${s.reason}`)))] : [];
+  return h("div", { class: "warn-box" }, ...list("Skipped documents:", r.skipped),
+    ...list("Ignored fields (the rest of the document loaded):", ignored));
 }
 
 function discoveryReport(d) {
@@ -115,12 +123,12 @@ function discoveryReport(d) {
   ];
 }
 
-async function act(button, path, describe) {
+async function act(button, path, describe, params = async () => ({})) {
   clearError(PAGE);
   setStatus(PAGE, button === $("models-discover") ? "Discovering…" : "Refreshing…");
   replace($("models-report"));
   try {
-    const answer = await busy($("models-actions"), () => api("POST", path));
+    const answer = await busy($("models-actions"), async () => api("POST", path, { params: await params() }));
     const { text, report } = describe(answer);
     await load({ quiet: true });
     setStatus(PAGE, text);
@@ -132,8 +140,14 @@ async function act(button, path, describe) {
   }
 }
 
+// An operator refreshes every layer (the system's catalog); a tenant admin its own tenant's.
+async function refreshScope() {
+  const who = await api("GET", "/v1/whoami");
+  return who.operator ? { tenant: "_system" } : {};
+}
+
 function refreshCatalog() {
-  return act($("models-refresh"), "/v1/admin/ai-models/refresh", (r) => ({ text: refreshText(r), report: skippedDocuments(r) }));
+  return act($("models-refresh"), "/v1/admin/ai-models/refresh", (r) => ({ text: refreshText(r), report: skippedDocuments(r) }), refreshScope);
 }
 
 function discover() {

@@ -168,6 +168,24 @@ function tick(seconds, bucket) {
   return bucket === "day" || iso.slice(11, 16) === "00:00" ? iso.slice(5, 10) : iso.slice(11, 16);
 }
 
+// The y axis's width: tick, gap and its widest label as the canvas measures it (uPlot calls this
+// again when the labels change; a fixed width cut "12,000 ms" to ",000 ms").
+function labelRoom(u, values, axisIndex, cycle) {
+  const axis = u.axes[axisIndex];
+  if (cycle > 1 && axis._size) return axis._size;
+  u.ctx.font = axis.font[0];
+  const widest = Math.max(0, ...(values ?? []).map((v) => u.ctx.measureText(String(v)).width / devicePixelRatio));
+  return Math.ceil(axis.ticks.size + axis.gap + widest + 4);
+}
+
+// Right padding: half the width of an x label ("23:00"), so the last one, centred on the plot's
+// edge, stays on the canvas.
+function edgeRoom(u) {
+  const axis = u.axes[0];
+  u.ctx.font = axis.font[0];
+  return Math.ceil(u.ctx.measureText("00:00").width / devicePixelRatio / 2) + 4;
+}
+
 // One figure: title and summary as its caption, the plot (an image named by the summary), a text
 // legend, and every point in a table. `lines`: [{ label, values, colour, dashed }].
 function chart({ id, title, summary, times, bucket, lines, format, columns, whole = false }, mounts) {
@@ -197,9 +215,11 @@ function chart({ id, title, summary, times, bucket, lines, format, columns, whol
       legend: { show: false },
       cursor: { drag: { x: false, y: false } },
       scales: { x: { time: true }, y: { range: (u, min, max) => [0, (max > 0 ? max : 1) * 1.1] } },
+      // room for the widest tick label on each side, so none is clipped ("12,000 ms", the last hour)
+      padding: [8, (u) => edgeRoom(u), 0, 0],
       axes: [
         { ...axis, values: (u, splits) => splits.map((seconds) => tick(seconds, bucket)) },
-        { ...axis, size: 64, values: (u, splits) => splits.map(format), ...(whole ? { incrs: WHOLE } : {}) },
+        { ...axis, size: labelRoom, values: (u, splits) => splits.map(format), ...(whole ? { incrs: WHOLE } : {}) },
       ],
       series: [{}, ...lines.map((line) => ({
         label: line.label, stroke: cssColor(line.colour), width: 2, dash: line.dashed ? [6, 4] : undefined,
@@ -208,6 +228,7 @@ function chart({ id, title, summary, times, bucket, lines, format, columns, whol
     }, [times.map((t) => Date.parse(t) / 1000), ...lines.map((line) => line.values)], box);
     plot.root.querySelector(".u-wrap")?.setAttribute("aria-hidden", "true");
     plots.push(plot);
+    box.uplotChart = plot; // a property, not an attribute: the browser tests read the drawn tick labels
     sizes.observe(box);
   });
   return figure;
