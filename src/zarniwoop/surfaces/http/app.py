@@ -25,7 +25,7 @@ from ...tools.registry import Toolbox
 from ..mcp import build_mcp_server, http_principal, http_profile
 from .errors import install_error_handlers
 from .guard import RequestGuard
-from .mcp_endpoint import MCPEndpoint
+from .mcp_endpoint import MCPEndpoint, mcp_transports
 from .no_store import NoStoreApiAnswers
 from .routes import ROUTERS
 from .state import AppState
@@ -68,14 +68,10 @@ def create_app(
             if admin_token:
                 state.add_ephemeral_admin(admin_token)
             mcp = build_mcp_server(toolbox, http_principal, http_profile)
-            # Stateless JSON transport: any replica can answer any request; no server→client pushes needed.
-            mcp.streamable_http_app(
-                streamable_http_path="/mcp",
-                stateless_http=True,
-                json_response=True,
-                host=bind_host if bind_host in LOOPBACK else "0.0.0.0",
-            )
-            state.mcp_sessions = mcp.session_manager
+            # Stateless both ways (any replica or worker answers any request): SSE for a client that
+            # accepts it (progress notifications, then the result), one JSON answer for the others.
+            transports = mcp_transports(mcp, bind_host if bind_host in LOOPBACK else "0.0.0.0")
+            state.mcp_sessions = transports
             app.state.zarniwoop = state
             from ...llm.retention import start_retention_loop, stop_retention_loop
 
@@ -87,7 +83,7 @@ def create_app(
                 rt
             )  # other processes' project stops, scheduled discovery
             try:
-                async with mcp.session_manager.run():
+                async with transports.json.run(), transports.stream.run():
                     yield
             finally:
                 await stop_retention_loop(retention)

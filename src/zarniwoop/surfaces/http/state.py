@@ -11,10 +11,9 @@ from typing import TYPE_CHECKING
 from ...tenancy.tokens import ANY, Principal, TokenStore, hash_token
 
 if TYPE_CHECKING:
-    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-
     from ...runtime import Runtime
     from ...tools.registry import Toolbox
+    from .mcp_endpoint import MCPTransports
 
 
 @dataclass
@@ -24,7 +23,7 @@ class AppState:
     tokens: TokenStore
     ephemeral: dict[str, Principal] = field(default_factory=dict)
     """Tokens that live only in this process (the admin token `serve` prints), by SHA-256."""
-    mcp_sessions: StreamableHTTPSessionManager | None = None
+    mcp_sessions: MCPTransports | None = None
 
     def add_ephemeral_admin(self, token: str) -> None:
         self.ephemeral[hash_token(token)] = Principal(ANY, ANY, "admin", "ephemeral")
