@@ -46,6 +46,7 @@ def create_app(
     bind_host: str = "127.0.0.1",
     admin_token: str | None = None,
     probes: bool = False,
+    auth: str | None = None,
 ) -> FastAPI:
     """The app. With `runtime`, the caller owns it; otherwise the lifespan opens one from `config`.
 
@@ -54,6 +55,7 @@ def create_app(
             against DNS rebinding.
         admin_token: an admin token valid only in this process (the one `serve` prints).
         probes: run the free reachability probes of keyless endpoints while serving (`serve` does).
+        auth: `tokens` or `oauth` (`serve --auth`); None: the config file's `auth.mode`.
     """
 
     @asynccontextmanager
@@ -67,6 +69,10 @@ def create_app(
             state = AppState(rt, toolbox, rt.tokens)
             if admin_token:
                 state.add_ephemeral_admin(admin_token)
+            if (auth or rt.config.auth.mode) == "oauth":
+                from ...tenancy.oauth import OAuthVerifier
+
+                state.use_oauth(OAuthVerifier(rt.config.auth, rt.transport, now=rt.clock.monotonic))
             mcp = build_mcp_server(toolbox, http_principal, http_profile)
             # Stateless both ways (any replica or worker answers any request): SSE for a client that
             # accepts it (progress notifications, then the result), one JSON answer for the others.
