@@ -124,6 +124,10 @@ class AuthConfig(_Node):
     issuers: list[OAuthIssuerConfig] = Field(default_factory=list)
     jwks_refetch_seconds: float = Field(default=60.0, ge=0, le=86400, alias="jwksRefetchSeconds")
     """An unknown `kid` refetches an issuer's JWKS at most this often (a token cannot force a fetch)."""
+    builtin: bool = False
+    """Also be an authorization server (no IdP needed): `/authorize`, `/token`, `/register`, consent."""
+    access_token_seconds: int = Field(default=600, ge=1, le=86400, alias="accessTokenSeconds")
+    """How long an access token of the built-in server is valid (refresh tokens rotate, 30 days)."""
 
 
 class ProjectConfig(_Node):

@@ -34,7 +34,7 @@ import asyncio
 import hashlib
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -81,8 +81,8 @@ class OAuthVerifier:
     ) -> None:
         if not config.resource:
             raise ConfigError("auth.resource", "is required with auth mode oauth (this server's public URL)")
-        if not config.issuers:
-            raise ConfigError("auth.issuers", "name at least one issuer with auth mode oauth")
+        if not config.issuers and not config.builtin:
+            raise ConfigError("auth.issuers", "name at least one issuer (or builtin: true) with auth mode oauth")
         self.resource = config.resource
         self.issuers = {issuer.issuer: issuer for issuer in config.issuers}
         self.refetch_seconds = config.jwks_refetch_seconds
@@ -90,6 +90,15 @@ class OAuthVerifier:
         self._now = now
         self._keys: dict[str, _KeySet] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._local: dict[str, Callable[[], Awaitable[dict[str | None, jwt.PyJWK]]]] = {}
+
+    def trust_local(
+        self, issuer: OAuthIssuerConfig, keys: Callable[[], Awaitable[dict[str | None, jwt.PyJWK]]]
+    ) -> None:
+        """An issuer in this process (the built-in authorization server): its keys come from `keys`,
+        not over HTTP; everything else is checked as for any issuer."""
+        self.issuers[issuer.issuer] = issuer
+        self._local[issuer.issuer] = keys
 
     async def verify(self, token: str) -> Principal:
         try:
@@ -136,6 +145,11 @@ class OAuthVerifier:
         return key
 
     async def _fetch(self, issuer: OAuthIssuerConfig, cached: _KeySet | None) -> _KeySet:
+        local = self._local.get(issuer.issuer)
+        if local is not None:
+            keys = _KeySet(await local(), self._now())
+            self._keys[issuer.issuer] = keys
+            return keys
         spec = RequestSpec("GET", issuer.jwks_uri, headers={"Accept": "application/json"}, step="jwks")
         detail = None
         try:

@@ -70,9 +70,9 @@ def create_app(
             if admin_token:
                 state.add_ephemeral_admin(admin_token)
             if (auth or rt.config.auth.mode) == "oauth":
-                from ...tenancy.oauth import OAuthVerifier
+                from .oauth_server import install_oauth
 
-                state.use_oauth(OAuthVerifier(rt.config.auth, rt.transport, now=rt.clock.monotonic))
+                install_oauth(app, state, rt)
             mcp = build_mcp_server(toolbox, http_principal, http_profile)
             # Stateless both ways (any replica or worker answers any request): SSE for a client that
             # accepts it (progress notifications, then the result), one JSON answer for the others.

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ...tenancy.oauth import OAuthVerifier
     from ...tools.registry import Toolbox
     from .mcp_endpoint import MCPTransports
+    from .oauth_server import BuiltinAuthServer
 
 
 @dataclass
@@ -34,6 +35,8 @@ class AppState:
     """Where the protected-resource metadata is (RFC 9728); the 401 challenge names it."""
     resource_metadata: ProtectedResourceMetadataHandler | None = None
     """The SDK's handler serving that document (`routes/oauth.py`)."""
+    auth_server: BuiltinAuthServer | None = None
+    """`auth.builtin`: the authorization server behind `/authorize`, `/token`, `/register`, consent."""
 
     def challenge(self, error: str | None = None, description: str | None = None) -> dict[str, str]:
         """The `WWW-Authenticate` header of a refusal (RFC 6750 §3, RFC 9728 §5.1)."""
