@@ -244,6 +244,10 @@ async def test_metadata_pkce_and_grants_beyond_the_admin_are_refused(server):
             headers=admin,
         )
         assert wider.status_code == 403  # another tenant than the admin's
+        every = await http.post(
+            f"/v1/oauth/requests/{request_id}", json={"project": "*", "role": "user"}, headers=admin
+        )
+        assert every.status_code == 422 and every.json()["error"]["field"] == "project"
         granted = await http.post(
             f"/v1/oauth/requests/{request_id}", json={"project": "review", "role": "admin"}, headers=admin
         )

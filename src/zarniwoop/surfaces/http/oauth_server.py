@@ -185,11 +185,14 @@ class BuiltinAuthServer:
                 raise InvalidRequestError("role", f"expected one of {', '.join(ROLES)}, got {role!r}")
             if not granter.admin:
                 raise AccessDeniedError("granting a sign-in needs an admin token")
+            if project == ANY and role != "tenant-admin":
+                raise InvalidRequestError(
+                    "project", "name one project (only a tenant-admin grant covers them all)"
+                )
             granter.scope_for(tenant, None if project == ANY else project)  # within the granter's reach
-            if ROLES.index(role) > ROLES.index(granter.role if granter.role in ROLES else "admin"):
-                raise AccessDeniedError(f"a {granter.role} cannot grant the role {role}")
-            if role == "tenant-admin" and not granter.tenant_admin:
-                raise AccessDeniedError("only a tenant admin can grant tenant-admin")
+            held = "tenant-admin" if granter.tenant_admin else "admin"
+            if ROLES.index(role) > ROLES.index(held):
+                raise AccessDeniedError(f"a project admin cannot grant the role {role}")
         deleted = await self.db.execute("DELETE FROM oauth_requests WHERE id = ?", (request_id,))
         if not deleted:
             raise InvalidRequestError(
