@@ -26,18 +26,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "0"},
-    },
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+sys.path.insert(0, str(ROOT))  # for tests.support
+
+from tests.support.mcp_stdio import INITIALIZE, INITIALIZED, TOOLS_LIST  # noqa: E402
 
 
 def _env(home: Path) -> dict[str, str]:

@@ -15,22 +15,11 @@ import json
 import subprocess
 import sys
 
+from ..support.mcp_stdio import INITIALIZE, INITIALIZED, TOOLS_LIST
 from ..support.runtime import write_config
 from ..support.served import serve_command, server_env
 from ..support.tool_calls import mount_recorded
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"},
-    },
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 DEFERRED = ("zarniwoop.runtime", "zarniwoop.tools", "zarniwoop.dispatch", "zarniwoop.storage", "aiohttp")
 
 
