@@ -6,6 +6,7 @@ moved, so an upgrade that breaks one says where to look instead of failing somew
 |---|---|---|---|
 | mcp | `MCPServer._lowlevel_server._request_handlers` (private) | `surfaces/mcp.py`: drops the prompt and resource handlers the SDK registers, so only tools are advertised | `mcp>=2.3,<2.4` |
 | mcp | `mcpserver.tools.Tool`, `mcpserver.utilities.func_metadata.{ArgModelBase, FuncMetadata}` | `surfaces/mcp.py`: tools registered with our own schemas | (same) |
+| mcp | `MCPServer.middleware` (provisional), `streamable_http_app()` leaving a fresh `session_manager` per call, `streamable_http.check_accept_headers` | `surfaces/cli/mcp_cmd.py` (opens the runtime after `initialize`), `surfaces/http/mcp_endpoint.py` (an SSE and a JSON transport) | (same) |
 | uvicorn | `protocols.http.httptools_impl.HttpToolsProtocol` and its hooks | `surfaces/http/server_protocol.py`: the head cap | `uvicorn>=0.30,<0.55` |
 | uvicorn | `Server.startup(sockets=)`, `Server.should_exit` | `surfaces/cli/serve.py`, `workers.py` | (same) |
 | FastAPI | `APIRoute.body_field.field_info.annotation` | `surfaces/http/errors.py`: names the body's fields in a 422 | none: it degrades to a shorter message |
@@ -67,6 +68,26 @@ def _notification_options() -> Any:
     from mcp.server.lowlevel.server import NotificationOptions
 
     return NotificationOptions()
+
+
+def test_mcp_middleware_and_two_stateless_transports():
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer(name="canary")
+    assert isinstance(getattr(server, "middleware", None), list), _moved(
+        "mcp", "MCPServer.middleware", "not a list"
+    )
+    managers = []
+    for json_response in (True, False):
+        server.streamable_http_app(stateless_http=True, json_response=json_response)
+        managers.append(server.session_manager)
+    assert managers[0] is not managers[1], _moved(
+        "mcp", "MCPServer.streamable_http_app", "reuses its manager"
+    )
+    assert [m.json_response for m in managers] == [True, False], _moved(
+        "mcp", "session_manager", "json_response"
+    )
+    _attribute("mcp", "mcp.server.streamable_http", "check_accept_headers")
 
 
 def test_mcp_tool_and_func_metadata_take_our_schemas():

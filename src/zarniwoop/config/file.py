@@ -8,6 +8,10 @@ scope; keys it does not name are left as the database has them.
     redis_prefix: "zarniwoop:"
     audit_fsync: false
     http: {proxy: http://proxy.corp:3128, noProxy: "localhost,.internal"}   # else HTTPS_PROXY/NO_PROXY
+    auth:                              # `serve --auth oauth` (docs/oauth.md); static tokens keep working
+      mode: oauth
+      resource: https://zarniwoop.example.org
+      issuers: [{issuer: https://idp.example.org, jwksUri: https://idp.example.org/jwks.json}]
     settings: {research.default.academic: openalex}
     tenants:
       acme:
@@ -21,7 +25,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
@@ -54,6 +58,76 @@ class HttpConfig(_Node):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     proxy: str | None = Field(default=None, pattern=r"^(https?|socks5h?)://\S+$")
     no_proxy: str | None = Field(default=None, alias="noProxy")
+
+
+SIGNING_ALGORITHMS = (
+    "RS256",
+    "RS384",
+    "RS512",
+    "PS256",
+    "PS384",
+    "PS512",
+    "ES256",
+    "ES384",
+    "ES512",
+    "EdDSA",
+)
+"""Asymmetric JWS algorithms an issuer may sign access tokens with (never `none`, never a shared secret)."""
+
+
+class ClaimMapping(_Node):
+    """Which claims of an access token name the caller's tenant, project, role and account."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    tenant: str = "zarniwoop_tenant"
+    project: str = "zarniwoop_project"
+    role: str = "scope"
+    """A space-separated string (`scope`) or a list (`scp`) holding `zarniwoop:user|admin|tenant-admin`."""
+    account: str | None = None
+
+
+class OAuthIssuerConfig(_Node):
+    """An authorization server whose access tokens this server accepts, checked against its JWKS."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    issuer: str = Field(pattern=r"^https?://\S+$")
+    jwks_uri: str = Field(alias="jwksUri", pattern=r"^https?://\S+$")
+    algorithms: list[str] = Field(default_factory=lambda: ["RS256", "ES256"], min_length=1)
+    tenant: str | None = None
+    """Every token of this issuer acts in this tenant (an IdP per tenant); else the tenant claim."""
+    project: str | None = None
+    """The project when the token names none (else `default`)."""
+    claims: ClaimMapping = Field(default_factory=ClaimMapping)
+    leeway_seconds: int = Field(default=30, ge=0, le=300, alias="leewaySeconds")
+
+    @field_validator("algorithms")
+    @classmethod
+    def _algorithms(cls, value: list[str]) -> list[str]:
+        for alg in value:
+            if alg not in SIGNING_ALGORITHMS:
+                raise ValueError(f"{alg!r} is not accepted; expected some of {', '.join(SIGNING_ALGORITHMS)}")
+        return value
+
+    @field_validator("tenant", "project")
+    @classmethod
+    def _scope_names(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return value if value is None else _checked(str(info.field_name), [value])[0]
+
+
+class AuthConfig(_Node):
+    """How `serve` authenticates callers: its API tokens only, or OAuth 2.1 access tokens as well."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    mode: Literal["tokens", "oauth"] = "tokens"
+    resource: str | None = Field(default=None, pattern=r"^https?://[^\s#?]+$")
+    """This server's public URL (behind the TLS proxy): the audience access tokens must name."""
+    issuers: list[OAuthIssuerConfig] = Field(default_factory=list)
+    jwks_refetch_seconds: float = Field(default=60.0, ge=0, le=86400, alias="jwksRefetchSeconds")
+    """An unknown `kid` refetches an issuer's JWKS at most this often (a token cannot force a fetch)."""
+    builtin: bool = False
+    """Also be an authorization server (no IdP needed): `/authorize`, `/token`, `/register`, consent."""
+    access_token_seconds: int = Field(default=600, ge=1, le=86400, alias="accessTokenSeconds")
+    """How long an access token of the built-in server is valid (refresh tokens rotate, 30 days)."""
 
 
 class ProjectConfig(_Node):
@@ -104,6 +178,7 @@ class ConfigFile(_Node):
     audit_fsync: bool = False
     """fsync each spooled audit record: survives a power cut, not only a killed process (~130 µs/call)."""
     http: HttpConfig = Field(default_factory=HttpConfig)
+    auth: AuthConfig = Field(default_factory=AuthConfig)
     settings: ScalarSettings = Field(default_factory=dict)
     tenants: dict[str, TenantConfig] = Field(default_factory=dict)
     path: Path | None = None

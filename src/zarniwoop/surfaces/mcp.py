@@ -17,10 +17,17 @@ of its own; they are removed (`prompts/get` is then `-32601` Method not found, n
 
     server = build_mcp_server(Toolbox(runtime), fixed_principal(Principal("acme", "review", "admin")))
     await server.run_stdio_async()
+
+`zarniwoop mcp` must answer `initialize` quickly (a host gives up after some seconds; most of them
+went on importing the SDK): it serves `build_late_mcp_server(tools)` at once, which answers
+`initialize` itself and hands `tools/list` and `tools/call` to the server of `build_mcp_server`
+once `tools` — a future the command fills after opening the runtime — is done. This module imports
+only the SDK and the contract at import time; the tools and the dispatcher come with the toolbox.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -31,12 +38,11 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp_types import INVALID_PARAMS, CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from mcp_types import Tool as MCPTool
 from pydantic import ConfigDict
 
 from .. import __version__
 from ..contract.errors import InvalidRequestError, ZarniwoopError
-from ..dispatch.profiles import ProfileChoice
-from ..tools.registry import TOOL_NAMES
 
 if TYPE_CHECKING:
     from ..contract.progress import ProgressStep
@@ -114,6 +120,8 @@ class _ZarniwoopMCPServer(MCPServer[Any]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        from ..tools.registry import TOOL_NAMES
+
         if name not in TOOL_NAMES:  # the SDK would answer a tool result; the spec says -32602
             raise invalid_params(
                 InvalidRequestError(
@@ -129,20 +137,47 @@ def invalid_params(exc: InvalidRequestError) -> MCPError:
     return MCPError(code=INVALID_PARAMS, message=exc.message, data={"field": exc.field})
 
 
+class _LateToolsServer(MCPServer[Any]):
+    """Answers `initialize` (and `ping`) on its own; tools come from the server `tools` resolves to."""
+
+    def __init__(self, tools: asyncio.Future[MCPServer[Any]], **options: Any) -> None:
+        super().__init__(**options)
+        self.tools = tools
+
+    async def list_tools(self) -> list[MCPTool]:
+        return await (await asyncio.shield(self.tools)).list_tools()
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        return await (await asyncio.shield(self.tools)).call_tool(name, arguments, context)
+
+
 def build_mcp_server(
     toolbox: Toolbox, principal_of: PrincipalResolver, profile_of: ProfileResolver | None = None
 ) -> MCPServer[Any]:
     profile_of = profile_of or fixed_profile(None)
     tools = [_tool(spec, toolbox, principal_of, profile_of) for spec in toolbox.specs]
-    # log_level: the SDK configures the root logger when nothing did; keep it quiet (stdio shares the terminal).
-    server = _ZarniwoopMCPServer(
-        name="zarniwoop",
-        instructions=INSTRUCTIONS,
-        version=__version__,
-        tools=tools,
-        log_level="WARNING",
-        subscriptions=False,
-    )
+    return _served(_ZarniwoopMCPServer(tools=tools, **_OPTIONS))
+
+
+def build_late_mcp_server(tools: asyncio.Future[MCPServer[Any]]) -> MCPServer[Any]:
+    """A server that answers `initialize` before its tools exist: `tools/list` and `tools/call`
+    wait for `tools` (a `build_mcp_server` server) and go to it; if `tools` fails, they fail."""
+    return _served(_LateToolsServer(tools, **_OPTIONS))
+
+
+# log_level: the SDK configures the root logger when nothing did; keep it quiet (stdio shares the terminal).
+_OPTIONS: dict[str, Any] = {
+    "name": "zarniwoop",
+    "instructions": INSTRUCTIONS,
+    "version": __version__,
+    "log_level": "WARNING",
+    "subscriptions": False,
+}
+
+
+def _served(server: MCPServer[Any]) -> MCPServer[Any]:
     # No public way to leave them out: without these handlers the capabilities advertise tools only.
     # A private name of the SDK: pinned below the next minor in pyproject.toml and watched by
     # tests/test_library_canaries.py, which fails naming it when it moves.
@@ -155,6 +190,8 @@ def build_mcp_server(
 def _tool(
     spec: ToolSpec[Any], toolbox: Toolbox, principal_of: PrincipalResolver, profile_of: ProfileResolver
 ) -> Tool:
+    from ..dispatch.profiles import ProfileChoice
+
     async def call(arguments: dict[str, Any], ctx: Context[Any, Any]) -> CallToolResult:
         principal = principal_of(ctx)
         profile = ProfileChoice(profile_of(ctx), principal.profile)
@@ -203,6 +240,7 @@ def _tool(
 __all__ = [
     "PRINCIPAL_KEY",
     "PROFILE_KEY",
+    "build_late_mcp_server",
     "build_mcp_server",
     "fixed_principal",
     "fixed_profile",

@@ -130,7 +130,7 @@ def run(ctx: typer.Context, body: Callable[[Runtime], Awaitable[T]]) -> T:
 
         runtime = await Runtime.open(g.config)
         try:
-            await _purge_usage_if_due(runtime)
+            await purge_usage_if_due(runtime)
             return await body(runtime)
         finally:
             await runtime.aclose()
@@ -138,7 +138,7 @@ def run(ctx: typer.Context, body: Callable[[Runtime], Awaitable[T]]) -> T:
     return guarded(g, lambda: asyncio.run(go()))
 
 
-async def _purge_usage_if_due(runtime: Runtime) -> None:
+async def purge_usage_if_due(runtime: Runtime) -> None:
     """At most once a day (across every process on the database): the retention job."""
     from ... import operations
     from ...storage.retention import CLI_INTERVAL_SECONDS
@@ -150,28 +150,29 @@ async def _purge_usage_if_due(runtime: Runtime) -> None:
 
 
 def guarded(g: Globals, call: Callable[[], T]) -> T:
-    from ...contract.errors import ZarniwoopError
-
     try:
         return call()
     except Exit as exc:
         if exc.message:
             typer.echo(f"error: {exc.message}" if exc.code != 0 else exc.message, err=True)
         raise typer.Exit(exc.code) from None
-    except ZarniwoopError as exc:
-        if g.debug:
-            raise
-        typer.echo(f"error: {exc.message}", err=True)
-        raise typer.Exit(exc.exit_code) from None
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
     except Exception as exc:
         if g.debug:
             raise
-        typer.echo(
-            f"error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for details", err=True
-        )
-        raise typer.Exit(1) from None
+        line, code = error_line(exc)
+        typer.echo(line, err=True)
+        raise typer.Exit(code) from None
+
+
+def error_line(exc: Exception) -> tuple[str, int]:
+    """The one stderr line for an error that ends a command, and the command's exit code."""
+    from ...contract.errors import ZarniwoopError
+
+    if isinstance(exc, ZarniwoopError):
+        return f"error: {exc.message}", exc.exit_code
+    return f"error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for details", 1
 
 
 def plural(count: int, noun: str) -> str:

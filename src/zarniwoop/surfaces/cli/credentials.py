@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from ...tenancy.credentials import credential_references
 from .app import console, fail, guarded, name_param, print_json, run
 
 if TYPE_CHECKING:
@@ -86,6 +85,8 @@ def list_(
     """Credential names, where they live and which provider entries use them — never values."""
 
     async def body(rt: Runtime) -> list[dict[str, Any]]:
+        from ...tenancy.credentials import credential_references
+
         store = rt.credentials
         await store.refresh()
         uses = credential_references(rt.org)

@@ -2,7 +2,8 @@
 
 With no API token configured, it serves on loopback only and prints an admin token valid for this
 process (as Jupyter does); it refuses a non-loopback address until `zarniwoop tokens create` has
-made one. fastapi, uvicorn and mcp are imported here, not at `zarniwoop --help`.
+made one, unless `--auth oauth` lets callers sign in with an OAuth issuer's access tokens
+(docs/oauth.md). fastapi, uvicorn and mcp are imported here, not at `zarniwoop --help`.
 
 `--workers N` (N > 1) binds the socket here once and serves it from N worker processes
 (`workers.py`: the supervisor and the worker entry point; docs/workers.md).
@@ -52,6 +53,12 @@ def serve(
         "--probes/--no-probes",
         help="Probe keyless providers' reachability (research.probe.intervalSeconds).",
     ),
+    auth: str | None = typer.Option(
+        None,
+        "--auth",
+        help="tokens (API tokens only) or oauth (OAuth 2.1 access tokens of the config file's "
+        "auth.issuers as well); default: the config file's auth.mode. See docs/oauth.md.",
+    ),
     workers: int = typer.Option(
         1,
         "--workers",
@@ -63,6 +70,8 @@ def serve(
     g = ctx.obj
     if workers < 1:
         guarded(g, lambda: _refuse(f"--workers: expected a whole number of at least 1, got {workers}"))
+    if auth not in (None, "tokens", "oauth"):
+        guarded(g, lambda: _refuse(f"--auth: expected tokens or oauth, got {auth!r}"))
 
     async def main() -> None:
         from ...runtime import Runtime
@@ -70,8 +79,13 @@ def serve(
 
         runtime = await Runtime.open(g.config)
         try:
+            mode = auth or runtime.config.auth.mode
+            if mode == "oauth":  # a bad `auth:` block is a start-up error (exit 2), not every request's
+                from ...tenancy.oauth import OAuthVerifier
+
+                OAuthVerifier(runtime.config.auth, runtime.transport)
             admin_token = None
-            if await runtime.tokens.active_count() == 0:
+            if await runtime.tokens.active_count() == 0 and not (mode == "oauth" and not is_loopback(host)):
                 if not is_loopback(host):
                     raise Exit(
                         2,
@@ -85,7 +99,7 @@ def serve(
                 # the server stack loads only once the checks have passed
                 from ..http import create_app
 
-                app = create_app(runtime, bind_host=host, admin_token=admin_token, probes=probes)
+                app = create_app(runtime, bind_host=host, admin_token=admin_token, probes=probes, auth=mode)
                 config = uvicorn_config(app, log_level=log_level, access_log=access_log)
                 server = _announcing_server(
                     config, on_ready=lambda: _banner(url, g.tenant, g.project, admin_token)
@@ -111,6 +125,7 @@ def serve(
             access_log=access_log,
             probes=probes,
             workers=workers,
+            auth=mode,
         )
         await supervise(sock, spec, on_ready=lambda: _banner(url, g.tenant, g.project, admin_token, workers))
 

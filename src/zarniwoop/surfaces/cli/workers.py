@@ -68,6 +68,7 @@ class WorkerSpec:
     access_log: bool
     probes: bool
     workers: int
+    auth: str = "tokens"
 
     def line(self, index: int, fd: int) -> bytes:
         return json.dumps({"spec": asdict(self), "index": index, "fd": fd}).encode() + b"\n"
@@ -292,7 +293,9 @@ async def _serve_worker(spec: WorkerSpec, index: int, fd: int, stop: _StopFlag) 
             registry=REGISTRY,
         ).labels(str(index)).set(os.getpid())
         sock = listening_socket(fd)
-        app = create_app(runtime, bind_host=spec.host, admin_token=spec.admin_token, probes=spec.probes)
+        app = create_app(
+            runtime, bind_host=spec.host, admin_token=spec.admin_token, probes=spec.probes, auth=spec.auth
+        )
         config = uvicorn_config(app, log_level=spec.log_level, access_log=spec.access_log)
 
         def ready() -> None:

@@ -25,7 +25,7 @@ from ...tools.registry import Toolbox
 from ..mcp import build_mcp_server, http_principal, http_profile
 from .errors import install_error_handlers
 from .guard import RequestGuard
-from .mcp_endpoint import MCPEndpoint
+from .mcp_endpoint import MCPEndpoint, mcp_transports
 from .no_store import NoStoreApiAnswers
 from .routes import ROUTERS
 from .state import AppState
@@ -46,6 +46,7 @@ def create_app(
     bind_host: str = "127.0.0.1",
     admin_token: str | None = None,
     probes: bool = False,
+    auth: str | None = None,
 ) -> FastAPI:
     """The app. With `runtime`, the caller owns it; otherwise the lifespan opens one from `config`.
 
@@ -54,6 +55,7 @@ def create_app(
             against DNS rebinding.
         admin_token: an admin token valid only in this process (the one `serve` prints).
         probes: run the free reachability probes of keyless endpoints while serving (`serve` does).
+        auth: `tokens` or `oauth` (`serve --auth`); None: the config file's `auth.mode`.
     """
 
     @asynccontextmanager
@@ -67,15 +69,15 @@ def create_app(
             state = AppState(rt, toolbox, rt.tokens)
             if admin_token:
                 state.add_ephemeral_admin(admin_token)
+            if (auth or rt.config.auth.mode) == "oauth":
+                from .oauth_server import install_oauth
+
+                install_oauth(app, state, rt)
             mcp = build_mcp_server(toolbox, http_principal, http_profile)
-            # Stateless JSON transport: any replica can answer any request; no server→client pushes needed.
-            mcp.streamable_http_app(
-                streamable_http_path="/mcp",
-                stateless_http=True,
-                json_response=True,
-                host=bind_host if bind_host in LOOPBACK else "0.0.0.0",
-            )
-            state.mcp_sessions = mcp.session_manager
+            # Stateless both ways (any replica or worker answers any request): SSE for a client that
+            # accepts it (progress notifications, then the result), one JSON answer for the others.
+            transports = mcp_transports(mcp, bind_host if bind_host in LOOPBACK else "0.0.0.0")
+            state.mcp_sessions = transports
             app.state.zarniwoop = state
             from ...storage.retention import stop_retention_loop
 
@@ -87,7 +89,7 @@ def create_app(
                 rt
             )  # other processes' project stops, scheduled discovery
             try:
-                async with mcp.session_manager.run():
+                async with transports.json.run(), transports.stream.run():
                     yield
             finally:
                 await stop_retention_loop(retention)

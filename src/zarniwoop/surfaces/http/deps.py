@@ -21,10 +21,10 @@ from fastapi import Depends, HTTPException, Query, Request
 from ...contract.errors import AccessDeniedError
 from ...contract.query import SearchScope
 from ...dispatch.profiles import GLOBAL_ORDER, ProfileChoice
+from ...tenancy.oauth import OAuthTokenError
 from ...tenancy.tokens import Principal
 from .state import AppState
 
-BEARER_CHALLENGE = {"WWW-Authenticate": 'Bearer realm="zarniwoop"'}
 PRINCIPAL_SCOPE_KEY = "zarniwoop.principal"
 """Where `guard.RequestGuard` leaves the principal it verified before the body was read."""
 
@@ -38,15 +38,21 @@ Ctx = Annotated[AppState, Depends(get_state)]
 
 
 async def authenticate_header(state: AppState, header: str | None) -> Principal:
-    """The principal of an `Authorization: Bearer <token>` header; a 401 `HTTPException` otherwise."""
+    """The principal of an `Authorization: Bearer <token>` header; a 401 `HTTPException` otherwise
+    (with `auth: oauth`, its `WWW-Authenticate` names the protected-resource metadata, RFC 9728)."""
     if not header:
-        raise HTTPException(401, "missing bearer token: send Authorization: Bearer <token>", BEARER_CHALLENGE)
+        raise HTTPException(
+            401, "missing bearer token: send Authorization: Bearer <token>", state.challenge()
+        )
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise HTTPException(401, "expected Authorization: Bearer <token>", BEARER_CHALLENGE)
-    principal = await state.authenticate(token.strip())
+        raise HTTPException(401, "expected Authorization: Bearer <token>", state.challenge())
+    try:
+        principal = await state.authenticate(token.strip())
+    except OAuthTokenError as exc:  # the description names the failed check, never the token
+        raise HTTPException(exc.status, exc.message, state.challenge(exc.error, exc.message)) from None
     if principal is None:
-        raise HTTPException(401, "invalid or revoked token", BEARER_CHALLENGE)
+        raise HTTPException(401, "invalid or revoked token", state.challenge("invalid_token"))
     return principal
 
 

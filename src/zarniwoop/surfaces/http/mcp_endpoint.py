@@ -6,16 +6,24 @@ agent profile its searches route through (`/mcp?profile=research-agent`), leaves
 the `Principal` narrowed to that scope in the ASGI scope for the tools
 (`surfaces.mcp.http_principal`), and hands the request to the MCP session manager that the app's
 lifespan runs.
+
+Two stateless transports of the SDK serve it: a client whose `Accept` names `text/event-stream`
+(with JSON) gets each `tools/call` as an SSE stream — `notifications/progress` for the steps of
+`research_investigate` and `research_rich`, then the result —, one that accepts only JSON gets the
+one JSON answer. Neither keeps a session, so any worker of `serve --workers N` answers any request.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from fastapi import HTTPException
+from mcp.server.streamable_http import check_accept_headers
+from starlette.requests import Request
 
 from ...contract.errors import AccessDeniedError, InvalidRequestError
 from ...dispatch.profiles import ProfileChoice
@@ -25,9 +33,39 @@ from .deps import PRINCIPAL_SCOPE_KEY, authenticate_header
 from .errors import error_body
 
 if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from starlette.types import Receive, Scope, Send
 
     from .state import AppState
+
+
+@dataclass(frozen=True, slots=True)
+class MCPTransports:
+    """The SDK's two stateless session managers for one server; the app's lifespan runs both."""
+
+    json: StreamableHTTPSessionManager
+    """One JSON answer per request (`Accept: application/json`)."""
+    stream: StreamableHTTPSessionManager
+    """An SSE stream per request: the request's notifications, then its answer."""
+
+    def for_request(self, scope: Scope) -> StreamableHTTPSessionManager:
+        has_json, has_sse = check_accept_headers(Request(scope))
+        return self.stream if has_json and has_sse else self.json
+
+
+def mcp_transports(server: MCPServer[Any], host: str) -> MCPTransports:
+    """Both transports of `server`; `host` as `MCPServer.streamable_http_app` takes it (a loopback
+    address turns on the SDK's DNS-rebinding check of `Host` and `Origin`)."""
+
+    def manager(json_response: bool) -> StreamableHTTPSessionManager:
+        # each call builds a fresh manager and leaves it as `server.session_manager`
+        server.streamable_http_app(
+            streamable_http_path="/mcp", stateless_http=True, json_response=json_response, host=host
+        )
+        return server.session_manager
+
+    return MCPTransports(json=manager(True), stream=manager(False))
 
 
 class MCPEndpoint:
@@ -56,7 +94,7 @@ class MCPEndpoint:
             await _send_json(send, 503, error_body("the MCP endpoint is not running"), {})
             return
         narrowed = principal.narrowed(target)
-        await state.mcp_sessions.handle_request(
+        await state.mcp_sessions.for_request(scope).handle_request(
             {**scope, PRINCIPAL_KEY: narrowed, PROFILE_KEY: profile.asked}, receive, send
         )
 
@@ -74,4 +112,4 @@ async def _send_json(send: Send, status: int, body: dict[str, object], headers: 
     await send({"type": "http.response.body", "body": payload})
 
 
-__all__ = ["MCPEndpoint"]
+__all__ = ["MCPEndpoint", "MCPTransports", "mcp_transports"]

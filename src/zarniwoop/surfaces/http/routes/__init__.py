@@ -7,6 +7,7 @@ from . import (
     credentials,
     gateway,
     image,
+    oauth,
     research,
     routing,
     settings,
@@ -31,6 +32,7 @@ ROUTERS = (
     catalog.router,
     image.router,
     system.router,
+    oauth.router,
     web.router,
 )
 

@@ -3,6 +3,7 @@
 GET /             `web/index.html` — no token needed: the page holds no data. It asks for the token
                   `zarniwoop serve` printed, keeps it in the tab's sessionStorage and sends it as
                   `Authorization: Bearer` on each call to the `/v1` API (the same API as every client).
+GET /oauth/consent  `web/consent.html`: where the built-in OAuth server sends a browser to be granted
 GET /ui/<file>    the app's modules and styles: `app.js`, `core.js`, `pages/*.js`, `app.css`, and the
                   libraries vendored from npm under `vendor/` (each with its licence beside it)
 
@@ -45,6 +46,8 @@ class Asset:
 
 
 INDEX = Asset("index.html", "text/html; charset=utf-8")
+CONSENT = Asset("consent.html", "text/html; charset=utf-8")
+"""The built-in OAuth server's consent page (`/oauth/consent?request=…`, docs/oauth.md)."""
 MEDIA_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 
 
@@ -78,6 +81,11 @@ def _serve(asset: Asset) -> Response:
 @router.get("/")
 async def index() -> Response:
     return _serve(INDEX)
+
+
+@router.get("/oauth/consent")
+async def consent() -> Response:
+    return _serve(CONSENT)
 
 
 @router.get("/ui/{name:path}")

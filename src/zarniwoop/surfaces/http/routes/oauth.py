@@ -1,0 +1,78 @@
+"""OAuth 2.0 protected-resource metadata (RFC 9728) with `auth: oauth`, else 404.
+
+`GET /.well-known/oauth-protected-resource` and the same path with the resource's own path appended
+(RFC 9728 §3.1: `https://host/zarniwoop` → `/.well-known/oauth-protected-resource/zarniwoop`), built
+and served by the MCP SDK's own metadata handler: the resource (`auth.resource`), the authorization
+servers (the configured issuers), the scopes (`zarniwoop:user`, `:admin`, `:tenant-admin`).
+No token needed: an MCP client reads it after its first 401 to learn where to sign in.
+
+With the built-in authorization server (`auth.builtin`), the consent page calls
+`GET /v1/oauth/requests/{id}` (who asks, where it goes back to) and `POST /v1/oauth/requests/{id}`
+(`{approve, tenant?, project, role}` → `{redirect}`: the client's `redirect_uri` with the code), as
+an admin: never more than the admin holds.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Path, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..deps import AdminCaller, Ctx
+from ..oauth_server import BuiltinAuthServer
+from ..state import AppState
+
+router = APIRouter(tags=["oauth"])
+METADATA_PATH = "/.well-known/oauth-protected-resource"
+
+
+@router.get(METADATA_PATH, include_in_schema=False)
+@router.get(METADATA_PATH + "/{resource_path:path}", include_in_schema=False)
+async def protected_resource_metadata(request: Request, ctx: Ctx) -> Response:
+    if ctx.resource_metadata is None:
+        raise HTTPException(404, "this server does not take OAuth access tokens (serve --auth oauth)")
+    return await ctx.resource_metadata.handle(request)
+
+
+class ConsentBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    approve: bool = True
+    tenant: str | None = Field(default=None, max_length=100)
+    project: str = Field(default="default", max_length=100)
+    role: str = Field(default="user", max_length=20)
+
+
+def _server(ctx: AppState) -> BuiltinAuthServer:
+    if ctx.auth_server is None:
+        raise HTTPException(404, "this server has no built-in authorization server (auth.builtin)")
+    return ctx.auth_server
+
+
+@router.get("/v1/oauth/requests/{request_id}", summary="A sign-in request waiting for consent")
+async def pending_request(
+    request_id: Annotated[str, Path(max_length=100, pattern=r"^[A-Za-z0-9_\-]+$")],
+    ctx: Ctx,
+    admin: AdminCaller,
+) -> dict[str, Any]:
+    client, params = await _server(ctx).pending(request_id)
+    return {
+        "client": client.client_name or client.client_id,
+        "redirectUri": str(params.redirect_uri),
+        "scopes": params.scopes or [],
+        "tenant": admin.scope.tenant,
+    }
+
+
+@router.post("/v1/oauth/requests/{request_id}", summary="Grant (or deny) a sign-in request")
+async def decide_request(
+    request_id: Annotated[str, Path(max_length=100, pattern=r"^[A-Za-z0-9_\-]+$")],
+    body: ConsentBody,
+    ctx: Ctx,
+    admin: AdminCaller,
+) -> dict[str, str]:
+    tenant = body.tenant or admin.scope.tenant
+    redirect = await _server(ctx).decide(
+        request_id, admin.principal, approve=body.approve, tenant=tenant, project=body.project, role=body.role
+    )
+    return {"redirect": redirect}

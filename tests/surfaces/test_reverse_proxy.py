@@ -1,0 +1,145 @@
+"""The README's remote quick start, run: its nginx block (Debian's nginx, on loopback with a
+self-signed certificate) in front of `zarniwoop serve --host 0.0.0.0 --auth oauth`, and the mcp
+SDK's client connecting through it over TLS with an access token (a loopback test issuer,
+`tests/support/oauth.py`): the 401 challenge names the public https URL, the five tools list, and
+`research_investigate`'s progress arrives through the proxy as it streams (`proxy_buffering off`).
+Skips, naming what is missing, without nginx.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import socket
+import ssl
+import subprocess
+import time
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from ..support.oauth import ISSUER, TestIssuer
+from ..support.runtime import write_config
+from ..support.served import served
+from ..support.tls import self_signed
+from ..support.tool_calls import CALLS, mount_recorded
+
+pytestmark = pytest.mark.anyio
+README = Path(__file__).resolve().parents[2] / "README.md"
+NGINX = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if Path(p).exists()), None)
+
+
+def readme_block(language: str) -> str:
+    blocks = re.findall(rf"```{language}\n(.*?)```", README.read_text(), flags=re.S)
+    assert blocks, f"README.md has no {language} block"
+    return blocks[0]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def nginx_config(tmp_path: Path, listen: int, upstream: int) -> Path:
+    """The README's server block, with only the machine-specific values put in (the test fails if
+    the block no longer has them)."""
+    cert, key = self_signed(tmp_path, "127.0.0.1")
+    block = readme_block("nginx")
+    for old, new in {
+        "listen 443 ssl;": f"listen 127.0.0.1:{listen} ssl;",
+        "server_name zarniwoop.example.org;": "server_name 127.0.0.1;",
+        "/etc/ssl/zarniwoop/fullchain.pem": cert,
+        "/etc/ssl/zarniwoop/privkey.pem": key,
+        "http://127.0.0.1:8765": f"http://127.0.0.1:{upstream}",
+    }.items():
+        assert old in block, f"the README's nginx block no longer has {old!r}"
+        block = block.replace(old, new)
+    (tmp_path / "logs").mkdir(exist_ok=True)
+    main = tmp_path / "nginx.conf"
+    main.write_text(
+        f"worker_processes 1;\nerror_log {tmp_path}/logs/error.log;\npid {tmp_path}/nginx.pid;\n"
+        "events { worker_connections 64; }\n"
+        f"http {{\n  access_log off;\n  client_body_temp_path {tmp_path}/body;\n"
+        f"  proxy_temp_path {tmp_path}/proxy;\n{block}}}\n"
+    )
+    return main
+
+
+@pytest.fixture
+def proxied(tmp_path, emulator):
+    if NGINX is None:
+        pytest.skip("nginx is not installed (Debian: apt-get install nginx-light)")
+    listen = free_port()
+    public = f"https://127.0.0.1:{listen}"
+    idp = TestIssuer(emulator)
+    config = write_config(
+        tmp_path,
+        {"settings": mount_recorded(emulator), "auth": {**idp.config(), "resource": public}},
+    )
+    with served(config, tmp_path / "home", "--auth", "oauth", host="0.0.0.0") as server:
+        upstream = int(server.url.rsplit(":", 1)[1])
+        (tmp_path / "nginx").mkdir()
+        conf = nginx_config(tmp_path / "nginx", listen, upstream)
+        nginx = subprocess.Popen(
+            [NGINX, "-p", str(tmp_path / "nginx"), "-c", str(conf), "-g", "daemon off;"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            for _ in range(100):  # until it accepts connections (or has exited)
+                if nginx.poll() is not None:
+                    pytest.fail(f"nginx did not start: {nginx.stderr.read() if nginx.stderr else ''}")
+                try:
+                    socket.create_connection(("127.0.0.1", listen), timeout=1).close()
+                    break
+                except OSError:
+                    time.sleep(0.1)
+            yield public, idp, str(tmp_path / "nginx" / "cert.pem")
+        finally:
+            nginx.terminate()
+            nginx.wait(timeout=10)
+
+
+async def test_the_mcp_client_connects_through_the_readme_nginx_config(proxied):
+    public, idp, cert = proxied
+    trust = ssl.create_default_context(cafile=cert)
+    async with httpx2.AsyncClient(verify=trust, timeout=30) as http:
+        refused = await http.post(f"{public}/mcp", json={})
+        assert refused.status_code == 401
+        assert refused.headers["www-authenticate"] == (
+            f'Bearer resource_metadata="{public}/.well-known/oauth-protected-resource"'
+        )
+        metadata = (await http.get(f"{public}/.well-known/oauth-protected-resource")).json()
+        assert metadata["resource"].rstrip("/") == public
+        assert [a.rstrip("/") for a in metadata["authorization_servers"]] == [ISSUER]
+
+    token = idp.token(
+        aud=public, zarniwoop_tenant="default", zarniwoop_project="default", scope="zarniwoop:user"
+    )
+    heard: list[str] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        heard.append(message or "")
+
+    async with (
+        httpx2.AsyncClient(verify=trust, headers={"Authorization": f"Bearer {token}"}, timeout=60) as http,
+        Client(streamable_http_client(f"{public}/mcp", http_client=http)) as client,
+    ):
+        assert len((await client.list_tools()).tools) == 5
+        result = await client.call_tool(
+            "research_investigate", CALLS["research_investigate"], progress_callback=progress
+        )
+    assert not result.is_error
+    searches = len(result.structured_content["searches"])
+    assert [m.split(":")[0] for m in heard] == [
+        "plan",
+        *["search"] * searches,
+        "dedup",
+        "evaluate",
+        "insights",
+    ]
