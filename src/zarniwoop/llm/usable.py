@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..contract.errors import UnknownModelError
+from ..contract.errors import InvalidRequestError, UnknownModelError
 from ..contract.query import SearchScope
+from .adapters.ids import model_problem
 from .aliases import ALIAS_PREFIX, FALLBACK_SUFFIX, resolve
 from .routing import CandidateBuilder
 
@@ -62,7 +63,7 @@ async def usable_models(manager: LlmManager, catalog: Catalog | None, call: LlmC
         alias = f"{prefix}:{rest}"
         try:
             found = resolve(alias, settings)
-        except UnknownModelError:
+        except (UnknownModelError, InvalidRequestError):  # unresolvable, or not a model id its vendor admits
             continue
         credential = source(found.protocol_type, found.instance, found.model)
         if credential is not None:
@@ -71,7 +72,7 @@ async def usable_models(manager: LlmManager, catalog: Catalog | None, call: LlmC
     if catalog is not None:
         for doc in sorted(catalog.models(scope_key), key=lambda d: (d.instance, d.wire_name)):
             wire = builder.wire_type(doc.instance)
-            if doc.kind != "chat" or wire is None:
+            if doc.kind != "chat" or wire is None or model_problem(wire, doc.wire_name) is not None:
                 continue
             credential = source(wire, doc.instance, doc.wire_name)
             if credential is not None:

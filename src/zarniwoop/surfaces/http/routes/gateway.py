@@ -44,6 +44,7 @@ from starlette.exceptions import HTTPException
 
 from ....contract.errors import (
     AccessDeniedError,
+    BudgetUnavailableError,
     ConfigError,
     InvalidRequestError,
     MissingCredentialError,
@@ -52,6 +53,7 @@ from ....contract.errors import (
     QuotaExceededError,
     RateLimitExceededError,
     UnknownModelError,
+    UnsafeValueError,
     ZarniwoopError,
 )
 from ....llm.adapters import StreamDelta
@@ -68,6 +70,7 @@ from ..openai_wire import (
     error_json,
     finish_reason,
     model_entry,
+    response_extras,
     served_json,
     sse,
 )
@@ -78,6 +81,10 @@ log = logging.getLogger("zarniwoop.gateway")
 _ERRORS = {status: {"model": OpenAIErrorBody} for status in (400, 401, 403, 404, 429, 501, 502)}
 router = APIRouter(tags=["gateway"], responses=_ERRORS)  # type: ignore[arg-type]
 
+
+NO_RETRY = {"x-should-retry": "false"}
+"""On answers a retry cannot change (a spent budget, a refused permission, an unsupported endpoint):
+the openai SDK honours it instead of retrying a 429 or 5xx with backoff."""
 
 ACCOUNT_REQUIRED = (
     "this token is not bound to an account; the gateway charges an account's budgets: "
@@ -167,10 +174,14 @@ async def _events(
                 for i, c in enumerate(response.tool_calls)
             ]
             yield chunk(completion_id, created, served, {"tool_calls": calls})
-        extra = {"zarniwoop": served_json(result)}
-        yield chunk(completion_id, created, served, {}, finish=finish_reason(response), extra=extra)
+        refusal, logprobs, fingerprint = response_extras(response)
+        if refusal:
+            yield chunk(completion_id, created, served, {"refusal": refusal})
+        extra = {"system_fingerprint": fingerprint, "zarniwoop": served_json(result)}
+        finish = finish_reason(response)
+        yield chunk(completion_id, created, served, {}, finish=finish, extra=extra, logprobs=logprobs)
         if body.include_usage:
-            yield chunk(completion_id, created, served, None, usage=result.usage)
+            yield chunk(completion_id, created, served, None, usage=result.usage, metadata=response.metadata)
         yield DONE
     except Exception as exc:  # mid-stream: the status is sent already, so the error is an event
         status, payload, _ = _error_parts(exc)
@@ -204,7 +215,9 @@ async def embeddings(principal: CurrentPrincipal) -> Response:
         return error_response(exc)
     message = "embeddings are not supported by this gateway: no wire adapter carries an embeddings call"
     return JSONResponse(
-        error_json(message, "invalid_request_error", None, "unsupported_endpoint"), status_code=501
+        error_json(message, "invalid_request_error", None, "unsupported_endpoint"),
+        status_code=501,
+        headers=NO_RETRY,
     )
 
 
@@ -246,20 +259,28 @@ def _error_parts(exc: BaseException) -> tuple[int, dict[str, Any], dict[str, str
         body = error_json(exc.message, "requests", None, "rate_limit_exceeded", level=exc.level)
         return 429, body, {"Retry-After": str(max(1, math.ceil(exc.retry_after)))}
     if isinstance(exc, QuotaExceededError):
+        # a spent budget stays spent; only an unreachable budget store may pass on a later try
+        retry = {} if isinstance(exc, BudgetUnavailableError) else dict(NO_RETRY)
         return (
             429,
             error_json(exc.message, "insufficient_quota", None, "insufficient_quota", level=exc.level),
-            {},
+            retry,
         )
     if isinstance(exc, UnknownModelError):
         return 404, error_json(exc.message, "invalid_request_error", "model", "model_not_found"), {}
     if isinstance(exc, MissingCredentialError):
         return 400, error_json(exc.message, "invalid_request_error", "model", "missing_credential"), {}
+    if isinstance(exc, UnsafeValueError):
+        return (
+            422,
+            error_json(exc.message, "invalid_request_error", exc.field, "invalid_value"),
+            dict(NO_RETRY),
+        )
     if isinstance(exc, InvalidRequestError):
         return 400, error_json(exc.message, "invalid_request_error", exc.field, "invalid_value"), {}
     if isinstance(exc, AccessDeniedError):
         code = "account_required" if exc.message == ACCOUNT_REQUIRED else "permission_denied"
-        return 403, error_json(exc.message, "permission_error", None, code), {}
+        return 403, error_json(exc.message, "permission_error", None, code), dict(NO_RETRY)
     if isinstance(exc, (NoProviderAvailableError, ProviderError)):
         return 502, error_json(exc.message, "upstream_error", None, "upstream_failed"), {}
     if isinstance(exc, ConfigError):
