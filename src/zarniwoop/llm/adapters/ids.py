@@ -60,7 +60,7 @@ def check_model(wire_type: str, model: str, field: str = "model") -> str:
     """`model` itself when the wire's vendor admits it as a model id; else `UnsafeValueError(field)`."""
     problem = model_problem(wire_type, model)
     if problem is not None:
-        raise UnsafeValueError(field, f"{model[:80]!r} is not a {wire_type} model id ({problem})")
+        raise UnsafeValueError(field, f"{model[:80]!r} is not a model id of the {wire_type} wire ({problem})")
     return model
 
 
