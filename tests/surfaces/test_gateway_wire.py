@@ -6,6 +6,7 @@ back, and errors the openai SDK does not retry in vain."""
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -72,6 +73,13 @@ UPSTREAM = {
 }
 
 
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then closed: connecting is refused at once)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 @dataclass
 class Setup:
     emulator: Emulator
@@ -94,6 +102,11 @@ def module_setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     emulator = Emulator().start()
     tenants = gateway_tenants(emulator)
     tenants["acme"]["projects"]["tight"] = {"team": "nlp", "llm": {"quota": {"monthly_tokens": 50}}}
+    # two local servers: the bundled catalog's `ollama` configured where nothing listens, and `lab`
+    # (an Ollama no catalog document names) on the emulator
+    tenants["acme"]["settings"]["ai.provider.ollama.baseUrl"] = f"http://127.0.0.1:{closed_port()}"
+    tenants["acme"]["settings"]["ai.provider.lab.type"] = "ollama"
+    tenants["acme"]["settings"]["ai.provider.lab.baseUrl"] = emulator.url + "/lab"
     setup = prepare_gateway(
         tmp_path_factory.mktemp("gateway-wire"),
         emulator,
@@ -357,6 +370,32 @@ def _tool_call_answer() -> dict[str, Any]:
         **UPSTREAM,
         "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls", "logprobs": None}],
     }
+
+
+# -- /v1/models lists what can answer ---------------------------------------------------------------
+
+
+def test_models_lists_a_local_server_only_while_it_answers(gw: Setup) -> None:
+    gw.emulator.add(
+        "/lab/api/tags",
+        Reply.json({"models": [{"name": "qwen3:8b"}, {"name": "nomic-embed-text:latest"}]}),
+    )
+    listed = {m.id: m for m in gw.client().models.list().data}
+    assert not [i for i in listed if i.startswith(("ollama:", "lmstudio:"))]  # configured, nothing listens
+    assert listed["lab:qwen3:8b"].owned_by == "lab"  # reachable: what it serves (chat models only)
+    assert listed["lab:qwen3:8b"].model_extra["instance"] == "lab"
+    assert "lab:nomic-embed-text:latest" not in listed
+    assert listed["anthropic:claude-sonnet-4-5"].model_extra["instance"] == "anthropic"  # a key: listed
+    [probe] = gw.emulator.requests("/lab/api/tags")
+    assert probe.method == "GET"
+    every = httpx.get(
+        gw.server.url + "/v1/models", params={"all": "true"}, headers={"Authorization": f"Bearer {gw.token}"}
+    ).json()["data"]
+    hidden = {m["id"]: m for m in every if not m["available"]}
+    assert hidden["ollama:llama3.1"]["instance"] == "ollama"
+    assert "ollama is not reachable" in hidden["ollama:llama3.1"]["reason"]
+    assert {m["id"] for m in every if m["available"]} == set(listed)
+    assert len(gw.emulator.requests("/lab/api/tags")) == 1  # the probe stands for a while: not re-sent
 
 
 # -- errors as the openai SDK expects -------------------------------------------------------------------

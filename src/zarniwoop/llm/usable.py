@@ -36,6 +36,8 @@ class UsableModel:
     credential_source: str
     """Whose key a call would use: account, project, team, tenant, operator or local."""
     alias: bool = False
+    wire_type: str = ""
+    """The wire the serving instance speaks (`liveness.py` probes the local ones)."""
 
 
 async def usable_models(manager: LlmManager, catalog: Catalog | None, call: LlmCall) -> list[UsableModel]:
@@ -68,7 +70,11 @@ async def usable_models(manager: LlmManager, catalog: Catalog | None, call: LlmC
         credential = source(found.protocol_type, found.instance, found.model)
         if credential is not None:
             target = f"{found.instance}:{found.model}"
-            out.append(UsableModel(alias, found.instance, target, credential, alias=True))
+            out.append(
+                UsableModel(
+                    alias, found.instance, target, credential, alias=True, wire_type=found.protocol_type
+                )
+            )
     if catalog is not None:
         for doc in sorted(catalog.models(scope_key), key=lambda d: (d.instance, d.wire_name)):
             wire = builder.wire_type(doc.instance)
@@ -77,7 +83,7 @@ async def usable_models(manager: LlmManager, catalog: Catalog | None, call: LlmC
             credential = source(wire, doc.instance, doc.wire_name)
             if credential is not None:
                 model_id = f"{doc.instance}:{doc.wire_name}"
-                out.append(UsableModel(model_id, doc.instance, model_id, credential))
+                out.append(UsableModel(model_id, doc.instance, model_id, credential, wire_type=wire))
     return out
 
 

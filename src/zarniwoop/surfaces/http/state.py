@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ...llm.liveness import LocalProbes
 from ...tenancy.tokens import ANY, Principal, TokenStore, hash_token
 
 if TYPE_CHECKING:
@@ -25,6 +26,8 @@ class AppState:
     ephemeral: dict[str, Principal] = field(default_factory=dict)
     """Tokens that live only in this process (the admin token `serve` prints), by SHA-256."""
     mcp_sessions: StreamableHTTPSessionManager | None = None
+    local_probes: LocalProbes = field(default_factory=LocalProbes)
+    """Recent probes of local LLM servers: `GET /v1/models` lists only what can answer."""
 
     def add_ephemeral_admin(self, token: str) -> None:
         self.ephemeral[hash_token(token)] = Principal(ANY, ANY, "admin", "ephemeral")

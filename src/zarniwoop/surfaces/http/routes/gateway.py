@@ -10,6 +10,10 @@ and answers in OpenAI's wire shape whatever wire served it (Anthropic, Gemini, O
     client = openai.OpenAI(base_url="http://127.0.0.1:8765/v1", api_key="zw_…")
     client.chat.completions.create(model="default:analyze", messages=[{"role": "user", "content": "hi"}])
 
+`GET /v1/models` lists what can answer: models whose instance has a key and, for a local server
+(Ollama, LM Studio, a keyless vLLM), a recent successful probe of it (`llm/liveness.py`) — each entry
+names its `instance`; `?all=true` adds the rest with `available: false` and the reason.
+
 A token without an account is refused (403 `account_required`): budgets and usage are per account,
 and silently charging a project's "default" account would hide who spent them. Errors use OpenAI's
 shape `{"error": {"message", "type", "param", "code"}}` (the rest of the API keeps its own):
@@ -37,7 +41,7 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
@@ -58,7 +62,8 @@ from ....contract.errors import (
 )
 from ....llm.adapters import StreamDelta
 from ....llm.call import LlmCall, LlmResult
-from ....llm.usable import usable_models
+from ....llm.liveness import partition
+from ....llm.usable import UsableModel, usable_models
 from ....tenancy.tokens import Principal
 from ..deps import PRINCIPAL_SCOPE_KEY, Ctx, CurrentPrincipal, authenticate_header
 from ..openai_wire import (
@@ -193,18 +198,42 @@ async def _events(
             await aclose()  # a client that went away gives the budget hold back
 
 
-@router.get("/v1/models", summary="The aliases and catalog models this token's account may use")
-async def list_models(ctx: Ctx, principal: CurrentPrincipal) -> Response:
+@router.get(
+    "/v1/models",
+    summary="The aliases and catalog models this token's account may use, and that can answer now",
+)
+async def list_models(
+    ctx: Ctx,
+    principal: CurrentPrincipal,
+    show_all: bool = Query(
+        False,
+        alias="all",
+        description="Also list what cannot answer now (a local server down, a model it does not serve), "
+        "each with `available: false` and the reason.",
+    ),
+) -> Response:
     try:
         call = gateway_call(principal)
         manager = await ctx.runtime.llm()
         models = await usable_models(manager, await ctx.runtime.catalog(), call)
+        shown, hidden = await partition(manager, models, call, ctx.local_probes)
     except Exception as exc:
         return error_response(exc)
-    data = [
-        model_entry(m.id, m.owned_by, target=m.target, credential_source=m.credential_source) for m in models
-    ]
+    data = [_model_json(m, available=True) for m in shown]
+    if show_all:
+        data += [_model_json(h.model, available=False, reason=h.reason) for h in hidden]
     return JSONResponse({"object": "list", "data": data})
+
+
+def _model_json(model: UsableModel, **extra: Any) -> dict[str, Any]:
+    return model_entry(
+        model.id,
+        model.owned_by,
+        instance=model.owned_by,
+        target=model.target,
+        credential_source=model.credential_source,
+        **extra,
+    )
 
 
 @router.post("/v1/embeddings", summary="Not supported: answers 501 in OpenAI's error shape")
