@@ -192,6 +192,17 @@ class ChatCompletionRequest(_Wire):
         )
 
 
+def request_schemas() -> dict[str, Any]:
+    """`ChatCompletionRequest` and the models it uses as OpenAPI components, each `$ref` pointing at
+    `#/components/schemas/…` (pydantic nests them under `$defs`, which OpenAPI tools cannot resolve)."""
+    schema = ChatCompletionRequest.model_json_schema(ref_template=COMPONENT_REF + "{model}")
+    defs = schema.pop("$defs", {})
+    return {"ChatCompletionRequest": schema, **defs}
+
+
+COMPONENT_REF = "#/components/schemas/"
+
+
 def _message(message: Message) -> ChatMessage:
     role = "system" if message.role == "developer" else message.role
     calls = tuple(ToolCall(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or ())
@@ -362,6 +373,7 @@ __all__ = [
     "error_json",
     "finish_reason",
     "model_entry",
+    "request_schemas",
     "response_extras",
     "served_json",
     "sse",

@@ -67,6 +67,7 @@ from ....llm.usable import UsableModel, usable_models
 from ....tenancy.tokens import Principal
 from ..deps import PRINCIPAL_SCOPE_KEY, Ctx, CurrentPrincipal, authenticate_header
 from ..openai_wire import (
+    COMPONENT_REF,
     DONE,
     ChatCompletionRequest,
     OpenAIErrorBody,
@@ -83,7 +84,7 @@ from ..state import AppState
 
 log = logging.getLogger("zarniwoop.gateway")
 
-_ERRORS = {status: {"model": OpenAIErrorBody} for status in (400, 401, 403, 404, 429, 501, 502)}
+_ERRORS = {status: {"model": OpenAIErrorBody} for status in (400, 401, 403, 404, 422, 429, 501, 502)}
 router = APIRouter(tags=["gateway"], responses=_ERRORS)  # type: ignore[arg-type]
 
 
@@ -111,7 +112,7 @@ def gateway_call(principal: Principal) -> LlmCall:
     openapi_extra={
         "requestBody": {
             "required": True,
-            "content": {"application/json": {"schema": ChatCompletionRequest.model_json_schema()}},
+            "content": {"application/json": {"schema": {"$ref": COMPONENT_REF + "ChatCompletionRequest"}}},
         }
     },
 )

@@ -62,12 +62,9 @@ router = APIRouter(
 EVENT_STREAM = "text/event-stream"
 _SSE_RESPONSE: dict[int | str, dict[str, Any]] = {
     200: {
-        "content": {
-            EVENT_STREAM: {
-                "schema": {"type": "string"},
-                "description": "With `Accept: text/event-stream`: `progress` events, then `result` or `error`.",
-            }
-        }
+        "description": "The ranked hit set; with `Accept: text/event-stream`: `progress` events, then "
+        "`result` or `error`.",
+        "content": {EVENT_STREAM: {"schema": {"type": "string"}}},
     }
 }
 
