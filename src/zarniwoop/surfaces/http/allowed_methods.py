@@ -6,20 +6,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from starlette.routing import Match, Route
+from starlette.routing import BaseRoute, Match
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
+METHODS = ("DELETE", "GET", "PATCH", "POST", "PUT")
+
+
 def methods_of(app: ASGIApp, scope: Scope) -> list[str]:
-    """Every method some route of `app` serves at the request's path, OPTIONS included, sorted."""
+    """Every method some route of `app` serves at the request's path, OPTIONS included, sorted.
+    Each method is asked of the routes as a request would be (`BaseRoute.matches`), so routers
+    included with a prefix answer for their own routes."""
+    routes: list[BaseRoute] = list(getattr(getattr(app, "router", None), "routes", ()))
     found = {"OPTIONS"}
-    for route in getattr(getattr(app, "router", None), "routes", ()):
-        if isinstance(route, Route) and route.methods:
-            match, _ = route.matches({**scope, "method": next(iter(route.methods))})
-            if match is Match.FULL:
-                found |= route.methods
+    for method in METHODS:
+        probe = {**scope, "method": method}
+        if any(route.matches(probe)[0] is Match.FULL for route in routes):
+            found.add(method)
     return sorted(found)
 
 
@@ -53,4 +58,4 @@ class AllowedMethods:
         await self.app(scope, receive, sending)
 
 
-__all__ = ["AllowedMethods", "methods_of"]
+__all__ = ["METHODS", "AllowedMethods", "methods_of"]
