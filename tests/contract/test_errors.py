@@ -47,6 +47,7 @@ EXAMPLES: dict[str, ZarniwoopError] = {
     "ResponseTooLargeError": errors.ResponseTooLargeError("over the cap"),
     "ScopeRequiredError": errors.ScopeRequiredError("project"),
     "TargetRefusedError": errors.TargetRefusedError("http://10.0.0.1/", "private address"),
+    "UnknownNameError": errors.UnknownNameError("profile", "unknown profile 'x'; defined here: none"),
     "UnsafeValueError": errors.UnsafeValueError("model", "'../x' is not a gemini model id"),
     "TransportError": errors.TransportError("reset"),
     "UnknownModelError": errors.UnknownModelError("openai:gpt-x", "no such model", "not_configured"),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from ..contract.errors import InvalidRequestError
+from ..contract.errors import UnknownNameError
 from ..llm.catalog.snapshot import layer_keys, layer_label
 
 if TYPE_CHECKING:
@@ -41,13 +41,13 @@ def model_with_layers(catalog: Catalog, scope: SearchScope, doc: ModelDoc) -> di
 
 def catalog_models(catalog: Catalog, scope: SearchScope, instance: str | None = None) -> dict[str, Any]:
     """`{"scope", "layers", "instances": [{"instance", "models"}], "instance", "models": [ModelDoc
-    JSON + "fieldLayers"]}`; an `instance` the scope's catalog does not know is a 422 naming it."""
+    JSON + "fieldLayers"]}`; an `instance` the scope's catalog does not know is a 404 naming it."""
     snapshot = catalog.snapshot  # one consistent state for the view and the trace
     docs = snapshot.view_for(scope).models()
     counts = Counter(d.instance for d in docs)
     if instance is not None and instance not in counts:
         known = ", ".join(sorted(counts)) or "none"
-        raise InvalidRequestError(
+        raise UnknownNameError(
             "instance", f"the catalog has no models for instance {instance!r} in this scope; known: {known}"
         )
     traced = snapshot.field_layers(scope.tenant, scope.project)

@@ -1,5 +1,6 @@
 """One place that turns every failure into a JSON answer: `{"error": {"field"?, "message"}}`.
 
+UnknownNameError (a profile not defined)   → 404, naming the field
 InvalidRequestError, body/query validation → 422, naming the field
 AccessDeniedError                          → 403
 QuotaExceededError                         → 429
@@ -31,6 +32,7 @@ from ...contract.errors import (
     NoProviderAvailableError,
     ProviderError,
     QuotaExceededError,
+    UnknownNameError,
     ZarniwoopError,
 )
 from ...tools.schema import to_invalid_request
@@ -62,6 +64,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 """`responses=` for the API routers: OpenAPI then documents every status the handlers can answer."""
 
 _STATUS: tuple[tuple[type[ZarniwoopError], int], ...] = (
+    (UnknownNameError, 404),
     (InvalidRequestError, 422),
     (AccessDeniedError, 403),
     (QuotaExceededError, 429),

@@ -76,6 +76,7 @@ class _CacheSwitch(BaseModel):
 class _Overrides(BaseModel):
     overrides: dict[str, str | int | float | bool] | None = Field(
         None,
+        json_schema_extra={"propertyNames": {"pattern": r"^research\.[A-Za-z0-9_.-]{1,190}$"}},
         description=(
             "Admin only: per-call setting overrides, innermost in the cascade "
             '(e.g. {"research.default.web": "brave"}); only research.* keys.'

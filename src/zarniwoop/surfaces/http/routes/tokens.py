@@ -35,7 +35,16 @@ BINDING: dict[str, Any] = {"pattern": rf"^(\*|{NAME_RULE})$"}
 
 
 class TokenCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={  # a tenant-admin token: one tenant, every project of it (as the store checks)
+            "if": {"properties": {"role": {"const": "tenant-admin"}}, "required": ["role"]},
+            "then": {
+                "properties": {"project": {"const": "*"}, "tenant": {"not": {"const": "*"}}},
+                "required": ["project"],
+            },
+        },
+    )
     tenant: str | None = Field(
         default=None,
         max_length=MAX_NAME_CHARS,
