@@ -29,6 +29,7 @@ from .routing import CandidateBuilder
 from .usable import UsableModel
 
 if TYPE_CHECKING:
+    from ..config.settings import ScopedSettings
     from ..transport.http import HttpTransport
     from .call import LlmCall
     from .manager import LlmManager
@@ -101,15 +102,7 @@ async def partition(
     settings = manager.settings.scoped(SearchScope(call.tenant, call.project))
     scope = manager.directory.scope(call.tenant, call.project, call.account, team=call.team)
     builder = CandidateBuilder(scope, settings, manager.credentials, manager.environ)
-    local = {m.owned_by: m.wire_type for m in models if is_local(m)}
-    sources = {m.owned_by: m.credential_source for m in models if is_local(m)}
-    for key in settings.with_prefix(PROVIDER_PREFIX):  # a configured server no catalog document names
-        instance = key.rpartition(".")[0]
-        wire = builder.wire_type(instance)
-        if instance not in local and wire in LOCAL_WIRE_TYPES:
-            found = builder.key_for(wire, instance, "", builder.base_url(wire, instance))
-            if found is not None:
-                local[instance], sources[instance] = wire, found[1]
+    local, sources = _local_instances(builder, settings, models)
 
     async def probe(instance: str, wire: str) -> Probe:
         untrusted, guarded = builder.untrusted(instance)
@@ -142,6 +135,23 @@ async def partition(
                     UsableModel(model_id, instance, model_id, sources[instance], wire_type=local[instance])
                 )
     return shown, hidden
+
+
+def _local_instances(
+    builder: CandidateBuilder, settings: ScopedSettings, models: Sequence[UsableModel]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The local instances to probe, `{instance: wire type}` and `{instance: credential source}`:
+    those serving a usable model, and every configured one no catalog document names."""
+    local = {m.owned_by: m.wire_type for m in models if is_local(m)}
+    sources = {m.owned_by: m.credential_source for m in models if is_local(m)}
+    for setting in settings.with_prefix(PROVIDER_PREFIX):
+        instance = setting.rpartition(".")[0]
+        wire = builder.wire_type(instance)
+        if instance not in local and wire in LOCAL_WIRE_TYPES:
+            key = builder.key_for(wire, instance, "", builder.base_url(wire, instance))
+            if key is not None:
+                local[instance], sources[instance] = wire, key[1]
+    return local, sources
 
 
 __all__ = ["DEFAULT_TTL_SECONDS", "Hidden", "LocalProbes", "Probe", "is_local", "partition"]
