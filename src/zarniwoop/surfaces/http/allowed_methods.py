@@ -1,4 +1,4 @@
-"""`Allow` names every method of a path: `OPTIONS` answers 204 with all of them, and a 405's `Allow`
+"""The Allow header names every method of a path: `OPTIONS` answers 204 with all of them, and a 405's Allow
 lists all of them too. (Starlette takes the first route whose path matches, so `/v1/credentials`,
 served by a GET route and a PUT route, used to say `Allow: GET`.)"""
 
