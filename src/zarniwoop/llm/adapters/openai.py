@@ -77,6 +77,8 @@ class OpenAIAdapter:
             }
             if request.options.schema_strict is not None:
                 schema["strict"] = request.options.schema_strict
+            if request.options.schema_description:
+                schema["description"] = request.options.schema_description
             body["response_format"] = {"type": "json_schema", "json_schema": schema}
         elif request.json_output:
             body["response_format"] = {"type": "json_object"}

@@ -45,6 +45,8 @@ class SamplingOptions:
     """`response_format.json_schema.name`."""
     schema_strict: bool | None = None
     """`response_format.json_schema.strict`."""
+    schema_description: str | None = None
+    """`response_format.json_schema.description` (the OpenAI wire's; the others have no place for it)."""
 
 
 NO_OPTIONS = SamplingOptions()

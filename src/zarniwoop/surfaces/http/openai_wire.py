@@ -189,7 +189,11 @@ class ChatCompletionRequest(_Wire):
             metadata=self.metadata,
             schema_name=fmt.name if fmt else "answer",
             schema_strict=fmt.strict if fmt else None,
+            schema_description=fmt.description if fmt else None,
         )
+
+
+COMPONENT_REF = "#/components/schemas/"
 
 
 def request_schemas() -> dict[str, Any]:
@@ -198,9 +202,6 @@ def request_schemas() -> dict[str, Any]:
     schema = ChatCompletionRequest.model_json_schema(ref_template=COMPONENT_REF + "{model}")
     defs = schema.pop("$defs", {})
     return {"ChatCompletionRequest": schema, **defs}
-
-
-COMPONENT_REF = "#/components/schemas/"
 
 
 def _message(message: Message) -> ChatMessage:

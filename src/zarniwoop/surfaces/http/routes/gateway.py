@@ -21,11 +21,12 @@ shape `{"error": {"message", "type", "param", "code"}}` (the rest of the API kee
     unknown model spec                 404 model_not_found          (param: model)
     bad body                           400 invalid_request_error    (param: the field)
     no key for the model's provider    400 missing_credential       (param: model)
-    a budget exhausted                 429 insufficient_quota       (level: account|project|team|tenant)
+    a budget exhausted                 429 insufficient_quota       (level: account|project|team|tenant; x-should-retry: false)
     a per-minute limit                 429 rate_limit_exceeded      + Retry-After (seconds, rounded up)
+    a model id its wire does not admit 422 invalid_value            (param: model; x-should-retry: false)
     every upstream failed              502 upstream_error
     token without account / no scope   403 account_required / permission_denied
-    embeddings                         501 unsupported_endpoint     (no wire adapter carries them yet)
+    embeddings                         501 unsupported_endpoint     (no wire adapter carries them yet; x-should-retry: false)
 
 The body is read only after the request guard checked the token (`guard.py`), and it is parsed
 here with the wire models of `openai_wire.py`, so a validation error is OpenAI-shaped too.
