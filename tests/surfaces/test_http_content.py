@@ -125,7 +125,6 @@ def test_bad_bodies_name_the_field(guarded):
         ({}, "url", 'url: give exactly one of "url" or "ref" (PROVIDER:REF)'),
         ({"url": "https://a.example/", "ref": "pubmed:1"}, "url", None),
         ({"ref": "pubmed"}, "ref", "ref: expected PROVIDER:REF (e.g. pubmed:11748933), got 'pubmed'"),
-        ({"ref": "nosuch:1"}, "provider", None),
         ({"link": "https://a.example/"}, "link", None),
     ]
     for body, field, message in cases:
@@ -135,7 +134,9 @@ def test_bad_bodies_name_the_field(guarded):
         assert error["field"] == field, (body, error)
         if message:
             assert error["message"] == message
-    assert "known:" in guarded.load({"ref": "nosuch:1"}).json()["error"]["message"]
+    unknown = guarded.load({"ref": "nosuch:1"})  # well-formed, naming no provider here: 404
+    assert unknown.status_code == 404 and unknown.json()["error"]["field"] == "provider"
+    assert "known:" in unknown.json()["error"]["message"]
 
 
 def test_an_upstream_failure_is_a_502_naming_the_url(private_ok, emulator):

@@ -346,7 +346,7 @@ def test_ai_models_lists_every_instance_with_the_layer_of_each_field(console):
 
 def test_ai_models_names_an_unknown_instance(console):
     response = console.call("GET", "/v1/ai-models?instance=nosuch", "user")
-    assert response.status_code == 422
+    assert response.status_code == 404  # a well-formed name of nothing in this scope
     error = response.json()["error"]
     assert error["field"] == "instance"
     assert error["message"] == (

@@ -129,7 +129,7 @@ async def test_a_profile_is_honoured_on_every_surface_while_others_keep_the_glob
             assert other.status_code == 403
             assert "bound to profile 'research-agent'" in other.json()["error"]["message"]
             unknown = await search(plain, "graphene", **{"Zarniwoop-Profile": "supervisor"})
-            assert unknown.status_code == 422
+            assert unknown.status_code == 404  # a valid name of nothing defined
             assert unknown.json()["error"] == {
                 "field": "profile",
                 "message": "profile: unknown profile 'supervisor'; defined here: research-agent",

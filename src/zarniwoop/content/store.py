@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import keys as K
 from ..config.trust import operator_flag
 from ..contract.enums import ContentInline
-from ..contract.errors import InvalidRequestError
+from ..contract.errors import InvalidRequestError, UnknownNameError
 from ..contract.names import check_name, path_inside
 from ..contract.protocol import ExtractsContentText
 from ..contract.query import SearchScope
@@ -171,7 +171,7 @@ class ContentStore:
             if instance.protocol.id == provider and instance.config.enabled:
                 return instance
         known = ", ".join(sorted(instances)) or "none"
-        raise InvalidRequestError(
+        raise UnknownNameError(
             "provider", f"no provider instance or protocol {provider!r} in this scope; known: {known}"
         )
 

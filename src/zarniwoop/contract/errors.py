@@ -3,6 +3,8 @@
     ZarniwoopError
     ├── InvalidRequestError(field, reason)      bad input from a caller           → exit 2 / HTTP 422
     │   ├── TargetRefusedError(url)             content URL/redirect to a non-public address
+    │   ├── UnsafeValueError                    a value for an upstream URL breaks the vendor's rules → HTTP 422
+    │   ├── UnknownNameError                    a well-formed name of nothing defined (a profile) → HTTP 404
     │   └── ScopeRequiredError                  an empty or blank tenant/project
     ├── ConfigError(key, reason)                bad configuration                  → exit 2
     │   └── UnknownModelError(spec, reason)     a model spec resolves to nothing   → exit 2
@@ -89,6 +91,16 @@ class TargetRefusedError(InvalidRequestError):
     def __init__(self, url: str, reason: str) -> None:
         super().__init__("url", f"{url} refused: {reason}")
         self.url = url
+
+
+class UnsafeValueError(InvalidRequestError):
+    """A value that would reach an upstream URL or request (a model id, a deployment name) is outside
+    what the vendor admits: refused before any request is built (`llm/adapters/ids.py`)."""
+
+
+class UnknownNameError(InvalidRequestError):
+    """A well-formed name that names nothing defined in this scope (an agent profile): the request is
+    valid, the thing it points at is missing (HTTP 404, like an unknown credential)."""
 
 
 class ConfigError(ZarniwoopError):

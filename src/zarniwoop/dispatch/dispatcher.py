@@ -34,6 +34,7 @@ from ..contract.errors import (
     ProviderError,
     ProviderTimeoutError,
     RateLimitedError,
+    UnknownNameError,
     ZarniwoopError,
 )
 from ..contract.results import Attempt, RoutedProfile, SearchResult
@@ -230,7 +231,7 @@ class Dispatcher:
             pinned = provider_set.instances.get(request.pinned_provider_id)
             if pinned is None:
                 known = ", ".join(provider_set.instances) or "none"
-                raise InvalidRequestError(
+                raise UnknownNameError(
                     "pinnedProviderId",
                     f"unknown provider instance {request.pinned_provider_id!r}; known: {known}",
                 )

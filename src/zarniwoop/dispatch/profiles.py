@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..config.profiles import Profile, profiles
-from ..contract.errors import AccessDeniedError, InvalidRequestError
+from ..contract.errors import AccessDeniedError, UnknownNameError
 from ..contract.query import check_profile
 
 if TYPE_CHECKING:
@@ -71,12 +71,12 @@ def current_choice() -> ProfileChoice:
 
 
 def find_profile(settings: ScopedSettings, name: str) -> Profile:
-    """The profile `name` of this scope; `InvalidRequestError` naming `profile` when it is not defined."""
+    """The profile `name` of this scope; `UnknownNameError` naming `profile` when it is not defined."""
     defined = profiles(settings)
     profile = defined.get(name)
     if profile is None:
         known = ", ".join(defined) or "none"
-        raise InvalidRequestError("profile", f"unknown profile {name!r}; defined here: {known}")
+        raise UnknownNameError("profile", f"unknown profile {name!r}; defined here: {known}")
     return profile
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from ..contract.errors import InvalidRequestError
+from ..contract.errors import UnknownNameError
 from ..llm.catalog.snapshot import layer_keys, layer_label
 
 if TYPE_CHECKING:
@@ -49,13 +49,13 @@ def catalog_models(
 ) -> dict[str, Any]:
     """`{"scope", "layers", "instances": [{"instance", "models", "displayName"}], "instance",
     "models": [ModelDoc JSON + "fieldLayers"]}`; an `instance` the scope's catalog does not know is
-    a 422 naming it. `display_names`: `ai.provider.<instance>.displayName` per instance, where set."""
+    a 404 naming it. `display_names`: `ai.provider.<instance>.displayName` per instance, where set."""
     snapshot = catalog.snapshot  # one consistent state for the view and the trace
     docs = snapshot.view_for(scope).models()
     counts = Counter(d.instance for d in docs)
     if instance is not None and instance not in counts:
         known = ", ".join(sorted(counts)) or "none"
-        raise InvalidRequestError(
+        raise UnknownNameError(
             "instance", f"the catalog has no models for instance {instance!r} in this scope; known: {known}"
         )
     traced = snapshot.field_layers(scope.tenant, scope.project)

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 
 _DURATION = re.compile(r"^(\d{1,12})\s*([mhdw])$")
 _UNIT_SECONDS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+SINCE_PATTERN = r"^(\d{1,3}[mhdw]|[1-9]\d{3}-(0[1-9]|1[0-2])-(0[1-9]|1\d|2[0-8])(T([01]\d|2[0-3]):[0-5]\d(:[0-5]\d)?Z?)?)$"
+"""What `parse_since` takes, as the OpenAPI document states it (a subset: any duration within a
+century, any ISO date): `24h`, `7d`, `30m`, `2w`, `2026-01-31`, `2026-01-31T08:00Z`."""
 MAX_LOOKBACK_SECONDS = 100 * 366 * 86400
 """A century: further back than any audit row, and still a date every surface can print."""
 

@@ -13,7 +13,10 @@ Streaming is SSE with named events: `message_start` â†’ (`content_block_start` â
 after the 200). A tool_use block whose `input_json_delta`s are all empty keeps the input of its
 start block (`{}`).
 
-There is no JSON mode: a JSON request adds an instruction (and the schema) to the system prompt.
+There is no JSON mode: a JSON request adds an instruction (and the schema) to the system prompt; a
+strict JSON schema (`response_format.json_schema.strict`) and strict tools go as structured outputs
+(`output_format`, tool `strict`, beta `structured-outputs-2025-11-13`). OpenAI fields the API has no
+equivalent of (`seed`, `logprobs`, `metadata`) are refused, naming the field (`options.py`).
 """
 
 from __future__ import annotations
@@ -27,8 +30,14 @@ from ...contract.protocol import RequestSpec
 from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
 from .response import ChatResponse, TokenUsage, ToolCall
+from .ids import check_model
+from .options import refuse_unsupported, tool_strict
 
 API_VERSION = "2023-06-01"
+STRUCTURED_OUTPUTS_BETA = "structured-outputs-2025-11-13"
+"""The beta that makes `strict` tools and `output_format` binding (constrained decoding)."""
+UNSUPPORTED = frozenset({"seed", "logprobs", "top_logprobs", "metadata"})
+"""OpenAI fields the Messages API has no equivalent of (`options.py`)."""
 
 
 class AnthropicAdapter:
@@ -36,8 +45,12 @@ class AnthropicAdapter:
     framing: Framing = "sse"
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
+        check_model(self.wire_type, model)
+        refuse_unsupported(request, self.wire_type, UNSUPPORTED)
+        options = request.options
+        structured = bool(options.schema_strict and request.json_schema is not None)
         system = request.system_text()
-        if request.wants_json:
+        if request.wants_json and not structured:
             system = (system + "\n\n" if system else "") + _json_instruction(request.json_schema)
         body: dict[str, Any] = {
             "model": model,
@@ -48,9 +61,23 @@ class AnthropicAdapter:
             body["system"] = system
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        if options.top_p is not None:
+            body["top_p"] = options.top_p
+        if options.stop:
+            body["stop_sequences"] = list(options.stop)
+        if options.user:
+            body["metadata"] = {"user_id": options.user}
+        if structured:
+            assert request.json_schema is not None
+            body["output_format"] = {"type": "json_schema", "schema": dict(request.json_schema)}
         if request.tools:
             body["tools"] = [
-                {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
+                {
+                    "name": t.name,
+                    "description": t.description,
+                    "input_schema": dict(t.parameters),
+                    **({"strict": True} if t.strict else {}),
+                }
                 for t in request.tools
             ]
             choice = request.tool_choice
@@ -60,9 +87,16 @@ class AnthropicAdapter:
                 body["tool_choice"] = {"type": "none"}
             elif choice and choice != "auto":
                 body["tool_choice"] = {"type": "tool", "name": choice}
+            if options.parallel_tool_calls is False and choice != "none":
+                body["tool_choice"] = {
+                    **body.get("tool_choice", {"type": "auto"}),
+                    "disable_parallel_tool_use": True,
+                }
         if request.stream:
             body["stream"] = True
         headers = {"Content-Type": "application/json", "anthropic-version": API_VERSION}
+        if structured or tool_strict(request):
+            headers["anthropic-beta"] = STRUCTURED_OUTPUTS_BETA
         if endpoint.api_key:
             headers["x-api-key"] = endpoint.api_key.reveal()
         return RequestSpec(

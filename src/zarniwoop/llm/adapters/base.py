@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ...contract.protocol import RequestSpec, Secret
 from .response import ChatResponse, ToolCall
+from .options import NO_OPTIONS, SamplingOptions
 
 if TYPE_CHECKING:
     from ...contract.errors import ProviderError
@@ -49,6 +50,8 @@ class ToolSpec:
     description: str = ""
     parameters: Mapping[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
     """A JSON schema of the arguments object."""
+    strict: bool | None = None
+    """OpenAI's `function.strict`: the arguments must match `parameters` exactly (None: not asked)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,8 @@ class ChatRequest:
     json_schema: Mapping[str, Any] | None = None
     """Ask for JSON matching this schema, where the wire supports it (implies `json_output`)."""
     stream: bool = False
+    options: SamplingOptions = field(default_factory=lambda: NO_OPTIONS)
+    """OpenAI's further request fields; each wire maps them or refuses them (`options.py`)."""
 
     @classmethod
     def prompt(cls, text: str, *, system: str | None = None, **options: Any) -> ChatRequest:

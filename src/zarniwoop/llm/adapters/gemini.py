@@ -21,13 +21,18 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote
 
 from ...contract.errors import ParseError, ProviderError
 from ...contract.protocol import RequestSpec
 from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error
 from .response import ChatResponse, TokenUsage, ToolCall
+from .ids import gemini_resource
+from .options import LOGPROBS, openai_logprobs, refuse_unsupported, tool_strict
+
+UNSUPPORTED = frozenset({"parallel_tool_calls", "metadata"})
+"""OpenAI fields generateContent has no equivalent of (`options.py`): it decides alone whether calls
+run in parallel, and `labels` exist on Vertex AI only."""
 
 
 class GeminiAdapter:
@@ -35,9 +40,20 @@ class GeminiAdapter:
     framing: Framing = "json-array"
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
+        refuse_unsupported(request, self.wire_type, UNSUPPORTED)
+        options = request.options
         config: dict[str, Any] = {"maxOutputTokens": request.max_tokens}
         if request.temperature is not None:
             config["temperature"] = request.temperature
+        for name, value in (
+            ("topP", options.top_p),
+            ("seed", options.seed),
+            ("stopSequences", list(options.stop) or None),
+            ("responseLogprobs", options.logprobs or None),
+            ("logprobs", options.top_logprobs if options.logprobs else None),
+        ):
+            if value is not None:
+                config[name] = value
         if request.wants_json:
             config["responseMimeType"] = "application/json"
             if request.json_schema is not None:
@@ -55,7 +71,8 @@ class GeminiAdapter:
                     ]
                 }
             ]
-            mode = {"required": "ANY", "none": "NONE"}.get(request.tool_choice or "auto", "AUTO")
+            auto = "VALIDATED" if tool_strict(request) else "AUTO"  # schema adherence, calls optional
+            mode = {"required": "ANY", "none": "NONE"}.get(request.tool_choice or "auto", auto)
             if request.tool_choice and request.tool_choice not in ("auto", "required", "none"):
                 body["toolConfig"] = {
                     "functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": [request.tool_choice]}
@@ -66,8 +83,7 @@ class GeminiAdapter:
         headers = {"Content-Type": "application/json"}
         if endpoint.api_key:
             headers["x-goog-api-key"] = endpoint.api_key.reveal()
-        name = model if model.startswith("models/") else f"models/{model}"
-        url = f"{endpoint.base_url.rstrip('/')}/v1beta/{quote(name, safe='/.-_')}:{method}"
+        url = f"{endpoint.base_url.rstrip('/')}/v1beta/{gemini_resource(model)}:{method}"
         return RequestSpec("POST", url, headers=headers, json_body=body, step="chat")
 
     def parse(self, body: bytes) -> ChatResponse:
@@ -102,6 +118,7 @@ class GeminiStream:
         self.model: str | None = None
         self.usage_meta: Mapping[str, Any] = {}
         self.metadata: dict[str, Any] = {}
+        self.logprobs: list[dict[str, Any]] = []
 
     def feed(self, event: str | None, payload: Any) -> list[StreamDelta]:
         if not isinstance(payload, dict):
@@ -134,6 +151,7 @@ class GeminiStream:
                         deltas.append(StreamDelta("text", part["text"]))
             if candidate.get("finishReason"):
                 self.finish_reason = candidate["finishReason"]
+            self.logprobs.extend(_logprobs(candidate.get("logprobsResult")))
         return deltas
 
     def result(self) -> ChatResponse:
@@ -157,8 +175,43 @@ class GeminiStream:
             finish_reason=self.finish_reason,
             model=self.model,
             usage=usage,
-            metadata=self.metadata,
+            metadata={
+                **self.metadata,
+                **({LOGPROBS: openai_logprobs(self.logprobs)} if self.logprobs else {}),
+            },
         )
+
+
+def _logprobs(result: Any) -> list[dict[str, Any]]:
+    """`logprobsResult` in OpenAI's token shape: the chosen token of each step and its top candidates."""
+    if not isinstance(result, Mapping):
+        return []
+    chosen = result.get("chosenCandidates") or []
+    tops = result.get("topCandidates") or []
+    out = []
+    for i, token in enumerate(chosen):
+        if not isinstance(token, Mapping):
+            continue
+        top = (
+            (tops[i] or {}).get("candidates") or [] if i < len(tops) and isinstance(tops[i], Mapping) else []
+        )
+        out.append(
+            {
+                "token": str(token.get("token", "")),
+                "logprob": float(token.get("logProbability") or 0.0),
+                "bytes": None,
+                "top_logprobs": [
+                    {
+                        "token": str(t.get("token", "")),
+                        "logprob": float(t.get("logProbability") or 0.0),
+                        "bytes": None,
+                    }
+                    for t in top
+                    if isinstance(t, Mapping)
+                ],
+            }
+        )
+    return out
 
 
 def _contents(request: ChatRequest) -> list[dict[str, Any]]:

@@ -23,6 +23,12 @@ from ...contract.protocol import RequestSpec
 from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
 from .response import ChatResponse, TokenUsage, ToolCall
+from .ids import check_model
+from .options import LOGPROBS, openai_logprobs, refuse_unsupported
+
+UNSUPPORTED = frozenset({"tools[].function.strict", "parallel_tool_calls", "metadata"})
+"""OpenAI fields `/api/chat` has no equivalent of (`options.py`); a strict JSON schema is honoured,
+since `format: <schema>` constrains decoding."""
 
 
 class OllamaAdapter:
@@ -30,15 +36,25 @@ class OllamaAdapter:
     framing: Framing = "ndjson"
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
+        check_model(self.wire_type, model)
+        refuse_unsupported(request, self.wire_type, UNSUPPORTED)
+        asked = request.options
         options: dict[str, Any] = {"num_predict": request.max_tokens}
         if request.temperature is not None:
             options["temperature"] = request.temperature
+        for name, value in (("seed", asked.seed), ("top_p", asked.top_p), ("stop", list(asked.stop) or None)):
+            if value is not None:
+                options[name] = value
         body: dict[str, Any] = {
             "model": model,
             "messages": [_message(m) for m in request.messages],
             "stream": request.stream,
             "options": options,
         }
+        if asked.logprobs:
+            body["logprobs"] = True
+            if asked.top_logprobs is not None:
+                body["top_logprobs"] = asked.top_logprobs
         if request.json_schema is not None:
             body["format"] = dict(request.json_schema)
         elif request.json_output:
@@ -98,6 +114,7 @@ class OllamaStream:
         self.finish_reason: str | None = None
         self.model: str | None = None
         self.usage: TokenUsage | None = None
+        self.logprobs: list[dict[str, Any]] = []
 
     def feed(self, event: str | None, payload: Any) -> list[StreamDelta]:
         if not isinstance(payload, dict):
@@ -128,6 +145,9 @@ class OllamaStream:
                 )
             self.calls.append(tool)
             deltas.append(StreamDelta("tool_call", tool_call=tool))
+        for token in payload.get("logprobs") or ():
+            if isinstance(token, Mapping):
+                self.logprobs.append(_token(token))
         if payload.get("done"):
             self.finish_reason = payload.get("done_reason") or "stop"
             if "prompt_eval_count" in payload or "eval_count" in payload:
@@ -144,7 +164,26 @@ class OllamaStream:
             finish_reason=self.finish_reason,
             model=self.model,
             usage=self.usage,
+            metadata={LOGPROBS: openai_logprobs(self.logprobs)} if self.logprobs else {},
         )
+
+
+def _token(token: Mapping[str, Any]) -> dict[str, Any]:
+    """One of Ollama's `logprobs` entries (`{token, logprob, bytes?, top_logprobs?}`) in OpenAI's shape."""
+    tops = [t for t in token.get("top_logprobs") or () if isinstance(t, Mapping)]
+    return {
+        "token": str(token.get("token", "")),
+        "logprob": float(token.get("logprob") or 0.0),
+        "bytes": token.get("bytes"),
+        "top_logprobs": [
+            {
+                "token": str(t.get("token", "")),
+                "logprob": float(t.get("logprob") or 0.0),
+                "bytes": t.get("bytes"),
+            }
+            for t in tops
+        ],
+    }
 
 
 def _message(message: Any) -> dict[str, Any]:

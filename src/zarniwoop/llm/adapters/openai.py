@@ -31,6 +31,8 @@ from ...contract.protocol import RequestSpec
 from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error
 from .response import ChatResponse, TokenUsage, ToolCall
+from .ids import check_model
+from .options import FINGERPRINT, LOGPROBS, REFUSAL, SamplingOptions, openai_logprobs
 
 
 class OpenAIAdapter:
@@ -39,6 +41,7 @@ class OpenAIAdapter:
     path = "/chat/completions"
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
+        check_model(self.wire_type, model)
         body: dict[str, Any] = {"model": model, "messages": [_message(m) for m in request.messages]}
         if "api.openai.com" in endpoint.base_url:
             body["max_completion_tokens"] = request.max_tokens
@@ -54,10 +57,13 @@ class OpenAIAdapter:
                         "name": t.name,
                         "description": t.description,
                         "parameters": dict(t.parameters),
+                        **({"strict": t.strict} if t.strict is not None else {}),
                     },
                 }
                 for t in request.tools
             ]
+            if request.options.parallel_tool_calls is not None:
+                body["parallel_tool_calls"] = request.options.parallel_tool_calls
             if request.tool_choice:
                 body["tool_choice"] = (
                     request.tool_choice
@@ -65,12 +71,18 @@ class OpenAIAdapter:
                     else {"type": "function", "function": {"name": request.tool_choice}}
                 )
         if request.json_schema is not None:
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "answer", "schema": dict(request.json_schema)},
+            schema: dict[str, Any] = {
+                "name": request.options.schema_name,
+                "schema": dict(request.json_schema),
             }
+            if request.options.schema_strict is not None:
+                schema["strict"] = request.options.schema_strict
+            if request.options.schema_description:
+                schema["description"] = request.options.schema_description
+            body["response_format"] = {"type": "json_schema", "json_schema": schema}
         elif request.json_output:
             body["response_format"] = {"type": "json_object"}
+        body.update(_passed_options(request.options))
         if request.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
@@ -106,7 +118,7 @@ class OpenAIAdapter:
             finish_reason=choice.get("finish_reason"),
             model=data.get("model"),
             usage=usage_from(data.get("usage")),
-            metadata=_metadata(data),
+            metadata={**_metadata(data), **_choice_extras(choice, message)},
         )
 
     def error(self, status: int, headers: Mapping[str, str], body: bytes, instance: str) -> ProviderError:
@@ -132,6 +144,8 @@ class OpenAIStream:
         self.model: str | None = None
         self.usage: TokenUsage | None = None
         self.metadata: dict[str, Any] = {}
+        self.refusal: list[str] = []
+        self.logprobs: list[Any] = []
 
     def feed(self, event: str | None, payload: Any) -> list[StreamDelta]:
         if not isinstance(payload, dict):
@@ -141,6 +155,8 @@ class OpenAIStream:
 
             raise stream_error(payload, "openai")
         self.model = payload.get("model") or self.model
+        if payload.get("system_fingerprint"):
+            self.metadata[FINGERPRINT] = payload["system_fingerprint"]
         if payload.get("usage"):
             self.usage = usage_from(payload["usage"])
             self.metadata.update(_metadata(payload))
@@ -150,6 +166,11 @@ class OpenAIStream:
             if delta.get("content"):
                 self.text.append(delta["content"])
                 deltas.append(StreamDelta("text", delta["content"]))
+            if delta.get("refusal"):
+                self.refusal.append(delta["refusal"])
+            tokens = (choice.get("logprobs") or {}).get("content")
+            if isinstance(tokens, list):
+                self.logprobs.extend(tokens)
             thinking = delta.get("reasoning_content") or delta.get("reasoning")
             if thinking:
                 self.reasoning.append(thinking)
@@ -184,8 +205,26 @@ class OpenAIStream:
             finish_reason=self.finish_reason or ("tool_calls" if calls else None),
             model=self.model,
             usage=self.usage,
-            metadata=self.metadata,
+            metadata={
+                **self.metadata,
+                **({REFUSAL: "".join(self.refusal)} if self.refusal else {}),
+                **({LOGPROBS: openai_logprobs(self.logprobs)} if self.logprobs else {}),
+            },
         )
+
+
+def _passed_options(options: SamplingOptions) -> dict[str, Any]:
+    """The sampling fields as OpenAI names them, those the caller set."""
+    out: dict[str, Any] = {
+        "seed": options.seed,
+        "logprobs": options.logprobs,
+        "top_logprobs": options.top_logprobs,
+        "top_p": options.top_p,
+        "user": options.user,
+        "metadata": dict(options.metadata) if options.metadata else None,
+        "stop": list(options.stop) or None,
+    }
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def usage_from(usage: Any) -> TokenUsage | None:
@@ -198,8 +237,24 @@ def usage_from(usage: Any) -> TokenUsage | None:
     return TokenUsage(prompt, int(completion or 0))
 
 
+def _choice_extras(choice: Mapping[str, Any], message: Mapping[str, Any]) -> dict[str, Any]:
+    """What the gateway passes back as it came: the refusal and the log probabilities."""
+    out: dict[str, Any] = {}
+    if message.get("refusal"):
+        out[REFUSAL] = message["refusal"]
+    if isinstance(choice.get("logprobs"), Mapping):
+        out[LOGPROBS] = dict(choice["logprobs"])
+    return out
+
+
 def _metadata(data: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    if data.get("system_fingerprint"):
+        out[FINGERPRINT] = data["system_fingerprint"]
+    usage_details = data.get("usage") if isinstance(data.get("usage"), Mapping) else None
+    for name in ("prompt_tokens_details", "completion_tokens_details"):
+        if usage_details and isinstance(usage_details.get(name), Mapping):
+            out[name] = dict(usage_details[name])
     if data.get("id"):
         out["responseId"] = data["id"]
     if data.get("provider"):

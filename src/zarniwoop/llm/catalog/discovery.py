@@ -36,6 +36,7 @@ from ...contract.protocol import Secret
 from ...contract.query import SearchScope
 from ...transport.http import HttpTransport
 from ...transport.status import raise_for_status
+from ..adapters.ids import safe_listing
 from ..adapters.wire import WIRE_TYPES, base_url_for, uses_default_endpoint
 from .listing import MAX_PAGES, ListedModel, listing_requests, parse_listing
 from .paths import AUTO, doc_path, slug_for, valid_instance
@@ -209,7 +210,7 @@ async def list_models(
             more, next_spec = parse_listing(next_spec, raw.body)
             models.extend(more)
             pages += 1
-        return models
+        return safe_listing(settings.protocol_type, settings.instance, models)
     raise AssertionError("listing_requests returns at least one request")
 
 

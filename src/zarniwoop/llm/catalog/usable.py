@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from ...contract.errors import UnknownModelError
+from ...contract.errors import InvalidRequestError, UnknownModelError
 from ...contract.query import SearchScope
+from ..adapters.ids import model_problem
 from ..choice.aliases import ALIAS_PREFIX, FALLBACK_SUFFIX, resolve
 from ..choice.key import CandidateBuilder
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from .catalog import Catalog
 
 
-class _Sources(Protocol):
+class Sources(Protocol):
     """What is read of the `LlmManager` passed in: the stores its `prepare` walks (the catalog room
     sits below the manager, so it names the attributes, not the class)."""
 
@@ -41,7 +42,7 @@ class _Sources(Protocol):
     def environ(self) -> Mapping[str, str]: ...
 
 
-class _Caller(Protocol):
+class Caller(Protocol):
     """Who asks: the scope fields of an `LlmCall`."""
 
     @property
@@ -65,9 +66,11 @@ class UsableModel:
     credential_source: str
     """Whose key a call would use: account, project, team, tenant, operator or local."""
     alias: bool = False
+    wire_type: str = ""
+    """The wire the serving instance speaks (`liveness.py` probes the local ones)."""
 
 
-async def usable_models(manager: _Sources, catalog: Catalog | None, call: _Caller) -> list[UsableModel]:
+async def usable_models(manager: Sources, catalog: Catalog | None, call: Caller) -> list[UsableModel]:
     """Aliases first (settings order), then catalog chat models by instance and name; no duplicates."""
     await manager.settings.refresh(max_age=1.0)
     await manager.credentials.refresh(max_age=1.0)
@@ -92,21 +95,25 @@ async def usable_models(manager: _Sources, catalog: Catalog | None, call: _Calle
         alias = f"{prefix}:{rest}"
         try:
             found = resolve(alias, settings)
-        except UnknownModelError:
+        except (UnknownModelError, InvalidRequestError):  # unresolvable, or not a model id its vendor admits
             continue
         credential = source(found.protocol_type, found.instance, found.model)
         if credential is not None:
             target = f"{found.instance}:{found.model}"
-            out.append(UsableModel(alias, found.instance, target, credential, alias=True))
+            out.append(
+                UsableModel(
+                    alias, found.instance, target, credential, alias=True, wire_type=found.protocol_type
+                )
+            )
     if catalog is not None:
         for doc in sorted(catalog.models(scope_key), key=lambda d: (d.instance, d.wire_name)):
             wire = builder.wire_type(doc.instance)
-            if doc.kind != "chat" or wire is None:
+            if doc.kind != "chat" or wire is None or model_problem(wire, doc.wire_name) is not None:
                 continue
             credential = source(wire, doc.instance, doc.wire_name)
             if credential is not None:
                 model_id = f"{doc.instance}:{doc.wire_name}"
-                out.append(UsableModel(model_id, doc.instance, model_id, credential))
+                out.append(UsableModel(model_id, doc.instance, model_id, credential, wire_type=wire))
     return out
 
 

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 from ...contract.errors import UnknownModelError
 from ..adapters.wire import WIRE_TYPES
+from ..adapters.ids import check_model
 
 MAX_DEPTH = 8
 """At most this many specs on one resolution chain (the spec, each alias hop, the final target)."""
@@ -101,6 +102,8 @@ def resolve(spec: str | None, settings: SettingsReader) -> Resolution:
     Raises:
         UnknownModelError: nothing configured matches, an alias cycle, a chain deeper than
             `MAX_DEPTH`, a malformed element, or a named instance of an unknown type.
+        UnsafeValueError: the model it lands on is not an id its wire's vendor admits
+            (`adapters/ids.py`): refused before any request is built.
 
     Example:
         >>> resolve("default:fast", runtime.settings.scoped(SearchScope("acme", "review")))
@@ -108,6 +111,7 @@ def resolve(spec: str | None, settings: SettingsReader) -> Resolution:
     text = (spec or "").strip()
     resolver = _Resolver(settings, text)
     found = resolver.tenant_default("(empty spec)") if not text else resolver.cascade(text, ())
+    check_model(found[0], found[2])
     return Resolution(found[0], found[1], found[2], tuple(resolver.path))
 
 

@@ -22,7 +22,7 @@ import logging
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ...contract.errors import MissingCredentialError, UnknownModelError
+from ...contract.errors import MissingCredentialError, UnknownModelError, UnsafeValueError
 from ...tenancy.accounts import CASCADE, FailoverPolicy
 from ..failover import Candidate, Switch
 from .aliases import alias_fallbacks, resolve
@@ -83,6 +83,8 @@ def fallback_chain(
             log.warning("fallback model %r skipped: %s", spec, exc.reason)
             builder.missing.append(f"fallback {spec!r}: {exc.reason}")
             continue
+        except UnsafeValueError as exc:  # never skipped quietly: it is an attempt at the vendor's paths
+            raise UnsafeValueError("fallback_models", exc.reason) from None
         candidate = builder.primary(resolution)
         if candidate is None:
             log.warning("fallback model %r skipped: no %s key", spec, resolution.instance)

@@ -23,10 +23,12 @@ from fastapi import FastAPI
 from ... import __version__, operations
 from ...tools.registry import Toolbox
 from ..mcp import build_mcp_server, http_principal, http_profile
+from .allowed_methods import AllowedMethods
 from .errors import install_error_handlers
 from .guard import RequestGuard
 from .mcp_endpoint import MCPEndpoint, mcp_transports
 from .no_store import NoStoreApiAnswers
+from .openai_wire import request_schemas
 from .routes import ROUTERS
 from .state import AppState
 
@@ -119,14 +121,32 @@ def create_app(
     install_error_handlers(app)
     app.add_middleware(RequestGuard)  # token before body, bodies capped (issue 11)
     app.add_middleware(NoStoreApiAnswers)
+    app.add_middleware(AllowedMethods, routes_of=app)
     for router in ROUTERS:
         app.include_router(router)
+    app.openapi = _with_components(app, request_schemas())  # type: ignore[method-assign]
     endpoint = MCPEndpoint()
     # Starlette serves an ASGI app given as a route endpoint (a non-function endpoint is called as
     # `app(scope, receive, send)`), but `add_route` annotates only request→response callables.
     app.add_route("/mcp", endpoint, include_in_schema=False)  # type: ignore[arg-type]
     app.add_route("/mcp/", endpoint, include_in_schema=False)  # type: ignore[arg-type]
     return app
+
+
+def _with_components(app: FastAPI, schemas: Mapping[str, Any]) -> Any:
+    """`app.openapi` with `schemas` among the top-level `components` (the gateway's request body is
+    read by hand, so FastAPI does not see its model; its route refers to it by `$ref`)."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            document = FastAPI.openapi(app)
+            known = document.setdefault("components", {}).setdefault("schemas", {})
+            clash = set(known) & set(schemas)
+            assert not clash, f"OpenAPI component names used twice: {sorted(clash)}"
+            known.update(schemas)
+        return app.openapi_schema  # type: ignore[return-value]
+
+    return openapi
 
 
 __all__ = ["LOOPBACK", "create_app"]

@@ -14,11 +14,12 @@ token is not bound to is a 403.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Query, Request
 
 from ...contract.errors import AccessDeniedError
+from ...contract.names import MAX_NAME_CHARS, NAME_RULE
 from ...contract.query import SearchScope
 from ...dispatch.profiles import GLOBAL_ORDER, ProfileChoice
 from ...tenancy.oauth import OAuthTokenError
@@ -82,12 +83,18 @@ class CallerInfo:
         return self.principal.admin
 
 
+NAME_PARAM: dict[str, Any] = {
+    "max_length": MAX_NAME_CHARS,
+    "json_schema_extra": {"pattern": f"^{NAME_RULE}$", "minLength": 1},
+}
+"""A tenant or project parameter: the one name rule (`contract/names.py`) in the OpenAPI document;
+`check_name` enforces it, with its own message, when the scope is resolved."""
+
+
 async def get_caller(
     request: Request,
-    tenant: Annotated[str | None, Query(max_length=100, description="Tenant (default: the token's).")] = None,
-    project: Annotated[
-        str | None, Query(max_length=100, description="Project (default: the token's).")
-    ] = None,
+    tenant: Annotated[str | None, Query(description="Tenant (default: the token's).", **NAME_PARAM)] = None,
+    project: Annotated[str | None, Query(description="Project (default: the token's).", **NAME_PARAM)] = None,
 ) -> CallerInfo:
     # the principal read here, not through `CurrentPrincipal`: each nested dependency costs FastAPI a
     # resolution pass per request (issue 18's profile: a tenth of a search's CPU went to them)
@@ -121,6 +128,7 @@ async def get_operator(principal: CurrentPrincipal) -> Principal:
 Operator = Annotated[Principal, Depends(get_operator)]
 
 __all__ = [
+    "NAME_PARAM",
     "PRINCIPAL_SCOPE_KEY",
     "PROFILE_HEADER",
     "AdminCaller",

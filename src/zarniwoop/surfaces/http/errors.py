@@ -1,5 +1,6 @@
 """One place that turns every failure into a JSON answer: `{"error": {"field"?, "message"}}`.
 
+UnknownNameError (a profile not defined)   → 404, naming the field
 InvalidRequestError, body/query validation → 422, naming the field
 AccessDeniedError                          → 403
 QuotaExceededError                         → 429
@@ -8,6 +9,9 @@ NoProviderAvailableError, ProviderError    → 424 (every provider failed)
 any other ZarniwoopError                   → 400
 HTTPException (401, 404, 405, …)           → its status, same JSON shape
 anything else                              → 500 "internal error", logged here, no traceback sent
+
+On the OpenAI-compatible gateway's paths (`openai_wire.GATEWAY_PATHS`) the same answers come in
+OpenAI's shape `{"error": {"message", "type", "param", "code"}}`, the one its clients parse.
 """
 
 from __future__ import annotations
@@ -28,9 +32,11 @@ from ...contract.errors import (
     NoProviderAvailableError,
     ProviderError,
     QuotaExceededError,
+    UnknownNameError,
     ZarniwoopError,
 )
 from ...tools.schema import to_invalid_request
+from .openai_wire import GATEWAY_PATHS, error_json
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +64,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 """`responses=` for the API routers: OpenAPI then documents every status the handlers can answer."""
 
 _STATUS: tuple[tuple[type[ZarniwoopError], int], ...] = (
+    (UnknownNameError, 404),
     (InvalidRequestError, 422),
     (AccessDeniedError, 403),
     (QuotaExceededError, 429),
@@ -81,10 +88,19 @@ def status_of(exc: ZarniwoopError) -> int:
     return 400
 
 
+def _answer(
+    request: Request, message: str, field: str | None, status: int, headers: Any = None
+) -> JSONResponse:
+    if request.url.path.startswith(GATEWAY_PATHS):
+        kind = "server_error" if status >= 500 else "invalid_request_error"
+        return JSONResponse(error_json(message, kind, field), status_code=status, headers=headers)
+    return JSONResponse(error_body(message, field), status_code=status, headers=headers)
+
+
 async def _zarniwoop_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ZarniwoopError)
     field = getattr(exc, "field", None) or getattr(exc, "key", None)
-    return JSONResponse(error_body(exc.message, field), status_code=status_of(exc))
+    return _answer(request, exc.message, field, status_of(exc))
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
@@ -92,17 +108,17 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     invalid = to_invalid_request(
         exc.errors(), _body_model(request), strip=("body", "query", "path", "header")
     )
-    return JSONResponse(error_body(invalid.message, invalid.field), status_code=422)
+    return _answer(request, invalid.message, invalid.field, 422)
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
-    return JSONResponse(error_body(str(exc.detail)), status_code=exc.status_code, headers=exc.headers)
+    return _answer(request, str(exc.detail), None, exc.status_code, exc.headers)
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error in %s %s", request.method, request.url.path)
-    return JSONResponse(error_body("internal error; the server log has the details"), status_code=500)
+    return _answer(request, "internal error; the server log has the details", None, 500)
 
 
 def _body_model(request: Request) -> Any:

@@ -3,10 +3,13 @@
 Pydantic only here, at the edge (STYLE §3): the gateway turns a `ChatCompletionRequest` into the
 manager's own `ChatRequest`, and an `LlmResult` back into a `chat.completion` or a stream of
 `chat.completion.chunk`s. Field names and meanings follow
-https://platform.openai.com/docs/api-reference/chat/create; what has no counterpart on every wire
-(`top_p`, `seed`, `stop`, `logprobs`, …) is accepted and not forwarded, as OpenAI-compatible servers
-do, so any SDK call works. One extension: `fallback_models`, the runtime fallback chain (seed 002
-`params.fallbackModels`).
+https://platform.openai.com/docs/api-reference/chat/create. Every field read here reaches the
+upstream: `tools[].function.strict`, `parallel_tool_calls`, `response_format.json_schema.strict`,
+`seed`, `logprobs`/`top_logprobs`, `stop`, `top_p`, `user`, `metadata` pass through to the OpenAI
+wire and are mapped, or refused with a 400 naming the field, on the others
+(`llm/adapters/options.py`); never silently dropped. The answer passes `usage.*_details`,
+`system_fingerprint`, `message.refusal` and `choices[].logprobs` back. One extension:
+`fallback_models`, the runtime fallback chain (seed 002 `params.fallbackModels`).
 
     body = ChatCompletionRequest.model_validate_json(raw)
     request = body.to_chat_request()          # zarniwoop.llm.adapters.ChatRequest
@@ -16,12 +19,14 @@ do, so any SDK call works. One extension: `fallback_models`, the runtime fallbac
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...llm.adapters import ChatMessage, ChatRequest, ToolSpec
 from ...llm.adapters.response import ChatResponse, TokenUsage, ToolCall
+from ...llm.adapters.options import FINGERPRINT, LOGPROBS, REFUSAL, SamplingOptions
 from ...llm.call import LlmResult
 
 GATEWAY_PATHS = ("/v1/chat/completions", "/v1/models", "/v1/embeddings")
@@ -76,6 +81,7 @@ class FunctionDefinition(_Wire):
     name: str = Field(min_length=1, max_length=200)
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    strict: bool | None = None
 
 
 class Tool(_Wire):
@@ -97,8 +103,10 @@ class StreamOptions(_Wire):
 
 
 class JsonSchemaFormat(_Wire):
-    name: str = "answer"
+    name: str = Field(default="answer", min_length=1, max_length=64)
+    description: str | None = None
     schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    strict: bool | None = None
 
 
 class ResponseFormat(_Wire):
@@ -126,6 +134,13 @@ class ChatCompletionRequest(_Wire):
     stream_options: StreamOptions | None = None
     n: int | None = Field(default=None, ge=1, le=1, description="Only one choice is produced.")
     user: str | None = Field(default=None, max_length=200)
+    parallel_tool_calls: bool | None = None
+    seed: int | None = None
+    logprobs: bool | None = None
+    top_logprobs: int | None = Field(default=None, ge=0, le=20)
+    stop: str | list[str] | None = None
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    metadata: dict[str, str] | None = Field(default=None, max_length=16)
     fallback_models: list[str] = Field(
         default_factory=list,
         max_length=16,
@@ -148,13 +163,45 @@ class ChatCompletionRequest(_Wire):
             max_tokens=self.max_completion_tokens or self.max_tokens or DEFAULT_MAX_TOKENS,
             temperature=self.temperature,
             tools=tuple(
-                ToolSpec(t.function.name, t.function.description, t.function.parameters)
+                ToolSpec(t.function.name, t.function.description, t.function.parameters, t.function.strict)
                 for t in self.tools or ()
             ),
             tool_choice=tool_choice if isinstance(tool_choice, str) else None,
             json_output=bool(fmt and fmt.type == "json_object"),
             json_schema=schema if fmt and fmt.type == "json_schema" else None,
+            options=self._options(),
         )
+
+    def _options(self) -> SamplingOptions:
+        if self.top_logprobs is not None and not self.logprobs:
+            from ...contract.errors import InvalidRequestError
+
+            raise InvalidRequestError("top_logprobs", "requires logprobs: true")
+        fmt = self.response_format.json_schema if self.response_format else None
+        return SamplingOptions(
+            parallel_tool_calls=self.parallel_tool_calls,
+            seed=self.seed,
+            logprobs=self.logprobs,
+            top_logprobs=self.top_logprobs,
+            stop=(self.stop,) if isinstance(self.stop, str) else tuple(self.stop or ()),
+            top_p=self.top_p,
+            user=self.user,
+            metadata=self.metadata,
+            schema_name=fmt.name if fmt else "answer",
+            schema_strict=fmt.strict if fmt else None,
+            schema_description=fmt.description if fmt else None,
+        )
+
+
+COMPONENT_REF = "#/components/schemas/"
+
+
+def request_schemas() -> dict[str, Any]:
+    """`ChatCompletionRequest` and the models it uses as OpenAPI components, each `$ref` pointing at
+    `#/components/schemas/…` (pydantic nests them under `$defs`, which OpenAPI tools cannot resolve)."""
+    schema = ChatCompletionRequest.model_json_schema(ref_template=COMPONENT_REF + "{model}")
+    defs = schema.pop("$defs", {})
+    return {"ChatCompletionRequest": schema, **defs}
 
 
 def _message(message: Message) -> ChatMessage:
@@ -191,8 +238,30 @@ def tool_calls_json(calls: tuple[ToolCall, ...]) -> list[dict[str, Any]]:
     ]
 
 
-def usage_json(usage: TokenUsage) -> dict[str, int]:
-    return {"prompt_tokens": usage.input, "completion_tokens": usage.output, "total_tokens": usage.total}
+def usage_json(usage: TokenUsage, metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """OpenAI's `usage`, with `prompt_tokens_details` / `completion_tokens_details` as the upstream sent
+    them (the OpenAI wire), or from what another wire reported (cached input, reasoning tokens)."""
+    out: dict[str, Any] = {
+        "prompt_tokens": usage.input,
+        "completion_tokens": usage.output,
+        "total_tokens": usage.total,
+    }
+    meta = metadata or {}
+    for name, key, fallback in (
+        ("prompt_tokens_details", "cached_tokens", "cachedInputTokens"),
+        ("completion_tokens_details", "reasoning_tokens", "reasoningTokens"),
+    ):
+        if isinstance(meta.get(name), Mapping):
+            out[name] = dict(meta[name])
+        elif meta.get(fallback):
+            out[name] = {key: meta[fallback]}
+    return out
+
+
+def response_extras(response: ChatResponse) -> tuple[str | None, Any, str | None]:
+    """What passes back as it came: (`message.refusal`, `choices[].logprobs`, `system_fingerprint`)."""
+    meta = response.metadata
+    return meta.get(REFUSAL), meta.get(LOGPROBS), meta.get(FINGERPRINT)
 
 
 def served_json(result: LlmResult) -> dict[str, Any]:
@@ -210,9 +279,11 @@ def served_json(result: LlmResult) -> dict[str, Any]:
 def completion(result: LlmResult, model: str, completion_id: str, created: int) -> dict[str, Any]:
     """A `chat.completion` object; `model` is what served, as `<instance>:<model>`."""
     response = result.response
+    refusal, logprobs, fingerprint = response_extras(response)
     message: dict[str, Any] = {
         "role": "assistant",
         "content": response.text if response.text or not response.tool_calls else None,
+        "refusal": refusal,
     }
     if response.tool_calls:
         message["tool_calls"] = tool_calls_json(response.tool_calls)
@@ -223,10 +294,11 @@ def completion(result: LlmResult, model: str, completion_id: str, created: int) 
         "object": "chat.completion",
         "created": created,
         "model": model,
+        "system_fingerprint": fingerprint,
         "choices": [
-            {"index": 0, "message": message, "finish_reason": finish_reason(response), "logprobs": None}
+            {"index": 0, "message": message, "finish_reason": finish_reason(response), "logprobs": logprobs}
         ],
-        "usage": usage_json(result.usage),
+        "usage": usage_json(result.usage, response.metadata),
         "zarniwoop": served_json(result),
     }
 
@@ -240,6 +312,8 @@ def chunk(
     finish: str | None = None,
     usage: TokenUsage | None = None,
     extra: dict[str, Any] | None = None,
+    logprobs: Any = None,
+    metadata: Mapping[str, Any] | None = None,
 ) -> bytes:
     """One SSE event of a `chat.completion.chunk`; `delta=None` is the usage-only last chunk (`choices: []`)."""
     body: dict[str, Any] = {
@@ -249,10 +323,10 @@ def chunk(
         "model": model,
     }
     body["choices"] = (
-        [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]
+        [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": logprobs}]
     )
     if usage is not None:
-        body["usage"] = usage_json(usage)
+        body["usage"] = usage_json(usage, metadata)
     if extra:
         body.update(extra)
     return sse(body)
@@ -300,6 +374,8 @@ __all__ = [
     "error_json",
     "finish_reason",
     "model_entry",
+    "request_schemas",
+    "response_extras",
     "served_json",
     "sse",
     "tool_calls_json",

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ...tenancy.oauth import looks_like_jwt
+from ...llm.catalog.liveness import LocalProbes
 from ...tenancy.tokens import ANY, Principal, TokenStore, hash_token
 
 if TYPE_CHECKING:
@@ -29,6 +30,8 @@ class AppState:
     ephemeral: dict[str, Principal] = field(default_factory=dict)
     """Tokens that live only in this process (the admin token `serve` prints), by SHA-256."""
     mcp_sessions: MCPTransports | None = None
+    local_probes: LocalProbes = field(default_factory=LocalProbes)
+    """Recent probes of local LLM servers: `GET /v1/models` lists only what can answer."""
     oauth: OAuthVerifier | None = None
     """`auth: oauth`: access tokens of the configured issuers are accepted beside API tokens."""
     resource_metadata_url: str | None = None

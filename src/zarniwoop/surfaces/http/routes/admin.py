@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query
 
 from .... import operations
-from ..deps import Caller, Ctx, CurrentPrincipal, Operator
+from ..deps import NAME_PARAM, Caller, Ctx, CurrentPrincipal, Operator
 from ..errors import ERROR_RESPONSES
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"], responses=ERROR_RESPONSES)
@@ -24,10 +24,10 @@ router = APIRouter(prefix="/v1/admin", tags=["admin"], responses=ERROR_RESPONSES
 
 @router.post("/projects/{project}/stop", summary="Dispose a project's provider instances and workspace")
 async def stop(
-    project: Annotated[str, Path(max_length=100, description="The project (the one name rule).")],
+    project: Annotated[str, Path(description="The project (the one name rule).", **NAME_PARAM)],
     ctx: Ctx,
     principal: CurrentPrincipal,
-    tenant: Annotated[str | None, Query(max_length=100)] = None,
+    tenant: Annotated[str | None, Query(**NAME_PARAM)] = None,
 ) -> dict[str, Any]:
     from ....contract.errors import AccessDeniedError
 

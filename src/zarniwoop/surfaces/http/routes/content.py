@@ -33,7 +33,7 @@ from pydantic.alias_generators import to_camel
 from ....contract.errors import InvalidRequestError, ProviderError
 from ....protocols._text import strip_html
 from ..deps import Caller, Ctx
-from ..errors import ERROR_RESPONSES, error_body
+from ..errors import ERROR_RESPONSES, ErrorBody, error_body
 
 router = APIRouter(prefix="/v1/research", tags=["research"], responses=ERROR_RESPONSES)
 MAX_TEXT_CHARS = 50_000
@@ -45,8 +45,21 @@ _SCRIPT = re.compile(r"<(script|style|noscript|template)\b[^>]*>.*?</\1\s*>", re
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
+URL_PATTERN = r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[!-~]*)?$"
+"""What the OpenAPI document says of `url` (the fetcher takes more: this is the plain http(s) URL)."""
+
+
 class ContentRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={  # exactly one target, as `_one_target` checks
+            "oneOf": [
+                {"required": ["url"], "properties": {"url": {"type": "string", "pattern": URL_PATTERN}}},
+                {"required": ["ref"], "properties": {"ref": {"type": "string", "pattern": "^[^:]+:.+"}}},
+            ],
+            "not": {"required": ["url", "ref"]},
+        },
+    )
     url: str | None = Field(None, max_length=4096, description="An http(s) URL (a hit's `url`).")
     ref: str | None = Field(
         None,
@@ -86,6 +99,9 @@ class LoadedText(BaseModel):
     operation_id="research_content",
     summary="Load a hit's content (a URL or a STASH_ON_DEMAND reference) and answer its text",
     response_model=LoadedText,
+    responses={
+        502: {"model": ErrorBody, "description": "The target or provider failed; `field` names url or ref"}
+    },
 )
 async def content(body: ContentRequest, ctx: Ctx, caller: Caller) -> Any:
     store = ctx.runtime.content

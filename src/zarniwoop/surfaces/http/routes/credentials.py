@@ -31,7 +31,7 @@ from ....contract.names import check_name
 from ....contract.query import SearchScope
 from ....tenancy.credentials import SEARCH_KEY_ENV, CredentialInfo, credential_references
 from ....tenancy.credentials import check_name as check_credential_name
-from ..deps import AdminCaller, CallerInfo, Ctx
+from ..deps import NAME_PARAM, AdminCaller, CallerInfo, Ctx
 from ..errors import ERROR_RESPONSES
 
 router = APIRouter(prefix="/v1/credentials", tags=["credentials"], responses=ERROR_RESPONSES)
@@ -48,6 +48,7 @@ class CredentialWrite(BaseModel):
     name: str = Field(
         min_length=1,
         max_length=128,
+        json_schema_extra={"pattern": NAME_PATTERN},  # checked by the store, with its own message
         description="The credential's name: what an LLM provider entry's api_key_ref names "
         "(cred_mike_openai), or a search endpoint's (its id, serper, or SERPER_API_KEY)",
     )
@@ -167,7 +168,7 @@ async def list_credentials(
         Literal["tenant", "account", "team", "project"] | None,
         Query(description="Only this level (default: every level)"),
     ] = None,
-    account: Annotated[str | None, Query(max_length=64, description="Only this account's")] = None,
+    account: Annotated[str | None, Query(description="Only this account's", **NAME_PARAM)] = None,
 ) -> CredentialList:
     tenant = _tenant(admin)
     if account is not None:
@@ -231,7 +232,7 @@ async def delete_credential(
     ctx: Ctx,
     admin: AdminCaller,
     level: Annotated[Level, Query(description="tenant, or account (then `account` names it)")] = "tenant",
-    account: Annotated[str | None, Query(max_length=64)] = None,
+    account: Annotated[str | None, Query(**NAME_PARAM)] = None,
 ) -> CredentialDeleted:
     tenant = _tenant(admin)
     owner = _owner(level, account)

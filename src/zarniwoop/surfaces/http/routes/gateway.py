@@ -10,6 +10,10 @@ and answers in OpenAI's wire shape whatever wire served it (Anthropic, Gemini, O
     client = openai.OpenAI(base_url="http://127.0.0.1:8765/v1", api_key="zw_…")
     client.chat.completions.create(model="default:analyze", messages=[{"role": "user", "content": "hi"}])
 
+`GET /v1/models` lists what can answer: models whose instance has a key and, for a local server
+(Ollama, LM Studio, a keyless vLLM), a recent successful probe of it (`llm/catalog/liveness.py`) — each entry
+names its `instance`; `?all=true` adds the rest with `available: false` and the reason.
+
 A token without an account is refused (403 `account_required`): budgets and usage are per account,
 and silently charging a project's "default" account would hide who spent them. Errors use OpenAI's
 shape `{"error": {"message", "type", "param", "code"}}` (the rest of the API keeps its own):
@@ -17,11 +21,12 @@ shape `{"error": {"message", "type", "param", "code"}}` (the rest of the API kee
     unknown model spec                 404 model_not_found          (param: model)
     bad body                           400 invalid_request_error    (param: the field)
     no key for the model's provider    400 missing_credential       (param: model)
-    a budget exhausted                 429 insufficient_quota       (level: account|project|team|tenant)
+    a budget exhausted                 429 insufficient_quota       (level: account|project|team|tenant; x-should-retry: false)
     a per-minute limit                 429 rate_limit_exceeded      + Retry-After (seconds, rounded up)
+    a model id its wire does not admit 422 invalid_value            (param: model; x-should-retry: false)
     every upstream failed              502 upstream_error
     token without account / no scope   403 account_required / permission_denied
-    embeddings                         501 unsupported_endpoint     (no wire adapter carries them yet)
+    embeddings                         501 unsupported_endpoint     (no wire adapter carries them yet; x-should-retry: false)
 
 The body is read only after the request guard checked the token (`guard.py`), and it is parsed
 here with the wire models of `openai_wire.py`, so a validation error is OpenAI-shaped too.
@@ -37,13 +42,14 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
 from ....contract.errors import (
     AccessDeniedError,
+    BudgetUnavailableError,
     ConfigError,
     InvalidRequestError,
     MissingCredentialError,
@@ -52,14 +58,17 @@ from ....contract.errors import (
     QuotaExceededError,
     RateLimitExceededError,
     UnknownModelError,
+    UnsafeValueError,
     ZarniwoopError,
 )
 from ....llm.adapters import StreamDelta
 from ....llm.call import LlmCall, LlmResult
-from ....llm.catalog.usable import usable_models
+from ....llm.catalog.usable import UsableModel, usable_models
+from ....llm.catalog.liveness import partition
 from ....tenancy.tokens import Principal
 from ..deps import PRINCIPAL_SCOPE_KEY, Ctx, CurrentPrincipal, authenticate_header
 from ..openai_wire import (
+    COMPONENT_REF,
     DONE,
     ChatCompletionRequest,
     OpenAIErrorBody,
@@ -68,6 +77,7 @@ from ..openai_wire import (
     error_json,
     finish_reason,
     model_entry,
+    response_extras,
     served_json,
     sse,
 )
@@ -75,9 +85,13 @@ from ..state import AppState
 
 log = logging.getLogger("zarniwoop.gateway")
 
-_ERRORS = {status: {"model": OpenAIErrorBody} for status in (400, 401, 403, 404, 429, 501, 502)}
+_ERRORS = {status: {"model": OpenAIErrorBody} for status in (400, 401, 403, 404, 422, 429, 501, 502)}
 router = APIRouter(tags=["gateway"], responses=_ERRORS)  # type: ignore[arg-type]
 
+
+NO_RETRY = {"x-should-retry": "false"}
+"""On answers a retry cannot change (a spent budget, a refused permission, an unsupported endpoint):
+the openai SDK honours it instead of retrying a 429 or 5xx with backoff."""
 
 ACCOUNT_REQUIRED = (
     "this token is not bound to an account; the gateway charges an account's budgets: "
@@ -99,7 +113,7 @@ def gateway_call(principal: Principal) -> LlmCall:
     openapi_extra={
         "requestBody": {
             "required": True,
-            "content": {"application/json": {"schema": ChatCompletionRequest.model_json_schema()}},
+            "content": {"application/json": {"schema": {"$ref": COMPONENT_REF + "ChatCompletionRequest"}}},
         }
     },
 )
@@ -167,10 +181,14 @@ async def _events(
                 for i, c in enumerate(response.tool_calls)
             ]
             yield chunk(completion_id, created, served, {"tool_calls": calls})
-        extra = {"zarniwoop": served_json(result)}
-        yield chunk(completion_id, created, served, {}, finish=finish_reason(response), extra=extra)
+        refusal, logprobs, fingerprint = response_extras(response)
+        if refusal:
+            yield chunk(completion_id, created, served, {"refusal": refusal})
+        extra = {"system_fingerprint": fingerprint, "zarniwoop": served_json(result)}
+        finish = finish_reason(response)
+        yield chunk(completion_id, created, served, {}, finish=finish, extra=extra, logprobs=logprobs)
         if body.include_usage:
-            yield chunk(completion_id, created, served, None, usage=result.usage)
+            yield chunk(completion_id, created, served, None, usage=result.usage, metadata=response.metadata)
         yield DONE
     except Exception as exc:  # mid-stream: the status is sent already, so the error is an event
         status, payload, _ = _error_parts(exc)
@@ -182,18 +200,42 @@ async def _events(
             await aclose()  # a client that went away gives the budget hold back
 
 
-@router.get("/v1/models", summary="The aliases and catalog models this token's account may use")
-async def list_models(ctx: Ctx, principal: CurrentPrincipal) -> Response:
+@router.get(
+    "/v1/models",
+    summary="The aliases and catalog models this token's account may use, and that can answer now",
+)
+async def list_models(
+    ctx: Ctx,
+    principal: CurrentPrincipal,
+    show_all: bool = Query(
+        False,
+        alias="all",
+        description="Also list what cannot answer now (a local server down, a model it does not serve), "
+        "each with `available: false` and the reason.",
+    ),
+) -> Response:
     try:
         call = gateway_call(principal)
         manager = await ctx.runtime.llm()
         models = await usable_models(manager, await ctx.runtime.catalog(), call)
+        shown, hidden = await partition(manager, models, call, ctx.local_probes)
     except Exception as exc:
         return error_response(exc)
-    data = [
-        model_entry(m.id, m.owned_by, target=m.target, credential_source=m.credential_source) for m in models
-    ]
+    data = [_model_json(m, available=True) for m in shown]
+    if show_all:
+        data += [_model_json(h.model, available=False, reason=h.reason) for h in hidden]
     return JSONResponse({"object": "list", "data": data})
+
+
+def _model_json(model: UsableModel, **extra: Any) -> dict[str, Any]:
+    return model_entry(
+        model.id,
+        model.owned_by,
+        instance=model.owned_by,
+        target=model.target,
+        credential_source=model.credential_source,
+        **extra,
+    )
 
 
 @router.post("/v1/embeddings", summary="Not supported: answers 501 in OpenAI's error shape")
@@ -204,7 +246,9 @@ async def embeddings(principal: CurrentPrincipal) -> Response:
         return error_response(exc)
     message = "embeddings are not supported by this gateway: no wire adapter carries an embeddings call"
     return JSONResponse(
-        error_json(message, "invalid_request_error", None, "unsupported_endpoint"), status_code=501
+        error_json(message, "invalid_request_error", None, "unsupported_endpoint"),
+        status_code=501,
+        headers=NO_RETRY,
     )
 
 
@@ -246,20 +290,28 @@ def _error_parts(exc: BaseException) -> tuple[int, dict[str, Any], dict[str, str
         body = error_json(exc.message, "requests", None, "rate_limit_exceeded", level=exc.level)
         return 429, body, {"Retry-After": str(max(1, math.ceil(exc.retry_after)))}
     if isinstance(exc, QuotaExceededError):
+        # a spent budget stays spent; only an unreachable budget store may pass on a later try
+        retry = {} if isinstance(exc, BudgetUnavailableError) else dict(NO_RETRY)
         return (
             429,
             error_json(exc.message, "insufficient_quota", None, "insufficient_quota", level=exc.level),
-            {},
+            retry,
         )
     if isinstance(exc, UnknownModelError):
         return 404, error_json(exc.message, "invalid_request_error", "model", "model_not_found"), {}
     if isinstance(exc, MissingCredentialError):
         return 400, error_json(exc.message, "invalid_request_error", "model", "missing_credential"), {}
+    if isinstance(exc, UnsafeValueError):
+        return (
+            422,
+            error_json(exc.message, "invalid_request_error", exc.field, "invalid_value"),
+            dict(NO_RETRY),
+        )
     if isinstance(exc, InvalidRequestError):
         return 400, error_json(exc.message, "invalid_request_error", exc.field, "invalid_value"), {}
     if isinstance(exc, AccessDeniedError):
         code = "account_required" if exc.message == ACCOUNT_REQUIRED else "permission_denied"
-        return 403, error_json(exc.message, "permission_error", None, code), {}
+        return 403, error_json(exc.message, "permission_error", None, code), dict(NO_RETRY)
     if isinstance(exc, (NoProviderAvailableError, ProviderError)):
         return 502, error_json(exc.message, "upstream_error", None, "upstream_failed"), {}
     if isinstance(exc, ConfigError):

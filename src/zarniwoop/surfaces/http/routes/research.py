@@ -62,12 +62,9 @@ router = APIRouter(
 EVENT_STREAM = "text/event-stream"
 _SSE_RESPONSE: dict[int | str, dict[str, Any]] = {
     200: {
-        "content": {
-            EVENT_STREAM: {
-                "schema": {"type": "string"},
-                "description": "With `Accept: text/event-stream`: `progress` events, then `result` or `error`.",
-            }
-        }
+        "description": "The ranked hit set; with `Accept: text/event-stream`: `progress` events, then "
+        "`result` or `error`.",
+        "content": {EVENT_STREAM: {"schema": {"type": "string"}}},
     }
 }
 
@@ -79,6 +76,7 @@ class _CacheSwitch(BaseModel):
 class _Overrides(BaseModel):
     overrides: dict[str, str | int | float | bool] | None = Field(
         None,
+        json_schema_extra={"propertyNames": {"pattern": r"^research\.[A-Za-z0-9_.-]{1,190}$"}},
         description=(
             "Admin only: per-call setting overrides, innermost in the cascade "
             '(e.g. {"research.default.web": "brave"}); only research.* keys.'

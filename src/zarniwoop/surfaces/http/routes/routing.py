@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from .... import operations
-from ....contract.query import check_profile
+from ....contract.query import PROFILE_RULE, check_profile
 from ....views.providers import profile_entries
 from ..deps import Caller, Ctx
 from ..errors import ERROR_RESPONSES
@@ -27,7 +27,12 @@ async def routing(
     ctx: Ctx,
     caller: Caller,
     profile: Annotated[
-        str | None, Query(max_length=64, description="Also show this agent profile's cascades.")
+        str | None,
+        Query(
+            max_length=64,
+            description="Also show this agent profile's cascades.",
+            json_schema_extra={"pattern": f"^{PROFILE_RULE}$"},
+        ),
     ] = None,
 ) -> JSONResponse:
     # The model documents the shape; the view goes out as it is (other layers add their own blocks).

@@ -21,13 +21,16 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok", "version": __version__}
 
 
+_JSON_ERROR = {"application/json": {"schema": {"$ref": f"#/components/schemas/{ErrorBody.__name__}"}}}
+
+
 @router.get(
     "/metrics",
     summary="Prometheus metrics (text exposition format)",
     response_class=PlainTextResponse,
-    responses={
-        401: {"model": ErrorBody, "description": "Missing or invalid bearer token"},
-        403: {"model": ErrorBody, "description": "Not an operator token"},
+    responses={  # errors are JSON, whatever the 200's text exposition format
+        401: {"description": "Missing or invalid bearer token", "content": _JSON_ERROR},
+        403: {"description": "Not an operator token", "content": _JSON_ERROR},
     },
 )
 async def metrics(operator: Operator) -> Response:

@@ -21,6 +21,7 @@ from fastapi import APIRouter, HTTPException, Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from ....contract.errors import AccessDeniedError
+from ....contract.names import MAX_NAME_CHARS, NAME_RULE
 from ....tenancy.tokens import ANY, Principal, TokenRecord
 from ..deps import AdminCaller, Ctx
 from ..errors import ERROR_RESPONSES
@@ -29,13 +30,32 @@ router = APIRouter(prefix="/v1/tokens", tags=["tokens"], responses=ERROR_RESPONS
 log = logging.getLogger(__name__)
 
 
+BINDING: dict[str, Any] = {"pattern": rf"^(\*|{NAME_RULE})$"}
+"""A token binds a name of the one name rule (`contract/names.py`), or `*`."""
+
+
 class TokenCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={  # a tenant-admin token: one tenant, every project of it (as the store checks)
+            "if": {"properties": {"role": {"const": "tenant-admin"}}, "required": ["role"]},
+            "then": {
+                "properties": {"project": {"const": "*"}, "tenant": {"not": {"const": "*"}}},
+                "required": ["project"],
+            },
+        },
+    )
     tenant: str | None = Field(
-        default=None, max_length=100, description="Default: the scope the request acts on"
+        default=None,
+        max_length=MAX_NAME_CHARS,
+        description="Default: the scope the request acts on; `*` for every tenant",
+        json_schema_extra=BINDING,
     )
     project: str | None = Field(
-        default=None, max_length=100, description="Default: the scope the request acts on"
+        default=None,
+        max_length=MAX_NAME_CHARS,
+        description="Default: the scope the request acts on; `*` for every project",
+        json_schema_extra=BINDING,
     )
     role: Literal["user", "admin", "tenant-admin"] = "user"
     label: str | None = Field(default=None, max_length=200)

@@ -34,11 +34,14 @@ from .... import operations
 from ....contract.errors import AccessDeniedError, InvalidRequestError
 from ....contract.names import check_name
 from ....tenancy.tokens import Principal
-from ....views.usage import parse_since
+from ....views.usage import SINCE_PATTERN, parse_since
 from ....views.usage_timeseries import LLM_BY, RESEARCH_BY, llm_timeseries, research_timeseries
-from ..deps import Caller, Ctx
+from ..deps import NAME_PARAM, Caller, Ctx
 from ..errors import ERROR_RESPONSES
 from ..responses import UsageReport, UsageTimeseries
+
+SINCE_PARAM: dict[str, Any] = {"json_schema_extra": {"pattern": SINCE_PATTERN}}
+
 
 router = APIRouter(tags=["usage"], responses=ERROR_RESPONSES)
 
@@ -50,9 +53,10 @@ async def usage(
     ctx: Ctx,
     caller: Caller,
     since: Annotated[
-        str, Query(max_length=40, description="Window start: 24h, 7d, 30m or an ISO date.")
+        str,
+        Query(max_length=40, description="Window start: 24h, 7d, 30m or an ISO date.", **SINCE_PARAM),
     ] = "24h",
-    account: Annotated[str | None, Query(max_length=100, description="LLM usage of one account.")] = None,
+    account: Annotated[str | None, Query(description="LLM usage of one account.", **NAME_PARAM)] = None,
     llm_scope: Annotated[
         Literal["project", "tenant"],
         Query(alias="llmScope", description="LLM usage of the project or (admin) the tenant."),
@@ -99,12 +103,15 @@ async def usage_timeseries(
         Query(
             max_length=40,
             description="Window start: 24h, 7d, 30m or an ISO date (rounded down to its bucket).",
+            **SINCE_PARAM,
         ),
     ] = "24h",
     until: Annotated[
         str | None,
         Query(
-            max_length=40, description="Window end (default now): a duration back from now or an ISO date."
+            max_length=40,
+            description="Window end (default now): a duration back from now or an ISO date.",
+            **SINCE_PARAM,
         ),
     ] = None,
     bucket: Annotated[Literal["hour", "day"], Query(description="UTC hours or UTC days.")] = "hour",
@@ -112,11 +119,12 @@ async def usage_timeseries(
         str | None,
         Query(
             max_length=20,
+            json_schema_extra={"enum": [*RESEARCH_BY, *LLM_BY]},
             description=f"research: {' | '.join(RESEARCH_BY)} (default instance); "
             f"llm: {' | '.join(LLM_BY)} (default project).",
         ),
     ] = None,
-    account: Annotated[str | None, Query(max_length=100, description="LLM usage of one account.")] = None,
+    account: Annotated[str | None, Query(description="LLM usage of one account.", **NAME_PARAM)] = None,
     llm_scope: Annotated[
         Literal["project", "tenant"],
         Query(alias="llmScope", description="LLM usage of the project or (admin) the tenant."),
