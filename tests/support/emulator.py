@@ -227,14 +227,19 @@ class Emulator:
                 for start in range(0, len(reply.body), step):
                     handler.wfile.write(reply.body[start : start + step])
                     handler.wfile.flush()
+                    if start + step >= len(reply.body):
+                        self._complete(request, reply)
                     time.sleep(reply.chunk_delay)
             else:
                 handler.wfile.write(reply.body)
-            handler.wfile.flush()
-            with self._lock:
-                self._completed.append((request, reply))
+                handler.wfile.flush()
+                self._complete(request, reply)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout, size cap): that is the point of some fault modes
+
+    def _complete(self, request: RecordedRequest, reply: Reply) -> None:
+        with self._lock:
+            self._completed.append((request, reply))
 
     @staticmethod
     def _cut(handler: BaseHTTPRequestHandler, reply: Reply) -> None:
