@@ -75,6 +75,11 @@ KNOWN_KEYS: tuple[KnownKey, ...] = (
     KnownKey("research.log.retentionDays", "audit records kept this long", "30"),
     KnownKey("research.content.maxBytes", "content store size cap per body", str(20 * 1024 * 1024)),
     KnownKey(
+        "research.content.timeoutMs",
+        "total deadline of one content fetch or proxied image (connect + redirects + body)",
+        "30000",
+    ),
+    KnownKey(
         "research.content.allowPrivate",
         "let the content fetcher reach private addresses (system level only)",
         "false",
