@@ -13,17 +13,19 @@ import random
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
+from zarniwoop.limits.token_budgets import QuotaLine
 from zarniwoop.runtime import Runtime
 from zarniwoop.surfaces.http.openai_wire import ChatCompletionRequest
 
 from ..support.emulator import Emulator, RecordedRequest, Reply
 from ..support.gateway import gateway_tenants, openai_completion, prepare_gateway, upstream_path
-from ..support.served import Served, served
+from ..support.served import served
 
 openai = pytest.importorskip("openai", reason="these tests drive the real openai SDK (pip install openai)")
 
@@ -48,6 +50,7 @@ DEADLINE_BUDGET = 4 * DEADLINE_CHARGE + RESERVATION // 2
 CROWD_MAX_TOKENS = 300
 CROWD_RESERVATION = PROMPT_ESTIMATE + CROWD_MAX_TOKENS
 CROWD_BUDGET = 10 * CROWD_RESERVATION + 50
+MASTER_KEY = "settlement-replicas-share-this-passphrase"
 
 
 def _event(delta: dict[str, Any] | None, **extra: Any) -> bytes:
@@ -79,14 +82,15 @@ def _words(text: str) -> list[str]:
 @dataclass
 class Gateway:
     emulator: Emulator
-    server: Served
+    urls: list[str]
+    """Each replica's base URL (one server, or two sharing PostgreSQL and Redis)."""
     tokens: dict[str, str]
     config: Any
     home: Any
 
     def client(self, name: str, **options: Any) -> Any:
         return openai.OpenAI(
-            base_url=self.server.url + "/v1", api_key=self.tokens[name], max_retries=0, **options
+            base_url=self.urls[0] + "/v1", api_key=self.tokens[name], max_retries=0, **options
         )
 
     def read(self, sql: str, *args: Any) -> list[Any]:
@@ -109,12 +113,19 @@ class Gateway:
             )
         ]
 
-    def ledger(self) -> dict[tuple[str, str], int]:
-        """Monthly tokens used per (level, owner) of tenant acme."""
-        lines = self.read(
-            "SELECT level, owner, used FROM llm_quota_usage WHERE tenant = 'acme' AND period = 'monthly'"
-        )
-        return {(level, owner): used for level, owner, used in lines}
+    def ledger(self, project: str) -> dict[tuple[str, str], int]:
+        """This month's tokens used at every level of a call of mike in `project`, read from the
+        runtime's own ledger (SQL, or Redis when the deployment has one)."""
+
+        async def read() -> dict[tuple[str, str], int]:
+            runtime = await Runtime.open(self.config, home=self.home)
+            try:
+                lines = [QuotaLine(level, owner, "monthly", None) for level, owner in (*LEVELS, ("project", project))]
+                return {(s.line.level, s.line.owner): s.used for s in await runtime.quota_ledger.status("acme", lines)}
+            finally:
+                await runtime.aclose()
+
+        return asyncio.run(read())
 
     def settled(self, project: str, count: int) -> list[tuple[int, int, str]]:
         """The project's usage rows once `count` of them are written (the settlement runs on after
@@ -146,7 +157,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     )
     try:
         with served(setup.config, setup.home) as server:
-            yield Gateway(emulator, server, dict(setup.tokens), setup.config, setup.home)
+            yield Gateway(emulator, [server.url], dict(setup.tokens), setup.config, setup.home)
     finally:
         emulator.stop()
 
@@ -158,8 +169,8 @@ def gw(gateway: Gateway) -> Gateway:
 
 
 def _charged(gw: Gateway, before: dict[tuple[str, str], int], project: str) -> dict[tuple[str, str], int]:
-    after = gw.ledger()
-    return {key: after.get(key, 0) - before.get(key, 0) for key in (*LEVELS, ("project", project))}
+    after = gw.ledger(project)
+    return {key: after[key] - before[key] for key in after}
 
 
 def _refused(client: Any, **options: Any) -> Any:
@@ -173,7 +184,7 @@ def test_four_streams_cut_after_the_first_chunk_are_charged_the_upstreams_usage(
     gw.emulator.add(
         PATH, Reply(body=body, headers={"Content-Type": "text/event-stream"}, chunk_delay=1.0, chunks=2)
     )
-    before = gw.ledger()
+    before = gw.ledger("cut")
     client = gw.client("cut")
     for _ in range(4):
         stream = client.chat.completions.create(
@@ -202,7 +213,7 @@ def test_four_streams_cut_by_the_idle_deadline_are_charged_prompt_and_streamed_t
     gw.emulator.add(
         PATH, Reply(body=body, headers={"Content-Type": "text/event-stream"}, chunk_delay=3.0, chunks=2)
     )
-    before = gw.ledger()
+    before = gw.ledger("deadline")
     client = gw.client("deadline")
     for _ in range(4):
         received = ""
@@ -223,7 +234,7 @@ def test_four_streams_cut_by_the_idle_deadline_are_charged_prompt_and_streamed_t
 
 def test_non_streamed_calls_whose_client_hangs_up_are_charged_the_upstreams_usage(gw: Gateway) -> None:
     gw.emulator.add(PATH, openai_completion("a late answer", *UPSTREAM_USAGE, delay=2.0))
-    before = gw.ledger()
+    before = gw.ledger("gone")
     impatient = gw.client("gone", timeout=0.5)
     for _ in range(4):
         with pytest.raises(openai.APITimeoutError):
@@ -238,6 +249,34 @@ def test_non_streamed_calls_whose_client_hangs_up_are_charged_the_upstreams_usag
 
 
 def test_twenty_concurrent_streams_cut_at_random_chunks_charge_what_the_upstream_produced(gw: Gateway) -> None:
+    _crowd(gw)
+
+
+def test_twenty_streams_cut_at_random_over_two_replicas_on_postgres_and_redis(
+    tmp_path, emulator, postgres_url, redis_config, monkeypatch
+) -> None:
+    # the same crowd, spread over two `zarniwoop serve` replicas sharing the ledger (PostgreSQL) and
+    # the budgets' and windows' state (Redis)
+    monkeypatch.setenv("ZARNIWOOP_MASTER_KEY", MASTER_KEY)
+    tenants = gateway_tenants(emulator)
+    tenants["acme"]["projects"]["crowd"] = {"team": "nlp", "llm": {"quota": {"monthly_tokens": CROWD_BUDGET}}}
+    setup = prepare_gateway(
+        tmp_path,
+        emulator,
+        tenants=tenants,
+        backend={"database_url": postgres_url, **redis_config},
+        tokens={"crowd": ("crowd", "mike")},
+    )
+    env = {"ZARNIWOOP_MASTER_KEY": MASTER_KEY}
+    with ExitStack() as stack:
+        urls = [
+            stack.enter_context(served(setup.config, tmp_path / f"home{i}" if i else setup.home, env=env)).url
+            for i in range(2)
+        ]
+        _crowd(Gateway(emulator, urls, dict(setup.tokens), setup.config, setup.home))
+
+
+def _crowd(gw: Gateway) -> None:
     rng = random.Random(25)
     lock = threading.Lock()
 
@@ -253,7 +292,7 @@ def test_twenty_concurrent_streams_cut_at_random_chunks_charge_what_the_upstream
         )
 
     gw.emulator.add(PATH, answer)
-    before = gw.ledger()
+    before = gw.ledger("crowd")
     cuts = [rng.randint(1, 4) for _ in range(20)]
 
     async def one(client: Any, cut: int) -> str:
@@ -272,11 +311,14 @@ def test_twenty_concurrent_streams_cut_at_random_chunks_charge_what_the_upstream
         return "cut"
 
     async def crowd() -> list[str]:
-        client = openai.AsyncOpenAI(base_url=gw.server.url + "/v1", api_key=gw.tokens["crowd"], max_retries=0)
+        clients = [
+            openai.AsyncOpenAI(base_url=url + "/v1", api_key=gw.tokens["crowd"], max_retries=0) for url in gw.urls
+        ]
         try:
-            return await asyncio.gather(*(one(client, cut) for cut in cuts))
+            return await asyncio.gather(*(one(clients[i % len(clients)], cut) for i, cut in enumerate(cuts)))
         finally:
-            await client.close()
+            for client in clients:
+                await client.close()
 
     outcomes = asyncio.run(crowd())
     admitted = outcomes.count("cut")
