@@ -54,7 +54,12 @@ MASTER_KEY = "settlement-replicas-share-this-passphrase"
 
 
 def _event(delta: dict[str, Any] | None, **extra: Any) -> bytes:
-    chunk = {"id": "chatcmpl-emulated", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o-mini"}
+    chunk = {
+        "id": "chatcmpl-emulated",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "gpt-4o-mini",
+    }
     chunk["choices"] = [] if delta is None else [{"index": 0, "delta": delta}]
     return b"data: " + json.dumps({**chunk, **extra}).encode() + b"\n\n"
 
@@ -63,10 +68,14 @@ def two_part_stream(first: str, rest: str, usage: tuple[int, int]) -> bytes:
     """An OpenAI stream whose two halves are equally long, so the emulator (`chunks=2`) sends `first`
     in one write and the rest, usage last, in a second one after `chunk_delay` — SSE comment lines
     pad the shorter half."""
-    head = _event({"role": "assistant", "content": ""}) + b"".join(_event({"content": w}) for w in _words(first))
+    head = _event({"role": "assistant", "content": ""}) + b"".join(
+        _event({"content": w}) for w in _words(first)
+    )
     tail = b"".join(_event({"content": w}) for w in _words(rest))
     tail += _event({}, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}])
-    tail += _event(None, usage={"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)})
+    tail += _event(
+        None, usage={"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
+    )
     tail += b"data: [DONE]\n\n"
     pad = abs(len(head) - len(tail))
     padding = b": " + b"p" * max(0, pad - 3) + b"\n" if pad >= 3 else b"\n" * pad
@@ -120,8 +129,14 @@ class Gateway:
         async def read() -> dict[tuple[str, str], int]:
             runtime = await Runtime.open(self.config, home=self.home)
             try:
-                lines = [QuotaLine(level, owner, "monthly", None) for level, owner in (*LEVELS, ("project", project))]
-                return {(s.line.level, s.line.owner): s.used for s in await runtime.quota_ledger.status("acme", lines)}
+                lines = [
+                    QuotaLine(level, owner, "monthly", None)
+                    for level, owner in (*LEVELS, ("project", project))
+                ]
+                return {
+                    (s.line.level, s.line.owner): s.used
+                    for s in await runtime.quota_ledger.status("acme", lines)
+                }
             finally:
                 await runtime.aclose()
 
@@ -153,7 +168,10 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
         "settings": {"ai.call.timeoutMs": 1000},  # the idle timeout between a stream's chunks
     }
     setup = prepare_gateway(
-        directory, emulator, tenants=tenants, tokens={p: (p, "mike") for p in ("cut", "gone", "crowd", "deadline")}
+        directory,
+        emulator,
+        tenants=tenants,
+        tokens={p: (p, "mike") for p in ("cut", "gone", "crowd", "deadline")},
     )
     try:
         with served(setup.config, setup.home) as server:
@@ -248,7 +266,9 @@ def test_non_streamed_calls_whose_client_hangs_up_are_charged_the_upstreams_usag
     assert len(gw.emulator.requests(PATH)) == 4
 
 
-def test_twenty_concurrent_streams_cut_at_random_chunks_charge_what_the_upstream_produced(gw: Gateway) -> None:
+def test_twenty_concurrent_streams_cut_at_random_chunks_charge_what_the_upstream_produced(
+    gw: Gateway,
+) -> None:
     _crowd(gw)
 
 
@@ -285,7 +305,9 @@ def _crowd(gw: Gateway) -> None:
             words, completion_tokens = rng.randint(8, 30), rng.randint(100, CROWD_MAX_TOKENS)
         text = " ".join(f"w{i}" for i in range(words))
         return Reply(
-            body=two_part_stream(text[: len(text) // 2], text[len(text) // 2 :], (PROMPT_ESTIMATE, completion_tokens)),
+            body=two_part_stream(
+                text[: len(text) // 2], text[len(text) // 2 :], (PROMPT_ESTIMATE, completion_tokens)
+            ),
             headers={"Content-Type": "text/event-stream"},
             chunk_delay=0.3,
             chunks=2,
@@ -312,7 +334,8 @@ def _crowd(gw: Gateway) -> None:
 
     async def crowd() -> list[str]:
         clients = [
-            openai.AsyncOpenAI(base_url=url + "/v1", api_key=gw.tokens["crowd"], max_retries=0) for url in gw.urls
+            openai.AsyncOpenAI(base_url=url + "/v1", api_key=gw.tokens["crowd"], max_retries=0)
+            for url in gw.urls
         ]
         try:
             return await asyncio.gather(*(one(clients[i % len(clients)], cut) for i, cut in enumerate(cuts)))

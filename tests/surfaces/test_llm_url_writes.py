@@ -167,7 +167,9 @@ def test_control_characters_are_refused_at_write_naming_the_key(tmp_path, home, 
     client, tokens = console
     for level, token in (("tenant", tokens["tenant"]), ("system", tokens["operator"])):
         put = client.put(
-            "/v1/settings", headers={"Authorization": f"Bearer {token}"}, json={"level": level, "set": {key: value}}
+            "/v1/settings",
+            headers={"Authorization": f"Bearer {token}"},
+            json={"level": level, "set": {key: value}},
         )
         assert put.status_code == 422, (level, put.text)
         assert put.json()["error"]["field"] == key and "control character" in put.json()["error"]["message"]

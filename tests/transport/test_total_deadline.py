@@ -84,13 +84,12 @@ class Drip:
             await reader.readuntil(b"\r\n\r\n")
             self.requests += 1
             head = (
-                f"HTTP/1.1 200 OK\r\nContent-Type: {self.content_type}\r\n"
-                f"Content-Length: {len(BODY)}\r\n\r\n"
+                f"HTTP/1.1 200 OK\r\nContent-Type: {self.content_type}\r\nContent-Length: {len(BODY)}\r\n\r\n"
             ).encode()
             if self.head:
                 writer.write(head)
                 await writer.drain()
-            for byte in (BODY if self.head else head + BODY):
+            for byte in BODY if self.head else head + BODY:
                 writer.write(bytes([byte]))
                 await writer.drain()
                 await asyncio.sleep(1.0)

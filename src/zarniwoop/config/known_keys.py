@@ -106,9 +106,7 @@ KNOWN_KEYS: tuple[KnownKey, ...] = (
     KnownKey("ai.operatorKeys", "deny: never use the operator's environment keys for LLM calls", "allow"),
     KnownKey("ai.substitute", "let another provider serve a spec whose provider has no key", "false"),
     KnownKey("ai.call.timeoutMs", "per LLM call timeout"),
-    KnownKey(
-        "ai.call.drainMs", "how long a call whose client went away runs on to learn its usage", "30000"
-    ),
+    KnownKey("ai.call.drainMs", "how long a call whose client went away runs on to learn its usage", "30000"),
     KnownKey("ai.failover.maxWaitSeconds", "longest Retry-After an LLM call waits before failing over"),
     KnownKey("ai.usage.retentionDays", "LLM usage records kept this long", "90"),
     KnownKey(

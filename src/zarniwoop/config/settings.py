@@ -156,7 +156,9 @@ class ScopedSettings:
         return {k[len(prefix) :]: r.value for k, r in self._merged.items() if k.startswith(prefix)}
 
 
-_CEILING = re.compile(r"^research\.endpoint\.[^.]+\.(quota\.daily|quota\.monthly|rateLimit\.perSecond|rateLimit\.burst)$")
+_CEILING = re.compile(
+    r"^research\.endpoint\.[^.]+\.(quota\.daily|quota\.monthly|rateLimit\.perSecond|rateLimit\.burst)$"
+)
 
 
 def is_ceiling_key(key: str) -> bool:

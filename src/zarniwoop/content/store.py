@@ -163,7 +163,9 @@ class ContentStore:
         second is cut there, however steadily it sends."""
         milliseconds = self.settings.scoped(scope).get_int(K.CONTENT_TIMEOUT_MS, DEFAULT_TIMEOUT_MS)
         if milliseconds <= 0:
-            raise InvalidRequestError(K.CONTENT_TIMEOUT_MS, f"must be a positive number of ms, got {milliseconds}")
+            raise InvalidRequestError(
+                K.CONTENT_TIMEOUT_MS, f"must be a positive number of ms, got {milliseconds}"
+            )
         return milliseconds / 1000
 
     def _limits(self, scope: SearchScope) -> tuple[int, bool]:

@@ -66,7 +66,9 @@ class total_deadline:
             host, port = target_of(self.url)
             prefix = f"{self.where}: " if self.where else ""
             what = "no answer" if self.head else "no complete answer"
-            raise ProviderTimeoutError(f"{prefix}{what} from {host}:{port} within {self.seconds:.1f}s") from None
+            raise ProviderTimeoutError(
+                f"{prefix}{what} from {host}:{port} within {self.seconds:.1f}s"
+            ) from None
 
 
 class translate_errors:
