@@ -242,7 +242,7 @@ class UsageStore:
         records = [
             r
             for r in await self.query(tenant, since=month_start, account=account, project=project)
-            if r.outcome == "ok" or r.tokens_total > 0  # an abandoned call spent tokens too (settlement.py)
+            if r.outcome in ("ok", "cancelled")  # an abandoned call spent tokens too (settlement.py)
         ]
         today = [r for r in records if r.created_at[:10] == buckets["daily"]]
         subject_level, subject_owner = (

@@ -197,8 +197,8 @@ async def llm_timeseries(
     columns = {"project": "project", "account": "account", "provider": "provider", "model": "instance, model"}
     sql = (
         f"SELECT {columns[by]}, created_at, tokens_input, tokens_output, cost_usd FROM llm_usage_records "
-        # every call that spent tokens: answered, abandoned by its client, or failed midway (llm/settlement.py)
-        "WHERE tenant = ? AND (outcome = 'ok' OR tokens_total > 0) AND created_at >= ? AND created_at < ?"
+        # answered calls and those their client abandoned, charged what the upstream produced (llm/settlement.py)
+        "WHERE tenant = ? AND outcome IN ('ok', 'cancelled') AND created_at >= ? AND created_at < ?"
     )
     params: list[Any] = [tenant, _iso_ms(starts[0]), _iso_ms(until)]
     if account is not None:
