@@ -51,6 +51,8 @@ CROWD_MAX_TOKENS = 300
 CROWD_RESERVATION = PROMPT_ESTIMATE + CROWD_MAX_TOKENS
 CROWD_BUDGET = 10 * CROWD_RESERVATION + 50
 MASTER_KEY = "settlement-replicas-share-this-passphrase"
+TPM = sum(UPSTREAM_USAGE) + RESERVATION - 1
+"""A per-minute token limit one cut stream's upstream usage plus the next call's hold passes."""
 
 
 def _event(delta: dict[str, Any] | None, **extra: Any) -> bytes:
@@ -162,6 +164,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     projects = tenants["acme"]["projects"]
     for name, budget in (("cut", CUT_BUDGET), ("gone", CUT_BUDGET), ("crowd", CROWD_BUDGET)):
         projects[name] = {"team": "nlp", "llm": {"quota": {"monthly_tokens": budget}}}
+    projects["tpm"] = {"team": "nlp", "llm": {"quota": {"tokens_per_minute": TPM}}}
     projects["deadline"] = {
         "team": "nlp",
         "llm": {"quota": {"monthly_tokens": DEADLINE_BUDGET}},
@@ -171,7 +174,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
         directory,
         emulator,
         tenants=tenants,
-        tokens={p: (p, "mike") for p in ("cut", "gone", "crowd", "deadline")},
+        tokens={p: (p, "mike") for p in ("cut", "gone", "crowd", "deadline", "tpm")},
     )
     try:
         with served(setup.config, setup.home) as server:
@@ -248,6 +251,23 @@ def test_four_streams_cut_by_the_idle_deadline_are_charged_prompt_and_streamed_t
     assert charged == {key: 4 * DEADLINE_CHARGE for key in charged}
     refused = _refused(client)
     assert refused.body["code"] == "insufficient_quota" and refused.body["level"] == "project"
+
+
+def test_the_tokens_of_a_cut_stream_count_in_the_per_minute_window(gw: Gateway) -> None:
+    body = two_part_stream("The answer starts", "and goes on " * 20, UPSTREAM_USAGE)
+    gw.emulator.add(
+        PATH, Reply(body=body, headers={"Content-Type": "text/event-stream"}, chunk_delay=0.5, chunks=2)
+    )
+    client = gw.client("tpm")
+    stream = client.chat.completions.create(
+        model=MODEL, messages=MESSAGES, max_tokens=MAX_TOKENS, stream=True
+    )
+    next(iter(stream))
+    stream.close()
+    assert gw.settled("tpm", 1) == [(*UPSTREAM_USAGE, "cancelled")]
+    refused = _refused(client)  # 200 in the window + 112 held > 311
+    assert refused.body["code"] == "rate_limit_exceeded" and refused.body["level"] == "project"
+    assert len(gw.emulator.requests(PATH)) == 1
 
 
 def test_non_streamed_calls_whose_client_hangs_up_are_charged_the_upstreams_usage(gw: Gateway) -> None:
