@@ -127,3 +127,30 @@ def test_check_writes_is_a_batch_check_for_one_level():
         "research.endpoint.z.baseUrl",
     ]
     assert url_problem("http://[::ffff:127.0.0.1]/", allow_private=False) is not None
+
+
+@pytest.mark.parametrize(
+    ("host", "address"),
+    [
+        ("0x7f.1", "127.0.0.1"),
+        ("2130706433", "127.0.0.1"),
+        ("0177.0.0.1", "127.0.0.1"),
+        ("127.1", "127.0.0.1"),
+        ("0x7F000001", "127.0.0.1"),
+        ("10.0x1.1", "10.1.0.1"),
+        ("169.254.43518", "169.254.169.254"),
+        ("::ffff:127.0.0.1", "::ffff:7f00:1"),
+        ("8.8.8.8", "8.8.8.8"),
+    ],
+)
+def test_the_guard_reads_every_numeric_spelling_as_its_address(host, address):
+    from zarniwoop.transport.guard import literal_address
+
+    assert str(literal_address(host)) == address
+
+
+@pytest.mark.parametrize("host", ["example.org", "1.2.3.4.5", "256.1", "0x", "08.1", "1e3", "127.0.0.1x", ""])
+def test_names_and_impossible_numbers_are_not_literals(host):
+    from zarniwoop.transport.guard import literal_address
+
+    assert literal_address(host) is None

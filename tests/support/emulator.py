@@ -106,6 +106,7 @@ class Emulator:
         self._routes: dict[str, Route] = {}
         self._prefixes: dict[str, Route] = {}
         self._log: list[RecordedRequest] = []
+        self._completed: list[tuple[RecordedRequest, Reply]] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server: _Server | None = None
@@ -170,15 +171,23 @@ class Emulator:
         with self._lock:
             return [r for r in self._log if path is None or r.path == path]
 
+    def completed(self, path: str | None = None) -> list[tuple[RecordedRequest, Reply]]:
+        """The requests whose reply was written to its last byte, with that reply: what the upstream
+        produced in full (a client that hung up midway is not in it)."""
+        with self._lock:
+            return [(r, reply) for r, reply in self._completed if path is None or r.path == path]
+
     def reset(self) -> None:
         with self._lock:
             self._routes.clear()
             self._prefixes.clear()
             self._log.clear()
+            self._completed.clear()
 
     def clear_log(self) -> None:
         with self._lock:
             self._log.clear()
+            self._completed.clear()
 
     def _serve(self, handler: BaseHTTPRequestHandler) -> None:
         split = urlsplit(handler.path)
@@ -218,11 +227,19 @@ class Emulator:
                 for start in range(0, len(reply.body), step):
                     handler.wfile.write(reply.body[start : start + step])
                     handler.wfile.flush()
+                    if start + step >= len(reply.body):
+                        self._complete(request, reply)
                     time.sleep(reply.chunk_delay)
             else:
                 handler.wfile.write(reply.body)
+                handler.wfile.flush()
+                self._complete(request, reply)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout, size cap): that is the point of some fault modes
+
+    def _complete(self, request: RecordedRequest, reply: Reply) -> None:
+        with self._lock:
+            self._completed.append((request, reply))
 
     @staticmethod
     def _cut(handler: BaseHTTPRequestHandler, reply: Reply) -> None:

@@ -128,3 +128,37 @@ def test_a_served_image_hit_carries_its_signed_thumbnail(tmp_path, emulator):
         extras = answer["hits"][0]["extras"]
         source = extras.get("thumbnailUrl") or extras.get("imageUrl")
         assert extras["thumbnailProxy"] == proxy_url(runtime.box.sign, source)
+
+
+MALFORMED_SIGNATURES = [
+    "%C3%98",  # Ø: a non-ASCII str made hmac.compare_digest raise (issue 25 item 7)
+    "%C3%98" * 16,
+    "%E2%82%AC",
+    "%F0%9F%98%80",
+    "%ED%A0%80",  # an encoded lone surrogate, not valid UTF-8
+    "%FF%FE",
+    "%00",
+    "%0D%0A",
+    "%C0%AF",
+    "",
+    "+",
+    "%20" * 32,
+    "0" * 31,
+    "0" * 33,
+    "g" * 32,
+    "%25" * 10,
+    "abc%C3",
+    "%C3%98" + "0" * 30,
+    "Ω" * 8,
+    "\u202e" * 4,
+]
+
+
+def test_malformed_signatures_are_403_never_500(proxy, emulator, caplog):
+    client, _ = proxy
+    url = quote(f"{emulator.url}/img/ok.png", safe="")
+    caplog.set_level("DEBUG")
+    statuses = [client.get(f"/v1/image?sig={each}&url={url}").status_code for each in MALFORMED_SIGNATURES]
+    assert len(MALFORMED_SIGNATURES) == 20 and statuses == [403] * 20
+    assert [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()] == []
+    assert emulator.requests("/img/ok.png") == []

@@ -126,3 +126,52 @@ def test_put_settings_refuses_a_tenant_llm_base_url_at_loopback_and_writes_nothi
         "/v1/settings", headers=operator, json={"level": "system", "set": {KEY: "http://127.0.0.1:9/v1"}}
     )
     assert put.status_code == 200
+
+
+LOOPBACK_SPELLINGS = [
+    "http://0x7f.1/",
+    "http://2130706433/",
+    "http://0177.0.0.1/",
+    "http://127.1/",
+    "http://[::ffff:127.0.0.1]/",
+]
+"""Every one is 127.0.0.1 to the C resolver the guard meets at request time (issue 25 item 10)."""
+
+
+@pytest.mark.parametrize("key", ["research.endpoint.mine.baseUrl", KEY])
+def test_settings_set_refuses_every_loopback_spelling_at_tenant_level(tmp_path, home, console, key):
+    config = _config(tmp_path)
+    client, tokens = console
+    headers = {"Authorization": f"Bearer {tokens['tenant']}"}
+    for url in LOOPBACK_SPELLINGS:
+        refused = _cli(config, "settings", "set", key, url, "--level", "tenant")
+        assert refused.exit_code == 2, (url, refused.output)
+        assert key in refused.output and "(loopback)" in refused.output and "Traceback" not in refused.output
+        put = client.put("/v1/settings", headers=headers, json={"level": "tenant", "set": {key: url}})
+        assert put.status_code == 422, url
+        assert put.json()["error"]["field"] == key
+        assert "is not a public address (loopback)" in put.json()["error"]["message"]
+    assert key not in _cli(config, "settings", "list").output
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("research.endpoint.wikipedia.userAgent", "zarniwoop\r\nX-Injected: 1"),
+        ("research.endpoint.openalex.contactEmail", "ops@example.org\n"),
+        ("research.endpoint.so.site", "stackoverflow\rx"),
+        ("research.endpoint.wikipedia.userAgent", "nul\x00byte"),
+    ],
+)
+def test_control_characters_are_refused_at_write_naming_the_key(tmp_path, home, console, key, value):
+    client, tokens = console
+    for level, token in (("tenant", tokens["tenant"]), ("system", tokens["operator"])):
+        put = client.put(
+            "/v1/settings",
+            headers={"Authorization": f"Bearer {token}"},
+            json={"level": level, "set": {key: value}},
+        )
+        assert put.status_code == 422, (level, put.text)
+        assert put.json()["error"]["field"] == key and "control character" in put.json()["error"]["message"]
+    refused = _cli(_config(tmp_path), "settings", "set", key, value, "--level", "tenant")
+    assert refused.exit_code == 2 and key in refused.output and "control character" in refused.output

@@ -155,12 +155,6 @@ checks.positive_data_acceptance.enabled = false
 [[operations]]
 include-path = "/v1/research/content"
 checks.not_a_server_error.expected-statuses = ["2xx", "3xx", "4xx", "502"]
-
-# The image proxy's signature check is the money branch's part of issue 25 (a non-ASCII `sig`
-# answers 500 until it lands): left out here until then.
-[[operations]]
-include-path = "/v1/image"
-enabled = false
 """
 
 

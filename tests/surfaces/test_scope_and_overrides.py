@@ -164,3 +164,23 @@ def test_http_overrides_are_admin_only(http):
     assert tool.status_code == 422 and tool.json()["error"]["field"] == "overrides"  # not a tool argument
     schema = client.get("/openapi.json").json()
     assert "overrides" in schema["components"]["schemas"]["SearchBody"]["properties"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "needs"),
+    [
+        ("GET", "/v1/settings", "settings"),
+        ("GET", "/v1/credentials", "credentials"),
+        ("GET", "/v1/tokens", "tokens"),
+        ("GET", "/v1/usage", "usage reports"),
+        ("GET", "/v1/research/providers", "research tools"),
+    ],
+)
+def test_a_blank_scope_error_names_what_the_route_needs_it_for(http, method, path, needs):
+    client, headers = http
+    for field in ("project", "tenant"):
+        answer = client.request(method, path, params={field: " "}, headers=headers["admin"])
+        assert answer.status_code == 422, answer.text
+        assert answer.json() == {
+            "error": {"field": field, "message": f"{field}: {needs} require a {field} scope"}
+        }

@@ -26,6 +26,7 @@ from ..contract.protocol import (
 )
 from ..contract.query import SearchScope
 from . import keys as K
+from .ceilings import operator_funded, operator_rate
 from .trust import ALLOW_PRIVATE_ENDPOINTS, operator_flag, untrusted_endpoint
 
 if TYPE_CHECKING:
@@ -106,16 +107,29 @@ def instance_config(
             K.SUFFIX_ORDER,
         )
     }
+    funded = operator_funded(settings, instance_id, source)
+    rate, burst = (
+        (
+            operator_rate(settings, instance_id, K.SUFFIX_RATE, default_rate(protocol, key)),
+            operator_rate(settings, instance_id, K.SUFFIX_BURST, None),
+        )
+        if funded  # the operator's limits are a ceiling (config/ceilings.py)
+        else (
+            settings.get_float(prefix + K.SUFFIX_RATE, default_rate(protocol, key)),
+            settings.get_float(prefix + K.SUFFIX_BURST, None),
+        )
+    )
     return InstanceConfig(
         instance_id=instance_id,
         protocol_id=protocol.id,
         base_url=settings.get(prefix + K.SUFFIX_BASE_URL) or None,
         api_key=key,
         key_source=source,
+        operator_funded=funded,
         enabled=settings.get_bool(prefix + K.SUFFIX_ENABLED, True),
         timeout_ms=settings.get_int(prefix + K.SUFFIX_TIMEOUT_MS, 8000),
-        rate_per_second=settings.get_float(prefix + K.SUFFIX_RATE, default_rate(protocol, key)),
-        rate_burst=settings.get_float(prefix + K.SUFFIX_BURST, None),
+        rate_per_second=rate,
+        rate_burst=burst,
         hedge=settings.get_bool(prefix + K.SUFFIX_HEDGE, True),
         extras=extras,
         home=home,

@@ -26,6 +26,8 @@ RETENTION_INTERVAL_SECONDS = "ai.usage.purgeIntervalSeconds"
 """How often a server runs the one retention job (every ledger, not only LLM usage)."""
 CONTENT_MAX_BYTES = "research.content.maxBytes"
 CONTENT_ALLOW_PRIVATE = "research.content.allowPrivate"
+CONTENT_TIMEOUT_MS = "research.content.timeoutMs"
+"""The total deadline of one content fetch (connect, every redirect, the whole body)."""
 PROBE_INTERVAL_SECONDS = "research.probe.intervalSeconds"
 
 # Endpoint suffixes with a meaning of their own; every other suffix is passed to the protocol as an extra.

@@ -75,6 +75,11 @@ KNOWN_KEYS: tuple[KnownKey, ...] = (
     KnownKey("research.log.retentionDays", "audit records kept this long", "30"),
     KnownKey("research.content.maxBytes", "content store size cap per body", str(20 * 1024 * 1024)),
     KnownKey(
+        "research.content.timeoutMs",
+        "total deadline of one content fetch or proxied image (connect + redirects + body)",
+        "30000",
+    ),
+    KnownKey(
         "research.content.allowPrivate",
         "let the content fetcher reach private addresses (system level only)",
         "false",
@@ -101,6 +106,7 @@ KNOWN_KEYS: tuple[KnownKey, ...] = (
     KnownKey("ai.operatorKeys", "deny: never use the operator's environment keys for LLM calls", "allow"),
     KnownKey("ai.substitute", "let another provider serve a spec whose provider has no key", "false"),
     KnownKey("ai.call.timeoutMs", "per LLM call timeout"),
+    KnownKey("ai.call.drainMs", "how long a call whose client went away runs on to learn its usage", "30000"),
     KnownKey("ai.failover.maxWaitSeconds", "longest Retry-After an LLM call waits before failing over"),
     KnownKey("ai.usage.retentionDays", "LLM usage records kept this long", "90"),
     KnownKey(

@@ -10,6 +10,7 @@ table — `refresh()` checks a cheap fingerprint first. PASSWORD values are seal
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -71,10 +72,22 @@ def coerce(key: str, value: object, type_: str) -> str:
 class ScopedSettings:
     """The merged view of one scope. Cheap to build; read-only."""
 
-    def __init__(self, merged: Mapping[str, SettingRow], box: SecretBox | None, scope: SearchScope) -> None:
+    def __init__(
+        self,
+        merged: Mapping[str, SettingRow],
+        box: SecretBox | None,
+        scope: SearchScope,
+        stacks: Mapping[str, tuple[SettingRow, ...]] | None = None,
+    ) -> None:
         self._merged = merged
         self._box = box
         self.scope = scope
+        self._stacks = stacks or {}
+
+    def levels(self, key: str) -> tuple[SettingRow, ...]:
+        """Every level's row of a ceiling key (`config/ceilings.py`: an endpoint's `quota.*` and
+        `rateLimit.*`), outermost first — built-in, system, tenant, project; () for any other key."""
+        return self._stacks.get(key, ())
 
     def __contains__(self, key: str) -> bool:
         return key in self._merged
@@ -141,6 +154,16 @@ class ScopedSettings:
     def with_prefix(self, prefix: str) -> dict[str, str]:
         """Every key under `prefix` (prefix stripped), in settings order. Secrets stay sealed."""
         return {k[len(prefix) :]: r.value for k, r in self._merged.items() if k.startswith(prefix)}
+
+
+_CEILING = re.compile(
+    r"^research\.endpoint\.[^.]+\.(quota\.daily|quota\.monthly|rateLimit\.perSecond|rateLimit\.burst)$"
+)
+
+
+def is_ceiling_key(key: str) -> bool:
+    """An endpoint's call budget or pace: on the operator's key, the operator's value is a ceiling."""
+    return key.startswith("research.endpoint.") and _CEILING.match(key) is not None
 
 
 def _aad(tenant: str, project: str, key: str) -> bytes:
@@ -227,11 +250,17 @@ class SettingService:
                 merged[row.key] = row
         for row in self._builtins:
             merged.setdefault(row.key, row)
+        # The operator's limits are a ceiling (config/ceilings.py): keep every level's row of them.
+        stacks: dict[str, tuple[SettingRow, ...]] = {}
+        for level_rows in (self._builtins, *levels):
+            for row in level_rows:
+                if is_ceiling_key(row.key):
+                    stacks[row.key] = (*stacks.get(row.key, ()), row)
         for key, value in (overrides or {}).items():
             merged[key] = SettingRow("_override", "_override", key, "STRING", str(value))
         # Re-sort: configured rows by seq (global insertion order), built-ins after them in their own order.
         ordered = sorted(merged.values(), key=lambda r: (r.tenant == "_builtin", r.seq))
-        return ScopedSettings({r.key: r for r in ordered}, self.box, scope)
+        return ScopedSettings({r.key: r for r in ordered}, self.box, scope, stacks)
 
     async def set(
         self, tenant: str, project: str, key: str, value: object, type_: str | None = None

@@ -16,19 +16,24 @@ Three rules follow (issue 11, docs/security.md), shared by search and LLM:
 - **switches that lift a guard are system-only** (`SYSTEM_ONLY_KEYS`): a tenant or project row of
   one is refused when written and ignored when read.
 
+Write-time checks are the request-time checks: a URL's host is read with the guard's own numeric
+rules (`literal_address`: `0x7f.1`, `2130706433`, `0177.0.0.1`, `127.1`, `[::ffff:127.0.0.1]` are
+all loopback), and a control character (CR, LF, NUL, …) in any value — which would reach a header
+or a URL — is refused at every level, naming the key.
+
 `check_writes(level, writes)` validates a batch of writes at one level: the boot validation, the
 config file, `settings set` and a future `PUT /v1/settings` all go through it.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ..contract.errors import ConfigError
+from ..transport.guard import address_problem, literal_address
 from . import keys as K
 
 if TYPE_CHECKING:
@@ -43,6 +48,8 @@ _LEVELS = ("builtin", "system", "tenant", "project")
 _SEARCH_BASE_URL = re.compile(r"^research\.endpoint\.[^.]+\.baseUrl$")
 _LLM_BASE_URL = re.compile(r"^ai\.provider\..+\.baseUrl$")
 """An LLM provider instance's base URL (instance names may hold dots): the same policy as search."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+"""C0, DEL and C1: in a header they split it (`LocalProtocolError`), in a URL they end it."""
 
 
 def set_by_operator(settings: ScopedSettings, key: str) -> bool:
@@ -84,9 +91,13 @@ def check_writes(
     """
     if level not in _LEVELS:
         return [ConfigError("level", f"expected one of {', '.join(_LEVELS[1:])}, got {level!r}")]
+    errors = [
+        ConfigError(key, f"contains a control character ({found[0]!r}); no header or URL may carry one")
+        for key, value in writes.items()
+        if value and (found := _CONTROL.search(value))
+    ]
     if level in OPERATOR_LEVELS:
-        return []
-    errors: list[ConfigError] = []
+        return errors
     for key, value in writes.items():
         if key in SYSTEM_ONLY_KEYS:
             errors.append(ConfigError(key, f"can be set at system level only, not at {level} level"))
@@ -116,15 +127,15 @@ def url_problem(url: str, *, allow_private: bool) -> str | None:
         return None
     if host == "localhost" or host.endswith(".localhost"):
         return f"{host} is a loopback name; set {ALLOW_PRIVATE_ENDPOINTS}: true at system level to allow it"
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
+    address = literal_address(host)
+    problem = None if address is None else address_problem(address)
+    if address is None or problem is None:
         return None
-    if not address.is_global:
-        return (
-            f"{host} is not a public address; set {ALLOW_PRIVATE_ENDPOINTS}: true at system level to allow it"
-        )
-    return None
+    shown = host if ":" in host or str(address) == host else f"{host} (= {address})"
+    return (
+        f"{shown} is not a public address ({problem}); set {ALLOW_PRIVATE_ENDPOINTS}: true at system level"
+        " to allow it"
+    )
 
 
 __all__ = [

@@ -25,7 +25,8 @@ from ..contract.query import PROFILE_RULE, SearchScope
 from ..protocols import refused_protocols
 from . import keys as K
 from .bounds import check_api_key, check_bounds
-from .endpoints import endpoint_ids, instance_config
+from .ceilings import ceiling_problems
+from .endpoints import default_rate, endpoint_ids, instance_config
 from .profiles import PROFILE_PREFIX, parse_profile_key
 from .trust import ALLOW_PRIVATE_ENDPOINTS, check_writes, operator_flag
 
@@ -103,6 +104,7 @@ def validate_scope(settings: ScopedSettings, protocols: Mapping[str, SearchProto
             problem = check_api_key(_key_origin(instance_id, config.key_source), config.api_key.reveal())
             if problem is not None:
                 errors.append(problem)
+        errors.extend(ceiling_problems(settings, config, default_rate(protocol, config.api_key)))
         endpoints[instance_id] = protocol
     for key in list(settings.keys()):
         if key.startswith(_ROUTING):

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from ..dispatch.factory import ProviderFactory
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
+DEFAULT_TIMEOUT_MS = 30_000
 _EXTENSIONS = {
     "text/plain": ".txt",
     "text/html": ".html",
@@ -133,7 +134,9 @@ class ContentStore:
         """GET a URL through the SSRF guard and save what came back (at most `maxBytes`)."""
         await self.settings.refresh(max_age=1.0)
         cap, allow_private = self._limits(scope)
-        fetched = await self.fetcher.fetch(url, max_bytes=cap, allow_private=allow_private)
+        fetched = await self.fetcher.fetch(
+            url, max_bytes=cap, allow_private=allow_private, timeout=self.deadline(scope)
+        )
         return await self._save(
             scope,
             url,
@@ -154,6 +157,16 @@ class ContentStore:
         return operator_flag(
             self.settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL)), K.CONTENT_ALLOW_PRIVATE
         )
+
+    def deadline(self, scope: SearchScope) -> float:
+        """Seconds one fetch may take in all (`research.content.timeoutMs`): a host dripping a byte a
+        second is cut there, however steadily it sends."""
+        milliseconds = self.settings.scoped(scope).get_int(K.CONTENT_TIMEOUT_MS, DEFAULT_TIMEOUT_MS)
+        if milliseconds <= 0:
+            raise InvalidRequestError(
+                K.CONTENT_TIMEOUT_MS, f"must be a positive number of ms, got {milliseconds}"
+            )
+        return milliseconds / 1000
 
     def _limits(self, scope: SearchScope) -> tuple[int, bool]:
         settings = self.settings.scoped(scope)

@@ -78,10 +78,17 @@ class InvalidRequestError(ZarniwoopError):
 
 class ScopeRequiredError(InvalidRequestError):
     """A call named an empty or blank project (or tenant): provider instances, cooldowns and quotas
-    are per `(tenant, project)`, so research tools refuse to run without one (seed 000 §3)."""
+    are per `(tenant, project)`, so research tools refuse to run without one (seed 000 §3).
 
-    def __init__(self, field: str = "project") -> None:
-        super().__init__(field, "research tools require a project scope")
+    `needs` names what asked for the scope, so each route says its own ("settings require a
+    project scope", "credentials require a tenant scope"); the seed's wording is the default."""
+
+    def __init__(self, field: str = "project", needs: str = "research tools") -> None:
+        super().__init__(field, f"{needs} require a {field} scope")
+        self.needs = needs
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.field, self.needs))
 
 
 class TargetRefusedError(InvalidRequestError):

@@ -63,6 +63,8 @@ class InstanceConfig:
     api_key: Secret | None = None
     key_source: str | None = None
     """Where the key came from: `setting`, `env:SERPER_API_KEY`, … (never the key)."""
+    operator_funded: bool = False
+    """The key is the operator's: its `quota.*` and `rateLimit.*` are ceilings (`config/ceilings.py`)."""
     enabled: bool = True
     timeout_ms: int = 8000
     rate_per_second: float | None = None

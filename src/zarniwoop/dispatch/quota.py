@@ -177,18 +177,25 @@ class LocalQuotaGuard:
     def windows(self, scope: SearchScope, instance: ProviderInstance, now: float) -> list[BudgetWindow]:
         """The instance's budgets in their current windows (none when no quota is set)."""
         out = []
+        settings = self._settings(scope)
         for suffix, period in PERIODS:
             raw = instance.config.extra(suffix)
             if raw is None or raw.strip() == "":
                 continue
             key = K.endpoint_key(instance.id, suffix)
-            try:
-                limit = int(raw)
-            except ValueError:
-                raise ConfigError(key, f"expected a whole number of calls, got {raw!r}") from None
-            tenant, project = budget_pool(self._settings(scope).row(key), scope)
+            effective = settings.row(key)
+            # On the operator's key every level's budget counts, each in its own pool: the tightest
+            # binds (config/ceilings.py). Otherwise the innermost level's budget is the one.
+            levels = settings.levels(key) if instance.config.operator_funded and effective else ()
+            rows: list[tuple[SettingRow | None, str]] = [(r, r.value) for r in levels] or [(effective, raw)]
             start, resets_at = current_window(period, now)
-            out.append(BudgetWindow(tenant, project, period, start, limit, resets_at))
+            for row, value in rows:
+                try:
+                    limit = int(value)
+                except ValueError:
+                    raise ConfigError(key, f"expected a whole number of calls, got {value!r}") from None
+                tenant, project = budget_pool(row, scope)
+                out.append(BudgetWindow(tenant, project, period, start, limit, resets_at))
         return out
 
     async def reserve(self, scope: SearchScope, instance: ProviderInstance, modality: Modality) -> bool:

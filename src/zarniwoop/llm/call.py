@@ -98,6 +98,8 @@ class PreparedCall:
     """Set when the requested provider had no key and `ai.substitute` let another serve."""
     blocked: LineStatus | None = None
     """The first exhausted line, when a budget is at 100 %."""
+    drain: float = 30.0
+    """Seconds an abandoned call may run on to learn its usage (`ai.call.drainMs`, `settlement.py`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..config.trust import guarded, set_by_operator
 from ..contract.errors import (
     FailoverError,
+    ProviderError,
+    ProviderTimeoutError,
     QuotaBlockedError,
     QuotaExceededError,
     RateLimitExceededError,
@@ -71,6 +73,7 @@ from .failover import AttemptRecord, Candidate, FailoverEngine, FailoverOutcome,
 from .notify import WEBHOOK_KEY, QuotaNotifier
 from .observers import CallEvent, LlmMetrics, LlmObserver, UsageRecorder, notify_all
 from .sanitize import sanitize
+from .settlement import CANCELLED, DEFAULT_DRAIN_MS, DRAIN_KEY, CallWatch, delta_chars, estimate_tokens
 from .trace import PERSIST_KEY, TraceBuffer
 from .traits import WarnOnce, warning_for
 from .usage import UsageRecord, UsageStore
@@ -137,6 +140,8 @@ class LlmManager:
         self.sleep = sleep
         self.environ = os.environ if environ is None else environ
         self._warn_once = WarnOnce()
+        self._settling: set[asyncio.Future[Any]] = set()
+        """Abandoned calls still running on to be settled (`settlement.py`); `flush` waits for them."""
 
     # -- the path ----------------------------------------------------------------------------
 
@@ -197,6 +202,7 @@ class LlmManager:
             engine=FailoverEngine(policy, sleep=self.sleep, max_wait=max_wait),
             catalog=catalog,
             timeout=settings.get_int(TIMEOUT_KEY, 120_000) / 1000,
+            drain=max(0, settings.get_int(DRAIN_KEY, DEFAULT_DRAIN_MS)) / 1000,
             persist_trace=settings.get_bool(PERSIST_KEY, False),
             webhook_url=settings.get(WEBHOOK_KEY),
             webhook_guarded=guarded(settings, not set_by_operator(settings, WEBHOOK_KEY)),
@@ -244,14 +250,19 @@ class LlmManager:
             resolution=resolve(choice.spec, settings),
         )
 
-    async def chat(self, call: LlmCall, request: ChatRequest) -> LlmResult:
+    async def chat(self, call: LlmCall, request: ChatRequest, *, watch: CallWatch | None = None) -> LlmResult:
         """One call through the whole path; the sanitised answer with who served it and what it cost.
+
+        `watch`: the caller's handle (`settlement.py`); once it is abandoned the call is recorded as
+        `cancelled`, and cut after the drain time, charged its whole reservation.
 
         Raises `QuotaExceededError` (a budget refused it; `.level` names which) or `FailoverError`
         (every candidate failed; `.attempts` says how).
         """
         started = time.perf_counter()
         prep = await self._begin(call, request, started)
+        if watch is not None:
+            watch.bind(asyncio.current_task(), prep.drain)
 
         async def attempt(
             candidate: Candidate,
@@ -264,9 +275,18 @@ class LlmManager:
                     self._client(prep, candidate), doc, wire_name=candidate.model, trace_sink=sink
                 )
                 response = await model.chat(prep.request)
+            except asyncio.CancelledError:
+                if watch is not None and watch.cut:  # the upstream worked until now: its output is unknown
+                    estimate = TokenUsage(prep.request.estimated_input_tokens(), prep.request.max_tokens)
+                    await self._finish_cut(prep, candidate, admission, estimate, CANCELLED, started)
+                else:
+                    await self._release(admission)
+                raise
             except BaseException:
                 await self._release(admission)
                 raise
+            if watch is not None:
+                watch.settling()
             return response, admission, sink, doc
 
         outcome = await self._run(prep, attempt, started)
@@ -281,7 +301,13 @@ class LlmManager:
             attempts=outcome.attempts,
             switches=outcome.switches,
             started=started,
+            outcome=CANCELLED if watch is not None and watch.abandoned else "ok",
         )
+
+    def adopt(self, running: asyncio.Future[Any]) -> None:
+        """Keep an abandoned call's task alive until it is settled (`flush` waits for it)."""
+        self._settling.add(running)
+        running.add_done_callback(self._settling.discard)
 
     async def stream(self, call: LlmCall, request: ChatRequest) -> AsyncIterator[StreamDelta | LlmResult]:
         """Deltas as they arrive (raw: partial tokens are not sanitised), then the `LlmResult`.
@@ -303,39 +329,119 @@ class LlmManager:
 
         outcome = await self._run(prep, open_stream, started)
         items, first, admission = outcome.value
+        # The upstream is read by a task of its own, which also settles the call: a caller that goes
+        # away stops only the relay below, never the reading or the charging (`settlement.py`).
+        queue: asyncio.Queue[StreamDelta | LlmResult | BaseException] = asyncio.Queue()
+        watch = CallWatch()
+        pump = asyncio.create_task(self._pump(prep, outcome, items, first, admission, queue, watch, started))
+        self.adopt(pump)
+        watch.bind(pump, prep.drain)
+        delivered = False
+        try:
+            while True:
+                item = await queue.get()
+                if isinstance(item, BaseException):
+                    delivered = True
+                    raise item
+                if isinstance(item, LlmResult):
+                    delivered = True
+                    yield item
+                    return
+                yield item
+        finally:
+            if not delivered:
+                watch.abandon()
+
+    async def _pump(
+        self,
+        prep: PreparedCall,
+        outcome: FailoverOutcome[Any],
+        items: AsyncIterator[StreamDelta | ChatResponse],
+        first: StreamDelta | ChatResponse,
+        admission: _Admission | None,
+        queue: asyncio.Queue[StreamDelta | LlmResult | BaseException],
+        watch: CallWatch,
+        started: float,
+    ) -> None:
+        """Read one stream to its end into `queue`, then settle it: with the upstream's usage when it
+        came, else with the prompt plus what was streamed (a cut, a deadline, a failure midway)."""
         candidate = outcome.candidate
         final: ChatResponse | None = None
+        produced = 0
+        item: StreamDelta | ChatResponse = first
         try:
-            pending = [first]
             while True:
-                for item in pending:
-                    if isinstance(item, ChatResponse):
-                        final = item
-                    else:
-                        yield item
-                if final is not None:
+                if isinstance(item, ChatResponse):
+                    final = item
                     break
+                produced += delta_chars(item)
+                queue.put_nowait(item)
                 try:
-                    pending = [await items.__anext__()]
+                    item = await items.__anext__()
                 except StopAsyncIteration:
                     break
-        except BaseException:
+        except BaseException as exc:
+            cut = isinstance(exc, asyncio.CancelledError) or watch.abandoned
+            timed_out = isinstance(exc, ProviderTimeoutError)
+            usage = TokenUsage(prep.request.estimated_input_tokens(), estimate_tokens(produced))
+            label = CANCELLED if cut or timed_out else "error"
+            if produced or cut:
+                await self._finish_cut(prep, candidate, admission, usage, label, started, exc)
+            else:
+                await self._release(admission)
+            if not isinstance(exc, asyncio.CancelledError):
+                queue.put_nowait(exc)
+            return
+        watch.settling()
+        if final is None:
+            queue.put_nowait(ProviderError(f"{candidate.instance}: the stream ended without an answer"))
             await self._release(admission)
-            raise
-        assert final is not None
+            return
         doc = self._model_doc(prep, candidate)
         sink = TraceBuffer(_secrets(candidate))
         sink.record(prep.request, final)  # the trace keeps the raw answer
-        yield await self._finish(
+        try:
+            result = await self._finish(
+                prep,
+                candidate,
+                sanitize(final, doc, wire_name=candidate.model),
+                admission=admission,
+                sink=sink,
+                doc=doc,
+                attempts=outcome.attempts,
+                switches=outcome.switches,
+                started=started,
+                outcome=CANCELLED if watch.abandoned else "ok",
+            )
+        except BaseException as exc:
+            queue.put_nowait(exc)
+            raise
+        queue.put_nowait(result)
+
+    async def _finish_cut(
+        self,
+        prep: PreparedCall,
+        candidate: Candidate,
+        admission: _Admission | None,
+        usage: TokenUsage,
+        outcome: str,
+        started: float,
+        error: BaseException | None = None,
+    ) -> None:
+        """Settle and record a call that ended without the upstream's usage, charged `usage`."""
+        message = getattr(error, "message", None) if error is not None else None
+        await self._finish(
             prep,
             candidate,
-            sanitize(final, doc, wire_name=candidate.model),
+            ChatResponse(usage=usage),
             admission=admission,
-            sink=sink,
-            doc=doc,
-            attempts=outcome.attempts,
-            switches=outcome.switches,
+            sink=TraceBuffer(_secrets(candidate)),
+            doc=self._model_doc(prep, candidate),
+            attempts=(),
+            switches=(),
             started=started,
+            outcome=outcome,
+            error=message or ("the client went away" if outcome == CANCELLED else None),
         )
 
     # -- the steps chat and stream share -------------------------------------------------------
@@ -423,12 +529,14 @@ class LlmManager:
         attempts: tuple[AttemptRecord, ...],
         switches: tuple[Switch, ...],
         started: float,
+        outcome: str = "ok",
+        error: str | None = None,
     ) -> LlmResult:
         """Settle real usage, tell the observers, and build the result."""
         call = prep.call
         switches = _with_substitution(prep, switches)
         usage = response.usage or TokenUsage(
-            prep.request.estimated_input_tokens(), max(1, len(response.text) // 4)
+            prep.request.estimated_input_tokens(), estimate_tokens(len(response.text)) or 1
         )
         statuses = await self._settle(admission, usage.total)
         cost = doc.cost_usd(usage.input, usage.output) if doc is not None else None
@@ -447,6 +555,8 @@ class LlmManager:
             cost_usd=cost,
             credential_source=candidate.credential_source,
             duration_ms=duration,
+            outcome=outcome,
+            error=error,
             failover=switches,
             attempts=attempts,
             session_id=call.session_id,
@@ -535,7 +645,10 @@ class LlmManager:
     # -- lifecycle -------------------------------------------------------------------------------
 
     async def flush(self) -> None:
-        """Wait for what the observers scheduled (threshold webhooks) to finish."""
+        """Wait for abandoned calls to be settled and for what the observers scheduled (threshold
+        webhooks) to finish."""
+        while self._settling:
+            await asyncio.gather(*list(self._settling), return_exceptions=True)
         for observer in self.observers:
             await observer.flush()
 

@@ -65,7 +65,9 @@ class UsageRecord:
     credential_source: str
     duration_ms: int
     outcome: str = "ok"
-    """`ok`, `error` (every provider failed) or `blocked` (a budget refused the call)."""
+    """`ok`, `error` (every provider failed, or one failed midway: its tokens are charged), `blocked`
+    (a budget refused the call) or `cancelled` (the client went away or a deadline cut it; charged
+    what the upstream produced, `llm/settlement.py`)."""
     error: str | None = None
     failover: tuple[Switch, ...] = ()
     attempts: tuple[AttemptRecord, ...] = ()
@@ -258,7 +260,7 @@ class UsageStore:
         records = [
             r
             for r in await self.query(tenant, since=month_start, account=account, project=project)
-            if r.outcome == "ok"
+            if r.outcome in ("ok", "cancelled")  # an abandoned call spent tokens too (settlement.py)
         ]
         today = [r for r in records if r.created_at[:10] == buckets["daily"]]
         subject_level, subject_owner = (

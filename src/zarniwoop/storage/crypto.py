@@ -42,7 +42,9 @@ class SecretBox:
         return hmac.new(self._signing, f"{purpose}\n{message}".encode(), hashlib.sha256).hexdigest()[:32]
 
     def verify(self, purpose: str, message: str, signature: str) -> bool:
-        return hmac.compare_digest(self.sign(purpose, message), signature)
+        """Whether `signature` is `sign(purpose, message)`, compared as bytes in constant time: any
+        malformed signature (non-ASCII, a lone surrogate, the wrong length) is simply not it."""
+        return equal_secrets(self.sign(purpose, message), signature)
 
     @classmethod
     def load(cls, home: Path) -> SecretBox:
@@ -82,6 +84,16 @@ class SecretBox:
 
     def open(self, token: str, *, aad: bytes) -> str:
         return self.open_bytes(token, aad=aad).decode()
+
+
+def equal_secrets(expected: str, given: str) -> bool:
+    """A constant-time comparison of two secrets as UTF-8 bytes. `hmac.compare_digest` raises
+    `TypeError` on a `str` holding anything but ASCII, which a caller's input may; bytes never do."""
+    return hmac.compare_digest(_utf8(expected), _utf8(given))
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 def _decode_key(text: str) -> bytes:

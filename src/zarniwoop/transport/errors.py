@@ -8,13 +8,14 @@ over the cap, not HTTP) → `TransportError` saying so; a proxy that refused or 
 `TransportError` naming the proxy, not the provider; every other aiohttp exception →
 `TransportError`. With the request's `url` the message names host, port and cause in plain words
 (`network error: cannot resolve en.wikipedia.org`, `… connection to 10.0.0.5:443 refused`,
-`no answer from … within 8.0s`); it never carries an exception's text, which may hold a URL with a
+`no answer from … within 8.0s`, `no complete answer from … within 8.0s` for the total deadline); it never carries an exception's text, which may hold a URL with a
 key in it, or bytes the upstream sent.
 """
 
 from __future__ import annotations
 
 import asyncio
+from types import TracebackType
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -32,6 +33,42 @@ _STAGES = {
     "read": ("body{} not complete within {:.1f}s", " while reading"),
     "stream": ("stream{} stalled for {:.1f}s", " while streaming"),
 }
+
+
+class total_deadline:
+    """No exchange outlives its total deadline — connect, head and body together — whatever pace the
+    other side keeps (a host dripping a byte a second never trips a read timeout). Expiry raises
+    `ProviderTimeoutError` naming the host and the deadline. A class, not a generator: it wraps
+    every upstream exchange.
+
+        async with total_deadline(8.0, url=url):
+            ...   # ProviderTimeoutError("no complete answer from host:443 within 8.0s") at 8 s
+
+    `head=True`: the deadline bounds connecting and the head only (a stream's), and says so as a
+    connect timeout does ("no answer from host:443 within 8.0s").
+    """
+
+    __slots__ = ("_timeout", "head", "seconds", "url", "where")
+
+    def __init__(self, seconds: float, *, url: str, where: str = "", head: bool = False) -> None:
+        self.seconds, self.url, self.where, self.head = seconds, url, where, head
+        self._timeout = asyncio.timeout(seconds)
+
+    async def __aenter__(self) -> None:
+        await self._timeout.__aenter__()
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        try:
+            await self._timeout.__aexit__(kind, exc, tb)
+        except TimeoutError:
+            host, port = target_of(self.url)
+            prefix = f"{self.where}: " if self.where else ""
+            what = "no answer" if self.head else "no complete answer"
+            raise ProviderTimeoutError(
+                f"{prefix}{what} from {host}:{port} within {self.seconds:.1f}s"
+            ) from None
 
 
 class translate_errors:
@@ -122,4 +159,4 @@ def _proxy(exc: aiohttp.ClientHttpProxyError) -> str:
     return f"proxy {parts.hostname}:{parts.port}" if parts.hostname else "the proxy"
 
 
-__all__ = ["Stage", "translate_errors"]
+__all__ = ["Stage", "total_deadline", "translate_errors"]

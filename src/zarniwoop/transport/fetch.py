@@ -27,7 +27,7 @@ from urllib.parse import urljoin
 import aiohttp
 
 from ..contract.errors import TransportError
-from .errors import translate_errors
+from .errors import total_deadline, translate_errors
 from .guard import (
     AddressPolicy,
     Resolver,
@@ -116,6 +116,10 @@ class GuardedFetcher:
             ProviderHTTPError: the final answer is not 2xx (`error_for_status` picks the subclass).
             TransportError / ProviderTimeoutError: the network failed or was too slow.
         """
+        async with total_deadline(timeout, url=url, where=host_of(url)):  # every hop and the body
+            return await self._fetch(url, max_bytes, allow_private, timeout)
+
+    async def _fetch(self, url: str, max_bytes: int, allow_private: bool, timeout: float) -> Fetched:
         deadline = time.monotonic() + timeout
         current, previous = url, None
         hops: list[str] = []

@@ -60,6 +60,46 @@ def address_problem(ip: IPAddress) -> str | None:
     return None
 
 
+def literal_address(host: str) -> IPAddress | None:
+    """The address `host` spells as a literal, or None for a name: an IPv6 literal, or an IPv4
+    address in any spelling the C resolver (`inet_aton`) accepts — one to four parts, each decimal,
+    octal (`0177`) or hex (`0x7f`), the last filling the remaining bytes (`127.1`, `2130706433`,
+    `0x7f.1`). A host that is one of these never reaches DNS: it is the address.
+
+        literal_address("0x7f.1")   # IPv4Address('127.0.0.1')
+        literal_address("example.org")   # None
+    """
+    host = host.strip("[]").rstrip(".")
+    try:
+        return ipaddress.ip_address(host.split("%")[0])
+    except ValueError:
+        pass
+    parts = host.split(".")
+    if not 1 <= len(parts) <= 4:
+        return None
+    values: list[int] = []
+    for part in parts:
+        lowered = part.lower()
+        try:
+            if lowered.startswith("0x"):
+                values.append(int(lowered[2:], 16))
+            elif len(part) > 1 and part.startswith("0"):
+                values.append(int(part, 8))
+            elif part.isdigit() and part.isascii():
+                values.append(int(part))
+            else:
+                return None
+        except ValueError:
+            return None
+    *head, last = values
+    if any(v > 0xFF for v in head) or last >= 1 << (8 * (4 - len(head))):
+        return None
+    number = last
+    for index, value in enumerate(head):
+        number |= value << (8 * (3 - index))
+    return ipaddress.IPv4Address(number)
+
+
 def is_public_address(ip: IPAddress, port: int) -> bool:
     """The default address policy: public addresses only, any port."""
     return address_problem(ip) is None
@@ -96,9 +136,10 @@ class TargetPolicy:
             TargetRefusedError: an address the policy refuses (one refused address refuses the host).
             TransportError: the host does not resolve.
         """
-        try:
-            addresses: list[IPAddress] = [ipaddress.ip_address(host)]
-        except ValueError:
+        literal = literal_address(host)
+        if literal is not None:
+            addresses: list[IPAddress] = [literal]
+        else:
             try:
                 addresses = await (self.resolver or resolve_host)(host, port)
             except (OSError, UnicodeError) as exc:
@@ -188,6 +229,7 @@ __all__ = [
     "address_problem",
     "check_target",
     "is_public_address",
+    "literal_address",
     "resolve_host",
     "split_target",
 ]

@@ -7,7 +7,9 @@ session (connection pool) per address policy. The rules live here once:
   the pool); no `.netrc`, no proxy from aiohttp's own environment lookup (`transport/proxies.py` decides);
 - caps: the response head (a line or field over 8,190 bytes, more than 128 fields: refused by the
   parser, never buffered) and the body *as decoded* (a gzip bomb stops at the cap);
-- timeouts between reads (the silence of the other side), and for connecting;
+- timeouts between reads (the silence of the other side), for connecting, and a total deadline
+  (`total_deadline`: connect + head + body for `send`, connect + head for a stream, whose chunks
+  each get the read timeout), so a host dripping a byte a second cannot hold a call past it;
 - redirects followed here, by `transport/redirects.py` (never https → http; keys dropped and the hop
   SSRF-guarded on any change of origin);
 - guarded calls (a URL a tenant or project set, or a hop away from the operator's origin): every
@@ -43,7 +45,7 @@ import aiohttp
 
 from ..contract.errors import ResponseTooLargeError, TargetRefusedError, TransportError
 from ..contract.protocol import RawResponse, RequestSpec
-from .errors import Stage, translate_errors
+from .errors import Stage, total_deadline, translate_errors
 from .guard import AddressPolicy, GuardedResolver, Resolver, TargetPolicy, split_target
 from .proxies import ProxySettings
 from .redirects import REDIRECT_STATUSES, next_hop
@@ -117,13 +119,27 @@ class HttpTransport:
         guarded: bool = False,
         max_redirects: int = MAX_REDIRECTS,
         connect_timeout: float | None = None,
+        deadline: float | None = None,
     ) -> RawResponse:
         """Send one request, follow up to `max_redirects` redirects, return whatever status came back.
 
         `guarded`: the URL is not the operator's (a tenant or project set the endpoint's `baseUrl`):
         every connect is checked by the SSRF policy after DNS resolution. `max_redirects=0` returns a
-        redirect as it came (LLM calls never follow one).
+        redirect as it came (LLM calls never follow one). `timeout` bounds each read (the other
+        side's silence); `deadline` (default: `timeout`) the whole exchange, every hop and the body.
         """
+        async with total_deadline(timeout if deadline is None else deadline, url=spec.url):
+            return await self._send(spec, timeout, max_bytes, guarded, max_redirects, connect_timeout)
+
+    async def _send(
+        self,
+        spec: RequestSpec,
+        timeout: float,
+        max_bytes: int | None,
+        guarded: bool,
+        max_redirects: int,
+        connect_timeout: float | None,
+    ) -> RawResponse:
         cap = max_bytes or self.max_bytes
         started = time.perf_counter()
         url, params, method, body = spec.url, spec.params, spec.method, spec.json_body
@@ -183,8 +199,10 @@ class HttpTransport:
         timeout: float,
         guarded: bool = False,
         connect_timeout: float | None = None,
+        head_deadline: float | None = None,
     ) -> AsyncIterator[Streamed]:
-        """One request whose answer is read as it arrives (no redirects followed)."""
+        """One request whose answer is read as it arrives (no redirects followed): the head must come
+        within `head_deadline` (default: `timeout`), then each chunk within `timeout` of the last."""
         async with self.open(
             spec.method,
             spec.url,
@@ -194,6 +212,7 @@ class HttpTransport:
             timeout=timeout,
             connect_timeout=connect_timeout,
             policy=self.endpoint_policy if guarded else None,
+            head_deadline=head_deadline,
         ) as response:
             yield Streamed(response, str(response.url), timeout)
 
@@ -211,22 +230,26 @@ class HttpTransport:
         policy: TargetPolicy | None = None,
         decompress: bool = True,
         where: str = "",
+        head_deadline: float | None = None,
     ) -> AsyncIterator[aiohttp.ClientResponse]:
         """One exchange until its head arrived; the response is released (its connection kept only
         when the body was read to the end) when the block ends. `policy`: the SSRF policy every
-        connect of this exchange must pass (None: the operator's URL, not checked)."""
-        response = await self._request(
-            method,
-            url,
-            params,
-            headers,
-            body,
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            policy=policy,
-            decompress=decompress,
-            where=where,
-        )
+        connect of this exchange must pass (None: the operator's URL, not checked). Connecting and
+        the head together get `head_deadline` (default: `timeout`); the body is the caller's to bound."""
+        head = timeout if head_deadline is None else head_deadline
+        async with total_deadline(head, url=url, where=where, head=True):
+            response = await self._request(
+                method,
+                url,
+                params,
+                headers,
+                body,
+                timeout=timeout,
+                connect_timeout=connect_timeout,
+                policy=policy,
+                decompress=decompress,
+                where=where,
+            )
         try:
             yield response
         except BaseException:

@@ -21,8 +21,8 @@ The rules, the same for both kinds:
 - at most `MAX_BUCKETS` buckets (a 422 naming `since` otherwise) and at most `MAX_SERIES`
   series: the largest ones by calls (research) or tokens (LLM) are kept and the rest are summed
   into one series whose key value is `"(others)"` (`"othersFolded"` says how many went into it);
-- LLM points count successful calls only, as the dashboard does; `costUsd` sums the priced calls
-  and `unpricedCalls` counts the others (a cost is never guessed).
+- LLM points count answered calls and the ones their client abandoned (`ok`, `cancelled`), as the
+  dashboard does; `costUsd` sums the priced calls and `unpricedCalls` counts the others (a cost is never guessed).
 """
 
 from __future__ import annotations
@@ -240,8 +240,9 @@ LLM: Final = SeriesSpec(
     measures=("tokens_input", "tokens_output", "cost_usd"),
     point=_llm_point,
     weight=lambda call: float(int(call[0]) + int(call[1])),
-    # LLM points count successful calls only, as the dashboard does
-    condition="outcome = 'ok'",
+    # answered calls and those their client abandoned, charged what the upstream produced
+    # (llm/settlement.py), as the dashboard counts them
+    condition="outcome IN ('ok', 'cancelled')",
     bound=_iso_ms,
     moment=_iso_epoch,
 )

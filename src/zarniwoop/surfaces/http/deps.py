@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Query, Request
 
-from ...contract.errors import AccessDeniedError
+from ...contract.errors import AccessDeniedError, ScopeRequiredError
 from ...contract.names import MAX_NAME_CHARS, NAME_RULE
 from ...contract.query import SearchScope
 from ...dispatch.profiles import GLOBAL_ORDER, ProfileChoice
@@ -104,7 +104,32 @@ async def get_caller(
         principal = await authenticate_header(state, request.headers.get("authorization"))
     choice = ProfileChoice(request.headers.get(PROFILE_HEADER) or None, principal.profile)
     choice.pick()  # a malformed header, or one the token's binding forbids: refused before any work
-    return CallerInfo(principal, principal.scope_for(tenant, project), choice)
+    try:
+        scope = principal.scope_for(tenant, project)
+    except ScopeRequiredError as exc:  # say what this route needs the scope for
+        raise ScopeRequiredError(exc.field, scope_needed_by(request.url.path)) from None
+    return CallerInfo(principal, scope, choice)
+
+
+_SCOPE_NEEDS = (
+    ("/v1/research", "research tools"),
+    ("/v1/tools", "research tools"),
+    ("/mcp", "research tools"),
+    ("/v1/settings", "settings"),
+    ("/v1/setting-forms", "settings"),
+    ("/v1/credentials", "credentials"),
+    ("/v1/tokens", "tokens"),
+    ("/v1/usage", "usage reports"),
+    ("/v1/content", "content fetches"),
+    ("/v1/admin", "admin actions"),
+    ("/v1/_routing", "routing views"),
+    ("/v1/profiles", "profiles"),
+)
+
+
+def scope_needed_by(path: str) -> str:
+    """What a route needs a `(tenant, project)` scope for, in its scope error."""
+    return next((needs for prefix, needs in _SCOPE_NEEDS if path.startswith(prefix)), f"calls to {path}")
 
 
 Caller = Annotated[CallerInfo, Depends(get_caller)]

@@ -34,13 +34,14 @@ here with the wire models of `openai_wire.py`, so a validation error is OpenAI-s
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
@@ -61,10 +62,11 @@ from ....contract.errors import (
     UnsafeValueError,
     ZarniwoopError,
 )
-from ....llm.adapters import StreamDelta
+from ....llm.adapters import ChatRequest, StreamDelta
 from ....llm.call import LlmCall, LlmResult
-from ....llm.catalog.usable import UsableModel, usable_models
 from ....llm.catalog.liveness import partition
+from ....llm.catalog.usable import UsableModel, usable_models
+from ....llm.settlement import CallWatch
 from ....tenancy.tokens import Principal
 from ..deps import PRINCIPAL_SCOPE_KEY, Ctx, CurrentPrincipal, authenticate_header
 from ..openai_wire import (
@@ -82,6 +84,9 @@ from ..openai_wire import (
     sse,
 )
 from ..state import AppState
+
+if TYPE_CHECKING:
+    from ....llm.manager import LlmManager
 
 log = logging.getLogger("zarniwoop.gateway")
 
@@ -139,7 +144,9 @@ async def chat_completions(request: Request) -> Response:
                 media_type="text/event-stream",
                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
             )
-        result = await manager.chat(call, chat_request)
+        result = await _unless_gone(request, manager, call, chat_request)
+        if result is None:  # nobody to answer: the call is settled on its own (`llm/settlement.py`)
+            return Response(status_code=499)
         return JSONResponse(completion(result, _served(result), completion_id, created))
     except Exception as exc:
         return error_response(exc)
@@ -197,7 +204,7 @@ async def _events(
     finally:
         aclose = getattr(items, "aclose", None)
         if aclose is not None:
-            await aclose()  # a client that went away gives the budget hold back
+            await aclose()  # a client that went away abandons the call: it is settled on its own
 
 
 @router.get(
@@ -253,6 +260,42 @@ async def embeddings(principal: CurrentPrincipal) -> Response:
 
 
 # -- helpers ----------------------------------------------------------------------------------
+
+
+async def _unless_gone(
+    request: Request, manager: LlmManager, call: LlmCall, chat_request: ChatRequest
+) -> LlmResult | None:
+    """The non-streamed call's result, or None when the client disconnected first: the call is then
+    abandoned — it runs on detached and is settled with what the upstream produced."""
+    watch = CallWatch()
+    task = asyncio.ensure_future(manager.chat(call, chat_request, watch=watch))
+    gone = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait((task, gone), return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:  # the handler itself was cancelled (shutdown): same as a client gone
+        gone.cancel()
+        watch.abandon()
+        manager.adopt(task)
+        raise
+    gone.cancel()
+    if task.done():
+        return task.result()
+    watch.abandon()
+    manager.adopt(task)
+    task.add_done_callback(_quiet)
+    return None
+
+
+async def _disconnected(request: Request) -> None:
+    """Returns when the client closed its connection (the body was read already)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+def _quiet(task: asyncio.Future[Any]) -> None:
+    """An abandoned call's failure has nobody to go to: it is in its usage row; retrieve it here."""
+    if not task.cancelled():
+        task.exception()
 
 
 async def _principal(request: Request, state: AppState) -> Principal:

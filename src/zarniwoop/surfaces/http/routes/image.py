@@ -20,12 +20,17 @@ from fastapi import APIRouter, Query
 from fastapi.responses import Response
 
 from ....contract.errors import AccessDeniedError, TargetRefusedError, ZarniwoopError
+from ....contract.names import SYSTEM_TENANT, TENANT_LEVEL
+from ....contract.query import SearchScope
 from ..deps import Ctx
 from ..errors import ERROR_RESPONSES
 
 router = APIRouter(tags=["image"], responses=ERROR_RESPONSES)
 PURPOSE = "image"
 MAX_BYTES = 4 * 1024 * 1024
+TIMEOUT = 10.0
+"""Seconds an image may take in all; `research.content.timeoutMs` (system level) may shorten it."""
+SYSTEM_SCOPE = SearchScope(SYSTEM_TENANT, TENANT_LEVEL)
 CACHE_BYTES = 32 * 1024 * 1024
 _IMAGE_KEYS = ("thumbnailUrl", "imageUrl")
 
@@ -93,7 +98,10 @@ async def image(
     if cached is None:
         try:
             fetched = await rt.content.fetcher.fetch(
-                url, max_bytes=MAX_BYTES, allow_private=rt.content.allows_private(), timeout=10.0
+                url,
+                max_bytes=MAX_BYTES,
+                allow_private=rt.content.allows_private(),
+                timeout=min(TIMEOUT, rt.content.deadline(SYSTEM_SCOPE)),
             )
         except TargetRefusedError as exc:
             raise AccessDeniedError(exc.message) from None
