@@ -40,7 +40,7 @@ from ..contract.results import Attempt, RoutedProfile, SearchResult
 from ..limits.clock import Clock, utc_date
 from ..limits.pacing import LocalPacer, Pacer, pace_key, wait_for_slot
 from ..observability.outage import OutageLog
-from ..storage.privacy import redact_query
+from ..storage.privacy import query_hash, redact_query
 from .cache import Coalescer, MemoryResultCache, ResultCache, cache_bypassed
 from .gate import GO, GateDecision, QuotaGuard, check_cooldown, check_static
 from .hedging import LOSSES_TO_BENCH, HedgeLedger
@@ -164,6 +164,12 @@ class Dispatcher:
         self.hedges = HedgeLedger()
         """Observed latencies (the default hedge delay) and hedge-loss streaks (`dispatch/hedging.py`)."""
 
+    async def aclose(self) -> None:
+        """Close what the stores hold open (the shared cache's file)."""
+        closer = getattr(self.cache, "aclose", None)
+        if closer is not None:
+            await closer()
+
     async def search(
         self,
         request: SearchRequest,
@@ -188,10 +194,13 @@ class Dispatcher:
         if profile_name != request.profile:
             request = replace(request, profile=profile_name)
         ttl = settings.get_int(K.cache_ttl_key(request.modality), settings.get_int(K.CACHE_TTL_SECONDS, 600))
-        # The profile's identity, not just its name: a redefined profile never serves the old cascade's answer.
+        # The profile's identity, not just its name: a redefined profile never serves the old cascade's
+        # answer. The query only as the audit's hash: the key may be stored (the shared cache's file).
+        folded, *rest = request.cache_key()
         key: Hashable = (
             scope,
-            request.cache_key(),
+            query_hash(folded),
+            tuple(rest),
             tuple(sorted((overrides or {}).items())),
             profile.sha256 if profile else None,
         )
