@@ -41,6 +41,7 @@ from .contract.errors import ConfigError
 from .contract.query import SearchScope
 from .dispatch.cache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
 from .dispatch.cache import MemoryResultCache, ResultCache, TieredResultCache
+from .dispatch.flights import Flights
 from .dispatch.cooldown import SQLCooldownStore
 from .dispatch.dispatcher import Dispatcher, DispatchObserver
 from .dispatch.factory import ProviderFactory
@@ -341,11 +342,13 @@ def build_dispatcher(
     max_bytes = max(0, system.get_int(K.CACHE_MAX_BYTES, DEFAULT_CACHE_BYTES))
     if redis is None:
         cache: ResultCache = MemoryResultCache(max_bytes)
+        flights = None
         if home is not None:
-            from .dispatch.cache_sql import CACHE_FILE, SQLiteResultCache
+            from .dispatch.cache_sql import CACHE_FILE, SQLiteFlights, SQLiteResultCache
 
             shared = SQLiteResultCache(home / CACHE_FILE, max_bytes=max_bytes, now=clock.now)
             cache = TieredResultCache(MemoryResultCache(max_bytes), shared)
+            flights = Flights(SQLiteFlights(shared), clock)
         limiter = None
         if share_pacing:
             from .limits.pacing import LocalPacer
@@ -360,8 +363,9 @@ def build_dispatcher(
             cache=cache,
             quota=LocalQuotaGuard(SQLCallBudgets(db), settings, clock=clock),
             observers=observers,
+            flights=flights,
         )
-    from .dispatch.redis_stores import RedisCooldownStore, RedisReachability, RedisResultCache
+    from .dispatch.redis_stores import RedisCooldownStore, RedisFlights, RedisReachability, RedisResultCache
     from .limits.call_budgets import RedisCallBudgets
     from .limits.pacing import LocalPacer
     from .limits.pacing_redis import RedisPacer
@@ -375,6 +379,7 @@ def build_dispatcher(
         quota=LocalQuotaGuard(RedisCallBudgets(redis), settings, clock=clock),
         observers=observers,
         reachability=RedisReachability(redis),
+        flights=Flights(RedisFlights(redis), clock),
     )
 
 

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import sqlite3
 import subprocess
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +22,11 @@ import httpx
 from ..support.bodies import wikipedia_pages
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only, write_config
-from ..support.served import serve_command, served, server_env
+from ..support.served import child_pids, serve_command, served, server_env
+from .test_serve_workers import _metric, _per_worker_metrics
 
 WIKI = "/w/w/rest.php/v1/search/page"
+SLOW = "/slow/w/rest.php/v1/search/page"
 FAST = {"rateLimit.perSecond": 1000}
 
 
@@ -59,49 +66,86 @@ def test_three_cli_processes_share_one_cache(tmp_path, emulator):
     assert b"polar" not in stored
 
 
-async def _search(url: str, token: str, query: str) -> dict[str, Any]:
+async def _search(url: str, token: str, query: str, modality: str) -> dict[str, Any]:
     headers = {"Authorization": f"Bearer {token}", "Connection": "close"}
     async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60) as http:
-        response = await http.post("/v1/research/search", json={"query": query, "modality": "web"})
+        response = await http.post("/v1/research/search", json={"query": query, "modality": modality})
     assert response.status_code == 200, response.text
     body: dict[str, Any] = response.json()
     return body
 
 
 def test_two_workers_share_one_cache_and_one_flight(tmp_path, emulator):
-    """`serve --workers 2`: the same search 20 times on fresh connections → 1 upstream call; then
-    50 identical concurrent searches, spread over both workers (fresh connections) → 1 more call."""
+    """`serve --workers 2`: the same search 20 times on fresh connections → 1 upstream call; 50
+    identical concurrent searches spread over both workers → 1 call; the leader's worker killed
+    mid-call → the other worker's followers answer with one further call."""
     emulator.add(WIKI, Reply.json(wikipedia_pages("Aurora")))
-    emulator.add("/slow/w/rest.php/v1/search/page", Reply.json(wikipedia_pages("Slow"), delay=1.0))
+    killed_query = "kill the leader"
+
+    def slow(request: Any) -> Reply:
+        if request.param("q") != killed_query:
+            return Reply.json(wikipedia_pages("Slow"), delay=1.0)
+        first = len([r for r in emulator.requests(SLOW) if r.param("q") == killed_query]) == 1
+        return Reply(hang=True) if first else Reply.json(wikipedia_pages("Second"))
+
+    emulator.add(SLOW, slow)
     settings = {
         **endpoint("wiki", "wikipedia", f"{emulator.url}/w", **FAST),
+        **endpoint("slow", "wikipedia", f"{emulator.url}/slow", **FAST),
         "research.default.web": "wiki",
         "research.default.encyclopedia": "slow",
-        **endpoint("slow", "wikipedia", f"{emulator.url}/slow", **FAST),
     }
     config = _config(tmp_path, settings)
-    with served(config, tmp_path / "home", "--workers", "2") as server:
-        assert server.token is not None
-        repeats = [asyncio.run(_search(server.url, server.token, "aurora")) for _ in range(20)]
+    home = tmp_path / "home"
+    with served(config, home, "--workers", "2") as server:
+        token = server.token
+        assert token is not None
+        repeats = [asyncio.run(_search(server.url, token, "aurora", "web")) for _ in range(20)]
         assert len(emulator.requests(WIKI)) == 1
         assert [r["cached"] for r in repeats] == [False] + [True] * 19
 
-        async def burst() -> list[dict[str, Any]]:
-            headers = {"Authorization": f"Bearer {server.token}", "Connection": "close"}
-
-            async def one() -> dict[str, Any]:
-                async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=60) as http:
-                    response = await http.post(
-                        "/v1/research/search", json={"query": "polar lights", "modality": "encyclopedia"}
-                    )
-                assert response.status_code == 200, response.text
-                body: dict[str, Any] = response.json()
-                return body
-
-            return list(await asyncio.gather(*(one() for _ in range(50))))
-
-        results = asyncio.run(burst())
-        slow = emulator.requests("/slow/w/rest.php/v1/search/page")
-        assert len(slow) == 1, len(slow)
+        results = asyncio.run(_burst(server.url, token, "polar lights", 50))
+        assert len(emulator.requests(SLOW)) == 1
         assert [r["hits"][0]["title"] for r in results] == ["Slow"] * 50
-        assert [r["providerInstanceId"] for r in results] == ["slow"] * 50
+        served_by = {
+            pid: _metric(text, "zarniwoop_research_dispatch_total", modality="ENCYCLOPEDIA")
+            for pid, text in _per_worker_metrics(server).items()
+        }
+        assert sum(served_by.values()) == 50 and min(served_by.values()) > 0, served_by
+
+        # the leader's worker dies mid-call: a lease nobody renews
+        answers: list[Any] = []
+        burst = threading.Thread(target=lambda: answers.extend(asyncio.run(_burst(server.url, token, killed_query, 16, errors=True))))
+        burst.start()
+        leader = _flight_owner(home, emulator, killed_query)
+        assert leader in child_pids(server.pid)
+        os.kill(leader, signal.SIGKILL)
+        burst.join(timeout=60)
+        assert not burst.is_alive()
+        calls = [r for r in emulator.requests(SLOW) if r.param("q") == killed_query]
+        assert len(calls) == 2  # the dead leader's, and one further
+        answered = [a for a in answers if isinstance(a, dict)]
+        assert answered, answers  # the survivor's followers (the dead worker's clients lost theirs)
+        assert [(a["hits"][0]["title"], a["errorMessage"]) for a in answered] == [("Second", None)] * len(answered)
+
+
+def _flight_owner(home: Path, emulator: Any, query: str) -> int:
+    """The pid of the process leading the flight of `query` (owners start with their pid)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if any(r.param("q") == query for r in emulator.requests(SLOW)):
+            with sqlite3.connect(home / "cache.db") as db:
+                rows = db.execute("SELECT owner FROM flights WHERE result IS NULL").fetchall()
+            if len(rows) == 1:
+                return int(rows[0][0].split(":", 1)[0])
+        time.sleep(0.02)
+    raise AssertionError("no flight started")
+
+
+async def _burst(url: str, token: str, query: str, n: int, *, errors: bool = False) -> list[Any]:
+    """`n` identical concurrent searches, each on a fresh connection (so both workers get some)."""
+
+    async def one() -> Any:
+        return await _search(url, token, query, "encyclopedia")
+
+    return list(await asyncio.gather(*(one() for _ in range(n)), return_exceptions=errors))

@@ -20,6 +20,10 @@ read and written by every process of the deployment on the host — each CLI cal
   (`journal_size_limit`), so file + WAL stay within the bound plus a few pages (a reader holding an
   old snapshot can delay a checkpoint; the next one catches up).
 
+- **One flight per request across processes** (`dispatch/flights.py`): its leases and results are
+  rows of the same file's `flights` table (`SQLiteFlights`); finished and expired rows are swept
+  every `SWEEP_EVERY` flights.
+
 A failing file (disk full, locked past `BUSY_WAIT`) is a cache miss and a logged outage, never a
 failed search.
 """
@@ -50,6 +54,9 @@ SCHEMA = (
     "expires REAL NOT NULL, used REAL NOT NULL)",
     "CREATE INDEX IF NOT EXISTS entries_used ON entries (used)",
     "CREATE INDEX IF NOT EXISTS entries_expires ON entries (expires)",
+    "CREATE TABLE IF NOT EXISTS flights (key BLOB PRIMARY KEY, owner TEXT NOT NULL, "
+    "expires REAL NOT NULL, result BLOB, finished REAL)",
+    "CREATE INDEX IF NOT EXISTS flights_expires ON flights (expires)",
 )
 MAIN_SHARE = 0.85
 """The database's pages may take this share of `maxBytes` before eviction starts."""
@@ -62,6 +69,8 @@ BUSY_WAIT = 2.0
 """How long a cache statement waits for another process's write lock; then it is a miss."""
 EVICT_BATCH = 500
 """Least recently used entries read per eviction step."""
+SWEEP_EVERY = 64
+"""Flights finished between two sweeps of the `flights` table."""
 
 
 class SQLiteResultCache:
@@ -209,6 +218,64 @@ class SQLiteResultCache:
 
     async def aclose(self) -> None:
         await self.db.aclose()
+
+
+class SQLiteFlights:
+    """The `flights.FlightStore` of the embedded default, in the shared cache's file: one row per
+    request key, `(owner, expires, result, finished)`; a row is free to claim once its lease has
+    expired, or its flight finished before the claimer's search began."""
+
+    def __init__(self, cache: SQLiteResultCache) -> None:
+        self.cache = cache
+        self._finished = 0
+
+    async def claim(self, key: bytes, owner: str, now: float, lease: float, since: float) -> str | None:
+        db = await self.cache.ready()
+        for _ in range(3):  # a row deleted between the two statements: try again
+            taken = await db.execute(
+                "INSERT INTO flights (key, owner, expires, result, finished) VALUES (?, ?, ?, NULL, NULL) "
+                "ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires = excluded.expires, "
+                "result = NULL, finished = NULL "
+                "WHERE (flights.result IS NULL AND flights.expires <= ?) OR flights.finished < ?",
+                (key, owner, now + lease, now, since),
+            )
+            if taken:
+                return owner
+            row = await db.fetchone("SELECT owner FROM flights WHERE key = ?", (key,))
+            if row is not None:
+                return str(row[0])
+        return None
+
+    async def renew(self, key: bytes, owner: str, now: float, lease: float) -> bool:
+        db = await self.cache.ready()
+        renewed = await db.execute(
+            "UPDATE flights SET expires = ? WHERE key = ? AND owner = ? AND result IS NULL",
+            (now + lease, key, owner),
+        )
+        return bool(renewed)
+
+    async def finish(self, key: bytes, owner: str, body: bytes | None, now: float, keep: float) -> None:
+        db = await self.cache.ready()
+        if body is None:
+            await db.execute("DELETE FROM flights WHERE key = ? AND owner = ?", (key, owner))
+        else:
+            await db.execute(
+                "UPDATE flights SET result = ?, expires = ?, finished = ? WHERE key = ? AND owner = ?",
+                (body, now + keep, now, key, owner),
+            )
+        self._finished += 1
+        if self._finished % SWEEP_EVERY == 0:
+            await db.execute("DELETE FROM flights WHERE expires <= ?", (now,))
+
+    async def watch(self, key: bytes, holder: str, now: float) -> tuple[str | None, bytes | None]:
+        db = await self.cache.ready()
+        row = await db.fetchone("SELECT owner, expires, result FROM flights WHERE key = ?", (key,))
+        if row is None:
+            return None, None
+        owner, expires, result = row
+        if result is not None:
+            return None, (bytes(result) if owner == holder else None)
+        return (str(owner) if expires > now else None), None
 
 
 async def _vacuum(db: SQLiteDatabase) -> None:

@@ -10,7 +10,8 @@ A soft failure or an empty answer moves on without cooldown; a hard failure move
 `research:<instance>:<modality>` for the project. EXPERT with `pinnedProviderId` calls that
 instance only. When every candidate is cooling down, the one whose cooldown ends first is tried
 once anyway (panic mode). Identical concurrent requests share one upstream call, results are
-cached, a slow candidate can be raced by the next one (hedging), and nothing outlives
+cached, identical searches in different processes of a deployment share one call too
+(`dispatch/flights.py`), a slow candidate can be raced by the next one (hedging), and nothing outlives
 `research.deadlineMs`: while another candidate waits, one attempt gets at most half of the time
 left, and a call cut short is benched like a timeout. A candidate whose pacing slot would not come
 in its share is passed over at once (`skipped_paced`); quota is taken only for a call that goes
@@ -42,6 +43,7 @@ from ..limits.pacing import LocalPacer, Pacer, pace_key, wait_for_slot
 from ..observability.outage import OutageLog
 from ..storage.privacy import query_hash, redact_query
 from .cache import Coalescer, MemoryResultCache, ResultCache, cache_bypassed
+from .flights import FlightWaitExpiredError
 from .gate import GO, GateDecision, QuotaGuard, check_cooldown, check_static
 from .hedging import LOSSES_TO_BENCH, HedgeLedger
 from .ordering import order_candidates, panic_choice
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
     from ..contract.query import SearchRequest, SearchScope
     from .cooldown import Cooldown, CooldownStore
     from .factory import ProviderFactory, ProviderSet
+    from .flights import Flights
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +96,9 @@ PACING_SHARE = 0.5
 DEADLINE_MARGIN = 0.05
 """The last attempt's own timeout fires this long before the search's deadline, so the cut call is
 benched and recorded by the attempt itself rather than cancelled from outside."""
+FLIGHT_GRACE = 1.0
+"""A follower waits for another process's identical search up to the deadline plus this (the
+leader started a little earlier, and its own deadline ends its call)."""
 CUT_BENCH_TIMEOUT = 0.5
 """How long a call cancelled by the deadline may spend benching itself in the cooldown store."""
 
@@ -145,6 +151,7 @@ class Dispatcher:
         quota: QuotaGuard | None = None,
         observers: Sequence[DispatchObserver] = (),
         reachability: ReachabilityStore | None = None,
+        flights: Flights | None = None,
     ) -> None:
         self.factory = factory
         self.cooldowns = cooldowns
@@ -154,6 +161,8 @@ class Dispatcher:
         self.quota = quota
         self.observers = list(observers)
         self._coalescer: Coalescer[SearchResult] = Coalescer()
+        self.flights = flights
+        """One flight per search across the deployment's processes (`dispatch/flights.py`), if shared."""
         self.last_outcomes: dict[tuple[SearchScope, str], LastOutcome] = {}
         """Last real outcome per (scope, instance) in this process."""
         self.reachability: ReachabilityStore = reachability or MemoryReachability(self.last_outcomes)
@@ -217,11 +226,41 @@ class Dispatcher:
                 await self.cache.set(key, result.with_(fetched_at=self.clock.now()), ttl)
             return result
 
-        result, shared = await self._coalescer.run(key, run)
+        flown = run
+        if self.flights is not None:
+            flights = self.flights
+            wait = settings.get_int(K.DEADLINE_MS, 20000) / 1000 + FLIGHT_GRACE
+
+            async def recheck() -> SearchResult | None:
+                """A flight that finished since this search's cache lookup filled the cache."""
+                cached = await self.cache.get(key) if ttl > 0 and use_cache else None
+                return cached.with_(cached=True, query=request.query) if cached is not None else None
+
+            async def flown() -> SearchResult:
+                try:
+                    result, followed = await flights.run(key, run, wait=wait, recheck=recheck)
+                except FlightWaitExpiredError:
+                    return self._waited_out(request, wait)
+                return result.with_(query=request.query) if followed else result
+
+        result, shared = await self._coalescer.run(key, flown)
         if shared:
             result = result.with_(query=request.query)
         self._notify_dispatch(scope, request, result)
         return result
+
+    def _waited_out(self, request: SearchRequest, wait: float) -> SearchResult:
+        message = (
+            f"deadline of {wait * 1000:.0f} ms reached waiting for the identical search another "
+            "process is running; it may be retried"
+        )
+        return SearchResult(
+            query=request.query,
+            modality=request.modality,
+            tier=request.tier,
+            provider_instance_id=None,
+            error_message=message,
+        )
 
     async def _dispatch(
         self,

@@ -195,6 +195,78 @@ class RedisResultCache:
         await self.state.client.delete(*keys, self._lru, self._sizes, self._total)
 
 
+_FLIGHT_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+_FLIGHT_CLAIM = """
+local holder = redis.call('GET', KEYS[1])
+if holder then return holder end
+local done = redis.call('GET', KEYS[2])
+if done then
+  local at, owner = string.match(done, '^([^|]+)|(.*)$')
+  if tonumber(at) >= tonumber(ARGV[3]) then return owner end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return ARGV[1]
+"""
+_FLIGHT_FINISH = """
+if ARGV[2] ~= '' then
+  redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+  redis.call('SET', KEYS[3], ARGV[4] .. '|' .. ARGV[1], 'PX', ARGV[3])
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+end
+return 1
+"""
+
+
+class RedisFlights:
+    """The `flights.FlightStore` of a replica set: the lease is `SET NX PX` on `flight:<digest>`
+    (value: its owner), renewed and given up by scripts that first check the owner; the result is
+    `flightresult:<digest>:<owner>`, and `flightdone:<digest>` says which flight finished last and
+    when (the replicas' clocks compare it with a claimer's start), both expiring on their own.
+    Redis's clock times the leases."""
+
+    def __init__(self, state: RedisState) -> None:
+        self.state = state
+        self._claim = state.script(_FLIGHT_CLAIM)
+        self._renew = state.script(_FLIGHT_RENEW)
+        self._finish = state.script(_FLIGHT_FINISH)
+
+    def _lease(self, key: bytes) -> str:
+        return self.state.key("flight", key.hex())
+
+    def _result(self, key: bytes, owner: str) -> str:
+        return self.state.key("flightresult", key.hex(), owner)
+
+    async def claim(self, key: bytes, owner: str, now: float, lease: float, since: float) -> str | None:
+        holder = await self._claim(
+            keys=[self._lease(key), self.state.key("flightdone", key.hex())],
+            args=[owner, max(1, int(lease * 1000)), repr(since)],
+        )
+        return holder.decode() if isinstance(holder, bytes) else str(holder)
+
+    async def renew(self, key: bytes, owner: str, now: float, lease: float) -> bool:
+        return bool(await self._renew(keys=[self._lease(key)], args=[owner, max(1, int(lease * 1000))]))
+
+    async def finish(self, key: bytes, owner: str, body: bytes | None, now: float, keep: float) -> None:
+        await self._finish(
+            keys=[self._lease(key), self._result(key, owner), self.state.key("flightdone", key.hex())],
+            args=[owner, body or b"", max(1, int(keep * 1000)), repr(now)],
+        )
+
+    async def watch(self, key: bytes, holder: str, now: float) -> tuple[str | None, bytes | None]:
+        async with self.state.client.pipeline(transaction=False) as pipe:
+            pipe.get(self._lease(key))
+            pipe.get(self._result(key, holder))
+            live, body = await pipe.execute()
+        return (live.decode() if isinstance(live, bytes) else live), body
+
+
 class RedisReachability:
     """Last outcome per (scope, instance), seen by every replica."""
 
