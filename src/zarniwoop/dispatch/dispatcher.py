@@ -170,7 +170,7 @@ class Dispatcher:
         self.cooldown_outage = OutageLog(log, "cooldown store")
         self.probes: dict[str, ProbeResult] = {}
         """Free reachability probes of keyless endpoints, by endpoint (`dispatch/probe.py`)."""
-        self.hedges = HedgeLedger()
+        self.hedges = HedgeLedger(self.clock.monotonic)
         """Observed latencies (the default hedge delay) and hedge-loss streaks (`dispatch/hedging.py`)."""
 
     async def aclose(self) -> None:
@@ -338,13 +338,16 @@ class Dispatcher:
         """Walk the candidates in order, recording skips as they come. Without hedging each call is
         awaited in turn (no task: the common path stays cheap); with hedging, a slow call is raced by
         the next callable candidate and the loser is cancelled. `hedge_after`: the setting in ms
-        (None = after each candidate's observed p95, `dispatch/hedging.py`)."""
+        (None = after each candidate's observed p95, `dispatch/hedging.py`); a candidate with a call
+        hanging in this process is raced at once unless hedging is off (`hedging.suspect`)."""
 
         def delay_of(instance: ProviderInstance) -> float | None:
+            if hedge_after != 0 and self.hedges.suspect(run.scope, instance.id):
+                return 0.0  # a call to it is hanging: race it at once
             return self.hedges.hedge_after(instance.id, hedge_after)
 
         callable_ = [c for c in queue if c.decision.allowed]
-        if len(callable_) < 2 or not any(delay_of(c.instance) for c in callable_[:-1]):
+        if len(callable_) < 2 or all(delay_of(c.instance) is None for c in callable_[:-1]):
             while (candidate := self._next_callable(run, queue)) is not None:
                 result = await self._call(run, candidate, queue)
                 if result is not None:
@@ -448,9 +451,11 @@ class Dispatcher:
         subject = K.cooldown_subject(instance.id, run.request.modality)
         call = _Call(instance, subject, uuid.uuid4().hex, begin, candidate.panic)
         self._notify_started(run, call)
+        self.hedges.started(run.scope, instance.id, call.call_id)
         try:
             return await self._send(run, candidate, call, timeout, cut_by_deadline)
         finally:
+            self.hedges.ended(run.scope, instance.id, call.call_id)
             if call.call_id not in run.recorded:  # cancelled while benching: still one attempt per call
                 attempt = Attempt(instance.id, Outcome.TIMEOUT, "deadline reached", self._elapsed_ms(begin))
                 self._record_cut(run, instance, attempt, call.call_id)
