@@ -149,3 +149,71 @@ async def _burst(url: str, token: str, query: str, n: int, *, errors: bool = Fal
         return await _search(url, token, query, "encyclopedia")
 
     return list(await asyncio.gather(*(one() for _ in range(n)), return_exceptions=errors))
+
+
+def test_a_killed_worker_is_replaced_and_its_calls_in_flight_are_audited_interrupted(tmp_path, emulator):
+    """`kill -9` of a worker with calls in flight: the other worker keeps answering, the parent
+    starts a replacement, whose start replays the dead worker's spool — each of its calls in flight
+    becomes an `interrupted` row — and audit rows = upstream calls (the emulator's log)."""
+    emulator.add(SLOW, Reply(hang=True))
+    emulator.add(WIKI, Reply.json(wikipedia_pages("Aurora")))
+    settings = {
+        **endpoint("wiki", "wikipedia", f"{emulator.url}/w", **FAST),
+        **endpoint("slow", "wikipedia", f"{emulator.url}/slow", **FAST, timeoutMs=4000),
+        "research.default.web": "wiki",
+        "research.default.encyclopedia": "slow",
+        "research.fallback.encyclopedia": "slow",
+    }
+    config = _config(tmp_path, {**settings, "research.cache.ttlSeconds": 0})
+    home = tmp_path / "home"
+    with served(config, home, "--workers", "2") as server:
+        token = server.token
+        assert token is not None
+        answers: list[Any] = []
+
+        async def in_flight() -> list[Any]:
+            return list(
+                await asyncio.gather(
+                    *(_search(server.url, token, f"hang {i}", "encyclopedia") for i in range(8)),
+                    return_exceptions=True,
+                )
+            )
+
+        burst = threading.Thread(target=lambda: answers.extend(asyncio.run(in_flight())))
+        burst.start()
+        deadline = time.monotonic() + 30
+        while len(emulator.requests(SLOW)) < 8 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(emulator.requests(SLOW)) == 8
+        killed, survivor = child_pids(server.pid)
+        os.kill(killed, signal.SIGKILL)
+        # the survivor answers at once, on fresh connections
+        after = [asyncio.run(_search(server.url, token, f"aurora {i}", "web")) for i in range(6)]
+        assert [r["providerInstanceId"] for r in after] == ["wiki"] * 6
+        burst.join(timeout=60)
+        lost = [a for a in answers if isinstance(a, BaseException)]
+        timed_out = [a for a in answers if isinstance(a, dict)]
+        assert len(lost) + len(timed_out) == 8 and lost and timed_out  # both workers had some
+        assert {(a["attempts"][0]["outcome"], a["providerInstanceId"]) for a in timed_out} == {("timeout", "wiki")}
+        deadline = time.monotonic() + 60
+        rows: list[tuple[str, str]] = []
+        while time.monotonic() < deadline:
+            pids = child_pids(server.pid)
+            with sqlite3.connect(home / "zarniwoop.db") as db:
+                rows = db.execute("SELECT instance_id, outcome FROM research_call_records").fetchall()
+            if len(pids) == 2 and killed not in pids and ("slow", "interrupted") in rows:
+                break
+            time.sleep(0.1)
+        assert survivor in child_pids(server.pid) and killed not in child_pids(server.pid)
+        # before any process stopped: only a starting process replays orphans (the survivor's next
+        # replay is an hour away), so the replacement did
+        assert rows.count(("slow", "interrupted")) == len(lost)
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(timeout=30) == 0
+    with sqlite3.connect(home / "zarniwoop.db") as db:
+        rows = db.execute("SELECT instance_id, outcome FROM research_call_records").fetchall()
+    assert sorted(r for r in rows if r[0] == "slow") == sorted(
+        [("slow", "interrupted")] * len(lost) + [("slow", "timeout")] * len(timed_out)
+    )
+    # the survivor's searches went on to the wiki fallback after the hang's timeout: one call each
+    assert len(rows) == len(emulator.requests()) == 8 + len(timed_out) + 6
