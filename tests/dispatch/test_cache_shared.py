@@ -143,3 +143,24 @@ async def test_redis_cache_is_bounded_by_max_bytes_with_lru(redis_config):
         assert await cache.stored_bytes() == 0 and await cache.get(14) is None
     finally:
         await state.aclose()
+
+
+async def test_a_query_echoed_in_an_error_is_redacted_before_it_is_stored(tmp_path):
+    from zarniwoop.contract import Attempt, Outcome
+
+    query = "zyxqueryone qvxquerytwo"
+    echoed = result("t").with_(
+        query=query,
+        attempts=(
+            Attempt("arxiv", Outcome.HARD_ERROR, "malformed query all:zyxqueryone AND all:qvxquerytwo"),
+            Attempt("t", Outcome.SUCCESS),
+        ),
+    )
+    path = tmp_path / "cache.db"
+    cache = SQLiteResultCache(path, max_bytes=1 << 20, now=Clock())
+    await cache.set("k", echoed, 600)
+    back = await cache.get("k")
+    assert back is not None and back.attempts[0].error_message == "malformed query all:<query> AND all:<query>"
+    await cache.aclose()
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("cache.db*"))
+    assert b"zyxqueryone" not in stored and b"qvxquerytwo" not in stored

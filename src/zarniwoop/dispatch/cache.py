@@ -25,9 +25,11 @@ import time
 from collections.abc import Awaitable, Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import replace
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from ..observability.metrics import CACHE_BYTES, CACHE_EVICTIONS, CACHE_LOOKUPS
+from ..storage.privacy import redact_query
 
 if TYPE_CHECKING:
     from ..contract.results import SearchResult
@@ -176,8 +178,21 @@ class TieredResultCache:
 
 
 def encode_result(result: SearchResult) -> bytes:
-    """A result as the cache keeps it: compact JSON without the caller's query (the key has it)."""
-    return json.dumps(result.with_(query="", cached=False).to_json(), separators=(",", ":")).encode()
+    """A result as the cache keeps it: compact JSON without the caller's query (the key has it),
+    and with the query redacted from the messages a provider may have echoed it in (an attempt's
+    error, the note): what is stored, in a file or in Redis, never holds the query's text."""
+    query = result.query
+    stored = result.with_(
+        query="",
+        cached=False,
+        error_message=redact_query(result.error_message, query),
+        note=redact_query(result.note, query),
+        attempts=tuple(
+            replace(a, error_message=redact_query(a.error_message, query)) if a.error_message else a
+            for a in result.attempts
+        ),
+    )
+    return json.dumps(stored.to_json(), separators=(",", ":")).encode()
 
 
 def decode_result(body: bytes | str) -> SearchResult:
