@@ -40,7 +40,8 @@ from .config.validate import extras_warnings, validate_settings
 from .contract.errors import ConfigError
 from .contract.query import SearchScope
 from .dispatch.cache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
-from .dispatch.cache import MemoryResultCache
+from .dispatch.cache import MemoryResultCache, ResultCache, TieredResultCache
+from .dispatch.flights import Flights
 from .dispatch.cooldown import SQLCooldownStore
 from .dispatch.dispatcher import Dispatcher, DispatchObserver
 from .dispatch.factory import ProviderFactory
@@ -172,6 +173,7 @@ class Runtime:
             redis,
             observers=[usage, MetricsObserver()],
             share_pacing=share_pacing,
+            home=home_path,
         )
         usage.start()
         return cls(
@@ -303,6 +305,7 @@ class Runtime:
         if self.usage is not None:
             await self.usage.aclose()  # flush the audit spool while the database is still open
         await self.factory.aclose()
+        await self.dispatcher.aclose()
         await self.transport.aclose()
         if self.redis is not None:
             await self.redis.aclose()
@@ -335,12 +338,22 @@ def build_dispatcher(
     *,
     observers: Sequence[DispatchObserver] = (),
     share_pacing: bool = False,
+    home: Path | None = None,
 ) -> Dispatcher:
     """The dispatcher over the embedded stores, or over Redis when one is configured.
-    `share_pacing`: the embedded stores' pacing goes through the database (several processes)."""
+    `share_pacing`: the embedded stores' pacing goes through the database (several processes).
+    `home`: the result cache's second level is a file there, shared by every process using it."""
+    system = settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
+    max_bytes = max(0, system.get_int(K.CACHE_MAX_BYTES, DEFAULT_CACHE_BYTES))
     if redis is None:
-        system = settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
-        max_bytes = system.get_int(K.CACHE_MAX_BYTES, DEFAULT_CACHE_BYTES)
+        cache: ResultCache = MemoryResultCache(max_bytes)
+        flights = None
+        if home is not None:
+            from .dispatch.cache_sql import CACHE_FILE, SQLiteFlights, SQLiteResultCache
+
+            shared = SQLiteResultCache(home / CACHE_FILE, max_bytes=max_bytes, now=clock.now)
+            cache = TieredResultCache(MemoryResultCache(max_bytes), shared)
+            flights = Flights(SQLiteFlights(shared), clock)
         limiter = None
         if share_pacing:
             from .limits.pacing import LocalPacer
@@ -352,11 +365,12 @@ def build_dispatcher(
             SQLCooldownStore(db),
             clock=clock,
             limiter=limiter,
-            cache=MemoryResultCache(max(0, max_bytes)),
+            cache=cache,
             quota=LocalQuotaGuard(SQLCallBudgets(db), settings, clock=clock),
             observers=observers,
+            flights=flights,
         )
-    from .dispatch.redis_stores import RedisCooldownStore, RedisReachability, RedisResultCache
+    from .dispatch.redis_stores import RedisCooldownStore, RedisFlights, RedisReachability, RedisResultCache
     from .limits.call_budgets import RedisCallBudgets
     from .limits.pacing import LocalPacer
     from .limits.pacing_redis import RedisPacer
@@ -366,10 +380,11 @@ def build_dispatcher(
         RedisCooldownStore(redis),
         clock=clock,
         limiter=RedisPacer(redis, LocalPacer(clock)),
-        cache=RedisResultCache(redis),
+        cache=RedisResultCache(redis, max_bytes=max_bytes),
         quota=LocalQuotaGuard(RedisCallBudgets(redis), settings, clock=clock),
         observers=observers,
         reachability=RedisReachability(redis),
+        flights=Flights(RedisFlights(redis), clock),
     )
 
 

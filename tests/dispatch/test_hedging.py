@@ -1,15 +1,24 @@
 """Issue 18: hedging that learns — a candidate losing hedges in a row is benched; the default delay
-is each endpoint's observed p95."""
+is each endpoint's observed p95. Issue 27: an endpoint with a call hanging is raced at once."""
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import time
 
 import pytest
 
 from zarniwoop.contract import Outcome, SearchRequest, SearchScope
-from zarniwoop.dispatch.hedging import FLOOR, LOSSES_TO_BENCH, MIN_SAMPLES, P95_FACTOR, HedgeLedger, p95
+from zarniwoop.dispatch.hedging import (
+    COLD_SUSPECT_AFTER,
+    FLOOR,
+    LOSSES_TO_BENCH,
+    MIN_SAMPLES,
+    P95_FACTOR,
+    HedgeLedger,
+    p95,
+)
 
 from ..support.bodies import openalex_works
 from ..support.emulator import Reply
@@ -127,3 +136,92 @@ async def test_unset_hedge_delay_races_a_call_slower_than_its_p95(tmp_path, emul
         elapsed = time.perf_counter() - begin
     assert raced.provider_instance_id == "oa-b"
     assert elapsed < 2.0  # raced after max(0.5 s, 2 × p95), not the 3 s answer
+
+
+class Ticks:
+    """The ledger's clock, moved by the test: searches start at 5/s of its time."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+async def test_a_hanging_default_costs_one_timeout_to_at_most_the_first_five_of_200_searches_at_5_per_s(
+    tmp_path, emulator
+):
+    """Hedging at its default (no `research.hedge.afterMs`, no p95 learned yet): while the hanging
+    default's first call is outstanding past `COLD_SUSPECT_AFTER`, new searches race it at once;
+    the races it loses bench it. Searches start at 5/s of the ledger's clock (injected), so which
+    searches wait for the hang is decided by event order, not by how busy the machine is."""
+    emulator.add("/hang/works", Reply(hang=True))
+    emulator.add("/ok/works", Reply.json(openalex_works(1)))
+    settings = settings_for(emulator, with_hanging=True)
+    settings["research.endpoint.oa-hang.timeoutMs"] = 4000  # the first five's one timeout each
+    for instance in ("oa-hang", "oa-ok"):  # no pacing in the way: 200 searches start in a burst
+        settings[f"research.endpoint.{instance}.rateLimit.perSecond"] = 1000
+    ticks = Ticks()
+    async with await open_runtime(tmp_path, settings) as rt:
+        rt.dispatcher.hedges = HedgeLedger(ticks)
+        searches = []
+        for i in range(200):
+            ticks.t = i / 5
+            calls = rt.dispatcher.hedges.outstanding(SCOPE, "oa-hang")
+            racing = rt.dispatcher.hedges.suspect(SCOPE, "oa-hang")
+            task = asyncio.create_task(rt.dispatcher.search(SearchRequest.create(f"q{i}", "academic"), SCOPE))
+            searches.append(task)
+            # as at 5/s of wall time: a search that does not wait for the hang is over before the
+            # next one starts; one that waits has its call to the hanging default out
+            while not task.done() and (racing or rt.dispatcher.hedges.outstanding(SCOPE, "oa-hang") == calls):
+                await asyncio.sleep(0.001)
+        results = await asyncio.gather(*searches)
+    assert [r.provider_instance_id for r in results] == ["oa-ok"] * 200
+    waited = [i for i, r in enumerate(results) if r.attempts[0].outcome is Outcome.TIMEOUT]
+    # started within COLD_SUSPECT_AFTER of the hang (0, 0.2, 0.4, 0.6 s): one timeout each
+    assert waited == [0, 1, 2, 3]
+    first = len(waited)
+    raced = [i for i, r in enumerate(results) if [a.outcome for a in r.attempts][:1] == [Outcome.SUCCESS]]
+    skipped = [i for i, r in enumerate(results) if r.attempts[0].outcome is Outcome.SKIPPED_COOLDOWN]
+    # raced at once: the fallback answered, the hanging call was cut as a hedged loser ...
+    for i in raced:
+        assert [(a.provider_instance_id, a.outcome) for a in results[i].attempts] == [
+            ("oa-ok", Outcome.SUCCESS),
+            ("oa-hang", Outcome.TIMEOUT),
+        ]
+        assert results[i].attempts[1].error_message.startswith("cancelled: hedged")
+    # ... until it lost LOSSES_TO_BENCH races in a row (or its first call timed out): benched, skipped
+    assert raced == list(range(first, first + LOSSES_TO_BENCH))
+    assert skipped == list(range(first + LOSSES_TO_BENCH, 200))
+    assert f"lost {LOSSES_TO_BENCH} hedges in a row" in results[first + LOSSES_TO_BENCH].attempts[0].error_message
+    assert len(emulator.requests("/hang/works")) == first + LOSSES_TO_BENCH
+
+
+async def test_suspicion_starts_past_the_hedge_delay_and_ends_with_an_answer():
+    ticks = Ticks()
+    ledger = HedgeLedger(ticks)
+    ledger.started(SCOPE, "oa", "c1")
+    ticks.t = COLD_SUSPECT_AFTER - 0.01
+    assert ledger.suspect(SCOPE, "oa") is False  # not yet: no p95, so the documented default
+    ticks.t = COLD_SUSPECT_AFTER
+    assert ledger.suspect(SCOPE, "oa") is True
+    ledger.started(SCOPE, "oa", "c2")
+    ledger.answered(SCOPE, "s", "oa", 0.1)  # another call answered: it is not hanging
+    assert ledger.suspect(SCOPE, "oa") is False
+    ticks.t += COLD_SUSPECT_AFTER  # c2, started before that answer, does not count; c1 neither
+    assert ledger.suspect(SCOPE, "oa") is False
+    ledger.started(SCOPE, "oa", "c3")
+    ticks.t += COLD_SUSPECT_AFTER
+    assert ledger.suspect(SCOPE, "oa") is True
+    for call in ("c1", "c2", "c3"):
+        ledger.ended(SCOPE, "oa", call)
+    assert ledger.suspect(SCOPE, "oa") is False and ledger.outstanding(SCOPE, "oa") == 0
+    # once it has a p95, the threshold is its hedge delay
+    for _ in range(MIN_SAMPLES):
+        ledger.answered(SCOPE, "s", "oa", 0.1)
+    ticks.t += 0.01
+    ledger.started(SCOPE, "oa", "c4")
+    ticks.t += FLOOR - 0.01
+    assert ledger.suspect(SCOPE, "oa") is False
+    ticks.t += 0.01
+    assert ledger.suspect(SCOPE, "oa") is True

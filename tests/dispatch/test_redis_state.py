@@ -279,6 +279,7 @@ async def test_searches_survive_a_redis_outage(tmp_path, emulator, redis_config,
         "zarniwoop.limits.pacing_redis",
         "zarniwoop.dispatch.dispatcher",
         "zarniwoop.dispatch.redis_stores",
+        "zarniwoop.dispatch.flights",
     }
     assert len(errors) == len(
         {(r.name, r.getMessage().split(" unavailable")[0]) for r in errors}

@@ -4,6 +4,12 @@ The cache stores finished `SearchResult`s for `research.cache.ttlSeconds` (per m
 overridable); a hit costs no quota and says `"cached": true`. Coalescing lets identical
 concurrent requests share one upstream call: the first starts it, the rest await its future.
 
+Every process of a deployment shares one cache: on the embedded default an in-memory LRU over a
+SQLite file under `ZARNIWOOP_HOME` (`TieredResultCache` over `cache_sql.SQLiteResultCache`), with
+Redis `redis_stores.RedisResultCache`; both bounded by `research.cache.maxBytes` with LRU eviction.
+Shared entries are keyed by `cache_digest` (SHA-256; the query in the key is already the audit's
+`queryHash`), never by the query text, and store the result without the caller's query.
+
 `bypassing_cache()` makes every search started inside it (a rich fan-out, an investigation's
 planned searches) skip the cached answer and ask the providers — the CLI's `--no-cache`, HTTP's
 `"cache": false` / `Cache-Control: no-cache`, the web UI's refresh.
@@ -13,14 +19,17 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import hashlib
 import json
 import time
 from collections.abc import Awaitable, Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import replace
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from ..observability.metrics import CACHE_BYTES, CACHE_EVICTIONS, CACHE_LOOKUPS
+from ..storage.privacy import redact_query
 
 if TYPE_CHECKING:
     from ..contract.results import SearchResult
@@ -52,6 +61,19 @@ class ResultCache(Protocol):
     async def clear(self) -> None: ...
 
 
+class SharedResultCache(ResultCache, Protocol):
+    """A second level every process reads (SQLite file, Redis): `lookup` also says how long the
+    entry has left, so the first level never outlives it."""
+
+    async def lookup(self, key: Hashable) -> tuple[SearchResult, float] | None: ...
+
+
+def cache_digest(key: Hashable) -> bytes:
+    """The shared stores' key for a request key: SHA-256 of its `repr` (stable across processes;
+    the dispatcher's keys hold the query only as its SHA-256)."""
+    return hashlib.sha256(repr(key).encode()).digest()
+
+
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 """`research.cache.maxBytes`: the embedded cache's bound, measured on what it stores."""
 MAX_ENTRY_BYTES = 2 * 1024 * 1024
@@ -63,25 +85,37 @@ class MemoryResultCache:
     across replicas). Entries are stored as their compact JSON, so a result costs what its JSON
     weighs — not the several times more of live Python objects — and that is what is counted."""
 
-    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, *, max_entry_bytes: int = MAX_ENTRY_BYTES) -> None:
+    def __init__(
+        self,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        *,
+        max_entry_bytes: int = MAX_ENTRY_BYTES,
+        count_lookups: bool = True,
+    ) -> None:
         self._entries: collections.OrderedDict[Hashable, tuple[float, bytes]] = collections.OrderedDict()
         self.max_bytes = max_bytes
         self.max_entry_bytes = min(max_entry_bytes, max_bytes)
         self.bytes = 0
+        self.count_lookups = count_lookups
+        """False under `TieredResultCache`, which counts one lookup over both levels."""
 
     async def get(self, key: Hashable) -> SearchResult | None:
         entry = self._entries.get(key)
         if entry is None:
-            CACHE_LOOKUPS.labels("miss").inc()
+            self._count("miss")
             return None
         expires, body = entry
         if expires < time.monotonic():
             self._drop(key, "expired")
-            CACHE_LOOKUPS.labels("miss").inc()
+            self._count("miss")
             return None
         self._entries.move_to_end(key)
-        CACHE_LOOKUPS.labels("hit").inc()
+        self._count("hit")
         return decode_result(body)
+
+    def _count(self, outcome: str) -> None:
+        if self.count_lookups:
+            CACHE_LOOKUPS.labels(outcome).inc()
 
     async def set(self, key: Hashable, value: SearchResult, ttl: float) -> None:
         body = encode_result(value)
@@ -108,9 +142,57 @@ class MemoryResultCache:
         CACHE_BYTES.set(self.bytes)
 
 
+class TieredResultCache:
+    """The embedded default: this process's LRU in front of the file every process shares. A
+    first-level miss asks the second level and keeps its answer for the time that entry has left;
+    writes go to both. The second level failing (disk full, locked too long) is a miss, never a
+    failed search."""
+
+    def __init__(self, memory: MemoryResultCache, shared: SharedResultCache) -> None:
+        self.memory = memory
+        self.shared = shared
+        memory.count_lookups = False
+
+    async def get(self, key: Hashable) -> SearchResult | None:
+        result = await self.memory.get(key)
+        if result is None:
+            found = await self.shared.lookup(key)
+            if found is not None:
+                result, left = found
+                await self.memory.set(key, result, left)
+        CACHE_LOOKUPS.labels("miss" if result is None else "hit").inc()
+        return result
+
+    async def set(self, key: Hashable, value: SearchResult, ttl: float) -> None:
+        await self.memory.set(key, value, ttl)
+        await self.shared.set(key, value, ttl)
+
+    async def clear(self) -> None:
+        await self.memory.clear()
+        await self.shared.clear()
+
+    async def aclose(self) -> None:
+        closer = getattr(self.shared, "aclose", None)
+        if closer is not None:
+            await closer()
+
+
 def encode_result(result: SearchResult) -> bytes:
-    """A result as the cache keeps it: compact JSON without the caller's query (the key has it)."""
-    return json.dumps(result.with_(query="", cached=False).to_json(), separators=(",", ":")).encode()
+    """A result as the cache keeps it: compact JSON without the caller's query (the key has it),
+    and with the query redacted from the messages a provider may have echoed it in (an attempt's
+    error, the note): what is stored, in a file or in Redis, never holds the query's text."""
+    query = result.query
+    stored = result.with_(
+        query="",
+        cached=False,
+        error_message=redact_query(result.error_message, query),
+        note=redact_query(result.note, query),
+        attempts=tuple(
+            replace(a, error_message=redact_query(a.error_message, query)) if a.error_message else a
+            for a in result.attempts
+        ),
+    )
+    return json.dumps(stored.to_json(), separators=(",", ":")).encode()
 
 
 def decode_result(body: bytes | str) -> SearchResult:

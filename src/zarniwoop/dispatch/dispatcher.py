@@ -10,7 +10,8 @@ A soft failure or an empty answer moves on without cooldown; a hard failure move
 `research:<instance>:<modality>` for the project. EXPERT with `pinnedProviderId` calls that
 instance only. When every candidate is cooling down, the one whose cooldown ends first is tried
 once anyway (panic mode). Identical concurrent requests share one upstream call, results are
-cached, a slow candidate can be raced by the next one (hedging), and nothing outlives
+cached, identical searches in different processes of a deployment share one call too
+(`dispatch/flights.py`), a slow candidate can be raced by the next one (hedging), and nothing outlives
 `research.deadlineMs`: while another candidate waits, one attempt gets at most half of the time
 left, and a call cut short is benched like a timeout. A candidate whose pacing slot would not come
 in its share is passed over at once (`skipped_paced`); quota is taken only for a call that goes
@@ -41,8 +42,9 @@ from ..contract.results import Attempt, RoutedProfile, SearchResult
 from ..limits.clock import Clock, utc_date
 from ..limits.pacing import LocalPacer, Pacer, pace_key, wait_for_slot
 from ..observability.outage import OutageLog
-from ..storage.privacy import redact_query
+from ..storage.privacy import query_hash, redact_query
 from .cache import Coalescer, MemoryResultCache, ResultCache, cache_bypassed
+from .flights import FlightWaitExpiredError
 from .gate import GO, GateDecision, QuotaGuard, check_cooldown, check_static
 from .hedging import LOSSES_TO_BENCH, HedgeLedger
 from .ordering import order_candidates, panic_choice
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
     from ..contract.query import SearchRequest, SearchScope
     from .cooldown import Cooldown, CooldownStore
     from .factory import ProviderFactory, ProviderSet
+    from .flights import Flights
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +97,9 @@ PACING_SHARE = 0.5
 DEADLINE_MARGIN = 0.05
 """The last attempt's own timeout fires this long before the search's deadline, so the cut call is
 benched and recorded by the attempt itself rather than cancelled from outside."""
+FLIGHT_GRACE = 1.0
+"""A follower waits for another process's identical search up to the deadline plus this (the
+leader started a little earlier, and its own deadline ends its call)."""
 CUT_BENCH_TIMEOUT = 0.5
 """How long a call cancelled by the deadline may spend benching itself in the cooldown store."""
 
@@ -146,6 +152,7 @@ class Dispatcher:
         quota: QuotaGuard | None = None,
         observers: Sequence[DispatchObserver] = (),
         reachability: ReachabilityStore | None = None,
+        flights: Flights | None = None,
     ) -> None:
         self.factory = factory
         self.cooldowns = cooldowns
@@ -155,6 +162,8 @@ class Dispatcher:
         self.quota = quota
         self.observers = list(observers)
         self._coalescer: Coalescer[SearchResult] = Coalescer()
+        self.flights = flights
+        """One flight per search across the deployment's processes (`dispatch/flights.py`), if shared."""
         self.last_outcomes: dict[tuple[SearchScope, str], LastOutcome] = {}
         """Last real outcome per (scope, instance) in this process."""
         self.reachability: ReachabilityStore = reachability or MemoryReachability(self.last_outcomes)
@@ -162,8 +171,14 @@ class Dispatcher:
         self.cooldown_outage = OutageLog(log, "cooldown store")
         self.probes: dict[str, ProbeResult] = {}
         """Free reachability probes of keyless endpoints, by endpoint (`dispatch/probe.py`)."""
-        self.hedges = HedgeLedger()
+        self.hedges = HedgeLedger(self.clock.monotonic)
         """Observed latencies (the default hedge delay) and hedge-loss streaks (`dispatch/hedging.py`)."""
+
+    async def aclose(self) -> None:
+        """Close what the stores hold open (the shared cache's file)."""
+        closer = getattr(self.cache, "aclose", None)
+        if closer is not None:
+            await closer()
 
     async def search(
         self,
@@ -189,10 +204,13 @@ class Dispatcher:
         if profile_name != request.profile:
             request = replace(request, profile=profile_name)
         ttl = settings.get_int(K.cache_ttl_key(request.modality), settings.get_int(K.CACHE_TTL_SECONDS, 600))
-        # The profile's identity, not just its name: a redefined profile never serves the old cascade's answer.
+        # The profile's identity, not just its name: a redefined profile never serves the old cascade's
+        # answer. The query only as the audit's hash: the key may be stored (the shared cache's file).
+        folded, *rest = request.cache_key()
         key: Hashable = (
             scope,
-            request.cache_key(),
+            query_hash(folded),
+            tuple(rest),
             tuple(sorted((overrides or {}).items())),
             profile.sha256 if profile else None,
         )
@@ -209,11 +227,41 @@ class Dispatcher:
                 await self.cache.set(key, result.with_(fetched_at=self.clock.now()), ttl)
             return result
 
-        result, shared = await self._coalescer.run(key, run)
+        flown = run
+        if self.flights is not None:
+            flights = self.flights
+            wait = settings.get_int(K.DEADLINE_MS, 20000) / 1000 + FLIGHT_GRACE
+
+            async def recheck() -> SearchResult | None:
+                """A flight that finished since this search's cache lookup filled the cache."""
+                cached = await self.cache.get(key) if ttl > 0 and use_cache else None
+                return cached.with_(cached=True, query=request.query) if cached is not None else None
+
+            async def flown() -> SearchResult:
+                try:
+                    result, followed = await flights.run(key, run, wait=wait, recheck=recheck)
+                except FlightWaitExpiredError:
+                    return self._waited_out(request, wait)
+                return result.with_(query=request.query) if followed else result
+
+        result, shared = await self._coalescer.run(key, flown)
         if shared:
             result = result.with_(query=request.query)
         self._notify_dispatch(scope, request, result)
         return result
+
+    def _waited_out(self, request: SearchRequest, wait: float) -> SearchResult:
+        message = (
+            f"deadline of {wait * 1000:.0f} ms reached waiting for the identical search another "
+            "process is running; it may be retried"
+        )
+        return SearchResult(
+            query=request.query,
+            modality=request.modality,
+            tier=request.tier,
+            provider_instance_id=None,
+            error_message=message,
+        )
 
     async def _dispatch(
         self,
@@ -291,13 +339,16 @@ class Dispatcher:
         """Walk the candidates in order, recording skips as they come. Without hedging each call is
         awaited in turn (no task: the common path stays cheap); with hedging, a slow call is raced by
         the next callable candidate and the loser is cancelled. `hedge_after`: the setting in ms
-        (None = after each candidate's observed p95, `dispatch/hedging.py`)."""
+        (None = after each candidate's observed p95, `dispatch/hedging.py`); a candidate with a call
+        hanging in this process is raced at once unless hedging is off (`hedging.suspect`)."""
 
         def delay_of(instance: ProviderInstance) -> float | None:
+            if hedge_after != 0 and self.hedges.suspect(run.scope, instance.id):
+                return 0.0  # a call to it is hanging: race it at once
             return self.hedges.hedge_after(instance.id, hedge_after)
 
         callable_ = [c for c in queue if c.decision.allowed]
-        if len(callable_) < 2 or not any(delay_of(c.instance) for c in callable_[:-1]):
+        if len(callable_) < 2 or all(delay_of(c.instance) is None for c in callable_[:-1]):
             while (candidate := self._next_callable(run, queue)) is not None:
                 result = await self._call(run, candidate, queue)
                 if result is not None:
@@ -401,9 +452,11 @@ class Dispatcher:
         subject = K.cooldown_subject(instance.id, run.request.modality)
         call = _Call(instance, subject, uuid.uuid4().hex, begin, candidate.panic)
         self._notify_started(run, call)
+        self.hedges.started(run.scope, instance.id, call.call_id)
         try:
             return await self._send(run, candidate, call, timeout, cut_by_deadline)
         finally:
+            self.hedges.ended(run.scope, instance.id, call.call_id)
             if call.call_id not in run.recorded:  # cancelled while benching: still one attempt per call
                 attempt = Attempt(instance.id, Outcome.TIMEOUT, "deadline reached", self._elapsed_ms(begin))
                 self._record_cut(run, instance, attempt, call.call_id)

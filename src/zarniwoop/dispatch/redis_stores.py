@@ -6,15 +6,15 @@ Every update is a single atomic Redis operation — the cooldown renewal is a Lu
 ("streak + 1, until = max(existing, now + policy(streak))") — so replicas never race a
 read-modify-write. Keys expire on their own; nothing needs sweeping.
 
-Privacy: cache keys are SHA-256 digests of the request, and cached results are stored without
-the query text (the dispatcher puts the caller's query back on a hit).
+Privacy: cache keys are SHA-256 digests of the request (`cache.cache_digest`), and cached results
+are stored without the query text (the dispatcher puts the caller's query back on a hit).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
+import time
 from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -22,9 +22,9 @@ from redis.exceptions import RedisError
 
 from ..contract.results import SearchResult
 from ..limits.redis_state import RedisState
-from ..observability.metrics import CACHE_LOOKUPS
+from ..observability.metrics import CACHE_EVICTIONS, CACHE_LOOKUPS
 from ..observability.outage import OutageLog
-from .cache import MAX_ENTRY_BYTES, decode_result, encode_result
+from .cache import DEFAULT_MAX_BYTES, MAX_ENTRY_BYTES, cache_digest, decode_result, encode_result
 from .cooldown import Cooldown, cooldown_policy
 from .reachability import LastOutcome
 
@@ -95,19 +95,60 @@ class RedisCooldownStore:
             await self.state.client.delete(*keys)
 
 
-class RedisResultCache:
-    """The `ResultCache` of a replica set. A Redis failure is a cache miss, never a failed search."""
+_CACHE_SET = """
+local old = tonumber(redis.call('HGET', KEYS[3], ARGV[3])) or 0
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('HSET', KEYS[3], ARGV[3], #ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3])
+local total = redis.call('INCRBY', KEYS[4], #ARGV[1] - old)
+local max_bytes = tonumber(ARGV[5])
+local evicted = 0
+while total > max_bytes do
+  local oldest = redis.call('ZRANGE', KEYS[2], 0, 0)
+  if #oldest == 0 then break end
+  local member = oldest[1]
+  local size = tonumber(redis.call('HGET', KEYS[3], member)) or 0
+  redis.call('DEL', ARGV[6] .. member)
+  redis.call('ZREM', KEYS[2], member)
+  redis.call('HDEL', KEYS[3], member)
+  total = redis.call('DECRBY', KEYS[4], size)
+  evicted = evicted + 1
+end
+return {total, evicted}
+"""
 
-    def __init__(self, state: RedisState) -> None:
+
+class RedisResultCache:
+    """The `SharedResultCache` of a replica set, bounded by `research.cache.maxBytes` like the
+    embedded one: each entry's size and last use are kept beside it (a hash and a sorted set), and
+    the write that takes the total over the bound evicts the least recently used, in one script.
+    An entry Redis expired on its own still counts until its turn comes (the bound errs low).
+    A Redis failure is a cache miss, never a failed search."""
+
+    def __init__(self, state: RedisState, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.state = state
+        self.max_bytes = max(0, max_bytes)
         self.outage = OutageLog(log, "Redis result cache")
+        self._set = state.script(_CACHE_SET)
+        self._lru = state.key("cachemeta", "lru")
+        self._sizes = state.key("cachemeta", "sizes")
+        self._total = state.key("cachemeta", "bytes")
 
     def _key(self, key: Hashable) -> str:
-        return self.state.key("cache", hashlib.sha256(repr(key).encode()).hexdigest())
+        return self.state.key("cache", cache_digest(key).hex())
 
     async def get(self, key: Hashable) -> SearchResult | None:
+        found = await self.lookup(key)
+        return found[0] if found is not None else None
+
+    async def lookup(self, key: Hashable) -> tuple[SearchResult, float] | None:
+        name = self._key(key)
         try:
-            raw = await self.state.client.get(self._key(key))
+            async with self.state.client.pipeline(transaction=False) as pipe:
+                pipe.get(name)
+                pipe.pttl(name)
+                pipe.zadd(self._lru, {name.rsplit(":", 1)[1]: time.time()}, xx=True)
+                raw, left_ms, _ = await pipe.execute()
         except RedisError as exc:
             self.outage.failed(exc, "searches run uncached")
             return None
@@ -116,24 +157,114 @@ class RedisResultCache:
         if raw is None:
             return None
         try:
-            return decode_result(raw)
+            return decode_result(raw), max(0.001, int(left_ms) / 1000)
         except (ValueError, KeyError, TypeError):
             log.warning("dropping an unreadable cache entry")
             return None
 
     async def set(self, key: Hashable, value: SearchResult, ttl: float) -> None:
         body = encode_result(value)
-        if len(body) > MAX_ENTRY_BYTES:  # Redis is bounded by its maxmemory (allkeys-lru); one entry is too
+        if len(body) > min(MAX_ENTRY_BYTES, self.max_bytes) or ttl <= 0:
             return
+        name = self._key(key)
         try:
-            await self.state.client.set(self._key(key), body, px=max(1, int(ttl * 1000)))
+            _, evicted = await self._set(
+                keys=[name, self._lru, self._sizes, self._total],
+                args=[
+                    body,
+                    max(1, int(ttl * 1000)),
+                    name.rsplit(":", 1)[1],
+                    repr(time.time()),
+                    self.max_bytes,
+                    self.state.key("cache", ""),
+                ],
+            )
         except RedisError as exc:
             self.outage.failed(exc, "searches run uncached")
+            return
+        if evicted:
+            CACHE_EVICTIONS.labels("size").inc(int(evicted))
+
+    async def stored_bytes(self) -> int:
+        """The bytes the entries take, as the bound counts them."""
+        return int(await self.state.client.get(self._total) or 0)
 
     async def clear(self) -> None:
-        keys = [k async for k in self.state.client.scan_iter(match=self.state.key("cache", "*"), count=500)]
-        if keys:
-            await self.state.client.delete(*keys)
+        pattern = self.state.key("cache", "*")
+        keys = [k async for k in self.state.client.scan_iter(match=pattern, count=500)]
+        await self.state.client.delete(*keys, self._lru, self._sizes, self._total)
+
+
+_FLIGHT_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+_FLIGHT_CLAIM = """
+local holder = redis.call('GET', KEYS[1])
+if holder then return holder end
+local done = redis.call('GET', KEYS[2])
+if done then
+  local at, owner = string.match(done, '^([^|]+)|(.*)$')
+  if tonumber(at) >= tonumber(ARGV[3]) then return owner end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return ARGV[1]
+"""
+_FLIGHT_FINISH = """
+if ARGV[2] ~= '' then
+  redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+  redis.call('SET', KEYS[3], ARGV[4] .. '|' .. ARGV[1], 'PX', ARGV[3])
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+end
+return 1
+"""
+
+
+class RedisFlights:
+    """The `flights.FlightStore` of a replica set: the lease is `SET NX PX` on `flight:<digest>`
+    (value: its owner), renewed and given up by scripts that first check the owner; the result is
+    `flightresult:<digest>:<owner>`, and `flightdone:<digest>` says which flight finished last and
+    when (the replicas' clocks compare it with a claimer's start), both expiring on their own.
+    Redis's clock times the leases."""
+
+    def __init__(self, state: RedisState) -> None:
+        self.state = state
+        self._claim = state.script(_FLIGHT_CLAIM)
+        self._renew = state.script(_FLIGHT_RENEW)
+        self._finish = state.script(_FLIGHT_FINISH)
+
+    def _lease(self, key: bytes) -> str:
+        return self.state.key("flight", key.hex())
+
+    def _result(self, key: bytes, owner: str) -> str:
+        return self.state.key("flightresult", key.hex(), owner)
+
+    async def claim(self, key: bytes, owner: str, now: float, lease: float, since: float) -> str | None:
+        holder = await self._claim(
+            keys=[self._lease(key), self.state.key("flightdone", key.hex())],
+            args=[owner, max(1, int(lease * 1000)), repr(since)],
+        )
+        return holder.decode() if isinstance(holder, bytes) else str(holder)
+
+    async def renew(self, key: bytes, owner: str, now: float, lease: float) -> bool:
+        return bool(await self._renew(keys=[self._lease(key)], args=[owner, max(1, int(lease * 1000))]))
+
+    async def finish(self, key: bytes, owner: str, body: bytes | None, now: float, keep: float) -> None:
+        await self._finish(
+            keys=[self._lease(key), self._result(key, owner), self.state.key("flightdone", key.hex())],
+            args=[owner, body or b"", max(1, int(keep * 1000)), repr(now)],
+        )
+
+    async def watch(self, key: bytes, holder: str, now: float) -> tuple[str | None, bytes | None]:
+        async with self.state.client.pipeline(transaction=False) as pipe:
+            pipe.get(self._lease(key))
+            pipe.get(self._result(key, holder))
+            live, body = await pipe.execute()
+        return (live.decode() if isinstance(live, bytes) else live), body
 
 
 class RedisReachability:

@@ -70,7 +70,17 @@ class SQLiteDatabase:
 
     dialect = "sqlite"
 
-    def __init__(self, path: str | Path, *, busy_wait: float = BUSY_WAIT_SECONDS) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        busy_wait: float = BUSY_WAIT_SECONDS,
+        first_pragmas: Sequence[str] = (),
+        synchronous: str = "NORMAL",
+    ) -> None:
+        """`first_pragmas` run before WAL is switched on: those a file takes only while it is new
+        (`auto_vacuum=INCREMENTAL`, the result cache's file); `synchronous="OFF"` for a file whose
+        loss costs nothing (the cache: no fsync per checkpoint)."""
         self.path = str(path)
         self.busy_wait = busy_wait
         if self.path != ":memory:":
@@ -79,10 +89,12 @@ class SQLiteDatabase:
             self._conn = sqlite3.connect(
                 self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_WAIT_SECONDS
             )
+            for pragma in first_pragmas:
+                self._conn.execute(f"PRAGMA {pragma}")
             self._conn.execute("PRAGMA journal_mode=WAL")
         except sqlite3.Error as exc:
             raise ConfigError("database_url", f"cannot open SQLite database {self.path}: {exc}") from exc
-        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute(f"PRAGMA synchronous={synchronous}")
         self._conn.execute("PRAGMA foreign_keys=ON")
         self._conn.execute("PRAGMA busy_timeout=0")
         self._open: _Transaction | None = None
@@ -121,6 +133,11 @@ class SQLiteDatabase:
 
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         return await self._run(lambda: [tuple(r) for r in self._conn.execute(sql, tuple(params)).fetchall()])
+
+    async def executescript(self, script: str) -> None:
+        """Statements run to completion, outside any transaction (`PRAGMA incremental_vacuum`, which
+        a single step would leave one page into its work)."""
+        await self._run(lambda: self._conn.executescript(script))
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[SQLiteDatabase]:

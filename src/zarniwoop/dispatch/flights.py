@@ -1,0 +1,162 @@
+"""One flight per search across processes: identical searches that reach different processes of a
+deployment (workers, CLI calls, replicas) share one upstream call.
+
+Above it, each process coalesces its own identical searches (`cache.Coalescer`); this is the step
+between processes. The first process to claim the request's **lease** (a row of the shared cache's
+file, `cache_sql.SQLiteFlights`, or a Redis `SET NX PX`, `redis_stores.RedisFlights`) leads: it
+renews the lease every `LEASE_SECONDS / 4` while its call runs, then publishes the result beside the
+lease (kept `RESULT_SECONDS` for followers) and gives the lease up. Every other process follows:
+it polls the lease (`POLL_FIRST` doubling to `POLL_MAX`) and takes the leader's result — also
+the result of a flight that finished after the follower's search began (it may have been waiting
+on a dead leader's lease meanwhile); a search begun after a flight finished starts a new one.
+
+- **The leader dies** (killed mid-call): its lease is not renewed and expires within
+  `LEASE_SECONDS`; the followers then claim it again, and one of them leads — one further call.
+- **The leader is alive**: a follower never calls, however long the leader takes, until its own
+  wait (the search's deadline) ends; then it answers with an error naming the wait.
+- **The leader's call raised** (a bad request): it gives the lease up without a result and each
+  follower claims in turn, meeting the same error itself.
+- **The store is down**: claims fail open — every process calls for itself, as without flights.
+
+    flights = Flights(store, clock)
+    result, followed = await flights.run(key, call, wait=20.0, recheck=cache_lookup)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import uuid
+from collections.abc import Awaitable, Callable, Hashable
+from typing import TYPE_CHECKING, Protocol
+
+from ..observability.outage import OutageLog
+from .cache import cache_digest, decode_result, encode_result
+
+if TYPE_CHECKING:
+    from ..contract.results import SearchResult
+    from ..limits.clock import Clock
+
+log = logging.getLogger(__name__)
+
+LEASE_SECONDS = 2.0
+"""A lease's length: how long followers wait for a leader that died before one of them calls."""
+RESULT_SECONDS = 10.0
+"""How long a finished flight's result stays for followers still polling."""
+POLL_FIRST = 0.005
+POLL_MAX = 0.05
+
+
+class FlightWaitExpiredError(Exception):
+    """A follower's wait ended with the leader still alive and not finished."""
+
+
+class FlightStore(Protocol):
+    """Leases and results of flights, shared by the processes of a deployment. `now` is wall-clock
+    epoch seconds (every process agrees on it)."""
+
+    async def claim(self, key: bytes, owner: str, now: float, lease: float, since: float) -> str | None:
+        """The lease's holder after trying to take it: `owner` when it leads now. A flight that
+        finished at or after `since` (when the caller's search began) is not taken over: its owner
+        is returned, and its result is the caller's answer."""
+        ...
+
+    async def renew(self, key: bytes, owner: str, now: float, lease: float) -> bool: ...
+
+    async def finish(self, key: bytes, owner: str, body: bytes | None, now: float, keep: float) -> None:
+        """Publish the result (None: no result, the call raised) and give the lease up."""
+        ...
+
+    async def watch(self, key: bytes, holder: str, now: float) -> tuple[str | None, bytes | None]:
+        """`(live holder or None, the result `holder` published or None)`."""
+        ...
+
+
+class Flights:
+    def __init__(self, store: FlightStore, clock: Clock, *, lease: float = LEASE_SECONDS) -> None:
+        self.store = store
+        self.clock = clock
+        self.lease = lease
+        self.outage = OutageLog(log, "flight store")
+        self._prefix = f"{os.getpid()}:"
+        """Owners name their process (what an operator or a test sees in the store)."""
+
+    async def run(
+        self,
+        key: Hashable,
+        call: Callable[[], Awaitable[SearchResult]],
+        *,
+        wait: float,
+        recheck: Callable[[], Awaitable[SearchResult | None]] | None = None,
+    ) -> tuple[SearchResult, bool]:
+        """`(result, followed)`: followed = another process's call answered it. `recheck` runs once
+        this process leads (the cache, which a flight finished meanwhile may just have filled).
+        Raises `FlightWaitExpiredError` when `wait` seconds pass with the leader alive."""
+        digest = cache_digest(("flight", key))
+        owner = self._prefix + uuid.uuid4().hex
+        give_up = self.clock.monotonic() + wait
+        since = self.clock.now()
+        while True:
+            holder = await self._claim(digest, owner, since)
+            if holder is None or holder == owner:
+                break
+            result = await self._follow(digest, holder, give_up)
+            if result is not None:
+                return result, True
+        if holder is None:  # the store is down: as without flights
+            return await call(), False
+        return await self._lead(digest, owner, call, recheck), False
+
+    async def _claim(self, digest: bytes, owner: str, since: float) -> str | None:
+        try:
+            holder = await self.store.claim(digest, owner, self.clock.now(), self.lease, since)
+        except Exception as exc:
+            self.outage.failed(exc, "identical searches in different processes call separately")
+            return None
+        self.outage.recovered()
+        return holder
+
+    async def _follow(self, digest: bytes, holder: str, give_up: float) -> SearchResult | None:
+        """The leader's result; None when it is gone without one (dead, or its call raised)."""
+        delay = POLL_FIRST
+        while (left := give_up - self.clock.monotonic()) > 0:
+            await self.clock.sleep(min(delay, left))
+            delay = min(delay * 2, POLL_MAX)
+            try:
+                live, body = await self.store.watch(digest, holder, self.clock.now())
+            except Exception as exc:
+                self.outage.failed(exc, "identical searches in different processes call separately")
+                return None
+            if body is not None:
+                return decode_result(body)
+            if live != holder:
+                return None
+        raise FlightWaitExpiredError(holder)
+
+    async def _lead(
+        self,
+        digest: bytes,
+        owner: str,
+        call: Callable[[], Awaitable[SearchResult]],
+        recheck: Callable[[], Awaitable[SearchResult | None]] | None,
+    ) -> SearchResult:
+        heartbeat = asyncio.create_task(self._renew(digest, owner))
+        body: bytes | None = None
+        try:
+            result = (await recheck() if recheck is not None else None) or await call()
+            body = encode_result(result)
+            return result
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(Exception):  # cancelled or failing: the lease expires by itself
+                await asyncio.shield(self.store.finish(digest, owner, body, self.clock.now(), RESULT_SECONDS))
+
+    async def _renew(self, digest: bytes, owner: str) -> None:
+        while True:
+            await self.clock.sleep(self.lease / 4)
+            try:
+                await self.store.renew(digest, owner, self.clock.now(), self.lease)
+            except Exception as exc:
+                self.outage.failed(exc, "a follower may call too once this lease lapses")

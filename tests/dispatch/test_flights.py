@@ -1,0 +1,142 @@
+"""One flight per search across processes (`dispatch/flights.py`), on each shared store: the
+embedded cache file (two connections = two processes) and Redis. Event order, not wall time: which
+process called, how often, and that a dead leader's follower called only after its lease ended."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from zarniwoop.contract import Modality, SearchHit, SearchResult, Tier
+from zarniwoop.dispatch.cache import cache_digest
+from zarniwoop.dispatch.cache_sql import SQLiteFlights, SQLiteResultCache
+from zarniwoop.dispatch.flights import FlightStore, Flights, FlightWaitExpiredError
+from zarniwoop.limits.clock import Clock
+
+pytestmark = pytest.mark.anyio
+LEASE = 0.3
+"""Short leases, so that a dead leader's lease runs out quickly; nothing is timed against it."""
+
+
+def result(tag: str) -> SearchResult:
+    hit = SearchHit(title=tag, url=f"https://example.org/{tag}", snippet="s", source="t", modality=Modality.WEB)
+    return SearchResult(query="", modality=Modality.WEB, tier=Tier.NORMAL, provider_instance_id="t", hits=(hit,))
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+async def stores(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIterator[list[FlightStore]]:
+    """Two handles on one shared store, as two processes have."""
+    if request.param == "sqlite":
+        caches = [SQLiteResultCache(tmp_path / "cache.db", max_bytes=1 << 20, now=Clock().now) for _ in "ab"]
+        yield [SQLiteFlights(c) for c in caches]
+        for c in caches:
+            await c.aclose()
+        return
+    from zarniwoop.dispatch.redis_stores import RedisFlights
+    from zarniwoop.limits.redis_state import open_redis
+
+    config = request.getfixturevalue("redis_config")
+    states = [open_redis(config["redis_url"], config["redis_prefix"]) for _ in "ab"]
+    yield [RedisFlights(s) for s in states]
+    for s in states:
+        await s.aclose()
+
+
+class Calls:
+    def __init__(self) -> None:
+        self.log: list[tuple[str, float]] = []
+        self.release = asyncio.Event()
+
+    def call(self, who: str, *, hold: bool = False, fail: bool = False) -> Any:
+        async def run() -> SearchResult:
+            self.log.append((who, Clock().now()))
+            if hold:
+                await self.release.wait()
+            if fail:
+                raise ValueError("bad request")
+            return result(who)
+
+        return run
+
+
+async def test_followers_take_the_live_leaders_answer_and_never_call(stores):
+    a, b = (Flights(s, Clock(), lease=LEASE) for s in stores)
+    calls = Calls()
+    leader = asyncio.create_task(a.run("k", calls.call("a", hold=True), wait=30))
+    while not calls.log:  # the leader's call is out
+        await asyncio.sleep(0.005)
+    followers = [asyncio.create_task(b.run("k", calls.call(f"b{i}"), wait=30)) for i in range(5)]
+    await asyncio.sleep(4 * LEASE)  # leases renewed meanwhile: the leader is alive
+    assert [who for who, _ in calls.log] == ["a"]
+    calls.release.set()
+    assert (await leader) == (result("a"), False)
+    answers = await asyncio.gather(*followers)
+    assert [(r.hits[0].title, followed) for r, followed in answers] == [("a", True)] * 5
+    assert [who for who, _ in calls.log] == ["a"]
+
+
+async def test_a_dead_leaders_lease_runs_out_and_one_follower_calls_once(stores):
+    """What a killed process leaves: a lease nobody renews or gives up."""
+    digest = cache_digest(("flight", "k"))
+    dead_until = Clock().now() + LEASE
+    assert await stores[0].claim(digest, "dead", Clock().now(), LEASE, Clock().now()) == "dead"
+    a, b = (Flights(s, Clock(), lease=LEASE) for s in stores)
+    calls = Calls()
+    answers = await asyncio.gather(
+        *(flights.run("k", calls.call(f"{name}{i}"), wait=30) for i in range(3) for name, flights in (("a", a), ("b", b)))
+    )
+    assert len(calls.log) == 1
+    [(who, started)] = calls.log
+    assert started >= dead_until  # not before the dead lease ended
+    assert sorted(followed for _, followed in answers) == [False] + [True] * 5
+    assert {r.hits[0].title for r, _ in answers} == {who}
+
+
+async def test_a_follower_waits_no_longer_than_its_wait_and_does_not_call_beside_a_live_leader(stores):
+    a, b = (Flights(s, Clock(), lease=LEASE) for s in stores)
+    calls = Calls()
+    leader = asyncio.create_task(a.run("k", calls.call("a", hold=True), wait=30))
+    while not calls.log:
+        await asyncio.sleep(0.005)
+    with pytest.raises(FlightWaitExpiredError):
+        await b.run("k", calls.call("b"), wait=2 * LEASE)
+    assert [who for who, _ in calls.log] == ["a"]
+    calls.release.set()
+    await leader
+
+
+async def test_a_leader_whose_call_raised_leaves_each_follower_to_call_itself(stores):
+    a, b = (Flights(s, Clock(), lease=LEASE) for s in stores)
+    calls = Calls()
+    leader = asyncio.create_task(a.run("k", calls.call("a", hold=True, fail=True), wait=30))
+    while not calls.log:
+        await asyncio.sleep(0.005)
+    follower = asyncio.create_task(b.run("k", calls.call("b"), wait=30))
+    await asyncio.sleep(0.05)
+    calls.release.set()
+    with pytest.raises(ValueError):
+        await leader
+    assert await follower == (result("b"), False)
+    assert [who for who, _ in calls.log] == ["a", "b"]
+
+
+async def test_a_store_that_fails_is_no_flight_at_all():
+    class Down:
+        async def claim(self, *args: Any) -> str | None:
+            raise ConnectionError("store down")
+
+    calls = Calls()
+    flights = Flights(Down(), Clock())  # type: ignore[arg-type]
+    assert await flights.run("k", calls.call("a"), wait=1) == (result("a"), False)
+    assert [who for who, _ in calls.log] == ["a"]
+
+
+async def test_a_search_begun_after_a_flight_finished_starts_a_new_one(stores):
+    a, b = (Flights(s, Clock(), lease=LEASE) for s in stores)
+    calls = Calls()
+    assert await a.run("k", calls.call("a"), wait=30) == (result("a"), False)
+    assert await b.run("k", calls.call("b"), wait=30) == (result("b"), False)
+    assert [who for who, _ in calls.log] == ["a", "b"]
