@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from zarniwoop.llm.discovery import ProviderInstanceSettings
+from zarniwoop.llm.catalog.discovery import ProviderInstanceSettings
 from zarniwoop.llm.catalog.liveness import LocalProbes
 from zarniwoop.transport.http import HttpTransport
 
