@@ -440,6 +440,8 @@ async def seed_settings(
                 )
             )
     await settings.refresh()
+    for note in config.notes:
+        log.warning("%s: %s", config.path or "config", note)
     _warn_unknown_keys(config)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -10,7 +11,7 @@ import typer
 from .app import Exit, console, fail, plural, print_json, run
 
 if TYPE_CHECKING:
-    from ...contract.results import SearchResult
+    from ...contract.results import SearchHit, SearchResult
     from ...runtime import Runtime
 
 
@@ -119,9 +120,7 @@ def render_result(result: SearchResult) -> None:
         table.add_column("snippet", ratio=2)
         for i, hit in enumerate(result.hits, 1):
             title, url = escape(hit.title), escape(hit.url)  # provider text is not markup
-            table.add_row(
-                str(i), f"[bold]{title}[/bold]\n[blue]{url}[/blue]", escape((hit.snippet or "")[:200])
-            )
+            table.add_row(str(i), f"[bold]{title}[/bold]\n[blue]{url}[/blue]", snippet_markup(hit))
         out.print(table)
     from ...dispatch.dispatcher import provenance_footer
 
@@ -134,6 +133,28 @@ def render_result(result: SearchResult) -> None:
         out.print(f"[yellow]note:[/yellow] {result.note}")
     if result.error_message:
         typer.echo(f"error: {result.error_message}", err=True)
+
+
+HIGHLIGHTED = frozenset({"INTERNAL_DOC", "RAG"})
+"""Modalities whose snippets mark matched words `**so**` (the local index, for LLM tool text)."""
+_BOLD = re.compile(r"\*\*(.+?)\*\*", re.DOTALL)
+
+
+def snippet_markup(hit: SearchHit, limit: int = 200) -> str:
+    """The hit's snippet as rich markup: provider text escaped (it is not markup); the local
+    index's `**matched**` words shown bold, not as asterisks (an unpaired `**` cut by `limit` is dropped)."""
+    from rich.markup import escape
+
+    text = (hit.snippet or "")[:limit]
+    if hit.modality.value not in HIGHLIGHTED:
+        return escape(text)
+    parts, start = [], 0
+    for match in _BOLD.finditer(text):
+        parts.append(escape(text[start : match.start()]))
+        parts.append(f"[bold]{escape(match.group(1))}[/bold]")
+        start = match.end()
+    parts.append(escape(text[start:].replace("**", "")))
+    return "".join(parts)
 
 
 def providers(

@@ -44,18 +44,6 @@ def _shown(type_: str, value: str | None) -> str | None:
     return "********" if type_ == "PASSWORD" and value else value
 
 
-def _check_known(key: str, strict: bool) -> None:
-    from ...config.known_keys import known_key
-    from ...config.writes import unknown_key_message
-    from ...contract.errors import InvalidRequestError
-
-    if known_key(key) is not None:
-        return
-    if strict:
-        raise InvalidRequestError(key, f"{unknown_key_message(key)} (--strict)")
-    typer.echo(f"warning: {key} {unknown_key_message(key)}", err=True)
-
-
 @settings_app.command("get")
 def get(ctx: typer.Context, key: str, as_json: bool = typer.Option(False, "--json")) -> None:
     """The effective value of KEY in the scope, and the level it comes from."""
@@ -108,20 +96,26 @@ def set_(
     A key the config file names is refused (the file would write it back at the next start)."""
 
     async def body(rt: Runtime) -> str:
-        from ...config.writes import write_batch
+        from ...config.writes import UnknownKeyError, write_batch
+        from ...contract.errors import InvalidRequestError
         from ...runtime import validate_all
 
         tenant, project = _target(ctx, level)
-        _check_known(key, strict)
-        await write_batch(
-            rt.settings,
-            rt.protocols,
-            rt.config,
-            (tenant, project),
-            set={key: value},
-            types={key: type_} if type_ else None,
-            validate=validate_all,
-        )
+        try:
+            report = await write_batch(
+                rt.settings,
+                rt.protocols,
+                rt.config,
+                (tenant, project),
+                set={key: value},
+                strict=strict,
+                types={key: type_} if type_ else None,
+                validate=validate_all,
+            )
+        except UnknownKeyError as exc:
+            raise InvalidRequestError(key, f"{exc.reason} (--strict)") from None
+        for warning in report.warnings:
+            typer.echo(f"warning: {warning}", err=True)
         row = next(r for r in rt.settings.rows(tenant, project) if r.key == key)
         return f"{key} = {_shown(row.type, value)}  [{tenant}/{project}, {row.type}]"
 
@@ -179,4 +173,14 @@ def list_(
         table.add_row(
             str(r["key"]), str(r["value"]), str(r["type"] or "-"), str(r["level"]), str(r["source"])
         )
-    console().print(table)
+    out = console()
+    if rows:
+        out.print(table)
+    else:
+        out.print(f"no setting{f' under {prefix}' if prefix else ''} written in this scope yet")
+    if not defaults:
+        out.print(
+            "[dim]built-in and documented defaults: zarniwoop settings list --defaults"
+            + (f" {prefix}" if prefix else "")
+            + "[/dim]"
+        )
