@@ -47,6 +47,10 @@ class ZarniwoopError(Exception):
     """Base class of every error Zarniwoop raises on purpose."""
 
     exit_code: int = 1
+    echoed: tuple[str, ...] | None = None
+    """The parts of `message` that came from outside (an upstream body's words, a header, a URL it
+    sent): the only text scrubbed of the query before it is persisted (`storage/privacy.py`).
+    `()`: all of it is the project's own wording; None: not known, so all of it counts as outside."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -137,11 +141,18 @@ class ProviderError(ZarniwoopError):
 
 
 class TransportError(ProviderError):
-    """Connection refused, reset, DNS failure, redirect to another host."""
+    """Connection refused, reset, DNS failure, redirect to another host.
+
+    Worded by the transport from the request's own host and port, never from an exception's text
+    (`echoed` is `()`); a redirect's refusal names the hosts the upstream sent in `echoed`."""
+
+    echoed: tuple[str, ...] | None = ()
 
 
 class ProviderTimeoutError(ProviderError):
     """No complete answer within the endpoint timeout or the call deadline."""
+
+    echoed: tuple[str, ...] | None = ()
 
 
 class ProviderHTTPError(ProviderError):

@@ -84,6 +84,10 @@ class Attempt:
     duration_ms: int = 0
     panic: bool = False
     """True when the candidate was tried although cooling down, because every candidate was (panic mode)."""
+    echoed: tuple[str, ...] | None = field(default=None, compare=False)
+    """The parts of `error_message` that came from outside (`ZarniwoopError.echoed`; None: not
+    known, all of it counts): what is scrubbed of the query before the message is persisted.
+    Not part of the JSON shape."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"providerInstanceId": self.provider_instance_id, "outcome": self.outcome.value}

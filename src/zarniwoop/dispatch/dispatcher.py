@@ -404,7 +404,9 @@ class Dispatcher:
             return await self._send(run, candidate, call, timeout, cut_by_deadline)
         finally:
             if call.call_id not in run.recorded:  # cancelled while benching: still one attempt per call
-                attempt = Attempt(instance.id, Outcome.TIMEOUT, "deadline reached", self._elapsed_ms(begin))
+                attempt = Attempt(
+                    instance.id, Outcome.TIMEOUT, "deadline reached", self._elapsed_ms(begin), echoed=()
+                )
                 self._record_cut(run, instance, attempt, call.call_id)
 
     async def _send(
@@ -468,7 +470,11 @@ class Dispatcher:
         deadline — benched like a timeout, so the next search does not pay for it again."""
         reason = run.cut_reasons.pop(call.instance.id, None)
         attempt = Attempt(
-            call.instance.id, Outcome.TIMEOUT, reason or "deadline reached", self._elapsed_ms(call.begin)
+            call.instance.id,
+            Outcome.TIMEOUT,
+            reason or "deadline reached",
+            self._elapsed_ms(call.begin),
+            echoed=(),
         )
         if reason is not None:
             if self.hedges.lost(run.scope, call.subject):
@@ -487,7 +493,7 @@ class Dispatcher:
     async def _bench(self, run: _Run, call: _Call, error: BaseException) -> None:
         message = _message_of(error)
         # The reason is persisted (cooldown store): never with the query in it.
-        reason = redact_query(message, run.request.query) or type(error).__name__
+        reason = redact_query(message, run.request.query, _echoed_of(error)) or type(error).__name__
         try:
             await self.cooldowns.record_failure(run.scope, call.subject, error, reason, self.clock.now())
         except Exception as exc:  # the cooldown store failing must not fail the search
@@ -496,7 +502,9 @@ class Dispatcher:
     async def _fail(self, run: _Run, call: _Call, error: BaseException, outcome: Outcome) -> None:
         await self._bench(run, call, error)
         message = _message_of(error)
-        attempt = Attempt(call.instance.id, outcome, message, self._elapsed_ms(call.begin), call.panic)
+        attempt = Attempt(
+            call.instance.id, outcome, message, self._elapsed_ms(call.begin), call.panic, _echoed_of(error)
+        )
         self._record(run, call.instance, attempt, 0, call.call_id)
         await self._share_outcome(run, call.instance.id)
 
@@ -538,7 +546,7 @@ class Dispatcher:
 
     def _skip(self, run: _Run, instance: ProviderInstance, decision: GateDecision) -> None:
         assert decision.outcome is not None
-        self._record(run, instance, Attempt(instance.id, decision.outcome, decision.reason, 0), 0)
+        self._record(run, instance, Attempt(instance.id, decision.outcome, decision.reason, 0, echoed=()), 0)
 
     def _record(
         self, run: _Run, instance: ProviderInstance, attempt: Attempt, hits: int, call_id: str | None = None
@@ -546,7 +554,7 @@ class Dispatcher:
         if not attempt.outcome.is_skip:
             ok = attempt.outcome in (Outcome.SUCCESS, Outcome.EMPTY)
             # `lastError` is shown to the scope's admins, who must not read other users' queries.
-            error = None if ok else redact_query(attempt.error_message, run.request.query)
+            error = None if ok else redact_query(attempt.error_message, run.request.query, attempt.echoed)
             self.last_outcomes[(run.scope, instance.id)] = LastOutcome(ok, error, self.clock.now())
         self._record_cut(run, instance, attempt, call_id, hits)
 
@@ -621,6 +629,13 @@ def _cooling_until(candidate: _Candidate) -> float | None:
 
 def _message_of(error: BaseException) -> str:
     return (error.message if isinstance(error, ZarniwoopError) else str(error)) or type(error).__name__
+
+
+def _echoed_of(error: BaseException) -> tuple[str, ...] | None:
+    """What of the error's message came from outside; an exception not ours: all of it may have."""
+    if isinstance(error, ZarniwoopError):
+        return error.echoed
+    return None
 
 
 PASSED_OVER = frozenset({Outcome.HARD_ERROR, Outcome.TIMEOUT, Outcome.SOFT_ERROR, Outcome.EMPTY})
