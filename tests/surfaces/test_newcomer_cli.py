@@ -126,8 +126,10 @@ def test_a_bare_model_name_gets_a_suggestion(home):
     result = invoke("models", "resolve", "gpt-4o")
     assert result.exit_code == 2
     assert result.stderr.strip().endswith("did you mean openai:gpt-4o?")
-    assert invoke("models", "resolve", "claude-sonnet-4-5").stderr.strip().endswith(
-        "did you mean anthropic:claude-sonnet-4-5?"
+    assert (
+        invoke("models", "resolve", "claude-sonnet-4-5")
+        .stderr.strip()
+        .endswith("did you mean anthropic:claude-sonnet-4-5?")
     )
 
 
@@ -151,12 +153,24 @@ def test_search_on_a_terminal_shows_a_spinner_while_it_waits(tmp_path, emulator)
     emulator.add("/a/w/rest.php/v1/search/page", Reply(hang=True))
     config = tmp_path / "zarniwoop.yaml"
     config.write_text(
-        yaml.safe_dump({"settings": {**only(), **endpoint("wiki-a", "wikipedia", f"{emulator.url}/a", timeoutMs=30000)}})
+        yaml.safe_dump(
+            {"settings": {**only(), **endpoint("wiki-a", "wikipedia", f"{emulator.url}/a", timeoutMs=30000)}}
+        )
     )
     leader, follower = pty.openpty()
     env = {**os.environ, "PYTHONPATH": str(SRC), "ZARNIWOOP_HOME": str(tmp_path / "home"), "COLUMNS": "100"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "zarniwoop", "--config", str(config), "search", "fermat", "-m", "encyclopedia"],
+        [
+            sys.executable,
+            "-m",
+            "zarniwoop",
+            "--config",
+            str(config),
+            "search",
+            "fermat",
+            "-m",
+            "encyclopedia",
+        ],
         stdout=subprocess.PIPE,
         stderr=follower,
         env=env,

@@ -173,7 +173,9 @@ class HttpProviderInstance:
         echoed = (detail,) if detail else ()
         error: ZarniwoopError
         if refused:
-            error = AuthError(raw.status, f"HTTP {raw.status} ({detail or 'key refused'})", instance_id=self.id)
+            error = AuthError(
+                raw.status, f"HTTP {raw.status} ({detail or 'key refused'})", instance_id=self.id
+            )
         elif (wait := self._throttle_wait(raw)) is not None:
             # a rate limit in another status (GitHub 403, Stack Exchange 502): a 429
             message = f"HTTP {raw.status} rate limited" + (f": {detail}" if detail else "")

@@ -77,7 +77,10 @@ def _scrub(text: str, query: str) -> str:
     """Outside text without the query: its phrase forms, then its telling words."""
     forms = sorted({query, quote(query, safe=""), quote_plus(query), quote(query)}, key=len, reverse=True)
     text = re.sub(
-        "|".join(_bounded(re.escape(f), f) for f in forms if f.strip()), _PLACEHOLDER, text, flags=re.IGNORECASE
+        "|".join(_bounded(re.escape(f), f) for f in forms if f.strip()),
+        _PLACEHOLDER,
+        text,
+        flags=re.IGNORECASE,
     )
     words = {
         w.lower() for w in _WORD.findall(query) if len(w) >= MIN_TOKEN_CHARS and w.lower() not in COMMON_WORDS

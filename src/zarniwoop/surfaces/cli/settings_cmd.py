@@ -153,14 +153,15 @@ def list_(
 ) -> None:
     """The effective settings of the scope with the level and source each comes from."""
 
-    async def body(rt: Runtime) -> list[dict[str, Any]]:
-        from ...views.settings import effective_settings
+    async def body(rt: Runtime) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        from ...views.settings import effective_settings, settings_history
 
-        return effective_settings(rt.settings, rt.config, ctx.obj.scope, prefix=prefix, defaults=defaults)
+        rows = effective_settings(rt.settings, rt.config, ctx.obj.scope, prefix=prefix, defaults=defaults)
+        return rows, await settings_history(rt.db, ctx.obj.scope)
 
-    rows = run(ctx, body)
+    rows, history = run(ctx, body)
     if as_json:
-        print_json({"settings": rows})
+        print_json({"settings": rows, "history": history})
         return
     from rich.table import Table
 
@@ -178,6 +179,13 @@ def list_(
         out.print(table)
     else:
         out.print(f"no setting{f' under {prefix}' if prefix else ''} written in this scope yet")
+    for change in history:
+        what = change["note"] or f"written by {change['by']}"
+        out.print(
+            f"[dim]{change['at'][:19]}Z {change['tenant']}/{change['project']} {', '.join(change['keys'])}: {what}[/dim]",
+            highlight=False,
+            soft_wrap=True,
+        )
     if not defaults:
         out.print(
             "[dim]built-in and documented defaults: zarniwoop settings list --defaults"
