@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..contract.errors import ConfigError, InvalidRequestError, ZarniwoopError
+from ..contract.errors import ConfigError, InvalidRequestError, UnknownKeyError, ZarniwoopError
 from ..contract.names import SYSTEM_TENANT, TENANT_LEVEL
 from ..contract.query import SearchScope
 from . import keys as K
@@ -47,10 +47,6 @@ class BatchReport:
     """Keys no documentation knows, or of an endpoint nobody defined, written anyway (not `strict`)."""
     warnings: tuple[str, ...] = ()
     """One `KEY reason` line per `unknown` key, for the caller to show."""
-
-
-class UnknownKeyError(InvalidRequestError):
-    """A `strict` batch named a key no documentation knows, or an endpoint no scope defines."""
 
 
 def file_owner(config: ConfigFile, tenant: str, project: str, key: str) -> str | None:
@@ -154,7 +150,6 @@ async def write_batch(
 
 __all__ = [
     "BatchReport",
-    "UnknownKeyError",
     "file_owner",
     "unknown_endpoint_message",
     "unknown_key_message",

@@ -3,6 +3,7 @@
     ZarniwoopError
     ├── InvalidRequestError(field, reason)      bad input from a caller           → exit 2 / HTTP 422
     │   ├── TargetRefusedError(url)             content URL/redirect to a non-public address
+    │   ├── UnknownKeyError                     a strict write of an unknown key or endpoint id
     │   └── ScopeRequiredError                  an empty or blank tenant/project
     ├── ConfigError(key, reason)                bad configuration                  → exit 2
     │   └── UnknownModelError(spec, reason)     a model spec resolves to nothing   → exit 2
@@ -86,6 +87,11 @@ class ScopeRequiredError(InvalidRequestError):
         super().__init__(field, "research tools require a project scope")
 
 
+class UnknownKeyError(InvalidRequestError):
+    """A strict settings write (`--strict`, the console) named a key no documentation knows, or a
+    key of an endpoint no scope defines (`config/writes.py`)."""
+
+
 class TargetRefusedError(InvalidRequestError):
     """The content store refused a URL — or a redirect — whose host is private, loopback, link-local
     or otherwise not a public address (SSRF guard; `research.content.allowPrivate` lifts it)."""
@@ -133,7 +139,14 @@ class BadPathError(DocumentError):
 
 
 class ProviderError(ZarniwoopError):
-    """A provider call failed hard; the dispatcher turns it into a cooldown."""
+    """A provider call failed hard; the dispatcher turns it into a cooldown.
+
+    `cause` names the kind of failure in one word, for the summary of a search every provider
+    failed (`dispatch/failures.py`): `dns`, `proxy`, `refused`, `tls`, `reset`, `unreachable`,
+    `closed`, `network`, `timeout`, `http`, `overloaded`, `rate_limited`, `auth`, `too_large`,
+    `malformed`, or `provider` (anything else)."""
+
+    cause: str = "provider"
 
     def __init__(self, message: str, *, instance_id: str | None = None) -> None:
         super().__init__(message)
@@ -147,16 +160,21 @@ class TransportError(ProviderError):
     (`echoed` is `()`); a redirect's refusal names the hosts the upstream sent in `echoed`."""
 
     echoed: tuple[str, ...] | None = ()
+    cause: str = "network"
+    """Set by the transport to what the connection died of (`dns`, `proxy`, `refused`, …)."""
 
 
 class ProviderTimeoutError(ProviderError):
     """No complete answer within the endpoint timeout or the call deadline."""
 
     echoed: tuple[str, ...] | None = ()
+    cause: str = "timeout"
 
 
 class ProviderHTTPError(ProviderError):
     """The provider answered with a non-2xx status."""
+
+    cause: str = "http"
 
     def __init__(self, status: int, message: str | None = None, *, instance_id: str | None = None) -> None:
         super().__init__(message or f"HTTP {status}", instance_id=instance_id)
@@ -165,6 +183,8 @@ class ProviderHTTPError(ProviderError):
 
 class RateLimitedError(ProviderHTTPError):
     """HTTP 429; `retry_after` is the provider's `Retry-After` in seconds, if it sent one."""
+
+    cause: str = "rate_limited"
 
     def __init__(
         self, retry_after: float | None = None, message: str | None = None, *, instance_id: str | None = None
@@ -176,11 +196,15 @@ class RateLimitedError(ProviderHTTPError):
 class AuthError(ProviderHTTPError):
     """HTTP 401/403: the key is missing, wrong or not allowed."""
 
+    cause: str = "auth"
+
 
 class ProviderOverloadedError(ProviderHTTPError):
     """The provider is overloaded (Anthropic's 529 `overloaded_error`, a 503): retry later, then fail over.
 
     `retry_after` is the provider's hint in seconds, if it sent one (a 529 usually does not)."""
+
+    cause: str = "overloaded"
 
     def __init__(
         self,
@@ -197,9 +221,13 @@ class ProviderOverloadedError(ProviderHTTPError):
 class ResponseTooLargeError(ProviderError):
     """The body exceeded the transport's size cap; reading stopped there."""
 
+    cause: str = "too_large"
+
 
 class ParseError(ProviderError):
     """The body could not be parsed as the protocol's wire format."""
+
+    cause: str = "malformed"
 
 
 class QuotaExceededError(ZarniwoopError):

@@ -41,7 +41,9 @@ from ..limits.clock import Clock, utc_date
 from ..limits.pacing import LocalPacer, Pacer, pace_key, wait_for_slot
 from ..observability.outage import OutageLog
 from ..storage.privacy import redact_query
+from ..transport.network import target_of
 from .cache import Coalescer, MemoryResultCache, ResultCache, cache_bypassed
+from .failures import cause_of, summarize, with_cause
 from .gate import GO, GateDecision, QuotaGuard, check_cooldown, check_static
 from .hedging import LOSSES_TO_BENCH, HedgeLedger
 from .ordering import order_candidates, panic_choice
@@ -424,7 +426,7 @@ class Dispatcher:
                 error = ProviderTimeoutError("deadline reached")
                 run.notes.append(f"deadline of {run.deadline_s * 1000:.0f} ms reached")
             else:
-                error = ProviderTimeoutError(f"no answer within {timeout * 1000:.0f} ms")
+                error = ProviderTimeoutError(f"no answer{_from(instance)} within {timeout * 1000:.0f} ms")
             await self._fail(run, call, error, Outcome.TIMEOUT)
             return None
         except ProviderError as exc:
@@ -503,7 +505,13 @@ class Dispatcher:
         await self._bench(run, call, error)
         message = _message_of(error)
         attempt = Attempt(
-            call.instance.id, outcome, message, self._elapsed_ms(call.begin), call.panic, _echoed_of(error)
+            call.instance.id,
+            outcome,
+            message,
+            self._elapsed_ms(call.begin),
+            call.panic,
+            _echoed_of(error),
+            cause_of(error),
         )
         self._record(run, call.instance, attempt, 0, call.call_id)
         await self._share_outcome(run, call.instance.id)
@@ -546,7 +554,8 @@ class Dispatcher:
 
     def _skip(self, run: _Run, instance: ProviderInstance, decision: GateDecision) -> None:
         assert decision.outcome is not None
-        self._record(run, instance, Attempt(instance.id, decision.outcome, decision.reason, 0, echoed=()), 0)
+        attempt = Attempt(instance.id, decision.outcome, decision.reason, 0, echoed=())
+        self._record(run, instance, with_cause(attempt, instance.protocol.id), 0)
 
     def _record(
         self, run: _Run, instance: ProviderInstance, attempt: Attempt, hits: int, call_id: str | None = None
@@ -593,7 +602,7 @@ class Dispatcher:
         self, run: _Run, winner: SearchResult | None, candidates: list[ProviderInstance], deadline_s: float
     ) -> SearchResult:
         request = run.request
-        attempts = tuple(run.attempts)
+        attempts = tuple(with_cause(a) for a in run.attempts)
         if winner is not None:
             return winner.with_(attempts=attempts)
         if run.soft is not None and not run.soft.error_message:  # an honest empty answer
@@ -612,6 +621,7 @@ class Dispatcher:
             note=note,
             error_message=message,
             attempts=attempts,
+            error_summary=summarize(attempts) or message,
         )
 
 
@@ -629,6 +639,15 @@ def _cooling_until(candidate: _Candidate) -> float | None:
 
 def _message_of(error: BaseException) -> str:
     return (error.message if isinstance(error, ZarniwoopError) else str(error)) or type(error).__name__
+
+
+def _from(instance: ProviderInstance) -> str:
+    """` from host:port` of an instance's base URL, for a timeout's message; empty without one."""
+    base_url = getattr(getattr(instance, "config", None), "base_url", None)
+    if not base_url:
+        return ""
+    host, port = target_of(base_url)
+    return f" from {host}:{port}"
 
 
 def _echoed_of(error: BaseException) -> tuple[str, ...] | None:

@@ -96,8 +96,8 @@ def set_(
     A key the config file names is refused (the file would write it back at the next start)."""
 
     async def body(rt: Runtime) -> str:
-        from ...config.writes import UnknownKeyError, write_batch
-        from ...contract.errors import InvalidRequestError
+        from ...config.writes import write_batch
+        from ...contract.errors import InvalidRequestError, UnknownKeyError
         from ...runtime import validate_all
 
         tenant, project = _target(ctx, level)
