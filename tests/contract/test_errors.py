@@ -48,6 +48,7 @@ EXAMPLES: dict[str, ZarniwoopError] = {
     "ScopeRequiredError": errors.ScopeRequiredError("project"),
     "TargetRefusedError": errors.TargetRefusedError("http://10.0.0.1/", "private address"),
     "TransportError": errors.TransportError("reset"),
+    "UnknownKeyError": errors.UnknownKeyError("research.endpoint.nosuch.timeoutMs", "names endpoint 'nosuch'"),
     "UnknownModelError": errors.UnknownModelError("openai:gpt-x", "no such model", "not_configured"),
     "ZarniwoopError": errors.ZarniwoopError("plain"),
 }
