@@ -93,7 +93,7 @@ class Attempt:
     `no_key`, `cooldown`, …), for the summary of a total failure; `cause` in the JSON when set."""
     hint: str | None = field(default=None, compare=False)
     """What would fix it, where one thing would: the key's environment variable (`SERPER_API_KEY`)
-    of a `no_key` skip. Not part of the JSON shape."""
+    of a `no_key` skip; `hint` in the JSON when set."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"providerInstanceId": self.provider_instance_id, "outcome": self.outcome.value}
@@ -101,6 +101,8 @@ class Attempt:
             out["errorMessage"] = self.error_message
         if self.cause is not None:
             out["cause"] = self.cause
+        if self.hint is not None:
+            out["hint"] = self.hint
         out["durationMs"] = self.duration_ms
         if self.panic:
             out["panic"] = True
@@ -115,6 +117,7 @@ class Attempt:
             duration_ms=int(data.get("durationMs", 0)),
             panic=bool(data.get("panic", False)),
             cause=data.get("cause"),
+            hint=data.get("hint"),
         )
 
 

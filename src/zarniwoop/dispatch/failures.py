@@ -35,6 +35,8 @@ SKIP_CAUSES = {
 }
 NOT_FAILURES = frozenset({Outcome.SKIPPED_DISABLED, Outcome.SKIPPED_UNSUPPORTED, Outcome.SUCCESS})
 
+OFFLINE_STEP = " — check the network connection, or set HTTPS_PROXY"
+
 _PHRASES = {
     "dns": "could not resolve their host",
     "refused": "refused the connection",
@@ -71,7 +73,9 @@ def cause_of(error: BaseException) -> str:
 def with_cause(attempt: Attempt, protocol_id: str | None = None) -> Attempt:
     """`attempt` with the cause its outcome implies, where the call did not set one, and for a
     `no_key` skip the key's environment variable (`SERPER_API_KEY`) as its hint."""
-    if attempt.cause is None and attempt.outcome in SKIP_CAUSES:
+    if attempt.cause is None and attempt.outcome is Outcome.SKIPPED_COOLDOWN:
+        attempt = replace(attempt, cause=_cooled(attempt.error_message or ""))
+    elif attempt.cause is None and attempt.outcome in SKIP_CAUSES:
         attempt = replace(attempt, cause=SKIP_CAUSES[attempt.outcome])
     if attempt.outcome is Outcome.SKIPPED_NO_KEY and attempt.hint is None and protocol_id:
         env = OPERATOR_KEY_ENV.get(protocol_id)
@@ -79,27 +83,42 @@ def with_cause(attempt: Attempt, protocol_id: str | None = None) -> Attempt:
     return attempt
 
 
+def _cooled(reason: str) -> str:
+    """A cooldown skip's cause: what benched the provider, read from the reason the transport
+    worded (`cooling down for 49s (network error: cannot resolve en.wikipedia.org)`), else `cooldown`."""
+    return next((cause for cause, pattern in _BENCHED_BY if pattern.search(reason)), "cooldown")
+
+
+_BENCHED_BY = (
+    ("proxy", re.compile(r"\(network error[^:]*: (?:cannot reach )?proxy ")),
+    ("dns", re.compile(r"\(network error[^:]*: cannot resolve ")),
+    ("refused", re.compile(r"\(network error[^:]*: connection to \S+ refused")),
+    ("timeout", re.compile(r"\(no answer |\(deadline reached")),
+)
+
+
 def summarize(attempts: Iterable[Attempt]) -> str | None:
     """The failure by cause in one line (at most `MAX_SUMMARY_CHARS`), or None with nothing failed."""
-    groups: dict[str, list[Attempt]] = {}
-    seen: set[str] = set()
-    for attempt in attempts:
-        if attempt.outcome in NOT_FAILURES or attempt.provider_instance_id in seen:
+    first: dict[str, Attempt] = {}
+    for attempt in attempts:  # per provider its first call's failure, else its first skip
+        if attempt.outcome in NOT_FAILURES:
             continue
-        seen.add(attempt.provider_instance_id)
+        known = first.get(attempt.provider_instance_id)
+        if known is None or (known.outcome.is_skip and not attempt.outcome.is_skip):
+            first[attempt.provider_instance_id] = attempt
+    groups: dict[str, list[Attempt]] = {}
+    for attempt in first.values():
         cause = attempt.cause or SKIP_CAUSES.get(attempt.outcome) or "provider"
         groups.setdefault(cause, []).append(attempt)
     if not groups:
         return None
-    ordered = sorted(groups.items(), key=lambda item: -len(item[1]))
-    parts = [_part(cause, group) for cause, group in ordered]
-    called = [c for c in groups if c not in ("no_key", "cooldown", "exhausted")]
-    if called == ["dns"]:
-        parts[[c for c, _ in ordered].index("dns")] += " (check the network connection, or set HTTPS_PROXY)"
-        parts.insert(0, "offline?")
-        text = parts[0] + " " + "; ".join(parts[1:])
-    else:
-        text = "; ".join(parts)
+    skips = ("no_key", "cooldown", "exhausted")
+    ordered = sorted(groups.items(), key=lambda item: (item[0] in skips, -len(item[1])))
+    text = "; ".join(_part(cause, group) for cause, group in ordered)
+    if [c for c in groups if c not in skips] == ["dns"]:  # nothing resolved: the machine is offline
+        text = f"offline? {text}"
+        if len(text) + len(OFFLINE_STEP) <= MAX_SUMMARY_CHARS:
+            text += OFFLINE_STEP
     return text if len(text) <= MAX_SUMMARY_CHARS else text[: MAX_SUMMARY_CHARS - 1] + "…"
 
 

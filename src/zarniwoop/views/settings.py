@@ -16,9 +16,9 @@ from ..config.writes import file_owner
 
 if TYPE_CHECKING:
     from ..config.file import ConfigFile
-    from ..storage.db import Database
     from ..config.settings import SettingService
     from ..contract.query import SearchScope
+    from ..storage.db import Database
 
 
 def setting_source(config: ConfigFile, tenant: str, project: str, level: str, key: str) -> str:

@@ -173,6 +173,20 @@ def guarded(g: Globals, call: Callable[[], T]) -> T:
         raise typer.Exit(1) from None
 
 
+VERBOSE_HELP = "On failure, list each provider's reason after the summary."
+
+
+def report_failure(summary: str, details: list[str], verbose: bool) -> None:
+    """A failure on stderr: the cause in one line first, each provider's reason after it with
+    `--verbose` (else a pointer to it), so a total failure is never a wall of text."""
+    typer.echo(f"error: {summary}", err=True)
+    if verbose:
+        for line in details:
+            typer.echo(f"  {line}", err=True)
+    elif details:
+        typer.echo(f"  ({plural(len(details), 'reason')} with --verbose or --json)", err=True)
+
+
 def plural(count: int, noun: str) -> str:
     """`1 hit`, `2 hits`, `0 hits`."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

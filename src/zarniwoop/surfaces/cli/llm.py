@@ -65,10 +65,9 @@ def ask(
     who = account or os.environ.get("ZARNIWOOP_ACCOUNT") or "default"
 
     async def body(rt: Runtime) -> Any:
+        from ...contract.errors import UnknownModelError
         from ...llm.adapters import ChatRequest
         from ...llm.manager import LlmCall
-
-        from ...contract.errors import UnknownModelError
 
         manager = await rt.llm()
         call = LlmCall(

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .app import Exit, console, fail, plural, print_json, run
+from .app import VERBOSE_HELP, Exit, console, fail, plural, print_json, report_failure, run
 
 if TYPE_CHECKING:
     from ...contract.results import SearchHit, SearchResult
@@ -43,6 +43,7 @@ def search(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the SearchResult JSON."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Skip cached answers: ask the providers now."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help=VERBOSE_HELP),
 ) -> None:
     """Search one modality through the provider cascade."""
     from ...contract.query import SearchRequest
@@ -90,6 +91,8 @@ def search(
         print_json(result.to_json())
     else:
         render_result(result)
+    if result.error_message:
+        report_failure(result.error_summary or result.error_message, failure_details(result), verbose)
     code = exit_code(result)
     if code:
         raise typer.Exit(code)
@@ -131,8 +134,16 @@ def render_result(result: SearchResult) -> None:
     )
     if result.note:
         out.print(f"[yellow]note:[/yellow] {result.note}")
-    if result.error_message:
-        typer.echo(f"error: {result.error_message}", err=True)
+
+
+def failure_details(result: SearchResult) -> list[str]:
+    """`provider: reason` of each attempt that did not answer (disabled and unsupported ones aside)."""
+    quiet = {"skipped_disabled", "skipped_unsupported", "success"}
+    return [
+        f"{a.provider_instance_id}: {a.error_message or a.outcome.value}"
+        for a in result.attempts
+        if a.outcome.value not in quiet
+    ]
 
 
 HIGHLIGHTED = frozenset({"INTERNAL_DOC", "RAG"})
