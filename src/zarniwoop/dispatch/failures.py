@@ -60,6 +60,7 @@ _PHRASES = {
     "provider": "failed",
 }
 _PROXY = re.compile(r"(?:cannot reach )?proxy (\S+?)(?: \((.+)\)| answered HTTP (\d+))")
+_STATUS = re.compile(r"\bHTTP (\d{3})\b")
 _HOST_PORT = re.compile(r"(?:from|to|with) (\S+:\d+)")
 
 
@@ -141,6 +142,10 @@ def _part(cause: str, group: list[Attempt]) -> str:
         shown = f" ({', '.join(hosts[:2])}{', …' if len(hosts) > 2 else ''})" if hosts else ""
         return f"{who} {_PHRASES['timeout']}{shown}"
     phrase = _PHRASES.get(cause, "failed")
+    if cause in ("http", "overloaded", "auth", "rate_limited"):
+        statuses = sorted({m.group(1) for a in group if (m := _STATUS.search(a.error_message or ""))})
+        if statuses and cause != "auth":
+            phrase += f" (HTTP {', '.join(statuses)})"
     if count == 1:  # `1 provider is cooling down`, `… has used up its quota`
         phrase = re.sub(r"^are ", "is ", re.sub(r"^have ", "has ", phrase)).replace("their", "its")
     return f"{who} {phrase}"
