@@ -24,6 +24,7 @@ QUOTA_CACHE_TTL_MINUTES = "research.quota.cache.ttlMinutes"
 LOG_RETENTION_DAYS = "research.log.retentionDays"
 CONTENT_MAX_BYTES = "research.content.maxBytes"
 CONTENT_ALLOW_PRIVATE = "research.content.allowPrivate"
+CONTENT_TIMEOUT_MS = "research.content.timeoutMs"
 PROBE_INTERVAL_SECONDS = "research.probe.intervalSeconds"
 
 # Endpoint suffixes with a meaning of their own; every other suffix is passed to the protocol as an extra.

@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from ..dispatch.factory import ProviderFactory
 
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
+DEFAULT_TIMEOUT_MS = 30_000
+"""`research.content.timeoutMs`: a content fetch, every redirect included, gives up after this."""
 _EXTENSIONS = {
     "text/plain": ".txt",
     "text/html": ".html",
@@ -133,7 +135,10 @@ class ContentStore:
         """GET a URL through the SSRF guard and save what came back (at most `maxBytes`)."""
         await self.settings.refresh(max_age=1.0)
         cap, allow_private = self._limits(scope)
-        fetched = await self.fetcher.fetch(url, max_bytes=cap, allow_private=allow_private)
+        timeout = self.settings.scoped(scope).get_int(K.CONTENT_TIMEOUT_MS, DEFAULT_TIMEOUT_MS) / 1000
+        fetched = await self.fetcher.fetch(
+            url, max_bytes=cap, allow_private=allow_private, timeout=max(0.05, timeout)
+        )
         return await self._save(
             scope,
             url,
