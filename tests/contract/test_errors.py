@@ -22,7 +22,9 @@ EXAMPLES: dict[str, ZarniwoopError] = {
     "AccessDeniedError": errors.AccessDeniedError("token revoked"),
     "AuthError": errors.AuthError(401, "HTTP 401 (bad key)", instance_id="brave"),
     "BadPathError": errors.BadPathError("provider instance folder 'A' must match [a-z0-9._-]+"),
-    "BudgetUnavailableError": errors.BudgetUnavailableError("tenant", "the token budget store cannot be reached"),
+    "BudgetUnavailableError": errors.BudgetUnavailableError(
+        "tenant", "the token budget store cannot be reached"
+    ),
     "ConfigError": errors.ConfigError("research.default.web", "unknown endpoint"),
     "DatabaseUnavailableError": errors.DatabaseUnavailableError("connection refused"),
     "DocumentError": errors.DocumentError("size: expected SMALL or LARGE"),
@@ -48,7 +50,9 @@ EXAMPLES: dict[str, ZarniwoopError] = {
     "ScopeRequiredError": errors.ScopeRequiredError("project"),
     "TargetRefusedError": errors.TargetRefusedError("http://10.0.0.1/", "private address"),
     "TransportError": errors.TransportError("reset"),
-    "UnknownKeyError": errors.UnknownKeyError("research.endpoint.nosuch.timeoutMs", "names endpoint 'nosuch'"),
+    "UnknownKeyError": errors.UnknownKeyError(
+        "research.endpoint.nosuch.timeoutMs", "names endpoint 'nosuch'"
+    ),
     "UnknownModelError": errors.UnknownModelError("openai:gpt-x", "no such model", "not_configured"),
     "ZarniwoopError": errors.ZarniwoopError("plain"),
 }

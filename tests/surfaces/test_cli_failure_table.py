@@ -73,20 +73,21 @@ class _BadProxy:
             writer.close()
 
         async def main() -> None:
+            self.done = asyncio.Event()
             server = await asyncio.start_server(answer, "127.0.0.1", 0)
             self.port = server.sockets[0].getsockname()[1]
             started.set()
             async with server:
-                await server.serve_forever()
+                await self.done.wait()
 
         self.thread = threading.Thread(target=self.loop.run_until_complete, args=(main(),), daemon=True)
         self.thread.start()
         started.wait(10)
 
     def stop(self) -> None:
-        for task in asyncio.all_tasks(self.loop):
-            self.loop.call_soon_threadsafe(task.cancel)
+        self.loop.call_soon_threadsafe(self.done.set)
         self.thread.join(5)
+        self.loop.close()
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +141,8 @@ def net(request, tmp_path, emulator_m, bad_proxy, monkeypatch) -> Net:
         url = f"{base}/paper.pdf"
     settings.update({"research.deadlineMs": 3000, "research.cache.ttlSeconds": 0})
     config = tmp_path / "zarniwoop.yaml"
-    config.write_text(yaml.safe_dump({"settings": settings}))
+    no_retries = {"default": {"llm": {"failover": {"max_retries": 0}}}}  # one try per cell: fast
+    config.write_text(yaml.safe_dump({"settings": settings, "tenants": no_retries}))
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     return Net(scenario, config, env, url)

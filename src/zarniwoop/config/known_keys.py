@@ -74,7 +74,9 @@ KNOWN_KEYS: tuple[KnownKey, ...] = (
     KnownKey("research.quota.cache.ttlMinutes", "how long provider-reported quotas are kept", "5"),
     KnownKey("research.log.retentionDays", "audit records kept this long", "30"),
     KnownKey("research.content.maxBytes", "content store size cap per body", str(20 * 1024 * 1024)),
-    KnownKey("research.content.timeoutMs", "a content fetch gives up after this, redirects included", "30000"),
+    KnownKey(
+        "research.content.timeoutMs", "a content fetch gives up after this, redirects included", "30000"
+    ),
     KnownKey(
         "research.content.allowPrivate",
         "let the content fetcher reach private addresses (system level only)",
