@@ -8,7 +8,7 @@ import ipaddress
 
 import pytest
 
-from zarniwoop.contract.errors import TargetRefusedError
+from zarniwoop.contract.errors import TargetRefusedError, TransportError
 from zarniwoop.transport.fetch import GuardedFetcher
 from zarniwoop.transport.guard import internal_name
 from zarniwoop.transport.proxies import ProxySettings
@@ -91,7 +91,7 @@ async def test_the_rules_still_apply_to_the_name_and_every_address_seen(url, rea
 async def test_without_a_proxy_an_unresolvable_name_is_still_an_error():
     guarded = GuardedFetcher()
     try:
-        with pytest.raises(Exception, match="example.org: cannot be resolved"):
+        with pytest.raises(TransportError, match=r"example\.org: cannot be resolved"):
             await guarded.fetch("http://example.org/", max_bytes=10, allow_private=False)
     finally:
         await guarded.aclose()
