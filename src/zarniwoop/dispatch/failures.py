@@ -113,6 +113,10 @@ def summarize(attempts: Iterable[Attempt]) -> str | None:
         groups.setdefault(cause, []).append(attempt)
     if not groups:
         return None
+    if len(first) == 1:  # one provider: its own reason says it best
+        [only] = first.values()
+        text = f"{only.provider_instance_id}: {only.error_message or only.outcome.value}"
+        return text if len(text) <= MAX_SUMMARY_CHARS else text[: MAX_SUMMARY_CHARS - 1] + "…"
     skips = ("no_key", "cooldown", "exhausted")
     ordered = sorted(groups.items(), key=lambda item: (item[0] in skips, -len(item[1])))
     text = "; ".join(_part(cause, group) for cause, group in ordered)
@@ -142,6 +146,8 @@ def _part(cause: str, group: list[Attempt]) -> str:
         shown = f" ({', '.join(hosts[:2])}{', …' if len(hosts) > 2 else ''})" if hosts else ""
         return f"{who} {_PHRASES['timeout']}{shown}"
     phrase = _PHRASES.get(cause, "failed")
+    if cause in ("soft_error", "provider", "other") and group[0].error_message:
+        phrase += f" ({group[0].provider_instance_id}: {group[0].error_message[:80]})"
     if cause in ("http", "overloaded", "auth", "rate_limited"):
         statuses = sorted({m.group(1) for a in group if (m := _STATUS.search(a.error_message or ""))})
         if statuses and cause != "auth":

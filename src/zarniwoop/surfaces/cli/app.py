@@ -149,21 +149,21 @@ async def _purge_llm_usage_if_due(runtime: Runtime) -> None:
 
 
 def guarded(g: Globals, call: Callable[[], T]) -> T:
-    from ...contract.errors import ZarniwoopError
+    from ...contract.errors import FailoverError, ZarniwoopError
 
     try:
         return call()
     except Exit as exc:
         if exc.message:
-            if exc.code != 0:
-                echo_error(exc.message)
-            else:
-                typer.echo(exc.message, err=True)
+            typer.echo(f"error: {exc.message}" if exc.code != 0 else exc.message, err=True)
         raise typer.Exit(exc.code) from None
     except ZarniwoopError as exc:
         if g.debug:
             raise
-        echo_error(exc.message)
+        if isinstance(exc, FailoverError):  # one reason per LLM candidate: a line each
+            echo_error(exc.message)
+        else:
+            typer.echo(f"error: {exc.message}", err=True)
         raise typer.Exit(exc.exit_code) from None
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
@@ -181,9 +181,9 @@ FIRST_LINE_CHARS = 200
 
 
 def echo_error(message: str) -> None:
-    """`error: message` on stderr, its first line at most `FIRST_LINE_CHARS`: a longer message is
-    broken at its `; ` separators (one reason per line after the first), a single overlong part cut
-    with `…` and continued below."""
+    """`error: message` on stderr, its first line at most `FIRST_LINE_CHARS`: a longer message (the
+    reasons of several candidates) is broken at its `; ` separators, one reason per line after the
+    first; a single overlong part is cut with `…` and continued below."""
     lines = message.split("\n")
     head, rest = f"error: {lines[0]}", lines[1:]
     if len(head) > FIRST_LINE_CHARS:
