@@ -1,9 +1,10 @@
 """A total failure told by its cause first, in one line, with the next step where one is plain.
 
     summarize(attempts)
-    # 'offline? 3 providers could not resolve their host; 2 need a key (SERPER_API_KEY, BRAVE_API_KEY)'
+    # 'offline? 3 providers could not resolve their host; 2 need a key (BRAVE_API_KEY, SERPER_API_KEY)
+    #  — check the network connection, or set HTTPS_PROXY'
     summarize(attempts)
-    # 'proxy 127.0.0.1:18159 refused the connection for 3 providers (check HTTPS_PROXY / http.proxy)'
+    # 'proxy 127.0.0.1:18159 answered HTTP 502 for 3 providers (check HTTPS_PROXY / http.proxy)'
 
 Each attempt carries its `cause` (`ProviderError.cause` for a failed call, the gate's outcome for a
 skip); attempts are grouped by it, each provider counted once (its first failure), biggest group
@@ -65,7 +66,8 @@ _HOST_PORT = re.compile(r"(?:from|to|with) (\S+:\d+)")
 
 
 def cause_of(error: BaseException) -> str:
-    """The one-word kind of a failed call (`ProviderError.cause`); an exception not ours: `provider`."""
+    """The one-word kind of a failed call (`ProviderError.cause`); an add-on's own exception is
+    `provider`, another of ours (not a provider error) `other`."""
     if isinstance(error, ProviderError):
         return error.cause
     return "provider" if not isinstance(error, ZarniwoopError) else "other"
