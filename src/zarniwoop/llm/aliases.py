@@ -59,6 +59,8 @@ def bare_model_hint(name: str, settings: SettingsReader) -> str | None:
     if (settings.get(f"{ALIAS_PREFIX}{DEFAULT_NAMESPACE}.{name}") or "").strip():
         return f"{DEFAULT_NAMESPACE}:{name}"
     lowered = name.lower()
+    if lowered in WIRE_TYPES:  # a provider without a model (`gemini`): no model name to suggest
+        return None
     for prefixes, provider in MODEL_FAMILIES:
         if lowered.startswith(prefixes):
             return f"{provider}:{name}"
