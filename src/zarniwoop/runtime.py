@@ -27,6 +27,7 @@ import os
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
@@ -452,9 +453,11 @@ def retention_interval(settings: SettingService) -> float:
 async def seed_settings(
     settings: SettingService, config: ConfigFile, protocols: dict[str, SearchProtocol]
 ) -> None:
-    """Upsert the keys the file names, validate the result, and keep it only if valid."""
+    """Upsert the keys the file names, remove those it named at its last start and names no more,
+    validate the result, and keep it only if valid."""
     async with settings.db.transaction():
         await settings.refresh()
+        removed = await _forget_unnamed_keys(settings, config)
         for tenant, project, key, value in config.scoped_settings():
             if value is None:
                 await settings.delete(tenant, project, key)
@@ -485,7 +488,52 @@ async def seed_settings(
                 )
             )
     await settings.refresh()
+    for tenant, project, key in removed:  # once: the next start no longer finds it in config_seeded
+        log.warning(
+            "%s no longer names %s (%s/%s), which it set at its last start: removed",
+            config.path,
+            key,
+            tenant,
+            project,
+        )
+    for note in config.notes:
+        log.warning("%s: %s", config.path or "config", note)
     _warn_unknown_keys(config)
+
+
+async def _forget_unnamed_keys(settings: SettingService, config: ConfigFile) -> list[tuple[str, str, str]]:
+    """Delete the keys this config file wrote at its last start and no longer names, record the
+    removal in `settings_changes` (`settings list` shows it), and remember what it names now.
+    Only a file has a last start: a config given as a mapping (the Python API) names what it names."""
+    if config.path is None:
+        return []
+    source = str(Path(config.path).resolve())
+    db = settings.db
+    named = {(t, p, k) for t, p, k, _ in config.scoped_settings()}
+    before = {
+        (t, p, k)
+        for t, p, k in await db.fetchall(
+            "SELECT tenant, project, key FROM config_seeded WHERE source = ?", (source,)
+        )
+    }
+    removed = sorted(before - named)
+    now = datetime.now(UTC).isoformat()
+    for tenant, project, key in removed:
+        if await settings.delete(tenant, project, key):
+            await db.execute(
+                "INSERT INTO settings_changes (at, token_id, tenant, project, keys, note) VALUES (?, ?, ?, ?, ?, ?)",
+                (now, "config file", tenant, project, key, f"removed: {source} no longer names it"),
+            )
+        await db.execute(
+            "DELETE FROM config_seeded WHERE source = ? AND tenant = ? AND project = ? AND key = ?",
+            (source, tenant, project, key),
+        )
+    for tenant, project, key in sorted(named - before):
+        await db.execute(
+            "INSERT INTO config_seeded (source, tenant, project, key) VALUES (?, ?, ?, ?)",
+            (source, tenant, project, key),
+        )
+    return removed
 
 
 def _warn_unknown_keys(config: ConfigFile) -> None:

@@ -52,6 +52,9 @@ EXAMPLES: dict[str, ZarniwoopError] = {
     "UnknownNameError": errors.UnknownNameError("profile", "unknown profile 'x'; defined here: none"),
     "UnsafeValueError": errors.UnsafeValueError("model", "'../x' is not a gemini model id"),
     "TransportError": errors.TransportError("reset"),
+    "UnknownKeyError": errors.UnknownKeyError(
+        "research.endpoint.nosuch.timeoutMs", "names endpoint 'nosuch'"
+    ),
     "UnknownModelError": errors.UnknownModelError("openai:gpt-x", "no such model", "not_configured"),
     "ZarniwoopError": errors.ZarniwoopError("plain"),
 }

@@ -344,7 +344,14 @@ ERRORS = [
         {},
         "gpt-4o",
         "malformed",
-        "element 'gpt-4o' is not <provider>:<model> or <namespace>:<alias>",
+        "element 'gpt-4o' is not <provider>:<model> or <namespace>:<alias>; did you mean openai:gpt-4o?",
+    ),
+    (
+        "a bare name that is an alias of the default namespace",
+        {"ai.alias.default.fast": "openai:gpt-4o-mini"},
+        "fast",
+        "malformed",
+        "element 'fast' is not <provider>:<model> or <namespace>:<alias>; did you mean default:fast?",
     ),
     (
         "an element with an empty model",

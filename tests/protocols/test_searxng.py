@@ -235,3 +235,17 @@ def test_truncated_and_garbled_recorded_bodies(data):
 @given(json_like(SEARXNG_KEYS), st.sampled_from(sorted(PROTOCOL.modalities)))
 def test_wrong_shapes_raise_only_parse_error(value, modality):
     parse_or_parse_error(PROTOCOL, encoded(value), modality)
+
+
+@pytest.mark.parametrize("corrections", [True, 1, {"q": "stefan"}, "stefan", None])
+def test_corrections_that_are_not_a_list_say_nothing(corrections):
+    """`"corrections": true` raised TypeError (the fuzz test found it; issue 28 item 7)."""
+    body = encoded({"query": "stephen", "results": [], "corrections": corrections})
+    page = parse(body)
+    assert page.hits == () and page.error_message is None
+    assert "did you mean" not in (page.note or "")
+
+
+def test_corrections_list_suggests_the_first_string():
+    body = encoded({"query": "stephen", "results": [], "corrections": [3, "", "stefan", "steven"]})
+    assert "did you mean: stefan" in (parse(body).note or "")

@@ -119,7 +119,7 @@ def test_bad_search_input_is_one_line_exit_2_and_writes_nothing(home, args, expe
         ),
         ("settings:\n  ai.provider.gw.type: grpc\n", "ai.provider.gw.type: unknown provider type 'grpc'"),
         (
-            "settings:\n  research.endpoint.k.apiKey: ${env:ZW_UNSET_FOR_TEST}\n",
+            "settings:\n  research.endpoint.k.baseUrl: ${env:ZW_UNSET_FOR_TEST}\n",
             "environment variable ZW_UNSET_FOR_TEST is not set",
         ),
     ],

@@ -33,8 +33,12 @@ def test_every_search_failing_is_exit_3_naming_each(tmp_path, home, emulator):
     config = write_config(tmp_path, {"settings": _settings(emulator)})
     human = CliRunner().invoke(app, ["--config", str(config), "investigate", QUESTION])
     assert human.exit_code == 3
-    assert human.stderr.startswith("error: every search failed: ")
-    assert "HTTP 503" in human.stderr and "ACADEMIC" in human.stderr
+    first, *rest = human.stderr.splitlines()
+    assert first == "error: every search failed: 2 providers are overloaded (HTTP 503)"
+    assert len(rest) == 1 and rest[0].endswith("with --verbose or --json)")
+    verbose = CliRunner().invoke(app, ["--config", str(config), "investigate", QUESTION, "--verbose"])
+    assert verbose.exit_code == 3
+    assert "HTTP 503" in verbose.stderr and "  ACADEMIC " in verbose.stderr
     machine = CliRunner().invoke(app, ["--config", str(config), "investigate", QUESTION, "--json"])
     assert machine.exit_code == 3
     searches = json.loads(machine.stdout)["searches"]

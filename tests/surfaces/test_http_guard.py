@@ -167,3 +167,29 @@ def test_httptools_head_cap_is_exact_whole_or_trickled(server):
                 break
             raw += chunk
     assert raw.count(b"HTTP/1.1 200") == 2
+
+
+def test_a_client_hanging_up_mid_body_leaves_no_traceback_in_the_server_log(tmp_path):
+    """Issue 28 item 7: the client's own doing (a disconnect before its body was read, a body cut
+    at the cap) is no "unhandled error" with a traceback in the server's log."""
+    config = tmp_path / "zarniwoop.yaml"
+    config.write_text(yaml.safe_dump({"settings": {}}))
+    with served(config, tmp_path / "home") as running:
+        parts = urlsplit(running.url)
+        auth = f"Authorization: Bearer {running.token}\r\n"
+        sock = socket.create_connection((parts.hostname, parts.port), timeout=10)
+        sock.sendall(_post("/v1/research/search", f"{auth}Content-Length: 500000\r\n").encode() + b"x" * 1000)
+        sock.close()  # gone, 499,000 bytes short
+        piece = b"x" * 65536
+        chunk = f"{len(piece):x}\r\n".encode() + piece + b"\r\n"
+        head = _post("/v1/research/search", f"{auth}Transfer-Encoding: chunked\r\n")
+        assert _exchange(running.url, head, (chunk for _ in range(320)))[0] == 413  # 20 MiB, cut
+        payload = json.dumps({"query": "x", "modality": "web"}).encode()
+        answered = _exchange(
+            running.url,
+            _post("/v1/research/search", f"{auth}Content-Length: {len(payload)}\r\n"),
+            [payload],
+        )
+        assert answered[0] == 200  # served after both (and the first request was surely handled)
+    log = (tmp_path / "home" / "serve.stderr").read_text()
+    assert "Traceback" not in log and "unhandled error" not in log and "ClientDisconnect" not in log, log

@@ -199,11 +199,12 @@ async def test_a_dead_proxy_or_one_answering_502_is_named_not_the_provider():
                 with pytest.raises(TransportError) as caught:
                     await transport.send(RequestSpec("GET", "https://en.wikipedia.org/w/api.php"), timeout=2)
                 messages.append(caught.value.message)
+                assert caught.value.cause == "proxy"
             finally:
                 await transport.aclose()
     finally:
         server.close()
     assert messages == [
         f"network error: cannot reach proxy 127.0.0.1:{dead} (connection to 127.0.0.1:{dead} refused)",
-        f"network error: proxy 127.0.0.1:{failing} answered HTTP 502",
+        f"network error: proxy 127.0.0.1:{failing} answered HTTP 502 for en.wikipedia.org:443",
     ]

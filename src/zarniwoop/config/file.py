@@ -1,7 +1,12 @@
 """The YAML config file: parsed, `${env:NAME}`/`${file:PATH}` expanded, checked, then seeded into settings.
 
 The file is the source of truth for the keys it names: each is upserted at start-up into its
-scope; keys it does not name are left as the database has them.
+scope. A key it set at the last start and no longer names is removed at the next (the runtime
+remembers which keys the file wrote); keys it never named are left as the database has them.
+
+An `apiKey` setting whose whole value is `${env:NAME}` of an unset variable means "no key" (the endpoint
+or `ai.provider.<id>` instance stays keyless, as if the line were absent), with a note at start-up naming the
+variable; any other unset `${env:…}` is a config error.
 
     database_url: sqlite:///.zarniwoop/zarniwoop.db
     redis_url: null                    # redis://host:6379/0 → state shared by replicas
@@ -182,6 +187,8 @@ class ConfigFile(_Node):
     settings: ScalarSettings = Field(default_factory=dict)
     tenants: dict[str, TenantConfig] = Field(default_factory=dict)
     path: Path | None = None
+    notes: list[str] = Field(default_factory=list)
+    """What the start-up should say about the file without refusing it (an unset key variable)."""
 
     @field_validator("tenants")
     @classmethod
@@ -276,23 +283,43 @@ def _expanded_size(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int])
 
 def parse_config(data: Mapping[str, Any], *, base: Path | None = None) -> ConfigFile:
     """Check an already loaded config mapping (a parsed file, or a dict given to the Python API)."""
-    expanded = _expand(dict(data), "", base or Path.cwd())
+    notes: list[str] = []
+    expanded = _expand(dict(data), "", base or Path.cwd(), notes)
     try:
-        return ConfigFile.model_validate(expanded)
+        config = ConfigFile.model_validate(expanded)
     except ValidationError as exc:
         first = exc.errors()[0]
         location = ".".join(str(part) for part in first["loc"]) or "(top level)"
         raise ConfigError(location, first["msg"].removeprefix("Value error, ")) from None
+    config.notes = notes
+    return config
 
 
-def _expand(value: Any, where: str, base: Path) -> Any:
+def _expand(value: Any, where: str, base: Path, notes: list[str]) -> Any:
     if isinstance(value, dict):
-        return {k: _expand(v, f"{where}.{k}" if where else str(k), base) for k, v in value.items()}
+        return {k: _expand(v, f"{where}.{k}" if where else str(k), base, notes) for k, v in value.items()}
     if isinstance(value, list):
-        return [_expand(v, f"{where}[{i}]", base) for i, v in enumerate(value)]
+        return [_expand(v, f"{where}[{i}]", base, notes) for i, v in enumerate(value)]
     if isinstance(value, str) and "${" in value:
+        unset = _unset_key_variable(value, where)
+        if unset is not None:
+            notes.append(
+                f"{where}: environment variable {unset} is not set, so this has no key"
+                f" (export {unset}=… to use it, or remove the line)"
+            )
+            return None
         return _REF.sub(lambda m: _resolve_ref(m.group(1), m.group(2).strip(), where, base), value)
     return value
+
+
+def _unset_key_variable(value: str, where: str) -> str | None:
+    """NAME when `value` is exactly `${env:NAME}` of an unset variable in an `apiKey` setting."""
+    whole = _REF.fullmatch(value.strip())
+    setting = ".settings." in f".{where}"  # a settings key, not an `llm:` tree's field
+    if whole is None or whole.group(1) != "env" or not setting or not where.endswith(".apiKey"):
+        return None
+    name = whole.group(2).strip()
+    return None if name in os.environ else name
 
 
 def _resolve_ref(kind: str, name: str, where: str, base: Path) -> str:

@@ -5,8 +5,9 @@ same rules hold everywhere:
 
 - a key the config file names belongs to the file (it is written again at every start): refused,
   naming the file;
-- a key no documentation knows: refused when `strict` (the console's forms never send one), else
-  the caller warns;
+- a key no documentation knows, or an endpoint key of an id no scope defines (no `.protocol`
+  anywhere, none in the batch: `research.endpoint.nosuch.timeoutMs`): refused when `strict` (the
+  console's forms never send one), else written and returned in `BatchReport.warnings`;
 - a key the level may not write (`config/trust.py`: a system-only switch, an endpoint URL at a
   private address below system level): refused before anything is written;
 - the whole configuration is validated after the writes (every scope, like boot validation); the
@@ -18,13 +19,15 @@ same rules hold everywhere:
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..contract.errors import ConfigError, InvalidRequestError, ZarniwoopError
+from ..contract.errors import ConfigError, InvalidRequestError, UnknownKeyError, ZarniwoopError
 from ..contract.names import SYSTEM_TENANT, TENANT_LEVEL
 from ..contract.query import SearchScope
+from . import keys as K
 from .known_keys import known_key, nearest_key
 from .settings import SettingRow
 from .trust import ALLOW_PRIVATE_ENDPOINTS, check_writes, operator_flag
@@ -41,7 +44,9 @@ Validator = Callable[["SettingService", Mapping[str, "SearchProtocol"]], list[Co
 class BatchReport:
     written: int
     unknown: tuple[str, ...] = ()
-    """Keys no documentation knows, written anyway (not `strict`): warn about them."""
+    """Keys no documentation knows, or of an endpoint nobody defined, written anyway (not `strict`)."""
+    warnings: tuple[str, ...] = ()
+    """One `KEY reason` line per `unknown` key, for the caller to show."""
 
 
 def file_owner(config: ConfigFile, tenant: str, project: str, key: str) -> str | None:
@@ -55,6 +60,29 @@ def file_owner(config: ConfigFile, tenant: str, project: str, key: str) -> str |
 def unknown_key_message(key: str) -> str:
     near = nearest_key(key)
     return f"is not a known setting{f'; did you mean {near}?' if near else ''}"
+
+
+def unknown_endpoint_message(settings: SettingService, key: str, writes: Mapping[str, object]) -> str | None:
+    """Why `key` names an endpoint no scope defines, or None (not an endpoint key, its `.protocol`
+    is a built-in's, stored at some level, or written in the same batch)."""
+    if not key.startswith(K.ENDPOINT_PREFIX):
+        return None
+    instance_id, _, suffix = key.removeprefix(K.ENDPOINT_PREFIX).partition(".")
+    protocol_key = K.endpoint_key(instance_id, K.SUFFIX_PROTOCOL)
+    if not suffix or suffix == K.SUFFIX_PROTOCOL or writes.get(protocol_key) is not None:
+        return None
+    defined = sorted(
+        {
+            r.key.removeprefix(K.ENDPOINT_PREFIX).split(".", 1)[0]
+            for r in [*settings.builtin_rows(), *settings.rows()]
+            if r.key.endswith(f".{K.SUFFIX_PROTOCOL}") and r.key.startswith(K.ENDPOINT_PREFIX)
+        }
+    )
+    if instance_id in defined:
+        return None
+    near = difflib.get_close_matches(instance_id, defined, n=1, cutoff=0.6)
+    hint = f"did you mean {K.endpoint_key(near[0], suffix)}?" if near else f"defined: {', '.join(defined)}"
+    return f"names endpoint {instance_id!r}, which no scope defines (a new one needs {protocol_key}); {hint}"
 
 
 async def write_batch(
@@ -74,6 +102,7 @@ async def write_batch(
     writes = dict(set or {})
     deletes = list(delete)
     unknown: list[str] = []
+    warnings: list[str] = []
     for key in [*writes, *deletes]:
         owner = file_owner(config, tenant, project, key)
         if owner is not None:
@@ -81,10 +110,18 @@ async def write_batch(
             raise InvalidRequestError(
                 key, f"is set in {owner}, which writes it again at every start; {verb} it there instead"
             )
-        if key in writes and known_key(key) is None:
+        if key not in writes:
+            continue
+        problem = (
+            unknown_key_message(key)
+            if known_key(key) is None
+            else unknown_endpoint_message(settings, key, writes)
+        )
+        if problem is not None:
             if strict:
-                raise InvalidRequestError(key, unknown_key_message(key))
+                raise UnknownKeyError(key, problem)
             unknown.append(key)
+            warnings.append(f"{key} {problem}")
     # Who may write what (system-only switches, endpoint URLs below system level): before any write.
     row_level = SettingRow(tenant, project, "", "STRING", "").level
     system = settings.scoped(SearchScope(SYSTEM_TENANT, TENANT_LEVEL))
@@ -108,7 +145,13 @@ async def write_batch(
             settings.invalidate()  # the transaction rolls back; the snapshot must forget it too
             raise
     await settings.refresh()
-    return BatchReport(len(writes) + len(deletes), tuple(unknown))
+    return BatchReport(len(writes) + len(deletes), tuple(unknown), tuple(warnings))
 
 
-__all__ = ["BatchReport", "file_owner", "unknown_key_message", "write_batch"]
+__all__ = [
+    "BatchReport",
+    "file_owner",
+    "unknown_endpoint_message",
+    "unknown_key_message",
+    "write_batch",
+]

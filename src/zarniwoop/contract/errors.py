@@ -5,6 +5,7 @@
     │   ├── TargetRefusedError(url)             content URL/redirect to a non-public address
     │   ├── UnsafeValueError                    a value for an upstream URL breaks the vendor's rules → HTTP 422
     │   ├── UnknownNameError                    a well-formed name of nothing defined (a profile) → HTTP 404
+    │   ├── UnknownKeyError                     a strict write of an unknown key or endpoint id
     │   └── ScopeRequiredError                  an empty or blank tenant/project
     ├── ConfigError(key, reason)                bad configuration                  → exit 2
     │   └── UnknownModelError(spec, reason)     a model spec resolves to nothing   → exit 2
@@ -49,6 +50,10 @@ class ZarniwoopError(Exception):
     """Base class of every error Zarniwoop raises on purpose."""
 
     exit_code: int = 1
+    echoed: tuple[str, ...] | None = None
+    """The parts of `message` that came from outside (an upstream body's words, a header, a URL it
+    sent): the only text scrubbed of the query before it is persisted (`storage/privacy.py`).
+    `()`: all of it is the project's own wording; None: not known, so all of it counts as outside."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -89,6 +94,11 @@ class ScopeRequiredError(InvalidRequestError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.field, self.needs))
+
+
+class UnknownKeyError(InvalidRequestError):
+    """A strict settings write (`--strict`, the console) named a key no documentation knows, or a
+    key of an endpoint no scope defines (`config/writes.py`)."""
 
 
 class TargetRefusedError(InvalidRequestError):
@@ -148,7 +158,14 @@ class BadPathError(DocumentError):
 
 
 class ProviderError(ZarniwoopError):
-    """A provider call failed hard; the dispatcher turns it into a cooldown."""
+    """A provider call failed hard; the dispatcher turns it into a cooldown.
+
+    `cause` names the kind of failure in one word, for the summary of a search every provider
+    failed (`dispatch/failures.py`): `dns`, `proxy`, `refused`, `tls`, `reset`, `unreachable`,
+    `closed`, `network`, `timeout`, `http`, `overloaded`, `rate_limited`, `auth`, `too_large`,
+    `malformed`, or `provider` (anything else)."""
+
+    cause: str = "provider"
 
     def __init__(self, message: str, *, instance_id: str | None = None) -> None:
         super().__init__(message)
@@ -156,15 +173,27 @@ class ProviderError(ZarniwoopError):
 
 
 class TransportError(ProviderError):
-    """Connection refused, reset, DNS failure, redirect to another host."""
+    """Connection refused, reset, DNS failure, redirect to another host.
+
+    Worded by the transport from the request's own host and port, never from an exception's text
+    (`echoed` is `()`); a redirect's refusal names the hosts the upstream sent in `echoed`."""
+
+    echoed: tuple[str, ...] | None = ()
+    cause: str = "network"
+    """Set by the transport to what the connection died of (`dns`, `proxy`, `refused`, …)."""
 
 
 class ProviderTimeoutError(ProviderError):
     """No complete answer within the endpoint timeout or the call deadline."""
 
+    echoed: tuple[str, ...] | None = ()
+    cause: str = "timeout"
+
 
 class ProviderHTTPError(ProviderError):
     """The provider answered with a non-2xx status."""
+
+    cause: str = "http"
 
     def __init__(self, status: int, message: str | None = None, *, instance_id: str | None = None) -> None:
         super().__init__(message or f"HTTP {status}", instance_id=instance_id)
@@ -173,6 +202,8 @@ class ProviderHTTPError(ProviderError):
 
 class RateLimitedError(ProviderHTTPError):
     """HTTP 429; `retry_after` is the provider's `Retry-After` in seconds, if it sent one."""
+
+    cause: str = "rate_limited"
 
     def __init__(
         self, retry_after: float | None = None, message: str | None = None, *, instance_id: str | None = None
@@ -184,11 +215,15 @@ class RateLimitedError(ProviderHTTPError):
 class AuthError(ProviderHTTPError):
     """HTTP 401/403: the key is missing, wrong or not allowed."""
 
+    cause: str = "auth"
+
 
 class ProviderOverloadedError(ProviderHTTPError):
     """The provider is overloaded (Anthropic's 529 `overloaded_error`, a 503): retry later, then fail over.
 
     `retry_after` is the provider's hint in seconds, if it sent one (a 529 usually does not)."""
+
+    cause: str = "overloaded"
 
     def __init__(
         self,
@@ -205,9 +240,13 @@ class ProviderOverloadedError(ProviderHTTPError):
 class ResponseTooLargeError(ProviderError):
     """The body exceeded the transport's size cap; reading stopped there."""
 
+    cause: str = "too_large"
+
 
 class ParseError(ProviderError):
     """The body could not be parsed as the protocol's wire format."""
+
+    cause: str = "malformed"
 
 
 class QuotaExceededError(ZarniwoopError):

@@ -84,11 +84,25 @@ class Attempt:
     duration_ms: int = 0
     panic: bool = False
     """True when the candidate was tried although cooling down, because every candidate was (panic mode)."""
+    echoed: tuple[str, ...] | None = field(default=None, compare=False)
+    """The parts of `error_message` that came from outside (`ZarniwoopError.echoed`; None: not
+    known, all of it counts): what is scrubbed of the query before the message is persisted.
+    Not part of the JSON shape."""
+    cause: str | None = field(default=None, compare=False)
+    """A failure's kind in one word (`ProviderError.cause`: `dns`, `proxy`, `timeout`, …; a skip's
+    `no_key`, `cooldown`, …), for the summary of a total failure; `cause` in the JSON when set."""
+    hint: str | None = field(default=None, compare=False)
+    """What would fix it, where one thing would: the key's environment variable (`SERPER_API_KEY`)
+    of a `no_key` skip; `hint` in the JSON when set."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"providerInstanceId": self.provider_instance_id, "outcome": self.outcome.value}
         if self.error_message is not None:
             out["errorMessage"] = self.error_message
+        if self.cause is not None:
+            out["cause"] = self.cause
+        if self.hint is not None:
+            out["hint"] = self.hint
         out["durationMs"] = self.duration_ms
         if self.panic:
             out["panic"] = True
@@ -102,6 +116,8 @@ class Attempt:
             error_message=data.get("errorMessage"),
             duration_ms=int(data.get("durationMs", 0)),
             panic=bool(data.get("panic", False)),
+            cause=data.get("cause"),
+            hint=data.get("hint"),
         )
 
 
@@ -139,6 +155,10 @@ class SearchResult:
     """Epoch seconds the provider answered, on results served from the cache (`cachedAt` in JSON)."""
     profile: RoutedProfile | None = None
     """The agent profile whose cascade served this; in the JSON only when one did."""
+    error_summary: str | None = None
+    """With `error_message`: the failure by cause first, in one line (`offline? 3 providers could
+    not resolve their host; 2 need a key (SERPER_API_KEY, BRAVE_API_KEY)`); `errorMessage` keeps
+    each provider's reason. `errorSummary` in the JSON when set."""
 
     @property
     def returned_count(self) -> int:
@@ -167,6 +187,7 @@ class SearchResult:
             "cached": self.cached,
             **({"cachedAt": _iso(self.fetched_at)} if self.fetched_at is not None else {}),
             **({"profile": self.profile.to_json()} if self.profile is not None else {}),
+            **({"errorSummary": self.error_summary} if self.error_summary is not None else {}),
         }
 
     @classmethod
@@ -185,6 +206,7 @@ class SearchResult:
             cached=bool(data.get("cached", False)),
             fetched_at=_epoch(data["cachedAt"]) if data.get("cachedAt") else None,
             profile=RoutedProfile(**data["profile"]) if data.get("profile") else None,
+            error_summary=data.get("errorSummary"),
         )
 
 

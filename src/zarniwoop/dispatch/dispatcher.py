@@ -43,7 +43,9 @@ from ..limits.clock import Clock, utc_date
 from ..limits.pacing import LocalPacer, Pacer, pace_key, wait_for_slot
 from ..observability.outage import OutageLog
 from ..storage.privacy import query_hash, redact_query
+from ..transport.network import target_of
 from .cache import Coalescer, MemoryResultCache, ResultCache, cache_bypassed
+from .failures import cause_of, summarize, with_cause
 from .flights import FlightWaitExpiredError
 from .gate import GO, GateDecision, QuotaGuard, check_cooldown, check_static
 from .hedging import LOSSES_TO_BENCH, HedgeLedger
@@ -458,7 +460,9 @@ class Dispatcher:
         finally:
             self.hedges.ended(run.scope, instance.id, call.call_id)
             if call.call_id not in run.recorded:  # cancelled while benching: still one attempt per call
-                attempt = Attempt(instance.id, Outcome.TIMEOUT, "deadline reached", self._elapsed_ms(begin))
+                attempt = Attempt(
+                    instance.id, Outcome.TIMEOUT, "deadline reached", self._elapsed_ms(begin), echoed=()
+                )
                 self._record_cut(run, instance, attempt, call.call_id)
 
     async def _send(
@@ -476,7 +480,7 @@ class Dispatcher:
                 error = ProviderTimeoutError("deadline reached")
                 run.notes.append(f"deadline of {run.deadline_s * 1000:.0f} ms reached")
             else:
-                error = ProviderTimeoutError(f"no answer within {timeout * 1000:.0f} ms")
+                error = ProviderTimeoutError(f"no answer{_from(instance)} within {timeout * 1000:.0f} ms")
             await self._fail(run, call, error, Outcome.TIMEOUT)
             return None
         except ProviderError as exc:
@@ -522,7 +526,11 @@ class Dispatcher:
         deadline — benched like a timeout, so the next search does not pay for it again."""
         reason = run.cut_reasons.pop(call.instance.id, None)
         attempt = Attempt(
-            call.instance.id, Outcome.TIMEOUT, reason or "deadline reached", self._elapsed_ms(call.begin)
+            call.instance.id,
+            Outcome.TIMEOUT,
+            reason or "deadline reached",
+            self._elapsed_ms(call.begin),
+            echoed=(),
         )
         if reason is not None:
             if self.hedges.lost(run.scope, call.subject):
@@ -541,7 +549,7 @@ class Dispatcher:
     async def _bench(self, run: _Run, call: _Call, error: BaseException) -> None:
         message = _message_of(error)
         # The reason is persisted (cooldown store): never with the query in it.
-        reason = redact_query(message, run.request.query) or type(error).__name__
+        reason = redact_query(message, run.request.query, _echoed_of(error)) or type(error).__name__
         try:
             await self.cooldowns.record_failure(run.scope, call.subject, error, reason, self.clock.now())
         except Exception as exc:  # the cooldown store failing must not fail the search
@@ -550,7 +558,15 @@ class Dispatcher:
     async def _fail(self, run: _Run, call: _Call, error: BaseException, outcome: Outcome) -> None:
         await self._bench(run, call, error)
         message = _message_of(error)
-        attempt = Attempt(call.instance.id, outcome, message, self._elapsed_ms(call.begin), call.panic)
+        attempt = Attempt(
+            call.instance.id,
+            outcome,
+            message,
+            self._elapsed_ms(call.begin),
+            call.panic,
+            _echoed_of(error),
+            cause_of(error),
+        )
         self._record(run, call.instance, attempt, 0, call.call_id)
         await self._share_outcome(run, call.instance.id)
 
@@ -592,7 +608,8 @@ class Dispatcher:
 
     def _skip(self, run: _Run, instance: ProviderInstance, decision: GateDecision) -> None:
         assert decision.outcome is not None
-        self._record(run, instance, Attempt(instance.id, decision.outcome, decision.reason, 0), 0)
+        attempt = Attempt(instance.id, decision.outcome, decision.reason, 0, echoed=())
+        self._record(run, instance, with_cause(attempt, instance.protocol.id), 0)
 
     def _record(
         self, run: _Run, instance: ProviderInstance, attempt: Attempt, hits: int, call_id: str | None = None
@@ -600,7 +617,7 @@ class Dispatcher:
         if not attempt.outcome.is_skip:
             ok = attempt.outcome in (Outcome.SUCCESS, Outcome.EMPTY)
             # `lastError` is shown to the scope's admins, who must not read other users' queries.
-            error = None if ok else redact_query(attempt.error_message, run.request.query)
+            error = None if ok else redact_query(attempt.error_message, run.request.query, attempt.echoed)
             self.last_outcomes[(run.scope, instance.id)] = LastOutcome(ok, error, self.clock.now())
         self._record_cut(run, instance, attempt, call_id, hits)
 
@@ -639,7 +656,7 @@ class Dispatcher:
         self, run: _Run, winner: SearchResult | None, candidates: list[ProviderInstance], deadline_s: float
     ) -> SearchResult:
         request = run.request
-        attempts = tuple(run.attempts)
+        attempts = tuple(with_cause(a) for a in run.attempts)
         if winner is not None:
             return winner.with_(attempts=attempts)
         if run.soft is not None and not run.soft.error_message:  # an honest empty answer
@@ -658,6 +675,7 @@ class Dispatcher:
             note=note,
             error_message=message,
             attempts=attempts,
+            error_summary=summarize(attempts) or message,
         )
 
 
@@ -675,6 +693,22 @@ def _cooling_until(candidate: _Candidate) -> float | None:
 
 def _message_of(error: BaseException) -> str:
     return (error.message if isinstance(error, ZarniwoopError) else str(error)) or type(error).__name__
+
+
+def _from(instance: ProviderInstance) -> str:
+    """` from host:port` of an instance's base URL, for a timeout's message; empty without one."""
+    base_url = getattr(getattr(instance, "config", None), "base_url", None)
+    if not base_url:
+        return ""
+    host, port = target_of(base_url)
+    return f" from {host}:{port}"
+
+
+def _echoed_of(error: BaseException) -> tuple[str, ...] | None:
+    """What of the error's message came from outside; an exception not ours: all of it may have."""
+    if isinstance(error, ZarniwoopError):
+        return error.echoed
+    return None
 
 
 PASSED_OVER = frozenset({Outcome.HARD_ERROR, Outcome.TIMEOUT, Outcome.SOFT_ERROR, Outcome.EMPTY})

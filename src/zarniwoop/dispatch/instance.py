@@ -121,9 +121,11 @@ class HttpProviderInstance:
                 log.warning(
                     "parser of %s failed with %s", self._protocol.id, type(exc).__name__, exc_info=True
                 )
-                raise ParseError(
+                unreadable = ParseError(
                     f"{self._protocol.id}: unreadable body ({type(exc).__name__})", instance_id=self.id
-                ) from exc
+                )
+                unreadable.echoed = ()  # our words: the body is not quoted
+                raise unreadable from exc
             if soft and page.error_message is None:
                 self._raise_for_status(raw)
             if page.next_request is None:
@@ -168,13 +170,21 @@ class HttpProviderInstance:
             refused = isinstance(self._protocol, RejectsKeys) and bool(self._protocol.rejects_key(raw))
         except Exception:  # an error body is untrusted input
             refused = False
+        echoed = (detail,) if detail else ()
+        error: ZarniwoopError
         if refused:
-            raise AuthError(raw.status, f"HTTP {raw.status} ({detail or 'key refused'})", instance_id=self.id)
-        wait = self._throttle_wait(raw)
-        if wait is not None:  # a rate limit in another status (GitHub 403, Stack Exchange 502): a 429
+            error = AuthError(
+                raw.status, f"HTTP {raw.status} ({detail or 'key refused'})", instance_id=self.id
+            )
+        elif (wait := self._throttle_wait(raw)) is not None:
+            # a rate limit in another status (GitHub 403, Stack Exchange 502): a 429
             message = f"HTTP {raw.status} rate limited" + (f": {detail}" if detail else "")
-            raise error_for_status(429, raw.headers, message, body_retry_after=wait, instance_id=self.id)
-        raise_for_status(raw, self.id, detail=detail)
+            error = error_for_status(429, raw.headers, message, body_retry_after=wait, instance_id=self.id)
+        else:
+            raise_for_status(raw, self.id, detail=detail)
+            return
+        error.echoed = echoed
+        raise error
 
     def _throttle_wait(self, raw: RawResponse) -> float | None:
         """The protocol's reading of a non-429 rate limit (optional `throttled`); never raises."""
@@ -227,6 +237,8 @@ def _scrub(exc: ZarniwoopError, forms: list[str]) -> None:
     if forms:
         exc.message = redact_secrets(exc.message, forms) or ""
         exc.args = (exc.message,)
+        if exc.echoed:
+            exc.echoed = tuple(redact_secrets(piece, forms) or "" for piece in exc.echoed)
 
 
 def _scrubbed_hit(hit: SearchHit, forms: list[str]) -> SearchHit:

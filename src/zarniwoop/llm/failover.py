@@ -242,5 +242,11 @@ class FailoverEngine:
             raise QuotaBlockedError(quota_error, tuple(attempts), tuple(switches))
         if not candidates:
             raise FailoverError("no LLM provider is configured for this call", (), ())
-        reasons = "; ".join(f"{a.instance}: {a.error}" for a in attempts if a.error)
+        # each instance's reason once, with how many tries it took (retries repeat the same one)
+        tries: dict[str, int] = {}
+        for a in attempts:
+            if a.error:
+                line = f"{a.instance}: {a.error}"
+                tries[line] = tries.get(line, 0) + 1
+        reasons = "; ".join(f"{line} ({n} tries)" if n > 1 else line for line, n in tries.items())
         raise FailoverError(f"every LLM provider failed: {reasons}", tuple(attempts), tuple(switches))

@@ -151,7 +151,8 @@ class SearxngProtocol:
         notes = [unsupported_note(request, set(spec.state.get("honoured", ()))), *spec.state.get("notes", ())]
         if failed:
             notes.append(f"unresponsive engines: {failed}")
-        corrections = [c for c in data.get("corrections") or [] if isinstance(c, str) and c]
+        listed = data.get("corrections")  # a list of strings; anything else (`true`, a dict) says nothing
+        corrections = [c for c in listed if isinstance(c, str) and c] if isinstance(listed, list) else []
         if corrections and not hits:
             notes.append(f"did you mean: {corrections[0]}")
         error = f"searxng: no results; engines that failed: {failed}" if failed and not hits else None

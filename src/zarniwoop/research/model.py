@@ -205,7 +205,18 @@ class RankedHitSet:
             if s.get("errorMessage")
         ]
 
+    @property
+    def failure_summary(self) -> str | None:
+        """The failed searches' causes in one line (`dispatch/failures.py`), or None."""
+        from ..contract.results import Attempt
+        from ..dispatch.failures import summarize
+
+        failed = [s for s in self.searches if s.get("errorMessage")]
+        attempts = [Attempt.from_json(a) for s in failed for a in s.get("attempts", ())]
+        return summarize(attempts) if attempts else (failed[0]["errorMessage"] if failed else None)
+
     def to_json(self) -> dict[str, Any]:
+        summary = self.failure_summary
         return {
             "question": self.question,
             "plan": self.plan.to_json(),
@@ -215,6 +226,7 @@ class RankedHitSet:
             "refinePlan": self.refine_plan.to_json() if self.refine_plan else None,
             "insights": self.insights.to_json() if self.insights else None,
             "failures": self.failures,
+            **({"failureSummary": summary} if summary else {}),
             "rationale": self.rationale,
             "strategies": dict(self.strategies),
             "searches": list(self.searches),

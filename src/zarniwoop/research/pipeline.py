@@ -395,7 +395,9 @@ class Investigator:
                     "providerInstanceId": result.provider_instance_id,
                     "hits": result.returned_count,
                     "errorMessage": result.error_message,
+                    **({"errorSummary": result.error_summary} if result.error_summary else {}),
                     "cached": result.cached,
+                    **({"attempts": [a.to_json() for a in result.attempts]} if result.error_message else {}),
                 }
             )
             if result.provider_instance_id and result.hits:

@@ -246,7 +246,7 @@ class ZarniwoopUsageCounter:
             hit_count=hits,
             ok=attempt.outcome in (Outcome.SUCCESS, Outcome.EMPTY),
             outcome=attempt.outcome.value,
-            error_message=redact_query(attempt.error_message, request.query),
+            error_message=redact_query(attempt.error_message, request.query, attempt.echoed),
             started_at=round(self.now() - attempt.duration_ms / 1000, 3),
             duration_ms=attempt.duration_ms,
             profile=request.profile,

@@ -65,6 +65,10 @@ class Attempt(_Wire):
     error_message: str | None = None
     duration_ms: int = 0
     panic: bool = False
+    cause: str | None = Field(
+        None, description="A failure's kind in one word: dns, proxy, timeout, no_key, …"
+    )
+    hint: str | None = Field(None, description="What would fix it: the key's variable of a no_key skip.")
 
 
 class RoutedProfile(_Wire):
@@ -83,6 +87,9 @@ class ModalityResult(_Wire):
     dropped_count: int = 0
     note: str | None = None
     error_message: str | None = Field(None, description="Set when every provider failed; names each reason.")
+    error_summary: str | None = Field(
+        None, description="With errorMessage: the failure by cause first, in one line (offline? …)."
+    )
     upstream_headers: dict[str, str] = Field(default_factory=dict)
     attempts: list[Attempt] = Field(default_factory=list)
     cached: bool = False

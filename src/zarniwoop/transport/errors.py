@@ -111,12 +111,17 @@ def _translated(
     if isinstance(exc, asyncio.TimeoutError | aiohttp.ServerTimeoutError):
         return ProviderTimeoutError(prefix + timeout_text.format(origin, timeout))
     if isinstance(exc, aiohttp.ClientHttpProxyError):
-        return TransportError(f"{prefix}network error{context}: {_proxy(exc)} answered HTTP {exc.status}")
+        return _network(
+            f"{prefix}network error{context}: {_proxy(exc)} answered HTTP {exc.status}"
+            + (f" for {host}:{port}" if host else ""),
+            "proxy",
+        )
     if isinstance(exc, aiohttp.ClientProxyConnectionError):
         proxy_host, proxy_port = exc.host, exc.port or 0
-        why = explain(exc, proxy_host, proxy_port) or type(exc).__name__
-        return TransportError(
-            f"{prefix}network error{context}: cannot reach proxy {proxy_host}:{proxy_port} ({why})"
+        found = explain(exc, proxy_host, proxy_port)
+        why = found.text if found else type(exc).__name__
+        return _network(
+            f"{prefix}network error{context}: cannot reach proxy {proxy_host}:{proxy_port} ({why})", "proxy"
         )
     if isinstance(exc, aiohttp.ClientResponseError):
         head = _refused_head(exc)
@@ -129,9 +134,18 @@ def _translated(
         return TransportError(f"{prefix}request not sent{context}: not a valid http(s) URL")
     if isinstance(exc, aiohttp.ClientError | OSError):
         cause = explain(exc, host, port) if host else None
-        detail = cause or (f"{type(exc).__name__} with {host}:{port}" if host else type(exc).__name__)
+        if cause is not None:
+            return _network(f"{prefix}network error{context}: {cause.text}", cause.kind)
+        detail = f"{type(exc).__name__} with {host}:{port}" if host else type(exc).__name__
         return TransportError(f"{prefix}network error{context}: {detail}")
     return None
+
+
+def _network(message: str, kind: str) -> TransportError:
+    """A `TransportError` whose `cause` says what kind of network failure it was."""
+    error = TransportError(message)
+    error.cause = kind
+    return error
 
 
 def _refused_head(exc: aiohttp.ClientResponseError) -> str | None:

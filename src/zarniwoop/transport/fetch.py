@@ -9,6 +9,11 @@ connection is made by a pool whose resolver answers only with addresses the same
 slip through. Redirects are followed by hand, each target checked again. Reading stops at the size
 cap: the body is cut there, not refused.
 
+Through a proxy (`HTTPS_PROXY`, `http.proxy`) the proxy resolves the name, as a proxy that does the
+DNS for a machine without any must: the host name may not be an internal one (`localhost`, a
+single-label name, `.internal`, `.local`, …), and every address this machine can resolve the name
+to is checked as above; a name it cannot resolve at all goes to the proxy unresolved.
+
     fetcher = GuardedFetcher()
     page = await fetcher.fetch("https://example.org/paper.pdf", max_bytes=20 << 20, allow_private=False)
     page.body, page.truncated, page.final_url
@@ -132,6 +137,7 @@ class GuardedFetcher:
                 resolver=self.resolver,
                 address_allowed=self.address_allowed,
                 hint=CONTENT_HINT,
+                via_proxy=self.transport.proxies.for_url(current) is not None,
             )
             remaining = max(0.001, deadline - time.monotonic())
             host = host_of(current)

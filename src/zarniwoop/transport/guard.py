@@ -129,22 +129,40 @@ class TargetPolicy:
     resolver: Resolver | None = None
     address_allowed: AddressPolicy | None = None
 
-    async def addresses(self, host: str, port: int, where: str) -> list[IPAddress]:
+    async def addresses(
+        self, host: str, port: int, where: str, *, via_proxy: bool = False
+    ) -> list[IPAddress]:
         """Every address of `host`, each allowed by the policy; `where` names the target in a refusal.
 
+        `via_proxy`: a proxy will resolve the name and connect, so this machine may not resolve it at
+        all (a proxy that does the DNS): the host *name* must not be an internal one
+        (`internal_name`), and every address this machine can see is checked; a name it cannot
+        resolve is left to the proxy (the result is then empty).
+
         Raises:
-            TargetRefusedError: an address the policy refuses (one refused address refuses the host).
-            TransportError: the host does not resolve.
+            TargetRefusedError: an address the policy refuses (one refused address refuses the host),
+                or, through a proxy, an internal host name.
+            TransportError: the host does not resolve (not through a proxy).
         """
         literal = literal_address(host)
         if literal is not None:
             addresses: list[IPAddress] = [literal]
         else:
+            if via_proxy:
+                inner = internal_name(host)
+                if inner is not None:
+                    raise TargetRefusedError(
+                        where, f"{host} is {inner}, which the proxy would reach inside; {self.hint}"
+                    )
             try:
                 addresses = await (self.resolver or resolve_host)(host, port)
             except (OSError, UnicodeError) as exc:
+                if via_proxy:
+                    return []  # the proxy resolves it; what it reaches is the proxy's policy
                 raise TransportError(f"{host}: cannot be resolved ({type(exc).__name__})") from None
         if not addresses:
+            if via_proxy:
+                return []
             raise TransportError(f"{host}: resolves to no address")
         allowed = self.address_allowed or is_public_address
         for address in addresses:
@@ -153,6 +171,33 @@ class TargetPolicy:
                 shown = host if str(address) == host else f"{host} resolves to {address}, which"
                 raise TargetRefusedError(where, f"{shown} is a {kind} address; {self.hint}")
         return addresses
+
+
+INTERNAL_SUFFIXES = (
+    "localhost",
+    "local",
+    "localdomain",
+    "internal",
+    "intranet",
+    "lan",
+    "home",
+    "corp",
+    "home.arpa",
+)
+"""Name suffixes that name hosts inside a network (RFC 6761 `localhost`, mDNS `local`, RFC 8375
+`home.arpa`, and the common private ones): never sent to a proxy to resolve."""
+
+
+def internal_name(host: str) -> str | None:
+    """Why a host *name* names a machine inside the network (`a single-label name`, `a .internal
+    name`), or None — what can be checked of a target a proxy resolves."""
+    name = host.lower().rstrip(".")
+    if "." not in name:
+        return "localhost" if name == "localhost" else "a single-label name"
+    for suffix in INTERNAL_SUFFIXES:
+        if name == suffix or name.endswith("." + suffix):
+            return f"a .{suffix} name"
+    return None
 
 
 def split_target(url: str, where: str) -> tuple[str, int]:
@@ -180,8 +225,12 @@ async def check_target(
     resolver: Resolver | None = None,
     address_allowed: AddressPolicy | None = None,
     hint: str = "only public addresses are allowed",
-) -> tuple[IPAddress, str, int]:
+    via_proxy: bool = False,
+) -> tuple[IPAddress | None, str, int]:
     """Resolve the URL's host and check every address; returns `(address to connect to, host, port)`.
+
+    `via_proxy`: a proxy resolves the name (`TargetPolicy.addresses`); the address is None when
+    this machine cannot resolve it.
 
     Raises:
         TargetRefusedError: not an http(s) URL, no host, or an address the policy refuses.
@@ -189,9 +238,11 @@ async def check_target(
     """
     where = f"redirect from {came_from} to {url}" if came_from else url
     host, port = split_target(url, where)
+    if allow_private and via_proxy:
+        return None, host, port  # nothing to refuse, and the proxy does the DNS
     policy = TargetPolicy(hint, resolver, (lambda _a, _p: True) if allow_private else address_allowed)
-    addresses = await policy.addresses(host, port, where)
-    return addresses[0], host, port
+    addresses = await policy.addresses(host, port, where, via_proxy=via_proxy)
+    return (addresses[0] if addresses else None), host, port
 
 
 class GuardedResolver(AbstractResolver):
@@ -228,6 +279,7 @@ __all__ = [
     "TargetPolicy",
     "address_problem",
     "check_target",
+    "internal_name",
     "is_public_address",
     "literal_address",
     "resolve_host",

@@ -301,7 +301,8 @@ class HttpTransport:
 
     async def _precheck(self, url: str, policy: TargetPolicy, *, resolve: bool) -> None:
         """What the guarded resolver cannot see: an IP-literal host (aiohttp connects to it without
-        asking the resolver) and, through a proxy, the target (the connector resolves only the proxy)."""
+        asking the resolver) and, through a proxy, the target (the connector resolves only the
+        proxy): its name, and every address this machine resolves it to (`TargetPolicy.addresses`)."""
         host, port = split_target(url, url)
         try:
             ipaddress.ip_address(host)
@@ -309,7 +310,7 @@ class HttpTransport:
             if not resolve:
                 return
         try:
-            await policy.addresses(host, port, url)
+            await policy.addresses(host, port, url, via_proxy=resolve)
         except TargetRefusedError as exc:
             raise self._refused(exc, policy) from None
 

@@ -5,8 +5,8 @@ aiohttp wraps the socket error a connection died of (`socket.gaierror`, `Connect
 walks that chain and names the cause. It reads error *types* and the TLS library's verification
 message, never the text of an exception that may carry a URL (and with it a key).
 
-    explain(exc, "en.wikipedia.org", 443)   # "cannot resolve en.wikipedia.org"
-    explain(exc, "10.0.0.5", 443)           # "connection to 10.0.0.5:443 refused"
+    explain(exc, "en.wikipedia.org", 443)   # Cause("dns", "cannot resolve en.wikipedia.org")
+    explain(exc, "10.0.0.5", 443)           # Cause("refused", "connection to 10.0.0.5:443 refused")
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import socket
 import ssl
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -40,7 +41,15 @@ def _causes(exc: BaseException) -> list[BaseException]:
     return seen
 
 
-def explain(exc: BaseException, host: str, port: int) -> str | None:
+class Cause(NamedTuple):
+    """What a failed exchange died of: `kind` for summaries and cooldowns (`dns`, `tls`, `refused`,
+    `reset`, `unreachable`, `closed`), `text` for people."""
+
+    kind: str
+    text: str
+
+
+def explain(exc: BaseException, host: str, port: int) -> Cause | None:
     """The cause of a failed exchange with `host:port`, or None when the chain names none."""
     where = f"{host}:{port}" if port else host
     for cause in _causes(exc):
@@ -49,21 +58,22 @@ def explain(exc: BaseException, host: str, port: int) -> str | None:
         ):
             cause = cause.os_error  # aiohttp's wrapper subclasses the TLS and OS errors it wraps
         if isinstance(cause, socket.gaierror | aiohttp.ClientConnectorDNSError):
-            return f"cannot resolve {host}"
+            return Cause("dns", f"cannot resolve {host}")
         if isinstance(cause, ssl.SSLCertVerificationError):
             reason = cause.verify_message or "certificate not trusted"
-            return f"TLS handshake with {where} failed: {reason}"
+            return Cause("tls", f"TLS handshake with {where} failed: {reason}")
         if isinstance(cause, ssl.SSLError):
-            return f"TLS handshake with {where} failed ({cause.reason or type(cause).__name__})"
+            return Cause("tls", f"TLS handshake with {where} failed ({cause.reason or type(cause).__name__})")
         if isinstance(cause, ConnectionRefusedError):
-            return f"connection to {where} refused"
+            return Cause("refused", f"connection to {where} refused")
         if isinstance(cause, ConnectionResetError | BrokenPipeError):
-            return f"connection to {where} reset by the peer"
+            return Cause("reset", f"connection to {where} reset by the peer")
         if isinstance(cause, OSError) and cause.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH):
-            return f"no route to {where} ({'network' if cause.errno == errno.ENETUNREACH else 'host'} unreachable)"
+            kind = "network" if cause.errno == errno.ENETUNREACH else "host"
+            return Cause("unreachable", f"no route to {where} ({kind} unreachable)")
         if isinstance(cause, aiohttp.ServerDisconnectedError):
-            return f"{where} closed the connection before answering"
+            return Cause("closed", f"{where} closed the connection before answering")
     return None
 
 
-__all__ = ["explain", "target_of"]
+__all__ = ["Cause", "explain", "target_of"]

@@ -82,19 +82,26 @@ def next_hop(
     if after[0] not in ("http", "https") or not after[1]:
         raise TransportError(f"redirect to a non-http(s) URL refused (from {before[1]})")
     if before[0] == "https" and after[0] == "http":
-        raise TransportError(f"redirect from https to http refused ({before[1]} → {after[1]})")
+        raise _refused(f"redirect from https to http refused ({before[1]} → {after[1]})", after[1])
     if status == 303 or (status in (301, 302) and method == "POST"):
         method, body = "GET", None
     cross = after != before
     kept = dict(headers)
     if cross:
         if body is not None:
-            raise TransportError(
-                f"redirect to another origin ({after[1]}) would resend the request body; refused"
+            raise _refused(
+                f"redirect to another origin ({after[1]}) would resend the request body; refused", after[1]
             )
         dropped = SECRET_HEADERS | {name.lower() for name in secret}
         kept = {name: value for name, value in headers.items() if name.lower() not in dropped}
     return Hop(target, method, body, kept, cross)
+
+
+def _refused(message: str, upstream_host: str) -> TransportError:
+    """A refused redirect; the host the upstream's `Location` named is outside text."""
+    error = TransportError(message)
+    error.echoed = (upstream_host,)
+    return error
 
 
 __all__ = ["REDIRECT_STATUSES", "SECRET_HEADERS", "Hop", "next_hop", "origin_of"]

@@ -80,12 +80,15 @@ def raise_for_status(raw: RawResponse, instance_id: str | None = None, *, detail
     """Raise the error for a non-2xx search answer; nothing for a 2xx.
 
     `detail` is the provider's own explanation, read from the error body by the protocol
-    (`describe_error`); it is appended to the message so a user sees why, not only the status.
+    (`describe_error`); it is appended to the message so a user sees why, not only the status,
+    and is the error's `echoed` text (the only part scrubbed of the query before it is persisted).
     """
     if not 200 <= raw.status < 300:
-        raise error_for_status(
+        error = error_for_status(
             raw.status, raw.headers, search_message(raw.status, detail), instance_id=instance_id
         )
+        error.echoed = (detail,) if detail else ()
+        raise error
 
 
 def search_message(status: int, detail: str | None = None) -> str:

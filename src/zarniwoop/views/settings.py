@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..config.file import ConfigFile
     from ..config.settings import SettingService
     from ..contract.query import SearchScope
+    from ..storage.db import Database
 
 
 def setting_source(config: ConfigFile, tenant: str, project: str, level: str, key: str) -> str:
@@ -74,4 +75,21 @@ def effective_settings(
     return out
 
 
-__all__ = ["effective_settings", "setting_source"]
+async def settings_history(db: Database, scope: SearchScope, limit: int = 10) -> list[dict[str, Any]]:
+    """The latest changes to the levels a scope reads (system, its tenant, itself), newest first:
+    `{at, by, tenant, project, keys, note}` — who wrote through the console, and which keys a config
+    file stopped naming and were removed at start-up. Keys only, never a value."""
+    levels = [("_system", "_tenant"), (scope.tenant, "_tenant"), (scope.tenant, scope.project)]
+    where = " OR ".join("(tenant = ? AND project = ?)" for _ in levels)
+    rows = await db.fetchall(
+        f"SELECT at, token_id, tenant, project, keys, note FROM settings_changes WHERE {where} "
+        "ORDER BY at DESC LIMIT ?",
+        (*[part for level in levels for part in level], limit),
+    )
+    return [
+        {"at": at, "by": by, "tenant": t, "project": p, "keys": keys.split(","), "note": note}
+        for at, by, t, p, keys, note in rows
+    ]
+
+
+__all__ = ["effective_settings", "setting_source", "settings_history"]

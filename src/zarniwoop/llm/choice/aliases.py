@@ -44,6 +44,30 @@ FALLBACK_SUFFIX = ".fallback"
 """`ai.alias.<prefix>.<rest>.fallback`: the alias's runtime fallback chain (not an alias itself)."""
 
 
+MODEL_FAMILIES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("gpt-", "chatgpt", "o1", "o3", "o4", "text-embedding"), "openai"),
+    (("claude",), "anthropic"),
+    (("gemini", "gemma"), "gemini"),
+)
+"""Name prefixes of the big vendors' models: a bare `gpt-4o` is most likely `openai:gpt-4o`."""
+
+
+def bare_model_hint(name: str, settings: SettingsReader) -> str | None:
+    """The spec a bare model name (no `<provider>:`) probably meant: an alias of that name in the
+    `default` namespace, else the vendor whose model names look like it (`gpt-4o` → `openai:gpt-4o`)."""
+    if not name:
+        return None
+    if (settings.get(f"{ALIAS_PREFIX}{DEFAULT_NAMESPACE}.{name}") or "").strip():
+        return f"{DEFAULT_NAMESPACE}:{name}"
+    lowered = name.lower()
+    if lowered in WIRE_TYPES:  # a provider without a model (`gemini`): no model name to suggest
+        return None
+    for prefixes, provider in MODEL_FAMILIES:
+        if lowered.startswith(prefixes):
+            return f"{provider}:{name}"
+    return None
+
+
 class SettingsReader(Protocol):
     """What the resolver reads: `ScopedSettings` satisfies it (so does `DictSettings`)."""
 
@@ -188,8 +212,11 @@ class _Resolver:
         prefix, colon, rest = element.partition(":")
         prefix, rest = prefix.strip(), rest.strip()
         if not colon or not prefix or not rest:
+            hint = bare_model_hint(element.strip(), self.settings) if not colon else None
             raise self.fail(
-                f"element {element!r} is not <provider>:<model> or <namespace>:<alias>", "malformed"
+                f"element {element!r} is not <provider>:<model> or <namespace>:<alias>"
+                + (f"; did you mean {hint}?" if hint else ""),
+                "malformed",
             )
         direct = self.direct(prefix, rest)
         if direct is not None:

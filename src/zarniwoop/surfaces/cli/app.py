@@ -150,12 +150,22 @@ async def purge_usage_if_due(runtime: Runtime) -> None:
 
 
 def guarded(g: Globals, call: Callable[[], T]) -> T:
+    from ...contract.errors import FailoverError, ZarniwoopError
+
     try:
         return call()
     except Exit as exc:
         if exc.message:
             typer.echo(f"error: {exc.message}" if exc.code != 0 else exc.message, err=True)
         raise typer.Exit(exc.code) from None
+    except ZarniwoopError as exc:
+        if g.debug:
+            raise
+        if isinstance(exc, FailoverError):  # one reason per LLM candidate: a line each
+            echo_error(exc.message)
+        else:
+            typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(exc.exit_code) from None
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
     except Exception as exc:
@@ -173,6 +183,42 @@ def error_line(exc: Exception) -> tuple[str, int]:
     if isinstance(exc, ZarniwoopError):
         return f"error: {exc.message}", exc.exit_code
     return f"error: internal error ({type(exc).__name__}: {exc}); rerun with --debug for details", 1
+
+
+FIRST_LINE_CHARS = 200
+"""An error's first line on stderr, `error: ` included: the cause, readable at a glance."""
+
+
+def echo_error(message: str) -> None:
+    """`error: message` on stderr, its first line at most `FIRST_LINE_CHARS`: a longer message (the
+    reasons of several candidates) is broken at its `; ` separators, one reason per line after the
+    first; a single overlong part is cut with `…` and continued below."""
+    lines = message.split("\n")
+    head, rest = f"error: {lines[0]}", lines[1:]
+    if len(head) > FIRST_LINE_CHARS:
+        parts = head.split("; ")
+        head, more = parts[0], parts[1:]
+        while more and len(f"{head}; {more[0]}") <= FIRST_LINE_CHARS:
+            head = f"{head}; {more.pop(0)}"
+        if len(head) > FIRST_LINE_CHARS:
+            more.insert(0, "…" + head[FIRST_LINE_CHARS - 1 :])
+            head = head[: FIRST_LINE_CHARS - 1] + "…"
+        rest = [f"  {part}" for part in more] + rest
+    typer.echo("\n".join([head, *rest]), err=True)
+
+
+VERBOSE_HELP = "On failure, list each provider's reason after the summary."
+
+
+def report_failure(summary: str, details: list[str], verbose: bool) -> None:
+    """A failure on stderr: the cause in one line first, each provider's reason after it with
+    `--verbose` (else a pointer to it), so a total failure is never a wall of text."""
+    echo_error(summary)
+    if verbose:
+        for line in details:
+            typer.echo(f"  {line}", err=True)
+    elif details:
+        typer.echo(f"  ({plural(len(details), 'reason')} with --verbose or --json)", err=True)
 
 
 def plural(count: int, noun: str) -> str:

@@ -61,7 +61,8 @@ def fetch_content(
     async def body(rt: Runtime) -> LoadedContent:
         from ...content.store import ContentStore
 
-        store = ContentStore(rt.home, rt.settings, rt.factory)  # one command, one store: closed below
+        # one command, one store (closed below), over the runtime's transport: its proxies and pools
+        store = ContentStore(rt.home, rt.settings, rt.factory, transport=rt.transport)
         try:
             if name is None:
                 return await store.fetch_url(ref, ctx.obj.scope)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .app import console, print_json, run
+from .app import VERBOSE_HELP, console, print_json, report_failure, run
 
 if TYPE_CHECKING:
     from ...contract.progress import ProgressObserver, ProgressStep
@@ -64,6 +64,7 @@ def investigate(
     as_json: bool = typer.Option(False, "--json", help="Print the RankedHitSet JSON."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Skip cached answers: ask the providers now."),
     no_insights: bool = typer.Option(False, "--no-insights", help="Skip the claims and entities."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help=VERBOSE_HELP),
 ) -> None:
     """Research a question across sources: ranked hits with reasons, and reasons for every dropped one."""
 
@@ -85,12 +86,12 @@ def investigate(
     every_search_failed = bool(ranked.searches) and len(failed) == len(ranked.searches)
     if as_json:
         print_json(ranked.to_json())
-        if every_search_failed:
-            raise typer.Exit(3)
-        return
     if every_search_failed:
-        typer.echo(f"error: every search failed: {_failures(failed)}", err=True)
+        summary = ranked.failure_summary or "every provider failed"
+        report_failure(f"every search failed: {summary}", _failures(failed), verbose)
         raise typer.Exit(3)
+    if as_json:
+        return
     from rich.markup import escape
     from rich.table import Table
 
@@ -122,11 +123,14 @@ def investigate(
             out.print(f"[dim]  - {dropped.hit.title}: {dropped.reason}[/dim]")
     if failed:
         out.print(
-            f"[yellow]{len(failed)} of {len(ranked.searches)} searches failed: {_failures(failed)}[/yellow]"
+            f"[yellow]{len(failed)} of {len(ranked.searches)} searches failed: {ranked.failure_summary}[/yellow]",
+            highlight=False,
         )
+        for line in _failures(failed) if verbose else ():
+            out.print(f"[yellow]  {escape(line)}[/yellow]", highlight=False)
     strategies = " · ".join(f"{step}: {name}" for step, name in ranked.strategies.items())
     out.print(f"[dim]{escape(strategies)}[/dim]")
 
 
-def _failures(searches: list[dict[str, Any]]) -> str:
-    return "; ".join(f"{s['modality']} {s['query']!r}: {s['errorMessage']}" for s in searches)
+def _failures(searches: list[dict[str, Any]]) -> list[str]:
+    return [f"{s['modality']} {s['query']!r}: {s['errorMessage']}" for s in searches]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .app import console, name_option, name_param, names_param, print_json, run
+from .app import Exit, console, name_option, name_param, names_param, print_json, run
 
 if TYPE_CHECKING:
     from ...runtime import Runtime
@@ -27,6 +27,15 @@ llm_app = typer.Typer(help="LLM calls under accounts: ask, usage, org tree.", no
 def register(app: typer.Typer) -> None:
     app.add_typer(llm_app, name="llm")
 
+
+NO_LLM_HINT = (
+    "hint: no LLM is configured. Set one for the tenant, e.g.\n"
+    "  zarniwoop settings set ai.default.provider openai --level tenant\n"
+    "  zarniwoop settings set ai.default.model gpt-4o-mini --level tenant\n"
+    "with its key in OPENAI_API_KEY (or zarniwoop credentials set), or pass --model openai:gpt-4o-mini;"
+    " a local Ollama needs no key (provider ollama, model qwen3:8b)"
+)
+"""What `llm ask` says after "no tenant default": the two settings, how to write them, and a key."""
 
 ACCOUNT_HELP = "Account the call runs under (default: ZARNIWOOP_ACCOUNT or 'default')."
 
@@ -56,6 +65,7 @@ def ask(
     who = account or os.environ.get("ZARNIWOOP_ACCOUNT") or "default"
 
     async def body(rt: Runtime) -> Any:
+        from ...contract.errors import UnknownModelError
         from ...llm.adapters import ChatRequest
         from ...llm.manager import LlmCall
 
@@ -63,7 +73,12 @@ def ask(
         call = LlmCall(
             tenant=g.tenant, project=project or g.project, account=who, purpose=purpose, model=model
         )
-        return await manager.chat(call, ChatRequest.prompt(prompt, system=system, max_tokens=max_tokens))
+        try:
+            return await manager.chat(call, ChatRequest.prompt(prompt, system=system, max_tokens=max_tokens))
+        except UnknownModelError as exc:
+            if exc.code != "no_default":
+                raise
+            raise Exit(exc.exit_code, f"{exc.message}\n{NO_LLM_HINT}") from None
 
     result = run(ctx, body)
     if as_json:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .app import Exit, console, fail, plural, print_json, run
+from .app import VERBOSE_HELP, Exit, console, fail, plural, print_json, report_failure, run
 
 if TYPE_CHECKING:
-    from ...contract.results import SearchResult
+    from ...contract.results import SearchHit, SearchResult
     from ...runtime import Runtime
 
 
@@ -42,6 +43,7 @@ def search(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the SearchResult JSON."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Skip cached answers: ask the providers now."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help=VERBOSE_HELP),
 ) -> None:
     """Search one modality through the provider cascade."""
     from ...contract.query import SearchRequest
@@ -89,6 +91,8 @@ def search(
         print_json(result.to_json())
     else:
         render_result(result)
+    if result.error_message:
+        report_failure(result.error_summary or result.error_message, failure_details(result), verbose)
     code = exit_code(result)
     if code:
         raise typer.Exit(code)
@@ -119,9 +123,7 @@ def render_result(result: SearchResult) -> None:
         table.add_column("snippet", ratio=2)
         for i, hit in enumerate(result.hits, 1):
             title, url = escape(hit.title), escape(hit.url)  # provider text is not markup
-            table.add_row(
-                str(i), f"[bold]{title}[/bold]\n[blue]{url}[/blue]", escape((hit.snippet or "")[:200])
-            )
+            table.add_row(str(i), f"[bold]{title}[/bold]\n[blue]{url}[/blue]", snippet_markup(hit))
         out.print(table)
     from ...dispatch.dispatcher import provenance_footer
 
@@ -132,8 +134,38 @@ def render_result(result: SearchResult) -> None:
     )
     if result.note:
         out.print(f"[yellow]note:[/yellow] {result.note}")
-    if result.error_message:
-        typer.echo(f"error: {result.error_message}", err=True)
+
+
+def failure_details(result: SearchResult) -> list[str]:
+    """`provider: reason` of each attempt that did not answer (disabled and unsupported ones aside)."""
+    quiet = {"skipped_disabled", "skipped_unsupported", "success"}
+    return [
+        f"{a.provider_instance_id}: {a.error_message or a.outcome.value}"
+        for a in result.attempts
+        if a.outcome.value not in quiet
+    ]
+
+
+HIGHLIGHTED = frozenset({"INTERNAL_DOC", "RAG"})
+"""Modalities whose snippets mark matched words `**so**` (the local index, for LLM tool text)."""
+_BOLD = re.compile(r"\*\*(.+?)\*\*", re.DOTALL)
+
+
+def snippet_markup(hit: SearchHit, limit: int = 200) -> str:
+    """The hit's snippet as rich markup: provider text escaped (it is not markup); the local
+    index's `**matched**` words shown bold, not as asterisks (an unpaired `**` cut by `limit` is dropped)."""
+    from rich.markup import escape
+
+    text = (hit.snippet or "")[:limit]
+    if hit.modality.value not in HIGHLIGHTED:
+        return escape(text)
+    parts, start = [], 0
+    for match in _BOLD.finditer(text):
+        parts.append(escape(text[start : match.start()]))
+        parts.append(f"[bold]{escape(match.group(1))}[/bold]")
+        start = match.end()
+    parts.append(escape(text[start:].replace("**", "")))
+    return "".join(parts)
 
 
 def providers(

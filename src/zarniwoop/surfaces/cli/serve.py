@@ -66,7 +66,11 @@ def serve(
         "pacing are shared through the database or Redis; see docs/workers.md.",
     ),
 ) -> None:
-    """Serve the HTTP API (OpenAPI at /openapi.json) and MCP (streamable HTTP at /mcp)."""
+    """Serve the web UI (open http://HOST:PORT/ in a browser), the HTTP API (OpenAPI at /openapi.json)
+    and MCP (streamable HTTP at /mcp).
+
+    On loopback with no token configured it prints a generated admin token: paste it into the web
+    UI's sign-in box, or send it as `Authorization: Bearer <token>`."""
     g = ctx.obj
     if workers < 1:
         guarded(g, lambda: _refuse(f"--workers: expected a whole number of at least 1, got {workers}"))

@@ -44,18 +44,6 @@ def _shown(type_: str, value: str | None) -> str | None:
     return "********" if type_ == "PASSWORD" and value else value
 
 
-def _check_known(key: str, strict: bool) -> None:
-    from ...config.known_keys import known_key
-    from ...config.writes import unknown_key_message
-    from ...contract.errors import InvalidRequestError
-
-    if known_key(key) is not None:
-        return
-    if strict:
-        raise InvalidRequestError(key, f"{unknown_key_message(key)} (--strict)")
-    typer.echo(f"warning: {key} {unknown_key_message(key)}", err=True)
-
-
 @settings_app.command("get")
 def get(ctx: typer.Context, key: str, as_json: bool = typer.Option(False, "--json")) -> None:
     """The effective value of KEY in the scope, and the level it comes from."""
@@ -109,19 +97,25 @@ def set_(
 
     async def body(rt: Runtime) -> str:
         from ...config.writes import write_batch
+        from ...contract.errors import InvalidRequestError, UnknownKeyError
         from ...runtime import validate_all
 
         tenant, project = _target(ctx, level)
-        _check_known(key, strict)
-        await write_batch(
-            rt.settings,
-            rt.protocols,
-            rt.config,
-            (tenant, project),
-            set={key: value},
-            types={key: type_} if type_ else None,
-            validate=validate_all,
-        )
+        try:
+            report = await write_batch(
+                rt.settings,
+                rt.protocols,
+                rt.config,
+                (tenant, project),
+                set={key: value},
+                strict=strict,
+                types={key: type_} if type_ else None,
+                validate=validate_all,
+            )
+        except UnknownKeyError as exc:
+            raise InvalidRequestError(key, f"{exc.reason} (--strict)") from None
+        for warning in report.warnings:
+            typer.echo(f"warning: {warning}", err=True)
         row = next(r for r in rt.settings.rows(tenant, project) if r.key == key)
         return f"{key} = {_shown(row.type, value)}  [{tenant}/{project}, {row.type}]"
 
@@ -159,14 +153,15 @@ def list_(
 ) -> None:
     """The effective settings of the scope with the level and source each comes from."""
 
-    async def body(rt: Runtime) -> list[dict[str, Any]]:
-        from ...views.settings import effective_settings
+    async def body(rt: Runtime) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        from ...views.settings import effective_settings, settings_history
 
-        return effective_settings(rt.settings, rt.config, ctx.obj.scope, prefix=prefix, defaults=defaults)
+        rows = effective_settings(rt.settings, rt.config, ctx.obj.scope, prefix=prefix, defaults=defaults)
+        return rows, await settings_history(rt.db, ctx.obj.scope)
 
-    rows = run(ctx, body)
+    rows, history = run(ctx, body)
     if as_json:
-        print_json({"settings": rows})
+        print_json({"settings": rows, "history": history})
         return
     from rich.table import Table
 
@@ -179,4 +174,21 @@ def list_(
         table.add_row(
             str(r["key"]), str(r["value"]), str(r["type"] or "-"), str(r["level"]), str(r["source"])
         )
-    console().print(table)
+    out = console()
+    if rows:
+        out.print(table)
+    else:
+        out.print(f"no setting{f' under {prefix}' if prefix else ''} written in this scope yet")
+    for change in history:
+        what = change["note"] or f"written by {change['by']}"
+        out.print(
+            f"[dim]{change['at'][:19]}Z {change['tenant']}/{change['project']} {', '.join(change['keys'])}: {what}[/dim]",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if not defaults:
+        out.print(
+            "[dim]built-in and documented defaults: zarniwoop settings list --defaults"
+            + (f" {prefix}" if prefix else "")
+            + "[/dim]"
+        )

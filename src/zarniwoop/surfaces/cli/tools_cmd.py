@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .app import print_json, run
+from .app import VERBOSE_HELP, print_json, report_failure, run
 
 if TYPE_CHECKING:
     from ...runtime import Runtime
@@ -27,7 +27,13 @@ def register(app: typer.Typer) -> None:
 
 
 def _call(
-    ctx: typer.Context, name: str, arguments: dict[str, Any], as_json: bool, *, cache: bool = True
+    ctx: typer.Context,
+    name: str,
+    arguments: dict[str, Any],
+    as_json: bool,
+    *,
+    cache: bool = True,
+    verbose: bool = False,
 ) -> None:
     from ...contract.errors import InvalidRequestError
     from ...tools.registry import parse_arguments, tool_spec
@@ -48,7 +54,31 @@ def _call(
     else:
         typer.echo(result.text)
     if result.is_error:
+        summary, details = _failure_of(result.structured, result.text)
+        report_failure(summary, details, verbose)
         raise typer.Exit(3)
+
+
+def _failure_of(structured: Any, text: str) -> tuple[str, list[str]]:
+    """A failed tool's summary line (every modality's attempts by cause, `dispatch/failures.py`)
+    and each reason, per modality for `research_rich`."""
+    from ...contract.results import Attempt
+    from ...dispatch.failures import summarize
+
+    data = structured if isinstance(structured, dict) else {}
+    groups = data["results"] if isinstance(data.get("results"), dict) else {"": data}
+    failed = {m: g for m, g in groups.items() if isinstance(g, dict) and g.get("errorMessage")}
+    attempts = [Attempt.from_json(a) for g in failed.values() for a in g.get("attempts", ())]
+    details = [
+        f"{m + ' ' if m else ''}{a.provider_instance_id}: {a.error_message or a.outcome.value}"
+        for m, g in failed.items()
+        for a in map(Attempt.from_json, g.get("attempts", ()))
+        if a.outcome.value not in ("skipped_disabled", "skipped_unsupported", "success")
+    ]
+    summary = summarize(attempts)
+    if summary is None:
+        return (text.strip().splitlines() or ["the tool failed"])[0][:190], details
+    return (f"{', '.join(failed)}: {summary}" if any(failed) else summary), details
 
 
 def _usage(message: str) -> int:
@@ -62,9 +92,11 @@ def rich(
     max_results: int = typer.Option(5, "-n", "--max", help="Maximum hits per modality."),
     as_json: bool = typer.Option(False, "--json"),
     no_cache: bool = typer.Option(False, "--no-cache", help="Skip cached answers: ask the providers now."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help=VERBOSE_HELP),
 ) -> None:
     """Search WEB, IMAGE, VIDEO and NEWS at once; hits grouped by modality."""
-    _call(ctx, "research_rich", {"query": query, "maxResults": max_results}, as_json, cache=not no_cache)
+    arguments = {"query": query, "maxResults": max_results}
+    _call(ctx, "research_rich", arguments, as_json, cache=not no_cache, verbose=verbose)
 
 
 @tools_app.command("list")

@@ -24,6 +24,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from ...contract.errors import (
     AccessDeniedError,
@@ -116,6 +117,13 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     return _answer(request, str(exc.detail), None, exc.status_code, exc.headers)
 
 
+async def _client_gone(request: Request, exc: Exception) -> JSONResponse:
+    """The client hung up before its body was read: its own doing, not a server error — one
+    debug line, no traceback (the answer goes nowhere; 400 keeps access logs honest)."""
+    log.debug("client disconnected during %s %s", request.method, request.url.path)
+    return JSONResponse(error_body("client disconnected before the body was read"), status_code=400)
+
+
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error in %s %s", request.method, request.url.path)
     return _answer(request, "internal error; the server log has the details", None, 500)
@@ -132,6 +140,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ZarniwoopError, _zarniwoop_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(ClientDisconnect, _client_gone)
     app.add_exception_handler(Exception, _unexpected)
 
 
