@@ -20,6 +20,7 @@ CLASSES = sorted(
 
 EXAMPLES: dict[str, ZarniwoopError] = {
     "AccessDeniedError": errors.AccessDeniedError("token revoked"),
+    "OAuthTokenError": errors.OAuthTokenError("the token's audience is not this server", status=401),
     "AuthError": errors.AuthError(401, "HTTP 401 (bad key)", instance_id="brave"),
     "BadPathError": errors.BadPathError("provider instance folder 'A' must match [a-z0-9._-]+"),
     "BudgetUnavailableError": errors.BudgetUnavailableError(
@@ -87,9 +88,14 @@ def test_the_docstring_draws_every_class_under_its_parent():
         assert drawn[cls.__name__] == depth, f"{cls.__name__} is drawn at the wrong depth"
 
 
-CONTROL_FLOW = {"surfaces/cli/app.py: Exit", "surfaces/http/server_protocol.py: _HeadTooLarge"}
+CONTROL_FLOW = {
+    "surfaces/cli/app.py: Exit",
+    "surfaces/http/server_protocol.py: _HeadTooLarge",
+    "dispatch/flights.py: FlightWaitExpiredError",
+}
 """Signals, not errors: the CLI's `Exit(code, message)` leaves a command (click's `Exit` does the same);
-`_HeadTooLarge` leaves httptools' parser callback for a 431 and never reaches a caller."""
+`_HeadTooLarge` leaves httptools' parser callback for a 431 and never reaches a caller;
+`FlightWaitExpiredError` tells the dispatcher a follower's wait ended, and it calls itself."""
 
 
 def test_no_project_exception_class_lives_outside_the_tree():

@@ -21,7 +21,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from zarniwoop.config.file import AuthConfig
-from zarniwoop.tenancy.oauth import OAuthTokenError, OAuthVerifier
+from zarniwoop.contract.errors import OAuthTokenError
+from zarniwoop.tenancy.oauth import OAuthVerifier
 from zarniwoop.transport.http import HttpTransport
 
 from ..support.oauth import ISSUER, RESOURCE, TestIssuer

@@ -112,7 +112,8 @@ def test_the_environment_proxy_carries_provider_calls_and_no_proxy_bypasses_it(
         "research.endpoint.via-proxy.enabled": False,
         "research.endpoint.direct.enabled": True,
     }
-    result = _search(write_config(tmp_path, {"settings": bypass}))
+    # --no-cache: the first answer is in the cache every process of this home shares
+    result = _search(write_config(tmp_path, {"settings": bypass}), "--no-cache")
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["providerInstanceId"] == "direct"
     assert len(proxy.seen) == 1 and len(emulator.requests(WIKI)) == 2

@@ -132,8 +132,8 @@ async def write_batch(
     )
     if allowed:
         raise allowed[0]
-    async with settings.db.transaction():
-        try:
+    try:
+        async with settings.db.transaction():
             for key, value in writes.items():
                 await settings.set(tenant, project, key, value, (types or {}).get(key))
             for key in deletes:
@@ -141,9 +141,12 @@ async def write_batch(
             errors = validate(settings, protocols)
             if errors:
                 raise errors[0]
-        except ZarniwoopError:
-            settings.invalidate()  # the transaction rolls back; the snapshot must forget it too
-            raise
+    except ZarniwoopError:
+        # the transaction rolled back: reload the snapshot at once, so that no reader (the next
+        # write's checks, a search) ever sees an emptied one
+        settings.invalidate()
+        await settings.refresh()
+        raise
     await settings.refresh()
     return BatchReport(len(writes) + len(deletes), tuple(unknown), tuple(warnings))
 

@@ -25,6 +25,7 @@
     │   ├── BudgetUnavailableError              a token budget's store is unreachable (fail closed)
     │   └── QuotaBlockedError(attempts, switches)  …and no local LLM was left to take the call
     ├── AccessDeniedError                       token/scope not allowed            → exit 5 / HTTP 401/403
+    ├── OAuthTokenError(error, status)          an OAuth access token refused      → HTTP 401/403/503
     ├── NoProviderAvailableError(attempts)      every candidate failed             → exit 3
     │   ├── FailoverError(switches)             every LLM candidate failed
     │   └── MissingCredentialError(provider)    no key for the asked-for provider  → exit 4
@@ -293,6 +294,18 @@ class AccessDeniedError(ZarniwoopError):
     """The caller may not do this (missing/invalid token, other project's resource)."""
 
     exit_code = 5
+
+
+class OAuthTokenError(ZarniwoopError):
+    """An OAuth access token refused (`tenancy/oauth.py`): `error` is RFC 6750's code, `status` the
+    HTTP answer (401, 403 for a scope too low, 503 when the issuer's keys cannot be fetched)."""
+
+    exit_code = 5
+
+    def __init__(self, message: str, *, error: str = "invalid_token", status: int = 401) -> None:
+        super().__init__(message)
+        self.error = error
+        self.status = status
 
 
 class NoProviderAvailableError(ZarniwoopError):

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import jwt
 
-from ..contract.errors import ConfigError, InvalidRequestError, ZarniwoopError
+from ..contract.errors import ConfigError, InvalidRequestError, OAuthTokenError, ZarniwoopError
 from ..contract.names import check_name
 from ..contract.protocol import RequestSpec
 from .tokens import ANY, Principal
@@ -53,15 +53,6 @@ ROLE_SCOPES = ("zarniwoop:user", "zarniwoop:admin", "zarniwoop:tenant-admin")
 """The scopes that mirror the roles, lowest first; a token's highest one is its role."""
 JWKS_MAX_BYTES = 256 * 1024
 JWKS_TIMEOUT_SECONDS = 5.0
-
-
-class OAuthTokenError(ZarniwoopError):
-    """An access token refused: `error` is RFC 6750's code, `status` the HTTP answer (401, 403, 503)."""
-
-    def __init__(self, message: str, *, error: str = "invalid_token", status: int = 401) -> None:
-        super().__init__(message)
-        self.error = error
-        self.status = status
 
 
 def looks_like_jwt(token: str) -> bool:

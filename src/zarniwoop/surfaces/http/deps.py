@@ -18,11 +18,10 @@ from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Query, Request
 
-from ...contract.errors import AccessDeniedError, ScopeRequiredError
+from ...contract.errors import AccessDeniedError, OAuthTokenError, ScopeRequiredError
 from ...contract.names import MAX_NAME_CHARS, NAME_RULE
 from ...contract.query import SearchScope
 from ...dispatch.profiles import GLOBAL_ORDER, ProfileChoice
-from ...tenancy.oauth import OAuthTokenError
 from ...tenancy.tokens import Principal
 from .state import AppState
 
