@@ -13,7 +13,8 @@ SRC = ROOT / "src" / "zarniwoop"
 EXTERNAL = {
     # typing, pydantic, FastAPI, the MCP SDK and HTTP header names that docstrings explain against
     "Annotated", "Protocol", "ValidationError", "RequestValidationError", "MCPServer", "ToolError",
-    "CallToolResult", "JSONResponse", "Authorization", "Bearer", "Host", "Referer",
+    "CallToolResult", "JSONResponse", "Authorization", "Bearer", "Host", "Referer", "Accept",
+    "OAuthAuthorizationServerProvider",
     # words of provider APIs (PubMed's `Count`, arXiv's `Error` entry, Commons' `extmetadata` fields,
     # Semantic Scholar's `externalIds` keys, GitHub's `Date` header)
     "Count", "Error", "Artist", "Credit", "ImageDescription", "LicenseShortName", "LicenseUrl",

@@ -400,7 +400,7 @@ def test_settings_a_tenant_level_private_base_url_is_refused_and_nothing_written
     assert answer.json() == {
         "error": {
             "field": "research.endpoint.wiki.baseUrl",
-            "message": "research.endpoint.wiki.baseUrl: 10.1.2.3 is not a public address; set "
+            "message": "research.endpoint.wiki.baseUrl: 10.1.2.3 is not a public address (private); set "
             "research.allowPrivateEndpoints: true at system level to allow it (a tenant-level endpoint URL)",
         }
     }

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query
 
 from .... import operations
+from ....contract.names import MAX_NAME_CHARS, NAME_RULE, SYSTEM_TENANT
 from ..deps import NAME_PARAM, Caller, Ctx, CurrentPrincipal, Operator
 from ..errors import ERROR_RESPONSES
 
@@ -45,13 +46,13 @@ async def refresh_models(
     tenant: Annotated[
         str | None,
         Query(
-            max_length=100,
+            max_length=MAX_NAME_CHARS,
             description="Whose layers (default: the token's tenant; `_system` or none for an operator: every layer).",
+            json_schema_extra={"pattern": f"^({SYSTEM_TENANT}|{NAME_RULE})$", "minLength": 1},
         ),
     ] = None,
 ) -> dict[str, Any]:
     from ....contract.errors import AccessDeniedError
-    from ....contract.names import SYSTEM_TENANT
 
     if tenant == SYSTEM_TENANT or (tenant is None and principal.operator):
         if not principal.operator:
