@@ -63,9 +63,11 @@ async def test_first_search_with_a_hanging_default_is_answered_by_the_fallback_i
         elapsed = time.monotonic() - begin
         assert called(first) == [("oa-a", Outcome.TIMEOUT), ("oa-b", Outcome.SUCCESS)]
         assert [h.title for h in first.hits] == ["Fallback 1", "Fallback 2"]
-        assert elapsed < 3.0
-        # oa-a had half of the deadline (minus the margin): 1475 ms, not the whole 3 s.
-        assert 1300 <= first.attempts[0].duration_ms <= 2000
+        assert first.note is None  # answered within the 3 s deadline: it would say so otherwise
+        # oa-a had half of the deadline (minus the margin): 1475 ms, not the whole 3 s — as the
+        # attempt says; it waited them out (lower bounds, which a busy machine only raises).
+        assert first.attempts[0].error_message == "no answer within 1475 ms"
+        assert first.attempts[0].duration_ms >= 1475 and elapsed >= 1.475
         bench = await cooldown_of(rt, "oa-a")
         assert bench is not None and 25 <= bench.until - time.time() <= 31  # a timeout's 30 s
         second = await rt.dispatcher.search(SearchRequest.create("q2", "academic"), SCOPE)
@@ -83,9 +85,8 @@ async def test_a_call_cut_by_the_deadline_is_benched_like_a_timeout(tmp_path, em
         **NO_CACHE,
     }
     async with await open_runtime(tmp_path, settings) as rt:
-        begin = time.monotonic()
         result = await rt.dispatcher.search(SearchRequest.create("q", "academic"), SCOPE)
-        assert time.monotonic() - begin < 1.3
+        # cut at the 800 ms deadline, not the instance's 30 s timeout: the search says which
         assert called(result) == [("oa-a", Outcome.TIMEOUT)]
         assert result.attempts[0].error_message == "deadline reached"
         assert result.note == "deadline of 800 ms reached"
@@ -145,7 +146,7 @@ async def test_brave_at_1_per_second_passes_over_to_the_fallback_and_spends_only
     wiki_calls = len(emulator.requests("/wiki/w/rest.php/v1/search/page"))
     print(f"20 searches in {elapsed:.2f}s: brave {brave_calls} calls, fallback {wiki_calls}")
     assert all(r.hits for r in results)  # all 20 served
-    assert elapsed < 6.0
+    assert [r.note for r in results if r.note and "deadline" in r.note] == []  # within the 6 s deadline
     # Brave's share of 6 s is ~3 s, of which a pacing wait may take half: slots at 0 s and 1.05 s.
     assert 1 <= brave_calls <= 3
     assert served.count("brave") == brave_calls

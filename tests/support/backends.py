@@ -22,6 +22,7 @@ so the Redis base plus the worker count must stay below the server's `databases`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import uuid
@@ -86,10 +87,9 @@ def pytest_configure(config: pytest.Config) -> None:
     index = worker_index()
     if base := os.environ.get(PG_ENV):
         url = base if index is None else worker_postgres_url(base, index)
-        try:
+        # no asyncpg, no server, no right to create: each test says so itself
+        with contextlib.suppress(Exception):
             asyncio.run(_ensure_database(url))
-        except Exception:  # no asyncpg, no server, no right to create: each test says so itself
-            pass
         os.environ[PG_ENV] = url
     if index is not None and (base := os.environ.get(REDIS_ENV)):
         os.environ[REDIS_ENV] = worker_redis_url(base, index)

@@ -1,8 +1,8 @@
-"""A clock the test moves: the `limits.clock.Clock` that stores and budgets take as `clock=`.
+"""Time in tests without a stopwatch (issue 24): a clock the test moves, and a pace checked by order.
 
-    clock = TestClock()            # starts at the real time, so date buckets and key TTLs are today's
-    ledger.clock = clock
-    clock.advance(0.35)            # a hold's TTL lapses without sleeping (and without racing a busy machine)
+`TestClock` is the `limits.clock.Clock` that stores and budgets take as `clock=`; it starts at the
+real time (so date buckets and key TTLs are today's) and `advance(s)` lapses a TTL without sleeping,
+so a busy machine cannot lapse it early either.
 """
 
 from __future__ import annotations
@@ -31,3 +31,20 @@ class TestClock(Clock):
 
     async def sleep(self, seconds: float) -> None:
         self.advance(seconds)
+
+
+def ahead_of_pace(
+    arrivals: list[float], start: float, interval: float, burst: int = 1
+) -> list[tuple[int, float]]:
+    """The arrivals (index, seconds after `start`) that came earlier than a pace allows.
+
+    A pacer hands out start slots `interval` apart, the first `burst` at once, none before `start`
+    (read before the first call, on the arrivals' clock); each call is sent at or after its slot.
+    So the k-th arrival, sorted, is at least `max(0, k - burst + 1)` intervals after `start`: a
+    lower bound that a busy machine (which only delays) cannot break, where counting requests per
+    window with a tolerance can. 1 ms covers two clocks read and a wait carried as text."""
+    out = []
+    for k, at in enumerate(sorted(arrivals)):
+        if at < start + max(0, k - burst + 1) * interval - 0.001:
+            out.append((k, round(at - start, 3)))
+    return out
