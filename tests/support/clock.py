@@ -34,17 +34,19 @@ class TestClock(Clock):
 
 
 def ahead_of_pace(
-    arrivals: list[float], start: float, interval: float, burst: int = 1
+    arrivals: list[float], start: float, interval: float, at_once: int = 1
 ) -> list[tuple[int, float]]:
     """The arrivals (index, seconds after `start`) that came earlier than a pace allows.
 
-    A pacer hands out start slots `interval` apart, the first `burst` at once, none before `start`
-    (read before the first call, on the arrivals' clock); each call is sent at or after its slot.
-    So the k-th arrival, sorted, is at least `max(0, k - burst + 1)` intervals after `start`: a
-    lower bound that a busy machine (which only delays) cannot break, where counting requests per
-    window with a tolerance can. 1 ms covers two clocks read and a wait carried as text."""
+    A pacer (the GCRA of limits/pacing.py) hands out start slots `interval` apart, `at_once` of
+    them at first (a burst: `perSecond: 2, burst: 4` starts 3 at once), none before `start` (read
+    before the first call, on the arrivals' clock); each call is sent at or after its slot, and an
+    idle spell never gives back more than the burst. So the k-th arrival, sorted, is at least
+    `max(0, k - at_once + 1)` intervals after `start`: a lower bound that a busy machine (which
+    only delays) cannot break, where counting requests per window with a tolerance can.
+    1 ms covers two clocks read and a wait carried as text."""
     out = []
     for k, at in enumerate(sorted(arrivals)):
-        if at < start + max(0, k - burst + 1) * interval - 0.001:
+        if at < start + max(0, k - at_once + 1) * interval - 0.001:
             out.append((k, round(at - start, 3)))
     return out
