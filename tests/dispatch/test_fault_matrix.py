@@ -245,6 +245,9 @@ def matrix_config(emulator: Emulator, protocols: dict[str, HttpSearchProtocol]) 
         "research.endpoint.healthy.baseUrl": f"{emulator.url}/healthy",
         "research.cache.ttlSeconds": 0,
         "research.deadlineMs": DEADLINE_MS,
+        # Hedging is not under test: on a busy machine a slow healthy answer was raced against
+        # another cell's faulty endpoint, a third attempt no cell expects (issue 24).
+        "research.hedge.afterMs": 0,
     }
     settings.update({f"research.cache.ttlSeconds.{m.setting_name}": 0 for m in Modality})
     projects: dict[str, Any] = {}
