@@ -156,7 +156,7 @@ def redis_config() -> Iterator[dict[str, str]]:
     """Config-file keys for a Redis shared by the test's processes, under a key prefix of its own."""
     url = os.environ.get(REDIS_ENV)
     if not url:
-        pytest.skip(f"Redis tests need {REDIS_ENV} (e.g. redis://127.0.0.1:6379/15)")
+        pytest.skip(f"Redis tests need {REDIS_ENV} (e.g. redis://127.0.0.1:6379/10)")
     prefix = f"zwtest:{uuid.uuid4().hex[:10]}:"
     yield {"redis_url": url, "redis_prefix": prefix}
 
