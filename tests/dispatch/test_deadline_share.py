@@ -66,8 +66,9 @@ async def test_first_search_with_a_hanging_default_is_answered_by_the_fallback_i
         assert first.note is None  # answered within the 3 s deadline: it would say so otherwise
         # oa-a had half of the deadline (minus the margin): 1475 ms, not the whole 3 s — as the
         # attempt says; it waited them out (lower bounds, which a busy machine only raises).
-        assert first.attempts[0].error_message == "no answer within 1475 ms"
-        assert first.attempts[0].duration_ms >= 1475 and elapsed >= 1.475
+        allotted = int(first.attempts[0].error_message.removeprefix("no answer within ").removesuffix(" ms"))
+        assert 0 < allotted <= 1475  # of what was left of the deadline when the call began
+        assert first.attempts[0].duration_ms >= allotted and elapsed >= allotted / 1000
         bench = await cooldown_of(rt, "oa-a")
         # a timeout's 30 s, from a moment between our readings before and now
         assert bench is not None and before + 25 <= bench.until <= time.time() + 31
