@@ -6,15 +6,26 @@ Also: a clean environment per test (no operator keys leak in), and an emulator f
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
+from .support import paths
 from .support.emulator import Emulator
 
 pytest_plugins = ["tests.support.backends"]  # database_url, postgres_url, redis_config
+
+# Hypothesis (issue 24): properties take their example count from a profile, never from a number
+# of their own. `fast`, the default, is what the README's command and CI run; `thorough`
+# (HYPOTHESIS_PROFILE=thorough) is the deep pass to run by hand or on a schedule. No deadline in
+# either: a busy machine stretching one example is not a failure.
+settings.register_profile("fast", max_examples=25, deadline=None)
+settings.register_profile("thorough", max_examples=300, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -61,6 +72,26 @@ def pytest_configure(config: pytest.Config) -> None:
     socket.socket.connect = _connect  # type: ignore[method-assign]
     socket.socket.connect_ex = _connect_ex  # type: ignore[method-assign]
     socket.getaddrinfo = _getaddrinfo  # type: ignore[assignment]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
+    """Note which test runs, so that `paths.shared_fixtures` can tell who reads ../shared."""
+    paths.current_test = item.nodeid
+    try:
+        return (yield)
+    finally:
+        paths.current_test = None
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """`ZARNIWOOP_SHARED_READERS=DIR`: the tests that read ../shared, one node id a line, in
+    `DIR/<xdist worker or "main">.txt` (.ci/run's standalone pass runs them without ../shared)."""
+    folder = os.environ.get("ZARNIWOOP_SHARED_READERS")
+    if folder and paths.readers:
+        name = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        (Path(folder) / f"{name}.txt").write_text("".join(f"{n}\n" for n in sorted(paths.readers)))
 
 
 OPERATOR_ENV = (

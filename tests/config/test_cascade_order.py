@@ -42,7 +42,7 @@ def test_writing_one_setting_of_an_endpoint_never_moves_it(tmp_path: Path):
     loop = asyncio.new_event_loop()
     rt, before, endpoints = loop.run_until_complete(setup())
 
-    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(
         endpoint=st.sampled_from(endpoints),
         level=st.sampled_from(sorted(LEVELS)),

@@ -206,5 +206,6 @@ async def test_a_large_body_is_written_and_hashed_off_the_event_loop(tmp_path, e
     assert loaded.path.read_bytes() == loaded.body == body
     [(thread, begin, end)] = saves
     assert thread != threading.main_thread().name
-    during = [b - a for a, b in pauses if a < end and b > begin]
-    assert max(during) < (end - begin) * 0.75, f"loop paused {max(during):.3f}s in a {end - begin:.3f}s save"
+    # ordered, not timed: the loop went round while the save was under way (inline, it could not)
+    ticks = [b for _, b in pauses if begin < b < end]
+    assert ticks, f"the loop did not run during a {end - begin:.3f}s save"

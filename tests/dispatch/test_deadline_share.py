@@ -58,16 +58,20 @@ async def test_first_search_with_a_hanging_default_is_answered_by_the_fallback_i
         **NO_CACHE,
     }
     async with await open_runtime(tmp_path, settings) as rt:
-        begin = time.monotonic()
+        begin, before = time.monotonic(), time.time()
         first = await rt.dispatcher.search(SearchRequest.create("q1", "academic"), SCOPE)
         elapsed = time.monotonic() - begin
         assert called(first) == [("oa-a", Outcome.TIMEOUT), ("oa-b", Outcome.SUCCESS)]
         assert [h.title for h in first.hits] == ["Fallback 1", "Fallback 2"]
-        assert elapsed < 3.0
-        # oa-a had half of the deadline (minus the margin): 1475 ms, not the whole 3 s.
-        assert 1300 <= first.attempts[0].duration_ms <= 2000
+        assert first.note is None  # answered within the 3 s deadline: it would say so otherwise
+        # oa-a had half of the deadline (minus the margin): 1475 ms, not the whole 3 s — as the
+        # attempt says; it waited them out (lower bounds, which a busy machine only raises).
+        allotted = int(first.attempts[0].error_message.removeprefix("no answer within ").removesuffix(" ms"))
+        assert 0 < allotted <= 1475  # of what was left of the deadline when the call began
+        assert first.attempts[0].duration_ms >= allotted and elapsed >= allotted / 1000
         bench = await cooldown_of(rt, "oa-a")
-        assert bench is not None and 25 <= bench.until - time.time() <= 31  # a timeout's 30 s
+        # a timeout's 30 s, from a moment between our readings before and now
+        assert bench is not None and before + 25 <= bench.until <= time.time() + 31
         second = await rt.dispatcher.search(SearchRequest.create("q2", "academic"), SCOPE)
         assert called(second) == [("oa-a", Outcome.SKIPPED_COOLDOWN), ("oa-b", Outcome.SUCCESS)]
     assert len(emulator.requests("/a/works")) == 1
@@ -83,14 +87,14 @@ async def test_a_call_cut_by_the_deadline_is_benched_like_a_timeout(tmp_path, em
         **NO_CACHE,
     }
     async with await open_runtime(tmp_path, settings) as rt:
-        begin = time.monotonic()
+        before = time.time()
         result = await rt.dispatcher.search(SearchRequest.create("q", "academic"), SCOPE)
-        assert time.monotonic() - begin < 1.3
+        # cut at the 800 ms deadline, not the instance's 30 s timeout: the search says which
         assert called(result) == [("oa-a", Outcome.TIMEOUT)]
         assert result.attempts[0].error_message == "deadline reached"
         assert result.note == "deadline of 800 ms reached"
         bench = await cooldown_of(rt, "oa-a")
-        assert bench is not None and bench.until - time.time() >= 25
+        assert bench is not None and bench.until >= before + 25
 
 
 async def test_hedged_calls_cut_by_the_deadline_are_benched(tmp_path, emulator):
@@ -145,7 +149,7 @@ async def test_brave_at_1_per_second_passes_over_to_the_fallback_and_spends_only
     wiki_calls = len(emulator.requests("/wiki/w/rest.php/v1/search/page"))
     print(f"20 searches in {elapsed:.2f}s: brave {brave_calls} calls, fallback {wiki_calls}")
     assert all(r.hits for r in results)  # all 20 served
-    assert elapsed < 6.0
+    assert [r.note for r in results if r.note and "deadline" in r.note] == []  # within the 6 s deadline
     # Brave's share of 6 s is ~3 s, of which a pacing wait may take half: slots at 0 s and 1.05 s.
     assert 1 <= brave_calls <= 3
     assert served.count("brave") == brave_calls

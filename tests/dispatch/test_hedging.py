@@ -48,29 +48,22 @@ def settings_for(emulator, *, with_hanging: bool, **extra):
     return out
 
 
-def p99(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
-
-
-async def latencies(tmp_path, settings) -> tuple[list[float], list]:
-    out, results = [], []
+async def searches(tmp_path, settings) -> list:
+    results = []
     tmp_path.mkdir()
     async with await open_runtime(tmp_path, settings) as rt:
         for i in range(SEARCHES):
-            begin = time.perf_counter()
             results.append(await rt.dispatcher.search(SearchRequest.create(f"q{i}", "academic"), SCOPE))
-            out.append(time.perf_counter() - begin)
-    return out, results
+    return results
 
 
 async def test_a_hanging_default_stops_costing_the_hedge_delay(tmp_path, emulator):
     emulator.add("/hang/works", Reply(hang=True))
     emulator.add("/ok/works", Reply.json(openalex_works(1), delay=0.1))
-    hedged, results = await latencies(
+    results = await searches(
         tmp_path / "a", settings_for(emulator, with_hanging=True, **{"research.hedge.afterMs": 200})
     )
-    baseline, _ = await latencies(tmp_path / "b", settings_for(emulator, with_hanging=False))
+    assert len(results) == SEARCHES
     assert all(r.provider_instance_id == "oa-ok" for r in results)
     # The first LOSSES_TO_BENCH searches race and cut the hanging default; the last of them benches it.
     for result in results[:LOSSES_TO_BENCH]:
@@ -86,7 +79,6 @@ async def test_a_hanging_default_stops_costing_the_hedge_delay(tmp_path, emulato
         assert result.attempts[0].duration_ms == 0
     assert f"lost {LOSSES_TO_BENCH} hedges in a row" in results[LOSSES_TO_BENCH].attempts[0].error_message
     assert len(emulator.requests("/hang/works")) == LOSSES_TO_BENCH
-    assert len(hedged) == len(baseline) == len(results)
 
 
 async def test_a_win_resets_the_loss_streak():
@@ -131,11 +123,13 @@ async def test_unset_hedge_delay_races_a_call_slower_than_its_p95(tmp_path, emul
             assert first.provider_instance_id == "oa-a"
         assert emulator.requests("/b/works") == []  # no p95 yet, then never slower than it: no hedge
         emulator.add("/a/works", Reply.json(openalex_works(1, "A"), delay=3.0))
-        begin = time.perf_counter()
+        asked = time.monotonic()  # the emulator's clock
         raced = await rt.dispatcher.search(SearchRequest.create("slow", "academic"), SCOPE)
-        elapsed = time.perf_counter() - begin
+    # B won, so it was raced before A's 3 s answer came; and not before the floor of
+    # max(0.5 s, 2 × p95): a lower bound at the emulator, which a busy machine only widens.
     assert raced.provider_instance_id == "oa-b"
-    assert elapsed < 2.0  # raced after max(0.5 s, 2 × p95), not the 3 s answer
+    [b] = emulator.requests("/b/works")
+    assert b.at - asked >= FLOOR
 
 
 class Ticks:

@@ -28,16 +28,12 @@ def media_settings(emulator, **extra):
     }
 
 
-async def test_each_modality_delayed_300ms_answers_in_under_600ms(tmp_path, emulator):
+async def test_each_modality_delayed_300ms_is_asked_at_once(tmp_path, emulator):
     for kind in KINDS:
         emulator.add(f"/m/{kind}", Reply.json(media_items(kind, 3), delay=0.3))
     async with await open_runtime(tmp_path, media_settings(emulator), protocols=MEDIA_PROTOCOLS) as rt:
         toolbox = Toolbox(rt)
-        await toolbox.execute("research_providers", {}, SCOPE)  # build the provider set outside the timing
-        begin = time.perf_counter()
         result = await toolbox.execute("research_rich", {"query": "aurora", "maxResults": 2}, SCOPE)
-        elapsed = time.perf_counter() - begin
-    assert elapsed < 0.6, f"rich search took {elapsed * 1000:.0f} ms"
     assert list(result.structured["results"]) == ["WEB", "IMAGE", "VIDEO", "NEWS"]
     for kind in KINDS:
         group = result.structured["results"][kind.upper()]
@@ -47,8 +43,10 @@ async def test_each_modality_delayed_300ms_answers_in_under_600ms(tmp_path, emul
         ]  # maxResults per modality
         assert group["providerInstanceId"] == "media" and "modality" not in group  # the key says it
         assert result.full["results"][kind.upper()]["modality"] == kind.upper()
+    # All four went out together: the last request arrived before the first answer (300 ms after
+    # its request) could have come back. One after another, each would wait for the previous answer.
     starts = sorted(r.at for kind in KINDS for r in emulator.requests(f"/m/{kind}"))
-    assert starts[-1] - starts[0] < 0.15  # all four went out together, not one after another
+    assert starts[-1] - starts[0] < 0.3, starts
     assert not result.is_error
     assert result.text.startswith("## WEB — 2 hits\n\n[1] web hit 1")
     assert "## NEWS — 2 hits" in result.text
@@ -93,11 +91,16 @@ async def test_a_hanging_modality_ends_at_the_deadline_and_the_others_still_retu
             modalities=(Modality.WEB, Modality.VIDEO, Modality.NEWS),
         )
         elapsed = time.perf_counter() - begin
-    assert 0.7 < elapsed < 1.3
+    assert elapsed > 0.7  # a lower bound: the deadline (less its margin) was waited for; load only adds
     assert [len(results[m].hits) for m in (Modality.WEB, Modality.NEWS)] == [2, 2]
     video = results[Modality.VIDEO]
     assert video.hits == () and video.error_message is not None
     assert [a.outcome.value for a in video.attempts if a.outcome.value != "skipped_disabled"] == ["timeout"]
+    # it ended at the search's deadline (the hang never answers): said by the search, not a stopwatch
+    assert (video.note, [a.error_message for a in video.attempts if a.outcome.value == "timeout"]) == (
+        "deadline of 800 ms reached",
+        ["deadline reached"],
+    )
 
 
 async def test_every_modality_failing_is_an_error_result(tmp_path, emulator):

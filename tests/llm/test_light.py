@@ -12,6 +12,7 @@ from zarniwoop.llm.manager import LlmCall
 
 from ..support.emulator import Reply
 from ..support.llm import ANTHROPIC_PATH, manager_for, open_llm_runtime, seed_tenants
+from ..support.wording import jsonschema_says
 
 pytestmark = pytest.mark.anyio
 
@@ -81,9 +82,10 @@ async def test_a_schema_violation_after_the_repair_is_a_parse_error(tmp_path, em
         light = LightLlm(await manager_for(runtime), MIKE)
         with pytest.raises(ParseError) as caught:
             await light.call_for_json("zarniwoop-classify", {"labels": ["a"], "text": "x"})
-        assert "after one repair: confidence: 7 is greater than the maximum of 1" in caught.value.message
+        too_big = jsonschema_says(7, {"maximum": 1})
+        assert f"after one repair: confidence: {too_big}" in caught.value.message
         first_fix = emulator.requests(ANTHROPIC_PATH)[1].json()["messages"][-1]["content"]
-        assert "(root): 'confidence' is a required property" in first_fix
+        assert f"(root): {jsonschema_says({}, {'required': ['confidence']})}" in first_fix
         assert len(emulator.requests(ANTHROPIC_PATH)) == 2
 
 
@@ -131,5 +133,8 @@ def test_scope_recipes_override_bundled_ones(tmp_path):
 def test_check_answer_finds_json_after_prose():
     value, problem = check_answer('Sure! {"a": 1} hope that helps', {"type": "object", "required": ["a"]})
     assert (value, problem) == ({"a": 1}, None)
-    assert check_answer("[1, 2]", {"type": "object"})[1] == "(root): [1, 2] is not of type 'object'"
+    assert (
+        check_answer("[1, 2]", {"type": "object"})[1]
+        == f"(root): {jsonschema_says([1, 2], {'type': 'object'})}"
+    )
     assert json.dumps(check_answer("{}", {"type": "object"})[0]) == "{}"

@@ -19,6 +19,7 @@ from zarniwoop.contract.errors import QuotaExceededError
 from zarniwoop.limits.token_budgets import LineStatus, QuotaLine, SQLTokenBudgets
 from zarniwoop.storage.db import SQLiteDatabase, apply_migrations
 
+from ..support.clock import TestClock
 from ..support.paths import REPO_ROOT
 
 pytestmark = pytest.mark.anyio
@@ -107,12 +108,15 @@ async def test_holds_of_calls_in_flight_count(ledger) -> None:
 
 
 async def test_a_crashed_callers_hold_lapses(ledger) -> None:
+    """On the ledger's own (injected) clock: no real wait, so a busy machine cannot lapse it early."""
     ledger, tenant = ledger
-    ledger.hold_ttl = 0.2
+    ledger.clock = clock = TestClock()
+    ledger.hold_ttl = 60
     await ledger.reserve(tenant, LINES, 450)  # never settled: the caller "crashed"
+    clock.advance(59)
     with pytest.raises(QuotaExceededError):
         await ledger.reserve(tenant, LINES, 100)
-    await asyncio.sleep(0.35)
+    clock.advance(2)
     await ledger.reserve(tenant, LINES, 100)
 
 

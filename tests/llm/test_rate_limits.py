@@ -154,10 +154,10 @@ async def test_over_the_limit_is_refused_before_any_upstream_call_with_retry_aft
 async def test_two_processes_sharing_redis_make_at_most_10_upstream_calls_per_window(
     tmp_path, emulator, redis_config
 ):
-    """`requests_per_minute: 10`, counted over a 2 s window (`ai.rateLimit.windowSeconds`) so the
+    """`requests_per_minute: 10`, counted over a 5 s window (`ai.rateLimit.windowSeconds`) so the
     test does not take minutes: each burst of 2 × 12 calls gets exactly 10 upstream."""
     emulator.add(ANTHROPIC_PATH, reply)
-    window = 2.0
+    window = 5.0  # long enough that a busy machine's stretched burst of 24 still falls in one window
     path = write_config(tmp_path, tenant_config(emulator, window, redis_config))
     home = tmp_path / "home"
     async with await Runtime.open(path, home=home):

@@ -137,7 +137,7 @@ def test_an_overlong_word_is_cut():
     assert [len(p.text) for p in passages] == [MAX_CHARS, MAX_CHARS, 10]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(st.lists(st.text(min_size=0, max_size=3000), max_size=8))
 def test_every_word_survives_chunking_and_no_passage_is_too_long(paragraphs):
     blocks = [Block(p, i) for i, p in enumerate(paragraphs)]

@@ -323,7 +323,7 @@ def shared_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "home"
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(min_size=1, max_size=200))
 def test_any_query_string_searches_or_is_refused_as_input_never_raises(shared_home, query):
     try:
@@ -335,7 +335,7 @@ def test_any_query_string_searches_or_is_refused_as_input_never_raises(shared_ho
     assert all(h.url.startswith("file://") for h in result.hits)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(st.text(max_size=120))
 def test_built_expressions_are_always_valid_fts5(query):
     conn = sqlite3.connect(":memory:")

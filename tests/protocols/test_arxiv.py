@@ -133,7 +133,7 @@ def test_entity_expansion_and_external_entities_are_refused(body):
         parse(body)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(
     body=any_body(
         b"<?xml version='1.0' encoding='UTF-8'?>\n"
@@ -147,7 +147,7 @@ def test_any_bytes_parse_or_raise_parse_error(body):
     parses_or_refuses(parse, body)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(deadline=None)
 @given(data=st.data())
 def test_truncated_or_garbled_real_feed_raises_only_parse_error(data):
     real = fixture_bytes("arxiv", "query-search-testing-start0-max10.xml")

@@ -19,7 +19,7 @@ from ..support.providers_web import synthetic_bytes
 
 CONFIG = InstanceConfig("brave", "brave", api_key=Secret("BSA-secret-0001"))
 TODAY = date(2025, 9, 30)
-FUZZ = settings(max_examples=120, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 BRAVE_KEYS = [
     "type",
     "query",

@@ -89,7 +89,7 @@ def test_error_bodies_are_soft_errors_and_describe_non_2xx():
     assert parse(b'{"batchcomplete": ""}').hits == ()
 
 
-@settings(max_examples=120, deadline=None)
+@settings(deadline=None)
 @given(data=st.data())
 def test_broken_bodies_raise_only_parse_error(data):
     real = fixture_bytes(*DETAILS)

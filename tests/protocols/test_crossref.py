@@ -92,7 +92,7 @@ def test_no_match_and_failures():
     assert PROTOCOL.describe_error(RawResponse(400, {}, failed)) == "This route does not support bogus"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(data=st.data())
 def test_broken_bodies_raise_only_parse_error(data):
     real = fixture_bytes(*ROWS_2)

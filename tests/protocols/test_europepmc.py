@@ -74,7 +74,7 @@ def test_no_match_and_an_error_body():
     assert parse(b'{"errMsg": "Invalid query syntax"}').error_message == "europepmc: Invalid query syntax"
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(data=st.data())
 def test_broken_bodies_raise_only_parse_error(data):
     real = fixture_bytes(*LITE)

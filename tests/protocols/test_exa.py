@@ -15,7 +15,7 @@ from ..support.fuzz import encoded, garbles, json_like, parse_or_parse_error, tr
 from ..support.paths import fixture_bytes
 
 CONFIG = InstanceConfig("exa", "exa", api_key=Secret("exa-secret-0001"))
-FUZZ = settings(max_examples=120, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 EXA_KEYS = [
     "requestId",
     "results",

@@ -93,7 +93,7 @@ def test_no_match_invalid_escapes_and_html():
         parse(b"<html><body>502 Bad Gateway</body></html>")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(data=st.data())
 def test_broken_bodies_raise_only_parse_error(data):
     real = fixture_bytes(*ARTLIST)

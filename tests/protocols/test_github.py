@@ -126,7 +126,7 @@ def test_a_spent_limit_is_a_throttle_until_the_reset_not_an_auth_failure():
     assert PROTOCOL.throttled(RawResponse(401, spent, b"{}")) is None
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(data=st.data())
 def test_broken_bodies_raise_only_parse_error(data):
     real = fixture_bytes(*REPOS)

@@ -115,7 +115,7 @@ def test_describe_error_reads_algolias_message():
     assert PROTOCOL.describe_error(RawResponse(502, {}, b"<html>Bad Gateway</html>")) is None
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(data=st.data())
 def test_broken_bodies_raise_only_parse_error(data):
     real = fixture_bytes("hackernews", "search-tags-story-single-hit-story-text-2020.json")

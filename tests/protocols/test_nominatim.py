@@ -86,7 +86,7 @@ def test_no_match_and_errors():
     assert PROTOCOL.describe_error(RawResponse(400, {}, body)).startswith("Parameter 'format'")
 
 
-@settings(max_examples=120, deadline=None)
+@settings(deadline=None)
 @given(data=st.data())
 def test_broken_bodies_raise_only_parse_error(data):
     real = fixture_bytes(*PALAIS)

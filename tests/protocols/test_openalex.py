@@ -124,7 +124,7 @@ def test_rebuild_abstract_orders_by_position():
     assert rebuild_abstract({"x": "not a list"}) is None
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(data=st.data())
 def test_broken_bodies_raise_only_parse_error(data):
     real = fixture_bytes("openalex", "works-filter-title-search-paperqa.json")

@@ -98,7 +98,7 @@ def test_error_body_is_soft_and_junk_is_parse_error():
         parse(b'{"docs": {"not": "a list"}}')
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(data=st.data())
 def test_broken_bodies_raise_only_parse_error(data):
     real = fixture_bytes("openlibrary", "search-time-war-2020.json")

@@ -91,7 +91,7 @@ def test_problem_json_errors():
     assert PROTOCOL.describe_error(RawResponse(400, {}, body)) == "Incorrect request parameters: count"
 
 
-@settings(max_examples=120, deadline=None)
+@settings(deadline=None)
 @given(data=st.data())
 def test_broken_bodies_raise_only_parse_error(data):
     real = fixture_bytes(*FRAMATUBE)

@@ -211,7 +211,7 @@ def test_entity_expansion_and_external_entities_are_refused(root):
             parse_efetch(body)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(deadline=None)
 @given(data=st.data())
 def test_every_step_raises_only_parse_error_on_broken_bodies(data):
     search = fixture_bytes("pubmed", "esearch-biopython-term.xml")

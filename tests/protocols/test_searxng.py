@@ -18,7 +18,7 @@ from ..support.paths import fixture_bytes
 from ..support.providers_web import synthetic_bytes
 
 CONFIG = InstanceConfig("searxng", "searxng", base_url="https://searx.example.org/")
-FUZZ = settings(max_examples=120, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SEARXNG_KEYS = [
     "query",
     "results",

@@ -79,7 +79,7 @@ def test_no_data_key_is_an_honest_miss_and_errors_are_soft():
     assert PROTOCOL.describe_error(RawResponse(429, {}, too_many)).startswith("Too Many Requests")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(data=st.data())
 def test_broken_bodies_raise_only_parse_error(data):
     real = fixture_bytes(*RICH)

@@ -16,7 +16,7 @@ from ..support.paths import fixture_bytes
 from ..support.providers_web import synthetic_bytes
 
 CONFIG = InstanceConfig("serper", "serper", api_key=Secret("serper-key-0001"))
-FUZZ = settings(max_examples=120, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SERPER_KEYS = [
     "searchParameters",
     "organic",

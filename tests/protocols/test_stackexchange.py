@@ -110,7 +110,7 @@ def test_a_refused_key_is_recognised():
     assert PROTOCOL.rejects_key(RawResponse(400, {}, site)) is False
 
 
-@settings(max_examples=100, deadline=None)
+@settings(deadline=None)
 @given(data=st.data())
 def test_broken_bodies_raise_only_parse_error(data):
     real = fixture_bytes(*SEARCH)

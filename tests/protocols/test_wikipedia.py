@@ -124,7 +124,7 @@ def test_junk_is_a_parse_error():
         parse(b"<!doctype html>")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(deadline=None)
 @given(data=st.data())
 def test_broken_bodies_raise_only_parse_error(data):
     for name in ("core-rest-search-page-linksto-shell.json", "rest-summary-fermats-last-theorem.json"):

@@ -107,7 +107,8 @@ async def test_one_row_per_provider_call_with_the_seed_fields(tmp_path, emulator
     )
     assert qhash == query_hash(query) and len(qhash) == 64
     assert (hits, bool(ok), error) == (3, True, None)
-    assert begin - 1 <= started <= time.time() and 0 <= ms < 5000
+    # within this test's own span (no fixed bound: a busy machine stretches the call and the span alike)
+    assert begin - 1 <= started <= time.time() and 0 <= ms <= (time.time() - begin) * 1000
     assert (bool(rows[1][8]), rows[1][10]) == (False, "HTTP 503")
     assert rows[3][6] == query_hash(query + " again")
 

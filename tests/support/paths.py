@@ -1,4 +1,9 @@
-"""Where the shared recorded provider bodies live (`../shared/fixtures` from the repo root)."""
+"""Where the shared recorded provider bodies live (`../shared/fixtures` from the repo root).
+
+Every test that asks for them is noted (`readers`): with `ZARNIWOOP_SHARED_READERS=DIR` set, the
+suite writes their node ids to `DIR/<worker>.txt` at its end, and `.ci/run` runs just those again
+on a clone with no ../shared beside it — where they must skip, saying why, or pass without it.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +16,16 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 TESTS = REPO_ROOT / "tests"
 
 
+current_test: str | None = None
+"""The node id of the test running in this process (set by tests/conftest.py), for `readers`."""
+readers: set[str] = set()
+"""Node ids of the tests that asked where ../shared is, this run."""
+
+
 def shared_fixtures() -> Path | None:
     """`ZARNIWOOP_SHARED_FIXTURES`, else `<repo>/../shared/fixtures`; None when absent."""
+    if current_test is not None:
+        readers.add(current_test)
     explicit = os.environ.get("ZARNIWOOP_SHARED_FIXTURES")
     candidate = Path(explicit) if explicit else REPO_ROOT.parent / "shared" / "fixtures"
     return candidate if candidate.is_dir() else None

@@ -59,13 +59,15 @@ def served(
     home: Path,
     *extra_args: str,
     host: str = "127.0.0.1",
-    timeout: float = 30.0,
+    timeout: float = 180.0,
     env: Mapping[str, str] | None = None,
     probes: bool = False,
     python_args: tuple[str, ...] = (),
     wrapper: tuple[str, ...] = (),
 ) -> Iterator[Served]:
-    """`probes=False` (the default here): the server sends no reachability probes, so request logs
+    """`timeout`: how long the banner may take — a guard against a server that never starts, not a
+    speed check: under pytest-xdist on a busy 2-core machine a start took over 30 s (issue 24).
+    `probes=False` (the default here): the server sends no reachability probes, so request logs
     hold only what a test caused — and a built-in endpoint a config left on is never contacted.
     `env`: extra variables for the server (e.g. a shared `ZARNIWOOP_MASTER_KEY` for replicas)."""
     probe_flag = "--probes" if probes else "--no-probes"

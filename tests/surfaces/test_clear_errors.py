@@ -7,7 +7,6 @@ Real CLI (Typer's runner on the app), the real HTTP app, real files under a temp
 from __future__ import annotations
 
 import resource
-import time
 from pathlib import Path
 
 import pytest
@@ -113,9 +112,8 @@ def test_a_yaml_alias_bomb_is_refused_quickly_in_bounded_memory(tmp_path, home):
     path = tmp_path / "laughs.yaml"
     path.write_text("bomb:\n" + "".join(f"  {line}\n" for line in levels) + "settings: {}\n")
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    begin = time.monotonic()
     line = one_line_error(invoke("providers", config=path))
-    assert time.monotonic() - begin < 5
+    # refused before expanding: 10^9 leaves cannot fit in 100 MB (memory, not a stopwatch, shows it)
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100_000  # KiB: < 100 MB more
     assert line == (
         f"error: config error: {path}: malformed YAML: line 1, column 1: "

@@ -133,7 +133,9 @@ def test_rebuild_starts_over_with_path_alone(tmp_path, home):
     assert names(search_json("budget")) == ["second.txt"]
 
 
-def test_human_output_names_counts_and_problems(tmp_path, home):
+def test_human_output_names_counts_and_problems(tmp_path, home, monkeypatch):
+    # wide enough that no path (an xdist worker's tmp_path is longer) is broken across lines
+    monkeypatch.setenv("COLUMNS", "400")
     docs = write_corpus(tmp_path / "docs")
     (docs / "broken.pdf").write_bytes(b"%PDF-1.4 broken")
     result = invoke("index", str(docs))

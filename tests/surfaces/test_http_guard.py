@@ -80,14 +80,12 @@ def _post(path: str, extra: str) -> str:
 
 def test_no_token_is_a_401_before_the_body_is_read(server):
     rss_before = rss_kib(server.pid)
-    started = time.monotonic()
     chunks = (b"x" * MIB for _ in range(300))  # claims and tries to send 300 MB
     status, body, sent = _exchange(
         server.url, _post("/v1/research/search", f"Content-Length: {300 * MIB}\r\n"), chunks
     )
     assert status == 401
     assert body == {"error": {"message": "missing bearer token: send Authorization: Bearer <token>"}}
-    assert time.monotonic() - started < 10
     assert sent < 100 * MIB  # the server answered and closed long before the body was through
     assert rss_kib(server.pid) - rss_before < 20 * 1024  # was +900 MB before the guard
 

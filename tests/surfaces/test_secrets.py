@@ -161,7 +161,11 @@ def test_no_key_or_query_word_anywhere(tmp_path, emulator, database_url):
         seen[f"{' '.join(args)}: stdout"] = done.stdout  # "search …": the asker's own answer
         seen[f"{' '.join(args)}: stderr"] = done.stderr
 
-    for modality, provider in SEARCHES:
+    # Each CLI search is a process of its own (~1 s of CPU to start: most of this test's time), so
+    # the pinned ones run once, on SQLite: what they print does not depend on the database. On
+    # PostgreSQL the CLI still writes records there through the cascade searches, and the server's
+    # pinned searches below fill the dump as well.
+    for modality, provider in SEARCHES if database_url is None else [s for s in SEARCHES if not s[1]]:
         pinned = ["--tier", "expert", "--provider", provider] if provider else []
         cli("search", QUERY, "-m", modality, *pinned, "--json")
         if not provider:

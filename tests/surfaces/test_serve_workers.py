@@ -13,7 +13,6 @@ import re
 import signal
 import socket
 import sqlite3
-import statistics
 import subprocess
 import time
 from pathlib import Path
@@ -22,9 +21,11 @@ from typing import Any
 import httpx
 import pytest
 
+from zarniwoop.limits.pacing import cell_of
 from zarniwoop.surfaces.cli.workers import listening_socket
 
 from ..support.bodies import wikipedia_pages
+from ..support.clock import ahead_of_pace
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only, write_config
 from ..support.served import Served, child_pids, serve_command, served, server_env, stop
@@ -34,8 +35,6 @@ BAD = "/bad/w/rest.php/v1/search/page"
 PAID = "/paid/w/rest.php/v1/search/page"
 FAST = {"rateLimit.perSecond": 1000}
 """No pacing in the way: these tests are about cooldowns and quotas."""
-JITTER = 0.1
-"""Arrival jitter tolerated at the emulator on a loaded machine: windows are counted 0.1 s short."""
 
 
 @pytest.fixture(params=["sqlite", "postgres", "redis"])
@@ -254,30 +253,12 @@ def test_workers_outlive_neither_a_killed_parent_nor_a_killed_worker_the_server(
         stop(server.process)
 
 
-def test_small_responses_are_not_delayed_by_nagle(tmp_path, emulator):
-    """Without TCP_NODELAY on the accepted connections a small response waits ~40 ms for a
-    delayed ACK; with it, /healthz takes a few ms even on this busy machine."""
-    config = _config(tmp_path, {})
-    with served(config, tmp_path / "home", "--workers", "2") as server:
-        keep_alive, fresh = [], []
-        with httpx.Client(base_url=server.url, timeout=10) as http:
-            http.get("/healthz")
-            for _ in range(60):
-                begin = time.perf_counter()
-                assert http.get("/healthz").status_code == 200
-                keep_alive.append(time.perf_counter() - begin)
-        for _ in range(30):
-            with httpx.Client(base_url=server.url, timeout=10) as http:
-                begin = time.perf_counter()
-                assert http.get("/healthz").status_code == 200
-                fresh.append(time.perf_counter() - begin)
-    assert statistics.median(keep_alive) < 0.015, sorted(keep_alive)
-    assert statistics.median(fresh) < 0.020, sorted(fresh)
-
-
 def test_listening_socket_makes_asyncio_set_tcp_nodelay_on_every_connection():
     """Even from a socket object whose protocol field is 0 (as `socket.socket(AF_INET)` makes,
-    which asyncio would not set TCP_NODELAY for), every accepted connection gets it."""
+    which asyncio would not set TCP_NODELAY for), every accepted connection gets it — so no small
+    response of a `serve --workers` worker (each serves the socket `listening_socket` makes) waits
+    ~40 ms for a delayed ACK. (Shown here by the option itself: a stopwatch on /healthz latency was
+    what a busy machine broke.)"""
     bare = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     bare.bind(("127.0.0.1", 0))
     bare.listen()
@@ -346,8 +327,7 @@ def test_workers_must_be_at_least_one(tmp_path, value):
 
 
 def test_pacing_is_shared_by_both_workers(tmp_path, emulator):
-    """`perSecond: 2, burst: 4` holds for the server, not per worker: never more than 4 calls reach
-    the provider in the first second, nor more than 2 in any second after (emulator log)."""
+    """`perSecond: 2, burst: 4` holds for the server, not per worker (emulator log)."""
     emulator.add(PAID, Reply.json(wikipedia_pages("Paced")))
     emulator.add(WIKI, Reply.json(wikipedia_pages("Free")))
     paced = {"rateLimit.perSecond": 2, "rateLimit.burst": 4}
@@ -358,16 +338,12 @@ def test_pacing_is_shared_by_both_workers(tmp_path, emulator):
     config = _config(tmp_path, settings)
     with served(config, tmp_path / "home", "--workers", "2") as server:
         assert server.token is not None
+        asked = time.monotonic()  # the emulator's clock; no search before this
         rounds, _, _ = _until_both_workers_served(server, "p", 16)
     results = [result for round_ in rounds for result in round_]
-    first_round = len([r for r in rounds[0] if r["providerInstanceId"] == "paced"])  # its calls, all done
     times = sorted(r.at for r in emulator.requests(PAID))
-    shown = [round(t - times[0], 3) for t in times]
     by_paced = [r for r in results if r["providerInstanceId"] == "paced"]
     assert len(times) == len(by_paced) >= 4
-    for start in times:  # the burst at most, in any one second (a pause between rounds refills it)
-        assert len([t for t in times if start <= t < start + 1 - JITTER]) <= 4, shown
-    # the first round keeps the pace saturated: after its first second, 2 a second
-    saturated = times[:first_round]
-    for start in (t for t in saturated if t >= saturated[0] + 1):
-        assert len([t for t in saturated if start <= t < start + 1 - JITTER]) <= 2, shown
+    # One pace for the server: 3 at once, then one per 0.525 s from the first search on, whichever
+    # worker sent it (a lower bound by order; paced per worker, twice as many would come as soon).
+    assert ahead_of_pace(times, asked, cell_of(2, 4).interval, at_once=3) == []
