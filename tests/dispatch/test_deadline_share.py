@@ -74,7 +74,9 @@ async def test_first_search_with_a_hanging_default_is_answered_by_the_fallback_i
         assert bench is not None and before + 25 <= bench.until <= time.time() + 31
         second = await rt.dispatcher.search(SearchRequest.create("q2", "academic"), SCOPE)
         assert called(second) == [("oa-a", Outcome.SKIPPED_COOLDOWN), ("oa-b", Outcome.SUCCESS)]
-    assert len(emulator.requests("/a/works")) == 1
+    # at most the first search reached it (on a busy machine its allotment can end before the request
+    # even arrives); the second was skipped, as its attempts say
+    assert len(emulator.requests("/a/works")) <= 1
 
 
 async def test_a_call_cut_by_the_deadline_is_benched_like_a_timeout(tmp_path, emulator):
