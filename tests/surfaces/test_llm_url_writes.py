@@ -147,7 +147,9 @@ def test_settings_set_refuses_every_loopback_spelling_at_tenant_level(tmp_path, 
         refused = _cli(config, "settings", "set", key, url, "--level", "tenant")
         assert refused.exit_code == 2, (url, refused.output)
         assert key in refused.output and "(loopback)" in refused.output and "Traceback" not in refused.output
-        put = client.put("/v1/settings", headers=headers, json={"level": "tenant", "set": {key: url}})
+        # a new endpoint names its protocol in the same batch (an unknown endpoint id is refused first)
+        batch = {key: url, **({"research.endpoint.mine.protocol": "searxng"} if key.startswith("research.") else {})}
+        put = client.put("/v1/settings", headers=headers, json={"level": "tenant", "set": batch})
         assert put.status_code == 422, url
         assert put.json()["error"]["field"] == key
         assert "is not a public address (loopback)" in put.json()["error"]["message"]
@@ -159,7 +161,7 @@ def test_settings_set_refuses_every_loopback_spelling_at_tenant_level(tmp_path, 
     [
         ("research.endpoint.wikipedia.userAgent", "zarniwoop\r\nX-Injected: 1"),
         ("research.endpoint.openalex.contactEmail", "ops@example.org\n"),
-        ("research.endpoint.so.site", "stackoverflow\rx"),
+        ("research.endpoint.stackexchange.site", "stackoverflow\rx"),
         ("research.endpoint.wikipedia.userAgent", "nul\x00byte"),
     ],
 )

@@ -180,12 +180,13 @@ class TieredResultCache:
 def encode_result(result: SearchResult) -> bytes:
     """A result as the cache keeps it: compact JSON without the caller's query (the key has it),
     and with the query redacted from the messages a provider may have echoed it in (an attempt's
-    error, the note): what is stored, in a file or in Redis, never holds the query's text."""
+    error, the summary, the note): what is stored, in a file or in Redis, never holds the query's text."""
     query = result.query
     stored = result.with_(
         query="",
         cached=False,
         error_message=redact_query(result.error_message, query),
+        error_summary=redact_query(result.error_summary, query),
         note=redact_query(result.note, query),
         attempts=tuple(
             replace(a, error_message=redact_query(a.error_message, query)) if a.error_message else a
