@@ -90,7 +90,10 @@ class Drip:
             self.requests += 1
             started = self._loop.time()
             dripping = asyncio.ensure_future(self._drip(writer))
-            await reader.read()  # returns when the client closes its side: the fetch ended there
+            try:
+                await reader.read()  # returns when the client closes its side: the fetch ended there
+            except ConnectionResetError:
+                pass  # or it aborted (unread bytes in its buffer make the close a reset): ended too
             self.held.append(self._loop.time() - started)
             self.closed.set()
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
