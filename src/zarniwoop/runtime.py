@@ -42,10 +42,10 @@ from .contract.errors import ConfigError
 from .contract.query import SearchScope
 from .dispatch.cache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
 from .dispatch.cache import MemoryResultCache, ResultCache, TieredResultCache
-from .dispatch.flights import Flights
 from .dispatch.cooldown import SQLCooldownStore
 from .dispatch.dispatcher import Dispatcher, DispatchObserver
 from .dispatch.factory import ProviderFactory
+from .dispatch.flights import Flights
 from .dispatch.quota import LocalQuotaGuard
 from .limits.call_budgets import SQLCallBudgets
 from .limits.clock import Clock
@@ -437,9 +437,14 @@ def retention_rules(settings: SettingService) -> list[RetentionRule]:
 
     return [
         RetentionRule(
-            "research_call_records", "started_at", days=lambda scope: retention_days(settings, scope), per_scope=True
+            "research_call_records",
+            "started_at",
+            days=lambda scope: retention_days(settings, scope),
+            per_scope=True,
         ),
-        RetentionRule("llm_usage_records", "created_at", days=llm_days, bound=iso_bound, companions=("llm_traces",)),
+        RetentionRule(
+            "llm_usage_records", "created_at", days=llm_days, bound=iso_bound, companions=("llm_traces",)
+        ),
         RetentionRule("quota_counters", "updated_at", days=lambda _: QUOTA_COUNTER_KEEP_DAYS),
     ]
 

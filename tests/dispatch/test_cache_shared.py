@@ -26,9 +26,15 @@ class Clock:
 
 def result(tag: str, text_bytes: int = 1000) -> SearchResult:
     hit = SearchHit(
-        title=tag, url=f"https://example.org/{tag}", snippet="x" * text_bytes, source="t", modality=Modality.WEB
+        title=tag,
+        url=f"https://example.org/{tag}",
+        snippet="x" * text_bytes,
+        source="t",
+        modality=Modality.WEB,
     )
-    return SearchResult(query=tag, modality=Modality.WEB, tier=Tier.NORMAL, provider_instance_id="t", hits=(hit,))
+    return SearchResult(
+        query=tag, modality=Modality.WEB, tier=Tier.NORMAL, provider_instance_id="t", hits=(hit,)
+    )
 
 
 def on_disk(path: Path) -> int:
@@ -160,7 +166,9 @@ async def test_a_query_echoed_in_an_error_is_redacted_before_it_is_stored(tmp_pa
     cache = SQLiteResultCache(path, max_bytes=1 << 20, now=Clock())
     await cache.set("k", echoed, 600)
     back = await cache.get("k")
-    assert back is not None and back.attempts[0].error_message == "malformed query all:<query> AND all:<query>"
+    assert (
+        back is not None and back.attempts[0].error_message == "malformed query all:<query> AND all:<query>"
+    )
     await cache.aclose()
     stored = b"".join(p.read_bytes() for p in tmp_path.glob("cache.db*"))
     assert b"zyxqueryone" not in stored and b"qvxquerytwo" not in stored

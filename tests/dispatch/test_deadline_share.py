@@ -67,7 +67,9 @@ async def test_first_search_with_a_hanging_default_is_answered_by_the_fallback_i
         assert first.note is None  # answered within the 3 s deadline: it would say so otherwise
         # oa-a had half of the deadline (minus the margin): 1475 ms, not the whole 3 s — as the
         # attempt says; it waited them out (lower bounds, which a busy machine only raises).
-        allotted = int(re.fullmatch(r"no answer from \S+ within (\d+) ms", first.attempts[0].error_message)[1])
+        allotted = int(
+            re.fullmatch(r"no answer from \S+ within (\d+) ms", first.attempts[0].error_message)[1]
+        )
         assert 0 < allotted <= 1475  # of what was left of the deadline when the call began
         assert first.attempts[0].duration_ms >= allotted and elapsed >= allotted / 1000
         bench = await cooldown_of(rt, "oa-a")

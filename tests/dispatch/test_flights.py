@@ -13,7 +13,7 @@ import pytest
 from zarniwoop.contract import Modality, SearchHit, SearchResult, Tier
 from zarniwoop.dispatch.cache import cache_digest
 from zarniwoop.dispatch.cache_sql import SQLiteFlights, SQLiteResultCache
-from zarniwoop.dispatch.flights import FlightStore, Flights, FlightWaitExpiredError
+from zarniwoop.dispatch.flights import Flights, FlightStore, FlightWaitExpiredError
 from zarniwoop.limits.clock import Clock
 
 pytestmark = pytest.mark.anyio
@@ -22,8 +22,12 @@ LEASE = 0.3
 
 
 def result(tag: str) -> SearchResult:
-    hit = SearchHit(title=tag, url=f"https://example.org/{tag}", snippet="s", source="t", modality=Modality.WEB)
-    return SearchResult(query="", modality=Modality.WEB, tier=Tier.NORMAL, provider_instance_id="t", hits=(hit,))
+    hit = SearchHit(
+        title=tag, url=f"https://example.org/{tag}", snippet="s", source="t", modality=Modality.WEB
+    )
+    return SearchResult(
+        query="", modality=Modality.WEB, tier=Tier.NORMAL, provider_instance_id="t", hits=(hit,)
+    )
 
 
 @pytest.fixture(params=["sqlite", "redis"])
@@ -89,7 +93,11 @@ async def test_a_dead_leaders_lease_runs_out_and_one_follower_calls_once(stores)
     a, b = (Flights(s, Clock(), lease=LEASE) for s in stores)
     calls = Calls()
     answers = await asyncio.gather(
-        *(flights.run("k", calls.call(f"{name}{i}"), wait=30) for i in range(3) for name, flights in (("a", a), ("b", b)))
+        *(
+            flights.run("k", calls.call(f"{name}{i}"), wait=30)
+            for i in range(3)
+            for name, flights in (("a", a), ("b", b))
+        )
     )
     assert len(calls.log) == 1
     [(who, started)] = calls.log

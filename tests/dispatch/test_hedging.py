@@ -187,7 +187,10 @@ async def test_a_hanging_default_costs_one_timeout_to_at_most_the_first_five_of_
     # ... until it lost LOSSES_TO_BENCH races in a row (or its first call timed out): benched, skipped
     assert raced == list(range(first, first + LOSSES_TO_BENCH))
     assert skipped == list(range(first + LOSSES_TO_BENCH, 200))
-    assert f"lost {LOSSES_TO_BENCH} hedges in a row" in results[first + LOSSES_TO_BENCH].attempts[0].error_message
+    assert (
+        f"lost {LOSSES_TO_BENCH} hedges in a row"
+        in results[first + LOSSES_TO_BENCH].attempts[0].error_message
+    )
     assert len(emulator.requests("/hang/works")) == first + LOSSES_TO_BENCH
 
 

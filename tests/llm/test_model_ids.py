@@ -9,8 +9,8 @@ from zarniwoop.contract.errors import UnsafeValueError
 from zarniwoop.contract.protocol import Secret
 from zarniwoop.llm.adapters import ADAPTERS, ChatRequest, Endpoint
 from zarniwoop.llm.adapters.ids import check_model, safe_listing
-from zarniwoop.llm.choice.aliases import DictSettings, resolve
 from zarniwoop.llm.catalog.listing import ListedModel
+from zarniwoop.llm.choice.aliases import DictSettings, resolve
 
 ADMITTED = [
     ("gemini", "gemini-2.5-pro"),

@@ -441,7 +441,9 @@ async def test_a_live_process_keeps_started_lines_until_the_call_ends(tmp_path, 
     assert not list(rt.usage.spool.directory.glob("*.jsonl"))
 
 
-async def test_an_llm_usage_record_the_database_cannot_take_is_spooled_and_written_once(tmp_path, database_url):
+async def test_an_llm_usage_record_the_database_cannot_take_is_spooled_and_written_once(
+    tmp_path, database_url
+):
     """One spool for both ledgers: an LLM usage row that meets a database failure (here its table is
     briefly gone) goes to the audit spool, and the flusher inserts it, once, when it is back."""
     from zarniwoop.llm.usage import UsageRecord

@@ -108,6 +108,8 @@ class Emulator:
         self._log: list[RecordedRequest] = []
         self._completed: list[tuple[RecordedRequest, Reply]] = []
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
+        """Notified at each request logged: `wait_for_requests` sleeps on it, no polling."""
         self._stopping = threading.Event()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -171,6 +173,13 @@ class Emulator:
         with self._lock:
             return [r for r in self._log if path is None or r.path == path]
 
+    def wait_for_requests(self, path: str, count: int, timeout: float = 60.0) -> list[RecordedRequest]:
+        """Block (a thread, never an event loop) until `count` requests to `path` arrived, or
+        `timeout` passed; the requests to `path` then (the caller asserts how many)."""
+        with self._arrived:
+            self._arrived.wait_for(lambda: sum(r.path == path for r in self._log) >= count, timeout)
+            return [r for r in self._log if r.path == path]
+
     def completed(self, path: str | None = None) -> list[tuple[RecordedRequest, Reply]]:
         """The requests whose reply was written to its last byte, with that reply: what the upstream
         produced in full (a client that hung up midway is not in it)."""
@@ -203,6 +212,7 @@ class Emulator:
         )
         with self._lock:
             self._log.append(request)
+            self._arrived.notify_all()
             route = self._route_for(split.path)
         if route is None:
             reply = Reply.json({"error": f"no route for {split.path}"}, status=404)

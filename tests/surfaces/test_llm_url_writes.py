@@ -148,7 +148,10 @@ def test_settings_set_refuses_every_loopback_spelling_at_tenant_level(tmp_path, 
         assert refused.exit_code == 2, (url, refused.output)
         assert key in refused.output and "(loopback)" in refused.output and "Traceback" not in refused.output
         # a new endpoint names its protocol in the same batch (an unknown endpoint id is refused first)
-        batch = {key: url, **({"research.endpoint.mine.protocol": "searxng"} if key.startswith("research.") else {})}
+        batch = {
+            key: url,
+            **({"research.endpoint.mine.protocol": "searxng"} if key.startswith("research.") else {}),
+        }
         put = client.put("/v1/settings", headers=headers, json={"level": "tenant", "set": batch})
         assert put.status_code == 422, url
         assert put.json()["error"]["field"] == key

@@ -58,7 +58,10 @@ def test_three_cli_processes_share_one_cache(tmp_path, emulator):
     fresh = _cli(config, home, *search, "--no-cache")
     assert len(emulator.requests(WIKI)) == 2
     assert (first["cached"], second["cached"], fresh["cached"]) == (False, True, False)
-    assert second["query"] == "Polar  Glow" and [h["title"] for h in second["hits"]] == ["Aurora", "Aurora borealis"]
+    assert second["query"] == "Polar  Glow" and [h["title"] for h in second["hits"]] == [
+        "Aurora",
+        "Aurora borealis",
+    ]
     assert "cachedAt" in second and "cachedAt" not in first
     assert (home / "cache.db").exists()
     stored = b"".join(p.read_bytes() for p in home.glob("cache.db*")).lower()
@@ -115,7 +118,11 @@ def test_two_workers_share_one_cache_and_one_flight(tmp_path, emulator):
 
         # the leader's worker dies mid-call: a lease nobody renews
         answers: list[Any] = []
-        burst = threading.Thread(target=lambda: answers.extend(asyncio.run(_burst(server.url, token, killed_query, 16, errors=True))))
+        burst = threading.Thread(
+            target=lambda: answers.extend(
+                asyncio.run(_burst(server.url, token, killed_query, 16, errors=True))
+            )
+        )
         burst.start()
         leader = _flight_owner(home, emulator, killed_query)
         assert leader in child_pids(server.pid)
@@ -126,7 +133,9 @@ def test_two_workers_share_one_cache_and_one_flight(tmp_path, emulator):
         assert len(calls) == 2  # the dead leader's, and one further
         answered = [a for a in answers if isinstance(a, dict)]
         assert answered, answers  # the survivor's followers (the dead worker's clients lost theirs)
-        assert [(a["hits"][0]["title"], a["errorMessage"]) for a in answered] == [("Second", None)] * len(answered)
+        assert [(a["hits"][0]["title"], a["errorMessage"]) for a in answered] == [("Second", None)] * len(
+            answered
+        )
 
 
 def _flight_owner(home: Path, emulator: Any, query: str) -> int:
@@ -181,10 +190,7 @@ def test_a_killed_worker_is_replaced_and_its_calls_in_flight_are_audited_interru
 
         burst = threading.Thread(target=lambda: answers.extend(asyncio.run(in_flight())))
         burst.start()
-        deadline = time.monotonic() + 30
-        while len(emulator.requests(SLOW)) < 8 and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert len(emulator.requests(SLOW)) == 8
+        assert len(emulator.wait_for_requests(SLOW, 8)) == 8
         killed, survivor = child_pids(server.pid)
         os.kill(killed, signal.SIGKILL)
         # the survivor answers at once, on fresh connections
@@ -194,7 +200,9 @@ def test_a_killed_worker_is_replaced_and_its_calls_in_flight_are_audited_interru
         lost = [a for a in answers if isinstance(a, BaseException)]
         timed_out = [a for a in answers if isinstance(a, dict)]
         assert len(lost) + len(timed_out) == 8 and lost and timed_out  # both workers had some
-        assert {(a["attempts"][0]["outcome"], a["providerInstanceId"]) for a in timed_out} == {("timeout", "wiki")}
+        assert {(a["attempts"][0]["outcome"], a["providerInstanceId"]) for a in timed_out} == {
+            ("timeout", "wiki")
+        }
         deadline = time.monotonic() + 60
         rows: list[tuple[str, str]] = []
         while time.monotonic() < deadline:

@@ -8,6 +8,7 @@ with a margin derived from it: never before it, at most one second after it (the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Iterator
@@ -90,10 +91,10 @@ class Drip:
             self.requests += 1
             started = self._loop.time()
             dripping = asyncio.ensure_future(self._drip(writer))
-            try:
-                await reader.read()  # returns when the client closes its side: the fetch ended there
-            except ConnectionResetError:
-                pass  # or it aborted (unread bytes in its buffer make the close a reset): ended too
+            # returns when the client closes its side (the fetch ended there), or raises when it
+            # aborted instead (unread bytes in its buffer make the close a reset): ended too
+            with contextlib.suppress(ConnectionResetError):
+                await reader.read()
             self.held.append(self._loop.time() - started)
             self.closed.set()
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):

@@ -110,7 +110,9 @@ KNOWN_KEYS: tuple[KnownKey, ...] = (
     KnownKey("ai.failover.maxWaitSeconds", "longest Retry-After an LLM call waits before failing over"),
     KnownKey("ai.usage.retentionDays", "LLM usage records kept this long", "90"),
     KnownKey(
-        "ai.usage.purgeIntervalSeconds", "how often a server runs retention (provider calls, LLM usage, quota windows)", "3600"
+        "ai.usage.purgeIntervalSeconds",
+        "how often a server runs retention (provider calls, LLM usage, quota windows)",
+        "3600",
     ),
     KnownKey(
         "ai.rateLimit.windowSeconds", "the window requests_per_minute / tokens_per_minute count over", "60"

@@ -64,7 +64,10 @@ async def prune(db: Database, rules: Sequence[RetentionRule], *, now: float) -> 
     removed: dict[str, int] = {}
     for rule in rules:
         scopes = (
-            [SearchScope(t, p) for t, p in await db.fetchall(f"SELECT DISTINCT tenant, project FROM {rule.table}")]
+            [
+                SearchScope(t, p)
+                for t, p in await db.fetchall(f"SELECT DISTINCT tenant, project FROM {rule.table}")
+            ]
             if rule.per_scope
             else [None]
         )
@@ -73,7 +76,10 @@ async def prune(db: Database, rules: Sequence[RetentionRule], *, now: float) -> 
             cutoff = rule.bound(now - max(1, rule.days(scope or SearchScope())) * 86400)
             where, params = f"{rule.time_column} < ?", [cutoff]
             if scope is not None:
-                where, params = f"tenant = ? AND project = ? AND {where}", [scope.tenant, scope.project, cutoff]
+                where, params = (
+                    f"tenant = ? AND project = ? AND {where}",
+                    [scope.tenant, scope.project, cutoff],
+                )
             deleted += max(0, await db.execute(f"DELETE FROM {rule.table} WHERE {where}", params))
             for companion in rule.companions:
                 removed[companion] = removed.get(companion, 0) + max(
@@ -138,7 +144,9 @@ def start_retention_loop(
 ) -> asyncio.Task[None]:
     """A server's periodic purge (first run now); `rules` and `interval` are read each round, after
     `refresh` (the settings). Cancel the task, or `stop_retention_loop`, to stop it."""
-    return asyncio.get_running_loop().create_task(_loop(db, rules, interval, refresh), name="zarniwoop-retention")
+    return asyncio.get_running_loop().create_task(
+        _loop(db, rules, interval, refresh), name="zarniwoop-retention"
+    )
 
 
 async def stop_retention_loop(task: asyncio.Task[None]) -> None:

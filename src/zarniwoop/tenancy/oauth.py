@@ -73,7 +73,9 @@ class OAuthVerifier:
         if not config.resource:
             raise ConfigError("auth.resource", "is required with auth mode oauth (this server's public URL)")
         if not config.issuers and not config.builtin:
-            raise ConfigError("auth.issuers", "name at least one issuer (or builtin: true) with auth mode oauth")
+            raise ConfigError(
+                "auth.issuers", "name at least one issuer (or builtin: true) with auth mode oauth"
+            )
         self.resource = config.resource
         self.issuers = {issuer.issuer: issuer for issuer in config.issuers}
         self.refetch_seconds = config.jwks_refetch_seconds

@@ -140,7 +140,9 @@ async def timeseries(
         + (f"{spec.condition} AND " if spec.condition else "")
         + f"{spec.time_column} >= ? AND {spec.time_column} < ?"
     )
-    rows = await db.fetchall(sql, (*applied.values(), spec.bound(starts[0]), spec.bound(until))) if query else []
+    rows = (
+        await db.fetchall(sql, (*applied.values(), spec.bound(starts[0]), spec.bound(until))) if query else []
+    )
     # per group, per bucket: the calls as tuples of the measures
     groups: dict[tuple[str | None, ...], list[list[Any]]] = {}
     width = len(columns)
@@ -268,7 +270,9 @@ async def research_timeseries(
         with contextlib.suppress(Exception):
             await audit.flush(orphans=False)
     filters = {"tenant": scope.tenant, "project": scope.project}
-    return await timeseries(db, RESEARCH, filters, since=since, until=until, bucket=bucket, by=by, query=query)
+    return await timeseries(
+        db, RESEARCH, filters, since=since, until=until, bucket=bucket, by=by, query=query
+    )
 
 
 async def llm_timeseries(

@@ -29,9 +29,9 @@ from ...contract.errors import ParseError, ProviderError
 from ...contract.protocol import RequestSpec
 from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
-from .response import ChatResponse, TokenUsage, ToolCall
 from .ids import check_model
 from .options import refuse_unsupported, tool_strict
+from .response import ChatResponse, TokenUsage, ToolCall
 
 API_VERSION = "2023-06-01"
 STRUCTURED_OUTPUTS_BETA = "structured-outputs-2025-11-13"

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ...contract.protocol import RequestSpec, Secret
-from .response import ChatResponse, ToolCall
 from .options import NO_OPTIONS, SamplingOptions
+from .response import ChatResponse, ToolCall
 
 if TYPE_CHECKING:
     from ...contract.errors import ProviderError

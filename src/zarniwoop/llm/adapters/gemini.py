@@ -26,9 +26,9 @@ from ...contract.errors import ParseError, ProviderError
 from ...contract.protocol import RequestSpec
 from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error
-from .response import ChatResponse, TokenUsage, ToolCall
 from .ids import gemini_resource
 from .options import LOGPROBS, openai_logprobs, refuse_unsupported, tool_strict
+from .response import ChatResponse, TokenUsage, ToolCall
 
 UNSUPPORTED = frozenset({"parallel_tool_calls", "metadata"})
 """OpenAI fields generateContent has no equivalent of (`options.py`): it decides alone whether calls

@@ -22,9 +22,9 @@ from ...contract.errors import ParseError, ProviderError
 from ...contract.protocol import RequestSpec
 from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
-from .response import ChatResponse, TokenUsage, ToolCall
 from .ids import check_model
 from .options import LOGPROBS, openai_logprobs, refuse_unsupported
+from .response import ChatResponse, TokenUsage, ToolCall
 
 UNSUPPORTED = frozenset({"tools[].function.strict", "parallel_tool_calls", "metadata"})
 """OpenAI fields `/api/chat` has no equivalent of (`options.py`); a strict JSON schema is honoured,

@@ -30,9 +30,9 @@ from ...contract.errors import ParseError, ProviderError
 from ...contract.protocol import RequestSpec
 from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error
-from .response import ChatResponse, TokenUsage, ToolCall
 from .ids import check_model
 from .options import FINGERPRINT, LOGPROBS, REFUSAL, SamplingOptions, openai_logprobs
+from .response import ChatResponse, TokenUsage, ToolCall
 
 
 class OpenAIAdapter:

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ...contract.errors import UnknownModelError
-from ..adapters.wire import WIRE_TYPES
 from ..adapters.ids import check_model
+from ..adapters.wire import WIRE_TYPES
 
 MAX_DEPTH = 8
 """At most this many specs on one resolution chain (the spec, each alias hop, the final target)."""

@@ -25,8 +25,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...llm.adapters import ChatMessage, ChatRequest, ToolSpec
-from ...llm.adapters.response import ChatResponse, TokenUsage, ToolCall
 from ...llm.adapters.options import FINGERPRINT, LOGPROBS, REFUSAL, SamplingOptions
+from ...llm.adapters.response import ChatResponse, TokenUsage, ToolCall
 from ...llm.call import LlmResult
 
 GATEWAY_PATHS = ("/v1/chat/completions", "/v1/models", "/v1/embeddings")

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ...tenancy.oauth import looks_like_jwt
 from ...llm.catalog.liveness import LocalProbes
+from ...tenancy.oauth import looks_like_jwt
 from ...tenancy.tokens import ANY, Principal, TokenStore, hash_token
 
 if TYPE_CHECKING:
