@@ -124,24 +124,30 @@ class _Progress:
 def render_report(report: IndexReport) -> None:
     from rich.markup import escape
 
+    # Lines that carry a path are soft-wrapped: the terminal folds them, and a copied path stays whole.
     out = console()
     summary = (
         f"[bold]{report.indexed}[/bold] new, [bold]{report.updated}[/bold] updated, "
         f"{report.unchanged} unchanged, {report.removed} removed, "
         f"{len(report.skipped)} skipped, {len(report.failed)} failed"
     )
-    out.print(f"{escape(report.path)}: {summary} · {report.passages_written} passages written")
+    out.print(
+        f"{escape(report.path)}: {summary} · {report.passages_written} passages written", soft_wrap=True
+    )
     for label, notes, colour in (
         ("failed", report.failed, "red"),
         ("skipped", report.skipped, "yellow"),
         ("warning", report.warnings, "yellow"),
     ):
         for note in notes:
-            out.print(f"  [{colour}]{label}[/{colour}] {escape(note.path)}: {escape(note.reason)}")
+            out.print(
+                f"  [{colour}]{label}[/{colour}] {escape(note.path)}: {escape(note.reason)}", soft_wrap=True
+            )
     total = report.indexed + report.updated + report.unchanged
     if not total and not report.failed and not report.skipped and not report.removed:
         out.print("[yellow]no text, Markdown, HTML or PDF files found[/yellow]")
     out.print(
         f"[dim]index: {report.documents} files, {report.passages} passages · {escape(report.index)} · "
-        f"{report.elapsed_ms / 1000:.2f} s{' (rebuilt)' if report.rebuilt else ''}[/dim]"
+        f"{report.elapsed_ms / 1000:.2f} s{' (rebuilt)' if report.rebuilt else ''}[/dim]",
+        soft_wrap=True,
     )
