@@ -151,3 +151,30 @@ async def test_a_search_begun_after_a_flight_finished_starts_a_new_one(stores):
     assert await a.run("k", calls.call("a"), wait=30) == (result("a"), False)
     assert await b.run("k", calls.call("b"), wait=30) == (result("b"), False)
     assert [who for who, _ in calls.log] == ["a", "b"]
+
+
+async def published(store: FlightStore) -> int:
+    """Results a store holds for followers (rows or keys)."""
+    if isinstance(store, SQLiteFlights):
+        db = await store.cache.ready()
+        row = await db.fetchone("SELECT count(*) FROM flights WHERE result IS NOT NULL")
+        return int(row[0]) if row else 0
+    return len(await store.state.client.keys(store.state.key("flightresult", "*")))  # type: ignore[attr-defined]
+
+
+async def test_a_leader_nobody_waited_for_publishes_nothing_and_one_that_was_waited_for_does(stores):
+    """The common case, one process alone on a request, costs a claim and a release: no result is
+    encoded or stored for nobody. A follower that claimed during the flight makes it publish."""
+    a, b = (Flights(s, Clock(), lease=1.0) for s in stores)
+    calls = Calls()
+    assert await a.run("alone", calls.call("a"), wait=30) == (result("a"), False)
+    assert await published(stores[0]) == 0
+    leader = asyncio.create_task(a.run("k", calls.call("a2", hold=True), wait=30))
+    while len(calls.log) < 2:  # the leader's call is out
+        await asyncio.sleep(0.005)
+    follower = asyncio.create_task(b.run("k", calls.call("b"), wait=30))
+    await asyncio.sleep(0.05)  # its claim found the live lease: it waits
+    calls.release.set()
+    assert (await leader)[1] is False and (await follower) == (result("a2"), True)
+    assert await published(stores[0]) == 1
+    assert [who for who, _ in calls.log] == ["a", "a2"]

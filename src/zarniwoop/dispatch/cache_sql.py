@@ -55,7 +55,7 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS entries_used ON entries (used)",
     "CREATE INDEX IF NOT EXISTS entries_expires ON entries (expires)",
     "CREATE TABLE IF NOT EXISTS flights (key BLOB PRIMARY KEY, owner TEXT NOT NULL, "
-    "expires REAL NOT NULL, result BLOB, finished REAL)",
+    "expires REAL NOT NULL, result BLOB, finished REAL, waiters INTEGER NOT NULL DEFAULT 0)",
     "CREATE INDEX IF NOT EXISTS flights_expires ON flights (expires)",
 )
 MAIN_SHARE = 0.85
@@ -124,6 +124,9 @@ class SQLiteResultCache:
         return self.db
 
     async def _create(self) -> None:
+        columns = {str(row[1]) for row in await self.db.fetchall("PRAGMA table_info(flights)")}
+        if columns and "waiters" not in columns:  # an older file's leases: transient, dropped
+            await self.db.execute("DROP TABLE flights")
         for statement in SCHEMA:
             await self.db.execute(statement)
         row = await self.db.fetchone("PRAGMA page_size")
@@ -222,8 +225,10 @@ class SQLiteResultCache:
 
 class SQLiteFlights:
     """The `flights.FlightStore` of the embedded default, in the shared cache's file: one row per
-    request key, `(owner, expires, result, finished)`; a row is free to claim once its lease has
-    expired, or its flight finished before the claimer's search began."""
+    request key, `(owner, expires, result, finished, waiters)`; a row is free to claim once its
+    lease has expired, or its flight finished before the claimer's search began. A claimer that
+    finds a live lease counts itself in `waiters`, so a leader nobody waits for gives its lease up
+    without writing its result (the common case: one statement, nothing encoded)."""
 
     def __init__(self, cache: SQLiteResultCache) -> None:
         self.cache = cache
@@ -231,20 +236,21 @@ class SQLiteFlights:
 
     async def claim(self, key: bytes, owner: str, now: float, lease: float, since: float) -> str | None:
         db = await self.cache.ready()
-        for _ in range(3):  # a row deleted between the two statements: try again
-            taken = await db.execute(
-                "INSERT INTO flights (key, owner, expires, result, finished) VALUES (?, ?, ?, NULL, NULL) "
-                "ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, expires = excluded.expires, "
-                "result = NULL, finished = NULL "
-                "WHERE (flights.result IS NULL AND flights.expires <= ?) OR flights.finished < ?",
-                (key, owner, now + lease, now, since),
-            )
-            if taken:
-                return owner
-            row = await db.fetchone("SELECT owner FROM flights WHERE key = ?", (key,))
-            if row is not None:
-                return str(row[0])
-        return None
+        # One statement takes the lease or counts the caller as a waiter of its holder, and names
+        # the holder either way (?1 key, ?2 owner, ?3 expires, ?4 now, ?5 since).
+        free = "(flights.result IS NULL AND flights.expires <= ?4) OR flights.finished < ?5"
+        rows = await db.fetchall(
+            "INSERT INTO flights (key, owner, expires, result, finished, waiters) "
+            "VALUES (?1, ?2, ?3, NULL, NULL, 0) ON CONFLICT (key) DO UPDATE SET "
+            f"owner = CASE WHEN {free} THEN excluded.owner ELSE flights.owner END, "
+            f"expires = CASE WHEN {free} THEN excluded.expires ELSE flights.expires END, "
+            f"result = CASE WHEN {free} THEN NULL ELSE flights.result END, "
+            f"finished = CASE WHEN {free} THEN NULL ELSE flights.finished END, "
+            f"waiters = CASE WHEN {free} THEN 0 ELSE flights.waiters + 1 END "
+            "RETURNING owner",
+            (key, owner, now + lease, now, since),
+        )
+        return str(rows[0][0]) if rows else None
 
     async def renew(self, key: bytes, owner: str, now: float, lease: float) -> bool:
         db = await self.cache.ready()
@@ -254,14 +260,18 @@ class SQLiteFlights:
         )
         return bool(renewed)
 
-    async def finish(self, key: bytes, owner: str, body: bytes | None, now: float, keep: float) -> None:
+    async def finish(
+        self, key: bytes, owner: str, body: Callable[[], bytes] | None, now: float, keep: float
+    ) -> None:
         db = await self.cache.ready()
-        if body is None:
-            await db.execute("DELETE FROM flights WHERE key = ? AND owner = ?", (key, owner))
-        else:
+        gone = await db.execute(
+            "DELETE FROM flights WHERE key = ? AND owner = ? AND (waiters = 0 OR ?)",
+            (key, owner, body is None),
+        )
+        if not gone and body is not None:
             await db.execute(
                 "UPDATE flights SET result = ?, expires = ?, finished = ? WHERE key = ? AND owner = ?",
-                (body, now + keep, now, key, owner),
+                (body(), now + keep, now, key, owner),
             )
         self._finished += 1
         if self._finished % SWEEP_EVERY == 0:

@@ -5,10 +5,13 @@ Above it, each process coalesces its own identical searches (`cache.Coalescer`);
 between processes. The first process to claim the request's **lease** (a row of the shared cache's
 file, `cache_sql.SQLiteFlights`, or a Redis `SET NX PX`, `redis_stores.RedisFlights`) leads: it
 renews the lease every `LEASE_SECONDS / 4` while its call runs, then publishes the result beside the
-lease (kept `RESULT_SECONDS` for followers) and gives the lease up. Every other process follows:
-it polls the lease (`POLL_FIRST` doubling to `POLL_MAX`) and takes the leader's result — also
+lease (kept `RESULT_SECONDS` for followers) and gives the lease up — or, when no other process
+claimed while it led, only gives the lease up: nothing is encoded or written for nobody. Every
+other process follows: it polls the lease (`POLL_FIRST` doubling to `POLL_MAX`) and takes the leader's result — also
 the result of a flight that finished after the follower's search began (it may have been waiting
-on a dead leader's lease meanwhile); a search begun after a flight finished starts a new one.
+on a dead leader's lease meanwhile), when it was published; a search begun after a flight finished
+starts a new one. A search that finds the lease given up leads itself and first rechecks the
+cache, which the finished flight filled (with the cache off, it calls again).
 
 - **The leader dies** (killed mid-call): its lease is not renewed and expires within
   `LEASE_SECONDS`; the followers then claim it again, and one of them leads — one further call.
@@ -26,9 +29,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import itertools
 import logging
 import os
-import uuid
+import secrets
 from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING, Protocol
 
@@ -65,8 +70,11 @@ class FlightStore(Protocol):
 
     async def renew(self, key: bytes, owner: str, now: float, lease: float) -> bool: ...
 
-    async def finish(self, key: bytes, owner: str, body: bytes | None, now: float, keep: float) -> None:
-        """Publish the result (None: no result, the call raised) and give the lease up."""
+    async def finish(
+        self, key: bytes, owner: str, body: Callable[[], bytes] | None, now: float, keep: float
+    ) -> None:
+        """Give the lease up, publishing the result (`body()`) first if a follower claimed while
+        `owner` led; `body` None: no result, the call raised."""
         ...
 
     async def watch(self, key: bytes, holder: str, now: float) -> tuple[str | None, bytes | None]:
@@ -80,8 +88,10 @@ class Flights:
         self.clock = clock
         self.lease = lease
         self.outage = OutageLog(log, "flight store")
-        self._prefix = f"{os.getpid()}:"
-        """Owners name their process (what an operator or a test sees in the store)."""
+        self._prefix = f"{os.getpid()}:{secrets.token_hex(4)}:"
+        """Owners name their process (what an operator or a test sees in the store); the random
+        part keeps a restarted process with a reused pid from passing for the old one."""
+        self._flight_numbers = itertools.count()
 
     async def run(
         self,
@@ -95,7 +105,7 @@ class Flights:
         this process leads (the cache, which a flight finished meanwhile may just have filled).
         Raises `FlightWaitExpiredError` when `wait` seconds pass with the leader alive."""
         digest = cache_digest(("flight", key))
-        owner = self._prefix + uuid.uuid4().hex
+        owner = f"{self._prefix}{next(self._flight_numbers)}"
         give_up = self.clock.monotonic() + wait
         since = self.clock.now()
         while True:
@@ -143,10 +153,10 @@ class Flights:
         recheck: Callable[[], Awaitable[SearchResult | None]] | None,
     ) -> SearchResult:
         heartbeat = asyncio.create_task(self._renew(digest, owner))
-        body: bytes | None = None
+        body: Callable[[], bytes] | None = None
         try:
             result = (await recheck() if recheck is not None else None) or await call()
-            body = encode_result(result)
+            body = functools.partial(encode_result, result)  # encoded only if a follower waits
             return result
         finally:
             heartbeat.cancel()

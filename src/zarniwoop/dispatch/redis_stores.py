@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import RedisError
@@ -203,7 +203,10 @@ return 0
 """
 _FLIGHT_CLAIM = """
 local holder = redis.call('GET', KEYS[1])
-if holder then return holder end
+if holder then
+  redis.call('SET', KEYS[3], holder, 'PX', ARGV[4])
+  return holder
+end
 local done = redis.call('GET', KEYS[2])
 if done then
   local at, owner = string.match(done, '^([^|]+)|(.*)$')
@@ -212,51 +215,79 @@ end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return ARGV[1]
 """
-_FLIGHT_FINISH = """
-if ARGV[2] ~= '' then
-  redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
-  redis.call('SET', KEYS[3], ARGV[4] .. '|' .. ARGV[1], 'PX', ARGV[3])
-end
+_FLIGHT_RELEASE = """
+if ARGV[2] == '1' and redis.call('GET', KEYS[2]) == ARGV[1] then return 0 end
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
 end
 return 1
 """
+_FLIGHT_FINISH = """
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+redis.call('SET', KEYS[3], ARGV[4] .. '|' .. ARGV[1], 'PX', ARGV[3])
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+end
+if redis.call('GET', KEYS[4]) == ARGV[1] then
+  redis.call('DEL', KEYS[4])
+end
+return 1
+"""
+WAITER_MS = 600_000
+"""How long a follower's mark on a flight lasts: longer than any search waits; the leader's finish
+removes it."""
 
 
 class RedisFlights:
     """The `flights.FlightStore` of a replica set: the lease is `SET NX PX` on `flight:<digest>`
-    (value: its owner), renewed and given up by scripts that first check the owner; the result is
-    `flightresult:<digest>:<owner>`, and `flightdone:<digest>` says which flight finished last and
-    when (the replicas' clocks compare it with a claimer's start), both expiring on their own.
-    Redis's clock times the leases."""
+    (value: its owner), renewed and given up by scripts that first check the owner; a claimer that
+    finds it held marks `flightwait:<digest>` with the holder's name, and only then does the
+    holder publish its result: `flightresult:<digest>:<owner>`, and `flightdone:<digest>` says
+    which flight finished last and when (the replicas' clocks compare it with a claimer's start),
+    both expiring on their own. Redis's clock times the leases."""
 
     def __init__(self, state: RedisState) -> None:
         self.state = state
         self._claim = state.script(_FLIGHT_CLAIM)
         self._renew = state.script(_FLIGHT_RENEW)
+        self._release = state.script(_FLIGHT_RELEASE)
         self._finish = state.script(_FLIGHT_FINISH)
 
     def _lease(self, key: bytes) -> str:
         return self.state.key("flight", key.hex())
+
+    def _waiter(self, key: bytes) -> str:
+        return self.state.key("flightwait", key.hex())
 
     def _result(self, key: bytes, owner: str) -> str:
         return self.state.key("flightresult", key.hex(), owner)
 
     async def claim(self, key: bytes, owner: str, now: float, lease: float, since: float) -> str | None:
         holder = await self._claim(
-            keys=[self._lease(key), self.state.key("flightdone", key.hex())],
-            args=[owner, max(1, int(lease * 1000)), repr(since)],
+            keys=[self._lease(key), self.state.key("flightdone", key.hex()), self._waiter(key)],
+            args=[owner, max(1, int(lease * 1000)), repr(since), WAITER_MS],
         )
         return holder.decode() if isinstance(holder, bytes) else str(holder)
 
     async def renew(self, key: bytes, owner: str, now: float, lease: float) -> bool:
         return bool(await self._renew(keys=[self._lease(key)], args=[owner, max(1, int(lease * 1000))]))
 
-    async def finish(self, key: bytes, owner: str, body: bytes | None, now: float, keep: float) -> None:
+    async def finish(
+        self, key: bytes, owner: str, body: Callable[[], bytes] | None, now: float, keep: float
+    ) -> None:
+        released = await self._release(
+            keys=[self._lease(key), self._waiter(key)], args=[owner, "0" if body is None else "1"]
+        )
+        if released or body is None:
+            return
         await self._finish(
-            keys=[self._lease(key), self._result(key, owner), self.state.key("flightdone", key.hex())],
-            args=[owner, body or b"", max(1, int(keep * 1000)), repr(now)],
+            keys=[
+                self._lease(key),
+                self._result(key, owner),
+                self.state.key("flightdone", key.hex()),
+                self._waiter(key),
+            ],
+            args=[owner, body(), max(1, int(keep * 1000)), repr(now)],
         )
 
     async def watch(self, key: bytes, holder: str, now: float) -> tuple[str | None, bytes | None]:
