@@ -246,7 +246,9 @@ class SQLiteFlights:
             f"expires = CASE WHEN {free} THEN excluded.expires ELSE flights.expires END, "
             f"result = CASE WHEN {free} THEN NULL ELSE flights.result END, "
             f"finished = CASE WHEN {free} THEN NULL ELSE flights.finished END, "
-            f"waiters = CASE WHEN {free} THEN 0 ELSE flights.waiters + 1 END "
+            # a dead leader's lease taken over keeps its waiters: they wait for this leader now
+            f"waiters = CASE WHEN {free} THEN (CASE WHEN flights.result IS NULL THEN flights.waiters ELSE 0 END) "
+            "ELSE flights.waiters + 1 END "
             "RETURNING owner",
             (key, owner, now + lease, now, since),
         )

@@ -92,6 +92,8 @@ class Flights:
         """Owners name their process (what an operator or a test sees in the store); the random
         part keeps a restarted process with a reused pid from passing for the old one."""
         self._flight_numbers = itertools.count()
+        self._releasing: set[asyncio.Task[None]] = set()
+        """Leases being given up after a failed or cancelled call (kept referenced until done)."""
 
     async def run(
         self,
@@ -152,16 +154,34 @@ class Flights:
         call: Callable[[], Awaitable[SearchResult]],
         recheck: Callable[[], Awaitable[SearchResult | None]] | None,
     ) -> SearchResult:
-        heartbeat = asyncio.create_task(self._renew(digest, owner))
-        body: Callable[[], bytes] | None = None
+        # Most calls end well within a quarter lease: the renewing task starts only for one that
+        # does not (a timer costs less than a task started and cancelled on every search).
+        renewing: list[asyncio.Task[None]] = []
+        timer = asyncio.get_running_loop().call_later(
+            self.lease / 4, lambda: renewing.append(asyncio.ensure_future(self._renew(digest, owner)))
+        )
         try:
             result = (await recheck() if recheck is not None else None) or await call()
-            body = functools.partial(encode_result, result)  # encoded only if a follower waits
-            return result
-        finally:
-            heartbeat.cancel()
-            with contextlib.suppress(Exception):  # cancelled or failing: the lease expires by itself
-                await asyncio.shield(self.store.finish(digest, owner, body, self.clock.now(), RESULT_SECONDS))
+        except BaseException:
+            self._stop(timer, renewing)
+            # cancelled or failed: give the lease up without a result, even while being cancelled
+            release = asyncio.ensure_future(self._finish(digest, owner, None))
+            self._releasing.add(release)
+            release.add_done_callback(self._releasing.discard)
+            raise
+        self._stop(timer, renewing)
+        await self._finish(digest, owner, functools.partial(encode_result, result))  # encoded only if awaited
+        return result
+
+    @staticmethod
+    def _stop(timer: asyncio.TimerHandle, renewing: list[asyncio.Task[None]]) -> None:
+        timer.cancel()
+        for task in renewing:
+            task.cancel()
+
+    async def _finish(self, digest: bytes, owner: str, body: Callable[[], bytes] | None) -> None:
+        with contextlib.suppress(Exception):  # failing: the lease expires by itself
+            await self.store.finish(digest, owner, body, self.clock.now(), RESULT_SECONDS)
 
     async def _renew(self, digest: bytes, owner: str) -> None:
         while True:

@@ -213,6 +213,9 @@ if done then
   if tonumber(at) >= tonumber(ARGV[3]) then return owner end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[4])
+end
 return ARGV[1]
 """
 _FLIGHT_RELEASE = """
