@@ -72,9 +72,10 @@ def _free_ports(n: int) -> list[int]:
 
 
 def haproxy_config(port: int, replicas: list[int]) -> str:
-    """The haproxy configuration of docs/deploy.md, on loopback ports (the doc's, verbatim but for
-    the addresses and the two headers that tell a test which replica answered)."""
+    """The haproxy configuration of docs/deploy.md, on loopback ports: the doc's, verbatim but for
+    the addresses (and `global`'s daemon settings, which a test in the foreground does not want)."""
     servers = "\n".join(f"    server r{i} 127.0.0.1:{p} check" for i, p in enumerate(replicas))
+    tracked = "\n".join(f"    server r{i} 127.0.0.1:{p} track replicas/r{i}" for i, p in enumerate(replicas))
     return f"""\
 global
     maxconn 4096
@@ -88,13 +89,15 @@ defaults
     retries 3
     option redispatch 1
     option http-buffer-request
-    retry-on conn-failure empty-response
 
 frontend zarniwoop
     bind 127.0.0.1:{port}
+    use_backend gateway if {{ path_beg /v1/chat/completions }}
     default_backend replicas
 
 backend replicas
+    # searches are idempotent: a request a dying replica dropped is sent to another
+    retry-on conn-failure empty-response
     balance roundrobin
     option httpchk
     http-check send meth GET uri /healthz
@@ -103,6 +106,13 @@ backend replicas
     http-response set-header X-Zarniwoop-Replica %s
     http-response set-header X-Zarniwoop-Retries %rc
 {servers}
+
+backend gateway
+    # a chat completion may have been billed upstream: retry only what never reached a replica
+    retry-on conn-failure
+    balance roundrobin
+    http-response set-header X-Zarniwoop-Replica %s
+{tracked}
 """
 
 
@@ -456,6 +466,7 @@ def test_kill_9_of_a_replica_mid_run(deployment):
                 batch = await asyncio.gather(*(_search(http, f"stream {i + k}") for k in range(4)))
                 stream.extend(batch)
                 i += 4
+                await asyncio.sleep(0.02)  # a steady stream, not a flood: the restart needs a core too
 
     async def run_held() -> None:
         async with _client(deployment, 6, fresh=True) as http:
