@@ -24,6 +24,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,13 +135,20 @@ class Deployment:
     def home(self, i: int) -> Path:
         return self.root / f"home{i}"
 
-    def start(self, i: int) -> Served:
-        server = self.stack.enter_context(served(self.config, self.home(i), port=self.ports[i], env=self.env))
-        if i < len(self.replicas):
-            self.replicas[i] = server
-        else:
-            self.replicas.append(server)
-        return server
+    def start(self, *numbers: int) -> None:
+        """Start these replicas at once (each start mostly waits: imports, connections, migrations
+        checked), on their own ports and homes; each is stopped with the module."""
+        managers = {i: served(self.config, self.home(i), port=self.ports[i], env=self.env) for i in numbers}
+        with ThreadPoolExecutor(len(managers)) as pool:
+            futures = {i: pool.submit(m.__enter__) for i, m in managers.items()}
+        for i, future in futures.items():
+            if future.exception() is None:
+                self.stack.push(managers[i].__exit__)
+                while len(self.replicas) <= i:
+                    self.replicas.append(future.result())
+                self.replicas[i] = future.result()
+        for future in futures.values():
+            future.result()  # the first start that failed, with the server's output
 
     def stop_all(self) -> None:
         for server in self.replicas:
@@ -261,8 +269,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
         deployment = Deployment(
             emulator, config, root, f"http://127.0.0.1:{front}", token, ports, [], (pg, schema), stack, env
         )
-        for i in range(REPLICAS):
-            deployment.start(i)
+        deployment.start(*range(REPLICAS))
         log = (root / "haproxy.log").open("w")
         stack.callback(log.close)
         proxy = subprocess.Popen([binary, "-db", "-f", str(cfg)], stdout=log, stderr=subprocess.STDOUT)
@@ -481,16 +488,19 @@ def test_kill_9_of_a_replica_mid_run(deployment):
 
     streamer = threading.Thread(target=lambda: asyncio.run(run_stream()))
     holder = threading.Thread(target=lambda: asyncio.run(run_held()))
-    streamer.start()
+    # the six held searches first, alone: haproxy's round robin gives each replica two of them
     holder.start()
     assert len(emulator.wait_for_requests(HOLD, 6)) == 6
+    streamer.start()
+    wiki_before = len(emulator.requests(WIKI))
+    emulator.wait_for_requests(WIKI, wiki_before + 20)  # the stream is under way
     before_kill = len(stream)
     os.kill(victim.pid, signal.SIGKILL)
     victim.process.wait(timeout=10)
+    audit_before_restart = deployment.audit()
+    deployment.start(1)  # while haproxy's retries of r1's held searches wait upstream on the others
     holder.join(timeout=60)
     assert not holder.is_alive()
-    audit_before_restart = deployment.audit()
-    deployment.start(1)
     # the stream goes on until the restarted replica has answered some of it
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not any(a.replica == "r1" for a in stream[before_kill + 20 :]):
