@@ -59,6 +59,7 @@ def served(
     home: Path,
     *extra_args: str,
     host: str = "127.0.0.1",
+    port: int = 0,
     timeout: float = 180.0,
     env: Mapping[str, str] | None = None,
     probes: bool = False,
@@ -69,7 +70,9 @@ def served(
     speed check: under pytest-xdist on a busy 2-core machine a start took over 30 s (issue 24).
     `probes=False` (the default here): the server sends no reachability probes, so request logs
     hold only what a test caused — and a built-in endpoint a config left on is never contacted.
-    `env`: extra variables for the server (e.g. a shared `ZARNIWOOP_MASTER_KEY` for replicas)."""
+    `env`: extra variables for the server (e.g. a shared `ZARNIWOOP_MASTER_KEY` for replicas).
+    `port`: 0 (the default) lets the system choose; a load balancer's backends need a fixed one,
+    the same again when a replica is restarted."""
     probe_flag = "--probes" if probes else "--no-probes"
     command = serve_command(
         "--config",
@@ -78,7 +81,7 @@ def served(
         "--host",
         host,
         "--port",
-        "0",
+        str(port),
         probe_flag,
         *extra_args,
         python_args=python_args,
