@@ -40,19 +40,12 @@ def settings(emulator) -> dict[str, object]:
     }
 
 
-def cli(home, config, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        serve_command("--config", str(config), *args),
-        env=server_env(home),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
-def token(home, config, *extra: str) -> str:
-    made = cli(home, config, "tokens", "create", "--role", "user", "--json", *extra)
-    assert made.returncode == 0, made.stderr
+def token(config, *extra: str) -> str:
+    """`zarniwoop tokens create` in-process (its exit code and JSON are the CLI's own; the home is
+    the `home` fixture's): the server is the process under test here, and two CLI start-ups before
+    it were a third of this test's time."""
+    made = run(config, "tokens", "create", "--role", "user", "--json", *extra)
+    assert made.exit_code == 0, made.stderr
     issued = json.loads(made.stdout)
     if extra:
         assert issued["profile"] == PROFILE
@@ -70,10 +63,13 @@ async def mcp_search(url: str, bearer: str, arguments: dict[str, object]) -> dic
 
 
 @pytest.mark.anyio
-async def test_a_profile_is_honoured_on_every_surface_while_others_keep_the_global_order(tmp_path, emulator):
+async def test_a_profile_is_honoured_on_every_surface_while_others_keep_the_global_order(
+    tmp_path, home, emulator
+):
     config = write_config(tmp_path, {"settings": settings(emulator)})
-    home = tmp_path / "home"
-    plain, bound = token(home, config), token(home, config, "--profile", PROFILE)
+    # on a thread: the CLI runs its own event loop, and this test's is running
+    plain = await asyncio.to_thread(token, config)
+    bound = await asyncio.to_thread(token, config, "--profile", PROFILE)
     with served(config, home) as server:
         mcp = f"{server.url}/mcp"
         async with httpx.AsyncClient(base_url=server.url, timeout=30) as http:

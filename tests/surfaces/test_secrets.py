@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import quote, quote_plus, urlsplit
 
@@ -164,13 +165,18 @@ def test_no_key_or_query_word_anywhere(tmp_path, emulator, database_url):
     # Each CLI search is a process of its own (~1 s of CPU to start: most of this test's time), so
     # the pinned ones run once, on SQLite: what they print does not depend on the database. On
     # PostgreSQL the CLI still writes records there through the cascade searches, and the server's
-    # pinned searches below fill the dump as well.
+    # pinned searches below fill the dump as well. They run three at a time (each its own process,
+    # output and exit code, as when people run searches side by side): a pinned search's time is
+    # mostly its start-up, which then overlaps the others' waits.
+    calls: list[tuple[str, ...]] = []
     for modality, provider in SEARCHES if database_url is None else [s for s in SEARCHES if not s[1]]:
         pinned = ["--tier", "expert", "--provider", provider] if provider else []
-        cli("search", QUERY, "-m", modality, *pinned, "--json")
+        calls.append(("search", QUERY, "-m", modality, *pinned, "--json"))
         if not provider:
-            cli("search", QUERY, "-m", modality)  # human output: every attempt's reason on stderr
-    cli("providers", "--json")
+            calls.append(("search", QUERY, "-m", modality))  # human output: every attempt's reason on stderr
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        list(pool.map(lambda args: cli(*args), calls))  # list(): a failed assertion is raised here
+    cli("providers", "--json")  # after every search: their errors are what these show
     cli("usage", "--json")
 
     with served(config, home, env=ENV) as server:
