@@ -9,6 +9,7 @@ Used by the surface tests and by `bench/http_load.py`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import re
@@ -170,6 +171,25 @@ def child_pids(pid: int) -> list[int]:
         if int(fields[1]) == pid and fields[0] != "Z":
             out.append(int(stat.parent.name))
     return sorted(out)
+
+
+def worker_pids(pid: int) -> list[int]:
+    """The children of `serve --workers N` that serve: those holding a listening TCP socket (its
+    standby, started once every worker serves, holds none until it takes a dead worker's place)."""
+    listening: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for row in Path(table).read_text().splitlines()[1:]:
+                fields = row.split()
+                if fields[3] == "0A":  # TCP_LISTEN
+                    listening.add(f"socket:[{fields[9]}]")
+    out = []
+    for child in child_pids(pid):
+        with contextlib.suppress(OSError):
+            links = {os.readlink(fd) for fd in Path(f"/proc/{child}/fd").iterdir()}
+            if links & listening:
+                out.append(child)
+    return out
 
 
 def tree_cpu_seconds(pid: int) -> float:
