@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -168,7 +169,7 @@ def test_a_killed_worker_is_replaced_and_its_calls_in_flight_are_audited_interru
     emulator.add(WIKI, Reply.json(wikipedia_pages("Aurora")))
     settings = {
         **endpoint("wiki", "wikipedia", f"{emulator.url}/w", **FAST),
-        **endpoint("slow", "wikipedia", f"{emulator.url}/slow", **FAST, timeoutMs=4000),
+        **endpoint("slow", "wikipedia", f"{emulator.url}/slow", **FAST, timeoutMs=4000, **{"quota.daily": 8}),
         "research.default.web": "wiki",
         "research.default.encyclopedia": "slow",
         "research.fallback.encyclopedia": "slow",
@@ -225,3 +226,8 @@ def test_a_killed_worker_is_replaced_and_its_calls_in_flight_are_audited_interru
     )
     # the survivor's searches went on to the wiki fallback after the hang's timeout: one call each
     assert len(rows) == len(emulator.requests()) == 8 + len(timed_out) + 6
+    with sqlite3.connect(home / "zarniwoop.db") as db:
+        [(used,)] = db.execute("SELECT used FROM quota_counters WHERE instance_id = 'slow'").fetchall()
+    assert used == 8  # one reservation per call, the interrupted ones' too: the quota is spent exactly
+    log = (home / "serve.stderr").read_text()
+    assert re.search(rf"accepts connections, [0-9.]+ s after pid {killed} exited", log), log

@@ -4,7 +4,8 @@ distinct searches), whether one `serve` process answers them, `serve --workers 2
 connections, or one CLI process per search on one ZARNIWOOP_HOME.
 
 Shorter traces from the generator of `bench/trace_replay.py` (which replays all 300): 60 searches
-over HTTP, 20 as CLI processes (each process costs about a second of CPU to start).
+over HTTP, 12 as CLI processes (each process costs about a second of CPU to start; 56 s for 20
+searches on the loaded machine).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def test_one_process_and_two_workers_reach_the_floor(tmp_path, emulator, mode):
 
 def test_cli_processes_reach_the_floor(tmp_path, emulator):
     add_routes(emulator)
-    trace = agent_trace(20)
-    assert (searches_in(trace), floor(trace)) == (20, 10)
-    assert [s.copies for s in trace].count(5) == 1
-    assert replay(emulator, tmp_path, trace, "cli", cli_parallel=3) == 10
+    trace = agent_trace(12, burst_size=3)
+    assert (searches_in(trace), floor(trace)) == (12, 6)
+    assert [s.copies for s in trace].count(3) == 1
+    assert replay(emulator, tmp_path, trace, "cli", cli_parallel=4) == 6
