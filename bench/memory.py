@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 
 from tests.support.runtime import endpoint, only, write_config  # noqa: E402
-from tests.support.served import child_pids, rss_kib, served  # noqa: E402
+from tests.support.served import child_pids, rss_kib, served, wait_for_standby  # noqa: E402
 
 PAGE_CHARS = 13_000
 
@@ -108,6 +108,8 @@ def _measure(
         with served(config, directory / "home", *extra) as server:
             assert server.token is not None
             asyncio.run(_searches(server.url, server.token, 200, clients, "warm-up"))
+            if workers > 1:
+                wait_for_standby(server.pid)  # its imports done: idle includes the standby
             idle = _tree_rss_kib(server.pid)
             began = time.perf_counter()
             failures = asyncio.run(_searches(server.url, server.token, searches, clients, "bench"))

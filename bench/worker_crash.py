@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 
 from tests.support.runtime import endpoint, only, write_config  # noqa: E402
-from tests.support.served import child_pids, served, worker_pids  # noqa: E402
+from tests.support.served import served, standby_waiting, worker_pids  # noqa: E402
 
 QUOTA = 60
 PAID = "/paid/w/rest.php/v1/search/page"
@@ -142,7 +142,7 @@ async def _round(url: str, token: str, log: Path, server_pid: int) -> dict[str, 
         probe_tasks.append(asyncio.create_task(probe(tick)))
         tick += 1
         now = time.monotonic()
-        if standby_at is None and _standby_waiting(server_pid):
+        if standby_at is None and standby_waiting(server_pid):
             standby_at = now - start
         if not clients and (standby_at is not None or now - start > 60):
             # the paid calls start once the standby is warm, so the kill finds some in flight
@@ -182,20 +182,6 @@ async def _round(url: str, token: str, log: Path, server_pid: int) -> dict[str, 
         "loadAnswered": load["answered"],
         "loadLost": load["lost"],
     }
-
-
-def _standby_waiting(server_pid: int) -> bool:
-    """A child of the server, not serving, blocked reading its stdin (fd 0): the standby, warm."""
-    serving = set(worker_pids(server_pid))
-    for child in child_pids(server_pid):
-        if child in serving:
-            continue
-        try:
-            if Path(f"/proc/{child}/syscall").read_text().startswith("0 0x0 "):
-                return True
-        except OSError:
-            continue
-    return False
 
 
 def _audit(home: Path) -> dict[str, Any]:

@@ -192,6 +192,29 @@ def worker_pids(pid: int) -> list[int]:
     return out
 
 
+def standby_waiting(pid: int) -> bool:
+    """Whether `serve --workers N` (`pid`) has a warm standby: a child not serving, blocked reading
+    its stdin (fd 0) after its imports — from /proc/<child>/syscall (`read` is 0 on x86-64 Linux)."""
+    serving = set(worker_pids(pid))
+    for child in child_pids(pid):
+        if child in serving:
+            continue
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{child}/syscall").read_text().startswith("0 0x0 "):
+                return True
+    return False
+
+
+def wait_for_standby(pid: int, timeout: float = 120.0) -> bool:
+    """Until the standby is warm (its imports' CPU then no longer lands in what a bench measures)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if standby_waiting(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def tree_cpu_seconds(pid: int) -> float:
     """CPU of a process and all its descendants: the live ones' own time, plus the children it
     has reaped (cutime/cstime: a restarted worker's), from /proc/<pid>/stat."""
