@@ -28,7 +28,16 @@ from ..support.bodies import wikipedia_pages
 from ..support.clock import ahead_of_pace
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only, write_config
-from ..support.served import Served, child_pids, serve_command, served, server_env, stop, worker_pids
+from ..support.served import (
+    Served,
+    child_pids,
+    serve_command,
+    served,
+    server_env,
+    stop,
+    wait_for_standby,
+    worker_pids,
+)
 
 WIKI = "/w/w/rest.php/v1/search/page"
 BAD = "/bad/w/rest.php/v1/search/page"
@@ -235,19 +244,29 @@ def test_workers_outlive_neither_a_killed_parent_nor_a_killed_worker_the_server(
     config = _config(tmp_path, endpoint("wiki", "wikipedia", f"{emulator.url}/w", **FAST))
     with served(config, tmp_path / "home", "--workers", "2") as server:
         first, second = worker_pids(server.pid)
-        os.kill(first, signal.SIGKILL)  # a worker dies: the parent starts another
-        deadline = time.monotonic() + 30
+        # once both serve, the parent starts a standby: imported, waiting on its stdin, not serving
+        assert wait_for_standby(server.pid)
+        [standby] = set(child_pids(server.pid)) - {first, second}
+        os.kill(first, signal.SIGKILL)  # a worker dies: the standby takes its place
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             now = worker_pids(server.pid)
             if len(now) == 2 and first not in now:
                 break
             time.sleep(0.1)
-        replacement = next(pid for pid in worker_pids(server.pid) if pid != second)
-        assert replacement != first
-        assert set(_per_worker_metrics(server)) == {second, replacement}  # the new one serves
-        assert "warning: worker" in (tmp_path / "home" / "serve.stderr").read_text()
-        children = child_pids(server.pid)  # the workers, and a standby if one is up
-        assert {second, replacement} <= set(children) and len(children) <= 3
+        assert sorted(worker_pids(server.pid)) == sorted([second, standby])
+        assert set(_per_worker_metrics(server)) == {second, standby}  # the former standby serves
+        log = (tmp_path / "home" / "serve.stderr").read_text()
+        assert re.search(
+            rf"warning: worker \d \(pid {first}\) exited with code -9; its standby takes over", log
+        )
+        assert re.search(
+            rf"worker \d \(pid {standby}\) accepts connections, [0-9.]+ s after pid {first}", log
+        )
+        assert wait_for_standby(server.pid)  # and another standby is made ready
+        children = child_pids(server.pid)
+        [fresh] = set(children) - {second, standby}
+        assert fresh != first
         os.kill(server.pid, signal.SIGKILL)  # the parent dies: its children see stdin close and stop
         server.process.wait(timeout=5)
         deadline = time.monotonic() + 15
