@@ -2,6 +2,7 @@
 
     python bench/memory.py                  # 10,000 distinct WEB searches, Tavily-shaped bodies
     python bench/memory.py --searches 2000 --clients 16
+    python bench/memory.py --workers 2      # RSS summed over the parent, the workers and the standby
 
 Two servers in the same run against one loopback emulator (its own process): one with the default
 cache (`research.cache.maxBytes` 64 MiB), one with the cache off — the baseline. Every answer
@@ -28,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 
 from tests.support.runtime import endpoint, only, write_config  # noqa: E402
-from tests.support.served import rss_kib, served  # noqa: E402
+from tests.support.served import child_pids, rss_kib, served, wait_for_standby  # noqa: E402
 
 PAGE_CHARS = 13_000
 
@@ -81,7 +82,14 @@ async def _searches(url: str, token: str, count: int, clients: int, tag: str) ->
     return failures
 
 
-def _measure(emulator_url: str, cache_seconds: int, searches: int, clients: int) -> dict[str, object]:
+def _tree_rss_kib(pid: int) -> int:
+    """VmRSS of the server and its children (`--workers N`: the parent, each worker, the standby)."""
+    return rss_kib(pid) + sum(rss_kib(child) for child in child_pids(pid))
+
+
+def _measure(
+    emulator_url: str, cache_seconds: int, searches: int, clients: int, workers: int = 1
+) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="zw-mem-") as tmp:
         directory = Path(tmp)
         settings = {
@@ -96,22 +104,28 @@ def _measure(emulator_url: str, cache_seconds: int, searches: int, clients: int)
             "research.cache.ttlSeconds": cache_seconds,
         }
         config = write_config(directory, {"settings": settings})
-        with served(config, directory / "home") as server:
+        extra = ("--workers", str(workers)) if workers > 1 else ()
+        with served(config, directory / "home", *extra) as server:
             assert server.token is not None
             asyncio.run(_searches(server.url, server.token, 200, clients, "warm-up"))
-            idle = rss_kib(server.pid)
+            if workers > 1:
+                wait_for_standby(server.pid)  # its imports done: idle includes the standby
+            idle = _tree_rss_kib(server.pid)
             began = time.perf_counter()
             failures = asyncio.run(_searches(server.url, server.token, searches, clients, "bench"))
             seconds = time.perf_counter() - began
-            after = rss_kib(server.pid)
+            after = _tree_rss_kib(server.pid)
+        cache_file = sum(p.stat().st_size for p in (directory / "home").glob("cache.db*"))
     return {
         "cacheTtlSeconds": cache_seconds,
+        "workers": workers,
         "searches": searches,
         "failures": failures,
         "seconds": round(seconds, 1),
         "rssIdleMiB": round(idle / 1024, 1),
         "rssAfterMiB": round(after / 1024, 1),
         "growthMiB": round((after - idle) / 1024, 1),
+        "cacheFileMiB": round(cache_file / 2**20, 1),
     }
 
 
@@ -119,14 +133,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--searches", type=int, default=10_000)
     parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument(
+        "--workers", type=int, default=1, help="serve --workers N (RSS summed over the processes)"
+    )
     args = parser.parse_args()
     parent, child = multiprocessing.Pipe()
     emulator = multiprocessing.Process(target=_run_emulator, args=(child,), daemon=True)
     emulator.start()
     url = parent.recv()
     try:
-        cached = _measure(url, 600, args.searches, args.clients)
-        uncached = _measure(url, 0, args.searches, args.clients)
+        cached = _measure(url, 600, args.searches, args.clients, args.workers)
+        uncached = _measure(url, 0, args.searches, args.clients, args.workers)
     finally:
         parent.send("stop")
         emulator.join(timeout=10)

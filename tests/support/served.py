@@ -9,6 +9,7 @@ Used by the surface tests and by `bench/http_load.py`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import re
@@ -173,6 +174,48 @@ def child_pids(pid: int) -> list[int]:
         if int(fields[1]) == pid and fields[0] != "Z":
             out.append(int(stat.parent.name))
     return sorted(out)
+
+
+def worker_pids(pid: int) -> list[int]:
+    """The children of `serve --workers N` that serve: those holding a listening TCP socket (its
+    standby, started once every worker serves, holds none until it takes a dead worker's place)."""
+    listening: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for row in Path(table).read_text().splitlines()[1:]:
+                fields = row.split()
+                if fields[3] == "0A":  # TCP_LISTEN
+                    listening.add(f"socket:[{fields[9]}]")
+    out = []
+    for child in child_pids(pid):
+        with contextlib.suppress(OSError):
+            links = {os.readlink(fd) for fd in Path(f"/proc/{child}/fd").iterdir()}
+            if links & listening:
+                out.append(child)
+    return out
+
+
+def standby_waiting(pid: int) -> bool:
+    """Whether `serve --workers N` (`pid`) has a warm standby: a child not serving, blocked reading
+    its stdin (fd 0) after its imports — from /proc/<child>/syscall (`read` is 0 on x86-64 Linux)."""
+    serving = set(worker_pids(pid))
+    for child in child_pids(pid):
+        if child in serving:
+            continue
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{child}/syscall").read_text().startswith("0 0x0 "):
+                return True
+    return False
+
+
+def wait_for_standby(pid: int, timeout: float = 120.0) -> bool:
+    """Until the standby is warm (its imports' CPU then no longer lands in what a bench measures)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if standby_waiting(pid):
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def tree_cpu_seconds(pid: int) -> float:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -22,7 +23,7 @@ import httpx
 from ..support.bodies import wikipedia_pages
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only, write_config
-from ..support.served import child_pids, serve_command, served, server_env
+from ..support.served import serve_command, served, server_env, worker_pids
 from .test_serve_workers import _metric, _per_worker_metrics
 
 WIKI = "/w/w/rest.php/v1/search/page"
@@ -125,7 +126,7 @@ def test_two_workers_share_one_cache_and_one_flight(tmp_path, emulator):
         )
         burst.start()
         leader = _flight_owner(home, emulator, killed_query)
-        assert leader in child_pids(server.pid)
+        assert leader in worker_pids(server.pid)
         os.kill(leader, signal.SIGKILL)
         burst.join(timeout=60)
         assert not burst.is_alive()
@@ -168,7 +169,7 @@ def test_a_killed_worker_is_replaced_and_its_calls_in_flight_are_audited_interru
     emulator.add(WIKI, Reply.json(wikipedia_pages("Aurora")))
     settings = {
         **endpoint("wiki", "wikipedia", f"{emulator.url}/w", **FAST),
-        **endpoint("slow", "wikipedia", f"{emulator.url}/slow", **FAST, timeoutMs=4000),
+        **endpoint("slow", "wikipedia", f"{emulator.url}/slow", **FAST, timeoutMs=4000, **{"quota.daily": 8}),
         "research.default.web": "wiki",
         "research.default.encyclopedia": "slow",
         "research.fallback.encyclopedia": "slow",
@@ -191,7 +192,7 @@ def test_a_killed_worker_is_replaced_and_its_calls_in_flight_are_audited_interru
         burst = threading.Thread(target=lambda: answers.extend(asyncio.run(in_flight())))
         burst.start()
         assert len(emulator.wait_for_requests(SLOW, 8)) == 8
-        killed, survivor = child_pids(server.pid)
+        killed, survivor = worker_pids(server.pid)
         os.kill(killed, signal.SIGKILL)
         # the survivor answers at once, on fresh connections
         after = [asyncio.run(_search(server.url, token, f"aurora {i}", "web")) for i in range(6)]
@@ -206,13 +207,13 @@ def test_a_killed_worker_is_replaced_and_its_calls_in_flight_are_audited_interru
         deadline = time.monotonic() + 60
         rows: list[tuple[str, str]] = []
         while time.monotonic() < deadline:
-            pids = child_pids(server.pid)
+            pids = worker_pids(server.pid)
             with sqlite3.connect(home / "zarniwoop.db") as db:
                 rows = db.execute("SELECT instance_id, outcome FROM research_call_records").fetchall()
             if len(pids) == 2 and killed not in pids and ("slow", "interrupted") in rows:
                 break
             time.sleep(0.1)
-        assert survivor in child_pids(server.pid) and killed not in child_pids(server.pid)
+        assert survivor in worker_pids(server.pid) and killed not in worker_pids(server.pid)
         # before any process stopped: only a starting process replays orphans (the survivor's next
         # replay is an hour away), so the replacement did
         assert rows.count(("slow", "interrupted")) == len(lost)
@@ -225,3 +226,8 @@ def test_a_killed_worker_is_replaced_and_its_calls_in_flight_are_audited_interru
     )
     # the survivor's searches went on to the wiki fallback after the hang's timeout: one call each
     assert len(rows) == len(emulator.requests()) == 8 + len(timed_out) + 6
+    with sqlite3.connect(home / "zarniwoop.db") as db:
+        [(used,)] = db.execute("SELECT used FROM quota_counters WHERE instance_id = 'slow'").fetchall()
+    assert used == 8  # one reservation per call, the interrupted ones' too: the quota is spent exactly
+    log = (home / "serve.stderr").read_text()
+    assert re.search(rf"accepts connections, [0-9.]+ s after pid {killed} exited", log), log

@@ -28,7 +28,16 @@ from ..support.bodies import wikipedia_pages
 from ..support.clock import ahead_of_pace
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only, write_config
-from ..support.served import Served, child_pids, serve_command, served, server_env, stop
+from ..support.served import (
+    Served,
+    child_pids,
+    serve_command,
+    served,
+    server_env,
+    stop,
+    wait_for_standby,
+    worker_pids,
+)
 
 WIKI = "/w/w/rest.php/v1/search/page"
 BAD = "/bad/w/rest.php/v1/search/page"
@@ -151,7 +160,7 @@ def test_a_cooldown_set_in_one_worker_is_honoured_by_the_other(tmp_path, emulato
             for pid, text in metrics.items()
         }
         assert sorted(flaky_calls.values()) == [0.0, 1.0]  # one worker called it; the other never did
-        assert set(metrics) == set(child_pids(server.pid))
+        assert set(metrics) == set(worker_pids(server.pid))
 
 
 def test_quotas_are_exact_across_both_workers(tmp_path, emulator, shared_store):
@@ -187,7 +196,7 @@ def test_one_banner_one_token_for_every_worker_and_sigterm_stops_them_all(tmp_pa
     emulator.add(WIKI, Reply.json(wikipedia_pages("Aurora")))
     config = _config(tmp_path, endpoint("wiki", "wikipedia", f"{emulator.url}/w", **FAST))
     with served(config, tmp_path / "home", "--workers", "2") as server:
-        workers = child_pids(server.pid)
+        workers = worker_pids(server.pid)
         assert len(workers) == 2
         assert "  Workers   2 processes share the port (docs/workers.md)" in server.banner.splitlines()
         # the printed token is honoured by both workers (/metrics is operator-only)
@@ -223,15 +232,17 @@ def test_one_banner_one_token_for_every_worker_and_sigterm_stops_them_all(tmp_pa
             )
             assert second.returncode == 2, second.stderr
             assert second.stderr.strip() == f"error: cannot bind 127.0.0.1:{port}: Address already in use"
-        assert sorted(child_pids(server.pid)) == sorted(workers)
+        assert sorted(worker_pids(server.pid)) == sorted(workers)
         with httpx.Client(base_url=server.url, timeout=10) as http:
             assert http.get("/healthz").status_code == 200
+        children = child_pids(server.pid)  # the workers, and the standby once it is up
+        assert set(workers) <= set(children) and len(children) <= 3
         server.process.send_signal(signal.SIGTERM)
         assert server.process.wait(timeout=20) == 0
         deadline = time.monotonic() + 5
-        while any(_is_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        while any(_is_alive(pid) for pid in children) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert [pid for pid in workers if _is_alive(pid)] == []
+        assert [pid for pid in children if _is_alive(pid)] == []
         time.sleep(0.2)  # the stdout pump thread reads to the end
         text = "".join(server.output)
         assert text.count("serving on http://") == 1
@@ -250,24 +261,36 @@ def test_workers_outlive_neither_a_killed_parent_nor_a_killed_worker_the_server(
     emulator.add(WIKI, Reply.json(wikipedia_pages("Aurora")))
     config = _config(tmp_path, endpoint("wiki", "wikipedia", f"{emulator.url}/w", **FAST))
     with served(config, tmp_path / "home", "--workers", "2") as server:
-        first, second = child_pids(server.pid)
-        os.kill(first, signal.SIGKILL)  # a worker dies: the parent starts another
-        deadline = time.monotonic() + 30
+        first, second = worker_pids(server.pid)
+        # once both serve, the parent starts a standby: imported, waiting on its stdin, not serving
+        assert wait_for_standby(server.pid)
+        [standby] = set(child_pids(server.pid)) - {first, second}
+        os.kill(first, signal.SIGKILL)  # a worker dies: the standby takes its place
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            now = child_pids(server.pid)
+            now = worker_pids(server.pid)
             if len(now) == 2 and first not in now:
                 break
             time.sleep(0.1)
-        replacement = next(pid for pid in child_pids(server.pid) if pid != second)
-        assert replacement != first
-        assert set(_per_worker_metrics(server)) == {second, replacement}  # the new one serves
-        assert "warning: worker" in (tmp_path / "home" / "serve.stderr").read_text()
-        os.kill(server.pid, signal.SIGKILL)  # the parent dies: its workers see stdin close and stop
+        assert sorted(worker_pids(server.pid)) == sorted([second, standby])
+        assert set(_per_worker_metrics(server)) == {second, standby}  # the former standby serves
+        log = (tmp_path / "home" / "serve.stderr").read_text()
+        assert re.search(
+            rf"warning: worker \d \(pid {first}\) exited with code -9; its standby takes over", log
+        )
+        assert re.search(
+            rf"worker \d \(pid {standby}\) accepts connections, [0-9.]+ s after pid {first}", log
+        )
+        assert wait_for_standby(server.pid)  # and another standby is made ready
+        children = child_pids(server.pid)
+        [fresh] = set(children) - {second, standby}
+        assert fresh != first
+        os.kill(server.pid, signal.SIGKILL)  # the parent dies: its children see stdin close and stop
         server.process.wait(timeout=5)
         deadline = time.monotonic() + 15
-        while any(_is_alive(pid) for pid in (second, replacement)) and time.monotonic() < deadline:
+        while any(_is_alive(pid) for pid in children) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert [pid for pid in (second, replacement) if _is_alive(pid)] == []
+        assert [pid for pid in children if _is_alive(pid)] == []
         stop(server.process)
 
 

@@ -52,6 +52,9 @@ MAX_RESTARTS = 5
 STOP_GRACE_SECONDS = 10.0
 """How long stopping workers may take (uvicorn's graceful shutdown is 5 s) before SIGKILL."""
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
+STANDBY = -1
+"""The index a standby worker is started with: it imports everything, then waits on stdin for the
+index of the worker it is to replace."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +92,8 @@ class _Worker:
     process: asyncio.subprocess.Process
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     ready: bool = False
+    replaces: tuple[int, float] | None = None
+    """(pid, monotonic time its exit was seen) of the dead worker this one replaces."""
 
 
 class _Supervisor:
@@ -99,6 +104,9 @@ class _Supervisor:
         self.events: asyncio.Queue[tuple[str, int, int]] = asyncio.Queue()
         """(kind, worker generation, exit code): `ready`, `exit`, or `stop` (a signal)."""
         self.workers: dict[int, _Worker] = {}
+        self.standby: _Worker | None = None
+        """Started once every worker serves: a process that has imported what a worker runs and
+        waits for the index of a dead worker to take over (a cold start costs seconds of CPU)."""
         self.generations = 0
 
     async def run(self) -> None:
@@ -122,14 +130,30 @@ class _Supervisor:
             kind, generation, code = await self.events.get()
             if kind == "stop":
                 return
+            standby = self.standby
+            if standby is not None and standby.generation == generation:
+                if kind == "exit":  # it died waiting: another one, counted as a restart
+                    self.standby = None
+                    self._count_restart(restarts)
+                    await self._start_standby()
+                continue
             worker = next((w for w in self.workers.values() if w.generation == generation), None)
             if worker is None:  # a late event of a worker already replaced
                 continue
             if kind == "ready":
                 worker.ready = True
+                if worker.replaces is not None:
+                    dead, since = worker.replaces
+                    sys.stderr.write(
+                        f"worker {worker.index} (pid {worker.process.pid}) accepts connections, "
+                        f"{time.monotonic() - since:.2f} s after pid {dead} exited\n"
+                    )
+                    sys.stderr.flush()
                 if not announced and all(w.ready for w in self.workers.values()):
                     announced = True
                     self.on_ready()
+                if announced and self.standby is None:
+                    await self._start_standby()
                 continue
             if not announced:
                 raise Exit(
@@ -137,23 +161,44 @@ class _Supervisor:
                     f"worker {worker.index} exited with code {code} while starting; the server failed "
                     "to start (the log above says why)",
                 )
-            now = time.monotonic()
-            restarts.append(now)
-            while restarts and restarts[0] < now - 60:
-                restarts.popleft()
-            if len(restarts) > MAX_RESTARTS:
-                raise Exit(
-                    1,
-                    f"workers exited {len(restarts)} times within a minute; stopping (the log above says why)",
-                )
+            now = self._count_restart(restarts)
+            replaces = (worker.process.pid, now)
+            standby, self.standby = self.standby, None
+            taking_over = standby is not None and standby.process.returncode is None
             sys.stderr.write(
                 f"warning: worker {worker.index} (pid {worker.process.pid}) exited with code {code}; "
-                "starting another\n"
+                + ("its standby takes over\n" if taking_over else "starting another\n")
             )
             sys.stderr.flush()
-            await self._start(worker.index)
+            if standby is not None and taking_over:
+                assert standby.process.stdin is not None
+                standby.process.stdin.write(f"{worker.index}\n".encode())
+                standby.index, standby.replaces = worker.index, replaces
+                self.workers[worker.index] = standby
+            else:
+                await self._start(worker.index, replaces=replaces)
 
-    async def _start(self, index: int) -> None:
+    def _count_restart(self, restarts: collections.deque[float]) -> float:
+        now = time.monotonic()
+        restarts.append(now)
+        while restarts and restarts[0] < now - 60:
+            restarts.popleft()
+        if len(restarts) > MAX_RESTARTS:
+            raise Exit(
+                1,
+                f"workers exited {len(restarts)} times within a minute; stopping (the log above says why)",
+            )
+        return now
+
+    async def _start_standby(self) -> None:
+        self.standby = await self._spawn(STANDBY)
+
+    async def _start(self, index: int, replaces: tuple[int, float] | None = None) -> None:
+        worker = await self._spawn(index)
+        worker.replaces = replaces
+        self.workers[index] = worker
+
+    async def _spawn(self, index: int) -> _Worker:
         self.generations += 1
         fd = self.sock.fileno()
         process = await asyncio.create_subprocess_exec(
@@ -169,7 +214,7 @@ class _Supervisor:
         process.stdin.write(self.spec.line(index, fd))  # stdin stays open: its end is the parent's death
         worker = _Worker(index, self.generations, process)
         worker.tasks = [asyncio.create_task(self._pump(worker)), asyncio.create_task(self._watch(worker))]
-        self.workers[index] = worker
+        return worker
 
     async def _pump(self, worker: _Worker) -> None:
         """The worker's stdout: its ready line, and anything else passed on to ours."""
@@ -187,7 +232,7 @@ class _Supervisor:
         self.events.put_nowait(("exit", worker.generation, code))
 
     async def _stop_all(self) -> None:
-        workers = list(self.workers.values())
+        workers = list(self.workers.values()) + ([self.standby] if self.standby is not None else [])
         for worker in workers:
             if worker.process.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
@@ -317,6 +362,18 @@ async def _serve_worker(spec: WorkerSpec, index: int, fd: int, stop: _StopFlag) 
         await runtime.aclose()
 
 
+def _warm_up() -> None:
+    """What a worker imports before it serves (seconds of CPU on a busy machine), done by a standby
+    before it is needed."""
+    import prometheus_client  # noqa: F401
+    import uvicorn  # noqa: F401
+
+    from ...observability import metrics  # noqa: F401
+    from ...runtime import Runtime  # noqa: F401
+    from ..http import create_app  # noqa: F401
+    from . import serve  # noqa: F401
+
+
 def main() -> None:
     """The worker process (`WORKER_ENTRY`): its spec on stdin, the socket an inherited descriptor."""
     import typer
@@ -330,6 +387,12 @@ def main() -> None:
     # runtime still closes and the audit spool is flushed).
     for sig in _SIGNALS:
         signal.signal(sig, stop.set)
+    if index == STANDBY:
+        _warm_up()
+        line = sys.stdin.buffer.readline()  # the index to take over; end of file: the parent stopped
+        if not line.strip() or stop.requested:
+            return
+        index = int(line)
     g = Globals(spec.config, spec.tenant, spec.project, spec.debug)
     try:
         guarded(g, lambda: asyncio.run(_serve_worker(spec, index, fd, stop)))

@@ -1,0 +1,48 @@
+"""The replayed agent trace (issue 27, tests/support/trace.py): the same searches — repeats and
+identical concurrent bursts — make the same number of upstream calls, the trace's floor F (its
+distinct searches), whether one `serve` process answers them, `serve --workers 2` on fresh
+connections, or one CLI process per search on one ZARNIWOOP_HOME.
+
+Shorter traces from the generator of `bench/trace_replay.py` (which replays all 300): 60 searches
+over HTTP, 12 as CLI processes (each process costs about a second of CPU to start; 56 s for 20
+searches on the loaded machine).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ..support.trace import add_routes, agent_trace, floor, replay, searches_in
+
+
+def test_the_generator_is_seeded_and_has_the_m6_shape():
+    trace = agent_trace(300)
+    assert trace == agent_trace(300) and trace != agent_trace(300, seed=7)
+    assert searches_in(trace) == 300
+    assert floor(trace) == 162  # 150 new single searches + 12 bursts
+    assert [s.copies for s in trace].count(5) == 12
+    assert sum(1 for s in trace if s.copies == 1) == 240  # 150 new + 90 repeats
+    seen: set[tuple[str, str]] = set()
+    repeats = 0
+    for step in trace:
+        repeats += step.key in seen  # a repeat always comes after its original
+        seen.add(step.key)
+    assert repeats == 90
+    with pytest.raises(ValueError, match="searches: 3 leave no new single search"):
+        agent_trace(3, repeat_share=0.5, burst_size=1, burst_share=0.5)
+
+
+@pytest.mark.parametrize("mode", ["serve", "workers2"])
+def test_one_process_and_two_workers_reach_the_floor(tmp_path, emulator, mode):
+    add_routes(emulator)
+    trace = agent_trace(60)
+    assert (searches_in(trace), floor(trace)) == (60, 34)
+    assert replay(emulator, tmp_path, trace, mode) == 34
+
+
+def test_cli_processes_reach_the_floor(tmp_path, emulator):
+    add_routes(emulator)
+    trace = agent_trace(12, burst_size=3)
+    assert (searches_in(trace), floor(trace)) == (12, 6)
+    assert [s.copies for s in trace].count(3) == 1
+    assert replay(emulator, tmp_path, trace, "cli", cli_parallel=4) == 6
