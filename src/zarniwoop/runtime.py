@@ -118,13 +118,16 @@ class Runtime:
         clock: Clock | None = None,
         protocols: Mapping[str, SearchProtocol] | None = None,
         share_pacing: bool = False,
+        processes: int = 1,
     ) -> Runtime:
         """Load and validate everything; a bad configuration raises `ConfigError` and writes nothing.
 
         `config_path` may also be the config as a mapping (the Python API's `config={…}`).
         `protocols` adds protocols beside the registered entry points (tests, embedding apps).
         `share_pacing`: pace through the database, for several processes serving together
-        (`serve --workers N`; with Redis configured pacing is shared anyway).
+        (`serve --workers N`; with Redis configured pacing is shared anyway). `processes`: how
+        many serve together (N): the in-memory cache level of each takes 1/N of
+        `research.cache.maxBytes`, so that together they stay within it.
         """
         if config_path is None and os.environ.get("ZARNIWOOP_CONFIG"):
             config_path = os.environ["ZARNIWOOP_CONFIG"]
@@ -175,6 +178,7 @@ class Runtime:
             observers=[usage, MetricsObserver()],
             share_pacing=share_pacing,
             home=home_path,
+            processes=processes,
         )
         usage.start()
         return cls(
@@ -340,20 +344,24 @@ def build_dispatcher(
     observers: Sequence[DispatchObserver] = (),
     share_pacing: bool = False,
     home: Path | None = None,
+    processes: int = 1,
 ) -> Dispatcher:
     """The dispatcher over the embedded stores, or over Redis when one is configured.
     `share_pacing`: the embedded stores' pacing goes through the database (several processes).
-    `home`: the result cache's second level is a file there, shared by every process using it."""
+    `home`: the result cache's second level is a file there, shared by every process using it.
+    `processes`: the workers serving together; each one's in-memory level gets its share of the
+    bound (the shared level holds all of it)."""
     system = settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
     max_bytes = max(0, system.get_int(K.CACHE_MAX_BYTES, DEFAULT_CACHE_BYTES))
+    memory_bytes = max_bytes // max(1, processes)
     if redis is None:
-        cache: ResultCache = MemoryResultCache(max_bytes)
+        cache: ResultCache = MemoryResultCache(memory_bytes)
         flights = None
         if home is not None:
             from .dispatch.cache_sql import CACHE_FILE, SQLiteFlights, SQLiteResultCache
 
             shared = SQLiteResultCache(home / CACHE_FILE, max_bytes=max_bytes, now=clock.now)
-            cache = TieredResultCache(MemoryResultCache(max_bytes), shared)
+            cache = TieredResultCache(MemoryResultCache(memory_bytes), shared)
             flights = Flights(SQLiteFlights(shared), clock)
         limiter = None
         if share_pacing:

@@ -324,7 +324,7 @@ async def _serve_worker(spec: WorkerSpec, index: int, fd: int, stop: _StopFlag) 
 
     stop.loop = asyncio.get_running_loop()
     stop.watch_parent()
-    runtime = await Runtime.open(spec.config, share_pacing=True)
+    runtime = await Runtime.open(spec.config, share_pacing=True, processes=spec.workers)
     try:
         from prometheus_client import Gauge
 
