@@ -71,8 +71,8 @@ class FastBodyRoute(APIRoute):
         if getattr(self.endpoint, _REQUEST_ONLY, False):
             if any(getattr(self.dependant, kind) for kind in _RESOLVED):
                 raise TypeError(f"{self.endpoint.__name__}: a request_only endpoint takes the Request alone")
-            handler: Callable[[Request], Coroutine[Any, Any, Response]] = self.endpoint
-            return handler
+            itself: Callable[[Request], Coroutine[Any, Any, Response]] = self.endpoint
+            return itself
         standard = super().get_route_handler()
         model: type[BaseModel] | None = getattr(self.endpoint, _ATTRIBUTE, None)
         if model is None:
