@@ -2,6 +2,12 @@
 
     python bench/instructions.py                   # 300 searches and 300 /healthz, 4 clients
     python bench/instructions.py --requests 500 --clients 8 --keep /tmp/cg
+    python bench/instructions.py --gateway         # 300 gateway calls instead of searches
+
+`--gateway` counts `POST /v1/chat/completions` instead of searches, with the setup of
+`bench/gateway_overhead.py` (an account token, budgets at every level in SQLite, the emulated
+OpenAI upstream): the figure behind that bench's `serverCpuMsPerCall` that a busy machine cannot
+move.
 
 CPU time per request (`bench/http_load.py`) moves ±20 % with what else runs on a shared machine;
 an instruction count does not: the same code, inputs and environment give the same total within
@@ -32,12 +38,17 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
+from bench.gateway_overhead import BODY  # noqa: E402
 from bench.http_load import _run_emulator  # noqa: E402
+from tests.support.emulator import Emulator  # noqa: E402
+from tests.support.gateway import gateway_tenants, openai_completion, prepare_gateway, upstream_path  # noqa: E402
 from tests.support.runtime import endpoint, only, write_config  # noqa: E402
 from tests.support.served import served  # noqa: E402
 
 
-async def _requests(url: str, token: str, clients: int, total: int, *, search: bool) -> int:
+async def _requests(
+    url: str, token: str, clients: int, total: int, *, search: bool, gateway: bool = False
+) -> int:
     """`total` requests over `clients` connections; returns how many failed."""
     headers = {"Authorization": f"Bearer {token}"}
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -47,7 +58,10 @@ async def _requests(url: str, token: str, clients: int, total: int, *, search: b
         async def client(number: int) -> None:
             nonlocal failed
             for i in range(number, total, clients):
-                if search:
+                if gateway:
+                    response = await http.post("/v1/chat/completions", json=BODY)
+                    ok = response.status_code == 200 and response.json()["usage"]["total_tokens"] == 18
+                elif search:
                     body = {"query": f"aurora {number} {i}", "modality": "encyclopedia", "maxResults": 5}
                     response = await http.post("/v1/research/search", json=body)
                     ok = response.status_code == 200 and len(response.json()["hits"]) == 5
@@ -100,9 +114,13 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=300, help="requests per phase (default 300)")
     parser.add_argument("--clients", type=int, default=4, help="concurrent clients (default 4)")
     parser.add_argument("--keep", type=Path, default=None, help="keep the callgrind dumps in this folder")
+    parser.add_argument("--gateway", action="store_true", help="count gateway calls, not searches")
     args = parser.parse_args()
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         raise SystemExit("valgrind (with callgrind_control) is not installed")
+    if args.gateway:
+        gateway_main(args)
+        return
 
     parent, child = multiprocessing.Pipe()
     emulator = multiprocessing.Process(target=_run_emulator, args=(child,), daemon=True)
@@ -157,6 +175,62 @@ def main() -> None:
         "instructionsPerHealthz": round(per_healthz),
         "searchOverHealthz": round(per_search / per_healthz, 2),
         "errors": warm + healthz[1] + search[1],
+        "python": sys.version.split()[0],
+    }
+    print(json.dumps(report, indent=2))
+    sys.exit(1 if report["errors"] else 0)
+
+
+def gateway_main(args: argparse.Namespace) -> None:
+    """Instructions per gateway call (and per `/healthz` beside it), as `bench/gateway_overhead.py`
+    sets the call up."""
+    emulator = Emulator().start()
+    emulator.add(upstream_path("openai"), openai_completion("I'm fine, thanks.", 12, 6))
+    try:
+        with tempfile.TemporaryDirectory(prefix="zw-instr-gw-") as tmp:
+            directory = Path(tmp)
+            dumps = args.keep or directory / "cg"
+            dumps.mkdir(parents=True, exist_ok=True)
+            out = dumps / "callgrind.out"
+            tenants = gateway_tenants(emulator)
+            tenants["acme"]["accounts"]["mike"]["llm"]["quota"] = {
+                "daily_tokens": 10**12,
+                "monthly_tokens": 10**12,
+            }
+            setup = prepare_gateway(directory, emulator, tenants=tenants)
+            wrapper = (
+                "valgrind",
+                "--tool=callgrind",
+                "--instr-atstart=no",
+                f"--callgrind-out-file={out}",
+                "--quiet",
+            )
+            with served(setup.config, setup.home, wrapper=wrapper, timeout=300) as server:
+                url, token, clients, n = server.url, setup.token, args.clients, args.requests
+                warm = asyncio.run(_requests(url, token, clients, 60, search=False, gateway=True))
+                warm += asyncio.run(_requests(url, token, clients, 60, search=False))
+                healthz = _phase(
+                    server.pid,
+                    out,
+                    "healthz",
+                    lambda: asyncio.run(_requests(url, token, clients, n, search=False)),
+                )
+                calls = _phase(
+                    server.pid,
+                    out,
+                    "gateway",
+                    lambda: asyncio.run(_requests(url, token, clients, n, search=False, gateway=True)),
+                )
+    finally:
+        emulator.stop()
+    per_healthz, per_call = healthz[0] / args.requests, calls[0] / args.requests
+    report = {
+        "requestsPerPhase": args.requests,
+        "clients": args.clients,
+        "instructionsPerGatewayCall": round(per_call),
+        "instructionsPerHealthz": round(per_healthz),
+        "gatewayCallOverHealthz": round(per_call / per_healthz, 2),
+        "errors": warm + healthz[1] + calls[1],
         "python": sys.version.split()[0],
     }
     print(json.dumps(report, indent=2))

@@ -123,3 +123,31 @@ def test_the_caller_is_still_authenticated_and_its_profile_header_checked(served
     assert client.post(SEARCH, headers={"Authorization": "Bearer nope"}, json=BODY).status_code == 401
     bad_profile = client.post(SEARCH, headers={**auth, "Zarniwoop-Profile": "no such profile!"}, json=BODY)
     assert bad_profile.status_code in (400, 422) and "profile" in bad_profile.text.lower()
+
+
+def test_a_request_only_endpoint_is_its_own_handler_and_one_with_parameters_is_refused():
+    from fastapi import APIRouter, Depends
+    from starlette.responses import Response
+
+    from zarniwoop.surfaces.http.fast_body import FastBodyRoute, request_only
+    from zarniwoop.surfaces.http.routes import gateway
+
+    chat = next(r for r in gateway.router.routes if getattr(r, "path", "") == "/v1/chat/completions")
+    assert isinstance(chat, FastBodyRoute)
+    assert chat.get_route_handler() is gateway.chat_completions  # no FastAPI request handler between
+
+    router = APIRouter(route_class=FastBodyRoute)
+
+    @request_only
+    async def with_query(request: Request, limit: int = 3) -> Response:
+        return Response()
+
+    with pytest.raises(TypeError, match="with_query: a request_only endpoint takes the Request alone"):
+        router.add_api_route("/q", with_query, methods=["POST"])
+
+    @request_only
+    async def with_dependency(request: Request, x: int = Depends(lambda: 1)) -> Response:
+        return Response()
+
+    with pytest.raises(TypeError, match="with_dependency"):
+        router.add_api_route("/d", with_dependency, methods=["POST"])

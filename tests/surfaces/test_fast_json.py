@@ -16,3 +16,13 @@ def test_same_bytes_as_the_stdlib_response_key_order_and_unicode_kept():
     }
     assert FastJSONResponse(content).body == JSONResponse(content).body
     assert list(__import__("json").loads(FastJSONResponse(content).body)) == ["query", "hits", "z", "a"]
+
+
+def test_what_orjson_cannot_encode_is_encoded_as_starlette_would():
+    # an upstream's `logprobs` or metadata may carry an integer past 64 bits (orjson refuses it)
+    content = {"big": 2**70, "neg": -(2**65), "text": "é"}
+    assert (
+        FastJSONResponse(content).body
+        == JSONResponse(content).body
+        == b'{"big":1180591620717411303424,"neg":-36893488147419103232,"text":"\xc3\xa9"}'
+    )

@@ -204,11 +204,11 @@ def record_llm_call(
     provider: str, instance: str, purpose: str, outcome: str, *, input_tokens: int = 0, output_tokens: int = 0
 ) -> None:
     """One LLM call (`provider` = wire type such as `openai`, `instance` = the named provider instance)."""
-    LLM_CALLS.labels(provider, instance, purpose, outcome).inc()
+    _child(LLM_CALLS, provider, instance, purpose, outcome).inc()
     if input_tokens:
-        LLM_TOKENS.labels(provider, "input").inc(input_tokens)
+        _child(LLM_TOKENS, provider, "input").inc(input_tokens)
     if output_tokens:
-        LLM_TOKENS.labels(provider, "output").inc(output_tokens)
+        _child(LLM_TOKENS, provider, "output").inc(output_tokens)
 
 
 __all__ = [

@@ -15,6 +15,16 @@ is built from the same declaration (`route.dependant`), so it does not change ei
     async def search(body: SearchBody, request: Request, caller: Caller) -> JSONResponse: ...
 
     router = APIRouter(..., route_class=FastBodyRoute)
+
+An endpoint that takes the `Request` alone and parses its body itself (the gateway's chat route,
+whose OpenAPI body is declared by hand) is marked `request_only`: the route calls it as its handler,
+with no dependency pass and no response serialisation between (FastAPI would resolve an empty
+dependency set and hand the returned `Response` through unchanged; that was a twentieth of a
+gateway call's CPU).
+
+    @router.post("/v1/chat/completions", openapi_extra=...)
+    @request_only
+    async def chat_completions(request: Request) -> Response: ...
 """
 
 from __future__ import annotations
@@ -30,6 +40,9 @@ from starlette.responses import Response
 from .deps import get_caller
 
 _ATTRIBUTE = "__zarniwoop_fast_body__"
+_REQUEST_ONLY = "__zarniwoop_request_only__"
+_RESOLVED = ("dependencies", "path_params", "query_params", "header_params", "cookie_params", "body_params")
+"""What FastAPI would resolve for an endpoint: a `request_only` one has none of it."""
 _Endpoint = TypeVar("_Endpoint", bound=Callable[..., Any])
 
 
@@ -43,11 +56,23 @@ def fast_body(model: type[BaseModel]) -> Callable[[_Endpoint], _Endpoint]:
     return mark
 
 
+def request_only(endpoint: _Endpoint) -> _Endpoint:
+    """Mark a `(request) -> Response` endpoint, one with no parameter FastAPI resolves, to be the
+    route's handler itself (`FastBodyRoute`)."""
+    setattr(endpoint, _REQUEST_ONLY, True)
+    return endpoint
+
+
 class FastBodyRoute(APIRoute):
     """An `APIRoute` whose marked endpoints (`fast_body`) skip FastAPI's request machinery in the plain
     case; other endpoints, and every other case, are FastAPI's."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        if getattr(self.endpoint, _REQUEST_ONLY, False):
+            if any(getattr(self.dependant, kind) for kind in _RESOLVED):
+                raise TypeError(f"{self.endpoint.__name__}: a request_only endpoint takes the Request alone")
+            itself: Callable[[Request], Coroutine[Any, Any, Response]] = self.endpoint
+            return itself
         standard = super().get_route_handler()
         model: type[BaseModel] | None = getattr(self.endpoint, _ATTRIBUTE, None)
         if model is None:
@@ -70,4 +95,4 @@ class FastBodyRoute(APIRoute):
         return handler
 
 
-__all__ = ["FastBodyRoute", "fast_body"]
+__all__ = ["FastBodyRoute", "fast_body", "request_only"]

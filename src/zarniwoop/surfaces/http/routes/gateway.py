@@ -69,6 +69,8 @@ from ....llm.catalog.usable import UsableModel, usable_models
 from ....llm.settlement import CallWatch
 from ....tenancy.tokens import Principal
 from ..deps import PRINCIPAL_SCOPE_KEY, Ctx, CurrentPrincipal, authenticate_header
+from ..fast_body import FastBodyRoute, request_only
+from ..fast_json import FastJSONResponse
 from ..openai_wire import (
     COMPONENT_REF,
     DONE,
@@ -91,7 +93,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("zarniwoop.gateway")
 
 _ERRORS = {status: {"model": OpenAIErrorBody} for status in (400, 401, 403, 404, 422, 429, 501, 502)}
-router = APIRouter(tags=["gateway"], responses=_ERRORS)  # type: ignore[arg-type]
+# FastBodyRoute: the chat route (`request_only`) is its own handler, past FastAPI's dependency pass.
+router = APIRouter(tags=["gateway"], responses=_ERRORS, route_class=FastBodyRoute)  # type: ignore[arg-type]
 
 
 NO_RETRY = {"x-should-retry": "false"}
@@ -122,6 +125,7 @@ def gateway_call(principal: Principal) -> LlmCall:
         }
     },
 )
+@request_only
 async def chat_completions(request: Request) -> Response:
     # State and principal read here, not through `Ctx`/`CurrentPrincipal`: each dependency costs
     # FastAPI a resolution pass per call (a twentieth of a gateway call's CPU), as in `get_caller`.
@@ -147,7 +151,7 @@ async def chat_completions(request: Request) -> Response:
         result = await _unless_gone(request, manager, call, chat_request)
         if result is None:  # nobody to answer: the call is settled on its own (`llm/settlement.py`)
             return Response(status_code=499)
-        return JSONResponse(completion(result, _served(result), completion_id, created))
+        return FastJSONResponse(completion(result, _served(result), completion_id, created))
     except Exception as exc:
         return error_response(exc)
 
