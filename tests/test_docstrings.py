@@ -15,9 +15,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "zarniwoop"
 EXTERNAL = {
-    # typing, pydantic, FastAPI, the MCP SDK and HTTP header names that docstrings explain against
+    # typing, pydantic, FastAPI/Starlette, the MCP SDK and HTTP header names that docstrings explain against
     "Annotated", "Protocol", "ValidationError", "RequestValidationError", "MCPServer", "ToolError",
-    "CallToolResult", "JSONResponse", "Authorization", "Bearer", "Host", "Referer", "Accept",
+    "CallToolResult", "JSONResponse", "Request", "Response", "Authorization", "Bearer", "Host", "Referer", "Accept",
     "OAuthAuthorizationServerProvider",
     # words of provider APIs (PubMed's `Count`, arXiv's `Error` entry, Commons' `extmetadata` fields,
     # Semantic Scholar's `externalIds` keys, GitHub's `Date` header)
