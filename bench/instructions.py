@@ -139,13 +139,7 @@ def main() -> None:
                 "research.cache.ttlSeconds.encyclopedia": 0,
             }
             config = write_config(directory, {"settings": settings})
-            wrapper = (
-                "valgrind",
-                "--tool=callgrind",
-                "--instr-atstart=no",
-                f"--callgrind-out-file={out}",
-                "--quiet",
-            )
+            wrapper = _callgrind(out)
             with served(config, directory / "home", wrapper=wrapper, timeout=300) as server:
                 assert server.token is not None
                 url, token, clients, n = server.url, server.token, args.clients, args.requests
@@ -167,14 +161,27 @@ def main() -> None:
         parent.send("stop")
         emulator.join(timeout=10)
 
-    per_healthz, per_search = healthz[0] / args.requests, search[0] / args.requests
+    _report(args, "Search", healthz, search, warm)
+
+
+def _callgrind(out: Path) -> tuple[str, ...]:
+    """The server's wrapper: callgrind, counting only between the phases' switches."""
+    return ("valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", "--quiet")
+
+
+def _report(
+    args: argparse.Namespace, name: str, healthz: tuple[int, int], measured: tuple[int, int], warm: int
+) -> None:
+    """Print instructions per request of the measured phase and of `/healthz` beside it; exit 1 on errors."""
+    per_healthz, per_request = healthz[0] / args.requests, measured[0] / args.requests
+    lower = name[0].lower() + name[1:]
     report = {
         "requestsPerPhase": args.requests,
         "clients": args.clients,
-        "instructionsPerSearch": round(per_search),
+        f"instructionsPer{name}": round(per_request),
         "instructionsPerHealthz": round(per_healthz),
-        "searchOverHealthz": round(per_search / per_healthz, 2),
-        "errors": warm + healthz[1] + search[1],
+        f"{lower}OverHealthz": round(per_request / per_healthz, 2),
+        "errors": warm + healthz[1] + measured[1],
         "python": sys.version.split()[0],
     }
     print(json.dumps(report, indent=2))
@@ -198,13 +205,7 @@ def gateway_main(args: argparse.Namespace) -> None:
                 "monthly_tokens": 10**12,
             }
             setup = prepare_gateway(directory, emulator, tenants=tenants)
-            wrapper = (
-                "valgrind",
-                "--tool=callgrind",
-                "--instr-atstart=no",
-                f"--callgrind-out-file={out}",
-                "--quiet",
-            )
+            wrapper = _callgrind(out)
             with served(setup.config, setup.home, wrapper=wrapper, timeout=300) as server:
                 url, token, clients, n = server.url, setup.token, args.clients, args.requests
                 warm = asyncio.run(_requests(url, token, clients, 60, search=False, gateway=True))
@@ -223,18 +224,7 @@ def gateway_main(args: argparse.Namespace) -> None:
                 )
     finally:
         emulator.stop()
-    per_healthz, per_call = healthz[0] / args.requests, calls[0] / args.requests
-    report = {
-        "requestsPerPhase": args.requests,
-        "clients": args.clients,
-        "instructionsPerGatewayCall": round(per_call),
-        "instructionsPerHealthz": round(per_healthz),
-        "gatewayCallOverHealthz": round(per_call / per_healthz, 2),
-        "errors": warm + healthz[1] + calls[1],
-        "python": sys.version.split()[0],
-    }
-    print(json.dumps(report, indent=2))
-    sys.exit(1 if report["errors"] else 0)
+    _report(args, "GatewayCall", healthz, calls, warm)
 
 
 if __name__ == "__main__":
