@@ -25,6 +25,8 @@ from ..support.served import served
 WIKI = "/w/w/rest.php/v1/search/page"
 HOLD_SECONDS = 2.0
 STALL_LIMIT = 0.1
+"""Over the worst answer of an unlocked window just before: a stall the lock caused, not one the
+machine's load did (a blocked event loop stalls for the whole hold, 1.9 s before the fix)."""
 
 _HOLDER = """
 import sqlite3, sys, time
@@ -58,6 +60,10 @@ def test_a_cli_process_holding_the_write_lock_does_not_stall_healthz(tmp_path, e
         auth = {"Authorization": f"Bearer {server.token}"}
         with httpx.Client(base_url=server.url, timeout=30) as http:
             baseline = statistics.median(_healthz_seconds(http) for _ in range(20))
+            calm, calm_until = [], time.monotonic() + HOLD_SECONDS  # the same sampling, no lock held
+            while time.monotonic() < calm_until:
+                calm.append(_healthz_seconds(http))
+                time.sleep(0.02)
             holder = subprocess.Popen(
                 [sys.executable, "-c", _HOLDER, str(home / "zarniwoop.db"), str(HOLD_SECONDS)],
                 stdout=subprocess.PIPE,
@@ -101,7 +107,7 @@ def test_a_cli_process_holding_the_write_lock_does_not_stall_healthz(tmp_path, e
     assert [s for s, _ in cooldowns] == ["research:flaky:web"]
     assert locked_at <= cooldowns[0][1] <= released_at
     assert audited[:2] == [("flaky", "hard_error"), ("wiki", "success")]
-    assert max(during) - baseline < STALL_LIMIT, (
-        f"worst /healthz {max(during):.3f}s, baseline {baseline:.4f}s"
+    assert max(during) - max(calm) < STALL_LIMIT, (
+        f"worst /healthz {max(during):.3f}s, unlocked {max(calm):.3f}s, median {baseline:.4f}s"
     )
     assert len(during) >= HOLD_SECONDS / 0.05  # healthz was asked all through the window
