@@ -484,7 +484,8 @@ async def seed_settings(
                 and settings.scoped_value(existing) == _text(value)
             ):
                 continue
-            await settings.set(tenant, project, key, value)
+            # compared above against the snapshot read before any write: each key appears once per scope
+            await settings.set(tenant, project, key, value, refresh=False)
         await settings.refresh()
         errors = validate_all(settings, protocols)
         if errors:

@@ -263,8 +263,17 @@ class SettingService:
         return ScopedSettings({r.key: r for r in ordered}, self.box, scope, stacks)
 
     async def set(
-        self, tenant: str, project: str, key: str, value: object, type_: str | None = None
+        self,
+        tenant: str,
+        project: str,
+        key: str,
+        value: object,
+        type_: str | None = None,
+        *,
+        refresh: bool = True,
     ) -> SettingRow:
+        """Write one setting; `refresh=False` leaves the snapshot as it was, for a caller writing many
+        that refreshes once after them (the start-up seeding: one reload, not one per key)."""
         if not is_valid_key(key):
             raise InvalidRequestError(
                 "key", f"expected a dotted setting key like research.default.web, got {key!r}"
@@ -283,7 +292,8 @@ class SettingService:
             "updated_at = excluded.updated_at",
             (tenant, project, key, kind, stored, now),
         )
-        await self.refresh()
+        if refresh:
+            await self.refresh()
         return SettingRow(tenant, project, key, kind, stored)
 
     async def delete(self, tenant: str, project: str, key: str) -> bool:
