@@ -434,7 +434,15 @@ def test_a_daily_quota_of_500_over_2000_searches_makes_exactly_500_upstream_call
     assert all(a.body and a.body["hits"] for a in answers)
     # a paid call outstanding too long may be raced by wiki (a suspect's race): then both were called
     raced = [a for a in tried_paid if a.body and a.body["providerInstanceId"] == "wiki"]
-    assert len(emulator.requests(WIKI)) - before_wiki == LOAD - QUOTA + len(raced)
+    # and a paid call raced by wiki that still won leaves wiki's call as a lost hedge among its attempts
+    # (one cancelled before its request left never reached the emulator)
+    wiki_attempts = sum(
+        1
+        for a in answers
+        for pid, outcome in _outcomes(a)
+        if pid == "wiki" and not outcome.startswith("skipped")
+    )
+    assert LOAD - QUOTA + len(raced) <= len(emulator.requests(WIKI)) - before_wiki <= wiki_attempts
     print(f"load run: {len(raced)} of paid's {QUOTA} searches answered by wiki after a race")
     by_replica = Counter(a.replica for a in answers)
     assert set(by_replica) == {"r0", "r1", "r2"} and min(by_replica.values()) > LOAD // 6, by_replica
