@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from zarniwoop.contract import Modality, SearchHit, SearchResult, Tier
 from zarniwoop.dispatch.cache import MemoryResultCache, TieredResultCache, cache_digest, encode_result
 from zarniwoop.dispatch.cache_sql import SQLiteResultCache
 from zarniwoop.observability.metrics import CACHE_LOOKUPS
+
+from .test_cache import result
 
 pytestmark = pytest.mark.anyio
 
@@ -22,19 +23,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.t
-
-
-def result(tag: str, text_bytes: int = 1000) -> SearchResult:
-    hit = SearchHit(
-        title=tag,
-        url=f"https://example.org/{tag}",
-        snippet="x" * text_bytes,
-        source="t",
-        modality=Modality.WEB,
-    )
-    return SearchResult(
-        query=tag, modality=Modality.WEB, tier=Tier.NORMAL, provider_instance_id="t", hits=(hit,)
-    )
 
 
 def on_disk(path: Path) -> int:
