@@ -42,6 +42,7 @@ from ..support.served import (
 WIKI = "/w/w/rest.php/v1/search/page"
 BAD = "/bad/w/rest.php/v1/search/page"
 PAID = "/paid/w/rest.php/v1/search/page"
+FREE = "/free/w/rest.php/v1/search/page"
 FAST = {"rateLimit.perSecond": 1000}
 """No pacing in the way: these tests are about cooldowns and quotas."""
 
@@ -97,13 +98,13 @@ def _per_worker_metrics(server: Served, workers: int = 2, tries: int = 400) -> d
     raise AssertionError(f"only workers {sorted(seen)} answered {tries} fresh connections")
 
 
-async def _searches(url: str, token: str, queries: list[str]) -> list[dict[str, Any]]:
+async def _searches(url: str, token: str, queries: list[str], modality: str = "web") -> list[dict[str, Any]]:
     """Concurrent searches, each over a connection of its own (so the workers share them)."""
 
     async def one(query: str) -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {token}", "Connection": "close"}
         async with httpx.AsyncClient(base_url=url, headers=headers, timeout=30) as http:
-            response = await http.post("/v1/research/search", json={"query": query, "modality": "web"})
+            response = await http.post("/v1/research/search", json={"query": query, "modality": modality})
         assert response.status_code == 200, response.text
         body: dict[str, Any] = response.json()
         return body
@@ -116,80 +117,88 @@ def _outcomes(result: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _until_both_workers_served(
-    server: Served, prefix: str, per_round: int
+    server: Served, prefix: str, per_round: int, modality: str = "web"
 ) -> tuple[list[list[dict[str, Any]]], dict[int, str], dict[int, float]]:
-    """Rounds of `per_round` concurrent searches over fresh connections until both workers have
-    served some (the kernel may hand one worker many rounds): the rounds' results, the last
-    per-worker metrics and the searches each worker dispatched."""
+    """Rounds of `per_round` concurrent searches of `modality` over fresh connections until both
+    workers have served some (the kernel may hand one worker many rounds): the rounds' results, the
+    last per-worker metrics and the searches of that modality each worker dispatched."""
     rounds: list[list[dict[str, Any]]] = []
     for round_ in range(20):
         queries = [f"{prefix} {round_} {i}" for i in range(per_round)]
-        rounds.append(asyncio.run(_searches(server.url, server.token, queries)))
+        rounds.append(asyncio.run(_searches(server.url, server.token, queries, modality)))
         metrics = _per_worker_metrics(server)
-        served_by = {pid: _metric(text, "zarniwoop_research_dispatch_total") for pid, text in metrics.items()}
+        served_by = {
+            pid: _metric(text, "zarniwoop_research_dispatch_total", modality=modality.upper())
+            for pid, text in metrics.items()
+        }
         if all(count > 0 for count in served_by.values()):
             break
     assert all(count > 0 for count in served_by.values()), served_by
     return rounds, metrics, served_by
 
 
-def test_a_cooldown_set_in_one_worker_is_honoured_by_the_other(tmp_path, emulator, shared_store):
+def test_cooldowns_and_quotas_hold_across_both_workers(tmp_path, emulator, shared_store):
+    """One `--workers 2` server per store for both checks (a start is four processes' start-up):
+    WEB's cascade is flaky → wiki (a cooldown set by one worker), ENCYCLOPEDIA's paid → free (a
+    daily quota of 5 shared by both)."""
     emulator.add(BAD, Reply(status=502))
     emulator.add(WIKI, Reply.json(wikipedia_pages("Aurora", "Aurora borealis")))
+    # a slow paid provider, so the 20 concurrent searches overlap in both workers
+    emulator.add(PAID, Reply.json(wikipedia_pages("Paid"), delay=0.2))
+    emulator.add(FREE, Reply.json(wikipedia_pages("Free")))
     settings = {
         **endpoint("flaky", "wikipedia", f"{emulator.url}/bad", **FAST),
         **endpoint("wiki", "wikipedia", f"{emulator.url}/w", **FAST),
-    }
-    config = _config(tmp_path, settings, shared_store)
-    with served(config, tmp_path / "home", "--workers", "2") as server:
-        assert server.token is not None
-        [first] = asyncio.run(_searches(server.url, server.token, ["aurora 0"]))
-        assert first["providerInstanceId"] == "wiki"
-        assert _outcomes(first)[0] == ("flaky", "hard_error")
-        assert len(emulator.requests(BAD)) == 1
-        # more searches over fresh connections, in rounds of 8, until both workers have served some
-        rounds, metrics, served_by = _until_both_workers_served(server, "aurora", 8)
-        later = [result for round_ in rounds for result in round_]
-        assert sum(served_by.values()) == 1 + len(later)
-        # the provider was called once, by one worker; every later search, in either worker, skipped it
-        assert len(emulator.requests(BAD)) == 1
-        assert [r["providerInstanceId"] for r in later] == ["wiki"] * len(later)
-        assert {tuple(_outcomes(r)) for r in later} == {(("flaky", "skipped_cooldown"), ("wiki", "success"))}
-        flaky_calls = {
-            pid: _metric(text, "zarniwoop_research_provider_calls_total", instance="flaky")
-            for pid, text in metrics.items()
-        }
-        assert sorted(flaky_calls.values()) == [0.0, 1.0]  # one worker called it; the other never did
-        assert set(metrics) == set(worker_pids(server.pid))
-
-
-def test_quotas_are_exact_across_both_workers(tmp_path, emulator, shared_store):
-    # a slow provider, so the 20 concurrent searches overlap in both workers
-    emulator.add(PAID, Reply.json(wikipedia_pages("Paid"), delay=0.2))
-    emulator.add(WIKI, Reply.json(wikipedia_pages("Free")))
-    settings = {
         **endpoint("paid", "wikipedia", f"{emulator.url}/paid", **FAST, **{"quota.daily": 5}),
-        **endpoint("wiki", "wikipedia", f"{emulator.url}/w", **FAST),
+        **endpoint("free", "wikipedia", f"{emulator.url}/free", **FAST),
+        "research.default.web": "flaky",
+        "research.fallback.web": "wiki",
+        "research.default.encyclopedia": "paid",
+        "research.fallback.encyclopedia": "free",
     }
     config = _config(tmp_path, settings, shared_store)
     with served(config, tmp_path / "home", "--workers", "2") as server:
         assert server.token is not None
-        rounds, metrics, _ = _until_both_workers_served(server, "q", 20)
-        results = [result for round_ in rounds for result in round_]
-        by_paid = [r for r in results if r["providerInstanceId"] == "paid"]
-        by_wiki = [r for r in results if r["providerInstanceId"] == "wiki"]
-        assert len(emulator.requests(PAID)) == 5
-        assert len(by_paid) == 5
-        assert [h["title"] for r in by_paid for h in r["hits"]] == ["Paid"] * 5
-        assert len(by_wiki) == len(results) - 5
-        assert {tuple(_outcomes(r)) for r in by_wiki} == {
-            (("paid", "skipped_exhausted"), ("wiki", "success"))
-        }
-        paid_calls = [
-            _metric(text, "zarniwoop_research_provider_calls_total", instance="paid")
-            for text in metrics.values()
-        ]
-        assert sum(paid_calls) == 5.0
+        _cooldown_is_honoured_by_the_other_worker(server, emulator)
+        _quota_is_exact_across_both_workers(server, emulator)
+
+
+def _cooldown_is_honoured_by_the_other_worker(server: Served, emulator: Any) -> None:
+    assert server.token is not None
+    [first] = asyncio.run(_searches(server.url, server.token, ["aurora 0"]))
+    assert first["providerInstanceId"] == "wiki"
+    assert _outcomes(first)[0] == ("flaky", "hard_error")
+    assert len(emulator.requests(BAD)) == 1
+    # more searches over fresh connections, in rounds of 8, until both workers have served some
+    rounds, metrics, served_by = _until_both_workers_served(server, "aurora", 8)
+    later = [result for round_ in rounds for result in round_]
+    assert sum(served_by.values()) == 1 + len(later)
+    # the provider was called once, by one worker; every later search, in either worker, skipped it
+    assert len(emulator.requests(BAD)) == 1
+    assert [r["providerInstanceId"] for r in later] == ["wiki"] * len(later)
+    assert {tuple(_outcomes(r)) for r in later} == {(("flaky", "skipped_cooldown"), ("wiki", "success"))}
+    flaky_calls = {
+        pid: _metric(text, "zarniwoop_research_provider_calls_total", instance="flaky")
+        for pid, text in metrics.items()
+    }
+    assert sorted(flaky_calls.values()) == [0.0, 1.0]  # one worker called it; the other never did
+    assert set(metrics) == set(worker_pids(server.pid))
+
+
+def _quota_is_exact_across_both_workers(server: Served, emulator: Any) -> None:
+    rounds, metrics, _ = _until_both_workers_served(server, "q", 20, "encyclopedia")
+    results = [result for round_ in rounds for result in round_]
+    by_paid = [r for r in results if r["providerInstanceId"] == "paid"]
+    by_free = [r for r in results if r["providerInstanceId"] == "free"]
+    assert len(emulator.requests(PAID)) == 5
+    assert len(by_paid) == 5
+    assert [h["title"] for r in by_paid for h in r["hits"]] == ["Paid"] * 5
+    assert len(by_free) == len(results) - 5
+    assert {tuple(_outcomes(r)) for r in by_free} == {(("paid", "skipped_exhausted"), ("free", "success"))}
+    paid_calls = [
+        _metric(text, "zarniwoop_research_provider_calls_total", instance="paid") for text in metrics.values()
+    ]
+    assert sum(paid_calls) == 5.0
 
 
 def test_one_banner_one_token_for_every_worker_and_sigterm_stops_them_all(tmp_path, emulator):

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..config.trust import guarded, set_by_operator
 from ..contract.errors import (
+    DatabaseUnavailableError,
     FailoverError,
     ProviderError,
     ProviderTimeoutError,
@@ -71,7 +72,7 @@ from .choice.model import SpecChoice, model_spec
 from .choice.order import failover_policy, plan_candidates
 from .failover import AttemptRecord, Candidate, FailoverEngine, FailoverOutcome, Switch
 from .notify import WEBHOOK_KEY, QuotaNotifier
-from .observers import CallEvent, LlmMetrics, LlmObserver, UsageRecorder, notify_all
+from .observers import CallEvent, LlmMetrics, LlmObserver, TraceRecorder, notify_all
 from .sanitize import sanitize
 from .settlement import CANCELLED, DEFAULT_DRAIN_MS, DRAIN_KEY, CallWatch, delta_chars, estimate_tokens
 from .trace import PERSIST_KEY, TraceBuffer
@@ -134,7 +135,7 @@ class LlmManager:
         self._catalog = catalog
         self.notifier = notifier or QuotaNotifier(ledger, http)
         self.observers: tuple[LlmObserver, ...] = (
-            (UsageRecorder(usage, db), LlmMetrics(), self.notifier) if observers is None else tuple(observers)
+            (TraceRecorder(db), LlmMetrics(), self.notifier) if observers is None else tuple(observers)
         )
         self.rate: AdmissionWindows = rate or LocalAdmissionWindows()
         self.sleep = sleep
@@ -502,6 +503,37 @@ class LlmManager:
             await self.rate.settle(admission.ticket, tokens)
         return await self.ledger.settle(admission.hold, tokens)
 
+    async def _charge(self, admission: _Admission | None, tokens: int, record: UsageRecord) -> list[LineStatus]:
+        """Settle the budgets, then write the call's usage record. On SQLite, when the budgets live
+        in the ledger's database (the embedded default), both go in one transaction: one commit per
+        call instead of two (a gateway call's bookkeeping, issue 23), and a charge never lands
+        without its record. Only there: a statement that fails inside a PostgreSQL transaction
+        aborts it, so a record refused there would take the charge with it; SQLite undoes just
+        the failed statement, the record goes to the spool and the charge stands.
+
+        A database that cannot take the transaction at all (it is down) gets the two apart, as
+        each handles an outage: the budgets log and let the hold lapse, the record is spooled."""
+        joint = self.db.dialect == "sqlite" and getattr(self.ledger, "db", None) is self.db
+        if admission is not None and joint:
+            try:
+                async with self.db.transaction():
+                    statuses = await self._settle(admission, tokens)
+                    await self._record(record)
+                return statuses
+            except DatabaseUnavailableError:
+                pass  # BEGIN or COMMIT failed: nothing of it was written
+        statuses = await self._settle(admission, tokens)
+        await self._record(record)
+        return statuses
+
+    async def _record(self, record: UsageRecord) -> None:
+        """The usage record, written before `chat` returns (callers read it by `usage_id`); a record
+        neither the database nor the spool can take is logged, never a failure of the call it records."""
+        try:
+            await self.usage.record(record)
+        except Exception:
+            log.exception("LLM usage record %s could not be written", record.id)
+
     def _client(self, prep: PreparedCall, candidate: Candidate) -> ChatClient:
         """A fresh client with this candidate's key over the shared pool (well under 1 ms)."""
         endpoint = Endpoint(candidate.wire_type, candidate.instance, candidate.base_url, candidate.api_key)
@@ -538,7 +570,6 @@ class LlmManager:
         usage = response.usage or TokenUsage(
             prep.request.estimated_input_tokens(), estimate_tokens(len(response.text)) or 1
         )
-        statuses = await self._settle(admission, usage.total)
         cost = doc.cost_usd(usage.input, usage.output) if doc is not None else None
         duration = int((time.perf_counter() - started) * 1000)
         record = UsageRecord(
@@ -563,6 +594,7 @@ class LlmManager:
             think_process_id=call.think_process_id,
             node_id=call.node_id,
         )
+        statuses = await self._charge(admission, usage.total, record)
         event = CallEvent(
             record=record,
             quota=tuple(statuses),
@@ -623,6 +655,7 @@ class LlmManager:
             think_process_id=call.think_process_id,
             node_id=call.node_id,
         )
+        await self._record(record)
         await notify_all(self.observers, CallEvent(record=record))
 
     def _model_doc(self, prep: PreparedCall, candidate: Candidate) -> ModelDoc | None:

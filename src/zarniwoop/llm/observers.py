@@ -1,9 +1,10 @@
 """What happens after an LLM call, told to observers (as the dispatcher tells `DispatchObserver`s).
 
-The manager settles the budgets itself (that is correctness, not observation) and then hands one
+The manager settles the budgets and writes the `llm_usage_records` row itself (that is correctness,
+not observation: both in one transaction when they share the database) and then hands one
 `CallEvent` to each observer in order:
 
-    UsageRecorder     the `llm_usage_records` row (+ the raw trace when `ai.trace.persist`)
+    TraceRecorder     the raw trace, when `ai.trace.persist`
     LlmMetrics        `zarniwoop_llm_calls_total`, `zarniwoop_llm_tokens_total`
     QuotaNotifier     threshold notices (log + webhook) — scheduled, never awaited in the call
 
@@ -11,7 +12,7 @@ An observer's `on_call` is awaited on the call's path, so it must be quick; anyt
 webhook POST) is scheduled and finished by `flush()`, which `aclose()` calls. An observer that
 raises is logged and skipped: bookkeeping never breaks the call it reports on.
 
-    manager = LlmManager(..., observers=[UsageRecorder(usage, db), LlmMetrics(), my_observer])
+    manager = LlmManager(..., observers=[TraceRecorder(db), LlmMetrics(), my_observer])
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from ..limits.token_budgets import LineStatus
     from ..storage.db import Database
     from .trace import TraceBuffer
-    from .usage import UsageRecord, UsageStore
+    from .usage import UsageRecord
 
 log = logging.getLogger("zarniwoop.llm")
 
@@ -55,26 +56,26 @@ class LlmObserver(Protocol):
     async def flush(self) -> None: ...
 
 
-class UsageRecorder:
-    """Writes the usage record (before `chat` returns: callers read it by `usage_id`) and the trace."""
+class TraceRecorder:
+    """Writes the raw trace of a call whose scope persists traces (`ai.trace.persist`), beside the
+    usage record the manager wrote with the charge."""
 
-    def __init__(self, usage: UsageStore, db: Database) -> None:
-        self.usage = usage
+    def __init__(self, db: Database) -> None:
         self.db = db
 
     async def on_call(self, event: CallEvent) -> None:
+        if event.trace is None:
+            return
         record = event.record
-        await self.usage.record(record)
-        if event.trace is not None:
-            await event.trace.flush(
-                self.db,
-                usage_id=record.id,
-                tenant=record.tenant,
-                project=record.project,
-                provider=record.provider,
-                instance=record.instance,
-                model=record.model,
-            )
+        await event.trace.flush(
+            self.db,
+            usage_id=record.id,
+            tenant=record.tenant,
+            project=record.project,
+            provider=record.provider,
+            instance=record.instance,
+            model=record.model,
+        )
 
     async def flush(self) -> None:
         """Nothing is deferred."""
