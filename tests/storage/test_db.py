@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 import time
 from pathlib import Path
 
@@ -254,3 +255,41 @@ async def test_sqlite_waits_for_another_writer_without_blocking_the_loop(tmp_pat
     other.execute("ROLLBACK")
     other.close()
     await db.aclose()
+
+
+def _rollback_journal_file_being_written(path: Path) -> sqlite3.Connection:
+    """A new file still in SQLite's default journal mode, another connection in the middle of a
+    write to it (as a process creating the same home a moment earlier): its RESERVED lock makes a
+    switch to WAL fail at once, without SQLite's busy handler."""
+    writer = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    writer.execute("CREATE TABLE early (x INTEGER)")
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("INSERT INTO early VALUES (1)")
+    return writer
+
+
+def test_an_open_that_meets_another_processs_first_write_waits_for_it(tmp_path: Path) -> None:
+    path = tmp_path / "fresh.db"
+    writer = _rollback_journal_file_being_written(path)
+    with pytest.raises(sqlite3.OperationalError, match="database is locked"):  # what SQLite alone does
+        sqlite3.connect(path, isolation_level=None, timeout=10).execute("PRAGMA journal_mode=WAL")
+    threading.Timer(0.3, lambda: writer.execute("COMMIT")).start()
+    db = SQLiteDatabase(path)  # retried until the writer committed
+    try:
+        assert db._conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert db._conn.execute("SELECT x FROM early").fetchall() == [(1,)]
+    finally:
+        asyncio.run(db.aclose())
+        writer.close()
+
+
+def test_an_open_still_locked_after_the_busy_wait_names_the_database(tmp_path: Path) -> None:
+    path = tmp_path / "fresh.db"
+    writer = _rollback_journal_file_being_written(path)
+    try:
+        with pytest.raises(ConfigError) as raised:
+            SQLiteDatabase(path, busy_wait=0.2)
+        assert raised.value.key == "database_url"
+        assert str(raised.value).endswith(f"cannot open SQLite database {path}: database is locked")
+    finally:
+        writer.close()

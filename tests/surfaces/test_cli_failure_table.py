@@ -104,15 +104,15 @@ def bad_proxy() -> Iterator[_BadProxy]:
     proxy.stop()
 
 
-def _llm(base_url: str) -> dict[str, object]:
+def _llm(base_url: str, timeout_ms: int = 300) -> dict[str, object]:
     return {
         "ai.provider.gw.type": "openai",
         "ai.provider.gw.baseUrl": base_url,
         "ai.provider.gw.apiKey": "sk-test-not-a-key",
         "ai.default.provider": "gw",
         "ai.default.model": "m1",
-        "ai.call.timeoutMs": 300,
-        "ai.discovery.timeoutMs": 300,
+        "ai.call.timeoutMs": timeout_ms,
+        "ai.discovery.timeoutMs": timeout_ms,
     }
 
 
@@ -130,16 +130,20 @@ def net(request, tmp_path, emulator_m, bad_proxy, monkeypatch) -> Net:
         base = f"{emulator_m.url}/{scenario}"
         reply = Reply(hang=True) if scenario == "hanging" else Reply(body=b"{not json", status=200)
         emulator_m.add_prefix(f"/{scenario}/", reply)
+        # short timeouts only where something hangs: a malformed body comes at once, and a busy
+        # machine must not turn it into a timeout (issue 24)
+        timeout = 300 if scenario == "hanging" else 10_000
         settings = {
             **only(),
-            **endpoint("wiki", "wikipedia", f"{base}/wiki", timeoutMs=300),
-            **endpoint("oa", "openalex", f"{base}/oa", timeoutMs=300),
-            **_llm(f"{base}{LLM_PATH}"),
+            **endpoint("wiki", "wikipedia", f"{base}/wiki", timeoutMs=timeout),
+            **endpoint("oa", "openalex", f"{base}/oa", timeoutMs=timeout),
+            **_llm(f"{base}{LLM_PATH}", timeout),
             "research.content.allowPrivate": True,
-            "research.content.timeoutMs": 300,
+            "research.content.timeoutMs": timeout,
         }
         url = f"{base}/paper.pdf"
-    settings.update({"research.deadlineMs": 3000, "research.cache.ttlSeconds": 0})
+    deadline = 3000 if scenario == "hanging" else 30_000
+    settings.update({"research.deadlineMs": deadline, "research.cache.ttlSeconds": 0})
     config = tmp_path / "zarniwoop.yaml"
     no_retries = {"default": {"llm": {"failover": {"max_retries": 0}}}}  # one try per cell: fast
     config.write_text(yaml.safe_dump({"settings": settings, "tenants": no_retries}))

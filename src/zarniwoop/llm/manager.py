@@ -503,7 +503,9 @@ class LlmManager:
             await self.rate.settle(admission.ticket, tokens)
         return await self.ledger.settle(admission.hold, tokens)
 
-    async def _charge(self, admission: _Admission | None, tokens: int, record: UsageRecord) -> list[LineStatus]:
+    async def _charge(
+        self, admission: _Admission | None, tokens: int, record: UsageRecord
+    ) -> list[LineStatus]:
         """Settle the budgets, then write the call's usage record. On SQLite, when the budgets live
         in the ledger's database (the embedded default), both go in one transaction: one commit per
         call instead of two (a gateway call's bookkeeping, issue 23), and a charge never lands

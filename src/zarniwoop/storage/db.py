@@ -54,6 +54,11 @@ class Database(Protocol):
     async def aclose(self) -> None: ...
 
 
+def _is_busy(exc: sqlite3.Error) -> bool:
+    """SQLITE_BUSY or one of its extended codes: another connection holds the lock."""
+    return isinstance(exc, sqlite3.OperationalError) and exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
+
+
 class SQLiteDatabase:
     """One SQLite file in WAL mode, shared safely by every CLI process and server replica on a host.
 
@@ -85,15 +90,7 @@ class SQLiteDatabase:
         self.busy_wait = busy_wait
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        try:  # opening is synchronous anyway: here SQLite may wait for the lock itself
-            self._conn = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_WAIT_SECONDS
-            )
-            for pragma in first_pragmas:
-                self._conn.execute(f"PRAGMA {pragma}")
-            self._conn.execute("PRAGMA journal_mode=WAL")
-        except sqlite3.Error as exc:
-            raise ConfigError("database_url", f"cannot open SQLite database {self.path}: {exc}") from exc
+        self._conn = self._connect(first_pragmas)
         self._conn.execute(f"PRAGMA synchronous={synchronous}")
         self._conn.execute("PRAGMA foreign_keys=ON")
         self._conn.execute("PRAGMA busy_timeout=0")
@@ -106,6 +103,33 @@ class SQLiteDatabase:
         self._tx_lock = asyncio.Lock()
         self._idle = asyncio.Event()
         self._idle.set()
+
+    def _connect(self, first_pragmas: Sequence[str]) -> sqlite3.Connection:
+        """Open the file and switch it to WAL. Opening is synchronous anyway, so SQLite may wait for
+        the lock itself; but a new file's switch to WAL while another process creates the same file
+        (three CLI processes started at once on a fresh home) can be refused at once, without the
+        busy handler (SQLite's deadlock avoidance), so a busy open is retried until `busy_wait`."""
+        deadline = time.monotonic() + self.busy_wait
+        delay = 0.005
+        while True:
+            conn: sqlite3.Connection | None = None
+            try:
+                conn = sqlite3.connect(
+                    self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_WAIT_SECONDS
+                )
+                for pragma in first_pragmas:
+                    conn.execute(f"PRAGMA {pragma}")
+                conn.execute("PRAGMA journal_mode=WAL")
+                return conn
+            except sqlite3.Error as exc:
+                if conn is not None:
+                    conn.close()
+                if not _is_busy(exc) or time.monotonic() >= deadline:
+                    raise ConfigError(
+                        "database_url", f"cannot open SQLite database {self.path}: {exc}"
+                    ) from exc
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
 
     async def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
         return await self._run(lambda: self._conn.execute(sql, tuple(params)).rowcount)
@@ -190,7 +214,7 @@ class SQLiteDatabase:
             try:
                 return statement()
             except sqlite3.OperationalError as exc:
-                if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
+                if not _is_busy(exc):
                     raise
                 now = time.monotonic()
                 deadline = deadline if deadline is not None else now + self.busy_wait
