@@ -195,6 +195,25 @@ def worker_pids(pid: int) -> list[int]:
     return out
 
 
+def connections_held(pid: int, port: int) -> dict[int, int]:
+    """How many established connections to `port` each serving worker of `serve --workers N`
+    (`pid`) holds: from /proc/net/tcp, the sockets whose local end is `port`, matched to the
+    workers' open descriptors (the kernel, not the test, decides which worker accepts one)."""
+    accepted: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for row in Path(table).read_text().splitlines()[1:]:
+                fields = row.split()
+                if fields[3] == "01" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # ESTABLISHED
+                    accepted.add(f"socket:[{fields[9]}]")
+    held = {}
+    for worker in worker_pids(pid):
+        with contextlib.suppress(OSError):
+            links = {os.readlink(fd) for fd in Path(f"/proc/{worker}/fd").iterdir()}
+            held[worker] = len(links & accepted)
+    return held
+
+
 def standby_waiting(pid: int) -> bool:
     """Whether `serve --workers N` (`pid`) has a warm standby: a child not serving, blocked reading
     its stdin (fd 0) after its imports — from /proc/<child>/syscall (`read` is 0 on x86-64 Linux)."""

@@ -23,12 +23,14 @@ import httpx
 from ..support.bodies import wikipedia_pages
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only, write_config
-from ..support.served import serve_command, served, server_env, worker_pids
+from ..support.served import connections_held, serve_command, served, server_env, worker_pids
 from .test_serve_workers import _metric, _per_worker_metrics
 
 WIKI = "/w/w/rest.php/v1/search/page"
 SLOW = "/slow/w/rest.php/v1/search/page"
 FAST = {"rateLimit.perSecond": 1000}
+QUOTA = 16
+"""The slow provider's daily quota: at most this many hanging searches are sent."""
 
 
 def _config(tmp_path: Path, settings: dict[str, Any]) -> Path:
@@ -169,7 +171,7 @@ def test_a_killed_worker_is_replaced_and_its_calls_in_flight_are_audited_interru
     emulator.add(WIKI, Reply.json(wikipedia_pages("Aurora")))
     settings = {
         **endpoint("wiki", "wikipedia", f"{emulator.url}/w", **FAST),
-        **endpoint("slow", "wikipedia", f"{emulator.url}/slow", **FAST, timeoutMs=4000, **{"quota.daily": 8}),
+        **endpoint("slow", "wikipedia", f"{emulator.url}/slow", **FAST, timeoutMs=4000, **{"quota.daily": QUOTA}),
         "research.default.web": "wiki",
         "research.default.encyclopedia": "slow",
         "research.fallback.encyclopedia": "slow",
@@ -181,26 +183,33 @@ def test_a_killed_worker_is_replaced_and_its_calls_in_flight_are_audited_interru
         assert token is not None
         answers: list[Any] = []
 
-        async def in_flight() -> list[Any]:
-            return list(
-                await asyncio.gather(
-                    *(_search(server.url, token, f"hang {i}", "encyclopedia") for i in range(8)),
-                    return_exceptions=True,
-                )
-            )
+        def search(i: int) -> None:
+            try:
+                answers.append(asyncio.run(_search(server.url, token, f"hang {i}", "encyclopedia")))
+            except Exception as lost_call:  # the killed worker's: its connection closed unanswered
+                answers.append(lost_call)
 
-        burst = threading.Thread(target=lambda: answers.extend(asyncio.run(in_flight())))
-        burst.start()
-        assert len(emulator.wait_for_requests(SLOW, 8)) == 8
-        killed, survivor = worker_pids(server.pid)
+        # one search at a time until both workers hold some in flight (the kernel picks the
+        # worker that accepts a connection: a burst of 8 once all went to one)
+        searches: list[threading.Thread] = []
+        held: dict[int, int] = {}
+        while len(searches) < QUOTA and not (len(searches) >= 4 and min(held.values()) > 0):
+            searches.append(threading.Thread(target=search, args=(len(searches),)))
+            searches[-1].start()
+            assert len(emulator.wait_for_requests(SLOW, len(searches))) == len(searches)
+            held = connections_held(server.pid, int(server.url.rsplit(":", 1)[1]))
+        sent = len(searches)
+        assert len(held) == 2 and min(held.values()) > 0 and sum(held.values()) == sent, held
+        killed, survivor = sorted(held, key=held.__getitem__, reverse=True)
         os.kill(killed, signal.SIGKILL)
         # the survivor answers at once, on fresh connections
         after = [asyncio.run(_search(server.url, token, f"aurora {i}", "web")) for i in range(6)]
         assert [r["providerInstanceId"] for r in after] == ["wiki"] * 6
-        burst.join(timeout=60)
+        for one in searches:
+            one.join(timeout=60)
         lost = [a for a in answers if isinstance(a, BaseException)]
         timed_out = [a for a in answers if isinstance(a, dict)]
-        assert len(lost) + len(timed_out) == 8 and lost and timed_out  # both workers had some
+        assert (len(lost), len(timed_out)) == (held[killed], held[survivor])
         assert {(a["attempts"][0]["outcome"], a["providerInstanceId"]) for a in timed_out} == {
             ("timeout", "wiki")
         }
@@ -225,9 +234,9 @@ def test_a_killed_worker_is_replaced_and_its_calls_in_flight_are_audited_interru
         [("slow", "interrupted")] * len(lost) + [("slow", "timeout")] * len(timed_out)
     )
     # the survivor's searches went on to the wiki fallback after the hang's timeout: one call each
-    assert len(rows) == len(emulator.requests()) == 8 + len(timed_out) + 6
+    assert len(rows) == len(emulator.requests()) == sent + len(timed_out) + 6
     with sqlite3.connect(home / "zarniwoop.db") as db:
         [(used,)] = db.execute("SELECT used FROM quota_counters WHERE instance_id = 'slow'").fetchall()
-    assert used == 8  # one reservation per call, the interrupted ones' too: the quota is spent exactly
+    assert used == sent  # one reservation per call, the interrupted ones' too: the quota is spent exactly
     log = (home / "serve.stderr").read_text()
     assert re.search(rf"accepts connections, [0-9.]+ s after pid {killed} exited", log), log
