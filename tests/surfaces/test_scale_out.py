@@ -171,7 +171,9 @@ def test_a_killed_worker_is_replaced_and_its_calls_in_flight_are_audited_interru
     emulator.add(WIKI, Reply.json(wikipedia_pages("Aurora")))
     settings = {
         **endpoint("wiki", "wikipedia", f"{emulator.url}/w", **FAST),
-        **endpoint("slow", "wikipedia", f"{emulator.url}/slow", **FAST, timeoutMs=4000, **{"quota.daily": QUOTA}),
+        **endpoint(
+            "slow", "wikipedia", f"{emulator.url}/slow", **FAST, timeoutMs=4000, **{"quota.daily": QUOTA}
+        ),
         "research.default.web": "wiki",
         "research.default.encyclopedia": "slow",
         "research.fallback.encyclopedia": "slow",

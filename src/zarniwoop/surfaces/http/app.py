@@ -3,8 +3,9 @@
     app = create_app(runtime)                           # a runtime you opened (and will close)
     app = create_app(config="zarniwoop.yaml")           # the app opens and closes its own
 
-The lifespan builds the toolbox, the token store and the MCP server, runs the MCP session manager
-(a mounted sub-app's own lifespan would not run) and the model catalog's periodic refresh. Every `/v1` route needs a bearer token;
+The lifespan builds the toolbox and the token store, stops the MCP session managers (started at the
+first `/mcp` request: `mcp_endpoint.LazyMCP`; a mounted sub-app's own lifespan would not run) and
+runs the model catalog's periodic refresh. Every `/v1` route needs a bearer token;
 `/healthz`, `/openapi.json` and the web UI's files (`/`, `/ui/*`: no data in them) do not. OpenAPI
 documents the tools' input models as request bodies.
 """
@@ -22,11 +23,10 @@ from fastapi import FastAPI
 
 from ... import __version__, operations
 from ...tools.registry import Toolbox
-from ..mcp import build_mcp_server, http_principal, http_profile
 from .allowed_methods import AllowedMethods
 from .errors import install_error_handlers
 from .guard import RequestGuard
-from .mcp_endpoint import MCPEndpoint, mcp_transports
+from .mcp_endpoint import LazyMCP, MCPEndpoint
 from .no_store import NoStoreApiAnswers
 from .openai_wire import request_schemas
 from .routes import ROUTERS
@@ -75,11 +75,10 @@ def create_app(
                 from .oauth_server import install_oauth
 
                 install_oauth(app, state, rt)
-            mcp = build_mcp_server(toolbox, http_principal, http_profile)
             # Stateless both ways (any replica or worker answers any request): SSE for a client that
             # accepts it (progress notifications, then the result), one JSON answer for the others.
-            transports = mcp_transports(mcp, bind_host if bind_host in LOOPBACK else "0.0.0.0")
-            state.mcp_sessions = transports
+            mcp = LazyMCP(toolbox, bind_host if bind_host in LOOPBACK else "0.0.0.0")
+            state.mcp_sessions = mcp
             app.state.zarniwoop = state
             from ...storage.retention import stop_retention_loop
 
@@ -91,9 +90,9 @@ def create_app(
                 rt
             )  # other processes' project stops, scheduled discovery
             try:
-                async with transports.json.run(), transports.stream.run():
-                    yield
+                yield
             finally:
+                await mcp.aclose()
                 await stop_retention_loop(retention)
                 for task in background:
                     task.cancel()

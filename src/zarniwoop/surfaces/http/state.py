@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ...runtime import Runtime
     from ...tenancy.oauth import OAuthVerifier
     from ...tools.registry import Toolbox
-    from .mcp_endpoint import MCPTransports
+    from .mcp_endpoint import LazyMCP
     from .oauth_server import BuiltinAuthServer
 
 
@@ -29,7 +29,7 @@ class AppState:
     tokens: TokenStore
     ephemeral: dict[str, Principal] = field(default_factory=dict)
     """Tokens that live only in this process (the admin token `serve` prints), by SHA-256."""
-    mcp_sessions: MCPTransports | None = None
+    mcp_sessions: LazyMCP | None = None
     local_probes: LocalProbes = field(default_factory=LocalProbes)
     """Recent probes of local LLM servers: `GET /v1/models` lists only what can answer."""
     oauth: OAuthVerifier | None = None

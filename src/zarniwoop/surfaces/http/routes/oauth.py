@@ -14,14 +14,16 @@ an admin: never more than the admin holds.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..deps import AdminCaller, Ctx
-from ..oauth_server import BuiltinAuthServer
 from ..state import AppState
+
+if TYPE_CHECKING:  # the MCP SDK's auth, which it builds on, loads only with `auth.builtin`
+    from ..oauth_server import BuiltinAuthServer
 
 router = APIRouter(tags=["oauth"])
 METADATA_PATH = "/.well-known/oauth-protected-resource"
