@@ -31,6 +31,10 @@ SLOW = "/slow/w/rest.php/v1/search/page"
 FAST = {"rateLimit.perSecond": 1000}
 QUOTA = 16
 """The slow provider's daily quota: at most this many hanging searches are sent."""
+HANG_MS = 8000
+"""The hanging provider's timeout: the searches sent one at a time must all be in flight when the
+worker is killed (a timeout benches the provider, and the next search would not reach it); 4 s
+was too short on a loaded machine."""
 
 
 def _config(tmp_path: Path, settings: dict[str, Any]) -> Path:
@@ -163,6 +167,31 @@ async def _burst(url: str, token: str, query: str, n: int, *, errors: bool = Fal
     return list(await asyncio.gather(*(one() for _ in range(n)), return_exceptions=errors))
 
 
+def _until_exited(pid: int) -> None:
+    """Wait (bounded) until `pid` has exited: gone from /proc, or a zombie (its files are closed)."""
+    for _ in range(500):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return
+        if state == "Z":
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"pid {pid} did not exit within 5 s of SIGKILL")
+
+
+def _held_by_workers(server: Any, in_flight: int) -> dict[int, int]:
+    """Connections each worker holds, read again until they add up to the searches in flight:
+    /proc/net/tcp is no snapshot, and a row can be missed while other tests open and close sockets."""
+    port = int(server.url.rsplit(":", 1)[1])
+    for _ in range(25):
+        held = connections_held(server.pid, port)
+        if sum(held.values()) == in_flight:
+            break
+        time.sleep(0.02)
+    return held
+
+
 def test_a_killed_worker_is_replaced_and_its_calls_in_flight_are_audited_interrupted(tmp_path, emulator):
     """`kill -9` of a worker with calls in flight: the other worker keeps answering, the parent
     starts a replacement, whose start replays the dead worker's spool — each of its calls in flight
@@ -172,7 +201,7 @@ def test_a_killed_worker_is_replaced_and_its_calls_in_flight_are_audited_interru
     settings = {
         **endpoint("wiki", "wikipedia", f"{emulator.url}/w", **FAST),
         **endpoint(
-            "slow", "wikipedia", f"{emulator.url}/slow", **FAST, timeoutMs=4000, **{"quota.daily": QUOTA}
+            "slow", "wikipedia", f"{emulator.url}/slow", **FAST, timeoutMs=HANG_MS, **{"quota.daily": QUOTA}
         ),
         "research.default.web": "wiki",
         "research.default.encyclopedia": "slow",
@@ -199,12 +228,14 @@ def test_a_killed_worker_is_replaced_and_its_calls_in_flight_are_audited_interru
             searches.append(threading.Thread(target=search, args=(len(searches),)))
             searches[-1].start()
             assert len(emulator.wait_for_requests(SLOW, len(searches))) == len(searches)
-            held = connections_held(server.pid, int(server.url.rsplit(":", 1)[1]))
+            held = _held_by_workers(server, len(searches))
         sent = len(searches)
         assert len(held) == 2 and min(held.values()) > 0 and sum(held.values()) == sent, held
         killed, survivor = sorted(held, key=held.__getitem__, reverse=True)
         os.kill(killed, signal.SIGKILL)
-        # the survivor answers at once, on fresh connections
+        # once the killed worker's sockets are closed (a connection the kernel gives its own
+        # SO_REUSEPORT socket until then is reset with it), the survivor answers at once
+        _until_exited(killed)
         after = [asyncio.run(_search(server.url, token, f"aurora {i}", "web")) for i in range(6)]
         assert [r["providerInstanceId"] for r in after] == ["wiki"] * 6
         for one in searches:
