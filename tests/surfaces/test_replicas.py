@@ -49,6 +49,9 @@ FLAKY = "/flaky/works"
 SCHOLAR = "/oa/works"
 SLOW = "/slow/search.json"
 HOLD = "/hold/search.json"
+HOLD_SECONDS = 6.0
+"""How long the held searches wait upstream: the kill must come while they do (4 s was not enough
+on a loaded machine); under the endpoint's 8 s timeout, so that none of them times out."""
 QUOTA = 500
 LOAD = 2_000
 FAST = {"rateLimit.perSecond": 5000}
@@ -201,7 +204,7 @@ def _routes(emulator: Emulator) -> None:
     emulator.add(FLAKY, Reply(status=503))
     emulator.add(SCHOLAR, Reply.json(openalex_works(2)))
     emulator.add(SLOW, Reply.json(_books("Slow"), delay=1.0))
-    emulator.add(HOLD, Reply.json(_books("Held"), delay=4.0))
+    emulator.add(HOLD, Reply.json(_books("Held"), delay=HOLD_SECONDS))
 
 
 def _settings(url: str) -> dict[str, Any]:
@@ -430,7 +433,9 @@ def test_a_daily_quota_of_500_over_2000_searches_makes_exactly_500_upstream_call
     # exactly 500 searches reached paid (each reserved one call of the quota); 1,500 skipped it
     tried_paid = [a for a in answers if _outcomes(a)[0] != ("paid", "skipped_exhausted")]
     assert len(tried_paid) == QUOTA
-    assert [a.body["providerInstanceId"] for a in answers if a not in tried_paid] == ["wiki"] * (LOAD - QUOTA)
+    not_wiki = [a for a in answers if a not in tried_paid and a.body["providerInstanceId"] != "wiki"]
+    assert not not_wiki, [(a.replica, _outcomes(a), a.body.get("errorMessage")) for a in not_wiki[:3]]
+    assert len(answers) - len(tried_paid) == LOAD - QUOTA
     assert all(a.body and a.body["hits"] for a in answers)
     # a paid call outstanding too long may be raced by wiki (a suspect's race): then both were called
     raced = [a for a in tried_paid if a.body and a.body["providerInstanceId"] == "wiki"]
@@ -464,7 +469,7 @@ def test_a_daily_quota_of_500_over_2000_searches_makes_exactly_500_upstream_call
 
 
 def test_kill_9_of_a_replica_mid_run(deployment):
-    """A stream of searches, and 6 searches held 4 s upstream, while replica r1 is killed with
+    """A stream of searches, and 6 searches held 6 s upstream, while replica r1 is killed with
     SIGKILL: haproxy retries what r1 refused or dropped on the others; r1, restarted on its home,
     replays its spool (an `interrupted` row per call it had in flight) and serves again; audit rows
     = upstream calls."""
@@ -501,8 +506,9 @@ def test_kill_9_of_a_replica_mid_run(deployment):
     assert len(emulator.wait_for_requests(HOLD, 6)) == 6
     streamer.start()
     wiki_before = len(emulator.requests(WIKI))
-    emulator.wait_for_requests(WIKI, wiki_before + 20)  # the stream is under way
+    emulator.wait_for_requests(WIKI, wiki_before + 8)  # the stream is under way
     before_kill = len(stream)
+    assert not held, "the held searches ended before the kill"
     os.kill(victim.pid, signal.SIGKILL)
     victim.process.wait(timeout=10)
     audit_before_restart = deployment.audit()
