@@ -34,7 +34,8 @@ QUOTA = 16
 HANG_MS = 8000
 """The hanging provider's timeout: the searches sent one at a time must all be in flight when the
 worker is killed (a timeout benches the provider, and the next search would not reach it); 4 s
-was too short on a loaded machine."""
+was too short on a loaded machine. Not raced (`hedge: false`): past `research.hedge.afterMs` a
+hedge to wiki would answer the survivor's searches before their timeout."""
 
 
 def _config(tmp_path: Path, settings: dict[str, Any]) -> Path:
@@ -204,7 +205,12 @@ def test_a_killed_worker_is_replaced_and_its_calls_in_flight_are_audited_interru
     settings = {
         **endpoint("wiki", "wikipedia", f"{emulator.url}/w", **FAST),
         **endpoint(
-            "slow", "wikipedia", f"{emulator.url}/slow", **FAST, timeoutMs=HANG_MS, **{"quota.daily": QUOTA}
+            "slow",
+            "wikipedia",
+            f"{emulator.url}/slow",
+            **FAST,
+            timeoutMs=HANG_MS,
+            **{"quota.daily": QUOTA, "hedge": False},
         ),
         "research.default.web": "wiki",
         "research.default.encyclopedia": "slow",
