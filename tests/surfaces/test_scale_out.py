@@ -34,8 +34,9 @@ QUOTA = 16
 HANG_MS = 8000
 """The hanging provider's timeout: the searches sent one at a time must all be in flight when the
 worker is killed (a timeout benches the provider, and the next search would not reach it); 4 s
-was too short on a loaded machine. Not raced (`hedge: false`): past `research.hedge.afterMs` a
-hedge to wiki would answer the survivor's searches before their timeout."""
+was too short on a loaded machine. Hedging is off (`research.hedge.afterMs: 0`): once a call had
+hung 0.75 s, the next search raced the hanging provider against wiki at once (`dispatch/hedging.py`),
+and sent one at a time on a loaded machine, the later ones were answered by wiki before any timeout."""
 
 
 def _config(tmp_path: Path, settings: dict[str, Any]) -> Path:
@@ -210,11 +211,12 @@ def test_a_killed_worker_is_replaced_and_its_calls_in_flight_are_audited_interru
             f"{emulator.url}/slow",
             **FAST,
             timeoutMs=HANG_MS,
-            **{"quota.daily": QUOTA, "hedge": False},
+            **{"quota.daily": QUOTA},
         ),
         "research.default.web": "wiki",
         "research.default.encyclopedia": "slow",
         "research.fallback.encyclopedia": "slow",
+        "research.hedge.afterMs": 0,
     }
     config = _config(tmp_path, {**settings, "research.cache.ttlSeconds": 0})
     home = tmp_path / "home"
@@ -255,7 +257,10 @@ def test_a_killed_worker_is_replaced_and_its_calls_in_flight_are_audited_interru
         assert len(lost) + len(timed_out) == sent and lost and timed_out, (held, answers)  # both had some
         assert {(a["attempts"][0]["outcome"], a["providerInstanceId"]) for a in timed_out} == {
             ("timeout", "wiki")
-        }
+        }, [
+            [(t["providerInstanceId"], t["outcome"], t.get("errorMessage")) for t in a["attempts"]]
+            for a in timed_out
+        ]
         deadline = time.monotonic() + 60
         rows: list[tuple[str, str]] = []
         while time.monotonic() < deadline:
