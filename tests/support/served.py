@@ -157,10 +157,23 @@ def rss_kib(pid: int) -> int:
     raise LookupError(f"no VmRSS for pid {pid}")
 
 
+def _stat(pid: int) -> list[str]:
+    """The fields of /proc/<pid>/stat after the command name: [0] the state, [1] the parent's pid…"""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time a process has used so far, from /proc/<pid>/stat."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    fields = _stat(pid)
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def has_exited(pid: int) -> bool:
+    """Gone from /proc, or a zombie: its files (and sockets) are closed either way."""
+    try:
+        return _stat(pid)[0] == "Z"
+    except OSError:
+        return True
 
 
 def child_pids(pid: int) -> list[int]:
@@ -168,7 +181,7 @@ def child_pids(pid: int) -> list[int]:
     out = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            fields = _stat(int(stat.parent.name))
         except OSError:  # it ended meanwhile
             continue
         if int(fields[1]) == pid and fields[0] != "Z":
@@ -176,41 +189,45 @@ def child_pids(pid: int) -> list[int]:
     return sorted(out)
 
 
-def worker_pids(pid: int) -> list[int]:
-    """The children of `serve --workers N` that serve: those holding a listening TCP socket (its
-    standby, started once every worker serves, holds none until it takes a dead worker's place)."""
-    listening: set[str] = set()
+def _tcp_sockets(state: str, port: int | None = None) -> set[str]:
+    """The TCP sockets in `state` (/proc/net/tcp's hex code: 0A listening, 01 established), whose
+    local port is `port` if given, as the links a process's /proc/<pid>/fd entries show."""
+    found: set[str] = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         with contextlib.suppress(OSError):
             for row in Path(table).read_text().splitlines()[1:]:
                 fields = row.split()
-                if fields[3] == "0A":  # TCP_LISTEN
-                    listening.add(f"socket:[{fields[9]}]")
+                if fields[3] == state and (port is None or int(fields[1].rsplit(":", 1)[1], 16) == port):
+                    found.add(f"socket:[{fields[9]}]")
+    return found
+
+
+def _open_files(pid: int) -> set[str]:
+    return {os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()}
+
+
+def worker_pids(pid: int) -> list[int]:
+    """The children of `serve --workers N` that serve: those holding a listening TCP socket (its
+    standby, started once every worker serves, holds none until it takes a dead worker's place)."""
+    listening = _tcp_sockets("0A")
     out = []
     for child in child_pids(pid):
         with contextlib.suppress(OSError):
-            links = {os.readlink(fd) for fd in Path(f"/proc/{child}/fd").iterdir()}
-            if links & listening:
+            if _open_files(child) & listening:
                 out.append(child)
     return out
 
 
 def connections_held(pid: int, port: int) -> dict[int, int]:
     """How many established connections to `port` each serving worker of `serve --workers N`
-    (`pid`) holds: from /proc/net/tcp, the sockets whose local end is `port`, matched to the
-    workers' open descriptors (the kernel, not the test, decides which worker accepts one)."""
-    accepted: set[str] = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with contextlib.suppress(OSError):
-            for row in Path(table).read_text().splitlines()[1:]:
-                fields = row.split()
-                if fields[3] == "01" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # ESTABLISHED
-                    accepted.add(f"socket:[{fields[9]}]")
+    (`pid`) holds: the sockets whose local end is `port`, matched to the workers' open descriptors
+    (the kernel, not the test, decides which worker accepts one). /proc/net/tcp is no snapshot: a
+    row can be missed while other processes open and close sockets."""
+    accepted = _tcp_sockets("01", port)
     held = {}
     for worker in worker_pids(pid):
         with contextlib.suppress(OSError):
-            links = {os.readlink(fd) for fd in Path(f"/proc/{worker}/fd").iterdir()}
-            held[worker] = len(links & accepted)
+            held[worker] = len(_open_files(worker) & accepted)
     return held
 
 
@@ -246,7 +263,7 @@ def tree_cpu_seconds(pid: int) -> float:
     while pending:
         current = pending.pop()
         try:
-            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            fields = _stat(current)
         except OSError:
             continue
         total += sum(int(f) for f in fields[11:15]) / tick

@@ -23,7 +23,7 @@ import httpx
 from ..support.bodies import wikipedia_pages
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only, write_config
-from ..support.served import connections_held, serve_command, served, server_env, worker_pids
+from ..support.served import connections_held, has_exited, serve_command, served, server_env, worker_pids
 from .test_serve_workers import _metric, _per_worker_metrics
 
 WIKI = "/w/w/rest.php/v1/search/page"
@@ -185,13 +185,9 @@ def _searches_after_a_kill(url: str, token: str, count: int) -> tuple[list[dict[
 
 
 def _until_exited(pid: int) -> None:
-    """Wait (bounded) until `pid` has exited: gone from /proc, or a zombie (its files are closed)."""
+    """Wait (bounded) until `pid` has exited and so closed its sockets."""
     for _ in range(500):
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            return
-        if state == "Z":
+        if has_exited(pid):
             return
         time.sleep(0.01)
     raise AssertionError(f"pid {pid} did not exit within 5 s of SIGKILL")

@@ -31,6 +31,7 @@ from ..support.runtime import endpoint, only, write_config
 from ..support.served import (
     Served,
     child_pids,
+    has_exited,
     serve_command,
     served,
     server_env,
@@ -61,14 +62,6 @@ def shared_store(request: pytest.FixtureRequest) -> dict[str, Any]:
 def _config(tmp_path: Path, settings: dict[str, Any], extra: dict[str, Any] | None = None) -> Path:
     body = {"settings": {**only(), "research.cache.ttlSeconds": 0, **settings}, **(extra or {})}
     return write_config(tmp_path, body)
-
-
-def _is_alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def _metric(text: str, name: str, **labels: str) -> float:
@@ -249,9 +242,9 @@ def test_one_banner_one_token_for_every_worker_and_sigterm_stops_them_all(tmp_pa
         server.process.send_signal(signal.SIGTERM)
         assert server.process.wait(timeout=20) == 0
         deadline = time.monotonic() + 5
-        while any(_is_alive(pid) for pid in children) and time.monotonic() < deadline:
+        while not all(has_exited(pid) for pid in children) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert [pid for pid in children if _is_alive(pid)] == []
+        assert [pid for pid in children if not has_exited(pid)] == []
         time.sleep(0.2)  # the stdout pump thread reads to the end
         text = "".join(server.output)
         assert text.count("serving on http://") == 1
@@ -297,9 +290,9 @@ def test_workers_outlive_neither_a_killed_parent_nor_a_killed_worker_the_server(
         os.kill(server.pid, signal.SIGKILL)  # the parent dies: its children see stdin close and stop
         server.process.wait(timeout=5)
         deadline = time.monotonic() + 15
-        while any(_is_alive(pid) for pid in children) and time.monotonic() < deadline:
+        while not all(has_exited(pid) for pid in children) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert [pid for pid in children if _is_alive(pid)] == []
+        assert [pid for pid in children if not has_exited(pid)] == []
         stop(server.process)
 
 
