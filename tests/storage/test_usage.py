@@ -4,6 +4,7 @@ an outage. Runs on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import hashlib
 import json
 import logging
@@ -175,6 +176,32 @@ def test_spool_owners_and_orphans(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [f"{other.owner}.lock"]
     other.close()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_starting_owner_is_never_taken_for_a_dead_one(tmp_path, monkeypatch):
+    """Another process's flush claims orphans at any moment, also while an owner starts: it must not
+    find the new owner's lock file unlocked (it would take the lock, and the owner's start fail, or
+    unlink it, and the owner's segments be replayed and deleted under it)."""
+    flusher = Spool(tmp_path)
+    real_flock = fcntl.flock
+    claimed: list[list[str]] = []
+
+    def flush_meanwhile(fd, operation):  # the flusher runs just before the owner's flock
+        monkeypatch.setattr(fcntl, "flock", real_flock)
+        claimed.append([c.lock_path.name for c in flusher.claim_orphans()])
+        return real_flock(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", flush_meanwhile)
+    owner = Spool(tmp_path)
+    owner.append({"id": "a"})
+    owner.seal()
+    assert claimed and claimed[0] == []
+    assert list(flusher.claim_orphans()) == []  # alive and locked under its own name
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".lock") == sorted(
+        [f"{owner.owner}.lock", f"{flusher.owner}.lock"]
+    )
+    owner.close()
+    flusher.close()
 
 
 # -- kill -9 mid-burst ---------------------------------------------------------------------------

@@ -65,8 +65,14 @@ class Spool:
         """Records appended by this process (for tests and stats)."""
 
     def _take_lock(self) -> int:
-        fd = os.open(self._lock_path, os.O_CREAT | os.O_RDWR, 0o600)
+        # Locked before it is visible as `<owner>.lock`: a lock file created under that name and
+        # flock'ed after would look dead to another process's `claim_orphans` in between, which
+        # would take it (this owner's flock then fails) or unlink it (its segments replayed and
+        # deleted while this owner still appends to them).
+        staging = self.directory / f".{self.owner}.locking"
+        fd = os.open(staging, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(staging, self._lock_path)
         return fd
 
     def _open_segment(self) -> int:
