@@ -9,6 +9,7 @@ database in batches. `fsync=True` also survives a power cut, for ~130 µs per re
 Layout under the spool directory (0700):
 
     <owner>.lock              flock'ed by the living owner process for its whole life
+    .<owner>.locking          the lock file in the instant before it is renamed into place
     <owner>.<seq>.jsonl       its segments, oldest first; a segment is deleted once committed
 
 The owner seals its current segment before each flush, so appends never race a flush. A process
