@@ -81,6 +81,35 @@ async def test_a_hanging_default_stops_costing_the_hedge_delay(tmp_path, emulato
     assert len(emulator.requests("/hang/works")) == LOSSES_TO_BENCH
 
 
+async def test_a_hedge_that_loses_to_the_call_it_raced_is_never_benched(tmp_path, emulator):
+    """The default is slow (past its hedge delay) but answers; the fallback, raced after 20 ms, never
+    does first. The fallback lost each race only for starting later: no loss on its streak, so when
+    the default then fails, the fallback answers (stop 35's CI: a busy machine slowed the paid default
+    past its hedge delay, the free fallback was benched for losing, and once paid's quota ran out
+    every search failed)."""
+    emulator.add("/hang/works", Reply.json(openalex_works(1), delay=0.3))
+    emulator.add("/ok/works", Reply(hang=True))
+    settings = settings_for(emulator, with_hanging=True, **{"research.hedge.afterMs": 20})
+    async with await open_runtime(tmp_path, settings) as rt:
+        raced = [
+            await rt.dispatcher.search(SearchRequest.create(f"q{i}", "academic"), SCOPE)
+            for i in range(LOSSES_TO_BENCH + 2)
+        ]
+        emulator.add("/hang/works", Reply(status=503))
+        emulator.add("/ok/works", Reply.json(openalex_works(1)))
+        after = await rt.dispatcher.search(SearchRequest.create("after", "academic"), SCOPE)
+    for result in raced:
+        assert [(a.provider_instance_id, a.outcome) for a in result.attempts] == [
+            ("oa-hang", Outcome.SUCCESS),
+            ("oa-ok", Outcome.TIMEOUT),
+        ]
+        assert result.attempts[1].error_message == "cancelled: hedged, oa-hang answered first"
+    assert [(a.provider_instance_id, a.outcome) for a in after.attempts] == [
+        ("oa-hang", Outcome.HARD_ERROR),
+        ("oa-ok", Outcome.SUCCESS),
+    ]
+
+
 async def test_a_win_resets_the_loss_streak():
     ledger = HedgeLedger()
     assert [ledger.lost(SCOPE, "s") for _ in range(LOSSES_TO_BENCH - 1)] == [False] * (LOSSES_TO_BENCH - 1)

@@ -117,6 +117,9 @@ class _Run:
     attempts: list[Attempt] = field(default_factory=list)
     cut_reasons: dict[str, str] = field(default_factory=dict)
     """Why a running call is being cancelled (hedged loser), by instance; absent = the deadline."""
+    overtaken: set[str] = field(default_factory=set)
+    """Hedged losers that were called before the winner (it overtook them: a loss on their streak);
+    a hedge called after the winner lost only for starting later, which says nothing against it."""
     recorded: set[str] = field(default_factory=set)
     """Calls whose attempt is recorded (each call exactly once, whatever cut it short)."""
     notes: list[str] = field(default_factory=list)
@@ -356,7 +359,7 @@ class Dispatcher:
                 if result is not None:
                     return result
             return None
-        running: dict[asyncio.Task[SearchResult | None], ProviderInstance] = {}
+        running: dict[asyncio.Task[SearchResult | None], ProviderInstance] = {}  # in order of calling
         latest: list[ProviderInstance] = []
 
         def start_next() -> bool:
@@ -378,14 +381,17 @@ class Dispatcher:
                     start_next()
                     continue
                 for task in done:
+                    called_before = list(running).index(task)
                     running.pop(task)
                     result = task.result()
                     if result is None:
                         continue
-                    for loser_task, loser in running.items():
+                    for position, (loser_task, loser) in enumerate(running.items()):
                         run.cut_reasons[loser.id] = (
                             f"cancelled: hedged, {result.provider_instance_id} answered first"
                         )
+                        if position < called_before:
+                            run.overtaken.add(loser.id)
                         loser_task.cancel()
                     return result
             return None
@@ -521,9 +527,10 @@ class Dispatcher:
         return None
 
     async def _cut(self, run: _Run, call: _Call) -> None:
-        """A call cancelled mid-flight: a hedged loser (no verdict on the instance, unless it lost
-        `LOSSES_TO_BENCH` hedges in a row: then it is benched like a timeout), or cut by the search's
-        deadline — benched like a timeout, so the next search does not pay for it again."""
+        """A call cancelled mid-flight: a hedged loser (no verdict on the instance, unless a later
+        call overtook it `LOSSES_TO_BENCH` times in a row: then it is benched like a timeout), or cut
+        by the search's deadline — benched like a timeout, so the next search does not pay for it
+        again."""
         reason = run.cut_reasons.pop(call.instance.id, None)
         attempt = Attempt(
             call.instance.id,
@@ -533,7 +540,7 @@ class Dispatcher:
             echoed=(),
         )
         if reason is not None:
-            if self.hedges.lost(run.scope, call.subject):
+            if call.instance.id in run.overtaken and self.hedges.lost(run.scope, call.subject):
                 await self._bench_cut(run, call, f"lost {LOSSES_TO_BENCH} hedges in a row")
             self._record_cut(run, call.instance, attempt, call.call_id)
             return

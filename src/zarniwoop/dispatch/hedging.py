@@ -6,9 +6,12 @@
   a hedge goes out only for a call clearly slower than that endpoint usually is (a hedge costs a
   second upstream call, and quota); before that, no hedging.
 - **Consecutive-loss ejection** (Envoy's outlier detection, consecutive failures): a candidate that
-  loses `LOSSES_TO_BENCH` hedges in a row (cancelled because the next one answered first) is benched
-  like a timeout through the cooldown store (shared by replicas), so a hanging default stops costing
-  the hedge delay on every search. A win resets its streak.
+  loses `LOSSES_TO_BENCH` hedges in a row (overtaken: cancelled because a candidate called after it
+  answered first) is benched like a timeout through the cooldown store (shared by replicas), so a
+  hanging default stops costing the hedge delay on every search. A win resets its streak. The hedge
+  itself, cut because the call it raced answered first, has lost nothing but its later start: it is
+  not counted (else a busy machine, slowing the default past its hedge delay, benched the fallback —
+  and once the default's quota ran out, every search failed).
 
 - **A hanging endpoint is suspect at once** (issue 27): while a call to an endpoint has been
   outstanding longer than its hedge delay (`P95_FACTOR` × observed p95, at least `FLOOR`) — or,
