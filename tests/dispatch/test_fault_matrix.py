@@ -84,7 +84,9 @@ def builtin_protocols() -> dict[str, HttpSearchProtocol]:
 @functools.cache
 def _gzip_bomb(inflated: int = 256 * 1024 * 1024) -> bytes:
     """`inflated` zero bytes, gzip-compressed (~250 KB), built without holding the inflated bytes,
-    at the first use: every pytest-xdist worker imports this module, and the build takes 0.5 s of CPU."""
+    once, by the matrix before its cells run (not at import: every pytest-xdist worker imports this
+    module, and the build takes 0.5 s of CPU; not at the first request: the emulator's threads would
+    each build it at once, and on a slow machine the first cells' calls outran their 8 s timeout)."""
     packer = zlib.compressobj(9, zlib.DEFLATED, 31)
     block = bytes(1024 * 1024)
     parts = [packer.compress(block) for _ in range(inflated // len(block))]
@@ -283,6 +285,7 @@ async def test_every_protocol_under_every_fault(tmp_path, emulator, caplog):
     for modality in Modality:
         emulator.add(f"/healthy/{modality.value.lower()}", Reply.json(media_items("fallback")))
     cells = [Cell(pid, fault) for pid in protocols for fault in FAULTS]
+    _gzip_bomb()
     caplog.set_level(logging.WARNING)
     memory_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     failures: list[str] = []
