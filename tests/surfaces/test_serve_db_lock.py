@@ -9,7 +9,6 @@ without blocking the event loop, so `/healthz` keeps answering at once.
 from __future__ import annotations
 
 import sqlite3
-import statistics
 import subprocess
 import sys
 import threading
@@ -24,10 +23,10 @@ from ..support.served import served
 
 WIKI = "/w/w/rest.php/v1/search/page"
 HOLD_SECONDS = 2.0
-STALL_LIMIT = HOLD_SECONDS / 4
-"""Over the worst answer of an unlocked window just before: a stall the lock caused, not one the
-machine's load did. A loop blocked on the lock stalls for the rest of the hold (1.9 s before the
-fix); the searches' own work on a loaded 2-core CI machine stalled it up to 0.19 s (0.1 failed)."""
+"""A loop blocked on the lock answers nothing from the moment a search needs it until the release
+(1.9 s before the fix). The test checks that order of events, not a stall bound: a worst answer
+compared with a constant (0.5 s) failed on a loaded machine whose scheduler alone held one /healthz
+for 0.87 s."""
 
 _HOLDER = """
 import sqlite3, sys, time
@@ -40,10 +39,10 @@ print("released", time.time(), flush=True)
 """
 
 
-def _healthz_seconds(http: httpx.Client) -> float:
-    begin = time.perf_counter()
+def _healthz_answered_at(http: httpx.Client) -> float:
+    """When a /healthz answer came back, on the clock the holder prints (wall time)."""
     assert http.get("/healthz").status_code == 200
-    return time.perf_counter() - begin
+    return time.time()
 
 
 def test_a_cli_process_holding_the_write_lock_does_not_stall_healthz(tmp_path, emulator):
@@ -60,11 +59,6 @@ def test_a_cli_process_holding_the_write_lock_does_not_stall_healthz(tmp_path, e
     with served(config, home) as server:
         auth = {"Authorization": f"Bearer {server.token}"}
         with httpx.Client(base_url=server.url, timeout=30) as http:
-            baseline = statistics.median(_healthz_seconds(http) for _ in range(20))
-            calm, calm_until = [], time.monotonic() + HOLD_SECONDS  # the same sampling, no lock held
-            while time.monotonic() < calm_until:
-                calm.append(_healthz_seconds(http))
-                time.sleep(0.02)
             holder = subprocess.Popen(
                 [sys.executable, "-c", _HOLDER, str(home / "zarniwoop.db"), str(HOLD_SECONDS)],
                 stdout=subprocess.PIPE,
@@ -89,7 +83,7 @@ def test_a_cli_process_holding_the_write_lock_does_not_stall_healthz(tmp_path, e
             searcher.start()
             during = []
             while holder.poll() is None:
-                during.append(_healthz_seconds(http))
+                during.append(_healthz_answered_at(http))
                 time.sleep(0.02)
             released_line = holder.stdout.read().split()
             assert released_line[0] == "released", released_line
@@ -106,9 +100,16 @@ def test_a_cli_process_holding_the_write_lock_does_not_stall_healthz(tmp_path, e
             "SELECT instance_id, outcome FROM research_call_records ORDER BY started_at, rowid"
         ).fetchall()
     assert [s for s, _ in cooldowns] == ["research:flaky:web"]
-    assert locked_at <= cooldowns[0][1] <= released_at
+    needed_at = cooldowns[0][1]
+    assert locked_at <= needed_at <= released_at
     assert audited[:2] == [("flaky", "hard_error"), ("wiki", "success")]
-    assert max(during) - max(calm) < STALL_LIMIT, (
-        f"worst /healthz {max(during):.3f}s, unlocked {max(calm):.3f}s, median {baseline:.4f}s"
+    # After the server needed the lock and before it got it, /healthz kept answering — in the later
+    # half of that span too, which a loop blocked on the lock (or one unblocked by a timeout midway)
+    # could not have answered in.
+    later_half = (needed_at + (released_at - needed_at) / 2, released_at)
+    answered = [at for at in during if later_half[0] < at < later_half[1]]
+    assert released_at - needed_at >= HOLD_SECONDS / 2, "the search needed the lock too late to tell"
+    assert len(answered) >= 3, (
+        f"/healthz answered {len(answered)} times in the {later_half[1] - later_half[0]:.2f} s before "
+        f"the release (the lock needed {needed_at - locked_at:.2f} s after it was taken)"
     )
-    assert len(during) >= HOLD_SECONDS / 0.05  # healthz was asked all through the window
