@@ -36,6 +36,9 @@ from zarniwoop.protocols import load_protocols
 from ..support.local_docs import write_corpus
 from ..support.runtime import only, open_runtime
 
+# its module-scoped server is set up once: the module's tests run on one xdist worker
+pytestmark = pytest.mark.xdist_group(__name__)
+
 SCOPE = SearchScope("acme", "alpha")
 
 

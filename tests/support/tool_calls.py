@@ -10,13 +10,17 @@ synthetic ones in `tests/fixtures/brave/`, since only its web answer was recorde
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from .emulator import Emulator
 from .paths import fixture_bytes
 from .providers_academic import add_openalex, add_wikipedia
 from .providers_web import KEYS, mount_brave, synthetic_bytes
-from .runtime import endpoint, only
+from .runtime import endpoint, only, write_config
+from .served import Served, served
 
 CALLS: dict[str, dict[str, Any]] = {
     "research_search": {"query": "paperqa retrieval agents", "modality": "academic", "maxResults": 5},
@@ -72,4 +76,17 @@ def mount_recorded(emulator: Emulator) -> dict[str, Any]:
     }
 
 
-__all__ = ["CALLS", "REQUIRED_ONLY", "mount_recorded", "with_nulls"]
+@contextmanager
+def served_recorded(directory: Path) -> Iterator[Served]:
+    """A real `zarniwoop serve` over `mount_recorded` on an emulator of its own: one per test module
+    whose tests only call the tools (the cache is off, so every test sees the same answers)."""
+    emulator = Emulator().start()
+    try:
+        config = write_config(directory, {"settings": mount_recorded(emulator)})
+        with served(config, directory / "home") as running:
+            yield running
+    finally:
+        emulator.stop()
+
+
+__all__ = ["CALLS", "REQUIRED_ONLY", "mount_recorded", "served_recorded", "with_nulls"]

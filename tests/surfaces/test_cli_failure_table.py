@@ -28,6 +28,9 @@ from zarniwoop.surfaces.cli import app
 from ..support.emulator import Emulator, Reply
 from ..support.runtime import endpoint, only
 
+# its module-scoped server is set up once: the module's tests run on one xdist worker
+pytestmark = pytest.mark.xdist_group(__name__)
+
 SRC = Path(__file__).resolve().parents[2] / "src"
 SCENARIOS = ("offline", "dead_proxy", "proxy_502", "hanging", "malformed")
 CAUSE = {

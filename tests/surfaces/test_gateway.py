@@ -30,6 +30,9 @@ from ..support.gateway import (
 from ..support.paths import optional_fixture_bytes, shared_fixtures
 from ..support.served import Served, served
 
+# its module-scoped server is set up once: the module's tests run on one xdist worker
+pytestmark = pytest.mark.xdist_group(__name__)
+
 openai = pytest.importorskip(
     "openai", reason="the gateway tests drive the real openai SDK (pip install openai)"
 )

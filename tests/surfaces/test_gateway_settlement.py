@@ -27,6 +27,9 @@ from ..support.emulator import Emulator, RecordedRequest, Reply
 from ..support.gateway import gateway_tenants, openai_completion, prepare_gateway, upstream_path
 from ..support.served import served
 
+# its module-scoped server is set up once: the module's tests run on one xdist worker
+pytestmark = pytest.mark.xdist_group(__name__)
+
 openai = pytest.importorskip("openai", reason="these tests drive the real openai SDK (pip install openai)")
 
 MODEL = "openai:gpt-4o-mini"

@@ -18,6 +18,9 @@ from ..support.emulator import Emulator, Reply
 from ..support.gateway import MODELS, prepare_gateway, upstream_path
 from ..support.served import Served, served
 
+# its module-scoped server is set up once: the module's tests run on one xdist worker
+pytestmark = pytest.mark.xdist_group(__name__)
+
 openai = pytest.importorskip(
     "openai", reason="the gateway tests drive the real openai SDK (pip install openai)"
 )

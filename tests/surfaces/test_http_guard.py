@@ -17,6 +17,9 @@ from zarniwoop.surfaces.http.server_protocol import http_protocol
 
 from ..support.served import rss_kib, served
 
+# its module-scoped server is set up once: the module's tests run on one xdist worker
+pytestmark = pytest.mark.xdist_group(__name__)
+
 MIB = 1024 * 1024
 
 

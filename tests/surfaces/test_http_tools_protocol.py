@@ -13,11 +13,9 @@ import pytest
 from zarniwoop.tools import TOOL_NAMES, tool_spec
 from zarniwoop.tools.dialects import DIALECTS, tools_document
 
-from ..support.runtime import write_config
-from ..support.served import served
-from ..support.tool_calls import CALLS, mount_recorded, with_nulls
+from ..support.tool_calls import CALLS, served_recorded, with_nulls
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group(__name__)]  # one server for the module
 ROUTES = {
     "research_search": ("POST", "/v1/research/search"),
     "research_search_expert": ("POST", "/v1/research/search_expert"),
@@ -27,10 +25,9 @@ ROUTES = {
 }
 
 
-@pytest.fixture
-def server(tmp_path, emulator):
-    config = write_config(tmp_path, {"settings": mount_recorded(emulator)})
-    with served(config, tmp_path / "home") as running:
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with served_recorded(tmp_path_factory.mktemp("tools-protocol")) as running:
         yield running
 
 

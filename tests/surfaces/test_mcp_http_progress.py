@@ -20,19 +20,16 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from ..support.runtime import write_config
-from ..support.served import served
-from ..support.tool_calls import CALLS, mount_recorded
+from ..support.tool_calls import CALLS, served_recorded
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group(__name__)]  # one server for the module
 
 QUESTION = CALLS["research_investigate"]
 
 
-@pytest.fixture
-def server(tmp_path, emulator):
-    config = write_config(tmp_path, {"settings": mount_recorded(emulator)})
-    with served(config, tmp_path / "home") as running:
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with served_recorded(tmp_path_factory.mktemp("mcp-progress")) as running:
         yield running
 
 

@@ -29,6 +29,9 @@ from ..support.runtime import write_config
 from ..support.served import served
 from ..support.tool_calls import mount_recorded
 
+# its module-scoped server is set up once: the module's tests run on one xdist worker
+pytestmark = pytest.mark.xdist_group(__name__)
+
 
 @pytest.fixture(scope="module")
 def document(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:

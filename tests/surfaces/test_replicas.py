@@ -39,7 +39,7 @@ from ..support.emulator import Emulator, Reply
 from ..support.runtime import endpoint, only, write_config
 from ..support.served import Served, cpu_seconds, served
 
-pytestmark = pytest.mark.xdist_group("replicas")
+pytestmark = pytest.mark.xdist_group(__name__)
 
 REPLICAS = 3
 MASTER_KEY = "replicas-share-this-passphrase"

@@ -20,17 +20,17 @@ import json
 
 import pytest
 
-from ..support.runtime import write_config
-from ..support.served import served
-from ..support.tool_calls import REQUIRED_ONLY, mount_recorded, with_nulls
+from ..support.tool_calls import REQUIRED_ONLY, served_recorded, with_nulls
+
+# one server for the module (set up once): its tests run on one xdist worker
+pytestmark = pytest.mark.xdist_group(__name__)
 
 FIVE = set(REQUIRED_ONLY)
 
 
-@pytest.fixture
-def server(tmp_path, emulator):
-    config = write_config(tmp_path, {"settings": mount_recorded(emulator)})
-    with served(config, tmp_path / "home") as running:
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with served_recorded(tmp_path_factory.mktemp("third-party")) as running:
         yield running
 
 

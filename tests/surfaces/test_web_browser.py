@@ -29,6 +29,9 @@ from ..support.emulator import Emulator, Reply
 from ..support.runtime import endpoint, only, write_config
 from ..support.served import Served, serve_command, served, server_env
 
+# its module-scoped server is set up once: the module's tests run on one xdist worker
+pytestmark = pytest.mark.xdist_group(__name__)
+
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
     pytest.skip(

@@ -26,6 +26,9 @@ from ..support.runtime import only, write_config
 from ..support.served import Served, serve_command, served, server_env
 from . import test_web_browser as web
 
+# its module-scoped server is set up once: the module's tests run on one xdist worker
+pytestmark = pytest.mark.xdist_group(__name__)
+
 # The browser and a fresh signed-out tab per test (`tab`: test_web_browser's `page`, against this
 # module's `server`); assigned, not imported, so each is a fixture of this module under its name here.
 browser = web.browser

@@ -32,6 +32,9 @@ from ..support.runtime import endpoint, only, write_config
 from ..support.served import Served, serve_command, served, server_env
 from . import test_web_browser as web
 
+# its module-scoped server is set up once: the module's tests run on one xdist worker
+pytestmark = pytest.mark.xdist_group(__name__)
+
 browser = web.browser
 tab = web.page
 sign_in = web.sign_in

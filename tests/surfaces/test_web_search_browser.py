@@ -40,6 +40,9 @@ from .test_web_browser import (  # noqa: F401 - fixtures are found by name
     sign_in,
 )
 
+# its module-scoped server is set up once: the module's tests run on one xdist worker
+pytestmark = pytest.mark.xdist_group(__name__)
+
 WIKI = "/w/rest.php/v1/search/page"
 SLOW_SECONDS = 4.0
 
