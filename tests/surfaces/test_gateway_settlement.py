@@ -368,7 +368,12 @@ def _crowd(gw: Gateway) -> None:
 
     outcomes = asyncio.run(crowd())
     admitted = outcomes.count("cut")
-    assert len(gw.emulator.requests(PATH)) == admitted and 9 <= admitted <= 10, outcomes
+    # One upstream request per admitted call, and the budget bound: the 10 reservations it fits held
+    # at once refuse the rest. It is not `admitted <= 10`: on a busy machine a cut stream may settle
+    # (its real usage, below its hold) before the last calls reserve, and an 11th then fits. That
+    # the budget was never overspent by more than one reservation is checked on the charges below.
+    assert len(gw.emulator.requests(PATH)) == admitted, outcomes
+    assert 9 <= admitted < len(cuts) and "refused" in outcomes, outcomes
     rows = gw.settled("crowd", admitted)
     produced = [reply for _, reply in gw.emulator.completed(PATH)]
     assert len(produced) == admitted  # every admitted stream was read to its usage chunk
