@@ -80,7 +80,10 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
     """Note which test runs, so that `paths.shared_fixtures` can tell who reads ../shared."""
-    paths.current_test = item.nodeid
+    # under `--dist loadgroup` xdist appends "@<group>" to a grouped test's node id: the standalone
+    # pass names tests by their plain ids
+    at = item.nodeid.rfind("@")
+    paths.current_test = item.nodeid[:at] if at > item.nodeid.rfind("]") else item.nodeid
     try:
         return (yield)
     finally:
