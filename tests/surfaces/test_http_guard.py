@@ -5,6 +5,7 @@ of `surfaces/http/server_protocol.py` (or h11's own cap where httptools is not i
 from __future__ import annotations
 
 import json
+import select
 import socket
 import time
 from urllib.parse import urlsplit
@@ -33,26 +34,36 @@ def server(tmp_path_factory):
 
 
 def _exchange(url: str, head: str, body_chunks=(), *, read_timeout: float = 10.0) -> tuple[int, dict, int]:
-    """Send raw bytes, stop at the first error (the server may close mid-body); return the status,
-    the JSON body and how many body bytes got out before the answer came."""
+    """Send raw bytes until the server answers or stops reading (it may close mid-body); return the
+    status, the JSON body and how many body bytes got out before the answer came.
+
+    A full send buffer is not an answer: a busy server reads late, and stopping there left it
+    waiting for the rest of a body that never came (a 10 s timeout under `stress-ng`). The bytes go
+    out as the socket takes them, until the server's answer is readable."""
     parts = urlsplit(url)
     sock = socket.create_connection((parts.hostname, parts.port), timeout=read_timeout)
     sent = 0
     try:
         sock.sendall(head.encode("latin-1"))
         sock.setblocking(False)
+        answered = False
         for chunk in body_chunks:
-            try:
-                sock.sendall(chunk)
-            except (BlockingIOError, BrokenPipeError, ConnectionResetError):
-                break  # the server stopped reading: it has answered already
-            sent += len(chunk)
-            try:
-                if sock.recv(1, socket.MSG_PEEK):
+            rest = memoryview(chunk)
+            while rest and not answered:
+                readable, writable, _ = select.select([sock], [sock], [], read_timeout)
+                if readable or not writable:  # the answer (or a close), or nothing moves at all
+                    answered = True
                     break
-            except BlockingIOError:
-                pass
-            except ConnectionResetError:
+                try:
+                    count = sock.send(rest)
+                except BlockingIOError:
+                    continue
+                except (BrokenPipeError, ConnectionResetError):
+                    answered = True  # the server stopped reading: it has answered already
+                    break
+                rest = rest[count:]
+                sent += count
+            if answered:
                 break
         sock.setblocking(True)
         sock.settimeout(read_timeout)
