@@ -22,18 +22,21 @@ from ..support.runtime import endpoint, only, write_config
 from ..support.served import served
 
 WIKI = "/w/w/rest.php/v1/search/page"
+BAD = "/bad/w/rest.php/v1/search/page"
 HOLD_SECONDS = 2.0
-"""A loop blocked on the lock answers nothing from the moment a search needs it until the release
-(1.9 s before the fix). The test checks that order of events, not a stall bound: a worst answer
-compared with a constant (0.5 s) failed on a loaded machine whose scheduler alone held one /healthz
-for 0.87 s."""
+"""How long the lock is still held after the server's first search reached the failing provider
+(its cooldown then needs the lock). A loop blocked on the lock answers nothing from that moment
+until the release (1.9 s before the fix). The test checks that order of events, not a stall bound:
+a worst answer compared with a constant (0.5 s) failed on a loaded machine whose scheduler alone
+held one /healthz for 0.87 s; and the hold is counted from the search, not from the lock (under
+stress-ng the first search arrived 1.8 s into a fixed 2 s hold)."""
 
 _HOLDER = """
 import sqlite3, sys, time
 conn = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
 conn.execute("BEGIN IMMEDIATE")
 print("locked", time.time(), flush=True)
-time.sleep(float(sys.argv[2]))
+sys.stdin.readline()  # the test says when
 conn.execute("COMMIT")
 print("released", time.time(), flush=True)
 """
@@ -47,7 +50,7 @@ def _healthz_answered_at(http: httpx.Client) -> float:
 
 def test_a_cli_process_holding_the_write_lock_does_not_stall_healthz(tmp_path, emulator):
     emulator.add(WIKI, Reply.json(wikipedia_pages("Aurora", "Aurora borealis")))
-    emulator.add("/bad/w/rest.php/v1/search/page", Reply(status=502))
+    emulator.add(BAD, Reply(status=502))
     settings = {
         **only(),
         **endpoint("flaky", "wikipedia", f"{emulator.url}/bad"),
@@ -60,11 +63,12 @@ def test_a_cli_process_holding_the_write_lock_does_not_stall_healthz(tmp_path, e
         auth = {"Authorization": f"Bearer {server.token}"}
         with httpx.Client(base_url=server.url, timeout=30) as http:
             holder = subprocess.Popen(
-                [sys.executable, "-c", _HOLDER, str(home / "zarniwoop.db"), str(HOLD_SECONDS)],
+                [sys.executable, "-c", _HOLDER, str(home / "zarniwoop.db")],
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 text=True,
             )
-            assert holder.stdout is not None
+            assert holder.stdin is not None and holder.stdout is not None
             locked_line = holder.stdout.readline().split()
             assert locked_line[0] == "locked", locked_line
             locked_at = float(locked_line[1])
@@ -81,10 +85,20 @@ def test_a_cli_process_holding_the_write_lock_does_not_stall_healthz(tmp_path, e
 
             searcher = threading.Thread(target=search)
             searcher.start()
-            during = []
-            while holder.poll() is None:
+            during: list[float] = []
+            reached: float | None = None  # when the failing provider was first asked (monotonic)
+            started = time.monotonic()
+            while reached is None or time.monotonic() - reached < HOLD_SECONDS:
+                assert reached is not None or time.monotonic() - started < 60, (
+                    "no search reached the provider"
+                )
                 during.append(_healthz_answered_at(http))
+                if reached is None and emulator.requests(BAD):
+                    reached = time.monotonic()
                 time.sleep(0.02)
+            holder.stdin.write("release\n")
+            holder.stdin.close()
+            holder.wait(timeout=30)
             released_line = holder.stdout.read().split()
             assert released_line[0] == "released", released_line
             released_at = float(released_line[1])
