@@ -87,11 +87,9 @@ def test_a_cli_process_holding_the_write_lock_does_not_stall_healthz(tmp_path, e
             searcher.start()
             during: list[float] = []
             reached: float | None = None  # when the failing provider was first asked (monotonic)
-            started = time.monotonic()
             while reached is None or time.monotonic() - reached < HOLD_SECONDS:
-                assert reached is not None or time.monotonic() - started < 60, (
-                    "no search reached the provider"
-                )
+                # the searches ended without asking the failing provider: nothing to wait for
+                assert reached is not None or searcher.is_alive() or emulator.requests(BAD), answers
                 during.append(_healthz_answered_at(http))
                 if reached is None and emulator.requests(BAD):
                     reached = time.monotonic()
