@@ -8,12 +8,11 @@ the dashboard shows usage at levels without a budget too ("53k / no project limi
     ... the call ...
     statuses = await ledger.settle(hold, 3_340)             # release the hold, charge real usage
 
-`reserve` is all-or-nothing across levels: inside one write transaction (on SQLite a single
-statement, which takes the file's write lock before it reads; on PostgreSQL a transaction under
-the schema's advisory lock — both serialise separate processes) it reads each limited line's usage
-plus the tokens other calls in flight hold, refuses if any line would pass its cap — the error
-names the first such level in cascade order, "Project quota exhausted" — and otherwise records a
-hold on every limited line. `settle` returns each limited line's charged usage after the call
+`reserve` is all-or-nothing across levels: inside one write transaction (SQLite `BEGIN
+IMMEDIATE`, which also serialises separate processes) it reads each limited line's usage plus
+the tokens other calls in flight hold, refuses if any line would pass its cap — the error names
+the first such level in cascade order, "Project quota exhausted" — and otherwise records a hold on
+every limited line. `settle` returns each limited line's charged usage after the call
 (what the threshold notices read; `held` is not read there: 0). Holds carry an expiry, so a
 crashed process's tokens come back by themselves.
 Concurrent calls therefore never overspend: a budget that fits 20 calls runs exactly 20.
@@ -235,24 +234,9 @@ class SQLTokenBudgets:
         if not limited:
             return hold
         epoch = self.clock.now()
-        rows = [
-            (
-                hold.id,
-                tenant,
-                line.level,
-                line.owner,
-                line.period,
-                hold.bucket(line.period),
-                tokens,
-                epoch + self.hold_ttl,
-            )
-            for line in limited
-        ]
-        if self.db.dialect == "sqlite" and await self._hold_if_room(rows, limited, tokens, epoch):
-            return hold
-        # The check and the holds in one transaction (PostgreSQL: under the schema's advisory lock),
-        # every limited line read in one statement and every hold written in one: on a refusal, the
-        # first level over its cap in cascade order is the one named.
+        # One statement reads every limited line and one writes every hold (not two reads and an
+        # insert per line): the bookkeeping was a third of a gateway call's CPU. Same transaction,
+        # same checks in cascade order, so the first level over its cap is still the one named.
         async with self.db.transaction():
             statuses = await self._statuses(
                 tenant, [(line, hold.bucket(line.period)) for line in limited], epoch
@@ -263,23 +247,24 @@ class SQLTokenBudgets:
                 if status.used + status.held + tokens > cap:
                     raise exhausted_error(status, tokens)
             await self.db.execute(
-                _HOLDS_SQL + "VALUES " + _rows(len(rows), 8), [value for row in rows for value in row]
+                "INSERT INTO llm_quota_holds (id, tenant, level, owner, period, bucket, tokens, expires_at) "
+                "VALUES " + _rows(len(limited), 8),
+                [
+                    value
+                    for line in limited
+                    for value in (
+                        hold.id,
+                        tenant,
+                        line.level,
+                        line.owner,
+                        line.period,
+                        hold.bucket(line.period),
+                        tokens,
+                        epoch + self.hold_ttl,
+                    )
+                ],
             )
         return hold
-
-    async def _hold_if_room(
-        self, rows: Sequence[tuple[object, ...]], limited: Sequence[QuotaLine], tokens: int, epoch: float
-    ) -> bool:
-        """SQLite: write every hold in one statement that also checks every line, or none — True
-        when they were written. A write statement takes the file's write lock before it reads, so
-        the check and the holds are one transaction across processes as `BEGIN IMMEDIATE` makes
-        them, without its two extra statements (a third of a gateway call's bookkeeping, issue 23).
-        When it writes nothing, the transactional form decides again and names the level."""
-        params: list[object] = [value for row in rows for value in row]
-        for (_, tenant, level, owner, period, bucket, _, _), line in zip(rows, limited, strict=True):
-            key = (tenant, level, owner, period, bucket)
-            params.extend((*key, *key, epoch, tokens, line.cap))
-        return await self.db.execute(_hold_if_room_sql(len(rows)), params) == len(rows)
 
     async def settle(self, hold: Hold, tokens: int) -> list[LineStatus]:
         try:
@@ -392,26 +377,13 @@ def _rows(count: int, width: int) -> str:
     return ", ".join(["(" + ", ".join("?" * width) + ")"] * count)
 
 
-_HOLDS_SQL = "INSERT INTO llm_quota_holds (id, tenant, level, owner, period, bucket, tokens, expires_at) "
-_USED = "(SELECT used FROM llm_quota_usage WHERE tenant = ? AND level = ? AND owner = ? AND period = ? AND bucket = ?)"
-"""A line's charged usage (its five key parameters); NULL before its first charge."""
-_HELD = (
-    "(SELECT COALESCE(SUM(tokens), 0) FROM llm_quota_holds WHERE tenant = ? AND level = ? AND owner = ? "
-    "AND period = ? AND bucket = ? AND expires_at > ?)"
-)
-"""The tokens of a line's unexpired holds (its five key parameters and the epoch)."""
-
-
 @functools.cache
 def _status_sql(count: int) -> str:
     """The one statement `_statuses` runs for `count` lines: per line, its charged usage and the
-    tokens of its unexpired holds."""
-    return "SELECT " + ", ".join([f"{_USED}, {_HELD}"] * count)
-
-
-@functools.cache
-def _hold_if_room_sql(count: int) -> str:
-    """`count` holds (8 parameters each), written only if every line has room: per line, its five
-    key parameters twice, the epoch, the tokens asked for and the cap."""
-    room = f"COALESCE({_USED}, 0) + {_HELD} + ? <= ?"
-    return _HOLDS_SQL + "SELECT * FROM (VALUES " + _rows(count, 8) + ") WHERE " + " AND ".join([room] * count)
+    tokens of its unexpired holds (five key parameters each, plus the epoch for the holds)."""
+    used = "(SELECT used FROM llm_quota_usage WHERE tenant = ? AND level = ? AND owner = ? AND period = ? AND bucket = ?)"
+    held = (
+        "(SELECT COALESCE(SUM(tokens), 0) FROM llm_quota_holds WHERE tenant = ? AND level = ? AND owner = ? "
+        "AND period = ? AND bucket = ? AND expires_at > ?)"
+    )
+    return "SELECT " + ", ".join([f"{used}, {held}"] * count)
