@@ -20,7 +20,10 @@ from hypothesis import settings
 from .support import paths
 from .support.emulator import Emulator
 
-pytest_plugins = ["tests.support.backends"]  # database_url, postgres_url, redis_config
+pytest_plugins = [
+    "tests.support.backends",  # database_url, postgres_url, redis_config
+    "tests.support.grouping",  # under -n, fails the run when an xdist_group module ran on two workers
+]
 
 # Hypothesis (issue 24): properties take their example count from a profile, never from a number
 # of their own. `fast`, the default, is what the README's command and CI run; `thorough`
@@ -80,10 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
     """Note which test runs, so that `paths.shared_fixtures` can tell who reads ../shared."""
-    # under `--dist loadgroup` xdist appends "@<group>" to a grouped test's node id: the standalone
-    # pass names tests by their plain ids
-    at = item.nodeid.rfind("@")
-    paths.current_test = item.nodeid[:at] if at > item.nodeid.rfind("]") else item.nodeid
+    paths.current_test = item.nodeid
     try:
         return (yield)
     finally:
@@ -96,11 +96,12 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 _HEAVY_FIRST = ("tests/surfaces/", "tests/dispatch/", "tests/transport/")
 # Module-scoped fixtures of conftests: a module using one is one xdist group (set up once, not once
 # per worker that gets one of its tests). Modules with module-scoped fixtures of their own say so
-# with `pytestmark = pytest.mark.xdist_group(...)`.
+# with `pytestmark = pytest.mark.xdist_group(...)`. `--dist loadfile` keeps every module on one
+# worker; tests/support/grouping.py checks that each group did run on one.
 _MODULE_SHARED = frozenset({"_module_emulator"})
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (`--dist loadgroup`, pyproject's addopts)
+@pytest.hookimpl(tryfirst=True)  # the order the workers collect is the order xdist hands modules out
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     root = config.rootpath
     for item in items:
