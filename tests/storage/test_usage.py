@@ -265,7 +265,7 @@ async def test_kill_9_mid_burst_loses_no_record_of_a_completed_call(tmp_path, em
         child.send_signal(signal.SIGKILL)  # mid-burst: six searches are in flight
     finally:
         child.kill()
-        child.wait(timeout=10)
+        child.wait(timeout=60)
         stderr = child.stderr.read().decode()
         child.stdout.close()
         child.stderr.close()
@@ -431,7 +431,7 @@ async def test_calls_in_flight_at_kill_9_become_interrupted_rows(tmp_path, emula
         child.send_signal(signal.SIGKILL)
     finally:
         child.kill()
-        child.wait(timeout=10)
+        child.wait(timeout=60)
         stderr = child.stderr.read().decode()
         child.stdout.close()
         child.stderr.close()

@@ -102,7 +102,7 @@ def proxied(tmp_path, emulator):
             yield public, idp, str(tmp_path / "nginx" / "cert.pem")
         finally:
             nginx.terminate()
-            nginx.wait(timeout=10)
+            nginx.wait(timeout=60)
 
 
 async def test_the_mcp_client_connects_through_the_readme_nginx_config(proxied):

@@ -84,7 +84,7 @@ def raw_server() -> Iterator[Callable[[Script], Awaitable[RawServer]]]:
 
     asyncio.run_coroutine_threadsafe(stop(), loop).result(5)
     loop.call_soon_threadsafe(loop.stop)
-    thread.join(5)
+    thread.join(60)
     loop.close()
 
 
