@@ -73,6 +73,7 @@ class Kind(Enum):
     NONE = 0  # no clock in it
     INSTANT = 1  # a reading, or a reading shifted by a number: a point in time
     DURATION = 2  # the difference of two readings, and what is computed from it
+    REMAINING = 3  # a number less a duration (`slot - spent`): bounding it above bounds that below
 
 
 @dataclass(frozen=True)
@@ -173,8 +174,9 @@ class _Checker:
                 return scope.get(name)  # a helper that returns a duration (or a reading)
             if name in {"round", "abs", "float", "int", "max", "min", "sum", "sorted", "list", "tuple"}:
                 kinds = {self.kind(a, scope) for a in node.args}
-                if Kind.DURATION in kinds:
-                    return Kind.DURATION
+                for timed in (Kind.DURATION, Kind.REMAINING):
+                    if timed in kinds:
+                        return timed
                 if Kind.INSTANT in kinds and name in {"max", "min", "round", "float", "int"}:
                     return Kind.INSTANT
             return Kind.NONE
@@ -186,15 +188,18 @@ class _Checker:
                 if left is Kind.INSTANT:
                     # two readings apart is a duration; a reading moved back is still an instant
                     return Kind.DURATION if right is Kind.INSTANT else Kind.INSTANT
-                if Kind.NONE not in (left, right) or left is Kind.DURATION or right is not Kind.NONE:
-                    return Kind.DURATION  # `budget - elapsed`, `expiry - time.time()`: time left
-                return Kind.NONE
+                if left is Kind.NONE and right in (Kind.DURATION, Kind.REMAINING):
+                    # `budget - elapsed` falls as time passes; `budget - (budget - elapsed)` rises
+                    return Kind.REMAINING if right is Kind.DURATION else Kind.DURATION
+                if left is Kind.NONE and right is Kind.INSTANT:
+                    return Kind.DURATION  # `request.at - t0`: another clock's reading, later
+                return left if left is not Kind.NONE else Kind.NONE
             if isinstance(node.op, ast.Add):
                 if Kind.INSTANT in (left, right):
                     return Kind.INSTANT
-                return Kind.DURATION if Kind.DURATION in (left, right) else Kind.NONE
+                return left if left is not Kind.NONE else right
             if isinstance(node.op, ast.Mult | ast.Div | ast.FloorDiv):
-                return Kind.DURATION if Kind.DURATION in (left, right) else Kind.NONE
+                return left if left is not Kind.NONE else right
             return Kind.NONE
         if isinstance(node, ast.UnaryOp):
             return self.kind(node.operand, scope)
@@ -351,8 +356,9 @@ class _Checker:
             for operand in operands:
                 if isinstance(operand, ast.BinOp):
                     self._short_deadline(operand, scope, name)
-        for small, _ in self._pairs(compare):
-            if self.kind(small, scope) is Kind.DURATION:
+        for small, large in self._pairs(compare):
+            # `elapsed < 5`, or `5 - elapsed > 0`: the same upper bound on the elapsed time
+            if self.kind(small, scope) is Kind.DURATION or self.kind(large, scope) is Kind.REMAINING:
                 self._flag(
                     compare,
                     "upper-bound",
