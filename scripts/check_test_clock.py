@@ -20,7 +20,7 @@ lines later is still seen) and flags:
   (`time.monotonic() + 5`), or a `while` loop running while a duration stays under such a number:
   a wait whose expiry fails the test must not expire on a slow machine.
 - **short-wait**: a blocking wait given a timeout under GENEROUS seconds as a number (`.wait(5)`,
-  `.join(timeout=10)`, `process.wait(timeout=5)`, `wait_for_requests(..., timeout=3)`,
+  `.join(timeout=10)`, `process.wait(timeout=5)`, `future.result(5)`, `wait_for_requests(..., timeout=3)`,
   `asyncio.wait_for(x, 2)`, `queue.get(timeout=1)`, `future.result(timeout=1)`).
 - **fixed-sleep**: `time.sleep`, `asyncio.sleep`, `anyio.sleep`, `trio.sleep` (or a bare `sleep`)
   of anything but 0 that reads no clock, outside a loop, in a module-level function (a test, a
@@ -66,7 +66,7 @@ SLEEP_MODULES = {"time", "asyncio", "anyio", "trio"}
 # Blocking waits that take a timeout: threads, events, processes, futures, queues, the emulator.
 WAIT_METHODS = {"wait", "join", "wait_for", "wait_for_requests", "result", "get", "communicate"}
 # Where the timeout sits when passed by position: `.wait(5)`, `.join(5)`, `asyncio.wait_for(aw, 5)`.
-TIMEOUT_POSITION = {"wait": 0, "join": 0, "wait_for": 1}
+TIMEOUT_POSITION = {"wait": 0, "join": 0, "wait_for": 1, "result": 0}
 
 
 class Kind(Enum):
@@ -160,6 +160,7 @@ class _Checker:
                     if alias.name == "sleep":
                         self.sleep_names.add(alias.asname or alias.name)
         self.tree = tree
+        self._flagged: set[int] = set()  # the nodes found already: one finding per comparison
 
     # -- kinds --------------------------------------------------------------------------------
 
@@ -261,6 +262,7 @@ class _Checker:
 
     def _flag(self, node: ast.AST, rule: str, what: str, scope_name: str) -> None:
         self.findings.append(Finding(self.path, getattr(node, "lineno", 0), rule, what, scope_name))
+        self._flagged.add(id(node))
 
     def _visit(
         self, body: Sequence[ast.stmt], scope: _Scope, name: str, *, in_class: bool, in_loop: bool
@@ -349,6 +351,8 @@ class _Checker:
                 yield right, left
 
     def _upper_bound(self, compare: ast.Compare, scope: _Scope, name: str) -> None:
+        if id(compare) in self._flagged:
+            return  # an assert's deadline, found as such
         operands = [compare.left, *compare.comparators]
         if len(operands) == 2 and all(self.kind(o, scope) is Kind.INSTANT for o in operands):
             # `time.monotonic() < t0 + 5`: a deadline written in place (a bracket such as

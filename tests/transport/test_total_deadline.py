@@ -66,7 +66,7 @@ class Drip:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(5)
+        asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(60)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(60)
         self._loop.close()
