@@ -53,7 +53,9 @@ async def test_every_serving_process_disposes_the_stopped_projects_instances(tmp
             await rt.dispatcher.search(SearchRequest.create("aurora 2", "encyclopedia"), REVIEW)
         # two more rounds of each loop: the first of them began after the rebuild, and has ended
         after = list(polls)
-        await until_async(lambda: all(n >= a + 2 for n, a in zip(polls, after, strict=True)), "two polls each")
+        await until_async(
+            lambda: all(n >= a + 2 for n, a in zip(polls, after, strict=True)), "two polls each"
+        )
         assert [REVIEW in rt.factory._cache for rt in (first, second)] == [True, True]
     finally:
         for task in loops:
