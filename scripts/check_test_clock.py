@@ -17,8 +17,9 @@ lines later is still seen) and flags:
   The one exception is a `while` condition (a polling loop's deadline): its bound is judged by the
   next rule instead, since leaving the loop decides nothing by itself.
 - **short-deadline**: a deadline built from a reading plus a number under GENEROUS seconds
-  (`time.monotonic() + 5`), or a `while` loop running while a duration stays under such a number:
-  a wait whose expiry fails the test must not expire on a slow machine.
+  (`time.monotonic() + 5`), a `while` loop running while a duration stays under such a number, or
+  a counted poll (`for _ in range(100)` that breaks or returns, paced by `sleep(0.05)`) of fewer
+  seconds in all: a wait whose expiry fails the test must not expire on a slow machine.
 - **short-wait**: a blocking wait given a timeout under GENEROUS seconds as a number (`.wait(5)`,
   `.join(timeout=10)`, `process.wait(timeout=5)`, `future.result(5)`, `wait_for_requests(..., timeout=3)`,
   `asyncio.wait_for(x, 2)`, `queue.get(timeout=1)`, `future.result(timeout=1)`).
@@ -292,6 +293,7 @@ class _Checker:
             self._visit(stmt.orelse, scope, name, in_class=in_class, in_loop=in_loop)
             return
         if isinstance(stmt, ast.For | ast.AsyncFor):
+            self._counted_poll(stmt, name)
             self._expressions([stmt.iter], scope, name, in_class=in_class, in_loop=in_loop)
             self._visit(stmt.body, scope, name, in_class=in_class, in_loop=True)
             self._visit(stmt.orelse, scope, name, in_class=in_class, in_loop=in_loop)
@@ -434,6 +436,37 @@ class _Checker:
                 )
                 return
 
+    def _counted_poll(self, loop: ast.For | ast.AsyncFor, name: str) -> None:
+        """`for _ in range(100): if done(): break; sleep(0.05)`: a deadline of 100 × 0.05 s."""
+        iterated = loop.iter
+        if not (
+            isinstance(iterated, ast.Call)
+            and isinstance(iterated.func, ast.Name)
+            and iterated.func.id == "range"
+            and len(iterated.args) == 1
+            and (rounds := _number(iterated.args[0])) is not None
+        ):
+            return
+        own = list(_walk_own(loop.body))
+        handled = {id(n) for h in own if isinstance(h, ast.ExceptHandler) for n in _walk_own(h.body)}
+        if not any(isinstance(n, ast.Break | ast.Return) and id(n) not in handled for n in own):
+            return  # a producer's pace (stopped by an error at most), not a wait for a condition
+        paces = [_number(n.args[0]) for n in own if isinstance(n, ast.Call) and self._is_sleep(n) and n.args]
+        pace = sum(p for p in paces if p is not None)
+        if 0 < rounds * pace < GENEROUS:
+            self._flag(
+                loop,
+                "short-deadline",
+                f"polls for {rounds * pace:g} s (< {GENEROUS:g}): {rounds:g} rounds of {pace:g} s",
+                name,
+            )
+
+    def _is_sleep(self, call: ast.Call) -> bool:
+        func = call.func
+        return (
+            isinstance(func, ast.Attribute) and func.attr == "sleep" and _dotted(func.value) in SLEEP_MODULES
+        ) or (isinstance(func, ast.Name) and func.id in self.sleep_names)
+
     def _short_wait(self, call: ast.Call, name: str) -> None:
         func = call.func
         method = (
@@ -455,11 +488,7 @@ class _Checker:
             )
 
     def _fixed_sleep(self, call: ast.Call, scope: _Scope, name: str) -> None:
-        func = call.func
-        is_sleep = (
-            isinstance(func, ast.Attribute) and func.attr == "sleep" and _dotted(func.value) in SLEEP_MODULES
-        ) or (isinstance(func, ast.Name) and func.id in self.sleep_names)
-        if not is_sleep or not call.args:
+        if not self._is_sleep(call) or not call.args:
             return
         seconds = _number(call.args[0])
         if seconds == 0:

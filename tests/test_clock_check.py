@@ -65,6 +65,7 @@ def test_a_planted_upper_bound_fails_the_check_naming_its_file_and_line(tmp_path
         ("assert time.monotonic() < t0 + 5", "upper-bound"),
         ("deadline = time.monotonic() + 5\nwhile time.monotonic() < deadline:\n    pass", "short-deadline"),
         ("while time.monotonic() - t0 < 10:\n    pass", "short-deadline"),
+        ("for _ in range(100):\n    if done():\n        break\n    time.sleep(0.05)", "short-deadline"),
         ("process.wait(timeout=5)", "short-wait"),
         ("thread.join(10)", "short-wait"),
         ("time.sleep(0.5)", "fixed-sleep"),
@@ -72,7 +73,9 @@ def test_a_planted_upper_bound_fails_the_check_naming_its_file_and_line(tmp_path
     ],
 )
 def test_each_kind_of_decision_by_the_clock_is_flagged(tmp_path, body, rule):
-    planted = _plant(tmp_path, "async def test_x(process, thread, healthy):\n    t0 = time.monotonic()\n")
+    planted = _plant(
+        tmp_path, "async def test_x(process, thread, healthy, done):\n    t0 = time.monotonic()\n"
+    )
     planted.write_text(planted.read_text() + textwrap.indent(body, "    ") + "\n")
     assert [f.rule for f in checker.check([planted], allowlist=None).findings] == [rule]
 
@@ -86,6 +89,8 @@ def test_each_kind_of_decision_by_the_clock_is_flagged(tmp_path, body, rule):
         "while time.monotonic() - t0 < 60:\n    time.sleep(0.1)",  # a generous poll, paced
         "deadline = time.monotonic() + 60",
         "process.wait(timeout=60)",
+        # a producer's pace, stopped by an error at most: no condition awaited
+        "for _ in range(64):\n    try:\n        send()\n    except OSError:\n        break\n    time.sleep(0.005)",
         "await asyncio.sleep(0)",  # a yield, not a wait
         "time.sleep(max(0.0, start_at - time.time()))",  # until an instant: at least that long
         "async def upstream():\n    await asyncio.sleep(2)  # latency a stand-in simulates",
@@ -94,7 +99,7 @@ def test_each_kind_of_decision_by_the_clock_is_flagged(tmp_path, body, rule):
 )
 def test_what_no_machine_can_decide_is_let_through(tmp_path, body):
     planted = _plant(
-        tmp_path, "async def test_x(stamp, start_at, process, httpx, url):\n    t0 = time.monotonic()\n"
+        tmp_path, "async def test_x(stamp, start_at, process, httpx, url, send):\n    t0 = time.monotonic()\n"
     )
     planted.write_text(planted.read_text() + textwrap.indent(body, "    ") + "\n")
     assert checker.check([planted], allowlist=None).findings == []

@@ -39,7 +39,7 @@ from ..support.served import (
     wait_for_standby,
     worker_pids,
 )
-from ..support.waiting import until
+from ..support.waiting import until, until_async
 
 WIKI = "/w/w/rest.php/v1/search/page"
 BAD = "/bad/w/rest.php/v1/search/page"
@@ -324,10 +324,7 @@ def test_listening_socket_makes_asyncio_set_tcp_nodelay_on_every_connection():
             for _ in range(3):
                 _, writer = await asyncio.open_connection("127.0.0.1", port)
                 writer.close()
-            for _ in range(100):
-                if len(flags) == 3:
-                    break
-                await asyncio.sleep(0.01)
+            await until_async(lambda: len(flags) == 3, "the three connections handled")
 
     asyncio.run(main())
     assert len(flags) == 3 and all(flags), flags
