@@ -40,10 +40,15 @@ from ..support.runtime import only, open_runtime
 
 pytestmark = pytest.mark.anyio
 
-DEADLINE_MS = 20000
-FAULTY_TIMEOUT_MS = 8000
-"""Each faulty exchange's bound (every hop of a redirect loop included): under two CPU hogs the
-matrix's own process, emulator threads and all, once needed over 5 s for a loop's 4 requests."""
+DEADLINE_MS = 300_000
+FAULTY_TIMEOUT_MS = 120_000
+"""Each faulty exchange's bound (every hop of a redirect loop included), and the search's: budgets
+no busy machine runs out of (under two CPU hogs the matrix once needed over 5 s for a redirect
+loop's 4 requests, and its 8 s/20 s failed cells), so a cell's outcome is the fault's, never the
+clock's. The two faults whose outcome is a timeout get their own, short one (`EXPIRING_TIMEOUT_MS`)."""
+EXPIRING_TIMEOUT_MS = 2000
+"""The faulty endpoint's timeout in the cells that expect it to expire (an answer that never comes,
+or comes a byte a second): a busy machine only makes an expiry more certain."""
 TRANSPORT_CAP = 8 * 1024 * 1024
 CONCURRENCY = 32
 MEMORY_BUDGET_KIB = 300 * 1024
@@ -249,6 +254,7 @@ def matrix_config(emulator: Emulator, protocols: dict[str, HttpSearchProtocol]) 
         **only(),
         "research.endpoint.healthy.protocol": "healthytest",
         "research.endpoint.healthy.baseUrl": f"{emulator.url}/healthy",
+        "research.endpoint.healthy.timeoutMs": FAULTY_TIMEOUT_MS,  # the fallback's answer, however slow
         "research.cache.ttlSeconds": 0,
         "research.deadlineMs": DEADLINE_MS,
         # Hedging is not under test: on a busy machine a slow healthy answer was raced against
@@ -270,10 +276,12 @@ def matrix_config(emulator: Emulator, protocols: dict[str, HttpSearchProtocol]) 
         }
         modality = modality_of(protocol).setting_name
         for fault in FAULTS:
+            expiring = {prefix + "timeoutMs": EXPIRING_TIMEOUT_MS} if fault.outcome is Outcome.TIMEOUT else {}
             projects[Cell(pid, fault).project] = {
                 "settings": {
                     f"research.default.{modality}": f"f-{pid}",
                     f"research.fallback.{modality}": "healthy",
+                    **expiring,
                 }
             }
     return {"settings": settings, "tenants": {"matrix": {"projects": projects}}}

@@ -16,6 +16,8 @@ from zarniwoop.dispatch.cache_sql import SQLiteFlights, SQLiteResultCache
 from zarniwoop.dispatch.flights import Flights, FlightStore, FlightWaitExpiredError
 from zarniwoop.limits.clock import Clock
 
+from ..support.waiting import until_async
+
 pytestmark = pytest.mark.anyio
 LEASE = 0.3
 """Short leases, so that a dead leader's lease runs out quickly; nothing is timed against it."""
@@ -49,6 +51,29 @@ async def stores(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIterator
         await s.aclose()
 
 
+class Seen:
+    """A follower's store, recording what it saw: the holder each claim returned and each watch's
+    `(now, live holder)` — the events the tests wait for instead of sleeping."""
+
+    def __init__(self, store: FlightStore) -> None:
+        self.store = store
+        self.claims: list[str | None] = []
+        self.watches: list[tuple[float, str | None]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    async def claim(self, key: bytes, owner: str, now: float, lease: float, since: float) -> str | None:
+        holder = await self.store.claim(key, owner, now, lease, since)
+        self.claims.append(holder)
+        return holder
+
+    async def watch(self, key: bytes, holder: str, now: float) -> tuple[str | None, bytes | None]:
+        live, body = await self.store.watch(key, holder, now)
+        self.watches.append((now, live))
+        return live, body
+
+
 class Calls:
     def __init__(self) -> None:
         self.log: list[tuple[str, float]] = []
@@ -70,13 +95,21 @@ async def test_followers_take_the_live_leaders_answer_and_never_call(stores):
     # a longer lease than the others use: it is renewed every lease/4, and a busy machine may stall a
     # renewal for a few hundred ms; the wait below still outlasts the lease, so renewal is what holds it
     live = 1.0
-    a, b = (Flights(s, Clock(), lease=live) for s in stores)
+    seen = Seen(stores[1])
+    a, b = Flights(stores[0], Clock(), lease=live), Flights(seen, Clock(), lease=live)
     calls = Calls()
+    claimed = Clock().now()  # no later than the leader's claim
     leader = asyncio.create_task(a.run("k", calls.call("a", hold=True), wait=30))
     while not calls.log:  # the leader's call is out
         await asyncio.sleep(0.005)
     followers = [asyncio.create_task(b.run("k", calls.call(f"b{i}"), wait=30)) for i in range(5)]
-    await asyncio.sleep(1.5 * live)  # leases renewed meanwhile: the leader is alive
+    # until a follower found the leader alive half a lease after its first lease ran out: only
+    # renewals hold it that long (an unrenewed lease is over for the store by then, and a
+    # follower would have called instead)
+    await until_async(
+        lambda: any(now > claimed + 1.5 * live and holder is not None for now, holder in seen.watches),
+        "a follower's watch to see the renewed lease",
+    )
     assert [who for who, _ in calls.log] == ["a"]
     calls.release.set()
     assert (await leader) == (result("a"), False)
@@ -120,13 +153,14 @@ async def test_a_follower_waits_no_longer_than_its_wait_and_does_not_call_beside
 
 
 async def test_a_leader_whose_call_raised_leaves_each_follower_to_call_itself(stores):
-    a, b = (Flights(s, Clock(), lease=LEASE) for s in stores)
+    seen = Seen(stores[1])
+    a, b = Flights(stores[0], Clock(), lease=LEASE), Flights(seen, Clock(), lease=LEASE)
     calls = Calls()
     leader = asyncio.create_task(a.run("k", calls.call("a", hold=True, fail=True), wait=30))
     while not calls.log:
         await asyncio.sleep(0.005)
     follower = asyncio.create_task(b.run("k", calls.call("b"), wait=30))
-    await asyncio.sleep(0.05)
+    await until_async(lambda: seen.watches, "the follower to follow the leader")
     calls.release.set()
     with pytest.raises(ValueError):
         await leader
@@ -165,7 +199,8 @@ async def published(store: FlightStore) -> int:
 async def test_a_leader_nobody_waited_for_publishes_nothing_and_one_that_was_waited_for_does(stores):
     """The common case, one process alone on a request, costs a claim and a release: no result is
     encoded or stored for nobody. A follower that claimed during the flight makes it publish."""
-    a, b = (Flights(s, Clock(), lease=1.0) for s in stores)
+    seen = Seen(stores[1])
+    a, b = Flights(stores[0], Clock(), lease=1.0), Flights(seen, Clock(), lease=1.0)
     calls = Calls()
     assert await a.run("alone", calls.call("a"), wait=30) == (result("a"), False)
     assert await published(stores[0]) == 0
@@ -173,7 +208,7 @@ async def test_a_leader_nobody_waited_for_publishes_nothing_and_one_that_was_wai
     while len(calls.log) < 2:  # the leader's call is out
         await asyncio.sleep(0.005)
     follower = asyncio.create_task(b.run("k", calls.call("b"), wait=30))
-    await asyncio.sleep(0.05)  # its claim found the live lease: it waits
+    await until_async(lambda: seen.claims, "the follower's claim")  # it found the live lease: it waits
     calls.release.set()
     assert (await leader)[1] is False and (await follower) == (result("a2"), True)
     assert await published(stores[0]) == 1

@@ -14,7 +14,6 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -37,6 +36,7 @@ from ..support.bodies import openalex_works
 from ..support.emulator import Reply
 from ..support.llm import ANTHROPIC_PATH
 from ..support.runtime import endpoint, only, write_config
+from ..support.waiting import until
 
 pytestmark = pytest.mark.anyio
 
@@ -60,14 +60,17 @@ def own_redis() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        for _ in range(500):  # ready when it accepts a connection (bounded by attempts, not by time)
+
+        def accepts() -> bool:  # ready when it accepts a connection
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                break
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return True
             except OSError:
                 if proc.poll() is not None:
                     pytest.skip(f"redis-server exited at start (code {proc.returncode})")
-                time.sleep(0.01)
+                return False
+
+        until(accepts, "redis-server to accept connections")
         yield f"redis://127.0.0.1:{port}/0", proc
     finally:
         proc.kill()

@@ -89,7 +89,7 @@ async def test_lookups_hammered_during_refreshes_never_see_a_half_built_catalog(
     finally:
         stop.set()
         for t in threads:
-            t.join(timeout=10)
+            t.join(timeout=60)
 
     assert problems == []
     all_seen = [g for seen in [*seen_by_thread, task_seen] for g in seen]

@@ -5,11 +5,11 @@ overspend."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
@@ -147,17 +147,28 @@ async def test_fifty_concurrent_reservations_against_a_budget_for_twenty(ledger)
 
 
 def run_workers(count: int, args: dict) -> list[dict[str, int]]:
-    start_at = time.time() + 1.5  # both processes import and connect first, then go together
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "tests.support.llm_worker", json.dumps({**args, "start_at": start_at})],
+            [sys.executable, "-m", "tests.support.llm_worker", json.dumps(args)],
             cwd=REPO_ROOT,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         for _ in range(count)
     ]
+    # every process imports and connects first, then all go together: a barrier, not a guess at
+    # how long a start takes (a worker that died says so in its stderr, from communicate below)
+    for proc in procs:
+        assert proc.stdout is not None and proc.stdin is not None
+        if proc.stdout.readline() != "ready\n":
+            break
+    for proc in procs:
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
     out = []
     for proc in procs:
         stdout, stderr = proc.communicate(timeout=60)

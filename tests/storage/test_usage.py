@@ -32,6 +32,7 @@ from ..support.bodies import openalex_works
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only, open_runtime, write_config
 from ..support.tcp_proxy import TcpProxy
+from ..support.waiting import until_async
 
 pytestmark = pytest.mark.anyio
 SCOPE = SearchScope()
@@ -265,7 +266,7 @@ async def test_kill_9_mid_burst_loses_no_record_of_a_completed_call(tmp_path, em
         child.send_signal(signal.SIGKILL)  # mid-burst: six searches are in flight
     finally:
         child.kill()
-        child.wait(timeout=10)
+        child.wait(timeout=60)
         stderr = child.stderr.read().decode()
         child.stdout.close()
         child.stderr.close()
@@ -318,16 +319,13 @@ async def test_database_outage_spools_logs_once_and_catches_up(tmp_path, emulato
                 result = await rt.dispatcher.search(SearchRequest.create(f"{SECRET} {i}", "academic"), SCOPE)
                 assert [h.title for h in result.hits] == ["Work 1", "Work 2", "Work 3"]
                 assert result.error_message is None
-            await asyncio.sleep(2.0)  # the flusher tries, fails and backs off a few times meanwhile
-            assert rt.usage.outage.failures >= 2
+            # the flusher tries, fails and backs off (0.5 s, then 1 s): wait for its second failure
+            await until_async(lambda: rt.usage.outage.failures >= 2, "two failed flushes")
             assert rt.usage.spooled() == 20  # nothing dropped: 10 searches × 2 calls, on disk
 
             proxy.start()  # back, on the same port
-            for _ in range(200):  # the flusher's backoff is at most a few seconds here
-                if rt.usage.spooled() == 0:
-                    break
-                await asyncio.sleep(0.05)
-            assert rt.usage.spooled() == 0
+            # the flusher's next try after its backoff (a few seconds here) writes them all
+            await until_async(lambda: rt.usage.spooled() == 0, "the spool written after the outage")
             count = await rt.db.fetchone("SELECT COUNT(*) FROM research_call_records")
             assert count[0] == 22
     finally:
@@ -347,8 +345,12 @@ async def test_a_wiped_spool_directory_is_recreated_and_nothing_is_lost(tmp_path
         await rt.dispatcher.search(SearchRequest.create("one", "academic"), SCOPE)
         await rt.usage.flush()
         shutil.rmtree(rt.usage.spool.directory)  # an over-eager cleanup job
+        appended = rt.usage.spool.appended
         await rt.dispatcher.search(SearchRequest.create("two", "academic"), SCOPE)
-        assert rt.usage.spooled() == 2
+        # both calls went to disk (a "started" line and a record each), in the recreated directory,
+        # not to memory. Counted as they were appended: the background flusher, woken by them, may
+        # have written them already, so what is still pending (`spooled()`) is 2, 1 or 0 by now
+        assert rt.usage.spool.appended == appended + 4 and rt.usage.spool.directory.is_dir()
         await rt.usage.flush()
         rows = await rt.db.fetchall("SELECT query_hash FROM research_call_records")
     assert sorted(r[0] for r in rows) == sorted([query_hash("one")] * 2 + [query_hash("two")] * 2)
@@ -386,6 +388,7 @@ async def test_a_call_cut_by_the_deadline_is_audited_as_a_timeout(tmp_path, emul
     async with await open_runtime(tmp_path, settings) as rt:
         asked_at = time.time()
         result = await rt.dispatcher.search(SearchRequest.create("slow", "academic"), SCOPE)
+        answered_at = time.time()
         assert [(a.provider_instance_id, a.outcome) for a in result.attempts] == [
             ("oa-hang", Outcome.TIMEOUT)
         ]
@@ -398,7 +401,8 @@ async def test_a_call_cut_by_the_deadline_is_audited_as_a_timeout(tmp_path, emul
     # asked), however late it started; 5 ms for the row's rounding (to the millisecond)
     started_at, duration_ms = rows[0][11], rows[0][12]
     assert started_at + duration_ms / 1000 >= asked_at + 0.300 - DEADLINE_MARGIN - 0.005
-    assert duration_ms <= 2000
+    # and the row lies within the search as this test saw it (not the endpoint's 30 s timeout)
+    assert asked_at - 0.005 <= started_at <= started_at + duration_ms / 1000 <= answered_at + 0.005
 
 
 # -- calls in flight at a crash ------------------------------------------------------------------
@@ -427,11 +431,17 @@ async def test_calls_in_flight_at_kill_9_become_interrupted_rows(tmp_path, emula
         deadline = time.monotonic() + 60
         while len(emulator.requests("/ok/works")) < 5 and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
-        await asyncio.sleep(0.3)  # the flusher runs meanwhile: in-flight "started" lines must survive it
+        # The child's flusher runs meanwhile: in-flight "started" lines must survive it. Its run is
+        # seen on disk: a flush deletes the segments it read (the started lines carried into a new
+        # one), so once none of those holding the five lines now is left, a flush has read them.
+        spool = home / "spool"
+        holding = set(spool.glob("*.jsonl"))
+        assert holding
+        await until_async(lambda: not holding & set(spool.glob("*.jsonl")), "a flush in the child")
         child.send_signal(signal.SIGKILL)
     finally:
         child.kill()
-        child.wait(timeout=10)
+        child.wait(timeout=60)
         stderr = child.stderr.read().decode()
         child.stdout.close()
         child.stderr.close()

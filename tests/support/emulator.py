@@ -239,7 +239,7 @@ class Emulator:
                     handler.wfile.flush()
                     if start + step >= len(reply.body):
                         self._complete(request, reply)
-                    time.sleep(reply.chunk_delay)
+                    self._stopping.wait(reply.chunk_delay)  # a long drip still ends with the emulator
             else:
                 handler.wfile.write(reply.body)
                 handler.wfile.flush()

@@ -3,8 +3,9 @@
     python -m tests.support.llm_worker '<json args>'
 
 Modes: `ledger` (reserve → hold a moment → settle, against SQLite or Redis) and `manager` (full LLM
-calls through a Runtime opened on the shared config). Both wait for `start_at` (epoch seconds) so
-the processes' calls overlap, then print `{"ok": n, "blocked": m}` on stdout.
+calls through a Runtime opened on the shared config). Both print `ready` once set up and wait for
+a line on stdin, which the parent writes once every worker is ready (so the processes' calls
+overlap however long each took to start), then print `{"ok": n, "blocked": m}` on stdout.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import time
 from typing import Any
 
 
-async def _wait(start_at: float) -> None:
-    await asyncio.sleep(max(0.0, start_at - time.time()))
+async def _wait() -> None:
+    """Say this worker is ready, and wait for the parent's word that all are."""
+    print("ready", flush=True)
+    await asyncio.to_thread(sys.stdin.readline)
 
 
 async def ledger_mode(args: dict[str, Any]) -> dict[str, int]:
@@ -50,7 +52,7 @@ async def ledger_mode(args: dict[str, Any]) -> dict[str, int]:
         await ledger.settle(hold, args["tokens"])
         return "ok"
 
-    await _wait(args["start_at"])
+    await _wait()
     results = await asyncio.gather(*(one() for _ in range(args["calls"])))
     if args["backend"] == "redis":
         await ledger.aclose()
@@ -79,7 +81,7 @@ async def manager_mode(args: dict[str, Any]) -> dict[str, int]:
                 return "blocked"
             return "ok"
 
-        await _wait(args["start_at"])
+        await _wait()
         results = await asyncio.gather(*(one() for _ in range(args["calls"])))
     finally:
         await runtime.aclose()

@@ -143,10 +143,10 @@ def stop(process: subprocess.Popen[str]) -> None:
     if process.poll() is None:
         process.send_signal(signal.SIGINT)
         try:
-            process.wait(timeout=10)
+            process.wait(timeout=60)
         except subprocess.TimeoutExpired:
             process.kill()
-            process.wait(timeout=5)
+            process.wait(timeout=60)
 
 
 def rss_kib(pid: int) -> int:

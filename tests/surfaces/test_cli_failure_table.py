@@ -85,11 +85,11 @@ class _BadProxy:
 
         self.thread = threading.Thread(target=self.loop.run_until_complete, args=(main(),), daemon=True)
         self.thread.start()
-        started.wait(10)
+        started.wait(60)
 
     def stop(self) -> None:
         self.loop.call_soon_threadsafe(self.done.set)
-        self.thread.join(5)
+        self.thread.join(60)
         self.loop.close()
 
 

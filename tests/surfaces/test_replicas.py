@@ -284,10 +284,10 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
 def _end(process: subprocess.Popen[bytes]) -> None:
     process.terminate()
     try:
-        process.wait(timeout=10)
+        process.wait(timeout=60)
     except subprocess.TimeoutExpired:
         process.kill()
-        process.wait(timeout=5)
+        process.wait(timeout=60)
 
 
 def _drop_redis_keys(url: str, prefix: str) -> None:
@@ -513,7 +513,7 @@ def test_kill_9_of_a_replica_mid_run(deployment):
     before_kill = len(stream)
     assert not held, "the held searches ended before the kill"
     os.kill(victim.pid, signal.SIGKILL)
-    victim.process.wait(timeout=10)
+    victim.process.wait(timeout=60)
     audit_before_restart = deployment.audit()
     deployment.start(1)  # while haproxy's retries of r1's held searches wait upstream on the others
     holder.join(timeout=60)

@@ -13,7 +13,6 @@ import shutil
 import socket
 import ssl
 import subprocess
-import time
 from pathlib import Path
 
 import httpx2
@@ -26,6 +25,7 @@ from ..support.runtime import write_config
 from ..support.served import served
 from ..support.tls import self_signed
 from ..support.tool_calls import CALLS, mount_recorded
+from ..support.waiting import until
 
 pytestmark = pytest.mark.anyio
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -91,18 +91,21 @@ def proxied(tmp_path, emulator):
             text=True,
         )
         try:
-            for _ in range(100):  # until it accepts connections (or has exited)
+
+            def accepts() -> bool:  # until it accepts connections (or has exited)
                 if nginx.poll() is not None:
                     pytest.fail(f"nginx did not start: {nginx.stderr.read() if nginx.stderr else ''}")
                 try:
                     socket.create_connection(("127.0.0.1", listen), timeout=1).close()
-                    break
+                    return True
                 except OSError:
-                    time.sleep(0.1)
+                    return False
+
+            until(accepts, "nginx to accept connections")
             yield public, idp, str(tmp_path / "nginx" / "cert.pem")
         finally:
             nginx.terminate()
-            nginx.wait(timeout=10)
+            nginx.wait(timeout=60)
 
 
 async def test_the_mcp_client_connects_through_the_readme_nginx_config(proxied):

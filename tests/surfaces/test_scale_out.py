@@ -24,6 +24,7 @@ from ..support.bodies import wikipedia_pages
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only, write_config
 from ..support.served import connections_held, has_exited, serve_command, served, server_env, worker_pids
+from ..support.waiting import until
 from .test_serve_workers import _metric, _per_worker_metrics
 
 WIKI = "/w/w/rest.php/v1/search/page"
@@ -186,11 +187,7 @@ def _searches_after_a_kill(url: str, token: str, count: int) -> tuple[list[dict[
 
 def _until_exited(pid: int) -> None:
     """Wait (bounded) until `pid` has exited and so closed its sockets."""
-    for _ in range(500):
-        if has_exited(pid):
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"pid {pid} did not exit within 5 s of SIGKILL")
+    until(lambda: has_exited(pid), f"pid {pid} to exit after SIGKILL")
 
 
 def test_a_killed_worker_is_replaced_and_its_calls_in_flight_are_audited_interrupted(tmp_path, emulator):

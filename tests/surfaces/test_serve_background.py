@@ -4,7 +4,7 @@ and scheduled discovery runs once per interval across replicas."""
 from __future__ import annotations
 
 import subprocess
-import time
+from pathlib import Path
 
 import httpx
 
@@ -12,6 +12,7 @@ from ..support.bodies import wikipedia_pages
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only, write_config
 from ..support.served import serve_command, served, server_env
+from ..support.waiting import until
 
 WIKI = "/w/w/rest.php/v1/search/page"
 
@@ -55,12 +56,48 @@ def test_scheduled_discovery_runs_once_across_two_replicas(tmp_path, emulator):
         "ai.provider.homelab.baseUrl": f"{emulator.url}/ollama",
         "ai.discovery.intervalMinutes": 1,
     }
-    config = write_config(tmp_path, {"settings": settings})
-    home = tmp_path / "home"
-    with served(config, home), served(config, home):
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline and not emulator.requests("/ollama/api/tags"):
-            time.sleep(0.2)
-        time.sleep(2.0)  # the other replica had its chance too
+    # two replicas: a home each (so a stderr each), one database, one master key
+    database = f"sqlite:///{tmp_path / 'shared.db'}"
+    config = write_config(tmp_path, {"settings": settings, "database_url": database})
+    env = {"ZARNIWOOP_MASTER_KEY": "discovery-replicas-share-this-passphrase"}
+    homes = [tmp_path / "a", tmp_path / "b"]
+    told = ("-c", _TELL_CLAIMS)
+    with (
+        served(config, homes[0], env=env, python_args=told),
+        served(config, homes[1], env=env, python_args=told),
+    ):
+        # each replica has had its chance: its claim of the first interval was decided, either way
+        firsts = until(lambda: _first_claims(homes), "both replicas' first claim of the discovery interval")
+        until(lambda: emulator.requests("/ollama/api/tags"), "the winner's discovery, after its claim")
         calls = len(emulator.requests("/ollama/api/tags"))
+    assert sorted(firsts) == [False, True]
     assert calls == 1
+
+
+# `python -c` in front of `-m zarniwoop …`: the server, with each claim of a maintenance interval
+# told on its stderr (the claim itself unchanged), so the test sees a replica's turn that left no
+# other trace (the loser of a claim does nothing) instead of waiting and hoping it came
+_TELL_CLAIMS = """
+import runpy, sys
+import zarniwoop.storage.retention as retention
+claim = retention.claim
+async def told(db, **kwargs):
+    won = await claim(db, **kwargs)
+    print(f"test-claim {kwargs.get('task')} {won}", file=sys.stderr, flush=True)
+    return won
+retention.claim = told
+sys.argv = sys.argv[2:]  # ['-c', '-m', 'zarniwoop', ...]: the arguments zarniwoop's own start sees
+runpy.run_module("zarniwoop", run_name="__main__", alter_sys=True)
+"""
+
+
+def _first_claims(homes: list[Path]) -> list[bool] | None:
+    """Whether each replica won its first claim of the discovery interval; None until all told."""
+    firsts = []
+    for home in homes:
+        lines = (home / "serve.stderr").read_text().splitlines()
+        told = [line.endswith(" True") for line in lines if line.startswith("test-claim llm.discovery ")]
+        if not told:
+            return None
+        firsts.append(told[0])
+    return firsts

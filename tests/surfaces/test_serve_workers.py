@@ -39,6 +39,7 @@ from ..support.served import (
     wait_for_standby,
     worker_pids,
 )
+from ..support.waiting import until, until_async
 
 WIKI = "/w/w/rest.php/v1/search/page"
 BAD = "/bad/w/rest.php/v1/search/page"
@@ -240,12 +241,13 @@ def test_one_banner_one_token_for_every_worker_and_sigterm_stops_them_all(tmp_pa
         children = child_pids(server.pid)  # the workers, and the standby once it is up
         assert set(workers) <= set(children) and len(children) <= 3
         server.process.send_signal(signal.SIGTERM)
-        assert server.process.wait(timeout=20) == 0
-        deadline = time.monotonic() + 5
+        assert server.process.wait(timeout=60) == 0
+        deadline = time.monotonic() + 60
         while not all(has_exited(pid) for pid in children) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert [pid for pid in children if not has_exited(pid)] == []
-        time.sleep(0.2)  # the stdout pump thread reads to the end
+        # the stdout pump thread read to the end: it closes the pipe at EOF
+        until(lambda: server.process.stdout.closed, "the server's stdout read to its end")
         text = "".join(server.output)
         assert text.count("serving on http://") == 1
         assert text.count("Press Ctrl+C to stop.") == 1
@@ -288,8 +290,8 @@ def test_workers_outlive_neither_a_killed_parent_nor_a_killed_worker_the_server(
         [fresh] = set(children) - {second, standby}
         assert fresh != first
         os.kill(server.pid, signal.SIGKILL)  # the parent dies: its children see stdin close and stop
-        server.process.wait(timeout=5)
-        deadline = time.monotonic() + 15
+        server.process.wait(timeout=60)
+        deadline = time.monotonic() + 60
         while not all(has_exited(pid) for pid in children) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert [pid for pid in children if not has_exited(pid)] == []
@@ -322,10 +324,7 @@ def test_listening_socket_makes_asyncio_set_tcp_nodelay_on_every_connection():
             for _ in range(3):
                 _, writer = await asyncio.open_connection("127.0.0.1", port)
                 writer.close()
-            for _ in range(100):
-                if len(flags) == 3:
-                    break
-                await asyncio.sleep(0.01)
+            await until_async(lambda: len(flags) == 3, "the three connections handled")
 
     asyncio.run(main())
     assert len(flags) == 3 and all(flags), flags

@@ -19,6 +19,8 @@ import pytest
 from zarniwoop.contract import RequestSpec, ResponseTooLargeError, TransportError
 from zarniwoop.transport.http import HttpTransport
 
+from ..support.waiting import until_async
+
 pytestmark = pytest.mark.anyio
 
 Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter, "RawServer"], Awaitable[None]]
@@ -33,6 +35,8 @@ class RawServer:
     requests: list[bytes] = field(default_factory=list)
     sent: int = 0
     """Bytes the scripts managed to write before the client went away."""
+    ended: int = 0
+    """Connections whose script has ended (by a write failing against a closed one, say)."""
 
     @property
     def url(self) -> str:
@@ -67,6 +71,7 @@ def raw_server() -> Iterator[Callable[[Script], Awaitable[RawServer]]]:
                 pass
             finally:
                 writer.close()
+                state.ended += 1
 
         server = await asyncio.start_server(handle, "127.0.0.1", 0)
         servers.append(server)
@@ -82,9 +87,9 @@ def raw_server() -> Iterator[Callable[[Script], Awaitable[RawServer]]]:
         for server in servers:
             server.close()
 
-    asyncio.run_coroutine_threadsafe(stop(), loop).result(5)
+    asyncio.run_coroutine_threadsafe(stop(), loop).result(60)
     loop.call_soon_threadsafe(loop.stop)
-    thread.join(5)
+    thread.join(60)
     loop.close()
 
 
@@ -161,7 +166,8 @@ async def test_a_64_mib_response_head_is_refused_without_reading_it(raw_server, 
     assert caught.value.message == (
         f"response head from 127.0.0.1:{server.port} refused: a line or header field over the size cap"
     )
-    await asyncio.sleep(0.05)  # let the server's writes fail against the closed connection
+    # the server's writes failed against the closed connection: its script ended
+    await until_async(lambda: server.ended == 1, "the server's script to end")
     assert server.sent < 16 << 20, f"the client read {server.sent} bytes of a refused head"
     assert watch.cpu < 0.1, f"the loop's thread spent {watch.cpu:.3f}s of CPU on one refused head"
 

@@ -62,13 +62,13 @@ class Drip:
 
     def __enter__(self) -> Drip:
         self._thread.start()
-        self._ready.wait(5)
+        self._ready.wait(60)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(5)
+        asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(60)
         self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(5)
+        self._thread.join(60)
         self._loop.close()
 
     async def _stop(self) -> None:
