@@ -23,6 +23,7 @@ from .support.emulator import Emulator
 pytest_plugins = [
     "tests.support.backends",  # database_url, postgres_url, redis_config
     "tests.support.grouping",  # under -n, fails the run when an xdist_group module ran on two workers
+    "tests.support.processes",  # marks `process` the tests that start one, guards the others, counts
 ]
 
 # Hypothesis (issue 24): properties take their example count from a profile, never from a number
