@@ -47,11 +47,20 @@ def starts_process(helper: _Helper) -> _Helper:
 # --- marking -------------------------------------------------------------------------------------
 
 # Modules whose use starts a process, and attribute names that do (`asyncio.create_subprocess_exec`
-# is reached as an attribute of `asyncio`, which most tests use for other things).
-_STARTER_MODULES = ("subprocess", "asyncio.subprocess", "multiprocessing", "pty", "playwright")
+# is reached as an attribute of `asyncio`, which most tests use for other things). The MCP SDK's
+# stdio client starts the server it is given (`Client(StdioServerParameters(...))`).
+_STARTER_MODULES = (
+    "subprocess",
+    "asyncio.subprocess",
+    "multiprocessing",
+    "pty",
+    "playwright",
+    "mcp.client.stdio",
+)
 _STARTER_NAMES = frozenset(
     {"subprocess", "multiprocessing", "Popen", "create_subprocess_exec", "create_subprocess_shell"}
-    | {"async_playwright", "sync_playwright"}
+    | {"open_process", "run_process"}  # anyio's
+    | {"async_playwright", "sync_playwright", "stdio_client"}
 )
 _PACKAGE = __name__.split(".", 1)[0]  # "tests": helpers of this package are scanned, others are not
 
@@ -291,14 +300,15 @@ def _failing_on_a_blocked_start(item: pytest.Item) -> Generator[None, object, ob
         return (yield)
     finally:
         if len(test.blocked) > before:
-            pytest.fail(
+            message = (
                 f"{item.nodeid} is not marked `process` but started a process (blocked): "
                 + "; ".join(test.blocked[before:])
                 + ". Declare the helper that starts it with tests.support.processes.starts_process"
                 " (the test is then marked `process` and leaves the fast tier), or keep the test"
-                " in-process.",
-                pytrace=False,
+                " in-process."
             )
+            # from None: the ProcessStartBlockedError (if the test let it through) says it again
+            raise pytest.fail.Exception(message, pytrace=False) from None
 
 
 @pytest.hookimpl(wrapper=True)
