@@ -82,36 +82,36 @@ def _codes(code: types.CodeType) -> Iterable[types.CodeType]:
             yield from _codes(const)
 
 
-_verdicts: dict[int, bool] = {}  # by id() of the object scanned; its helpers live as long as the run
-
-
+# What the scan reads; other objects a test names (data, instances, mocks) start nothing by a call.
 _SCANNED = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, type, types.ModuleType)
 _SCANNED += (staticmethod, classmethod)  # a helper class's members
+_verdicts: dict[object, bool] = {}  # keyed by the object itself: held, its id() is never reused
 
 
-def _starts(obj: object, seen: set[int] | None = None) -> bool:
+def _starts(obj: object, seen: set[object] | None = None) -> bool:
     """Whether calling `obj` may start a process, by what its code refers to."""
-    if not isinstance(obj, _SCANNED):  # data, instances, mocks
+    if not isinstance(obj, _SCANNED):
         return False
     obj = inspect.unwrap(getattr(obj, "__func__", obj))  # a bound method, a @contextmanager, a fixture
-    key = id(obj)
-    if key in _verdicts:
-        return _verdicts[key]
+    if obj in _verdicts:
+        return _verdicts[obj]
+    top = seen is None
     seen = set() if seen is None else seen
-    if key in seen:  # a helper calling itself, or two calling each other: decided further up
+    if obj in seen:  # a helper calling itself, or two calling each other: decided further up
         return False
-    seen.add(key)
+    seen.add(obj)
     verdict = getattr(obj, _DECLARED, False) is True or _from_starter_module(obj)
     if not verdict and _ours(obj):
         if isinstance(obj, type):  # a helper class: its methods
             verdict = any(_starts(member, seen) for member in vars(obj).values())
         elif isinstance(obj, types.FunctionType):
             verdict = _code_starts(obj, seen)
-    _verdicts[key] = verdict
+    if verdict or top:  # a "no" inside a cycle may only be a "not yet"
+        _verdicts[obj] = verdict
     return verdict
 
 
-def _code_starts(function: types.FunctionType, seen: set[int]) -> bool:
+def _code_starts(function: types.FunctionType, seen: set[object]) -> bool:
     names = {name for code in _codes(function.__code__) for name in code.co_names}
     if names & _STARTER_NAMES:
         return True
@@ -339,21 +339,24 @@ def pytest_testnodedown(node: Any, error: object) -> None:
         node.config.stash[_tally].add_output(output)
 
 
-def summary(tally: _Tally) -> list[str]:
-    """The lines printed at the end of a run."""
+def summary(tally: _Tally, *, verbose: bool = False) -> list[str]:
+    """The lines printed at the end of a run; `verbose` (`-v`): each test's starts, most first (a
+    module-scoped server's start is its first test's)."""
     total = sum(tally.starts.values())
     lines = [
         f"process starts: {total} (by {len(tally.starts)} of {tally.marked} tests marked process;"
         f" blocked in {len(tally.blocked)} unmarked tests)"
     ]
     lines += [f"process start BLOCKED in {nodeid}: {'; '.join(b)}" for nodeid, b in tally.blocked.items()]
+    if verbose:
+        lines += [f"{count:5d}  {nodeid}" for nodeid, count in tally.starts.most_common()]
     return lines
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     if config.option.collectonly:
         return
-    for line in summary(config.stash[_tally]):
+    for line in summary(config.stash[_tally], verbose=config.option.verbose > 0):
         terminalreporter.write_line(line, red="BLOCKED" in line)
 
 
