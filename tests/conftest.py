@@ -24,6 +24,7 @@ pytest_plugins = [
     "tests.support.backends",  # database_url, postgres_url, redis_config
     "tests.support.grouping",  # under -n, fails the run when an xdist_group module ran on two workers
     "tests.support.skips",  # ZARNIWOOP_ALLOWED_SKIPS (CI): a skip the allow-list does not name fails the run
+    "tests.support.processes",  # marks `process` the tests that start one, guards the others, counts
 ]
 
 # Hypothesis (issue 24): properties take their example count from a profile, never from a number

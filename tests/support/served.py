@@ -23,6 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from .processes import starts_process
+
 _URL = re.compile(r"serving on (http://\S+)")
 _TOKEN = re.compile(r"^\s+(zw_[A-Za-z0-9_\-]+)\s*$")
 READY_LINE = "Press Ctrl+C to stop."
@@ -54,6 +56,7 @@ def server_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, 
     return env
 
 
+@starts_process
 @contextmanager
 def served(
     config: Path,

@@ -31,6 +31,7 @@ import httpx
 
 from .bodies import wikipedia_pages
 from .emulator import Emulator, Reply
+from .processes import starts_process
 from .runtime import endpoint, only
 from .served import serve_command, server_env
 
@@ -154,6 +155,7 @@ async def replay_http(url: str, token: str, trace: list[Step]) -> list[dict[str,
     return answers
 
 
+@starts_process
 def replay_cli(config: Path, home: Path, trace: list[Step], *, parallel: int = 1) -> list[dict[str, Any]]:
     """One `zarniwoop search … --json` process per search on one ZARNIWOOP_HOME, how agents call
     the CLI; a burst's copies as concurrent processes. `parallel` > 1 runs that many steps at a
@@ -195,6 +197,7 @@ MODES = ("serve", "workers2", "cli")
 """`serve` (one process), `serve --workers 2` (fresh connections), one CLI process per search."""
 
 
+@starts_process  # `serve` or one CLI process per search
 def replay(
     emulator: Emulator, directory: Path, trace: list[Step], mode: str, *, cli_parallel: int = 1
 ) -> int:
