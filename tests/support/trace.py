@@ -5,6 +5,7 @@ sent to one `serve` process, through `serve --workers 2`, or as one CLI process 
     floor(trace)                      # F: the distinct searches, the fewest upstream calls possible
     asyncio.run(replay_http(url, token, trace))
     replay_cli(config, home, trace)
+    replay_runtimes(config, home, trace)  # the in-process twin of replay_cli
 
 The shape follows the m6 trace the issue measured (300 searches, 162 upstream calls): 30 % of the
 searches repeat an earlier one (issued after it finished: a cache hit when the cache is shared),
@@ -30,6 +31,7 @@ from typing import Any
 import httpx
 
 from .bodies import wikipedia_pages
+from .cli import run_cli
 from .emulator import Emulator, Reply
 from .runtime import endpoint, only
 from .served import serve_command, server_env
@@ -191,8 +193,47 @@ def replay_cli(config: Path, home: Path, trace: list[Step], *, parallel: int = 1
     return answers
 
 
+def replay_runtimes(config: Path, home: Path, trace: list[Step]) -> list[dict[str, Any]]:
+    """The in-process twin of `replay_cli`: every search on a runtime of its own, opened on the one
+    home and closed after it as a CLI process opens and closes one, sharing nothing but the home's
+    files — a single search through the CLI's runner (`support/cli.py`), a burst's copies as
+    runtimes searching at once (the runner swaps `sys.stdout`: it takes one call at a time)."""
+    answers: list[dict[str, Any]] = []
+    for step in trace:
+        if step.copies == 1:
+            args = ("--config", str(config), "search", step.query, "--modality", step.modality, "--json")
+            ran = run_cli(*args, home=home)
+            assert ran.code == 0, ran.stderr
+            answers.append(json.loads(ran.stdout))
+        else:
+            answers += asyncio.run(_burst_of_runtimes(config, home, step))
+    for body in answers:
+        assert body["hits"], body
+    return answers
+
+
+async def _burst_of_runtimes(config: Path, home: Path, step: Step) -> list[dict[str, Any]]:
+    from zarniwoop.contract.query import SearchRequest, SearchScope
+    from zarniwoop.runtime import Runtime
+
+    async def one() -> dict[str, Any]:  # what `zarniwoop search … --json` does, in the CLI's scope
+        runtime = await Runtime.open(config, home=home)
+        try:
+            request = SearchRequest.create(query=step.query, modality=step.modality)
+            result = await runtime.dispatcher.search(request, SearchScope("default", "default"))
+        finally:
+            await runtime.aclose()
+        assert result.error_message is None, result.error_message
+        body: dict[str, Any] = result.to_json()
+        return body
+
+    return list(await asyncio.gather(*(one() for _ in range(step.copies))))
+
+
 MODES = ("serve", "workers2", "cli")
 """`serve` (one process), `serve --workers 2` (fresh connections), one CLI process per search."""
+IN_PROCESS = "runtimes"
+"""`replay_runtimes`: the fast tier's twin of `cli` (not one of the bench's MODES: it measures processes)."""
 
 
 def replay(
@@ -203,8 +244,8 @@ def replay(
     from .runtime import write_config
     from .served import served
 
-    if mode not in MODES:
-        raise ValueError(f"mode: expected one of {', '.join(MODES)}, got {mode!r}")
+    if mode not in (*MODES, IN_PROCESS):
+        raise ValueError(f"mode: expected one of {', '.join((*MODES, IN_PROCESS))}, got {mode!r}")
     work = directory / mode
     work.mkdir(parents=True)
     config = write_config(work, {"settings": settings(emulator.url)})
@@ -212,6 +253,8 @@ def replay(
     emulator.clear_log()
     if mode == "cli":
         answers = replay_cli(config, home, trace, parallel=cli_parallel)
+    elif mode == IN_PROCESS:
+        answers = replay_runtimes(config, home, trace)
     else:
         extra = ("--workers", "2") if mode == "workers2" else ()
         with served(config, home, *extra) as server:

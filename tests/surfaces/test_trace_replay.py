@@ -1,18 +1,17 @@
 """The replayed agent trace (issue 27, tests/support/trace.py): the same searches — repeats and
 identical concurrent bursts — make the same number of upstream calls, the trace's floor F (its
 distinct searches), whether one `serve` process answers them, `serve --workers 2` on fresh
-connections, or one CLI process per search on one ZARNIWOOP_HOME.
+connections, or a runtime of its own per search on one ZARNIWOOP_HOME, as one CLI process per
+search has (in-process: the CLI's runner, a burst as runtimes searching at once).
 
-Shorter traces from the generator of `bench/trace_replay.py` (which replays all 300): 60 searches
-over HTTP, 12 as CLI processes (each process costs about a second of CPU to start; 56 s for 20
-searches on the loaded machine).
-"""
+Shorter traces from the generator of `bench/trace_replay.py` (which replays all 300, and the CLI's
+as real processes): 60 searches over HTTP, 12 as CLI calls."""
 
 from __future__ import annotations
 
 import pytest
 
-from ..support.trace import add_routes, agent_trace, floor, replay, searches_in
+from ..support.trace import IN_PROCESS, add_routes, agent_trace, floor, replay, searches_in
 
 
 def test_the_generator_is_seeded_and_has_the_m6_shape():
@@ -40,9 +39,9 @@ def test_one_process_and_two_workers_reach_the_floor(tmp_path, emulator, mode):
     assert replay(emulator, tmp_path, trace, mode) == 34
 
 
-def test_cli_processes_reach_the_floor(tmp_path, emulator):
+def test_a_runtime_per_search_as_cli_processes_have_reaches_the_floor(tmp_path, emulator):
     add_routes(emulator)
     trace = agent_trace(12, burst_size=3)
     assert (searches_in(trace), floor(trace)) == (12, 6)
     assert [s.copies for s in trace].count(3) == 1
-    assert replay(emulator, tmp_path, trace, "cli", cli_parallel=4) == 6
+    assert replay(emulator, tmp_path, trace, IN_PROCESS) == 6
