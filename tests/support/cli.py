@@ -6,14 +6,15 @@ of it would: its exit code, its stdout, and on stderr what it printed there *and
 
 A process of the CLI configures no logging (without `--debug`), so its warnings and errors reach
 stderr through logging's last resort; under pytest the root logger has pytest's handlers and the
-last resort never fires, so a handler of the same level and format stands in for it here. The
-runner swaps `sys.stdout`/`sys.stderr` for the call: one call at a time, never from two threads.
+last resort never fires, so a handler like it (level, bare message, whatever `sys.stderr` is when
+a record comes: the runner's) stands in for it, in the order a process would print. The runner
+swaps `sys.stdout`/`sys.stderr` for the call: one call at a time, never from two threads.
 """
 
 from __future__ import annotations
 
-import io
 import logging
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,20 +29,34 @@ class Ran:
     code: int
     stdout: str
     stderr: str
-    """What the command wrote on stderr, then what it logged at WARNING or above."""
+    """What the command wrote on stderr, with what it logged at WARNING or above in between."""
+
+
+class _LastResort(logging.StreamHandler):  # type: ignore[type-arg]
+    """`logging.lastResort`'s twin: WARNING and above, the bare message, on the current stderr."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setLevel(logging.WARNING)
+
+    @property  # type: ignore[override]
+    def stream(self) -> object:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: object) -> None:  # StreamHandler.__init__ sets one: the property wins
+        pass
 
 
 def run_cli(*args: str, home: Path | None = None, env: Mapping[str, str] | None = None) -> Ran:
     """`home`: ZARNIWOOP_HOME for the call; `env`: further variables, set for the call only. An
     exception the CLI's error boundary does not turn into an exit code is raised, not summarised."""
     variables = {**({"ZARNIWOOP_HOME": str(home)} if home is not None else {}), **(env or {})}
-    logged = io.StringIO()
-    last_resort = logging.StreamHandler(logged)  # logging.lastResort's level and bare-message format
-    last_resort.setLevel(logging.WARNING)
+    last_resort = _LastResort()
     root = logging.getLogger()
     root.addHandler(last_resort)
     try:
         result = CliRunner().invoke(app, list(args), env=variables, catch_exceptions=False)
     finally:
         root.removeHandler(last_resort)
-    return Ran(result.exit_code, result.stdout, result.stderr + logged.getvalue())
+    return Ran(result.exit_code, result.stdout, result.stderr)
