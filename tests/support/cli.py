@@ -4,6 +4,8 @@ of it would: its exit code, its stdout, and on stderr what it printed there *and
     ran = run_cli("--config", str(config), "search", "q", "--json", home=home, env={"EXA_API_KEY": "k"})
     ran.code, json.loads(ran.stdout), ran.stderr
 
+    never_serve(monkeypatch)      # before a `serve` that must refuse to start: if it did not, it fails
+
 A process of the CLI configures no logging (without `--debug`), so its warnings and errors reach
 stderr through logging's last resort; under pytest the root logger has pytest's handlers and the
 last resort never fires, so a handler like it (level, bare message, whatever `sys.stderr` is when
@@ -19,9 +21,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from zarniwoop.surfaces.cli import app
+from zarniwoop.surfaces.cli import serve as serve_cli
 
 
 @dataclass(frozen=True)
@@ -60,3 +64,13 @@ def run_cli(*args: str, home: Path | None = None, env: Mapping[str, str] | None 
     finally:
         root.removeHandler(last_resort)
     return Ran(result.exit_code, result.stdout, result.stderr)
+
+
+def never_serve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """For an in-process `serve` that must refuse to start: binding its socket fails the test. (A
+    process of it that did start would be killed by its test; in-process it would serve forever.)"""
+
+    def bind(host: str, port: int, **_: object) -> None:
+        raise AssertionError(f"serve bound {host}:{port} where it should have refused to start")
+
+    monkeypatch.setattr(serve_cli, "_bind", bind)

@@ -8,11 +8,10 @@ import json
 import httpx
 import pytest
 
-from zarniwoop.surfaces.cli import serve as serve_module
 from zarniwoop.surfaces.cli.serve import is_loopback
 
 from ..support.bodies import wikipedia_pages
-from ..support.cli import Ran, run_cli
+from ..support.cli import Ran, never_serve, run_cli
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only, write_config
 from ..support.served import served
@@ -78,8 +77,7 @@ def test_with_tokens_configured_serve_prints_none_and_enforces_them(tmp_path, co
 
 
 def test_refuses_a_non_loopback_address_without_tokens(tmp_path, config, monkeypatch):
-    # In-process, a refusal that came too late would serve on 0.0.0.0 until killed: binding fails instead.
-    monkeypatch.setattr(serve_module, "_bind", _must_not_bind)
+    never_serve(monkeypatch)
     result = cli(tmp_path / "home", config, "serve", "--host", "0.0.0.0", "--port", "0")
     assert result.code == 2
     assert result.stderr.strip() == (
@@ -87,10 +85,6 @@ def test_refuses_a_non_loopback_address_without_tokens(tmp_path, config, monkeyp
         "(zarniwoop tokens create --tenant T --project P --role admin) or bind 127.0.0.1"
     )
     assert result.stdout == ""
-
-
-def _must_not_bind(*args: object, **kwargs: object) -> None:
-    raise AssertionError("serve bound a socket on a non-loopback address with no token configured")
 
 
 def test_printed_admin_token_works_and_sees_last_errors(tmp_path, emulator, config):
