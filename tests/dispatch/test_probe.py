@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
@@ -10,11 +11,12 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
+from zarniwoop import operations
 from zarniwoop.surfaces.cli import app
 
 from ..support.bodies import openalex_works
 from ..support.emulator import Reply
-from ..support.runtime import endpoint, only, write_config
+from ..support.runtime import endpoint, only, open_runtime, write_config
 from ..support.served import served
 
 
@@ -79,12 +81,15 @@ def test_providers_probe_runs_the_probes_once(tmp_path, home, emulator):
     assert len(emulator.requests("/up/works")) == 1
 
 
+@pytest.mark.anyio
 @pytest.mark.parametrize("interval", [0])
-def test_probes_can_be_switched_off(tmp_path, emulator, interval):
+async def test_probes_can_be_switched_off(tmp_path, emulator, interval):
+    """The probe loop a server runs (`operations.start_probes`: `serve --probes`, as in the first
+    test) ends at once with the interval at 0, having sent nothing. In-process, so that the loop's
+    end is the event waited for, not a sleep before looking."""
     _routes(emulator)
-    config = write_config(
-        tmp_path, {"settings": {**_settings(emulator), "research.probe.intervalSeconds": interval}}
-    )
-    with served(config, tmp_path / "home", probes=True):
-        time.sleep(1.0)
-    assert emulator.requests("/up/works") == []
+    settings = {**_settings(emulator), "research.probe.intervalSeconds": interval}
+    async with await open_runtime(tmp_path, settings) as rt:
+        prober = operations.start_probes(rt)
+        await asyncio.wait_for(prober, timeout=120)  # a guard against a loop that never ends, no budget
+    assert emulator.requests() == []
