@@ -21,6 +21,8 @@ Used by tests/surfaces/test_trace_replay.py and bench/trace_replay.py.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
 import json
 import random
 import subprocess
@@ -140,19 +142,55 @@ async def replay_http(url: str, token: str, trace: list[Step]) -> list[dict[str,
     headers = {"Authorization": f"Bearer {token}", "Connection": "close"}
     fresh = httpx.Limits(max_keepalive_connections=0)
     async with httpx.AsyncClient(base_url=url, headers=headers, timeout=120, limits=fresh) as http:
+        return await _replay_over([http], trace)
 
-        async def one(step: Step) -> dict[str, Any]:
-            response = await http.post(
-                "/v1/research/search", json={"query": step.query, "modality": step.modality}
+
+async def replay_apps(config: Path, home: Path, trace: list[Step], count: int) -> list[dict[str, Any]]:
+    """The in-process twin of `serve` (`count` 1) and `serve --workers N` (`count` N): N apps, each
+    on a runtime of its own on the one home, opened as `serve` and each worker open theirs
+    (`surfaces/cli/workers.py`), sharing nothing but the home's files; the searches are dealt to
+    them in turn, as the kernel deals fresh connections to workers."""
+    from zarniwoop.runtime import Runtime
+    from zarniwoop.surfaces.http import create_app
+    from zarniwoop.tenancy.tokens import new_token
+
+    token = new_token()
+    async with contextlib.AsyncExitStack() as stack:
+        clients = []
+        for _ in range(count):
+            workers = {"share_pacing": True, "processes": count} if count > 1 else {}
+            runtime = await Runtime.open(config, home=home, **workers)
+            stack.push_async_callback(runtime.aclose)
+            app = create_app(runtime, admin_token=token)
+            await stack.enter_async_context(app.router.lifespan_context(app))
+            clients.append(
+                await stack.enter_async_context(
+                    httpx.AsyncClient(
+                        transport=httpx.ASGITransport(app=app),
+                        base_url="http://127.0.0.1",
+                        headers={"Authorization": f"Bearer {token}"},
+                    )
+                )
             )
-            assert response.status_code == 200, response.text
-            body: dict[str, Any] = response.json()
-            assert body["hits"], body
-            return body
+        return await _replay_over(clients, trace)
 
-        answers: list[dict[str, Any]] = []
-        for step in trace:
-            answers += await asyncio.gather(*(one(step) for _ in range(step.copies)))
+
+async def _replay_over(clients: list[httpx.AsyncClient], trace: list[Step]) -> list[dict[str, Any]]:
+    turn = itertools.count()
+
+    async def one(step: Step) -> dict[str, Any]:
+        http = clients[next(turn) % len(clients)]
+        response = await http.post(
+            "/v1/research/search", json={"query": step.query, "modality": step.modality}
+        )
+        assert response.status_code == 200, response.text
+        body: dict[str, Any] = response.json()
+        assert body["hits"], body
+        return body
+
+    answers: list[dict[str, Any]] = []
+    for step in trace:
+        answers += await asyncio.gather(*(one(step) for _ in range(step.copies)))
     return answers
 
 
@@ -232,8 +270,9 @@ async def _burst_of_runtimes(config: Path, home: Path, step: Step) -> list[dict[
 
 MODES = ("serve", "workers2", "cli")
 """`serve` (one process), `serve --workers 2` (fresh connections), one CLI process per search."""
-IN_PROCESS = "runtimes"
-"""`replay_runtimes`: the fast tier's twin of `cli` (not one of the bench's MODES: it measures processes)."""
+IN_PROCESS = {"app": "serve", "apps2": "workers2", "runtimes": "cli"}
+"""The fast tier's twins of the MODES, in-process (`replay_apps`, `replay_runtimes`); not the bench's
+modes: it measures processes."""
 
 
 def replay(
@@ -244,8 +283,8 @@ def replay(
     from .runtime import write_config
     from .served import served
 
-    if mode not in (*MODES, IN_PROCESS):
-        raise ValueError(f"mode: expected one of {', '.join((*MODES, IN_PROCESS))}, got {mode!r}")
+    if mode not in (*MODES, *IN_PROCESS):
+        raise ValueError(f"mode: expected one of {', '.join((*MODES, *IN_PROCESS))}, got {mode!r}")
     work = directory / mode
     work.mkdir(parents=True)
     config = write_config(work, {"settings": settings(emulator.url)})
@@ -253,8 +292,10 @@ def replay(
     emulator.clear_log()
     if mode == "cli":
         answers = replay_cli(config, home, trace, parallel=cli_parallel)
-    elif mode == IN_PROCESS:
+    elif mode == "runtimes":
         answers = replay_runtimes(config, home, trace)
+    elif mode in IN_PROCESS:
+        answers = asyncio.run(replay_apps(config, home, trace, 2 if mode == "apps2" else 1))
     else:
         extra = ("--workers", "2") if mode == "workers2" else ()
         with served(config, home, *extra) as server:

@@ -1,17 +1,18 @@
 """The replayed agent trace (issue 27, tests/support/trace.py): the same searches — repeats and
 identical concurrent bursts — make the same number of upstream calls, the trace's floor F (its
-distinct searches), whether one `serve` process answers them, `serve --workers 2` on fresh
-connections, or a runtime of its own per search on one ZARNIWOOP_HOME, as one CLI process per
-search has (in-process: the CLI's runner, a burst as runtimes searching at once).
+distinct searches), whether one server answers them, two workers on fresh connections, or one CLI
+call per search on one ZARNIWOOP_HOME. In-process twins of each (`IN_PROCESS`): an app, two apps on
+runtimes of their own dealt the searches in turn, a runtime of its own per search — what a process
+adds, test_scale_out proves with real `serve --workers 2` and CLI calls, and `bench/trace_replay.py`
+replays all 300 searches through real processes.
 
-Shorter traces from the generator of `bench/trace_replay.py` (which replays all 300, and the CLI's
-as real processes): 60 searches over HTTP, 12 as CLI calls."""
+Shorter traces from the bench's generator: 60 searches over HTTP, 12 as CLI calls."""
 
 from __future__ import annotations
 
 import pytest
 
-from ..support.trace import IN_PROCESS, add_routes, agent_trace, floor, replay, searches_in
+from ..support.trace import add_routes, agent_trace, floor, replay, searches_in
 
 
 def test_the_generator_is_seeded_and_has_the_m6_shape():
@@ -31,8 +32,8 @@ def test_the_generator_is_seeded_and_has_the_m6_shape():
         agent_trace(3, repeat_share=0.5, burst_size=1, burst_share=0.5)
 
 
-@pytest.mark.parametrize("mode", ["serve", "workers2"])
-def test_one_process_and_two_workers_reach_the_floor(tmp_path, emulator, mode):
+@pytest.mark.parametrize("mode", ["app", "apps2"])
+def test_one_server_and_two_workers_reach_the_floor(tmp_path, emulator, mode):
     add_routes(emulator)
     trace = agent_trace(60)
     assert (searches_in(trace), floor(trace)) == (60, 34)
@@ -44,4 +45,4 @@ def test_a_runtime_per_search_as_cli_processes_have_reaches_the_floor(tmp_path, 
     trace = agent_trace(12, burst_size=3)
     assert (searches_in(trace), floor(trace)) == (12, 6)
     assert [s.copies for s in trace].count(3) == 1
-    assert replay(emulator, tmp_path, trace, IN_PROCESS) == 6
+    assert replay(emulator, tmp_path, trace, "runtimes") == 6
