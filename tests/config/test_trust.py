@@ -1,12 +1,12 @@
 """Who set a setting decides what it may do (`config/trust.py`, issue 11 item 2): the operator's
 search keys never follow a tenant's `baseUrl`, a tenant's endpoint URL passes the SSRF guard,
-its error bodies are summarised, and guard-lifting switches are system-only. Real CLI processes
-against the loopback emulator."""
+its error bodies are summarised, and guard-lifting switches are system-only. The CLI in-process
+(`support/cli.py`) against the loopback emulator."""
 
 from __future__ import annotations
 
 import json
-import subprocess
+import socket
 from pathlib import Path
 
 import pytest
@@ -14,9 +14,9 @@ import yaml
 
 from zarniwoop.config.trust import check_writes, url_problem
 
+from ..support.cli import run_cli
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only
-from ..support.served import serve_command, server_env
 
 KEY = "sk-operator-serper-SECRET"
 INTERNAL = '{"message": "internal admin console: db password hunter2"}'
@@ -25,14 +25,12 @@ INTERNAL = '{"message": "internal admin console: db password hunter2"}'
 def _search(tmp_path, config: dict) -> tuple[int, dict, str]:
     path = tmp_path / "zarniwoop.yaml"
     path.write_text(yaml.safe_dump(config))
-    done = subprocess.run(
-        serve_command("--config", str(path), "--tenant", "acme", "search", "q", "-m", "web", "--json"),
-        env=server_env(tmp_path / "home", {"SERPER_API_KEY": KEY}),
-        capture_output=True,
-        text=True,
-        timeout=60,
+    done = run_cli(
+        *("--config", str(path), "--tenant", "acme", "search", "q", "-m", "web", "--json"),
+        home=tmp_path / "home",
+        env={"SERPER_API_KEY": KEY},
     )
-    return done.returncode, json.loads(done.stdout) if done.stdout.strip() else {}, done.stderr
+    return done.code, json.loads(done.stdout) if done.stdout.strip() else {}, done.stderr
 
 
 def _tenant_serper(url: str, **extra: str) -> dict:
@@ -46,8 +44,8 @@ def test_a_tenant_base_url_at_a_private_address_is_refused_at_start_up(tmp_path,
     assert emulator.requests() == []
 
 
-def _loopback_alias() -> str | None:
-    """A name other than `localhost` that /etc/hosts maps to a loopback address, if any."""
+def _loopback_alias() -> tuple[str, str] | None:
+    """A name other than `localhost` that /etc/hosts maps to a loopback address, and that address."""
     try:
         lines = Path("/etc/hosts").read_text().splitlines()
     except OSError:
@@ -57,15 +55,24 @@ def _loopback_alias() -> str | None:
         if address.startswith("127."):
             for name in names:
                 if name != "localhost" and not name.endswith(".localhost"):
-                    return name
+                    return name, address
     return None
 
 
-def test_a_tenant_base_url_resolving_to_a_private_address_is_refused_at_call_time(tmp_path, emulator):
+def test_a_tenant_base_url_resolving_to_a_private_address_is_refused_at_call_time(
+    tmp_path, emulator, monkeypatch
+):
     # A name passes the start-up check (no DNS there); the guard resolves it on every call.
-    alias = _loopback_alias()
-    if alias is None:
+    found = _loopback_alias()
+    if found is None:
         pytest.skip("no name besides localhost maps to 127.x in /etc/hosts")
+    alias, address = found
+    # The suite's network guard (tests/conftest.py) refuses to resolve any name but `localhost`;
+    # this one resolves as /etc/hosts has it, so that the product's own guard is what refuses.
+    guarded = socket.getaddrinfo
+    monkeypatch.setattr(
+        socket, "getaddrinfo", lambda host, *a, **k: guarded(address if host == alias else host, *a, **k)
+    )
     emulator.add("/search", Reply.json({"organic": []}))
     url = emulator.url.replace("127.0.0.1", alias)
     code, result, _ = _search(tmp_path, {"settings": only(), **_tenant_serper(url, apiKey="own")})

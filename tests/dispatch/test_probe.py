@@ -11,7 +11,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from zarniwoop.operations import start_probes
+from zarniwoop import operations
 from zarniwoop.surfaces.cli import app
 
 from ..support.bodies import openalex_works
@@ -42,17 +42,11 @@ def test_a_server_probes_keyless_endpoints_and_never_a_paid_one(tmp_path, emulat
     config = write_config(tmp_path, {"settings": _settings(emulator)})
     with served(config, tmp_path / "home", probes=True) as server:
         auth = {"Authorization": f"Bearer {server.token}"}
-        # waits for every probe asserted below (two rounds of each endpoint); the 60 s only end a
-        # hung test, the asserts then say what was missing
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             entries = httpx.get(f"{server.url}/v1/research/providers", headers=auth).json()["providers"]
             by_id = {e["id"]: e for e in entries}
-            if (
-                all("lastProbe" in by_id[i] for i in ("oa-down", "oa-up", "sx"))
-                and len(emulator.requests("/up/works")) >= 2
-                and len(emulator.requests("/sx/healthz")) >= 2
-            ):
+            if "lastProbe" in by_id["oa-down"] and len(emulator.requests("/up/works")) >= 2:
                 break
             time.sleep(0.2)
     assert by_id["oa-down"]["reachable"] is False
@@ -90,10 +84,12 @@ def test_providers_probe_runs_the_probes_once(tmp_path, home, emulator):
 @pytest.mark.anyio
 @pytest.mark.parametrize("interval", [0])
 async def test_probes_can_be_switched_off(tmp_path, emulator, interval):
+    """The probe loop a server runs (`operations.start_probes`: `serve --probes`, as in the first
+    test) ends at once with the interval at 0, having sent nothing. In-process, so that the loop's
+    end is the event waited for, not a sleep before looking."""
     _routes(emulator)
     settings = {**_settings(emulator), "research.probe.intervalSeconds": interval}
     async with await open_runtime(tmp_path, settings) as rt:
-        # the server's probe loop (what `serve --probes` starts) ends at once when switched off:
-        # its end is the event, not a second of silence that a slow start would fill just as well
-        await asyncio.wait_for(start_probes(rt), timeout=60)
-    assert emulator.requests("/up/works") == []
+        prober = operations.start_probes(rt)
+        await asyncio.wait_for(prober, timeout=120)  # a guard against a loop that never ends, no budget
+    assert emulator.requests() == []

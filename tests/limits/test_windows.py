@@ -1,16 +1,13 @@
 """Admission windows (`requests_per_minute` / `tokens_per_minute`): the local, SQL and Redis forms
 admit and refuse alike; the SQL form — the embedded default — is one window for every process on
-the database, so separate CLI processes without Redis share it; a store outage fails open."""
+the database, so separate CLI processes without Redis share it (two connections at once; CLI calls
+in-process, each opening its own runtime on one home as a process does); a store outage fails open."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -22,8 +19,8 @@ from zarniwoop.runtime import Runtime
 from zarniwoop.storage.db import SQLiteDatabase, apply_migrations
 
 from ..llm.test_rate_limits import reply, tenant_config
+from ..support.cli import Ran, run_cli
 from ..support.llm import ANTHROPIC_PATH
-from ..support.paths import REPO_ROOT
 from ..support.runtime import write_config
 
 pytestmark = pytest.mark.anyio
@@ -143,27 +140,22 @@ async def test_policy_windows_fail_open_to_the_local_window_when_the_database_is
     assert len(errors) == 1 and "rate windows fail open" in errors[0].getMessage()  # logged once
 
 
-def _ask(config: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "ZARNIWOOP_HOME": str(home),
-        "PYTHONPATH": os.pathsep.join([str(REPO_ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
-        "COLUMNS": "200",
-    }
-    env.pop("ZARNIWOOP_CONFIG", None)
-    return subprocess.run(
-        [sys.executable, "-m", "zarniwoop", "--config", str(config), "--tenant", "acme",
-         "llm", "ask", "Classify this abstract.", "--account", "ann", "--json"],
-        capture_output=True, text=True, env=env, timeout=120,
-    )  # fmt: skip
+def _ask(config: Path, home: Path) -> Ran:
+    return run_cli(
+        *("--config", str(config), "--tenant", "acme", "llm", "ask", "Classify this abstract."),
+        *("--account", "ann", "--json"),
+        home=home,
+        env={"COLUMNS": "200"},  # the refusal on one line
+    )
 
 
-def test_two_cli_processes_share_requests_per_minute_without_redis_the_sixth_call_is_refused(
+def test_cli_calls_on_one_home_share_requests_per_minute_without_redis_the_sixth_is_refused(
     tmp_path, emulator
 ):
     """`requests_per_minute: 5` on the tenant, no Redis, one ZARNIWOOP_HOME (the embedded SQLite):
-    two CLI processes at a time, three calls each — five are answered, the sixth is refused (exit 4,
-    the limit named) and never reaches the provider."""
+    six CLI calls, each with a runtime of its own as each process has — five are answered, the sixth
+    is refused (exit 4, the limit named) and never reaches the provider. (Two connections admitting
+    at once: `test_two_connections_to_one_database_share_one_window`.)"""
     emulator.add(ANTHROPIC_PATH, reply)
     tree = tenant_config(emulator, 60)  # the default window: one minute
     tree["tenants"]["acme"]["llm"]["quota"]["requests_per_minute"] = 5
@@ -173,17 +165,14 @@ def test_two_cli_processes_share_requests_per_minute_without_redis_the_sixth_cal
 
     async def prepare() -> None:
         async with await Runtime.open(config, home=home):
-            pass  # database, master key and the inline key sealed before the processes start
+            pass  # database, master key and the inline key sealed before the calls
 
     asyncio.run(prepare())
-    pairs: list[subprocess.CompletedProcess[str]] = []
-    with ThreadPoolExecutor(2) as pool:
-        for _ in range(3):  # two processes at once, three times
-            pairs += pool.map(lambda _i: _ask(config, home), range(2))
-    codes = sorted(p.returncode for p in pairs)
-    assert codes == [0, 0, 0, 0, 0, 4], [p.stderr for p in pairs]
-    [refused] = [p for p in pairs if p.returncode == 4]
+    calls = [_ask(config, home) for _ in range(6)]
+    codes = sorted(c.code for c in calls)
+    assert codes == [0, 0, 0, 0, 0, 4], [c.stderr for c in calls]
+    [refused] = [c for c in calls if c.code == 4]
     assert "rate limit reached" in refused.stderr and "allows 5 requests per minute" in refused.stderr
     assert "Traceback" not in refused.stderr
-    assert all(json.loads(p.stdout)["text"] == "topic 3" for p in pairs if p.returncode == 0)
+    assert all(json.loads(c.stdout)["text"] == "topic 3" for c in calls if c.code == 0)
     assert len(emulator.requests(ANTHROPIC_PATH)) == 5

@@ -5,6 +5,7 @@ sent to one `serve` process, through `serve --workers 2`, or as one CLI process 
     floor(trace)                      # F: the distinct searches, the fewest upstream calls possible
     asyncio.run(replay_http(url, token, trace))
     replay_cli(config, home, trace)
+    replay_runtimes(config, home, trace)  # the in-process twin of replay_cli
 
 The shape follows the m6 trace the issue measured (300 searches, 162 upstream calls): 30 % of the
 searches repeat an earlier one (issued after it finished: a cache hit when the cache is shared),
@@ -20,6 +21,8 @@ Used by tests/surfaces/test_trace_replay.py and bench/trace_replay.py.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
 import json
 import random
 import subprocess
@@ -30,6 +33,7 @@ from typing import Any
 import httpx
 
 from .bodies import wikipedia_pages
+from .cli import run_cli
 from .emulator import Emulator, Reply
 from .processes import starts_process
 from .runtime import endpoint, only
@@ -139,19 +143,55 @@ async def replay_http(url: str, token: str, trace: list[Step]) -> list[dict[str,
     headers = {"Authorization": f"Bearer {token}", "Connection": "close"}
     fresh = httpx.Limits(max_keepalive_connections=0)
     async with httpx.AsyncClient(base_url=url, headers=headers, timeout=120, limits=fresh) as http:
+        return await _replay_over([http], trace)
 
-        async def one(step: Step) -> dict[str, Any]:
-            response = await http.post(
-                "/v1/research/search", json={"query": step.query, "modality": step.modality}
+
+async def replay_apps(config: Path, home: Path, trace: list[Step], count: int) -> list[dict[str, Any]]:
+    """The in-process twin of `serve` (`count` 1) and `serve --workers N` (`count` N): N apps, each
+    on a runtime of its own on the one home, opened as `serve` and each worker open theirs
+    (`surfaces/cli/workers.py`), sharing nothing but the home's files; the searches are dealt to
+    them in turn, as the kernel deals fresh connections to workers."""
+    from zarniwoop.runtime import Runtime
+    from zarniwoop.surfaces.http import create_app
+    from zarniwoop.tenancy.tokens import new_token
+
+    token = new_token()
+    async with contextlib.AsyncExitStack() as stack:
+        clients = []
+        for _ in range(count):
+            workers = {"share_pacing": True, "processes": count} if count > 1 else {}
+            runtime = await Runtime.open(config, home=home, **workers)
+            stack.push_async_callback(runtime.aclose)
+            app = create_app(runtime, admin_token=token)
+            await stack.enter_async_context(app.router.lifespan_context(app))
+            clients.append(
+                await stack.enter_async_context(
+                    httpx.AsyncClient(
+                        transport=httpx.ASGITransport(app=app),
+                        base_url="http://127.0.0.1",
+                        headers={"Authorization": f"Bearer {token}"},
+                    )
+                )
             )
-            assert response.status_code == 200, response.text
-            body: dict[str, Any] = response.json()
-            assert body["hits"], body
-            return body
+        return await _replay_over(clients, trace)
 
-        answers: list[dict[str, Any]] = []
-        for step in trace:
-            answers += await asyncio.gather(*(one(step) for _ in range(step.copies)))
+
+async def _replay_over(clients: list[httpx.AsyncClient], trace: list[Step]) -> list[dict[str, Any]]:
+    turn = itertools.count()
+
+    async def one(step: Step) -> dict[str, Any]:
+        http = clients[next(turn) % len(clients)]
+        response = await http.post(
+            "/v1/research/search", json={"query": step.query, "modality": step.modality}
+        )
+        assert response.status_code == 200, response.text
+        body: dict[str, Any] = response.json()
+        assert body["hits"], body
+        return body
+
+    answers: list[dict[str, Any]] = []
+    for step in trace:
+        answers += await asyncio.gather(*(one(step) for _ in range(step.copies)))
     return answers
 
 
@@ -193,8 +233,48 @@ def replay_cli(config: Path, home: Path, trace: list[Step], *, parallel: int = 1
     return answers
 
 
+def replay_runtimes(config: Path, home: Path, trace: list[Step]) -> list[dict[str, Any]]:
+    """The in-process twin of `replay_cli`: every search on a runtime of its own, opened on the one
+    home and closed after it as a CLI process opens and closes one, sharing nothing but the home's
+    files — a single search through the CLI's runner (`support/cli.py`), a burst's copies as
+    runtimes searching at once (the runner swaps `sys.stdout`: it takes one call at a time)."""
+    answers: list[dict[str, Any]] = []
+    for step in trace:
+        if step.copies == 1:
+            args = ("--config", str(config), "search", step.query, "--modality", step.modality, "--json")
+            ran = run_cli(*args, home=home)
+            assert ran.code == 0, ran.stderr
+            answers.append(json.loads(ran.stdout))
+        else:
+            answers += asyncio.run(_burst_of_runtimes(config, home, step))
+    for body in answers:
+        assert body["hits"], body
+    return answers
+
+
+async def _burst_of_runtimes(config: Path, home: Path, step: Step) -> list[dict[str, Any]]:
+    from zarniwoop.contract.query import SearchRequest, SearchScope
+    from zarniwoop.runtime import Runtime
+
+    async def one() -> dict[str, Any]:  # what `zarniwoop search … --json` does, in the CLI's scope
+        runtime = await Runtime.open(config, home=home)
+        try:
+            request = SearchRequest.create(query=step.query, modality=step.modality)
+            result = await runtime.dispatcher.search(request, SearchScope("default", "default"))
+        finally:
+            await runtime.aclose()
+        assert result.error_message is None, result.error_message
+        body: dict[str, Any] = result.to_json()
+        return body
+
+    return list(await asyncio.gather(*(one() for _ in range(step.copies))))
+
+
 MODES = ("serve", "workers2", "cli")
 """`serve` (one process), `serve --workers 2` (fresh connections), one CLI process per search."""
+IN_PROCESS = {"app": "serve", "apps2": "workers2", "runtimes": "cli"}
+"""The fast tier's twins of the MODES, in-process (`replay_apps`, `replay_runtimes`); not the bench's
+modes: it measures processes."""
 
 
 @starts_process  # `serve` or one CLI process per search
@@ -206,8 +286,8 @@ def replay(
     from .runtime import write_config
     from .served import served
 
-    if mode not in MODES:
-        raise ValueError(f"mode: expected one of {', '.join(MODES)}, got {mode!r}")
+    if mode not in (*MODES, *IN_PROCESS):
+        raise ValueError(f"mode: expected one of {', '.join((*MODES, *IN_PROCESS))}, got {mode!r}")
     work = directory / mode
     work.mkdir(parents=True)
     config = write_config(work, {"settings": settings(emulator.url)})
@@ -215,6 +295,10 @@ def replay(
     emulator.clear_log()
     if mode == "cli":
         answers = replay_cli(config, home, trace, parallel=cli_parallel)
+    elif mode == "runtimes":
+        answers = replay_runtimes(config, home, trace)
+    elif mode in IN_PROCESS:
+        answers = asyncio.run(replay_apps(config, home, trace, 2 if mode == "apps2" else 1))
     else:
         extra = ("--workers", "2") if mode == "workers2" else ()
         with served(config, home, *extra) as server:

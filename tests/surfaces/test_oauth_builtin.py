@@ -16,7 +16,6 @@ import base64
 import hashlib
 import json
 import socket
-import subprocess
 import time
 from urllib.parse import parse_qs, urlparse
 
@@ -33,8 +32,9 @@ from mcp.shared.auth import (
     OAuthToken,
 )
 
+from ..support.cli import run_cli
 from ..support.runtime import write_config
-from ..support.served import serve_command, served, server_env
+from ..support.served import served
 from ..support.tool_calls import REQUIRED_ONLY, mount_recorded
 
 pytestmark = pytest.mark.anyio
@@ -86,8 +86,8 @@ def server(tmp_path, emulator):
         },
     )
     home = tmp_path / "home"
-    created = subprocess.run(
-        serve_command(
+    created = run_cli(
+        *(
             "--config",
             str(config),
             "--tenant",
@@ -98,12 +98,9 @@ def server(tmp_path, emulator):
             "tenant-admin",
             "--json",
         ),
-        env=server_env(home),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
+        home=home,
     )
+    assert created.code == 0, created.stderr
     admin_token = json.loads(created.stdout)["token"]
     with served(config, home, "--port", str(port), "--auth", "oauth") as running:
         assert running.url == f"http://127.0.0.1:{port}"

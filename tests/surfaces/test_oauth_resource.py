@@ -25,6 +25,7 @@ from zarniwoop.contract.errors import OAuthTokenError
 from zarniwoop.tenancy.oauth import OAuthVerifier
 from zarniwoop.transport.http import HttpTransport
 
+from ..support.cli import never_serve, run_cli
 from ..support.oauth import ISSUER, RESOURCE, TestIssuer
 from ..support.runtime import write_config
 from ..support.served import served
@@ -223,29 +224,17 @@ async def test_an_unreachable_jwks_is_a_503_and_a_bad_config_names_the_key(emula
         await transport.aclose()
 
 
-def test_serve_auth_oauth_without_a_resource_is_a_start_up_error(tmp_path):
-    import subprocess
-
-    from ..support.served import serve_command, server_env
-
+def test_serve_auth_oauth_without_a_resource_is_a_start_up_error(tmp_path, monkeypatch):
+    never_serve(monkeypatch)
     config = write_config(tmp_path, {"settings": {}})
-    done = subprocess.run(
-        serve_command("--config", str(config), "serve", "--port", "0", "--no-probes", "--auth", "oauth"),
-        env=server_env(tmp_path / "home"),
-        capture_output=True,
-        text=True,
-        timeout=60,
+    home = tmp_path / "home"
+    done = run_cli(
+        "--config", str(config), "serve", "--port", "0", "--no-probes", "--auth", "oauth", home=home
     )
-    assert done.returncode == 2
+    assert done.code == 2
     assert done.stderr.strip() == (
         "error: config error: auth.resource: is required with auth mode oauth (this server's public URL)"
     )
-    bad = subprocess.run(
-        serve_command("--config", str(config), "serve", "--auth", "ldap"),
-        env=server_env(tmp_path / "home"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert bad.returncode == 2
+    bad = run_cli("--config", str(config), "serve", "--auth", "ldap", home=home)
+    assert bad.code == 2
     assert bad.stderr.strip() == "error: --auth: expected tokens or oauth, got 'ldap'"

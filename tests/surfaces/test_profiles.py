@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-import subprocess
 import sys
 
 import httpx
@@ -21,9 +20,10 @@ from typer.testing import CliRunner
 
 from zarniwoop.surfaces.cli import app
 
+from ..support.cli import run_cli
 from ..support.providers_academic import add_arxiv, add_openalex
 from ..support.runtime import endpoint, only, write_config
-from ..support.served import serve_command, served, server_env
+from ..support.served import served, server_env
 
 PROFILE = "research-agent"
 ARXIV_PATH, OPENALEX_PATH = "/arxiv/api/query", "/openalex/works"
@@ -217,13 +217,11 @@ async def test_stdio_mcp_with_a_profile_routes_every_call_through_it(tmp_path, e
         assert result.structured_content["providerInstanceId"] == "arxiv"
         assert result.structured_content["profile"]["name"] == PROFILE
     assert emulator.requests(OPENALEX_PATH) == []
-    unknown = subprocess.run(
-        serve_command("--config", str(config), "mcp", "--profile", "nobody"),
-        env=server_env(tmp_path / "home"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
-    assert unknown.returncode == 2
+
+
+def test_stdio_mcp_refuses_an_unknown_profile(tmp_path, emulator):
+    """Before it reads a line of stdin: in-process (`support/cli.py`), its stdin empty."""
+    config = write_config(tmp_path, {"settings": settings(emulator)})
+    unknown = run_cli("--config", str(config), "mcp", "--profile", "nobody", home=tmp_path / "home")
+    assert unknown.code == 2
     assert "profile: unknown profile 'nobody'; defined here: research-agent" in unknown.stderr

@@ -1,5 +1,6 @@
-"""One cache and one flight for every process of a deployment (issue 27), with real processes on
-loopback against the provider emulator: CLI calls one after another, and `serve --workers 2`.
+"""One cache and one flight for every process of a deployment (issue 27) against the provider
+emulator: CLI calls one after another (in-process, a runtime of its own each, as each process has),
+and `serve --workers 2` as real processes on loopback.
 
 Spawning processes is slow on a shared machine: these tests are few, and each bounds its waits.
 """
@@ -12,7 +13,6 @@ import os
 import re
 import signal
 import sqlite3
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -21,9 +21,10 @@ from typing import Any
 import httpx
 
 from ..support.bodies import wikipedia_pages
+from ..support.cli import run_cli
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only, write_config
-from ..support.served import connections_held, has_exited, serve_command, served, server_env, worker_pids
+from ..support.served import connections_held, has_exited, served, worker_pids
 from ..support.waiting import until
 from .test_serve_workers import _metric, _per_worker_metrics
 
@@ -45,20 +46,15 @@ def _config(tmp_path: Path, settings: dict[str, Any]) -> Path:
 
 
 def _cli(config: Path, home: Path, *args: str) -> dict[str, Any]:
-    done = subprocess.run(
-        serve_command("--config", str(config), *args),
-        env=server_env(home),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
+    """In-process (`support/cli.py`): a runtime of its own per call, on one home, as each process has."""
+    done = run_cli("--config", str(config), *args, home=home)
+    assert done.code == 0, done.stderr
     body: dict[str, Any] = json.loads(done.stdout)
     return body
 
 
-def test_three_cli_processes_share_one_cache(tmp_path, emulator):
-    """`search X`, `search X`, `search X --no-cache`, each its own process: the provider sees 2 calls."""
+def test_three_cli_calls_share_one_cache(tmp_path, emulator):
+    """`search X`, `search X`, `search X --no-cache`, each its own runtime: the provider sees 2 calls."""
     emulator.add(WIKI, Reply.json(wikipedia_pages("Aurora", "Aurora borealis")))
     config = _config(tmp_path, endpoint("wiki", "wikipedia", f"{emulator.url}/w", **FAST))
     home = tmp_path / "home"

@@ -1,15 +1,15 @@
 """No key and no query word anywhere (issue 11, items 3 and 4): keys planted in 2xx and non-2xx
 error bodies of every keyed protocol, a query echoed in arXiv's rewritten form — then stdout,
 stderr, HTTP answers, `/metrics`, the database file (SQLite) or a `pg_dump` (PostgreSQL), the
-audit spool and the server log are searched for them. Real CLI processes, a real `zarniwoop serve`,
-the loopback emulator."""
+audit spool and the server log are searched for them. The CLI in-process (`support/cli.py`: what it
+prints and logs, as a process of it would), a real `zarniwoop serve` (its own log file), the
+loopback emulator."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import quote, quote_plus, urlsplit
 
@@ -17,9 +17,10 @@ import httpx
 import pytest
 import yaml
 
+from ..support.cli import run_cli
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only
-from ..support.served import serve_command, served, server_env
+from ..support.served import served
 
 KEYS = {
     "serper": "sk-serper-PLANTED-1a2b3c",
@@ -151,31 +152,16 @@ def test_no_key_or_query_word_anywhere(tmp_path, emulator, database_url):
     seen: dict[str, str] = {}
 
     def cli(*args: str) -> None:
-        done = subprocess.run(
-            serve_command("--config", str(config), "--project", "cli", *args),
-            env=server_env(home, ENV),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode in (0, 3), done.stderr  # answered, or every provider failed
+        done = run_cli("--config", str(config), "--project", "cli", *args, home=home, env=ENV)
+        assert done.code in (0, 3), done.stderr  # answered, or every provider failed
         seen[f"{' '.join(args)}: stdout"] = done.stdout  # "search …": the asker's own answer
-        seen[f"{' '.join(args)}: stderr"] = done.stderr
+        seen[f"{' '.join(args)}: stderr"] = done.stderr  # with what it logged
 
-    # Each CLI search is a process of its own (~1 s of CPU to start: most of this test's time), so
-    # the pinned ones run once, on SQLite: what they print does not depend on the database. On
-    # PostgreSQL the CLI still writes records there through the cascade searches, and the server's
-    # pinned searches below fill the dump as well. They run three at a time (each its own process,
-    # output and exit code, as when people run searches side by side): a pinned search's time is
-    # mostly its start-up, which then overlaps the others' waits.
-    calls: list[tuple[str, ...]] = []
-    for modality, provider in SEARCHES if database_url is None else [s for s in SEARCHES if not s[1]]:
+    for modality, provider in SEARCHES:
         pinned = ["--tier", "expert", "--provider", provider] if provider else []
-        calls.append(("search", QUERY, "-m", modality, *pinned, "--json"))
+        cli("search", QUERY, "-m", modality, *pinned, "--json")
         if not provider:
-            calls.append(("search", QUERY, "-m", modality))  # human output: every attempt's reason on stderr
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        list(pool.map(lambda args: cli(*args), calls))  # list(): a failed assertion is raised here
+            cli("search", QUERY, "-m", modality)  # human output: every attempt's reason on stderr
     cli("providers", "--json")  # after every search: their errors are what these show
     cli("usage", "--json")
 

@@ -1,9 +1,9 @@
-"""`zarniwoop serve` as a real process (uvicorn on loopback), and the `tokens` commands that guard it."""
+"""`zarniwoop serve` as a real process (uvicorn on loopback), and the `tokens` commands that guard it
+(in-process, `support/cli.py`: beside a running server they share its database as a process does)."""
 
 from __future__ import annotations
 
 import json
-import subprocess
 
 import httpx
 import pytest
@@ -11,21 +11,16 @@ import pytest
 from zarniwoop.surfaces.cli.serve import is_loopback
 
 from ..support.bodies import wikipedia_pages
+from ..support.cli import Ran, never_serve, run_cli
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only, write_config
-from ..support.served import serve_command, served, server_env
+from ..support.served import served
 
 WIKI = "/w/w/rest.php/v1/search/page"
 
 
-def cli(home, config, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        serve_command("--config", str(config), *args),
-        env=server_env(home),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def cli(home, config, *args: str) -> Ran:
+    return run_cli("--config", str(config), *args, home=home)
 
 
 @pytest.fixture
@@ -44,7 +39,7 @@ def test_with_tokens_configured_serve_prints_none_and_enforces_them(tmp_path, co
     created = cli(
         home, config, "tokens", "create", "--tenant", "acme", "--project", "a", "--role", "user", "--json"
     )
-    assert created.returncode == 0, created.stderr
+    assert created.code == 0, created.stderr
     issued = json.loads(created.stdout)
     assert set(issued) == {"token", "id", "tenant", "project", "role"}
     assert (issued["tenant"], issued["project"], issued["role"]) == ("acme", "a", "user")
@@ -76,14 +71,15 @@ def test_with_tokens_configured_serve_prints_none_and_enforces_them(tmp_path, co
             listed = cli(home, config, "tokens", "list", "--json")
             [record] = json.loads(listed.stdout)["tokens"]
             revoked = cli(home, config, "tokens", "revoke", record["id"])
-            assert revoked.returncode == 0 and f"revoked {record['id']}" in revoked.stdout
+            assert revoked.code == 0 and f"revoked {record['id']}" in revoked.stdout
             # the running server shares the database: the revocation applies at once
             assert http.get("/v1/research/providers", headers=auth).status_code == 401
 
 
-def test_refuses_a_non_loopback_address_without_tokens(tmp_path, config):
+def test_refuses_a_non_loopback_address_without_tokens(tmp_path, config, monkeypatch):
+    never_serve(monkeypatch)
     result = cli(tmp_path / "home", config, "serve", "--host", "0.0.0.0", "--port", "0")
-    assert result.returncode == 2
+    assert result.code == 2
     assert result.stderr.strip() == (
         "error: refusing to serve on 0.0.0.0 with no API token configured; create one first "
         "(zarniwoop tokens create --tenant T --project P --role admin) or bind 127.0.0.1"
@@ -114,10 +110,10 @@ def test_printed_admin_token_works_and_sees_last_errors(tmp_path, emulator, conf
 def test_tokens_create_validates_and_revoke_names_the_missing_token(tmp_path, config):
     home = tmp_path / "home"
     bad = cli(home, config, "tokens", "create", "--role", "root")
-    assert bad.returncode == 2
+    assert bad.code == 2
     assert bad.stderr.strip() == "error: role: expected one of user, admin, tenant-admin, got 'root'"
     missing = cli(home, config, "tokens", "revoke", "tok_000000")
-    assert missing.returncode == 2
+    assert missing.code == 2
     assert missing.stderr.strip() == "error: token: no token 'tok_000000' exists"
 
 
@@ -151,7 +147,7 @@ def test_the_banner_names_the_web_ui_and_metrics_reads_the_server(tmp_path, conf
             )
             assert http.get("/docs").status_code == 404  # its JavaScript would come from a CDN
         remote = cli(tmp_path / "home", config, "metrics", "--url", server.url, "--token", str(server.token))
-        assert remote.returncode == 0, remote.stderr
+        assert remote.code == 0, remote.stderr
         served_searches = [
             line
             for line in remote.stdout.splitlines()
@@ -159,7 +155,7 @@ def test_the_banner_names_the_web_ui_and_metrics_reads_the_server(tmp_path, conf
         ]
         assert served_searches and float(served_searches[0].rsplit(" ", 1)[1]) == 1.0
         refused = cli(tmp_path / "home", config, "metrics", "--url", server.url, "--token", "zw_wrong")
-        assert refused.returncode == 5 and "answered HTTP 401" in refused.stderr
+        assert refused.code == 5 and "answered HTTP 401" in refused.stderr
     local = cli(tmp_path / "home", config, "metrics")
-    assert local.returncode == 0
+    assert local.code == 0
     assert local.stderr.startswith("note: these are this command's own counters")

@@ -25,6 +25,7 @@ from zarniwoop.limits.pacing import cell_of
 from zarniwoop.surfaces.cli.workers import listening_socket
 
 from ..support.bodies import wikipedia_pages
+from ..support.cli import never_serve, run_cli
 from ..support.clock import ahead_of_pace
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only, write_config
@@ -331,16 +332,13 @@ def test_listening_socket_makes_asyncio_set_tcp_nodelay_on_every_connection():
 
 
 @pytest.mark.parametrize("value", ["0", "-2"])
-def test_workers_must_be_at_least_one(tmp_path, value):
+def test_workers_must_be_at_least_one(tmp_path, value, monkeypatch):
+    never_serve(monkeypatch)  # in-process (support/cli.py): refused before anything is bound
     config = _config(tmp_path, {})
-    result = subprocess.run(
-        serve_command("--config", str(config), "serve", "--port", "0", "--workers", value),
-        env=server_env(tmp_path / "home"),
-        capture_output=True,
-        text=True,
-        timeout=60,
+    result = run_cli(
+        "--config", str(config), "serve", "--port", "0", "--workers", value, home=tmp_path / "home"
     )
-    assert result.returncode == 2
+    assert result.code == 2
     assert result.stderr.strip() == f"error: --workers: expected a whole number of at least 1, got {value}"
     assert result.stdout == ""
 

@@ -1,12 +1,12 @@
 """The replayed agent trace (issue 27, tests/support/trace.py): the same searches — repeats and
 identical concurrent bursts — make the same number of upstream calls, the trace's floor F (its
-distinct searches), whether one `serve` process answers them, `serve --workers 2` on fresh
-connections, or one CLI process per search on one ZARNIWOOP_HOME.
+distinct searches), whether one server answers them, two workers on fresh connections, or one CLI
+call per search on one ZARNIWOOP_HOME. In-process twins of each (`IN_PROCESS`): an app, two apps on
+runtimes of their own dealt the searches in turn, a runtime of its own per search — what a process
+adds, test_scale_out proves with real `serve --workers 2` and CLI calls, and `bench/trace_replay.py`
+replays all 300 searches through real processes.
 
-Shorter traces from the generator of `bench/trace_replay.py` (which replays all 300): 60 searches
-over HTTP, 12 as CLI processes (each process costs about a second of CPU to start; 56 s for 20
-searches on the loaded machine).
-"""
+Shorter traces from the bench's generator: 60 searches over HTTP, 12 as CLI calls."""
 
 from __future__ import annotations
 
@@ -32,17 +32,17 @@ def test_the_generator_is_seeded_and_has_the_m6_shape():
         agent_trace(3, repeat_share=0.5, burst_size=1, burst_share=0.5)
 
 
-@pytest.mark.parametrize("mode", ["serve", "workers2"])
-def test_one_process_and_two_workers_reach_the_floor(tmp_path, emulator, mode):
+@pytest.mark.parametrize("mode", ["app", "apps2"])
+def test_one_server_and_two_workers_reach_the_floor(tmp_path, emulator, mode):
     add_routes(emulator)
     trace = agent_trace(60)
     assert (searches_in(trace), floor(trace)) == (60, 34)
     assert replay(emulator, tmp_path, trace, mode) == 34
 
 
-def test_cli_processes_reach_the_floor(tmp_path, emulator):
+def test_a_runtime_per_search_as_cli_processes_have_reaches_the_floor(tmp_path, emulator):
     add_routes(emulator)
     trace = agent_trace(12, burst_size=3)
     assert (searches_in(trace), floor(trace)) == (12, 6)
     assert [s.copies for s in trace].count(3) == 1
-    assert replay(emulator, tmp_path, trace, "cli", cli_parallel=4) == 6
+    assert replay(emulator, tmp_path, trace, "runtimes") == 6
