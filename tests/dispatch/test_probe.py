@@ -42,11 +42,17 @@ def test_a_server_probes_keyless_endpoints_and_never_a_paid_one(tmp_path, emulat
     config = write_config(tmp_path, {"settings": _settings(emulator)})
     with served(config, tmp_path / "home", probes=True) as server:
         auth = {"Authorization": f"Bearer {server.token}"}
-        deadline = time.monotonic() + 10
+        # waits for every probe asserted below (two rounds of each endpoint); the 60 s only end a
+        # hung test, the asserts then say what was missing
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             entries = httpx.get(f"{server.url}/v1/research/providers", headers=auth).json()["providers"]
             by_id = {e["id"]: e for e in entries}
-            if "lastProbe" in by_id["oa-down"] and len(emulator.requests("/up/works")) >= 2:
+            if (
+                all("lastProbe" in by_id[i] for i in ("oa-down", "oa-up", "sx"))
+                and len(emulator.requests("/up/works")) >= 2
+                and len(emulator.requests("/sx/healthz")) >= 2
+            ):
                 break
             time.sleep(0.2)
     assert by_id["oa-down"]["reachable"] is False
