@@ -506,7 +506,9 @@ async def test_an_llm_usage_record_the_database_cannot_take_is_spooled_and_writt
             assert rt.usage.spooled() == 1  # still spooled, not lost
         finally:
             await rt.db.execute("ALTER TABLE llm_usage_away RENAME TO llm_usage_records")
-        assert await rt.usage.flush(orphans=False) == 1
+        # the runtime's background flusher may write it first: either way it is written once (below)
+        await rt.usage.flush(orphans=False)
+        assert rt.usage.spooled() == 0
         await store.record(record)  # the same id again (a replay after a write): not a second row
         assert rt.usage.spooled() == 0
         rows = await rt.db.fetchall(
