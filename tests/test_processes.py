@@ -4,6 +4,7 @@ and the command, and the process is never created; the count is printed at the e
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from .support.served import served
 
 pytest_plugins = ["pytester"]
 
+_ROOT = Path(__file__).resolve().parents[1]
 _CONFTEST = 'pytest_plugins = ["tests.support.processes"]\n'
 
 # Each body tries to create a process that would leave `{proof}` behind, by one of the ways the
@@ -96,6 +98,26 @@ def test_a_marked_test_may_start_processes_and_they_are_counted(pytester: pytest
     result.assert_outcomes(passed=2, skipped=1)
     result.stdout.fnmatch_lines(
         ["process starts: 2 (by 1 of 2 tests marked process; blocked in 0 unmarked tests)"]
+    )
+
+
+@pytest.mark.process  # runs pytest with two xdist workers, as a process
+def test_under_xdist_each_workers_count_reaches_the_controller(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(_ROOT), os.environ.get("PYTHONPATH", "")]))
+    pytester.makeconftest(_CONFTEST)
+    marked = "@pytest.mark.process\ndef test_marked_{}():\n    subprocess.run(['true'])\n\n"
+    unmarked = "def test_unmarked():\n    subprocess.run(['true'])\n"
+    pytester.makepyfile(test_planted=_IMPORTS + "".join(map(marked.format, range(3))) + unmarked)
+    plugins_off = (f"-pno:{name}" for name in _OFF if name != "xdist")
+    result = pytester.runpytest_subprocess(*plugins_off, "-n", "2", "--dist", "load")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "process starts: 3 (by 3 of 3 tests marked process; blocked in 1 unmarked tests)",
+            "process start BLOCKED in test_planted.py::test_unmarked: 'true' from test_planted.py:*",
+        ]
     )
 
 

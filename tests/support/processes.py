@@ -269,7 +269,8 @@ def _is_controller(config: pytest.Config) -> bool:
 
 @pytest.hookimpl(trylast=True)  # after xdist's pytest_configure has registered its controller
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "process: starts a process; the fast tier is -m 'not process'")
+    if not any(line.startswith("process:") for line in config.getini("markers")):  # a run without pyproject
+        config.addinivalue_line("markers", "process: starts a process; the fast tier is -m 'not process'")
     config.stash[_tally] = _Tally()
     if not _is_controller(config):  # the controller runs no test
         _install()
