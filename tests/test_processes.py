@@ -80,6 +80,23 @@ def test_a_start_in_a_fixture_fails_the_test_in_that_phase(
     assert not proof.exists()
 
 
+def test_a_start_blocked_after_the_tests_last_phase_fails_the_run(pytester: pytest.Pytester) -> None:
+    # after teardown, still inside the test's run (a thread it left behind would start one here)
+    pytester.makeconftest(
+        _CONFTEST + "import subprocess\n\n"
+        "def pytest_runtest_logfinish():\n"
+        "    try:\n"
+        "        subprocess.run(['true'])\n"
+        "    except Exception:\n"
+        "        pass\n"
+    )
+    pytester.makepyfile(test_planted="def test_quiet():\n    pass\n")
+    result = pytester.runpytest_inprocess(*(f"-pno:{name}" for name in _OFF))
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["process start BLOCKED in test_planted.py::test_quiet: 'true' from *"])
+
+
 def test_the_fast_tier_of_a_planted_suite_starts_nothing(pytester: pytest.Pytester) -> None:
     body = "@pytest.mark.process\ndef test_server():\n    subprocess.run(['true'])\n\ndef test_logic():\n    pass\n"
     result = _planted_run(pytester, body, "-m", "not process")
