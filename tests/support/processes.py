@@ -6,16 +6,19 @@ starts none. Three parts:
 
 - **Marking, at collection.** Tests are not marked by hand: a test is marked when it, one of its
   fixtures, or a helper of the tests' package they call (transitively) refers to a process starter —
-  `subprocess`, `asyncio.create_subprocess_*`, `multiprocessing`, playwright — or to a helper that
-  declares itself with `@starts_process` (the shared helpers that start one through code the scan
-  cannot see, and the ones everybody uses: `served`). The scan reads names in code objects, so it
-  errs towards marking; what it misses the guard catches.
-- **The guard.** An audit hook (`sys.addaudithook`: nothing can remove or bypass it) sees every
-  process creation of the interpreter. In a test not marked `process` it raises before the process
-  exists, and the test fails naming itself and the command — even when a library swallowed the
-  error. The fix is to declare the helper that started it, not to mark the test.
-- **The count.** Every start in a test is counted, per test; xdist workers send theirs to the
-  controller (`config.workeroutput`), which prints `process starts: N (…)` at the end.
+  `subprocess`, `asyncio.create_subprocess_*`, `multiprocessing`, playwright, the MCP SDK's stdio
+  client — or to a helper that declares itself with `@starts_process` (the shared helpers that
+  start one through code the scan cannot see, and the ones everybody uses: `served`). The scan
+  reads names in code objects, so it errs towards marking; what it misses the guard catches.
+- **The guard.** An audit hook (`sys.addaudithook`: no library can remove or bypass it) sees every
+  process the interpreter creates (multiprocessing's spawn, which raises no event in 3.11, through
+  a wrapper). In a test not marked `process` it raises before the process exists, and the test
+  fails naming itself and the command — even when a library swallowed the error. The fix is to
+  declare the helper that started it, not to mark the test.
+- **The count.** Every start in a test is counted, per test (`-v` lists them); xdist workers send
+  theirs to the controller (`config.workeroutput`), which prints `process starts: N (…)` at the
+  end. A start is a child of the test's interpreter: a server's own workers, or the browser
+  playwright's driver starts, are the child's.
 """
 
 from __future__ import annotations
