@@ -4,6 +4,7 @@ and the command, and the process is never created; the count is printed at the e
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from .support.served import served
 
 pytest_plugins = ["pytester"]
 
+_ROOT = Path(__file__).resolve().parents[1]
 _CONFTEST = 'pytest_plugins = ["tests.support.processes"]\n'
 
 # Each body tries to create a process that would leave `{proof}` behind, by one of the ways the
@@ -78,6 +80,23 @@ def test_a_start_in_a_fixture_fails_the_test_in_that_phase(
     assert not proof.exists()
 
 
+def test_a_start_blocked_after_the_tests_last_phase_fails_the_run(pytester: pytest.Pytester) -> None:
+    # after teardown, still inside the test's run (a thread it left behind would start one here)
+    pytester.makeconftest(
+        _CONFTEST + "import subprocess\n\n"
+        "def pytest_runtest_logfinish():\n"
+        "    try:\n"
+        "        subprocess.run(['true'])\n"
+        "    except Exception:\n"
+        "        pass\n"
+    )
+    pytester.makepyfile(test_planted="def test_quiet():\n    pass\n")
+    result = pytester.runpytest_inprocess(*(f"-pno:{name}" for name in _OFF))
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["process start BLOCKED in test_planted.py::test_quiet: 'true' from *"])
+
+
 def test_the_fast_tier_of_a_planted_suite_starts_nothing(pytester: pytest.Pytester) -> None:
     body = "@pytest.mark.process\ndef test_server():\n    subprocess.run(['true'])\n\ndef test_logic():\n    pass\n"
     result = _planted_run(pytester, body, "-m", "not process")
@@ -96,6 +115,26 @@ def test_a_marked_test_may_start_processes_and_they_are_counted(pytester: pytest
     result.assert_outcomes(passed=2, skipped=1)
     result.stdout.fnmatch_lines(
         ["process starts: 2 (by 1 of 2 tests marked process; blocked in 0 unmarked tests)"]
+    )
+
+
+@pytest.mark.process  # runs pytest with two xdist workers, as a process
+def test_under_xdist_each_workers_count_reaches_the_controller(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(_ROOT), os.environ.get("PYTHONPATH", "")]))
+    pytester.makeconftest(_CONFTEST)
+    marked = "@pytest.mark.process\ndef test_marked_{}():\n    subprocess.run(['true'])\n\n"
+    unmarked = "def test_unmarked():\n    subprocess.run(['true'])\n"
+    pytester.makepyfile(test_planted=_IMPORTS + "".join(map(marked.format, range(3))) + unmarked)
+    plugins_off = (f"-pno:{name}" for name in _OFF if name != "xdist")
+    result = pytester.runpytest_subprocess(*plugins_off, "-n", "2", "--dist", "load")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "process starts: 3 (by 3 of 3 tests marked process; blocked in 1 unmarked tests)",
+            "process start BLOCKED in test_planted.py::test_unmarked: 'true' from test_planted.py:*",
+        ]
     )
 
 

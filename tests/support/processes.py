@@ -6,16 +6,19 @@ starts none. Three parts:
 
 - **Marking, at collection.** Tests are not marked by hand: a test is marked when it, one of its
   fixtures, or a helper of the tests' package they call (transitively) refers to a process starter —
-  `subprocess`, `asyncio.create_subprocess_*`, `multiprocessing`, playwright — or to a helper that
-  declares itself with `@starts_process` (the shared helpers that start one through code the scan
-  cannot see, and the ones everybody uses: `served`). The scan reads names in code objects, so it
-  errs towards marking; what it misses the guard catches.
-- **The guard.** An audit hook (`sys.addaudithook`: nothing can remove or bypass it) sees every
-  process creation of the interpreter. In a test not marked `process` it raises before the process
-  exists, and the test fails naming itself and the command — even when a library swallowed the
-  error. The fix is to declare the helper that started it, not to mark the test.
-- **The count.** Every start in a test is counted, per test; xdist workers send theirs to the
-  controller (`config.workeroutput`), which prints `process starts: N (…)` at the end.
+  `subprocess`, `asyncio.create_subprocess_*`, `multiprocessing`, playwright, the MCP SDK's stdio
+  client — or to a helper that declares itself with `@starts_process` (the shared helpers that
+  start one through code the scan cannot see, and the ones everybody uses: `served`). The scan
+  reads names in code objects, so it errs towards marking; what it misses the guard catches.
+- **The guard.** An audit hook (`sys.addaudithook`: no library can remove or bypass it) sees every
+  process the interpreter creates (multiprocessing's spawn, which raises no event in 3.11, through
+  a wrapper). In a test not marked `process` it raises before the process exists, and the test
+  fails naming itself and the command — even when a library swallowed the error. The fix is to
+  declare the helper that started it, not to mark the test.
+- **The count.** Every start in a test is counted, per test (`-v` lists them); xdist workers send
+  theirs to the controller (`config.workeroutput`), which prints `process starts: N (…)` at the
+  end. A start is a child of the test's interpreter: a server's own workers, or the browser
+  playwright's driver starts, are the child's.
 """
 
 from __future__ import annotations
@@ -182,7 +185,7 @@ def _origin(root: Path) -> str:
     frame = sys._getframe(2)
     while frame is not None and len(frames) < 3:
         path = Path(frame.f_code.co_filename)
-        if path.is_relative_to(root) and path.name != "processes.py":
+        if path.is_relative_to(root) and path.name != "processes.py" and "site-packages" not in path.parts:
             frames.append(f"{path.relative_to(root)}:{frame.f_lineno} ({frame.f_code.co_name})")
         frame = frame.f_back
     return " ← ".join(frames) or "outside the project's code"
@@ -233,8 +236,10 @@ _installed = False
 
 
 def _install() -> None:
+    """At the first test an interpreter runs (an xdist controller runs none); once, for an audit hook
+    cannot be removed, and pytester runs sessions inside this one."""
     global _installed
-    if not _installed:  # once per interpreter: an audit hook cannot be removed; pytester nests runs
+    if not _installed:
         sys.addaudithook(_audit)
         _watch_fork_exec()
         _installed = True
@@ -263,20 +268,15 @@ class _Tally:
 _tally = pytest.StashKey[_Tally]()
 
 
-def _is_controller(config: pytest.Config) -> bool:
-    return config.pluginmanager.has_plugin("dsession")  # xdist's, registered on the controller only
-
-
-@pytest.hookimpl(trylast=True)  # after xdist's pytest_configure has registered its controller
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "process: starts a process; the fast tier is -m 'not process'")
+    if not any(line.startswith("process:") for line in config.getini("markers")):  # a run without pyproject
+        config.addinivalue_line("markers", "process: starts a process; the fast tier is -m 'not process'")
     config.stash[_tally] = _Tally()
-    if not _is_controller(config):  # the controller runs no test
-        _install()
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    _install()
     marked = item.get_closest_marker("process") is not None
     test = _Running(item.nodeid, marked, item.config.rootpath)
     _running.append(test)
@@ -301,7 +301,7 @@ def _failing_on_a_blocked_start(item: pytest.Item) -> Generator[None, object, ob
     finally:
         if len(test.blocked) > before:
             message = (
-                f"{item.nodeid} is not marked `process` but started a process (blocked): "
+                f"{item.nodeid} is not marked `process` and tried to start a process (blocked): "
                 + "; ".join(test.blocked[before:])
                 + ". Declare the helper that starts it with tests.support.processes.starts_process"
                 " (the test is then marked `process` and leaves the fast tier), or keep the test"
@@ -326,10 +326,15 @@ def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, object, object
     return (yield from _failing_on_a_blocked_start(item))
 
 
+@pytest.hookimpl(tryfirst=True)  # the exit status is read by the hooks after
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
+    tally = config.stash[_tally]
     if hasattr(config, "workeroutput"):  # an xdist worker: its tally goes to the controller
-        config.workeroutput["process_starts"] = config.stash[_tally].to_output()
+        config.workeroutput["process_starts"] = tally.to_output()
+    elif tally.blocked and session.exitstatus == pytest.ExitCode.OK:
+        # a start blocked after its test's last check (a thread it left behind) fails the run
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.hookimpl(optionalhook=True)
