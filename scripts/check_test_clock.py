@@ -22,7 +22,9 @@ lines later is still seen) and flags:
   seconds in all: a wait whose expiry fails the test must not expire on a slow machine.
 - **short-wait**: a blocking wait given a timeout under GENEROUS seconds as a number (`.wait(5)`,
   `.join(timeout=10)`, `process.wait(timeout=5)`, `future.result(5)`, `wait_for_requests(..., timeout=3)`,
-  `asyncio.wait_for(x, 2)`, `queue.get(timeout=1)`, `future.result(timeout=1)`).
+  `asyncio.wait_for(x, 2)`, `asyncio.timeout(2)`, `anyio.fail_after(2)`, `queue.get(timeout=1)`).
+  Not a client's or the product's own budget (`httpx.get(url, timeout=5)`, `timeoutMs`): whether
+  it is meant to expire is not in the syntax; a test that expects success sets it generously.
 - **fixed-sleep**: `time.sleep`, `asyncio.sleep`, `anyio.sleep`, `trio.sleep` (or a bare `sleep`)
   of anything but 0 that reads no clock, outside a loop, in a module-level function (a test, a
   fixture, a helper) of tests/. Not in a method or a nested function: a class or a function nested
@@ -65,9 +67,9 @@ GENEROUS = 30.0
 CLOCK_FUNCTIONS = {"monotonic", "perf_counter", "time", "monotonic_ns", "perf_counter_ns", "time_ns"}
 SLEEP_MODULES = {"time", "asyncio", "anyio", "trio"}
 # Blocking waits that take a timeout: threads, events, processes, futures, queues, the emulator.
-WAIT_METHODS = {"wait", "join", "wait_for", "wait_for_requests", "result", "get", "communicate"}
+WAIT_METHODS = {"wait", "join", "wait_for", "wait_for_requests", "result", "get", "communicate", "fail_after"}
 # Where the timeout sits when passed by position: `.wait(5)`, `.join(5)`, `asyncio.wait_for(aw, 5)`.
-TIMEOUT_POSITION = {"wait": 0, "join": 0, "wait_for": 1, "result": 0}
+TIMEOUT_POSITION = {"wait": 0, "join": 0, "wait_for": 1, "result": 0, "fail_after": 0, "timeout": 0}
 
 
 class Kind(Enum):
@@ -472,7 +474,9 @@ class _Checker:
         method = (
             func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         )
-        if method not in WAIT_METHODS or (method == "get" and call.args):
+        if method == "timeout" and _dotted(func) == "asyncio.timeout":
+            pass  # `async with asyncio.timeout(5):` fails what it wraps when it expires
+        elif method not in WAIT_METHODS or (method == "get" and call.args):
             return  # `queue.get(timeout=1)` waits; `httpx.get(url, timeout=5)` is a client's budget
         timeout: ast.expr | None = next((k.value for k in call.keywords if k.arg == "timeout"), None)
         position = TIMEOUT_POSITION.get(method)

@@ -68,6 +68,7 @@ def test_a_planted_upper_bound_fails_the_check_naming_its_file_and_line(tmp_path
         ("for _ in range(100):\n    if done():\n        break\n    time.sleep(0.05)", "short-deadline"),
         ("process.wait(timeout=5)", "short-wait"),
         ("thread.join(10)", "short-wait"),
+        ("async with asyncio.timeout(5):\n    pass", "short-wait"),
         ("time.sleep(0.5)", "fixed-sleep"),
         ("await asyncio.sleep(1)", "fixed-sleep"),
     ],
