@@ -13,7 +13,7 @@ lines later is still seen) and flags:
   `time.monotonic() - t0 < 2.0`, `2.0 > took`, `during <= healthy + 2.0`), or an `assert` that a
   reading is before a deadline (`assert time.monotonic() < deadline`). A duration is the difference
   of two wall-clock readings (`time.monotonic`, `perf_counter`, `time.time`, their `_ns` forms, an
-  event loop's `time()`), followed through names, arithmetic, `round`/`max`/`min`/`abs` and lists.
+  event loop's `time()`, `datetime.now()` and its `.timestamp()`), followed through names, arithmetic, `round`/`max`/`min`/`abs` and lists.
   The one exception is a `while` condition (a polling loop's deadline): its bound is judged by the
   next rule instead, since leaving the loop decides nothing by itself.
 - **short-deadline**: a deadline built from a reading plus a number under GENEROUS seconds
@@ -110,6 +110,11 @@ def _is_constant(node: ast.expr) -> bool:
     return _number(node) is not None or (isinstance(node, ast.Name) and node.id.isupper())
 
 
+def _is_stamp(node: ast.expr) -> bool:
+    """Read from something else (`row.at`, `fetched.timestamp()`, `stamps[0]`): maybe an instant."""
+    return isinstance(node, ast.Attribute | ast.Subscript | ast.Call)
+
+
 def _dotted(node: ast.expr) -> str:
     if isinstance(node, ast.Name):
         return node.id
@@ -122,6 +127,8 @@ def _dotted(node: ast.expr) -> str:
 
 def _is_clock_reading(call: ast.Call, clock_names: set[str]) -> bool:
     func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in {"now", "utcnow"}:
+        return _dotted(func.value).rsplit(".", 1)[-1] == "datetime"  # `datetime.now(UTC)`
     if isinstance(func, ast.Attribute) and func.attr in CLOCK_FUNCTIONS:
         owner = _dotted(func.value)
         if owner == "time":
@@ -173,6 +180,8 @@ class _Checker:
         if isinstance(node, ast.Call):
             if _is_clock_reading(node, self.clock_names):
                 return Kind.INSTANT
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "timestamp":
+                return self.kind(node.func.value, scope)  # `datetime.now().timestamp()`
             name = node.func.id if isinstance(node.func, ast.Name) else None
             if name is not None and scope.get(name) is not Kind.NONE:
                 return scope.get(name)  # a helper that returns a duration (or a reading)
@@ -190,8 +199,12 @@ class _Checker:
             left, right = self.kind(node.left, scope), self.kind(node.right, scope)
             if isinstance(node.op, ast.Sub):
                 if left is Kind.INSTANT:
-                    # two readings apart is a duration; a reading moved back is still an instant
-                    return Kind.DURATION if right is Kind.INSTANT else Kind.INSTANT
+                    # two readings apart is a duration, and so is a reading less a stamp from
+                    # elsewhere (`now - row.created_at`: an age); less a stretch of time
+                    # (`t0 - 5`, `now - MARGIN`, `now - delay`) it is still an instant
+                    if right is Kind.INSTANT or (right is Kind.NONE and _is_stamp(node.right)):
+                        return Kind.DURATION
+                    return Kind.INSTANT
                 if left is Kind.NONE and right in (Kind.DURATION, Kind.REMAINING):
                     # `budget - elapsed` falls as time passes; `budget - (budget - elapsed)` rises
                     return Kind.REMAINING if right is Kind.DURATION else Kind.DURATION
