@@ -170,7 +170,18 @@ class _Checker:
                     if alias.name == "sleep":
                         self.sleep_names.add(alias.asname or alias.name)
         self.tree = tree
-        self._flagged: set[int] = set()  # the nodes found already: one finding per comparison
+        # the names ever assigned `<something> + <something>`: with a reading's kind, a deadline
+        self._shifted_names = {
+            target.id
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.BinOp)
+            and isinstance(node.value.op, ast.Add)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
+        self._flagged: set[int] = set()
+        self._scopes: dict[int, _Scope] = {}  # the nodes found already: one finding per comparison
 
     # -- kinds --------------------------------------------------------------------------------
 
@@ -245,8 +256,9 @@ class _Checker:
 
     def _collect(self, body: Sequence[ast.stmt], scope: _Scope) -> None:
         """Bind the kinds of the names assigned in a function (not in functions nested in it)."""
+        nodes = list(_walk_own(body))
         for _ in range(2):  # twice: a name may be bound from one bound later in a loop
-            for node in _walk_own(body):
+            for node in nodes:
                 if isinstance(node, ast.Assign):
                     kind = self.kind(node.value, scope)
                     for target in node.targets:
@@ -260,13 +272,20 @@ class _Checker:
                 elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                     # a helper `def five(): begin = monotonic(); ...; return monotonic() - begin`
                     # makes `healthy = await five()` a duration
-                    inner = _Scope(scope)
-                    self._collect(node.body, inner)
+                    inner = self._scope_of(node, scope)
                     returned = {
                         self.kind(n.value, inner) for n in _walk_own(node.body) if isinstance(n, ast.Return)
                     }
                     if returned - {Kind.NONE}:
                         scope.names[node.name] = max(returned, key=lambda k: k.value)
+
+    def _scope_of(self, function: ast.FunctionDef | ast.AsyncFunctionDef, parent: _Scope) -> _Scope:
+        """A function's names, collected once (a nested one is met again in each pass around it)."""
+        scope = self._scopes.get(id(function))
+        if scope is None:
+            scope = self._scopes[id(function)] = _Scope(parent)
+            self._collect(function.body, scope)
+        return scope
 
     # -- the walk -----------------------------------------------------------------------------
 
@@ -288,8 +307,7 @@ class _Checker:
 
     def _statement(self, stmt: ast.stmt, scope: _Scope, name: str, *, in_class: bool, in_loop: bool) -> None:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            inner = _Scope(scope)
-            self._collect(stmt.body, inner)
+            inner = self._scope_of(stmt, scope)
             qual = stmt.name if name == "<module>" else f"{name}.{stmt.name}"
             # a function nested in another is a coroutine or callback the test runs beside the
             # code under test or hands to it: its sleeps are the work it simulates (counted as a
@@ -408,20 +426,8 @@ class _Checker:
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             return _is_constant(node.left) or _is_constant(node.right)
         if isinstance(node, ast.Name) and scope.get(node.id) is Kind.INSTANT:
-            return node.id in self._deadline_names(scope)
+            return node.id in self._shifted_names
         return False
-
-    def _deadline_names(self, scope: _Scope) -> set[str]:
-        # the names assigned `<reading> + <something>` anywhere in the module: cheap and enough
-        names = set()
-        for node in ast.walk(self.tree):
-            if (
-                isinstance(node, ast.Assign)
-                and isinstance(node.value, ast.BinOp)
-                and isinstance(node.value.op, ast.Add)
-            ):
-                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-        return names
 
     def _while_condition(self, test: ast.expr, scope: _Scope, name: str) -> None:
         for node in ast.walk(test):
