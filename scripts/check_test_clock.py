@@ -27,9 +27,11 @@ lines later is still seen) and flags:
   it is meant to expire is not in the syntax; a test that expects success sets it generously.
 - **fixed-sleep**: `time.sleep`, `asyncio.sleep`, `anyio.sleep`, `trio.sleep` (or a bare `sleep`)
   of anything but 0 that reads no clock, outside a loop, in a module-level function (a test, a
-  fixture, a helper) of tests/. Not in a method or a nested function: a class or a function nested
-  in a test is a stand-in upstream, worker or concurrent caller, whose sleep is work it simulates
-  for the code under test, not the test waiting. Inside a `for` or
+  fixture, a helper) of tests/, or in a function nested in one that the test runs as its own body
+  (`asyncio.run(main())`, `await scenario()`). Not in a method or another nested function: a class
+  or a function a test hands to the code under test or runs beside it (a task, a route, a
+  callback) is a stand-in upstream, worker or concurrent caller, whose sleep is work it simulates,
+  not the test waiting. Inside a `for` or
   `while` it is the pace of a polling loop or of a producer and is not flagged; a sleep until an
   instant read from a clock (`sleep(max(0, start - time.time()))`) is a lower bound and is not either.
 
@@ -181,7 +183,10 @@ class _Checker:
             if isinstance(target, ast.Name)
         }
         self._flagged: set[int] = set()
-        self._scopes: dict[int, _Scope] = {}  # the nodes found already: one finding per comparison
+        self._scopes: dict[int, _Scope] = {}
+        self._run_inline = {
+            name for node in ast.walk(tree) if (name := _run_inline(node)) is not None
+        }  # the nodes found already: one finding per comparison
 
     # -- kinds --------------------------------------------------------------------------------
 
@@ -312,7 +317,8 @@ class _Checker:
             # a function nested in another is a coroutine or callback the test runs beside the
             # code under test or hands to it: its sleeps are the work it simulates (counted as a
             # class's methods are), while its comparisons are still the test's
-            nested = in_class or name != "<module>"
+            # (unless the test runs it in its own stead: `asyncio.run(main())`, `await scenario()`)
+            nested = in_class or (name != "<module>" and stmt.name not in self._run_inline)
             self._visit(stmt.body, inner, qual, in_class=nested, in_loop=False)
             return
         if isinstance(stmt, ast.ClassDef):
@@ -523,6 +529,26 @@ class _Checker:
         self._flag(
             call, "fixed-sleep", f"sleeps for a fixed time instead of an event: `{ast.unparse(call)}`", name
         )
+
+
+def _run_inline(node: ast.AST) -> str | None:
+    """The function a test runs as its own body here: `await scenario()`, `asyncio.run(main())`."""
+    if (
+        isinstance(node, ast.Await)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Name)
+    ):
+        return node.value.func.id
+    if (
+        isinstance(node, ast.Call)
+        and _dotted(node.func)
+        in {"asyncio.run", "anyio.run", "trio.run", "asyncio.get_event_loop().run_until_complete"}
+        and node.args
+    ):
+        first = node.args[0]
+        target = first.func if isinstance(first, ast.Call) else first
+        return target.id if isinstance(target, ast.Name) else None
+    return None
 
 
 def _walk_own(body: Sequence[ast.stmt]) -> Iterator[ast.AST]:

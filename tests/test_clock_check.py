@@ -76,6 +76,8 @@ def test_a_planted_upper_bound_fails_the_check_naming_its_file_and_line(tmp_path
         ("async with asyncio.timeout(5):\n    pass", "short-wait"),
         ("time.sleep(0.5)", "fixed-sleep"),
         ("await asyncio.sleep(1)", "fixed-sleep"),
+        # the test's own body, nested: still the test waiting
+        ("async def scenario():\n    await asyncio.sleep(1)\nawait scenario()", "fixed-sleep"),
     ],
 )
 def test_each_kind_of_decision_by_the_clock_is_flagged(tmp_path, body, rule):
