@@ -65,13 +65,15 @@ async def test_a_redirect_is_returned_as_it_came_with_max_redirects_0(transport,
 
 
 async def test_slow_body_times_out(transport, emulator):
-    emulator.add("/slow", Reply(body=b"abcdefgh", chunk_delay=0.5, chunks=4))
-    with pytest.raises(ProviderTimeoutError, match=r"^body from 127\.0\.0\.1:\d+ not complete within 0\.3s$"):
-        await transport.send(RequestSpec("GET", f"{emulator.url}/slow"), timeout=0.3, deadline=30.0)
+    # the head and a first chunk at once, the rest an hour apart: the body can only time out, and
+    # the head has a whole second to arrive first, however busy the machine
+    emulator.add("/slow", Reply(body=b"abcdefgh", chunk_delay=3600.0, chunks=4))
+    with pytest.raises(ProviderTimeoutError, match=r"^body from 127\.0\.0\.1:\d+ not complete within 1\.0s$"):
+        await transport.send(RequestSpec("GET", f"{emulator.url}/slow"), timeout=1, deadline=30.0)
     # without a longer deadline the read timeout is the whole exchange's too: whichever ends it, it
-    # is a timeout naming the host and the 0.3 s
-    with pytest.raises(ProviderTimeoutError, match=r"127\.0\.0\.1:\d+ .*within 0\.3s"):
-        await transport.send(RequestSpec("GET", f"{emulator.url}/slow"), timeout=0.3)
+    # is a timeout naming the host and the 1 s
+    with pytest.raises(ProviderTimeoutError, match=r"127\.0\.0\.1:\d+ .*within 1\.0s"):
+        await transport.send(RequestSpec("GET", f"{emulator.url}/slow"), timeout=1)
 
 
 async def test_connection_refused_is_a_transport_error(transport):
