@@ -13,7 +13,7 @@ lines later is still seen) and flags:
   `time.monotonic() - t0 < 2.0`, `2.0 > took`, `during <= healthy + 2.0`), or an `assert` that a
   reading is before a deadline (`assert time.monotonic() < deadline`). A duration is the difference
   of two wall-clock readings (`time.monotonic`, `perf_counter`, `time.time`, their `_ns` forms, an
-  event loop's `time()`), followed through names, arithmetic, `round`/`max`/`min`/`abs` and lists.
+  event loop's `time()`, `datetime.now()` and its `.timestamp()`), followed through names, arithmetic, `round`/`max`/`min`/`abs` and lists.
   The one exception is a `while` condition (a polling loop's deadline): its bound is judged by the
   next rule instead, since leaving the loop decides nothing by itself.
 - **short-deadline**: a deadline built from a reading plus a number under GENEROUS seconds
@@ -22,12 +22,16 @@ lines later is still seen) and flags:
   seconds in all: a wait whose expiry fails the test must not expire on a slow machine.
 - **short-wait**: a blocking wait given a timeout under GENEROUS seconds as a number (`.wait(5)`,
   `.join(timeout=10)`, `process.wait(timeout=5)`, `future.result(5)`, `wait_for_requests(..., timeout=3)`,
-  `asyncio.wait_for(x, 2)`, `queue.get(timeout=1)`, `future.result(timeout=1)`).
+  `asyncio.wait_for(x, 2)`, `asyncio.timeout(2)`, `anyio.fail_after(2)`, `queue.get(timeout=1)`).
+  Not a client's or the product's own budget (`httpx.get(url, timeout=5)`, `timeoutMs`): whether
+  it is meant to expire is not in the syntax; a test that expects success sets it generously.
 - **fixed-sleep**: `time.sleep`, `asyncio.sleep`, `anyio.sleep`, `trio.sleep` (or a bare `sleep`)
   of anything but 0 that reads no clock, outside a loop, in a module-level function (a test, a
-  fixture, a helper) of tests/. Not in a method or a nested function: a class or a function nested
-  in a test is a stand-in upstream, worker or concurrent caller, whose sleep is work it simulates
-  for the code under test, not the test waiting. Inside a `for` or
+  fixture, a helper) of tests/, or in a function nested in one that the test runs as its own body
+  (`asyncio.run(main())`, `await scenario()`). Not in a method or another nested function: a class
+  or a function a test hands to the code under test or runs beside it (a task, a route, a
+  callback) is a stand-in upstream, worker or concurrent caller, whose sleep is work it simulates,
+  not the test waiting. Inside a `for` or
   `while` it is the pace of a polling loop or of a producer and is not flagged; a sleep until an
   instant read from a clock (`sleep(max(0, start - time.time()))`) is a lower bound and is not either.
 
@@ -65,9 +69,9 @@ GENEROUS = 30.0
 CLOCK_FUNCTIONS = {"monotonic", "perf_counter", "time", "monotonic_ns", "perf_counter_ns", "time_ns"}
 SLEEP_MODULES = {"time", "asyncio", "anyio", "trio"}
 # Blocking waits that take a timeout: threads, events, processes, futures, queues, the emulator.
-WAIT_METHODS = {"wait", "join", "wait_for", "wait_for_requests", "result", "get", "communicate"}
+WAIT_METHODS = {"wait", "join", "wait_for", "wait_for_requests", "result", "get", "communicate", "fail_after"}
 # Where the timeout sits when passed by position: `.wait(5)`, `.join(5)`, `asyncio.wait_for(aw, 5)`.
-TIMEOUT_POSITION = {"wait": 0, "join": 0, "wait_for": 1, "result": 0}
+TIMEOUT_POSITION = {"wait": 0, "join": 0, "wait_for": 1, "result": 0, "fail_after": 0, "timeout": 0}
 
 
 class Kind(Enum):
@@ -108,6 +112,11 @@ def _is_constant(node: ast.expr) -> bool:
     return _number(node) is not None or (isinstance(node, ast.Name) and node.id.isupper())
 
 
+def _is_stamp(node: ast.expr) -> bool:
+    """Read from something else (`row.at`, `fetched.timestamp()`, `stamps[0]`): maybe an instant."""
+    return isinstance(node, ast.Attribute | ast.Subscript | ast.Call)
+
+
 def _dotted(node: ast.expr) -> str:
     if isinstance(node, ast.Name):
         return node.id
@@ -120,6 +129,8 @@ def _dotted(node: ast.expr) -> str:
 
 def _is_clock_reading(call: ast.Call, clock_names: set[str]) -> bool:
     func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in {"now", "utcnow"}:
+        return _dotted(func.value).rsplit(".", 1)[-1] == "datetime"  # `datetime.now(UTC)`
     if isinstance(func, ast.Attribute) and func.attr in CLOCK_FUNCTIONS:
         owner = _dotted(func.value)
         if owner == "time":
@@ -161,7 +172,21 @@ class _Checker:
                     if alias.name == "sleep":
                         self.sleep_names.add(alias.asname or alias.name)
         self.tree = tree
-        self._flagged: set[int] = set()  # the nodes found already: one finding per comparison
+        # the names ever assigned `<something> + <something>`: with a reading's kind, a deadline
+        self._shifted_names = {
+            target.id
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.BinOp)
+            and isinstance(node.value.op, ast.Add)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
+        self._flagged: set[int] = set()
+        self._scopes: dict[int, _Scope] = {}
+        self._run_inline = {
+            name for node in ast.walk(tree) if (name := _run_inline(node)) is not None
+        }  # the nodes found already: one finding per comparison
 
     # -- kinds --------------------------------------------------------------------------------
 
@@ -171,6 +196,8 @@ class _Checker:
         if isinstance(node, ast.Call):
             if _is_clock_reading(node, self.clock_names):
                 return Kind.INSTANT
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "timestamp":
+                return self.kind(node.func.value, scope)  # `datetime.now().timestamp()`
             name = node.func.id if isinstance(node.func, ast.Name) else None
             if name is not None and scope.get(name) is not Kind.NONE:
                 return scope.get(name)  # a helper that returns a duration (or a reading)
@@ -188,8 +215,12 @@ class _Checker:
             left, right = self.kind(node.left, scope), self.kind(node.right, scope)
             if isinstance(node.op, ast.Sub):
                 if left is Kind.INSTANT:
-                    # two readings apart is a duration; a reading moved back is still an instant
-                    return Kind.DURATION if right is Kind.INSTANT else Kind.INSTANT
+                    # two readings apart is a duration, and so is a reading less a stamp from
+                    # elsewhere (`now - row.created_at`: an age); less a stretch of time
+                    # (`t0 - 5`, `now - MARGIN`, `now - delay`) it is still an instant
+                    if right is Kind.INSTANT or (right is Kind.NONE and _is_stamp(node.right)):
+                        return Kind.DURATION
+                    return Kind.INSTANT
                 if left is Kind.NONE and right in (Kind.DURATION, Kind.REMAINING):
                     # `budget - elapsed` falls as time passes; `budget - (budget - elapsed)` rises
                     return Kind.REMAINING if right is Kind.DURATION else Kind.DURATION
@@ -230,8 +261,9 @@ class _Checker:
 
     def _collect(self, body: Sequence[ast.stmt], scope: _Scope) -> None:
         """Bind the kinds of the names assigned in a function (not in functions nested in it)."""
+        nodes = list(_walk_own(body))
         for _ in range(2):  # twice: a name may be bound from one bound later in a loop
-            for node in _walk_own(body):
+            for node in nodes:
                 if isinstance(node, ast.Assign):
                     kind = self.kind(node.value, scope)
                     for target in node.targets:
@@ -245,13 +277,20 @@ class _Checker:
                 elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                     # a helper `def five(): begin = monotonic(); ...; return monotonic() - begin`
                     # makes `healthy = await five()` a duration
-                    inner = _Scope(scope)
-                    self._collect(node.body, inner)
+                    inner = self._scope_of(node, scope)
                     returned = {
                         self.kind(n.value, inner) for n in _walk_own(node.body) if isinstance(n, ast.Return)
                     }
                     if returned - {Kind.NONE}:
                         scope.names[node.name] = max(returned, key=lambda k: k.value)
+
+    def _scope_of(self, function: ast.FunctionDef | ast.AsyncFunctionDef, parent: _Scope) -> _Scope:
+        """A function's names, collected once (a nested one is met again in each pass around it)."""
+        scope = self._scopes.get(id(function))
+        if scope is None:
+            scope = self._scopes[id(function)] = _Scope(parent)
+            self._collect(function.body, scope)
+        return scope
 
     # -- the walk -----------------------------------------------------------------------------
 
@@ -273,13 +312,13 @@ class _Checker:
 
     def _statement(self, stmt: ast.stmt, scope: _Scope, name: str, *, in_class: bool, in_loop: bool) -> None:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            inner = _Scope(scope)
-            self._collect(stmt.body, inner)
+            inner = self._scope_of(stmt, scope)
             qual = stmt.name if name == "<module>" else f"{name}.{stmt.name}"
             # a function nested in another is a coroutine or callback the test runs beside the
             # code under test or hands to it: its sleeps are the work it simulates (counted as a
             # class's methods are), while its comparisons are still the test's
-            nested = in_class or name != "<module>"
+            # (unless the test runs it in its own stead: `asyncio.run(main())`, `await scenario()`)
+            nested = in_class or (name != "<module>" and stmt.name not in self._run_inline)
             self._visit(stmt.body, inner, qual, in_class=nested, in_loop=False)
             return
         if isinstance(stmt, ast.ClassDef):
@@ -393,20 +432,8 @@ class _Checker:
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             return _is_constant(node.left) or _is_constant(node.right)
         if isinstance(node, ast.Name) and scope.get(node.id) is Kind.INSTANT:
-            return node.id in self._deadline_names(scope)
+            return node.id in self._shifted_names
         return False
-
-    def _deadline_names(self, scope: _Scope) -> set[str]:
-        # the names assigned `<reading> + <something>` anywhere in the module: cheap and enough
-        names = set()
-        for node in ast.walk(self.tree):
-            if (
-                isinstance(node, ast.Assign)
-                and isinstance(node.value, ast.BinOp)
-                and isinstance(node.value.op, ast.Add)
-            ):
-                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-        return names
 
     def _while_condition(self, test: ast.expr, scope: _Scope, name: str) -> None:
         for node in ast.walk(test):
@@ -472,7 +499,9 @@ class _Checker:
         method = (
             func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
         )
-        if method not in WAIT_METHODS or (method == "get" and call.args):
+        if method == "timeout" and _dotted(func) == "asyncio.timeout":
+            pass  # `async with asyncio.timeout(5):` fails what it wraps when it expires
+        elif method not in WAIT_METHODS or (method == "get" and call.args):
             return  # `queue.get(timeout=1)` waits; `httpx.get(url, timeout=5)` is a client's budget
         timeout: ast.expr | None = next((k.value for k in call.keywords if k.arg == "timeout"), None)
         position = TIMEOUT_POSITION.get(method)
@@ -500,6 +529,26 @@ class _Checker:
         self._flag(
             call, "fixed-sleep", f"sleeps for a fixed time instead of an event: `{ast.unparse(call)}`", name
         )
+
+
+def _run_inline(node: ast.AST) -> str | None:
+    """The function a test runs as its own body here: `await scenario()`, `asyncio.run(main())`."""
+    if (
+        isinstance(node, ast.Await)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Name)
+    ):
+        return node.value.func.id
+    if (
+        isinstance(node, ast.Call)
+        and _dotted(node.func)
+        in {"asyncio.run", "anyio.run", "trio.run", "asyncio.get_event_loop().run_until_complete"}
+        and node.args
+    ):
+        first = node.args[0]
+        target = first.func if isinstance(first, ast.Call) else first
+        return target.id if isinstance(target, ast.Name) else None
+    return None
 
 
 def _walk_own(body: Sequence[ast.stmt]) -> Iterator[ast.AST]:

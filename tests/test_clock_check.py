@@ -63,18 +63,26 @@ def test_a_planted_upper_bound_fails_the_check_naming_its_file_and_line(tmp_path
         ("t1 = time.monotonic()\nassert t1 - t0 < healthy * 2", "upper-bound"),
         ("assert 3.0 - (time.monotonic() - t0) > 0", "upper-bound"),  # time left, bounded below
         ("assert time.monotonic() < t0 + 5", "upper-bound"),
+        # the age of a stamp read from elsewhere
+        (
+            "from datetime import datetime\nassert abs(datetime.now().timestamp() - row.at) < 60",
+            "upper-bound",
+        ),
         ("deadline = time.monotonic() + 5\nwhile time.monotonic() < deadline:\n    pass", "short-deadline"),
         ("while time.monotonic() - t0 < 10:\n    pass", "short-deadline"),
         ("for _ in range(100):\n    if done():\n        break\n    time.sleep(0.05)", "short-deadline"),
         ("process.wait(timeout=5)", "short-wait"),
         ("thread.join(10)", "short-wait"),
+        ("async with asyncio.timeout(5):\n    pass", "short-wait"),
         ("time.sleep(0.5)", "fixed-sleep"),
         ("await asyncio.sleep(1)", "fixed-sleep"),
+        # the test's own body, nested: still the test waiting
+        ("async def scenario():\n    await asyncio.sleep(1)\nawait scenario()", "fixed-sleep"),
     ],
 )
 def test_each_kind_of_decision_by_the_clock_is_flagged(tmp_path, body, rule):
     planted = _plant(
-        tmp_path, "async def test_x(process, thread, healthy, done):\n    t0 = time.monotonic()\n"
+        tmp_path, "async def test_x(process, thread, healthy, done, row):\n    t0 = time.monotonic()\n"
     )
     planted.write_text(planted.read_text() + textwrap.indent(body, "    ") + "\n")
     assert [f.rule for f in checker.check([planted], allowlist=None).findings] == [rule]
@@ -86,6 +94,8 @@ def test_each_kind_of_decision_by_the_clock_is_flagged(tmp_path, body, rule):
         "assert time.monotonic() - t0 >= 0.3",  # a lower bound: a busy machine only adds to it
         "assert 0.3 <= time.monotonic() - t0",
         "assert t0 <= stamp <= time.monotonic()",  # an in-test bracket of the product's stamp
+        "from datetime import datetime\nbefore = datetime.now()\nassert before <= stamp <= datetime.now()",
+        "assert time.monotonic() - MARGIN >= t0",  # a reading moved back by a constant: a lower bound
         "while time.monotonic() - t0 < 60:\n    time.sleep(0.1)",  # a generous poll, paced
         "deadline = time.monotonic() + 60",
         "process.wait(timeout=60)",

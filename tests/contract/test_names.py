@@ -168,7 +168,7 @@ HTTP_ENTRIES = {
 def _raw(url: str, method: str, target: str, token: str) -> tuple[int, dict]:
     """Send the request target exactly as given (an HTTP client would normalise `..` away)."""
     parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=20)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
     try:
         body = b"{}" if method == "POST" else None
         headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}

@@ -53,7 +53,7 @@ async def test_a_non_string_error_description_still_yields_the_http_error(emulat
     instance = HttpProviderInstance(_AddOn(detail), InstanceConfig("addon", "addon", emulator.url), transport)
     try:
         with pytest.raises(ProviderHTTPError) as raised:
-            await instance.search(SearchRequest.create("q", "WEB"), SearchScope(), timeout=2.0)
+            await instance.search(SearchRequest.create("q", "WEB"), SearchScope(), timeout=60.0)
     finally:
         await transport.aclose()
     assert raised.value.status == 503

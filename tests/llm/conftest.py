@@ -56,7 +56,7 @@ def postgres_url() -> Iterator[str]:
     async def drop() -> None:
         import asyncpg
 
-        conn = await asyncpg.connect(base, timeout=5)
+        conn = await asyncpg.connect(base, timeout=60)
         try:
             await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
         finally:

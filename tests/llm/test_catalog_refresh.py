@@ -132,7 +132,7 @@ async def test_the_refresh_loop_picks_up_new_documents_and_stops_on_close(tmp_pa
     task = catalog.start_refresh_loop(interval=0.02)
     assert catalog.start_refresh_loop(interval=0.02) is task  # one loop per catalog
     docs.write("sys-manual", "openai/gpt-4o.yaml", {"contextWindowTokens": 128000})
-    with anyio.fail_after(5):
+    with anyio.fail_after(60):
         while catalog.lookup("openai", "gpt-4o") is None:
             await asyncio.sleep(0.01)
     await catalog.aclose()

@@ -274,7 +274,7 @@ def test_an_open_that_meets_another_processs_first_write_waits_for_it(tmp_path: 
     path = tmp_path / "fresh.db"
     writer = _rollback_journal_file_being_written(path)
     with pytest.raises(sqlite3.OperationalError, match="database is locked"):  # what SQLite alone does
-        sqlite3.connect(path, isolation_level=None, timeout=10).execute("PRAGMA journal_mode=WAL")
+        sqlite3.connect(path, isolation_level=None, timeout=60).execute("PRAGMA journal_mode=WAL")
     threading.Timer(0.3, lambda: writer.execute("COMMIT")).start()
     db = SQLiteDatabase(path)  # retried until the writer committed
     try:

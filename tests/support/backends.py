@@ -67,12 +67,12 @@ async def _ensure_database(url: str) -> None:
     import asyncpg
 
     try:
-        await (await asyncpg.connect(url, timeout=5)).close()
+        await (await asyncpg.connect(url, timeout=60)).close()
         return
     except asyncpg.InvalidCatalogNameError:
         pass
     parts = urlsplit(url)
-    conn = await asyncpg.connect(urlunsplit(parts._replace(path="/postgres")), timeout=5)
+    conn = await asyncpg.connect(urlunsplit(parts._replace(path="/postgres")), timeout=60)
     try:
         await conn.execute(f'CREATE DATABASE "{parts.path.lstrip("/")}"')
     except asyncpg.DuplicateDatabaseError:  # another worker or run created it meanwhile
@@ -102,7 +102,7 @@ def _with_schema(url: str, schema: str) -> str:
 async def _pg(url: str, *statements: str) -> list[Any]:
     import asyncpg
 
-    conn = await asyncpg.connect(url, timeout=5)
+    conn = await asyncpg.connect(url, timeout=60)
     try:
         out = []
         for sql in statements:

@@ -53,7 +53,7 @@ class TcpProxy:
             except OSError:
                 return
             try:
-                upstream = socket.create_connection(self.target, timeout=5)
+                upstream = socket.create_connection(self.target, timeout=60)
             except OSError:
                 client.close()
                 continue

@@ -155,7 +155,7 @@ def test_httptools_head_cap_is_exact_whole_or_trickled(server):
     assert _exchange(server.url, _head_of(MAX_HEADER_BYTES + 1))[0] == 431
     # a head trickled in 1 KiB pieces that never ends is cut once the bytes received pass the cap
     parts = urlsplit(server.url)
-    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+    with socket.create_connection((parts.hostname, parts.port), timeout=60) as sock:
         sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
         answer = b""
         for _ in range(64):
@@ -169,7 +169,7 @@ def test_httptools_head_cap_is_exact_whole_or_trickled(server):
     assert answer.startswith(b"HTTP/1.1 431 ")
     assert b"request line and headers over 16384 bytes" in answer
     # keep-alive: two requests on one connection each get their own count
-    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+    with socket.create_connection((parts.hostname, parts.port), timeout=60) as sock:
         head = _head_of(MAX_HEADER_BYTES - 100).replace("\r\n\r\n", "\r\nConnection: keep-alive\r\n\r\n", 1)
         sock.sendall((head + head).encode())
         raw = b""
@@ -189,7 +189,7 @@ def test_a_client_hanging_up_mid_body_leaves_no_traceback_in_the_server_log(tmp_
     with served(config, tmp_path / "home") as running:
         parts = urlsplit(running.url)
         auth = f"Authorization: Bearer {running.token}\r\n"
-        sock = socket.create_connection((parts.hostname, parts.port), timeout=10)
+        sock = socket.create_connection((parts.hostname, parts.port), timeout=60)
         sock.sendall(_post("/v1/research/search", f"{auth}Content-Length: 500000\r\n").encode() + b"x" * 1000)
         sock.close()  # gone, 499,000 bytes short
         piece = b"x" * 65536

@@ -104,7 +104,7 @@ async def test_streamable_http_on_real_uvicorn_with_the_printed_token(tmp_path, 
     config = write_config(tmp_path, {"settings": wiki_settings(emulator), "tenants": QUIET_PROJECT})
     with served(config, tmp_path / "home") as server:
         assert server.token is not None  # no tokens configured: the banner printed an admin token
-        async with httpx.AsyncClient(timeout=10) as http:
+        async with httpx.AsyncClient(timeout=60) as http:
             denied = await http.post(
                 f"{server.url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
             )

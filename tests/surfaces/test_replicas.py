@@ -188,7 +188,7 @@ def _need_backends() -> tuple[str, str, str]:
     try:
         import redis
 
-        redis.Redis.from_url(redis_url, socket_timeout=5).ping()
+        redis.Redis.from_url(redis_url, socket_timeout=60).ping()
     except Exception as exc:
         pytest.skip(f"the multi-replica test needs Redis at {REDIS_ENV}: {exc}")
     return binary, pg, redis_url
@@ -308,7 +308,7 @@ def _wait_until_all_up(deployment: Deployment, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and len(seen) < REPLICAS:
         try:
-            response = httpx.get(f"{deployment.url}/healthz", timeout=5)
+            response = httpx.get(f"{deployment.url}/healthz", timeout=60)
         except httpx.TransportError:
             time.sleep(0.1)
             continue

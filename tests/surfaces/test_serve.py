@@ -47,7 +47,7 @@ def test_with_tokens_configured_serve_prints_none_and_enforces_them(tmp_path, co
         assert server.token is None
         assert "admin token" not in server.banner
         auth = {"Authorization": f"Bearer {issued['token']}"}
-        with httpx.Client(base_url=server.url, timeout=10) as http:
+        with httpx.Client(base_url=server.url, timeout=60) as http:
             assert http.get("/healthz").json()["status"] == "ok"
             assert http.post("/v1/research/search", json={"query": "a", "modality": "web"}).status_code == 401
             found = http.post(
@@ -98,7 +98,7 @@ def test_printed_admin_token_works_and_sees_last_errors(tmp_path, emulator, conf
     config = write_config(tmp_path, {"settings": settings})
     with served(config, tmp_path / "home") as server:
         auth = {"Authorization": f"Bearer {server.token}"}
-        with httpx.Client(base_url=server.url, headers=auth, timeout=10) as http:
+        with httpx.Client(base_url=server.url, headers=auth, timeout=60) as http:
             result = http.post("/v1/research/search", json={"query": "aurora", "modality": "web"}).json()
             assert result["providerInstanceId"] == "wiki"
             routing = http.get("/v1/_routing").json()

@@ -33,7 +33,7 @@ stress-ng the first search arrived 1.8 s into a fixed 2 s hold)."""
 
 _HOLDER = """
 import sqlite3, sys, time
-conn = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
+conn = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=60)
 conn.execute("BEGIN IMMEDIATE")
 print("locked", time.time(), flush=True)
 sys.stdin.readline()  # the test says when

@@ -170,7 +170,7 @@ def test_the_rich_view_shows_every_modality_with_its_provider_trail_and_errors(p
         target = quote(f"{site.emulator.url}/img/aurora-{i}-thumb.jpg", safe="")
         assert re.fullmatch(rf"/v1/image\?url={re.escape(target)}&sig=[0-9a-f]{{32}}", src), src
     # signed by this server, and still refused by the SSRF guard: the thumbnail's host is loopback
-    proxied = httpx.get(server.url + sources[0], timeout=10)
+    proxied = httpx.get(server.url + sources[0], timeout=60)
     assert proxied.status_code == 403
     assert "127.0.0.1 is a loopback address" in proxied.json()["error"]["message"]
     assert site.emulator.requests("/img/aurora-1-thumb.jpg") == []
@@ -415,7 +415,7 @@ def test_settings_a_tenant_level_private_base_url_is_refused_and_nothing_written
         f"{server.url}/v1/settings",
         params={"level": "tenant", "tenant": "tlevel", "project": "p"},
         headers={"Authorization": f"Bearer {server.token}"},
-        timeout=10,
+        timeout=60,
     ).json()
     rows = {row["key"]: row for row in held["settings"]}
     assert rows["research.endpoint.wiki.baseUrl"]["level"] == "system"  # still the operator's URL

@@ -36,7 +36,7 @@ async def test_the_transports_sessions_have_it_switched_off(emulator):
     emulator.add("/s", Reply(body=b"ok"))
     transport = HttpTransport()
     try:
-        await transport.send(RequestSpec("GET", f"{emulator.url}/s"), timeout=2)
+        await transport.send(RequestSpec("GET", f"{emulator.url}/s"), timeout=60)
         sessions = list(transport._sessions.values())
         assert sessions and all(session._retry_connection is False for session in sessions)
     finally:

@@ -57,7 +57,7 @@ def resolver(table: dict[str, str]):
 
 async def fetch(fetcher: GuardedFetcher, url: str, cap: int = 1 << 20, allow_private: bool = False):
     try:
-        return await fetcher.fetch(url, max_bytes=cap, allow_private=allow_private, timeout=5)
+        return await fetcher.fetch(url, max_bytes=cap, allow_private=allow_private, timeout=60)
     finally:
         await fetcher.aclose()
 

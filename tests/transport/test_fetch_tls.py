@@ -66,7 +66,7 @@ async def test_https_connects_to_the_checked_address_with_the_name_for_sni_and_c
     fetcher = fetcher_for(port, cert, NAME)
     try:
         page = await fetcher.fetch(
-            f"https://{NAME}:{port}/paper", max_bytes=1000, allow_private=False, timeout=5
+            f"https://{NAME}:{port}/paper", max_bytes=1000, allow_private=False, timeout=60
         )
     finally:
         await fetcher.transport.aclose()
@@ -81,7 +81,7 @@ async def test_a_certificate_for_another_name_fails(tls_server):
     try:
         with pytest.raises(TransportError, match=r"impostor\.example: network error"):
             await fetcher.fetch(
-                f"https://impostor.example:{port}/paper", max_bytes=1000, allow_private=False, timeout=5
+                f"https://impostor.example:{port}/paper", max_bytes=1000, allow_private=False, timeout=60
             )
     finally:
         await fetcher.transport.aclose()

@@ -45,7 +45,7 @@ class ForwardProxy:
                 request = urllib.request.Request(self.path, data=body, headers=headers, method=self.command)
                 opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
                 try:
-                    with opener.open(request, timeout=10) as answer:
+                    with opener.open(request, timeout=60) as answer:
                         status, payload, reply_headers = answer.status, answer.read(), answer.headers
                 except urllib.error.HTTPError as exc:
                     status, payload, reply_headers = exc.code, exc.read(), exc.headers
@@ -198,7 +198,7 @@ async def test_a_dead_proxy_or_one_answering_502_is_named_not_the_provider():
             transport = HttpTransport(proxies=ProxySettings.resolve(f"http://127.0.0.1:{port}", None, {}))
             try:
                 with pytest.raises(TransportError) as caught:
-                    await transport.send(RequestSpec("GET", "https://en.wikipedia.org/w/api.php"), timeout=2)
+                    await transport.send(RequestSpec("GET", "https://en.wikipedia.org/w/api.php"), timeout=60)
                 messages.append(caught.value.message)
                 assert caught.value.cause == "proxy"
             finally:
