@@ -15,13 +15,16 @@ swaps `sys.stdout`/`sys.stderr` for the call: one call at a time, never from two
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 from typer.testing import CliRunner
 
 from zarniwoop.surfaces.cli import app
@@ -59,11 +62,27 @@ def run_cli(*args: str, home: Path | None = None, env: Mapping[str, str] | None 
     last_resort = _LastResort()
     root = logging.getLogger()
     root.addHandler(last_resort)
+
+    def invoke() -> Result:
+        return CliRunner().invoke(app, list(args), env=variables, catch_exceptions=False)
+
     try:
-        result = CliRunner().invoke(app, list(args), env=variables, catch_exceptions=False)
+        if _loop_running():  # the CLI calls asyncio.run, which a thread running a loop (an async
+            with ThreadPoolExecutor(1) as thread:  # test, playwright's sync API) may not call
+                result = thread.submit(invoke).result()
+        else:
+            result = invoke()
     finally:
         root.removeHandler(last_resort)
     return Ran(result.exit_code, result.stdout, result.stderr)
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def never_serve(monkeypatch: pytest.MonkeyPatch) -> None:
