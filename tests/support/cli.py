@@ -29,6 +29,7 @@ from typer.testing import CliRunner
 
 from zarniwoop.surfaces.cli import app
 from zarniwoop.surfaces.cli import serve as serve_cli
+from zarniwoop.surfaces.cli import workers as workers_cli
 
 
 @dataclass(frozen=True)
@@ -85,11 +86,19 @@ def _loop_running() -> bool:
     return True
 
 
-def never_serve(monkeypatch: pytest.MonkeyPatch) -> None:
-    """For an in-process `serve` that must refuse to start: binding its socket fails the test. (A
-    process of it that did start would be killed by its test; in-process it would serve forever.)"""
+def never_serve(monkeypatch: pytest.MonkeyPatch, *, bind: bool = False) -> None:
+    """For an in-process `serve` that must refuse to start: binding its socket fails the test (a
+    process of it that did start would be killed by its test; in-process it would serve on).
+    `bind=True` for a refusal that comes from binding (a port in use): then serving, or starting
+    workers, fails the test instead."""
 
-    def bind(host: str, port: int, **_: object) -> None:
+    def bound(host: str, port: int, **_: object) -> None:
         raise AssertionError(f"serve bound {host}:{port} where it should have refused to start")
 
-    monkeypatch.setattr(serve_cli, "_bind", bind)
+    def served(*_: object, **__: object) -> None:
+        raise AssertionError("serve went on to serve where it should have refused to start")
+
+    if not bind:
+        monkeypatch.setattr(serve_cli, "_bind", bound)
+    monkeypatch.setattr(serve_cli, "_announcing_server", served)
+    monkeypatch.setattr(workers_cli, "supervise", served)
