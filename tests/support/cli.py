@@ -15,17 +15,21 @@ swaps `sys.stdout`/`sys.stderr` for the call: one call at a time, never from two
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 from typer.testing import CliRunner
 
 from zarniwoop.surfaces.cli import app
 from zarniwoop.surfaces.cli import serve as serve_cli
+from zarniwoop.surfaces.cli import workers as workers_cli
 
 
 @dataclass(frozen=True)
@@ -59,18 +63,42 @@ def run_cli(*args: str, home: Path | None = None, env: Mapping[str, str] | None 
     last_resort = _LastResort()
     root = logging.getLogger()
     root.addHandler(last_resort)
+
+    def invoke() -> Result:
+        return CliRunner().invoke(app, list(args), env=variables, catch_exceptions=False)
+
     try:
-        result = CliRunner().invoke(app, list(args), env=variables, catch_exceptions=False)
+        if _loop_running():  # the CLI calls asyncio.run, which a thread running a loop (an async
+            with ThreadPoolExecutor(1) as thread:  # test, playwright's sync API) may not call
+                result = thread.submit(invoke).result()
+        else:
+            result = invoke()
     finally:
         root.removeHandler(last_resort)
     return Ran(result.exit_code, result.stdout, result.stderr)
 
 
-def never_serve(monkeypatch: pytest.MonkeyPatch) -> None:
-    """For an in-process `serve` that must refuse to start: binding its socket fails the test. (A
-    process of it that did start would be killed by its test; in-process it would serve forever.)"""
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
-    def bind(host: str, port: int, **_: object) -> None:
+
+def never_serve(monkeypatch: pytest.MonkeyPatch, *, bind: bool = False) -> None:
+    """For an in-process `serve` that must refuse to start: binding its socket fails the test (a
+    process of it that did start would be killed by its test; in-process it would serve on).
+    `bind=True` for a refusal that comes from binding (a port in use): then serving, or starting
+    workers, fails the test instead."""
+
+    def bound(host: str, port: int, **_: object) -> None:
         raise AssertionError(f"serve bound {host}:{port} where it should have refused to start")
 
-    monkeypatch.setattr(serve_cli, "_bind", bind)
+    def served(*_: object, **__: object) -> None:
+        raise AssertionError("serve went on to serve where it should have refused to start")
+
+    if not bind:
+        monkeypatch.setattr(serve_cli, "_bind", bound)
+    monkeypatch.setattr(serve_cli, "_announcing_server", served)
+    monkeypatch.setattr(workers_cli, "supervise", served)

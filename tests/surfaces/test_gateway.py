@@ -1,7 +1,8 @@
-"""The OpenAI-compatible gateway under a real `zarniwoop serve`, driven by the real `openai` SDK with
-an account-bound token: chat, stream and tool-call round trips through the OpenAI, Anthropic and
-Gemini upstream wires on the loopback emulator (recorded bodies from ../shared/fixtures/llm), the
-usage record on every level, and the errors in OpenAI's shape."""
+"""The OpenAI-compatible gateway driven by the real `openai` SDK with an account-bound token: chat,
+stream and tool-call round trips through the OpenAI, Anthropic and Gemini upstream wires on the
+loopback emulator (recorded bodies from ../shared/fixtures/llm), the usage record on every level,
+and the errors in OpenAI's shape. Every test twice: against the app in-process (Starlette's test
+client, the fast tier's) and under a real `zarniwoop serve` (uvicorn's wire, the `process` tier)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 
 from zarniwoop.llm.adapters import ADAPTERS
 from zarniwoop.llm.adapters._http import SseDecoder
 from zarniwoop.runtime import Runtime
+from zarniwoop.surfaces.http import create_app
 
 from ..support.emulator import Emulator, RecordedRequest, Reply
 from ..support.gateway import (
@@ -28,7 +31,7 @@ from ..support.gateway import (
     upstream_path,
 )
 from ..support.paths import optional_fixture_bytes, shared_fixtures
-from ..support.served import Served, served
+from ..support.served import served
 
 # its module-scoped server is set up once: the module's tests run on one xdist worker
 pytestmark = pytest.mark.xdist_group(__name__)
@@ -93,14 +96,21 @@ def _fed(wire: str, name: str) -> tuple[Any, int]:
 @dataclass
 class Gateway:
     emulator: Emulator
-    server: Served
+    url: str
+    http: httpx.Client
+    """Requests without the SDK; `base_url` is the gateway's."""
+    in_process: bool
     token: str
     tokens: dict[str, str]
     config: Any
     home: Any
 
     def client(self, token: str | None = None) -> Any:
-        return openai.OpenAI(base_url=self.server.url + "/v1", api_key=token or self.token, max_retries=0)
+        # in-process the SDK sends through the test client; a real server gets the SDK's own client
+        sdk_http = self.http if self.in_process else None
+        return openai.OpenAI(
+            base_url=self.url + "/v1", api_key=token or self.token, max_retries=0, http_client=sdk_http
+        )
 
     def serve(self, wire: str, name: str, *, stream: bool = False) -> None:
         body = _recorded(name)
@@ -109,8 +119,8 @@ class Gateway:
         )
 
 
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+@pytest.fixture(scope="module", params=["app", pytest.param("serve", marks=pytest.mark.process)])
+def gateway(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     emulator = Emulator().start()
     directory = tmp_path_factory.mktemp("gateway")
     tenants = gateway_tenants(emulator)
@@ -124,9 +134,15 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
         tenants=tenants,
         tokens={"no-account": ("transformer-review", None), "tight": ("tight", "mike")},
     )
+    given = (setup.token, dict(setup.tokens), setup.config, setup.home)
     try:
-        with served(setup.config, setup.home) as server:
-            yield Gateway(emulator, server, setup.token, dict(setup.tokens), setup.config, setup.home)
+        if request.param == "app":  # what `serve` runs; a server's 500 is an answer, not a raise
+            app = create_app(config=setup.config, home=setup.home)
+            with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as http:
+                yield Gateway(emulator, str(http.base_url), http, True, *given)
+        else:
+            with served(setup.config, setup.home) as server, httpx.Client(base_url=server.url) as http:
+                yield Gateway(emulator, server.url, http, False, *given)
     finally:
         emulator.stop()
 
@@ -533,8 +549,8 @@ def test_errors_come_in_openai_shape(gw: Gateway) -> None:
 
 
 def test_embeddings_answer_501_in_openai_shape(gw: Gateway) -> None:
-    answer = httpx.post(
-        gw.server.url + "/v1/embeddings",
+    answer = gw.http.post(
+        "/v1/embeddings",
         json={"model": MODELS["openai"], "input": "hi"},
         headers={"Authorization": f"Bearer {gw.token}"},
     )
@@ -545,8 +561,8 @@ def test_embeddings_answer_501_in_openai_shape(gw: Gateway) -> None:
 
 def test_the_body_cap_answers_in_openai_shape_on_the_gateway(gw: Gateway) -> None:
     big = json.dumps({"model": MODELS["openai"], "messages": [{"role": "user", "content": "x" * 1_100_000}]})
-    answer = httpx.post(
-        gw.server.url + "/v1/chat/completions",
+    answer = gw.http.post(
+        "/v1/chat/completions",
         content=big,
         headers={"Authorization": f"Bearer {gw.token}", "Content-Type": "application/json"},
     )
@@ -555,7 +571,7 @@ def test_the_body_cap_answers_in_openai_shape_on_the_gateway(gw: Gateway) -> Non
 
 
 def test_the_rest_of_the_api_keeps_its_own_error_shape(gw: Gateway) -> None:
-    answer = httpx.get(gw.server.url + "/v1/research/providers")
+    answer = gw.http.get("/v1/research/providers")
     assert answer.status_code == 401 and set(answer.json()["error"]) == {"message"}
 
 

@@ -1,7 +1,8 @@
 """The gateway under load: 50 concurrent SDK calls against a budget that fits 20 make exactly 20
 upstream calls — on one server over SQLite, and on two `zarniwoop serve` replicas sharing
 PostgreSQL and Redis; `requests_per_minute: 10` over two replicas lets at most 10 calls a minute
-reach the upstream, the rest answered 429 with `Retry-After`."""
+reach the upstream, the rest answered 429 with `Retry-After`. The one server is the app in-process
+(the SDK over httpx's ASGI transport: the same concurrency in one event loop); the replicas are real."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
+from zarniwoop.surfaces.http import create_app
 from zarniwoop.surfaces.http.openai_wire import ChatCompletionRequest
 
 from ..support.emulator import Emulator
@@ -43,9 +46,14 @@ def _tenants(emulator: Emulator, quota: dict[str, Any]) -> dict[str, Any]:
     return tenants
 
 
-async def _fire(urls: list[str], token: str, calls: int) -> list[Any]:
+async def _fire(
+    urls: list[str], token: str, calls: int, http_client: httpx.AsyncClient | None = None
+) -> list[Any]:
     """`calls` concurrent chat completions spread round-robin over the replicas' URLs."""
-    clients = [openai.AsyncOpenAI(base_url=url + "/v1", api_key=token, max_retries=0) for url in urls]
+    clients = [
+        openai.AsyncOpenAI(base_url=url + "/v1", api_key=token, max_retries=0, http_client=http_client)
+        for url in urls
+    ]
     try:
         return await asyncio.gather(
             *(
@@ -80,6 +88,9 @@ def _run_burst(
         backend=backend,
         tokens={"burst": ("burst", "mike")},
     )
+    if replicas == 1:
+        results = asyncio.run(_fire_in_process(setup.config, setup.home, setup.tokens["burst"], calls))
+        return results, len(emulator.requests(upstream_path("openai")))
     env = {"ZARNIWOOP_MASTER_KEY": MASTER_KEY} if backend else None
     with ExitStack() as stack:
         urls = [
@@ -88,6 +99,16 @@ def _run_burst(
         ]
         results = asyncio.run(_fire(urls, setup.tokens["burst"], calls))
     return results, len(emulator.requests(upstream_path("openai")))
+
+
+async def _fire_in_process(config: Path, home: Path, token: str, calls: int) -> list[Any]:
+    """`_fire` at the app `serve` runs, in-process: its lifespan opens the runtime as serving does."""
+    app = create_app(config=config, home=home)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as http,
+    ):
+        return await _fire(["http://127.0.0.1"], token, calls, http)
 
 
 def _check_exactly_twenty(results: list[Any], upstream: int) -> None:

@@ -13,7 +13,6 @@ import re
 import signal
 import socket
 import sqlite3
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -33,9 +32,7 @@ from ..support.served import (
     Served,
     child_pids,
     has_exited,
-    serve_command,
     served,
-    server_env,
     stop,
     wait_for_standby,
     worker_pids,
@@ -225,17 +222,16 @@ def test_one_banner_one_token_for_every_worker_and_sigterm_stops_them_all(tmp_pa
         # SO_REUSEPORT sockets in too, splitting the connections silently: a second `serve` on that
         # port, with workers or without, is refused as on any port in use. (Checked on this server
         # rather than one of its own: a `--workers 2` start is 3 processes' start-up.)
+        # In-process (support/cli.py): the kernel refuses this process's bind as another's.
         port = server.url.rsplit(":", 1)[1]
-        for extra in (("--workers", "2"), ()):
-            second = subprocess.run(
-                serve_command("--config", str(config), "serve", "--port", port, *extra),
-                env=server_env(tmp_path / "second"),
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
-            assert second.returncode == 2, second.stderr
-            assert second.stderr.strip() == f"error: cannot bind 127.0.0.1:{port}: Address already in use"
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            never_serve(monkeypatch, bind=True)
+            for extra in (("--workers", "2"), ()):
+                second = run_cli(
+                    *("--config", str(config), "serve", "--port", port, *extra), home=tmp_path / "second"
+                )
+                assert second.code == 2, second.stderr
+                assert second.stderr.strip() == f"error: cannot bind 127.0.0.1:{port}: Address already in use"
         assert sorted(worker_pids(server.pid)) == sorted(workers)
         with httpx.Client(base_url=server.url, timeout=60) as http:
             assert http.get("/healthz").status_code == 200

@@ -12,7 +12,6 @@ import asyncio
 import json
 import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -25,9 +24,10 @@ from zarniwoop.llm.usage import UsageRecord, UsageStore
 from zarniwoop.runtime import Runtime
 
 from ..support.bodies import openalex_works, wikipedia_pages
+from ..support.cli import run_cli
 from ..support.emulator import Emulator, Reply
 from ..support.runtime import endpoint, only, write_config
-from ..support.served import Served, serve_command, served, server_env
+from ..support.served import Served, served
 
 # its module-scoped server is set up once: the module's tests run on one xdist worker
 pytestmark = pytest.mark.xdist_group(__name__)
@@ -111,16 +111,11 @@ def server(site) -> Iterator[Served]:
 @pytest.fixture(scope="module")
 def user_token(site, server) -> str:
     """A user-role token of tenant `acme`, project `ui`, made while the server runs (it shares the DB)."""
-    made = subprocess.run(
-        serve_command(
-            "--config", str(site.config), "tokens", "create", "--tenant", "acme", "--project", "ui", "--json"
-        ),
-        env=server_env(site.home),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert made.returncode == 0, made.stderr
+    made = run_cli(
+        *("--config", str(site.config), "tokens", "create", "--tenant", "acme", "--project", "ui", "--json"),
+        home=site.home,
+    )  # in-process (support/cli.py)
+    assert made.code == 0, made.stderr
     return str(json.loads(made.stdout)["token"])
 
 

@@ -11,7 +11,6 @@ one, where Debian's chromium or Playwright is absent).
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,11 +18,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from ..support.cli import run_cli
 from ..support.emulator import Emulator, Reply
 from ..support.gateway import openai_completion
 from ..support.llm import trusting
 from ..support.runtime import only, write_config
-from ..support.served import Served, serve_command, served, server_env
+from ..support.served import Served, served
 from . import test_web_browser as web
 
 # its module-scoped server is set up once: the module's tests run on one xdist worker
@@ -107,17 +107,12 @@ def server(site) -> Iterator[Served]:
 @pytest.fixture(scope="module")
 def mike(site, server) -> str:
     """A user token of acme/ui bound to account mike (the gateway's caller), made while serving."""
-    made = subprocess.run(
-        serve_command(
-            "--config", str(site.config), "tokens", "create", "--tenant", "acme", "--project", "ui",
-            "--account", "mike", "--json",
-        ),
-        env=server_env(site.home),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )  # fmt: skip
-    assert made.returncode == 0, made.stderr
+    made = run_cli(
+        *("--config", str(site.config), "tokens", "create", "--tenant", "acme", "--project", "ui"),
+        *("--account", "mike", "--json"),
+        home=site.home,
+    )  # in-process (support/cli.py)
+    assert made.code == 0, made.stderr
     return str(json.loads(made.stdout)["token"])
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -27,9 +26,10 @@ from zarniwoop.runtime import Runtime
 from zarniwoop.storage.usage import INSERT_SQL
 
 from ..support.bodies import wikipedia_pages
+from ..support.cli import run_cli
 from ..support.emulator import Emulator, Reply
 from ..support.runtime import endpoint, only, write_config
-from ..support.served import Served, serve_command, served, server_env
+from ..support.served import Served, served
 from . import test_web_browser as web
 
 # its module-scoped server is set up once: the module's tests run on one xdist worker
@@ -84,11 +84,8 @@ def site(tmp_path_factory) -> Iterator[Site]:
     }
     config = write_config(directory, {"settings": settings})
     home = directory / "home"
-    indexed = subprocess.run(
-        serve_command("--config", str(config), "--project", "docs", "index", str(docs)),
-        env=server_env(home), capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert indexed.returncode == 0, indexed.stderr
+    indexed = run_cli("--config", str(config), "--project", "docs", "index", str(docs), home=home)
+    assert indexed.code == 0, indexed.stderr
     try:
         yield Site(config, home)
     finally:
@@ -103,14 +100,12 @@ def server(site) -> Iterator[Served]:
 
 
 def make_token(site: Site, tenant: str, project: str, role: str = "user", label: str | None = None) -> dict:
-    made = subprocess.run(
-        serve_command(
-            "--config", str(site.config), "tokens", "create", "--tenant", tenant, "--project", project,
-            "--role", role, *(("--label", label) if label else ()), "--json",
-        ),
-        env=server_env(site.home), capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert made.returncode == 0, made.stderr
+    made = run_cli(
+        *("--config", str(site.config), "tokens", "create", "--tenant", tenant, "--project", project),
+        *("--role", role, *(("--label", label) if label else ()), "--json"),
+        home=site.home,
+    )  # in-process (support/cli.py)
+    assert made.code == 0, made.stderr
     return dict(json.loads(made.stdout))
 
 
