@@ -8,10 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-pytestmark = pytest.mark.process  # runs pytest with two xdist workers
-
 _ROOT = Path(__file__).resolve().parents[1]
 _PLANTED = """
 import pytest

@@ -104,6 +104,24 @@ def test_the_fast_tier_of_a_planted_suite_starts_nothing(pytester: pytest.Pytest
     result.stdout.fnmatch_lines(["process starts: 0 (by 0 of 0 tests marked process;*"])
 
 
+def test_a_fixture_that_marks_its_process_params_keeps_its_other_params_in_the_fast_tier(
+    pytester: pytest.Pytester,
+) -> None:
+    body = (
+        "from tests.support.processes import starts_process\n\n"
+        "@pytest.fixture(params=['app', pytest.param('serve', marks=pytest.mark.process)])\n"
+        "@starts_process\n"
+        "def target(request):\n"
+        "    if request.param == 'serve':\n"
+        "        subprocess.run(['true'])\n"
+        "    return request.param\n\n"
+        "def test_answers(target):\n    assert target in ('app', 'serve')\n"
+    )
+    result = _planted_run(pytester, body, "-m", "not process", "-v")
+    result.assert_outcomes(passed=1, deselected=1)
+    result.stdout.fnmatch_lines(["*test_answers?app? PASSED*"])
+
+
 @pytest.mark.process  # runs a planted test that starts a process: nothing in its code shows that
 def test_a_marked_test_may_start_processes_and_they_are_counted(pytester: pytest.Pytester) -> None:
     body = (

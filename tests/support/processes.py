@@ -126,7 +126,19 @@ def _fixture_functions(item: pytest.Item) -> Iterable[object]:
     info = getattr(item, "_fixtureinfo", None)  # pytest's own record of the fixtures a test requests
     for name in getattr(item, "fixturenames", ()):
         for definition in info.name2fixturedefs.get(name, ()) if info else ():
-            yield definition.func
+            if not _declares_per_param(definition.params):
+                yield definition.func
+
+
+def _declares_per_param(params: object) -> bool:
+    """A parametrized fixture that marks some of its params `process` (`pytest.param("serve",
+    marks=pytest.mark.process)`) says itself which variants start one: the others (an in-process
+    twin of the same tests) stay in the fast tier, and the guard still fails them if they start a
+    process after all."""
+    return any(
+        any(mark.name == "process" for mark in getattr(param, "marks", ()))
+        for param in (params if isinstance(params, (list, tuple)) else ())
+    )
 
 
 def _uses_a_starter(item: pytest.Item) -> bool:
