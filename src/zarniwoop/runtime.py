@@ -180,6 +180,8 @@ class Runtime:
             home=home_path,
             processes=processes,
         )
+        if dispatcher.flights is not None:  # before any search: another process's searches see this one
+            await dispatcher.flights.join()
         usage.start()
         return cls(
             home=home_path,

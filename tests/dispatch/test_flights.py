@@ -37,7 +37,10 @@ async def stores(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIterator
     """Two handles on one shared store, as two processes have."""
     if request.param == "sqlite":
         caches = [SQLiteResultCache(tmp_path / "cache.db", max_bytes=1 << 20, now=Clock().now) for _ in "ab"]
-        yield [SQLiteFlights(c) for c in caches]
+        flights = [SQLiteFlights(c) for c in caches]
+        for f in flights:  # members, as a runtime's store is: each sees the other, so both lease
+            await f.join()
+        yield flights
         for c in caches:
             await c.aclose()
         return
@@ -213,3 +216,36 @@ async def test_a_leader_nobody_waited_for_publishes_nothing_and_one_that_was_wai
     assert (await leader)[1] is False and (await follower) == (result("a2"), True)
     assert await published(stores[0]) == 1
     assert [who for who, _ in calls.log] == ["a", "a2"]
+
+
+async def test_a_process_alone_on_the_file_takes_no_lease_until_another_joins(tmp_path: Any) -> None:
+    """A lone member has nobody to share a call with: it writes no lease row. One that joins is
+    seen by the next search, and leases resume for both; once it leaves, they stop again."""
+    caches = [SQLiteResultCache(tmp_path / "cache.db", max_bytes=1 << 20, now=Clock().now) for _ in "ab"]
+    sa, sb = (SQLiteFlights(c) for c in caches)
+    a, b = (Flights(s, Clock(), lease=1.0) for s in (sa, sb))
+    await a.join()
+    calls = Calls()
+    leases: list[Any] = []
+
+    async def peek() -> SearchResult:  # the call looks at the file while its flight is out
+        leases.extend(await (await caches[0].ready()).fetchall("SELECT owner FROM flights"))
+        return await calls.call("a")()
+
+    assert await a.run("k", peek, wait=5) == (result("a"), False)
+    assert leases == [] and await sa.shared() is False
+    await b.join()
+    leader = asyncio.create_task(a.run("k", calls.call("a", hold=True), wait=30))
+    while len(calls.log) < 2:  # the leader's call is out, under its lease
+        await asyncio.sleep(0.005)
+    follower = asyncio.create_task(b.run("k", calls.call("b"), wait=30))
+    db = await caches[0].ready()
+    while await db.fetchall("SELECT waiters FROM flights") != [(1,)]:  # b counted itself a waiter
+        await asyncio.sleep(0.005)
+    calls.release.set()
+    assert (await leader)[1] is False and (await follower) == (result("a"), True)
+    assert [who for who, _ in calls.log] == ["a", "a"]
+    await b.leave()
+    assert await sa.shared() is False
+    for c in caches:
+        await c.aclose()

@@ -24,6 +24,11 @@ class _WireEnum(enum.StrEnum):
     def __str__(self) -> str:
         return self.value
 
+    def __repr__(self) -> str:
+        # Enum.__repr__'s text, ~10× cheaper: every search's shared-store key (`cache_digest`) is the
+        # repr of a tuple holding two of these, and Enum's generic repr cost ~7 µs each.
+        return f"<{type(self).__name__}.{self._name_}: {self._value_!r}>"
+
 
 class Modality(_WireEnum):
     WEB = "WEB"

@@ -22,7 +22,8 @@ read and written by every process of the deployment on the host — each CLI cal
 
 - **One flight per request across processes** (`dispatch/flights.py`): its leases and results are
   rows of the same file's `flights` table (`SQLiteFlights`); finished and expired rows are swept
-  every `SWEEP_EVERY` flights.
+  every `SWEEP_EVERY` flights. A runtime's process is a row of `flight_members` while it runs: a
+  process with no other member on the file has nobody to share a call with and takes no lease.
 
 A failing file (disk full, locked past `BUSY_WAIT`) is a cache miss and a logged outage, never a
 failed search.
@@ -31,6 +32,8 @@ failed search.
 from __future__ import annotations
 
 import logging
+import os
+import secrets
 import sqlite3
 from collections.abc import Callable, Hashable
 from pathlib import Path
@@ -57,6 +60,7 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS flights (key BLOB PRIMARY KEY, owner TEXT NOT NULL, "
     "expires REAL NOT NULL, result BLOB, finished REAL, waiters INTEGER NOT NULL DEFAULT 0)",
     "CREATE INDEX IF NOT EXISTS flights_expires ON flights (expires)",
+    "CREATE TABLE IF NOT EXISTS flight_members (member TEXT PRIMARY KEY, pid INTEGER NOT NULL)",
 )
 MAIN_SHARE = 0.85
 """The database's pages may take this share of `maxBytes` before eviction starts."""
@@ -233,6 +237,46 @@ class SQLiteFlights:
     def __init__(self, cache: SQLiteResultCache) -> None:
         self.cache = cache
         self._finished = 0
+        self._member: str | None = None
+        """This store's row in `flight_members` once it joined; a store that never joined (or failed
+        to) counts as shared, always: it leases as before membership existed."""
+        self._version: object = None
+        self._others = True
+
+    async def join(self) -> None:
+        """Become a member; rows of processes that died without leaving go (pids of this host: the
+        file is never shared across hosts)."""
+        db = await self.cache.ready()
+        member = f"{os.getpid()}:{secrets.token_hex(4)}"
+        await db.execute("INSERT INTO flight_members (member, pid) VALUES (?, ?)", (member, os.getpid()))
+        for other, pid in await db.fetchall(
+            "SELECT member, pid FROM flight_members WHERE member != ?", (member,)
+        ):
+            if not _alive(int(pid)):
+                await db.execute("DELETE FROM flight_members WHERE member = ?", (other,))
+        self._member, self._version = member, None
+
+    async def leave(self) -> None:
+        if self._member is not None:
+            member, self._member = self._member, None
+            db = await self.cache.ready()
+            await db.execute("DELETE FROM flight_members WHERE member = ?", (member,))
+
+    async def shared(self) -> bool:
+        """Whether another member is on the file. Re-read only when another connection committed
+        to the file since the last read (`PRAGMA data_version`): alone, nobody else commits, so
+        the answer costs one pragma — not the claim and release two writes a lease costs."""
+        if self._member is None:
+            return True
+        db = await self.cache.ready()
+        version = await db.fetchone("PRAGMA data_version")
+        if version != self._version:  # read the version first: a commit after it is seen next time
+            self._version = version
+            others = await db.fetchone(
+                "SELECT 1 FROM flight_members WHERE member != ? LIMIT 1", (self._member,)
+            )
+            self._others = others is not None
+        return self._others
 
     async def claim(self, key: bytes, owner: str, now: float, lease: float, since: float) -> str | None:
         db = await self.cache.ready()
@@ -288,6 +332,16 @@ class SQLiteFlights:
         if result is not None:
             return None, (bytes(result) if owner == holder else None)
         return (str(owner) if expires > now else None), None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 async def _vacuum(db: SQLiteDatabase) -> None:

@@ -180,7 +180,9 @@ class Dispatcher:
         """Observed latencies (the default hedge delay) and hedge-loss streaks (`dispatch/hedging.py`)."""
 
     async def aclose(self) -> None:
-        """Close what the stores hold open (the shared cache's file)."""
+        """Close what the stores hold open (the shared cache's file), leaving the flights first."""
+        if self.flights is not None:
+            await self.flights.leave()
         closer = getattr(self.cache, "aclose", None)
         if closer is not None:
             await closer()

@@ -20,6 +20,10 @@ cache, which the finished flight filled (with the cache off, it calls again).
 - **The leader's call raised** (a bad request): it gives the lease up without a result and each
   follower claims in turn, meeting the same error itself.
 - **The store is down**: claims fail open — every process calls for itself, as without flights.
+- **No other process uses the store** (`FlightStore.shared`; a runtime's store `join`s at open and
+  `leave`s at close): nobody to share a call with, so no lease is taken — a lone `serve` pays
+  one cheap check per search, not a claim and a release. A process that joins later is seen by
+  the next search begun after it joined.
 
     flights = Flights(store, clock)
     result, followed = await flights.run(key, call, wait=20.0, recheck=cache_lookup)
@@ -61,6 +65,16 @@ class FlightWaitExpiredError(Exception):
 class FlightStore(Protocol):
     """Leases and results of flights, shared by the processes of a deployment. `now` is wall-clock
     epoch seconds (every process agrees on it)."""
+
+    async def join(self) -> None:
+        """Count this process among the store's users (until `leave`)."""
+        ...
+
+    async def leave(self) -> None: ...
+
+    async def shared(self) -> bool:
+        """Whether another process may run a search beside this one (True unless known otherwise)."""
+        ...
 
     async def claim(self, key: bytes, owner: str, now: float, lease: float, since: float) -> str | None:
         """The lease's holder after trying to take it: `owner` when it leads now. A flight that
@@ -106,6 +120,8 @@ class Flights:
         """`(result, followed)`: followed = another process's call answered it. `recheck` runs once
         this process leads (the cache, which a flight finished meanwhile may just have filled).
         Raises `FlightWaitExpiredError` when `wait` seconds pass with the leader alive."""
+        if not await self._shared():
+            return await call(), False
         digest = cache_digest(("flight", key))
         owner = f"{self._prefix}{next(self._flight_numbers)}"
         give_up = self.clock.monotonic() + wait
@@ -120,6 +136,23 @@ class Flights:
         if holder is None:  # the store is down: as without flights
             return await call(), False
         return await self._lead(digest, owner, call, recheck), False
+
+    async def join(self) -> None:
+        """Join the store (a runtime's open); failing, this process leases on every search."""
+        try:
+            await self.store.join()
+        except Exception as exc:
+            self.outage.failed(exc, "every search takes a lease, as if other processes were there")
+
+    async def leave(self) -> None:
+        with contextlib.suppress(Exception):  # failing: the next process to join sweeps the row
+            await self.store.leave()
+
+    async def _shared(self) -> bool:
+        try:
+            return await self.store.shared()
+        except Exception:  # the claim that follows fails open, or works, as it may
+            return True
 
     async def _claim(self, digest: bytes, owner: str, since: float) -> str | None:
         try:

@@ -256,6 +256,16 @@ class RedisFlights:
         self._release = state.script(_FLIGHT_RELEASE)
         self._finish = state.script(_FLIGHT_FINISH)
 
+    # Replicas on other hosts are not counted: every search takes its lease.
+    async def join(self) -> None:
+        return None
+
+    async def leave(self) -> None:
+        return None
+
+    async def shared(self) -> bool:
+        return True
+
     def _lease(self, key: bytes) -> str:
         return self.state.key("flight", key.hex())
 
