@@ -37,13 +37,23 @@ def planted(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
+def _run(
+    planted: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, allowed: Path | None, entries: str = ""
+) -> pytest.RunResult:
+    """The planted run, strict with `entries` as its allow-list, or not strict when `allowed` is None."""
+    if allowed is None:
+        monkeypatch.delenv(ENV, raising=False)
+    else:
+        allowed.write_text(entries)
+        monkeypatch.setenv(ENV, str(allowed))
+    return planted.runpytest_inprocess(*_QUIET)
+
+
 def test_an_unlisted_skip_fails_the_run_naming_it(
     planted: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    allowed = tmp_path / "allowed.txt"
-    allowed.write_text("# comment\ntest_planted.py::test_as_root  # CI runs as root\n")
-    monkeypatch.setenv(ENV, str(allowed))
-    result = planted.runpytest_inprocess(*_QUIET)
+    entries = "# comment\ntest_planted.py::test_as_root  # CI runs as root\n"
+    result = _run(planted, monkeypatch, tmp_path / "allowed.txt", entries)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(passed=1, skipped=2)
     result.stdout.fnmatch_lines(
@@ -55,12 +65,8 @@ def test_an_unlisted_skip_fails_the_run_naming_it(
 
 
 def test_listed_skips_pass(planted: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    allowed = tmp_path / "allowed.txt"
-    allowed.write_text(
-        "test_planted.py::test_as_root  # CI runs as root\ntest_planted.py::test_needs  # no tool\n"
-    )
-    monkeypatch.setenv(ENV, str(allowed))
-    result = planted.runpytest_inprocess(*_QUIET)
+    entries = "test_planted.py::test_as_root  # CI runs as root\ntest_planted.py::test_needs  # no tool\n"
+    result = _run(planted, monkeypatch, tmp_path / "allowed.txt", entries)
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["skip check (allowed.txt): 2 listed, 0 unlisted"])
 
@@ -69,9 +75,7 @@ def test_an_entry_without_a_reason_is_refused(
     planted: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     allowed = tmp_path / "allowed.txt"
-    allowed.write_text("test_planted.py::test_as_root\n")
-    monkeypatch.setenv(ENV, str(allowed))
-    result = planted.runpytest_inprocess(*_QUIET)
+    result = _run(planted, monkeypatch, allowed, "test_planted.py::test_as_root\n")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*{allowed}:1: expected '<node id>  # why it may skip'*"])
 
@@ -79,7 +83,6 @@ def test_an_entry_without_a_reason_is_refused(
 def test_without_the_variable_a_skip_is_only_a_skip(
     planted: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv(ENV, raising=False)
-    result = planted.runpytest_inprocess(*_QUIET)
+    result = _run(planted, monkeypatch, None)
     assert result.ret == pytest.ExitCode.OK
     assert "skip check" not in result.stdout.str()
