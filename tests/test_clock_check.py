@@ -16,12 +16,14 @@ from .support.paths import REPO_ROOT
 
 
 def _checker() -> ModuleType:
-    """The script, imported in-process (scripts/ is not a package)."""
-    path = REPO_ROOT / "scripts" / "check_test_clock.py"
-    spec = importlib.util.spec_from_file_location("check_test_clock", path)
+    """The script's package, scripts/clock_check, imported in-process (scripts/ is not a package)."""
+    package = REPO_ROOT / "scripts" / "clock_check"
+    spec = importlib.util.spec_from_file_location(
+        "clock_check", package / "__init__.py", submodule_search_locations=[str(package)]
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    sys.modules[spec.name] = module  # its modules import one another by it; dataclasses look it up
     spec.loader.exec_module(module)
     return module
 
