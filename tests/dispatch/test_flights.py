@@ -5,6 +5,7 @@ process called, how often, and that a dead leader's follower called only after i
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -223,7 +224,7 @@ async def test_a_process_alone_on_the_file_takes_no_lease_until_another_joins(tm
     seen by the next search, and leases resume for both; once it leaves, they stop again."""
     caches = [SQLiteResultCache(tmp_path / "cache.db", max_bytes=1 << 20, now=Clock().now) for _ in "ab"]
     sa, sb = (SQLiteFlights(c) for c in caches)
-    a, b = (Flights(s, Clock(), lease=1.0) for s in (sa, sb))
+    a, b = (Flights(s, Clock(), lease=1.0, grace=0.0) for s in (sa, sb))  # both up for long
     await a.join()
     calls = Calls()
     leases: list[Any] = []
@@ -247,5 +248,33 @@ async def test_a_process_alone_on_the_file_takes_no_lease_until_another_joins(tm
     assert [who for who, _ in calls.log] == ["a", "a"]
     await b.leave()
     assert await sa.shared() is False
+    for c in caches:
+        await c.aclose()
+
+
+async def test_a_process_that_just_joined_leases_so_that_one_starting_beside_it_follows(
+    tmp_path: Any,
+) -> None:
+    """Processes that start together (a burst of CLI calls) join moments apart: the first, alone
+    when it looked, still leases in its first `JOIN_GRACE_SECONDS`, and the second, joining while
+    that call is out, follows it instead of calling again."""
+    caches = [SQLiteResultCache(tmp_path / "cache.db", max_bytes=1 << 20, now=Clock().now) for _ in "ab"]
+    a, b = (Flights(SQLiteFlights(c), Clock(), lease=1.0) for c in caches)
+    await a.join()
+    calls = Calls()
+    leader = asyncio.create_task(a.run("k", calls.call("a", hold=True), wait=30))
+    while not calls.log:  # the lone process's call is out
+        await asyncio.sleep(0.005)
+    db = await caches[0].ready()
+    assert [owner.split(":")[0] for (owner,) in await db.fetchall("SELECT owner FROM flights")] == [
+        str(os.getpid())
+    ]
+    await b.join()
+    follower = asyncio.create_task(b.run("k", calls.call("b"), wait=30))
+    while await db.fetchall("SELECT waiters FROM flights") != [(1,)]:  # b counted itself a waiter
+        await asyncio.sleep(0.005)
+    calls.release.set()
+    assert (await leader)[1] is False and (await follower) == (result("a"), True)
+    assert [who for who, _ in calls.log] == ["a"]
     for c in caches:
         await c.aclose()

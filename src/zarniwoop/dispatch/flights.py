@@ -22,8 +22,9 @@ cache, which the finished flight filled (with the cache off, it calls again).
 - **The store is down**: claims fail open — every process calls for itself, as without flights.
 - **No other process uses the store** (`FlightStore.shared`; a runtime's store `join`s at open and
   `leave`s at close): nobody to share a call with, so no lease is taken — a lone `serve` pays
-  one cheap check per search, not a claim and a release. A process that joins later is seen by
-  the next search begun after it joined.
+  one cheap check per search, not a claim and a release — once it has been up for
+  `JOIN_GRACE_SECONDS`; until then it leases, so that processes starting together share. A process
+  that joins later is seen by the next search begun after it joined.
 
     flights = Flights(store, clock)
     result, followed = await flights.run(key, call, wait=20.0, recheck=cache_lookup)
@@ -54,6 +55,10 @@ LEASE_SECONDS = 2.0
 """A lease's length: how long followers wait for a leader that died before one of them calls."""
 RESULT_SECONDS = 10.0
 """How long a finished flight's result stays for followers still polling."""
+JOIN_GRACE_SECONDS = 10.0
+"""How long after it joins a process leases every search, alone or not: processes that start
+together (a burst of CLI calls, the workers of a `serve`) join moments apart, and the first one's
+searches must be found by the next. Only a process alone past this takes no lease."""
 POLL_FIRST = 0.005
 POLL_MAX = 0.05
 
@@ -97,10 +102,20 @@ class FlightStore(Protocol):
 
 
 class Flights:
-    def __init__(self, store: FlightStore, clock: Clock, *, lease: float = LEASE_SECONDS) -> None:
+    def __init__(
+        self,
+        store: FlightStore,
+        clock: Clock,
+        *,
+        lease: float = LEASE_SECONDS,
+        grace: float = JOIN_GRACE_SECONDS,
+    ) -> None:
         self.store = store
         self.clock = clock
         self.lease = lease
+        self.grace = grace
+        self._lease_all_until = 0.0
+        """Until then every search leases (`JOIN_GRACE_SECONDS` after `join`)."""
         self.outage = OutageLog(log, "flight store")
         self._prefix = f"{os.getpid()}:{secrets.token_hex(4)}:"
         """Owners name their process (what an operator or a test sees in the store); the random
@@ -139,6 +154,7 @@ class Flights:
 
     async def join(self) -> None:
         """Join the store (a runtime's open); failing, this process leases on every search."""
+        self._lease_all_until = self.clock.monotonic() + self.grace
         try:
             await self.store.join()
         except Exception as exc:
@@ -149,6 +165,8 @@ class Flights:
             await self.store.leave()
 
     async def _shared(self) -> bool:
+        if self.clock.monotonic() < self._lease_all_until:
+            return True
         try:
             return await self.store.shared()
         except Exception:  # the claim that follows fails open, or works, as it may
