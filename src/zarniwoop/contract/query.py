@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
 from .enums import EXPERT_PARAMS, Modality, Tier
 from .errors import InvalidRequestError
+from .replacing import replacer
 
 MAX_QUERY_CHARS = 2000
 """Longer queries are refused: no provider accepts them and they only cost bandwidth."""
@@ -72,7 +73,7 @@ class SearchRequest:
 
     def on(self, today: date) -> SearchRequest:
         """The same request, run on `today` (a fixed date in tests, the clock's in the dispatcher)."""
-        return replace(self, today=today)
+        return _replace_request(self, today=today)
 
     @classmethod
     def create(
@@ -130,6 +131,9 @@ class SearchRequest:
             tuple(sorted(self.expert_params.items())),
             self.profile,
         )
+
+
+_replace_request = replacer(SearchRequest)
 
 
 def _validate_expert_params(raw: Mapping[str, Any]) -> dict[str, str]:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from .enums import Availability, ContentInline, Modality, Outcome, Tier
+from .replacing import replacer
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +170,7 @@ class SearchResult:
         return self.error_message is None
 
     def with_(self, **changes: Any) -> SearchResult:
-        return replace(self, **changes)
+        return _replace_result(self, **changes)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -208,6 +209,9 @@ class SearchResult:
             profile=RoutedProfile(**data["profile"]) if data.get("profile") else None,
             error_summary=data.get("errorSummary"),
         )
+
+
+_replace_result = replacer(SearchResult)
 
 
 @dataclass(frozen=True, slots=True)
