@@ -94,14 +94,14 @@ def test_an_endpoint_id_nobody_defined_is_warned_and_refused_with_strict(tmp_pat
     warned = invoke("settings", "set", "research.endpoint.nosuch.timeoutMs", "100")
     assert warned.exit_code == 0
     assert warned.stderr.startswith(
-        "warning: research.endpoint.nosuch.timeoutMs names endpoint 'nosuch', which no scope defines "
-        "(a new one needs research.endpoint.nosuch.protocol); defined: arxiv, brave,"
+        "warning: research.endpoint.nosuch.timeoutMs names endpoint 'nosuch', which is not defined in "
+        "this scope (a new one needs research.endpoint.nosuch.protocol); defined here: arxiv, brave,"
     )
     refused = invoke("settings", "set", "research.endpoint.wikipedai.timeoutMs", "100", "--strict")
     assert refused.exit_code == 2
     assert refused.stderr.strip() == (
-        "error: research.endpoint.wikipedai.timeoutMs: names endpoint 'wikipedai', which no scope defines "
-        "(a new one needs research.endpoint.wikipedai.protocol); did you mean "
+        "error: research.endpoint.wikipedai.timeoutMs: names endpoint 'wikipedai', which is not defined "
+        "in this scope (a new one needs research.endpoint.wikipedai.protocol); did you mean "
         "research.endpoint.wikipedia.timeoutMs? (--strict)"
     )
     got = json.loads(invoke("settings", "get", "research.endpoint.wikipedai.timeoutMs", "--json").stdout)

@@ -5,8 +5,9 @@ same rules hold everywhere:
 
 - a key the config file names belongs to the file (it is written again at every start): refused,
   naming the file;
-- a key no documentation knows, or an endpoint key of an id no scope defines (no `.protocol`
-  anywhere, none in the batch: `research.endpoint.nosuch.timeoutMs`): refused when `strict` (the
+- a key no documentation knows, or an endpoint key of an id the level does not see defined (no
+  `.protocol` at a built-in, system, its tenant or its project level, none in the batch:
+  `research.endpoint.nosuch.timeoutMs`): refused when `strict` (the
   console's forms never send one), else written and returned in `BatchReport.warnings`;
 - a key the level may not write (`config/trust.py`: a system-only switch, an endpoint URL at a
   private address below system level): refused before anything is written;
@@ -62,9 +63,12 @@ def unknown_key_message(key: str) -> str:
     return f"is not a known setting{f'; did you mean {near}?' if near else ''}"
 
 
-def unknown_endpoint_message(settings: SettingService, key: str, writes: Mapping[str, object]) -> str | None:
-    """Why `key` names an endpoint no scope defines, or None (not an endpoint key, its `.protocol`
-    is a built-in's, stored at some level, or written in the same batch)."""
+def unknown_endpoint_message(
+    settings: SettingService, key: str, writes: Mapping[str, object], level: tuple[str, str]
+) -> str | None:
+    """Why `key` names an endpoint the writing level `(tenant, project)` does not see, or None (not
+    an endpoint key, its `.protocol` is a built-in's or stored where the level sees it, or written in
+    the same batch)."""
     if not key.startswith(K.ENDPOINT_PREFIX):
         return None
     instance_id, _, suffix = key.removeprefix(K.ENDPOINT_PREFIX).partition(".")
@@ -74,15 +78,34 @@ def unknown_endpoint_message(settings: SettingService, key: str, writes: Mapping
     defined = sorted(
         {
             r.key.removeprefix(K.ENDPOINT_PREFIX).split(".", 1)[0]
-            for r in [*settings.builtin_rows(), *settings.rows()]
+            for r in [*settings.builtin_rows(), *_visible_rows(settings, level)]
             if r.key.endswith(f".{K.SUFFIX_PROTOCOL}") and r.key.startswith(K.ENDPOINT_PREFIX)
         }
     )
     if instance_id in defined:
         return None
     near = difflib.get_close_matches(instance_id, defined, n=1, cutoff=0.6)
-    hint = f"did you mean {K.endpoint_key(near[0], suffix)}?" if near else f"defined: {', '.join(defined)}"
-    return f"names endpoint {instance_id!r}, which no scope defines (a new one needs {protocol_key}); {hint}"
+    hint = (
+        f"did you mean {K.endpoint_key(near[0], suffix)}?" if near else f"defined here: {', '.join(defined)}"
+    )
+    return (
+        f"names endpoint {instance_id!r}, which is not defined in this scope "
+        f"(a new one needs {protocol_key}); {hint}"
+    )
+
+
+def _visible_rows(settings: SettingService, level: tuple[str, str]) -> list[SettingRow]:
+    """The stored rows a writer at `level` may learn of: the system level's, and below it only its own
+    tenant's and project's. An error must never list (or suggest) an id another tenant defined — a
+    probe per key would enumerate them. The operator (system level) sees every scope."""
+    tenant, project = level
+    if tenant == SYSTEM_TENANT:
+        return settings.rows()
+    return [
+        r
+        for r in settings.rows()
+        if r.tenant == SYSTEM_TENANT or (r.tenant == tenant and r.project in (TENANT_LEVEL, project))
+    ]
 
 
 async def write_batch(
@@ -115,7 +138,7 @@ async def write_batch(
         problem = (
             unknown_key_message(key)
             if known_key(key) is None
-            else unknown_endpoint_message(settings, key, writes)
+            else unknown_endpoint_message(settings, key, writes, level)
         )
         if problem is not None:
             if strict:

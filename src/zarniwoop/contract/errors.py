@@ -99,7 +99,7 @@ class ScopeRequiredError(InvalidRequestError):
 
 class UnknownKeyError(InvalidRequestError):
     """A strict settings write (`--strict`, the console) named a key no documentation knows, or a
-    key of an endpoint no scope defines (`config/writes.py`)."""
+    key of an endpoint the writer's scope does not define (`config/writes.py`)."""
 
 
 class TargetRefusedError(InvalidRequestError):
