@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 from zarniwoop.surfaces.cli import app
 
 from ..support.bodies import openalex_works
+from ..support.cli import run_cli
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only, write_config
 
@@ -55,3 +56,22 @@ def test_usage_after_searches(tmp_path, emulator, monkeypatch):
     assert bad.stderr.strip().splitlines() == [
         "error: since: expected a duration like 24h, 7d, 30m or an ISO date, got 'soonish'"
     ]
+
+
+def test_metrics_names_the_token_in_its_hint_and_when_refused(tmp_path, emulator):
+    """A user who follows the hint to `--url` and meets 401 learns from both how to pass a token."""
+    emulator.add("/metrics", Reply(status=401))
+    home = tmp_path / "home"
+    local = run_cli("metrics", home=home)
+    assert local.code == 0
+    assert "zarniwoop metrics --url http://127.0.0.1:8765 --token <operator token> (or ZARNIWOOP_TOKEN)" in (
+        local.stderr
+    )
+    bare = run_cli("metrics", "--url", emulator.url, home=home, env={"ZARNIWOOP_TOKEN": ""})
+    assert bare.code == 5
+    assert bare.stderr.strip() == (
+        f"error: {emulator.url}/metrics answered HTTP 401: it needs an operator token: "
+        "pass --token or set ZARNIWOOP_TOKEN"
+    )
+    wrong = run_cli("metrics", "--url", emulator.url, "--token", "zw_wrong", home=home)
+    assert wrong.code == 5 and "--token or ZARNIWOOP_TOKEN" in wrong.stderr

@@ -223,7 +223,8 @@ def metrics(
 
         typer.echo(
             "note: these are this command's own counters (a fresh process: mostly zeros); "
-            "a server's are at its /metrics, or: zarniwoop metrics --url http://127.0.0.1:8765",
+            "a server's are at its /metrics, or: zarniwoop metrics --url http://127.0.0.1:8765 "
+            "--token <operator token> (or ZARNIWOOP_TOKEN)",
             err=True,
         )
         sys.stdout.write(render_metrics().decode("utf-8"))
@@ -251,7 +252,16 @@ def metrics(
     except ProviderError as exc:
         typer.echo(f"error: cannot read {target}: {exc.message}", err=True)
         raise typer.Exit(3) from None
+    if answer.status in (401, 403):
+        # /metrics is an operator's: say how to send one, not just the status the server answered
+        why = (
+            "it needs an operator token: pass --token or set ZARNIWOOP_TOKEN"
+            if not token
+            else "the token given (--token or ZARNIWOOP_TOKEN) is not an operator token it accepts"
+        )
+        typer.echo(f"error: {target} answered HTTP {answer.status}: {why}", err=True)
+        raise typer.Exit(5)
     if answer.status != 200:
         typer.echo(f"error: {target} answered HTTP {answer.status}", err=True)
-        raise typer.Exit(5 if answer.status in (401, 403) else 3)
+        raise typer.Exit(3)
     sys.stdout.write(answer.body.decode("utf-8", "replace"))
