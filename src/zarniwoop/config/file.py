@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import os
 import re
+import types
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -37,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from ..contract.errors import ConfigError, InvalidRequestError
 from ..contract.names import check_name
+from .known_keys import nearest_word
 
 _REF = re.compile(r"\$\{(env|file):([^}]+)\}")
 
@@ -290,9 +293,53 @@ def parse_config(data: Mapping[str, Any], *, base: Path | None = None) -> Config
     except ValidationError as exc:
         first = exc.errors()[0]
         location = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        if first["type"] == "extra_forbidden":
+            raise ConfigError(location, _unknown_key_reason(first["loc"])) from None
         raise ConfigError(location, first["msg"].removeprefix("Value error, ")) from None
     config.notes = notes
     return config
+
+
+_LOADER_FIELDS = frozenset({"path", "notes"})
+"""Fields the loader fills in, never written in a file: not offered as a suggestion."""
+
+
+def _unknown_key_reason(loc: tuple[int | str, ...]) -> str:
+    """A key the file's section does not have, with the one it probably meant (`setting` → `settings`),
+    as `settings set` says of a misspelt setting."""
+    model = _model_at(loc[:-1])
+    names = [f.alias or n for n, f in model.model_fields.items() if n not in _LOADER_FIELDS] if model else []
+    near = nearest_word(str(loc[-1]), names)
+    return (
+        f"is not a known key; did you mean {near}?"
+        if near
+        else f"is not a known key; expected {', '.join(names)}"
+    )
+
+
+def _model_at(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    """The section of the file model that `loc` (a pydantic error's location) points into."""
+    node: Any = ConfigFile
+    for part in loc:
+        node = _optional_of(node)
+        if isinstance(node, type) and issubclass(node, BaseModel):
+            field = next((f for n, f in node.model_fields.items() if part in (n, f.alias)), None)
+            if field is None:
+                return None
+            node = field.annotation
+        elif typing.get_origin(node) in (dict, list):  # `part` is a tenant's name or a list index
+            node = typing.get_args(node)[-1]
+        else:
+            return None
+    node = _optional_of(node)
+    return node if isinstance(node, type) and issubclass(node, BaseModel) else None
+
+
+def _optional_of(node: Any) -> Any:
+    if typing.get_origin(node) in (typing.Union, types.UnionType):
+        inner = [a for a in typing.get_args(node) if a is not type(None)]
+        return inner[0] if len(inner) == 1 else node
+    return node
 
 
 def _expand(value: Any, where: str, base: Path, notes: list[str]) -> Any:

@@ -157,7 +157,11 @@ def known_key(key: str) -> KnownKey | None:
         found = next((s for s in ENDPOINT_SUFFIXES if s.pattern == suffix), None)
         if found is not None:
             return found
-        return None if _near(suffix, [s.pattern for s in ENDPOINT_SUFFIXES]) else KnownKey(suffix, "extra")
+        return (
+            None
+            if nearest_word(suffix, [s.pattern for s in ENDPOINT_SUFFIXES])
+            else KnownKey(suffix, "extra")
+        )
     return next((k for regex, k in _compiled() if regex.match(key)), None)
 
 
@@ -165,7 +169,7 @@ def nearest_key(key: str) -> str | None:
     """The documented key a misspelt `key` probably meant (`research.deadlinems` → `research.deadlineMs`)."""
     parts = _endpoint_parts(key)
     if parts is not None:
-        near = _near(parts[1], [s.pattern for s in ENDPOINT_SUFFIXES])
+        near = nearest_word(parts[1], [s.pattern for s in ENDPOINT_SUFFIXES])
         return f"research.endpoint.{parts[0]}.{near}" if near else None
     concrete = [
         k.pattern.replace("<modality>", m.setting_name)
@@ -176,7 +180,7 @@ def nearest_key(key: str) -> str | None:
     lowered = {c.lower(): c for c in concrete}
     if key.lower() in lowered:
         return lowered[key.lower()]
-    return _near(key, concrete)
+    return nearest_word(key, concrete)
 
 
 def documented_default(key: str) -> str | None:
@@ -184,7 +188,8 @@ def documented_default(key: str) -> str | None:
     return known.default if known is not None else None
 
 
-def _near(word: str, choices: list[str]) -> str | None:
+def nearest_word(word: str, choices: list[str]) -> str | None:
+    """The one of `choices` a misspelt `word` probably meant (a case slip, or close), or None."""
     lowered = {c.lower(): c for c in choices}
     if word.lower() in lowered and word not in choices:
         return lowered[word.lower()]
@@ -192,4 +197,12 @@ def _near(word: str, choices: list[str]) -> str | None:
     return close[0] if close and close[0] != word else None
 
 
-__all__ = ["ENDPOINT_SUFFIXES", "KNOWN_KEYS", "KnownKey", "documented_default", "known_key", "nearest_key"]
+__all__ = [
+    "ENDPOINT_SUFFIXES",
+    "KNOWN_KEYS",
+    "KnownKey",
+    "documented_default",
+    "known_key",
+    "nearest_key",
+    "nearest_word",
+]
