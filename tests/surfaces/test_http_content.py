@@ -14,6 +14,7 @@ from zarniwoop.surfaces.http import create_app
 from zarniwoop.surfaces.http.routes.content import MAX_TEXT_CHARS
 from zarniwoop.tenancy.tokens import TokenStore
 
+from ..support.cli import run_cli
 from ..support.emulator import Reply
 from ..support.providers_academic import add_pubmed
 from ..support.runtime import only, write_config
@@ -137,6 +138,21 @@ def test_bad_bodies_name_the_field(guarded):
     unknown = guarded.load({"ref": "nosuch:1"})  # well-formed, naming no provider here: 404
     assert unknown.status_code == 404 and unknown.json()["error"]["field"] == "provider"
     assert "known:" in unknown.json()["error"]["message"]
+
+
+MALFORMED = ("http://[::1", "http://a.example:99999/", "https://a.example:port/")
+UNPARSABLE = "url: is not a valid URL (an unclosed [ or a bad port); expected http(s)://host[:port]/path"
+
+
+def test_a_malformed_url_is_a_422_naming_url_and_exit_2_in_the_cli(guarded):
+    """Not a 500 with a traceback (issue 46): the fetcher's proxy lookup could not split it."""
+    for url in MALFORMED:
+        answer = guarded.load({"url": url})
+        assert answer.status_code == 422, (url, answer.text)
+        assert answer.json()["error"] == {"field": "url", "message": UNPARSABLE}
+    for url in MALFORMED:
+        ran = run_cli("fetch-content", url, home=guarded.home.parent / "cli-home")
+        assert (ran.code, ran.stderr.strip()) == (2, f"error: {UNPARSABLE}"), url
 
 
 def test_an_upstream_failure_is_a_502_naming_the_url(private_ok, emulator):

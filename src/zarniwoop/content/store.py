@@ -28,6 +28,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ..config import keys as K
 from ..config.trust import operator_flag
@@ -132,6 +133,7 @@ class ContentStore:
 
     async def fetch_url(self, url: str, scope: SearchScope) -> LoadedContent:
         """GET a URL through the SSRF guard and save what came back (at most `maxBytes`)."""
+        _check_parses(url)
         await self.settings.refresh(max_age=1.0)
         cap, allow_private = self._limits(scope)
         fetched = await self.fetcher.fetch(
@@ -234,6 +236,18 @@ def _write_file(path: Path, body: bytes) -> str:
         Path(temporary).unlink(missing_ok=True)
         raise
     return hashlib.sha256(body).hexdigest()
+
+
+def _check_parses(url: str) -> None:
+    """Refuse a caller's URL that cannot be taken apart (`http://[::1`, a port that is no number),
+    naming `url`: past here the fetcher's proxy lookup and guard split it before anything else, and a
+    parse error there would be an internal error (a 500, exit 1) rather than the caller's mistake."""
+    try:
+        urlsplit(url).port  # noqa: B018 - reading it is the check: an out-of-range or non-numeric port raises
+    except ValueError:
+        raise InvalidRequestError(
+            "url", "is not a valid URL (an unclosed [ or a bad port); expected http(s)://host[:port]/path"
+        ) from None
 
 
 __all__ = ["ContentStore", "LoadedContent"]
