@@ -21,3 +21,26 @@ def test_a_misspelt_top_level_config_key_gets_did_you_mean(tmp_path):
         ran.stderr.strip()
         == "error: config error: tenants.acme.projets: is not a known key; did you mean projects?"
     )
+
+
+def test_a_negative_value_is_the_value_not_an_unknown_option(tmp_path):
+    """`settings set KEY -5`: Click took `-5` for an option it did not know (a boxed 5-line error)."""
+    home = tmp_path / "home"
+    allowed = run_cli("settings", "set", "research.endpoint.wikipedia.order", "-1", home=home)
+    assert allowed.code == 0, allowed.stderr
+    assert allowed.stdout.strip() == "research.endpoint.wikipedia.order = -1  [default/default, INT]"
+    after_options = run_cli(
+        "settings", "set", "research.endpoint.wikipedia.order", "-2.5", "--level", "tenant", home=home
+    )
+    assert (after_options.code, after_options.stderr.strip()) == (
+        2,
+        "error: research.endpoint.wikipedia.order: expected an integer, got '-2.5'",
+    )
+    refused = run_cli("settings", "set", "research.deadlineMs", "-5", home=home)
+    assert (refused.code, refused.stderr.strip()) == (
+        2,
+        "error: config error: research.deadlineMs: must be between 1 and 600000 ms, got -5",
+    )
+    # a word that only looks like an option is still Click's unknown option
+    typo = run_cli("settings", "set", "research.deadlineMs", "5", "--strct", home=home)
+    assert typo.code == 2 and "No such option: --strct" in typo.stderr

@@ -8,9 +8,12 @@ the built-in and documented defaults too, each with where the effective value co
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
+import click
 import typer
+from typer.core import TyperCommand
 
 from .app import console, print_json, run
 
@@ -25,6 +28,19 @@ def register(app: typer.Typer) -> None:
 
 
 LEVEL_HELP = "Which level to write: system, tenant or project (default project)."
+_NEGATIVE_NUMBER = re.compile(r"-\d+(\.\d+)?")
+
+
+class _NegativeValue(TyperCommand):
+    """`settings set research.deadlineMs -5`: a negative number is the VALUE, not an option Click does
+    not know. The key's own validation then says whether it may be negative, naming the key."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # No option of `set` looks like a number, so an unknown "option" that is one can only be the
+        # value; the parser then keeps it as an argument. Anything else stays an unknown option.
+        if any(_NEGATIVE_NUMBER.fullmatch(a) for a in args):
+            ctx.ignore_unknown_options = True
+        return super().parse_args(ctx, args)
 
 
 def _target(ctx: typer.Context, level: str) -> tuple[str, str]:
@@ -80,7 +96,7 @@ def get(ctx: typer.Context, key: str, as_json: bool = typer.Option(False, "--jso
         typer.echo(f"{out['value']}    [{out['level']}, {out['type'] or 'default'}; from {out['source']}]")
 
 
-@settings_app.command("set")
+@settings_app.command("set", cls=_NegativeValue)
 def set_(
     ctx: typer.Context,
     key: str,
