@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-import click
 import typer
 from typer.core import TyperCommand
 
@@ -35,7 +34,8 @@ class _NegativeValue(TyperCommand):
     """`settings set research.deadlineMs -5`: a negative number is the VALUE, not an option Click does
     not know. The key's own validation then says whether it may be negative, naming the key."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    # typer's Context is the one the command is given (typer vendors its Click: the public name for it)
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
         # No option of `set` looks like a number, so an unknown "option" that is one can only be the
         # value; the parser then keeps it as an argument. Anything else stays an unknown option.
         if any(_NEGATIVE_NUMBER.fullmatch(a) for a in args):
