@@ -54,6 +54,7 @@ from .observability.metrics import MetricsObserver
 from .protocols import checked_protocols, load_protocols
 from .storage.crypto import SecretBox
 from .storage.db import Database, open_database
+from .storage.private import private_home
 from .storage.retention import RetentionRule, iso_bound
 from .storage.usage import DEFAULT_RETENTION_DAYS, QUOTA_COUNTER_KEEP_DAYS, ZarniwoopUsageCounter
 from .tenancy.accounts import OrgDirectory, sync_from_config
@@ -134,6 +135,7 @@ class Runtime:
         config = parse_config(config_path) if isinstance(config_path, Mapping) else load_config(config_path)
         home_path = Path(home).expanduser() if home else default_home()
         created = _FreshFiles(home_path)
+        private_home(home_path)
         db = open_database(config.database_url, home_path)
         try:
             await db.migrate()

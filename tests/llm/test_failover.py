@@ -212,3 +212,23 @@ async def test_an_exhausted_budget_without_local_is_blocked_naming_the_level(tmp
             "Team quota exhausted: team/nlp monthly 20,000,000 of 20,000,000"
         )
         assert emulator.requests() == []
+
+
+async def test_an_unresolvable_host_is_tried_once_then_switched_from(tmp_path, emulator):
+    # tests/conftest.py fails every non-loopback lookup at once: exactly what an offline machine's
+    # resolver does. A DNS failure is not transient, so A gets no retries and no backoff.
+    emulator.add(gemini_path("gemini-2.5-pro"), gemini_reply())
+    tree = tenants(emulator)
+    tree["acme"]["settings"]["ai.provider.anthropic.baseUrl"] = "http://llm.example.invalid"
+    sleeps = Sleeps()
+    async with await open_llm_runtime(tmp_path, tree) as runtime:
+        manager = await manager_for(runtime, sleeps)
+        result = await manager.chat(MIKE, ChatRequest.prompt("x"))
+        assert result.instance == "gemini" and sleeps.waits == []
+        record = await UsageStore(runtime.db).get(result.usage_id)
+        assert record is not None
+        assert [(a.instance, a.outcome) for a in record.attempts] == [
+            ("anthropic", "error"),
+            ("gemini", "ok"),
+        ]
+        assert result.failover[0].reason == "network error"

@@ -302,3 +302,48 @@ async def test_a_header_that_would_split_the_request_is_refused_before_connectin
         with pytest.raises(TransportError, match=message):
             await transport.send(RequestSpec("GET", f"{server.url}/s", headers=headers), timeout=60)
     assert server.connections == 0
+
+
+AMBIGUOUS_FRAMING = [
+    b"Transfer-Encoding: chunked, identity\r\n",  # aiohttp would read it until the connection closes
+    b"Transfer-Encoding: xchunked\r\n",
+    b"Transfer-Encoding: identity, chunked\r\n",
+    b"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
+]
+
+
+@pytest.mark.parametrize(
+    "framing", AMBIGUOUS_FRAMING, ids=["chunked-identity", "xchunked", "identity-chunked", "twice"]
+)
+async def test_an_ambiguous_transfer_encoding_is_refused_as_malformed(raw_server, transport, framing):
+    async def script(reader, writer, state):
+        await state.read_request(reader)
+        # A body a chunked reader and a read-to-close reader see differently.
+        await _write_all(writer, state, b"HTTP/1.1 200 OK\r\n" + framing + b"\r\n5\r\nhello\r\n0\r\n\r\n")
+
+    server = await raw_server(script)
+    with pytest.raises(TransportError) as caught:
+        await transport.send(RequestSpec("GET", f"{server.url}/s"), timeout=60)
+    assert caught.value.cause == "malformed"
+    assert caught.value.message == (
+        f"response head from 127.0.0.1:{server.port} refused: ambiguous framing "
+        "(a Transfer-Encoding other than chunked alone)"
+    )
+    with pytest.raises(TransportError) as streamed:  # the streaming path (LLM answers) checks it too
+        async with transport.stream(RequestSpec("GET", f"{server.url}/s"), timeout=60):
+            pass
+    assert streamed.value.cause == "malformed"
+    # the refused connection was closed, not pooled: the second request needed a connection of its own
+    assert server.connections == 2
+
+
+async def test_transfer_encoding_chunked_alone_is_read(raw_server, transport):
+    async def script(reader, writer, state):
+        await state.read_request(reader)
+        await _write_all(
+            writer, state, b"HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+        )
+
+    server = await raw_server(script)
+    raw = await transport.send(RequestSpec("GET", f"{server.url}/s"), timeout=60)
+    assert (raw.status, raw.body) == (200, b"hello")

@@ -120,6 +120,10 @@ class FailoverOutcome(Generic[T]):
 
 
 def is_transient(error: BaseException) -> bool:
+    # A name that does not resolve now will not resolve a backoff later (offline, or a typo in a
+    # base URL): retrying only delays the switch to the next provider, or the failure.
+    if isinstance(error, TransportError) and error.cause == "dns":
+        return False
     if isinstance(error, (RateLimitedError, ProviderOverloadedError, TransportError, ProviderTimeoutError)):
         return True
     if isinstance(error, ProviderHTTPError):

@@ -21,6 +21,7 @@ import secrets
 from pathlib import Path
 
 from ..contract.errors import ConfigError
+from .private import open_private, private_dir
 
 PREFIX = "v1:"
 KEY_FILE = "master.key"
@@ -53,8 +54,8 @@ class SecretBox:
             return cls(_decode_key(env))
         path = home / KEY_FILE
         if not path.exists():
-            home.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            private_dir(home)
+            fd = open_private(path, os.O_WRONLY | os.O_EXCL)
             with os.fdopen(fd, "w") as handle:
                 handle.write(base64.urlsafe_b64encode(secrets.token_bytes(32)).decode())
         mode = path.stat().st_mode & 0o777

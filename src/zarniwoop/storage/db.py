@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..contract.errors import ConfigError
+from .private import create_private, private_dir
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,8 @@ class SQLiteDatabase:
         self.path = str(path)
         self.busy_wait = busy_wait
         if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            private_dir(Path(self.path).parent)
+            create_private(self.path)  # before SQLite does, which would make it (and its WAL) 0644
         self._conn = self._connect(first_pragmas)
         self._conn.execute(f"PRAGMA synchronous={synchronous}")
         self._conn.execute("PRAGMA foreign_keys=ON")

@@ -32,6 +32,8 @@ from typing import Any
 
 import orjson
 
+from .private import open_private, private_dir
+
 log = logging.getLogger(__name__)
 
 
@@ -55,7 +57,7 @@ class Spool:
     def __init__(self, directory: Path, *, fsync: bool = False) -> None:
         self.directory = directory
         self.fsync = fsync
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(directory)
         self.owner = f"{os.getpid()}-{secrets.token_hex(4)}"
         self._lock_path = directory / f"{self.owner}.lock"
         self._lock_fd = self._take_lock()
@@ -71,7 +73,7 @@ class Spool:
         # would take it (this owner's flock then fails) or unlink it (its segments replayed and
         # deleted while this owner still appends to them).
         staging = self.directory / f".{self.owner}.locking"
-        fd = os.open(staging, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+        fd = open_private(staging, os.O_EXCL | os.O_RDWR)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         os.rename(staging, self._lock_path)
         return fd
@@ -79,12 +81,12 @@ class Spool:
     def _open_segment(self) -> int:
         path = self._segment(self._seq)
         try:
-            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            return open_private(path, os.O_WRONLY | os.O_APPEND)
         except FileNotFoundError:  # the directory was wiped under us: recreate it, and our lock
-            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_dir(self.directory)
             os.close(self._lock_fd)
             self._lock_fd = self._take_lock()
-            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            return open_private(path, os.O_WRONLY | os.O_APPEND)
 
     def _segment(self, seq: int) -> Path:
         return self.directory / f"{self.owner}.{seq:08d}.jsonl"

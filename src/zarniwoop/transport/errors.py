@@ -23,6 +23,7 @@ import aiohttp
 from aiohttp.http_exceptions import HttpProcessingError, LineTooLong
 
 from ..contract.errors import ProviderTimeoutError, TransportError
+from .heads import AmbiguousFraming
 from .network import explain, target_of
 from .status import error_for_status, search_message
 
@@ -122,6 +123,12 @@ def _translated(
         why = found.text if found else type(exc).__name__
         return _network(
             f"{prefix}network error{context}: cannot reach proxy {proxy_host}:{proxy_port} ({why})", "proxy"
+        )
+    if isinstance(exc, AmbiguousFraming):
+        return _network(
+            f"{prefix}response head{origin} refused: ambiguous framing "
+            "(a Transfer-Encoding other than chunked alone)",
+            "malformed",
         )
     if isinstance(exc, aiohttp.ClientResponseError):
         head = _refused_head(exc)

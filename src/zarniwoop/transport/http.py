@@ -7,6 +7,8 @@ session (connection pool) per address policy. The rules live here once:
   the pool); no `.netrc`, no proxy from aiohttp's own environment lookup (`transport/proxies.py` decides);
 - caps: the response head (a line or field over 8,190 bytes, more than 128 fields: refused by the
   parser, never buffered) and the body *as decoded* (a gzip bomb stops at the cap);
+- framing: a response whose `Transfer-Encoding` is not `chunked` alone is refused at its head, its
+  connection closed (`transport/heads.py`);
 - timeouts between reads (the silence of the other side), for connecting, and a total deadline
   (`total_deadline`: connect + head + body for `send`, connect + head for a stream, whose chunks
   each get the read timeout), so a host dripping a byte a second cannot hold a call past it;
@@ -34,7 +36,6 @@ import contextlib
 import functools
 import ipaddress
 import json
-import re
 import ssl
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -47,6 +48,7 @@ from ..contract.errors import ResponseTooLargeError, TargetRefusedError, Transpo
 from ..contract.protocol import RawResponse, RequestSpec
 from .errors import Stage, total_deadline, translate_errors
 from .guard import AddressPolicy, GuardedResolver, Resolver, TargetPolicy, split_target
+from .heads import FramedResponse, check_headers
 from .proxies import ProxySettings
 from .redirects import REDIRECT_STATUSES, next_hop
 
@@ -67,9 +69,6 @@ ENDPOINT_HINT = (
     "an endpoint URL set below system level must be public "
     "(the operator may set research.allowPrivateEndpoints: true at system level)"
 )
-
-_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
-_BAD_VALUE = re.compile(r"[\r\n\x00]")
 
 
 class HttpTransport:
@@ -348,6 +347,7 @@ class HttpTransport:
             max_line_size=MAX_LINE_BYTES,
             max_field_size=MAX_LINE_BYTES,
             max_headers=MAX_HEADERS,
+            response_class=FramedResponse,
         )
         _one_request_per_attempt(session)
         return session
@@ -452,16 +452,6 @@ async def read_capped(
                 raise ResponseTooLargeError(f"response exceeds the {cap}-byte cap")
             chunks.append(chunk)
     return b"".join(chunks)
-
-
-def check_headers(headers: Mapping[str, str]) -> None:
-    """Refuse, before a byte is sent, a header that would split the request (CR, LF or NUL in a value)
-    or a name that is not an HTTP token. The value is never shown: it may be a key."""
-    for name, value in headers.items():
-        if not _TOKEN.match(name):
-            raise TransportError(f"request not sent: {name!r} is not a valid header name")
-        if _BAD_VALUE.search(value):
-            raise TransportError(f"request not sent: the value of header {name!r} holds a line break or NUL")
 
 
 def json_bytes(body: Any) -> bytes:
