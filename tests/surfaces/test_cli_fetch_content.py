@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from zarniwoop.surfaces.cli import app
 from zarniwoop.surfaces.cli.fetch_content import split_target
 
+from ..support.cli import run_cli
 from ..support.emulator import Reply
 from ..support.providers_academic import add_pubmed
 from ..support.runtime import only
@@ -101,3 +102,11 @@ def test_a_target_that_is_neither_url_nor_reference_is_a_usage_error(tmp_path):
 )
 def test_split_target(target, provider, expected):
     assert split_target(target, provider) == expected
+
+
+def test_an_unresolvable_host_is_worded_as_search_words_it(tmp_path):
+    # Offline (tests/conftest.py fails every non-loopback lookup): the fetcher's own lookup fails,
+    # and says so in the words `search` uses for the same failure.
+    result = run_cli("--config", config(tmp_path), "fetch-content", "https://example.org/x", home=tmp_path)
+    assert result.code != 0
+    assert result.stderr == "error: network error: cannot resolve example.org\n"

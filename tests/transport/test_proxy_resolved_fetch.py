@@ -91,7 +91,7 @@ async def test_the_rules_still_apply_to_the_name_and_every_address_seen(url, rea
 async def test_without_a_proxy_an_unresolvable_name_is_still_an_error():
     guarded = GuardedFetcher()
     try:
-        with pytest.raises(TransportError, match=r"example\.org: cannot be resolved"):
+        with pytest.raises(TransportError, match=r"^network error: cannot resolve example\.org$"):
             await guarded.fetch("http://example.org/", max_bytes=10, allow_private=False)
     finally:
         await guarded.aclose()

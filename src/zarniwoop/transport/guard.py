@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 from ..contract.errors import TargetRefusedError, TransportError
+from .network import unresolved_error
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[list[IPAddress]]]
@@ -156,10 +157,10 @@ class TargetPolicy:
                     )
             try:
                 addresses = await (self.resolver or resolve_host)(host, port)
-            except (OSError, UnicodeError) as exc:
+            except (OSError, UnicodeError):
                 if via_proxy:
                     return []  # the proxy resolves it; what it reaches is the proxy's policy
-                raise TransportError(f"{host}: cannot be resolved ({type(exc).__name__})") from None
+                raise unresolved_error(host) from None
         if not addresses:
             if via_proxy:
                 return []

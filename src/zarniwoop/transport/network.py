@@ -19,6 +19,8 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from ..contract.errors import TransportError
+
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -49,6 +51,20 @@ class Cause(NamedTuple):
     text: str
 
 
+def _unresolved(host: str) -> Cause:
+    return Cause("dns", f"cannot resolve {host}")
+
+
+def unresolved_error(host: str) -> TransportError:
+    """A host name that does not resolve, found by a lookup of Zarniwoop's own (the content
+    fetcher's SSRF check) rather than by aiohttp's connector: worded as `translate_errors` words the
+    connector's (`network error: cannot resolve example.org`), so search and fetch say one thing."""
+    cause = _unresolved(host)
+    error = TransportError(f"network error: {cause.text}")
+    error.cause = cause.kind
+    return error
+
+
 def explain(exc: BaseException, host: str, port: int) -> Cause | None:
     """The cause of a failed exchange with `host:port`, or None when the chain names none."""
     where = f"{host}:{port}" if port else host
@@ -58,7 +74,7 @@ def explain(exc: BaseException, host: str, port: int) -> Cause | None:
         ):
             cause = cause.os_error  # aiohttp's wrapper subclasses the TLS and OS errors it wraps
         if isinstance(cause, socket.gaierror | aiohttp.ClientConnectorDNSError):
-            return Cause("dns", f"cannot resolve {host}")
+            return _unresolved(host)
         if isinstance(cause, ssl.SSLCertVerificationError):
             reason = cause.verify_message or "certificate not trusted"
             return Cause("tls", f"TLS handshake with {where} failed: {reason}")
@@ -76,4 +92,4 @@ def explain(exc: BaseException, host: str, port: int) -> Cause | None:
     return None
 
 
-__all__ = ["Cause", "explain", "target_of"]
+__all__ = ["Cause", "explain", "target_of", "unresolved_error"]
