@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 
-from zarniwoop.contract import ProviderHTTPError, TargetRefusedError
+from zarniwoop.contract import ProviderHTTPError, TargetRefusedError, TransportError
 from zarniwoop.transport.fetch import GuardedFetcher, address_problem
 
 from ..support.emulator import Reply
@@ -155,6 +155,21 @@ async def test_redirect_loops_end(emulator):
     emulator.add("/loop", Reply(status=302, headers={"Location": "/loop"}))
     with pytest.raises(Exception, match="more than 5 redirects"):
         await fetch(GuardedFetcher(), f"{emulator.url}/loop", allow_private=True)
+
+
+@pytest.mark.parametrize("location", ["http://[::1", "http://[::1/x", "http://host.example:port/"])
+@pytest.mark.parametrize("allow_private", [False, True])
+async def test_a_malformed_redirect_target_is_refused_as_the_transport_refuses(
+    emulator, location, allow_private
+):
+    # Before the SSRF check and the proxy choice, which would raise ValueError on such a URL.
+    port = int(emulator.url.rsplit(":", 1)[1])
+    emulator.add("/start", Reply(status=302, headers={"Location": location}))
+    fetcher = GuardedFetcher(address_allowed=public_port(port))
+    with pytest.raises(TransportError) as caught:
+        await fetch(fetcher, f"{emulator.url}/start", allow_private=allow_private)
+    assert caught.value.message == "redirect to a malformed URL refused (from 127.0.0.1)"
+    assert len(emulator.requests("/start")) == 1
 
 
 async def test_reading_stops_at_the_cap_without_downloading_the_rest(emulator):

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from urllib.parse import urljoin
 
 import aiohttp
 
@@ -44,7 +43,7 @@ from .guard import (
 )
 from .http import HttpTransport, host_of
 from .proxies import ProxySettings
-from .redirects import REDIRECT_STATUSES
+from .redirects import REDIRECT_STATUSES, redirect_target
 from .status import error_for_status
 
 __all__ = [
@@ -154,7 +153,7 @@ class GuardedFetcher:
             ) as response:
                 location = response.headers.get("location")
                 if response.status in REDIRECT_STATUSES and location:
-                    previous, current = current, urljoin(current, location.strip())
+                    previous, current = current, redirect_target(current, location)
                     hops.append(current)
                     continue
                 with translate_errors("read", timeout, where=host, url=current):

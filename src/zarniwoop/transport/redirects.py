@@ -61,6 +61,22 @@ def origin_of(url: str) -> tuple[str, str, int]:
     return scheme, (parts.hostname or "").lower(), port or (443 if scheme == "https" else 80)
 
 
+def redirect_target(url: str, location: str) -> str:
+    """The absolute URL a `Location` names, relative to `url`.
+
+    Raises:
+        TransportError: a `Location` no URL parser takes (`http://[::1`, a port that is not a number):
+            checked here, once, so that no later step (the SSRF check, the proxy choice) meets a URL
+            it cannot take apart. The upstream's text is not quoted: it is the upstream's, not ours.
+    """
+    try:
+        target = urljoin(url, location.strip())
+        urlsplit(target).port  # noqa: B018 - parsing the port is the check
+    except ValueError:
+        raise TransportError(f"redirect to a malformed URL refused (from {origin_of(url)[1]})") from None
+    return target
+
+
 def next_hop(
     url: str,
     status: int,
@@ -74,10 +90,10 @@ def next_hop(
     """The next request after `status` with `Location: location` from `url`.
 
     Raises:
-        TransportError: a target that is not http(s), a downgrade from https to http, or a body that
+        TransportError: a malformed target, a target that is not http(s), a downgrade from https to http, or a body that
             would go to another origin.
     """
-    target = urljoin(url, location.strip())
+    target = redirect_target(url, location)
     before, after = origin_of(url), origin_of(target)
     if after[0] not in ("http", "https") or not after[1]:
         raise TransportError(f"redirect to a non-http(s) URL refused (from {before[1]})")
@@ -104,4 +120,4 @@ def _refused(message: str, upstream_host: str) -> TransportError:
     return error
 
 
-__all__ = ["REDIRECT_STATUSES", "SECRET_HEADERS", "Hop", "next_hop", "origin_of"]
+__all__ = ["REDIRECT_STATUSES", "SECRET_HEADERS", "Hop", "next_hop", "origin_of", "redirect_target"]
