@@ -212,13 +212,16 @@ VERBOSE_HELP = "On failure, list each provider's reason after the summary."
 
 def report_failure(summary: str, details: list[str], verbose: bool) -> None:
     """A failure on stderr: the cause in one line first, each provider's reason after it with
-    `--verbose` (else a pointer to it), so a total failure is never a wall of text."""
+    `--verbose` (else a pointer to them), so a total failure is never a wall of text. A reason the
+    summary already says word for word (one provider failed: the summary *is* its reason) is
+    neither repeated nor pointed at."""
     echo_error(summary)
+    unsaid = [line for line in details if line not in summary]
     if verbose:
-        for line in details:
+        for line in unsaid:
             typer.echo(f"  {line}", err=True)
-    elif details:
-        typer.echo(f"  ({plural(len(details), 'reason')} with --verbose or --json)", err=True)
+    elif unsaid:
+        typer.echo(f"  ({plural(len(unsaid), 'reason')} with --verbose or --json)", err=True)
 
 
 def plural(count: int, noun: str) -> str:
