@@ -20,11 +20,10 @@ from ..support.bodies import openalex_works, wikipedia_pages
 from ..support.emulator import Reply
 from ..support.paths import fixture_bytes
 from ..support.providers_web import KEYS, mount_brave
-from ..support.runtime import endpoint, only, open_runtime
+from ..support.runtime import cascade, endpoint, only, open_runtime
 
 pytestmark = pytest.mark.anyio
 SCOPE = SearchScope()
-NO_CACHE = {"research.cache.ttlSeconds": 0, "research.cache.ttlSeconds.academic": 0}
 
 
 def called(result):
@@ -50,14 +49,13 @@ async def test_first_search_with_a_hanging_default_is_answered_by_the_fallback_i
     emulator.add("/a/works", reply)
     emulator.add("/b/works", Reply.json(openalex_works(2, "Fallback")))
     settings = {
-        **only(),
-        **endpoint("oa-a", "openalex", f"{emulator.url}/a"),  # timeoutMs: the default 8000
-        **endpoint("oa-b", "openalex", f"{emulator.url}/b"),
-        "research.default.academic": "oa-a",
-        "research.fallback.academic": "oa-b",
+        **cascade(
+            "academic",
+            endpoint("oa-a", "openalex", f"{emulator.url}/a"),  # timeoutMs: the default 8000
+            endpoint("oa-b", "openalex", f"{emulator.url}/b"),
+        ),
         # long enough that the fallback answers in its half however busy the machine
         "research.deadlineMs": 10000,
-        **NO_CACHE,
     }
     async with await open_runtime(tmp_path, settings) as rt:
         begin, before = time.monotonic(), time.time()
@@ -86,11 +84,8 @@ async def test_first_search_with_a_hanging_default_is_answered_by_the_fallback_i
 async def test_a_call_cut_by_the_deadline_is_benched_like_a_timeout(tmp_path, emulator):
     emulator.add("/a/works", Reply(hang=True))
     settings = {
-        **only(),
-        **endpoint("oa-a", "openalex", f"{emulator.url}/a", timeoutMs=30000),
-        "research.default.academic": "oa-a",
+        **cascade("academic", endpoint("oa-a", "openalex", f"{emulator.url}/a", timeoutMs=30000)),
         "research.deadlineMs": 800,
-        **NO_CACHE,
     }
     async with await open_runtime(tmp_path, settings) as rt:
         before = time.time()
@@ -107,14 +102,13 @@ async def test_hedged_calls_cut_by_the_deadline_are_benched(tmp_path, emulator):
     emulator.add("/a/works", Reply(hang=True))
     emulator.add("/b/works", Reply(hang=True))
     settings = {
-        **only(),
-        **endpoint("oa-a", "openalex", f"{emulator.url}/a", timeoutMs=30000),
-        **endpoint("oa-b", "openalex", f"{emulator.url}/b", timeoutMs=30000),
-        "research.default.academic": "oa-a",
-        "research.fallback.academic": "oa-b",
+        **cascade(
+            "academic",
+            endpoint("oa-a", "openalex", f"{emulator.url}/a", timeoutMs=30000),
+            endpoint("oa-b", "openalex", f"{emulator.url}/b", timeoutMs=30000),
+        ),
         "research.hedge.afterMs": 100,
         "research.deadlineMs": 1000,
-        **NO_CACHE,
     }
     async with await open_runtime(tmp_path, settings) as rt:
         result = await rt.dispatcher.search(SearchRequest.create("q", "academic"), SCOPE)

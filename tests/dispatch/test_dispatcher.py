@@ -19,22 +19,18 @@ from zarniwoop.views.providers import provider_entries
 from ..support.bodies import openalex_works, wikipedia_pages
 from ..support.clock import ahead_of_pace
 from ..support.emulator import Reply
-from ..support.runtime import endpoint, only, open_runtime
+from ..support.runtime import cascade, endpoint, only, open_runtime
 
 pytestmark = pytest.mark.anyio
 SCOPE = SearchScope()
 
 
 def two_openalex(emulator, **extra):
-    return {
-        **only(),
-        **endpoint("oa-a", "openalex", f"{emulator.url}/a", **extra),
-        **endpoint("oa-b", "openalex", f"{emulator.url}/b", **extra),
-        "research.default.academic": "oa-a",
-        "research.fallback.academic": "oa-b",
-        "research.cache.ttlSeconds": 0,
-        "research.cache.ttlSeconds.academic": 0,
-    }
+    return cascade(
+        "academic",
+        endpoint("oa-a", "openalex", f"{emulator.url}/a", **extra),
+        endpoint("oa-b", "openalex", f"{emulator.url}/b", **extra),
+    )
 
 
 def tried(result):

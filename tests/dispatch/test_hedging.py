@@ -22,7 +22,7 @@ from zarniwoop.dispatch.hedging import (
 
 from ..support.bodies import openalex_works
 from ..support.emulator import Reply
-from ..support.runtime import endpoint, only, open_runtime
+from ..support.runtime import cascade, endpoint, open_runtime
 
 pytestmark = pytest.mark.anyio
 SCOPE = SearchScope()
@@ -31,21 +31,10 @@ WARM_UP = LOSSES_TO_BENCH + 1
 
 
 def settings_for(emulator, *, with_hanging: bool, **extra):
-    out = {
-        **only(),
-        **endpoint("oa-ok", "openalex", f"{emulator.url}/ok"),
-        "research.cache.ttlSeconds": 0,
-        "research.cache.ttlSeconds.academic": 0,
-        "research.default.academic": "oa-ok",
-        **extra,
-    }
+    ok = endpoint("oa-ok", "openalex", f"{emulator.url}/ok")
     if with_hanging:
-        out |= {
-            **endpoint("oa-hang", "openalex", f"{emulator.url}/hang"),
-            "research.default.academic": "oa-hang",
-            "research.fallback.academic": "oa-ok",
-        }
-    return out
+        return {**cascade("academic", endpoint("oa-hang", "openalex", f"{emulator.url}/hang"), ok), **extra}
+    return {**cascade("academic", ok), **extra}
 
 
 async def searches(tmp_path, settings) -> list:
@@ -137,15 +126,11 @@ async def test_default_hedge_delay_is_the_observed_p95_once_there_are_enough_ans
 async def test_unset_hedge_delay_races_a_call_slower_than_its_p95(tmp_path, emulator):
     emulator.add("/a/works", Reply.json(openalex_works(1, "A"), delay=0.05))
     emulator.add("/b/works", Reply.json(openalex_works(1, "B")))
-    settings = {
-        **only(),
-        **endpoint("oa-a", "openalex", f"{emulator.url}/a"),
-        **endpoint("oa-b", "openalex", f"{emulator.url}/b"),
-        "research.default.academic": "oa-a",
-        "research.fallback.academic": "oa-b",
-        "research.cache.ttlSeconds": 0,
-        "research.cache.ttlSeconds.academic": 0,
-    }
+    settings = cascade(
+        "academic",
+        endpoint("oa-a", "openalex", f"{emulator.url}/a"),
+        endpoint("oa-b", "openalex", f"{emulator.url}/b"),
+    )
     async with await open_runtime(tmp_path, settings) as rt:
         for i in range(MIN_SAMPLES):
             first = await rt.dispatcher.search(SearchRequest.create(f"q{i}", "academic"), SCOPE)

@@ -21,7 +21,7 @@ from zarniwoop.views.providers import provider_entries
 
 from ..support.bodies import openalex_works
 from ..support.emulator import Reply
-from ..support.runtime import endpoint, only, open_runtime, write_config
+from ..support.runtime import cascade, endpoint, open_runtime, write_config
 from ..support.tcp_proxy import TcpProxy
 
 pytestmark = pytest.mark.anyio
@@ -41,13 +41,11 @@ class FakeClock(Clock):
 
 def quota_settings(emulator, **quota):
     return {
-        **only(),
-        **endpoint("oa-q", "openalex", f"{emulator.url}/q", **quota, rateLimit__perSecond=1000),
-        **endpoint("oa-free", "openalex", f"{emulator.url}/free", rateLimit__perSecond=1000),
-        "research.default.academic": "oa-q",
-        "research.fallback.academic": "oa-free",
-        "research.cache.ttlSeconds": 0,
-        "research.cache.ttlSeconds.academic": 0,
+        **cascade(
+            "academic",
+            endpoint("oa-q", "openalex", f"{emulator.url}/q", **quota, rateLimit__perSecond=1000),
+            endpoint("oa-free", "openalex", f"{emulator.url}/free", rateLimit__perSecond=1000),
+        ),
         # Hedging is not under test: on a busy machine a slow answer of oa-q was raced, and oa-free
         # served a search that oa-q's quota had room for (99 of 100, issue 24).
         "research.hedge.afterMs": 0,

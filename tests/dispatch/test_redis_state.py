@@ -27,7 +27,7 @@ from ..support.bodies import openalex_works
 from ..support.cli import run_cli
 from ..support.clock import ahead_of_pace
 from ..support.emulator import Reply
-from ..support.runtime import endpoint, only, open_runtime, write_config
+from ..support.runtime import cascade, endpoint, only, open_runtime, write_config
 
 pytestmark = pytest.mark.anyio
 SCOPE = SearchScope("acme", "review")
@@ -201,15 +201,11 @@ def _zarniwoop(config: Path, home: Path, *args: str) -> subprocess.CompletedProc
 def test_a_cooldown_set_in_process_a_makes_process_b_skip(tmp_path, emulator, redis_config):
     emulator.add("/a/works", Reply(status=503))
     emulator.add("/b/works", Reply.json(openalex_works(1)))
-    settings = {
-        **only(),
-        **endpoint("oa-a", "openalex", f"{emulator.url}/a"),
-        **endpoint("oa-b", "openalex", f"{emulator.url}/b"),
-        "research.default.academic": "oa-a",
-        "research.fallback.academic": "oa-b",
-        "research.cache.ttlSeconds": 0,
-        "research.cache.ttlSeconds.academic": 0,
-    }
+    settings = cascade(
+        "academic",
+        endpoint("oa-a", "openalex", f"{emulator.url}/a"),
+        endpoint("oa-b", "openalex", f"{emulator.url}/b"),
+    )
     config_a, home_a = _config(tmp_path, "a", settings, redis_config)
     config_b, home_b = _config(tmp_path, "b", settings, redis_config)
 
@@ -237,13 +233,10 @@ def test_a_cooldown_set_in_process_a_makes_process_b_skip(tmp_path, emulator, re
 
 def test_200_searches_in_two_processes_against_a_quota_of_100(tmp_path, emulator, redis_config):
     emulator.add("/q/works", Reply.json(openalex_works(1), delay=0.01))
-    settings = {
-        **only(),
-        **endpoint("oa-q", "openalex", f"{emulator.url}/q", quota__daily=100, rateLimit__perSecond=10000),
-        "research.default.academic": "oa-q",
-        "research.cache.ttlSeconds": 0,
-        "research.cache.ttlSeconds.academic": 0,
-    }
+    settings = cascade(
+        "academic",
+        endpoint("oa-q", "openalex", f"{emulator.url}/q", quota__daily=100, rateLimit__perSecond=10000),
+    )
     # both processes start their 100 concurrent searches at once
     lines = _bursts_in_two_processes(tmp_path, settings, redis_config, count=100)
     assert len(lines) == 200

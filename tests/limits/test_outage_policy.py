@@ -35,7 +35,7 @@ from ..llm.test_rate_limits import reply, tenant_config
 from ..support.bodies import openalex_works
 from ..support.emulator import Reply
 from ..support.llm import ANTHROPIC_PATH
-from ..support.runtime import endpoint, only, write_config
+from ..support.runtime import cascade, endpoint, write_config
 from ..support.waiting import until
 
 pytestmark = pytest.mark.anyio
@@ -85,13 +85,10 @@ def _config(emulator) -> dict:
         "llm": {**accounts["ann"]["llm"], "quota": {"daily_tokens": 100_000}},
     }
     tree["settings"].update(
-        {
-            **only(),
-            **endpoint("oa-a", "openalex", f"{emulator.url}/a", rateLimit__perSecond=1, quota__daily=100),
-            "research.default.academic": "oa-a",
-            "research.cache.ttlSeconds": 0,
-            "research.cache.ttlSeconds.academic": 0,
-        }
+        cascade(
+            "academic",
+            endpoint("oa-a", "openalex", f"{emulator.url}/a", rateLimit__perSecond=1, quota__daily=100),
+        )
     )
     return tree
 

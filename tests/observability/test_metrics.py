@@ -12,7 +12,7 @@ from zarniwoop.surfaces.cli import app
 
 from ..support.bodies import openalex_works
 from ..support.emulator import Reply
-from ..support.runtime import endpoint, only, open_runtime
+from ..support.runtime import cascade, endpoint, open_runtime
 
 pytestmark = pytest.mark.anyio
 
@@ -42,15 +42,11 @@ def value(name, labels):
 async def test_metrics_text_parses_and_carries_every_research_metric(tmp_path, emulator):
     emulator.add("/a/works", Reply(status=503))
     emulator.add("/b/works", Reply.json(openalex_works(2)))
-    settings = {
-        **only(),
-        **endpoint("m-a", "openalex", f"{emulator.url}/a"),
-        **endpoint("m-b", "openalex", f"{emulator.url}/b", quota__daily=50),
-        "research.default.academic": "m-a",
-        "research.fallback.academic": "m-b",
-        "research.cache.ttlSeconds": 0,
-        "research.cache.ttlSeconds.academic": 0,
-    }
+    settings = cascade(
+        "academic",
+        endpoint("m-a", "openalex", f"{emulator.url}/a"),
+        endpoint("m-b", "openalex", f"{emulator.url}/b", quota__daily=50),
+    )
     calls_b = {"protocol": "openalex", "instance": "m-b", "modality": "ACADEMIC", "outcome": "success"}
     failed_a = {"protocol": "openalex", "instance": "m-a", "modality": "ACADEMIC", "outcome": "hard_error"}
     dispatched = {"modality": "ACADEMIC", "tier": "NORMAL", "outcome": "success"}

@@ -30,7 +30,7 @@ from zarniwoop.storage.usage import CallRecord
 
 from ..support.bodies import openalex_works
 from ..support.emulator import Reply
-from ..support.runtime import endpoint, only, open_runtime, write_config
+from ..support.runtime import cascade, endpoint, open_runtime, write_config
 from ..support.tcp_proxy import TcpProxy
 from ..support.waiting import until_async
 
@@ -48,15 +48,11 @@ COLUMNS = (
 
 def two_endpoints(emulator):
     """oa-empty answers with no hits (a call, no cooldown), then oa-ok answers: two calls per search."""
-    return {
-        **only(),
-        **endpoint("oa-empty", "openalex", f"{emulator.url}/empty", rateLimit__perSecond=1000),
-        **endpoint("oa-ok", "openalex", f"{emulator.url}/ok", rateLimit__perSecond=1000),
-        "research.default.academic": "oa-empty",
-        "research.fallback.academic": "oa-ok",
-        "research.cache.ttlSeconds": 0,
-        "research.cache.ttlSeconds.academic": 0,
-    }
+    return cascade(
+        "academic",
+        endpoint("oa-empty", "openalex", f"{emulator.url}/empty", rateLimit__perSecond=1000),
+        endpoint("oa-ok", "openalex", f"{emulator.url}/ok", rateLimit__perSecond=1000),
+    )
 
 
 def serve(emulator, delay=0.0):
@@ -378,12 +374,8 @@ async def test_records_the_spool_cannot_take_are_kept_in_memory(tmp_path, emulat
 async def test_a_call_cut_by_the_deadline_is_audited_as_a_timeout(tmp_path, emulator):
     emulator.add("/hang/works", Reply(hang=True))
     settings = {
-        **only(),
-        **endpoint("oa-hang", "openalex", f"{emulator.url}/hang", timeoutMs=30000),
-        "research.default.academic": "oa-hang",
+        **cascade("academic", endpoint("oa-hang", "openalex", f"{emulator.url}/hang", timeoutMs=30000)),
         "research.deadlineMs": 300,
-        "research.cache.ttlSeconds": 0,
-        "research.cache.ttlSeconds.academic": 0,
     }
     async with await open_runtime(tmp_path, settings) as rt:
         asked_at = time.time()

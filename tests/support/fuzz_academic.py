@@ -62,6 +62,13 @@ def any_body(*fixtures: bytes) -> st.SearchStrategy[bytes]:
     return st.one_of(*strategies)
 
 
+def survives_broken_json(parse: Any, data: st.DataObject, real: bytes, *more: bytes) -> None:
+    """`parse` meets one broken body drawn from the real JSON body `real`: random bytes, `real` (or one
+    of `more`) truncated or garbled, or `real` with random types inside its envelope."""
+    parses_or_refuses(parse, data.draw(any_body(real, *more)))
+    parses_or_refuses(parse, data.draw(json_bodies(json.loads(real))))
+
+
 def parses_or_refuses(parse: Any, body: bytes) -> None:
     """Call `parse(body)`; only `ParseError` may escape, and what parses is a valid page."""
     with contextlib.suppress(ParseError):

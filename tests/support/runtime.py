@@ -45,3 +45,18 @@ BUILTIN_IDS = tuple(instance_id for instance_id, _, _ in BUILTIN_ENDPOINTS)
 def only(*enabled: str, disable: tuple[str, ...] = BUILTIN_IDS) -> dict[str, Any]:
     """Disable the built-in endpoints except `enabled`, so a test controls the whole cascade."""
     return {f"research.endpoint.{name}.enabled": False for name in disable if name not in enabled}
+
+
+def cascade(modality: str, *endpoints: dict[str, Any], cache: bool = False) -> dict[str, Any]:
+    """Settings where `modality` walks `endpoints` (each from `endpoint()`) in the order given, every
+    built-in endpoint disabled, and — unless `cache` — nothing cached, so each search reaches them."""
+    ids = [key.split(".")[2] for settings in endpoints for key in settings if key.endswith(".protocol")]
+    out: dict[str, Any] = {**only()}
+    for settings in endpoints:
+        out.update(settings)
+    out[f"research.default.{modality}"] = ids[0]
+    if len(ids) > 1:
+        out[f"research.fallback.{modality}"] = ",".join(ids[1:])
+    if not cache:
+        out.update({"research.cache.ttlSeconds": 0, f"research.cache.ttlSeconds.{modality}": 0})
+    return out

@@ -11,21 +11,17 @@ from zarniwoop.surfaces.cli import app
 from ..support.bodies import openalex_works
 from ..support.cli import run_cli
 from ..support.emulator import Reply
-from ..support.runtime import endpoint, only, write_config
+from ..support.runtime import cascade, endpoint, write_config
 
 
 def test_usage_after_searches(tmp_path, emulator, monkeypatch):
     emulator.add("/a/works", Reply(status=500))
     emulator.add("/b/works", Reply.json(openalex_works(4)))
-    settings = {
-        **only(),
-        **endpoint("oa-a", "openalex", f"{emulator.url}/a"),
-        **endpoint("oa-b", "openalex", f"{emulator.url}/b", quota__daily=10),
-        "research.default.academic": "oa-a",
-        "research.fallback.academic": "oa-b",
-        "research.cache.ttlSeconds": 0,
-        "research.cache.ttlSeconds.academic": 0,
-    }
+    settings = cascade(
+        "academic",
+        endpoint("oa-a", "openalex", f"{emulator.url}/a"),
+        endpoint("oa-b", "openalex", f"{emulator.url}/b", quota__daily=10),
+    )
     config = str(write_config(tmp_path, {"settings": settings}))
     monkeypatch.setenv("ZARNIWOOP_HOME", str(tmp_path / "home"))
     runner = CliRunner()

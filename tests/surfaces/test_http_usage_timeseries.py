@@ -16,7 +16,7 @@ from zarniwoop.storage.usage import CallRecord
 from zarniwoop.surfaces.http import create_app
 from zarniwoop.tenancy.tokens import TokenStore
 
-from ..support.runtime import endpoint, only, write_config
+from ..support.runtime import cascade, endpoint, only, write_config
 
 DAY = "2026-11-30"
 
@@ -276,15 +276,11 @@ def test_the_cli_prints_the_same_timeseries(tmp_path, emulator, monkeypatch):
 
     emulator.add("/a/works", Reply(status=500))
     emulator.add("/b/works", Reply.json(openalex_works(4)))
-    settings = {
-        **only(),
-        **endpoint("oa-a", "openalex", f"{emulator.url}/a"),
-        **endpoint("oa-b", "openalex", f"{emulator.url}/b"),
-        "research.default.academic": "oa-a",
-        "research.fallback.academic": "oa-b",
-        "research.cache.ttlSeconds": 0,
-        "research.cache.ttlSeconds.academic": 0,
-    }
+    settings = cascade(
+        "academic",
+        endpoint("oa-a", "openalex", f"{emulator.url}/a"),
+        endpoint("oa-b", "openalex", f"{emulator.url}/b"),
+    )
     config = str(write_config(tmp_path, {"settings": settings}))
     monkeypatch.setenv("ZARNIWOOP_HOME", str(tmp_path / "home"))
     runner = CliRunner()
