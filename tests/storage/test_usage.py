@@ -238,19 +238,35 @@ def _stored_bytes(home: Path) -> bytes:
     return b"".join(p.read_bytes() for p in home.rglob("*") if p.is_file())
 
 
+def _burst(tmp_path: Path, settings: dict, database_url: str | None, *, count: int, concurrency: int):
+    """`tests/support/burst.py` in a child process over `tmp_path/home`: searches `count` times (0:
+    until killed), `concurrency` at once, printing each completed search as a JSON line; with its config."""
+    body = {"settings": settings, **({"database_url": database_url} if database_url else {})}
+    config = write_config(tmp_path, body)
+    home = tmp_path / "home"
+    env = {**os.environ, "ZARNIWOOP_HOME": str(home), "PYTHONPATH": str(REPO)}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.burst", str(config), str(home), "--count", str(count),
+         "--concurrency", str(concurrency), "--prefix", SECRET],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    return child, config
+
+
+def _reap(child) -> str:
+    """Kill `child` (if still alive) and return what it wrote to stderr."""
+    child.kill()
+    child.wait(timeout=60)
+    stderr = child.stderr.read().decode()
+    child.stdout.close()
+    child.stderr.close()
+    return stderr
+
+
 async def test_kill_9_mid_burst_loses_no_record_of_a_completed_call(tmp_path, emulator, database_url):
     serve(emulator, delay=0.005)
     home = tmp_path / "home"
-    body = {"settings": two_endpoints(emulator)}
-    if database_url:
-        body["database_url"] = database_url
-    config = write_config(tmp_path, body)
-    env = {**os.environ, "ZARNIWOOP_HOME": str(home), "PYTHONPATH": str(REPO)}
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.burst", str(config), str(home), "--count", "0",
-         "--concurrency", "6", "--prefix", SECRET],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+    child, config = _burst(tmp_path, two_endpoints(emulator), database_url, count=0, concurrency=6)
     completed = []
     try:
         deadline = time.monotonic() + 60
@@ -261,11 +277,7 @@ async def test_kill_9_mid_burst_loses_no_record_of_a_completed_call(tmp_path, em
             completed.append(json.loads(line))
         child.send_signal(signal.SIGKILL)  # mid-burst: six searches are in flight
     finally:
-        child.kill()
-        child.wait(timeout=60)
-        stderr = child.stderr.read().decode()
-        child.stdout.close()
-        child.stderr.close()
+        stderr = _reap(child)
     assert child.returncode == -signal.SIGKILL
     assert len(completed) >= 60, stderr
     expected = {
@@ -411,14 +423,7 @@ async def test_calls_in_flight_at_kill_9_become_interrupted_rows(tmp_path, emula
         "research.endpoint.oa-ok.timeoutMs": 60000,
         "research.deadlineMs": 60000,
     }
-    body = {"settings": settings, **({"database_url": database_url} if database_url else {})}
-    config = write_config(tmp_path, body)
-    env = {**os.environ, "ZARNIWOOP_HOME": str(home), "PYTHONPATH": str(REPO)}
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.burst", str(config), str(home), "--count", "5",
-         "--concurrency", "5", "--prefix", SECRET],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+    child, config = _burst(tmp_path, settings, database_url, count=5, concurrency=5)
     try:
         deadline = time.monotonic() + 60
         while len(emulator.requests("/ok/works")) < 5 and time.monotonic() < deadline:
@@ -432,11 +437,7 @@ async def test_calls_in_flight_at_kill_9_become_interrupted_rows(tmp_path, emula
         await until_async(lambda: not holding & set(spool.glob("*.jsonl")), "a flush in the child")
         child.send_signal(signal.SIGKILL)
     finally:
-        child.kill()
-        child.wait(timeout=60)
-        stderr = child.stderr.read().decode()
-        child.stdout.close()
-        child.stderr.close()
+        stderr = _reap(child)
     assert child.returncode == -signal.SIGKILL
     assert len(emulator.requests("/ok/works")) == 5, stderr
     async with await Runtime.open(config, home=home) as rt:

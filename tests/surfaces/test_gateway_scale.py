@@ -130,16 +130,20 @@ def test_fifty_concurrent_calls_against_a_budget_for_twenty_make_exactly_twenty_
     _check_exactly_twenty(results, upstream)
 
 
-def test_fifty_concurrent_calls_over_two_replicas_on_postgres_and_redis_make_exactly_twenty(
-    tmp_path: Path,
-    emulator: Emulator,
-    postgres_url: str,
-    redis_config: dict[str, str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.fixture
+def replicas_backend(
+    postgres_url: str, redis_config: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> dict[str, str]:
+    """What two replicas share: PostgreSQL, Redis and the master key."""
     monkeypatch.setenv("ZARNIWOOP_MASTER_KEY", MASTER_KEY)
+    return {"database_url": postgres_url, **redis_config}
+
+
+def test_fifty_concurrent_calls_over_two_replicas_on_postgres_and_redis_make_exactly_twenty(
+    tmp_path: Path, emulator: Emulator, replicas_backend: dict[str, str]
+) -> None:
     reserved = _reserved_per_call()
-    backend = {"database_url": postgres_url, **redis_config}
+    backend = replicas_backend
     results, upstream = _run_burst(
         tmp_path, emulator, 2, backend, {"monthly_tokens": FITS * reserved + reserved // 2}
     )
@@ -147,15 +151,11 @@ def test_fifty_concurrent_calls_over_two_replicas_on_postgres_and_redis_make_exa
 
 
 def test_requests_per_minute_over_two_replicas_lets_at_most_ten_through(
-    tmp_path: Path,
-    emulator: Emulator,
-    postgres_url: str,
-    redis_config: dict[str, str],
-    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, emulator: Emulator, replicas_backend: dict[str, str]
 ) -> None:
-    monkeypatch.setenv("ZARNIWOOP_MASTER_KEY", MASTER_KEY)
-    backend = {"database_url": postgres_url, **redis_config}
-    results, upstream = _run_burst(tmp_path, emulator, 2, backend, {"requests_per_minute": 10}, calls=30)
+    results, upstream = _run_burst(
+        tmp_path, emulator, 2, replicas_backend, {"requests_per_minute": 10}, calls=30
+    )
     done = [r for r in results if not isinstance(r, BaseException)]
     refused = [r for r in results if isinstance(r, openai.RateLimitError)]
     assert upstream == len(done) == 10  # one window (60 s) is far longer than this burst
