@@ -9,13 +9,11 @@ another. Every request the page makes must go to the server's own origin.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import shutil
 import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -24,10 +22,10 @@ from zarniwoop.llm.usage import UsageRecord, UsageStore
 from zarniwoop.runtime import Runtime
 
 from ..support.bodies import openalex_works, wikipedia_pages
-from ..support.cli import run_cli
 from ..support.emulator import Emulator, Reply
 from ..support.runtime import endpoint, only, write_config
 from ..support.served import Served, served
+from ..support.site import Site, make_token
 
 # its module-scoped server is set up once: the module's tests run on one xdist worker
 pytestmark = pytest.mark.xdist_group(__name__)
@@ -63,12 +61,6 @@ HOSTILE_WORK = {
     "display_name": MARKUP,
     "primary_location": {"pdf_url": "javascript:document.title='pwned'", "source": {"display_name": MARKUP}},
 }
-
-
-@dataclass(frozen=True)
-class Site:
-    config: Path
-    home: Path
 
 
 @pytest.fixture(scope="module")
@@ -111,12 +103,7 @@ def server(site) -> Iterator[Served]:
 @pytest.fixture(scope="module")
 def user_token(site, server) -> str:
     """A user-role token of tenant `acme`, project `ui`, made while the server runs (it shares the DB)."""
-    made = run_cli(
-        *("--config", str(site.config), "tokens", "create", "--tenant", "acme", "--project", "ui", "--json"),
-        home=site.home,
-    )  # in-process (support/cli.py)
-    assert made.code == 0, made.stderr
-    return str(json.loads(made.stdout)["token"])
+    return str(make_token(site, "acme", "ui")["token"])
 
 
 def record_llm_calls(site: Site, *records: UsageRecord) -> None:

@@ -12,18 +12,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 
-from ..support.cli import run_cli
 from ..support.emulator import Emulator, Reply
 from ..support.gateway import openai_completion
 from ..support.llm import trusting
 from ..support.runtime import only, write_config
 from ..support.served import Served, served
+from ..support.site import Site, make_token
 from . import test_web_browser as web
 
 # its module-scoped server is set up once: the module's tests run on one xdist worker
@@ -40,13 +39,6 @@ OLD_KEY = "sk-ui-OLD-7c41e09b5a2d"
 NEW_KEY = "sk-ui-NEW-3f88d62c0e17"
 LAB_MODELS = ["qwen3:30b", "llama3.2:3b", "gemma3:12b"]
 CHAT = {"model": "openai:gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
-
-
-@dataclass(frozen=True)
-class Site:
-    config: Path
-    home: Path
-    emulator: Emulator
 
 
 def ollama_tags(names: list[str]) -> dict:
@@ -107,13 +99,7 @@ def server(site) -> Iterator[Served]:
 @pytest.fixture(scope="module")
 def mike(site, server) -> str:
     """A user token of acme/ui bound to account mike (the gateway's caller), made while serving."""
-    made = run_cli(
-        *("--config", str(site.config), "tokens", "create", "--tenant", "acme", "--project", "ui"),
-        *("--account", "mike", "--json"),
-        home=site.home,
-    )  # in-process (support/cli.py)
-    assert made.code == 0, made.stderr
-    return str(json.loads(made.stdout)["token"])
+    return str(make_token(site, "acme", "ui", "--account", "mike")["token"])
 
 
 def ask_llm(server: Served, token: str) -> httpx.Response:

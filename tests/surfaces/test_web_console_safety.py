@@ -16,8 +16,6 @@ import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
 import pytest
@@ -30,6 +28,7 @@ from ..support.cli import run_cli
 from ..support.emulator import Emulator, Reply
 from ..support.runtime import endpoint, only, write_config
 from ..support.served import Served, served
+from ..support.site import Site, make_token
 from . import test_web_browser as web
 
 # its module-scoped server is set up once: the module's tests run on one xdist worker
@@ -47,12 +46,6 @@ LONG_ERROR = (
     "until every shard reports green; retry after the maintenance window announced on the status page"
 )
 P95_MS = 12_345  # five digits: the y axis of the p95 chart must show "12,000 ms" whole
-
-
-@dataclass(frozen=True)
-class Site:
-    config: Path
-    home: Path
 
 
 @pytest.fixture(scope="module")
@@ -99,14 +92,8 @@ def server(site) -> Iterator[Served]:
         yield running
 
 
-def make_token(site: Site, tenant: str, project: str, role: str = "user", label: str | None = None) -> dict:
-    made = run_cli(
-        *("--config", str(site.config), "tokens", "create", "--tenant", tenant, "--project", project),
-        *("--role", role, *(("--label", label) if label else ()), "--json"),
-        home=site.home,
-    )  # in-process (support/cli.py)
-    assert made.code == 0, made.stderr
-    return dict(json.loads(made.stdout))
+def role_token(site: Site, tenant: str, project: str, role: str = "user", label: str | None = None) -> dict:
+    return make_token(site, tenant, project, "--role", role, *(("--label", label) if label else ()))
 
 
 def record_slow_calls(site: Site, project: str, count: int = 3) -> None:
@@ -204,8 +191,8 @@ def test_switching_a_provider_off_asks_first(tab, server):
 
 
 def test_an_operator_tokens_page_says_whose_tokens_and_revoke_asks_first(tab, server, site):
-    acme = make_token(site, "acme", "web", label="acme bot")
-    globex = make_token(site, "globex", "crm", role="admin")
+    acme = role_token(site, "acme", "web", label="acme bot")
+    globex = role_token(site, "globex", "crm", role="admin")
     sign_in(tab, server.token)
     # the banner's token acts on default/default but reaches every tenant: the header says so
     expect(tab.locator("#scope-label")).to_contain_text("tenant default · project default")

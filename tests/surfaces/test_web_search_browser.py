@@ -14,8 +14,6 @@ import re
 import struct
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import quote
 
 import httpx
@@ -27,6 +25,7 @@ from ..support.paths import shared_fixtures
 from ..support.providers_academic import add_pubmed
 from ..support.runtime import endpoint, only, write_config
 from ..support.served import Served, served
+from ..support.site import Site
 from .test_web_browser import (  # noqa: F401 - fixtures are found by name
     ARTIFACTS,
     AXE,
@@ -88,13 +87,6 @@ def _results(site: str, category: str | None) -> list[dict[str, object]]:
         {"url": f"{site}/aurora/{i}", "title": f"Aurora page {i}", "content": f"Page {i} text"}
         for i in (1, 2)
     ]
-
-
-@dataclass(frozen=True)
-class Site:
-    config: Path
-    home: Path
-    emulator: Emulator
 
 
 @pytest.fixture(scope="module")
