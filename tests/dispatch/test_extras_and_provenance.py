@@ -68,14 +68,25 @@ async def test_unknown_extras_are_warned_about_at_start_up(tmp_path, emulator, c
     settings = {
         **only(),
         **endpoint(
-            "oa", "openalex", f"{emulator.url}/oa", contactEmail="ops@acme.example", userAgnet="typo/1.0"
+            "oa",
+            "openalex",
+            f"{emulator.url}/oa",
+            contactEmail="ops@acme.example",
+            userAgnet="typo/1.0",
+            shade="blue",
         ),
     }
     with caplog.at_level(logging.WARNING, logger="zarniwoop.runtime"):
         async with await open_runtime(tmp_path, settings):
             pass
-    warnings = [r.getMessage() for r in caplog.records if "unknown extra" in r.getMessage()]
+    # one warning (issue 46: it was two), naming the key it meant
+    warnings = [r.getMessage() for r in caplog.records if "userAgnet" in r.getMessage()]
     assert warnings == [
-        "research.endpoint.oa.userAgnet: unknown extra 'userAgnet' for protocol 'openalex', ignored; "
+        f"{tmp_path / 'zarniwoop.yaml'}: research.endpoint.oa.userAgnet is not a known setting; "
+        "did you mean research.endpoint.oa.userAgent?"
+    ]
+    # an extra near no known key: its protocol's list
+    assert [r.getMessage() for r in caplog.records if "unknown extra" in r.getMessage()] == [
+        "research.endpoint.oa.shade: unknown extra 'shade' for protocol 'openalex', ignored; "
         "known extras: contactEmail, language, quota.daily, quota.monthly, userAgent"
     ]

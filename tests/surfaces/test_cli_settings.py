@@ -108,3 +108,14 @@ def test_a_typo_in_the_config_file_is_warned_at_start(tmp_path, home, caplog):
     assert f"{config}: research.provenence is not a known setting; did you mean research.provenance?" in [
         r.getMessage() for r in caplog.records
     ]
+
+
+def test_a_misspelt_endpoint_key_in_the_config_file_is_warned_once(tmp_path, home, caplog):
+    config = _config(tmp_path, None, {"research.endpoint.wikipedia.timeoutMS": 3000})
+    with caplog.at_level("WARNING", logger="zarniwoop.runtime"):
+        assert _cli(config, "settings", "get", "research.deadlineMs").exit_code == 0
+    about = [r.getMessage() for r in caplog.records if "timeoutMS" in r.getMessage()]
+    assert about == [
+        f"{config}: research.endpoint.wikipedia.timeoutMS is not a known setting; "
+        "did you mean research.endpoint.wikipedia.timeoutMs?"
+    ]

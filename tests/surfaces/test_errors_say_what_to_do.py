@@ -23,6 +23,27 @@ def test_a_misspelt_top_level_config_key_gets_did_you_mean(tmp_path):
     )
 
 
+def test_every_bad_value_of_a_config_file_is_listed_in_the_projects_words(tmp_path):
+    """Two bad values reported only the first; a proxy that is no URL was told pydantic's regex."""
+    config = tmp_path / "zarniwoop.yaml"
+    config.write_text("http: {proxy: notaurl}\naudit_fsync: maybe\nsetting: {}\n")
+    ran = run_cli("--config", str(config), "providers", home=tmp_path / "home")
+    assert ran.code == 2
+    assert ran.stderr.strip().splitlines() == [
+        "error: config error: audit_fsync: Input should be a valid boolean, unable to interpret input",
+        "  also http.proxy: expected a proxy URL: http://, https://, socks5:// or socks5h:// and a host",
+        "  also setting: is not a known key; did you mean settings?",
+    ]
+    assert "pattern" not in ran.stderr
+    many = tmp_path / "many.yaml"
+    many.write_text("".join(f"typo{i}: 1\n" for i in range(7)))
+    lines = run_cli("--config", str(many), "providers", home=tmp_path / "home").stderr.strip().splitlines()
+    assert lines[0].startswith("error: config error: typo0: is not a known key")
+    assert [line.split(":")[0] for line in lines[1:]] == [f"  also typo{i}" for i in range(1, 5)] + [
+        "  and 2 more"
+    ]
+
+
 def test_a_negative_value_is_the_value_not_an_unknown_option(tmp_path):
     """`settings set KEY -5`: Click took `-5` for an option it did not know (a boxed 5-line error)."""
     home = tmp_path / "home"

@@ -60,11 +60,22 @@ def _checked(kind: str, names: Any) -> Any:
     return names
 
 
+PROXY_URL = r"^(https?|socks5h?)://\S+$"
+HTTP_URL = r"^https?://\S+$"
+PLAIN_HTTP_URL = r"^https?://[^\s#?]+$"
+_PATTERN_WORDS = {
+    PROXY_URL: "expected a proxy URL: http://, https://, socks5:// or socks5h:// and a host",
+    HTTP_URL: "expected an http:// or https:// URL",
+    PLAIN_HTTP_URL: "expected an http:// or https:// URL with no query or fragment",
+}
+"""What a value that misses one of these patterns is told, instead of the pattern itself."""
+
+
 class HttpConfig(_Node):
     """Outbound HTTP: a proxy for provider, LLM and content traffic (the environment's otherwise)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    proxy: str | None = Field(default=None, pattern=r"^(https?|socks5h?)://\S+$")
+    proxy: str | None = Field(default=None, pattern=PROXY_URL)
     no_proxy: str | None = Field(default=None, alias="noProxy")
 
 
@@ -98,8 +109,8 @@ class OAuthIssuerConfig(_Node):
     """An authorization server whose access tokens this server accepts, checked against its JWKS."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    issuer: str = Field(pattern=r"^https?://\S+$")
-    jwks_uri: str = Field(alias="jwksUri", pattern=r"^https?://\S+$")
+    issuer: str = Field(pattern=HTTP_URL)
+    jwks_uri: str = Field(alias="jwksUri", pattern=HTTP_URL)
     algorithms: list[str] = Field(default_factory=lambda: ["RS256", "ES256"], min_length=1)
     tenant: str | None = None
     """Every token of this issuer acts in this tenant (an IdP per tenant); else the tenant claim."""
@@ -127,7 +138,7 @@ class AuthConfig(_Node):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     mode: Literal["tokens", "oauth"] = "tokens"
-    resource: str | None = Field(default=None, pattern=r"^https?://[^\s#?]+$")
+    resource: str | None = Field(default=None, pattern=PLAIN_HTTP_URL)
     """This server's public URL (behind the TLS proxy): the audience access tokens must name."""
     issuers: list[OAuthIssuerConfig] = Field(default_factory=list)
     jwks_refetch_seconds: float = Field(default=60.0, ge=0, le=86400, alias="jwksRefetchSeconds")
@@ -291,13 +302,21 @@ def parse_config(data: Mapping[str, Any], *, base: Path | None = None) -> Config
     try:
         config = ConfigFile.model_validate(expanded)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        location = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        if first["type"] == "extra_forbidden":
-            raise ConfigError(location, _unknown_key_reason(first["loc"])) from None
-        raise ConfigError(location, first["msg"].removeprefix("Value error, ")) from None
+        (key, reason), *more = [_problem(error) for error in exc.errors()]
+        raise ConfigError(key, reason, more=more) from None
     config.notes = notes
     return config
+
+
+def _problem(error: Any) -> tuple[str, str]:
+    """One pydantic error as `(key, reason)` in the project's words: the key it meant for an unknown
+    one, what was expected for a pattern (never the regex)."""
+    location = ".".join(str(part) for part in error["loc"]) or "(top level)"
+    if error["type"] == "extra_forbidden":
+        return location, _unknown_key_reason(error["loc"])
+    if error["type"] == "string_pattern_mismatch":
+        return location, _PATTERN_WORDS.get(error["ctx"]["pattern"], "is not in the expected form")
+    return location, str(error["msg"]).removeprefix("Value error, ")
 
 
 _LOADER_FIELDS = frozenset({"path", "notes"})

@@ -27,6 +27,7 @@ from . import keys as K
 from .bounds import check_api_key, check_bounds
 from .ceilings import ceiling_problems
 from .endpoints import default_rate, endpoint_ids, instance_config
+from .known_keys import known_key
 from .profiles import PROFILE_PREFIX, parse_profile_key
 from .trust import ALLOW_PRIVATE_ENDPOINTS, check_writes, operator_flag
 
@@ -65,8 +66,10 @@ def extras_warnings(service: SettingService, protocols: Mapping[str, SearchProto
                 continue
             known = known_extras(protocol)
             for suffix in instance_config(settings, instance_id, protocol).extras:
-                if suffix not in known:
-                    key = K.endpoint_key(instance_id, suffix)
+                key = K.endpoint_key(instance_id, suffix)
+                # A misspelt core key (`timeoutMS`) is no extra: it was warned as it came in — at
+                # start-up for a file's key, by `settings set` for a stored one — with the key it meant.
+                if suffix not in known and known_key(key) is not None:
                     warnings.setdefault(
                         key,
                         f"{key}: unknown extra {suffix!r} for protocol {protocol.id!r}, ignored; "

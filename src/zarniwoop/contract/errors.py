@@ -44,6 +44,7 @@ so it can cross a process boundary (workers, multiprocessing tests) unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -122,14 +123,21 @@ class UnknownNameError(InvalidRequestError):
 
 
 class ConfigError(ZarniwoopError):
-    """The configuration is wrong; names the key (or file) and the reason."""
+    """The configuration is wrong; names the key (or file) and the reason — and, for a file with more
+    than one bad value, each of the others on a line of its own (`more`), the first few of them."""
 
     exit_code = 2
+    MORE_LISTED = 4
 
-    def __init__(self, key: str, reason: str) -> None:
-        super().__init__(f"config error: {key}: {reason}")
+    def __init__(self, key: str, reason: str, *, more: Sequence[tuple[str, str]] = ()) -> None:
+        lines = [f"config error: {key}: {reason}"]
+        lines += [f"  also {other}: {why}" for other, why in more[: self.MORE_LISTED]]
+        if len(more) > self.MORE_LISTED:
+            lines.append(f"  and {len(more) - self.MORE_LISTED} more")
+        super().__init__("\n".join(lines))
         self.key = key
         self.reason = reason
+        self.more = tuple(more)
 
 
 class UnknownModelError(ConfigError):
