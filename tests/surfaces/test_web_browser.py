@@ -289,6 +289,10 @@ def test_routing_page_shows_cooldown_selection_key_and_quota(page, server, tmp_p
     expect(providers.locator("tr[data-instance=wikipedia]")).to_have_count(0)
     page.get_by_label(re.compile(r"Show the \d+ switched-off instances")).check()
     expect(providers.locator("tr[data-instance=wikipedia] .state")).to_have_text("DISABLED")
+    # an id and a name that spell the same are shown once (issue 46: "Semantic Scholar (semanticscholar)")
+    expect(providers.locator("tr[data-instance=semanticscholar] th")).to_have_text(
+        "semanticscholarSemantic Scholar"
+    )
     web = page.locator("table.cascades tr", has=page.locator("th", has_text=re.compile("^WEB$")))
     expect(web.locator("li")).to_have_text(
         ["flaky skipped_cooldown", "wiki ready selected", "paid skipped_no_key"]
@@ -314,6 +318,15 @@ def test_a_user_token_sees_its_own_scope_and_no_last_error(page, user_token):
         "Reachable",
     ]
     assert user_token not in page.content()
+    # only the pages a user token may use are offered; an admin page's address shows Search
+    # (issue 46: it saw the admin navigation and an enabled Save over an empty Settings form)
+    expect(page.locator("#nav a:visible")).to_have_text(
+        ["Search", "Routing", "Investigate", "Usage", "Models"]
+    )
+    page.evaluate("location.hash = '#settings'")
+    expect(page).to_have_url(re.compile("#search$"))
+    expect(page.locator("#page-settings")).to_be_hidden()
+    expect(page.locator("#page-search")).to_be_visible()
 
 
 def test_a_bad_token_shows_the_401_message(page, tmp_path):
@@ -477,7 +490,8 @@ def test_settings_disable_a_provider_routing_shows_it_and_search_skips_it(page, 
     instance_form(page, "oa").get_by_label("Enabled").uncheck()
     page.once("dialog", lambda dialog: dialog.accept())  # switching a provider off asks first
     save_settings(page, 1)
-    expect(page.locator("details.instance[data-instance=oa] summary .badge")).to_have_text("off")
+    # the state in Routing's words (issue 46: Settings said "on" where Routing said DISABLED)
+    expect(page.locator("details.instance[data-instance=oa] summary .state")).to_have_text("DISABLED")
     page.screenshot(path=str(tmp_path / "settings.png"), full_page=True)
     routing_row(page, "wiki")  # the routing page is shown
     page.get_by_label(re.compile(r"Show the \d+ switched-off instances")).check()
@@ -492,10 +506,12 @@ def test_settings_a_key_makes_a_provider_keyable_and_is_never_shown(page, server
     page.on("response", lambda r: bodies.append(r.text()) if "/v1/" in r.url else None)
     open_settings(page, server, "keys")
     paid = instance_form(page, "paid")
+    expect(paid.locator("summary .state")).to_have_text("DISABLED")  # as Routing says: no key yet
     expect(paid.locator(".key-state")).to_have_text("No key is set.")
     paid.get_by_label("API key").fill(SERPER_KEY)
     save_settings(page, 1)
     paid = instance_form(page, "paid")
+    expect(paid.locator("summary .state")).to_have_text("READY")
     expect(paid.locator(".key-state")).to_contain_text("A key is set")
     expect(paid.get_by_label("API key")).to_have_value("")
     row = routing_row(page, "paid")
@@ -511,6 +527,11 @@ def test_settings_reorder_the_academic_fallbacks_and_search_follows(page, server
     open_settings(page, server, "reorder")
     order = page.get_by_role("list", name="ACADEMIC order")
     expect(order.locator("li code")).to_have_text(["oa", "evil"])  # paid has no key: shown apart
+    # the ↑/↓ buttons of every list stand in one column, whatever the ids' lengths (issue 46)
+    lefts = page.locator("ol.order li .moves").evaluate_all(
+        "els => els.map((e) => e.getBoundingClientRect().left)"
+    )
+    assert len(lefts) >= 4 and len(set(lefts)) == 1, lefts
     page.get_by_role("button", name="Move evil up in ACADEMIC").click()
     expect(order.locator("li .role")).to_have_text(["default", "fallback"])
     expect(order.locator("li code")).to_have_text(["evil", "oa"])
@@ -621,13 +642,20 @@ def nav_pages(page) -> list[str]:
 def test_every_page_fits_the_viewport_and_is_screenshotted(page, server, width):
     page.set_viewport_size({"width": width, "height": 900})
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    seen = []
+    seen, header_heights = [], {}
     for name in visit_every_page(page, server):
         page.screenshot(path=str(ARTIFACTS / f"{name}-{width}.png"), full_page=True)
         document_width = page.evaluate("document.documentElement.scrollWidth")
         assert document_width == width, f"{name} is {document_width} px wide at {width} px"
+        header_heights[name] = page.locator("header.top").bounding_box()["height"]
+        if name == "routing":  # a table wider than the phone says so; none at 1280 px needs to
+            shaded = page.locator(".table-box.more-right").count()
+            assert (shaded > 0) if width == 390 else (shaded == 0), f"{shaded} shaded boxes at {width} px"
         seen.append(name)
     assert seen == ["signin", *nav_pages(page)]
+    signed_in = {name: height for name, height in header_heights.items() if name != "signin"}
+    if width == 390:  # issue 46: one compact header, the same on every page
+        assert len(set(signed_in.values())) == 1 and max(signed_in.values()) <= 120, signed_in
 
 
 # ---- accessibility: axe-core on every page, and every control reachable by keyboard ----

@@ -166,6 +166,9 @@ def test_the_rich_view_shows_every_modality_with_its_provider_trail_and_errors(p
     assert proxied.status_code == 403
     assert "127.0.0.1 is a loopback address" in proxied.json()["error"]["message"]
     assert site.emulator.requests("/img/aurora-1-thumb.jpg") == []
+    # an image the proxy did not bring shows a placeholder, not a broken-image glyph (issue 46)
+    expect(images.locator(".no-thumb")).to_have_text(["no preview"] * 3)
+    expect(images.locator("img.thumb:visible")).to_have_count(0)
     video = page.locator(".rich-section[data-modality=VIDEO] ol.hits > li")
     expect(video.locator("h3")).to_have_text("Aurora timelapse")
     expect(video.locator("dl.extras")).to_contain_text("ChannelSky channel")
@@ -370,6 +373,25 @@ def test_investigate_refusals_name_the_field_without_a_fallback(page, server):
         "aria-invalid", "true"
     )
     expect(page.locator("#investigate-results li.step-note")).to_have_count(0)
+
+
+def test_investigate_names_a_fallback_reason_once(page, server):
+    """Four steps that fell back for one reason said it four times in the summary (issue 46)."""
+    sign_in(page, server.token, project="strategies")
+    line = page.evaluate(
+        """async () => (await import("/ui/core.js")).strategyLine({
+            plan: "heuristic (fallback: LLM answer not valid JSON)",
+            evaluate: "lexical (fallback: LLM answer not valid JSON)",
+            rerank: "off",
+            insights: "extractive (fallback: HTTP 500)",
+            refine: "heuristic (fallback: LLM answer not valid JSON)",
+        })"""
+    )
+    assert line == (
+        "plan: heuristic · evaluate: lexical · rerank: off · insights: extractive · refine: heuristic "
+        "(plan, evaluate, refine fell back: LLM answer not valid JSON; insights fell back: HTTP 500)"
+    )
+    assert line.count("not valid JSON") == 1
 
 
 # ---- settings: a tenant-level private baseUrl --------------------------------------------------

@@ -173,6 +173,17 @@ def _aad(tenant: str, project: str, key: str) -> bytes:
 _SCOPED_CACHE_SIZE = 1024
 
 
+def scopes_read_by(scope: SearchScope) -> list[tuple[str, str]]:
+    """The `(tenant, project)` rows a scope reads, in the cascade's order: the system's, its tenant's,
+    its own (a tenant scope reads two, the system scope one)."""
+    read = [(SYSTEM_TENANT, TENANT_LEVEL)]
+    if scope.tenant != SYSTEM_TENANT:
+        read.append((scope.tenant, TENANT_LEVEL))
+    if scope.project != TENANT_LEVEL:
+        read.append((scope.tenant, scope.project))
+    return read
+
+
 class SettingService:
     """Reads and writes settings; resolves scopes. One per process."""
 
@@ -232,11 +243,7 @@ class SettingService:
 
     def _merge(self, scope: SearchScope, overrides: Mapping[str, str] | None) -> ScopedSettings:
         merged: dict[str, SettingRow] = {}
-        levels = [
-            self._rows.get((SYSTEM_TENANT, TENANT_LEVEL), []),
-            self._rows.get((scope.tenant, TENANT_LEVEL), []) if scope.tenant != SYSTEM_TENANT else [],
-            self._rows.get((scope.tenant, scope.project), []) if scope.project != TENANT_LEVEL else [],
-        ]
+        levels = [self._rows.get(read, []) for read in scopes_read_by(scope)]
         # The operator's `operatorKeys: deny` is a floor: a tenant or project may deny for itself,
         # never allow what the operator denied (its row of the key is not merged over the system's).
         floor = {

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...config.keys import SYSTEM_TENANT, TENANT_LEVEL
+from ...config.settings import scopes_read_by
 from ...contract.query import SearchScope
 from .bootstrap import bootstrap_bundled
 from .catalog import REFRESH_INTERVAL_SECONDS, Catalog
-from .discovery import DEFAULT_TIMEOUT_SECONDS, discover
+from .discovery import DEFAULT_TIMEOUT_SECONDS, discover, scopes_with_providers
 from .documents import FileDocumentStore
 
 if TYPE_CHECKING:
@@ -56,12 +57,19 @@ async def discover_models(
     http: HttpTransport,
     scope: SearchScope | None,
 ) -> dict[str, Any]:
-    """Run discovery for one scope's own provider instances (None: every scope that has some), then
-    refresh the catalog. Per-instance results and skipped instances with their errors, as JSON."""
+    """Run discovery for the provider instances a scope reads — defined in its own settings, its
+    tenant's or the system's, each listed into the scope that defines it — (None: every scope that
+    has some), then refresh the catalog. Per-instance results and skipped instances, as JSON."""
     timeout = (
         settings.scoped(_SYSTEM).get_int(DISCOVERY_TIMEOUT_KEY, int(DEFAULT_TIMEOUT_SECONDS * 1000)) / 1000
     )
-    scopes = None if scope is None else [(scope.tenant, scope.project)]
+    # An instance the scope reads from above (the operator's `ai.provider.openai.baseUrl`) is one its
+    # calls use: counted and listed too (issue 46: "0 instances" beside a working gateway). The
+    # scope's own row is reported even when it defines none.
+    await settings.refresh()
+    defining = set(scopes_with_providers(settings))
+    own = (scope.tenant, scope.project) if scope else None
+    scopes = None if scope is None else [s for s in scopes_read_by(scope) if s in defining or s == own]
     report = await discover(settings, catalog.store, http, scopes, timeout=timeout)
     refreshed = await catalog.refresh()
     return {**report.to_json(), "refresh": refreshed.to_json()}

@@ -5,7 +5,7 @@
 import {
   THEME_KEY, THEMES, EXTRAS, REACHABLE, $, h, safeUrl, link, badge, when, table, genericSection, quota,
   replace, session, ApiError, api, clearError, showError, setStatus, RESULTS, extraPages, hooks, fail,
-  ticket, busy,
+  ticket, busy, strategyLine,
 } from "./core.js";
 import "./pages/index.js"; // registers the pages of pages/*.js before this module's body runs
 
@@ -19,9 +19,23 @@ function currentPage() {
   return PAGES.includes(page) ? page : "search";
 }
 
+// Pages whose every call needs an admin token (AdminCaller on the server): a `user` token is not
+// offered them, and an address naming one shows Search instead.
+const ADMIN_PAGES = new Set(["settings", "tokens", "credentials"]);
+const mayOpen = (page) => !ADMIN_PAGES.has(page) || caller === null || caller.role !== "user";
+
+function applyRole() {
+  for (const a of document.querySelectorAll("#nav a[data-page]")) a.hidden = !mayOpen(a.dataset.page);
+  if (session.token && !mayOpen(currentPage())) location.hash = "#search";
+}
+
 function route({ focus = true } = {}) {
   if (!session.token) {
     showSignin();
+    return;
+  }
+  if (!mayOpen(currentPage())) {
+    location.hash = "#search"; // routes again
     return;
   }
   const page = currentPage();
@@ -74,6 +88,7 @@ function tokenBadge(admin) {
 
 // What the routing view tells about the session: the scope, and whether admin-only fields come back.
 function applySession(view) {
+  applyRole();
   const admin = (view.search || []).some((row) => "lastError" in row);
   replace($("scope-label"),
     h("span", { class: "muted" }, "tenant "), h("strong", {}, view.scope.tenant),
@@ -242,8 +257,15 @@ function snippetText(hit) {
 
 function thumbnail(hit, className = "thumb") {
   const proxied = (hit.extras || {}).thumbnailProxy;
-  return typeof proxied === "string" && proxied.startsWith("/v1/image?")
-    ? h("img", { class: className, src: proxied, alt: "", loading: "lazy", width: "160" }) : null;
+  if (typeof proxied !== "string" || !proxied.startsWith("/v1/image?")) return null;
+  const img = h("img", { class: className, src: proxied, alt: "", loading: "lazy", width: "160" });
+  // An image the proxy could not bring (offline: its 502; refused: 403) shows a placeholder, not the
+  // browser's broken-image glyph; the <img> stays, hidden, so its address can still be read.
+  img.addEventListener("error", () => {
+    img.hidden = true;
+    img.after(h("div", { class: `${className} no-thumb muted`, role: "img", "aria-label": "No preview" }, "no preview"));
+  }, { once: true });
+  return img;
 }
 
 // ---- load content: a hit's body through the content store (POST /v1/research/content) ----------
@@ -416,14 +438,23 @@ function availability(state) {
   return h("span", { class: "state" }, h("span", { class: `dot dot-${state.toLowerCase()}`, "aria-hidden": "true" }), state);
 }
 
+// An instance's state in the words of the providers list (READY, COOLDOWN, DISABLED, …), the same
+// on Routing and Settings; the routing view's own flag where the list has no entry for it.
+function instanceState(row, entry) {
+  return availability(entry?.availability ?? (row?.available ? "READY" : "DISABLED"));
+}
+
+// A name and an id that spell the same ("Semantic Scholar", "semanticscholar") are shown once.
+const sameName = (a, b) => String(a).toLowerCase().replace(/[^a-z0-9]/g, "") === String(b).toLowerCase().replace(/[^a-z0-9]/g, "");
+
 function providerRow(row, entry, admin) {
   const cooldowns = entry?.cooldowns || [];
   return h("tr", { class: entry && !entry.enabled ? "off" : null, "data-instance": row.id },
-    h("td", {}, availability(entry?.availability ?? (row.available ? "READY" : "DISABLED")),
+    h("td", {}, instanceState(row, entry),
       row.statusText ? h("div", { class: "muted status-text" }, row.statusText) : null),
     h("th", { scope: "row" }, h("code", {}, row.id),
       h("div", { class: "muted" }, entry?.displayName ?? row.protocol,
-        entry && entry.displayName.toLowerCase() !== row.protocol.toLowerCase() ? ` (${row.protocol})` : null)),
+        entry && !sameName(entry.displayName, row.protocol) && !sameName(row.id, row.protocol) ? ` (${row.protocol})` : null)),
     h("td", {}, (entry?.modalities || []).join(" ")),
     h("td", {}, row.keyable ? "yes" : badge("no key", "warn"),
       admin && entry?.keySource ? h("div", { class: "muted" }, entry.keySource) : null),
@@ -459,7 +490,7 @@ function renderRouting(view, providers) {
   const llm = view.llm || {};
   const target = (r) => r.error ? h("span", { class: "error-text" }, r.error)
     : [h("code", {}, r.model ?? ""), h("span", { class: "muted" },
-      ` via ${r.displayName ? `${r.displayName} (${r.instance})` : r.instance ?? r.providerType ?? "?"}`)];
+      ` via ${r.displayName && !sameName(r.displayName, r.instance) ? `${r.displayName} (${r.instance})` : r.displayName ?? r.instance ?? r.providerType ?? "?"}`)];
   // No LLM at all is a choice, not a fault: research runs its built-in strategies then.
   const unset = llm.default?.code === "no_default";
   const llmBlock = h("section", { "aria-labelledby": "llm-title" },
@@ -631,7 +662,7 @@ function parseEvent(block) {
 }
 
 function renderInvestigation(ranked, steps = null) {
-  const strategies = Object.entries(ranked.strategies || {}).map(([step, name]) => `${step}: ${name}`).join(" · ");
+  const strategies = strategyLine(ranked.strategies);
   const usage = ranked.usage || {};
   const hits = ranked.hits.map((item) => {
     const finders = [...new Set((item.sources || []).map((s) => s.providerInstanceId))];
@@ -685,10 +716,11 @@ async function loadSettings(event) {
   setStatus("settings", "Loading…");
   const level = $("settings-level").value;
   try {
-    const [forms, values, view] = await busy($("settings-form"), () => Promise.all([
-      api("GET", "/v1/setting-forms"), api("GET", "/v1/settings", { params: { level } }), api("GET", "/v1/_routing")]));
+    const [forms, values, view, providers] = await busy($("settings-form"), () => Promise.all([
+      api("GET", "/v1/setting-forms"), api("GET", "/v1/settings", { params: { level } }), api("GET", "/v1/_routing"),
+      api("GET", "/v1/research/providers")]));
     if (!current()) return;
-    renderSettings(forms.forms, values.settings, view);
+    renderSettings(forms.forms, values.settings, view, providers.providers || []);
     setStatus("settings", `Settings of ${level} level (tenant ${values.scope.tenant}, project ${values.scope.project}).`);
   } catch (error) {
     if (current()) fail("settings", error);
@@ -719,14 +751,13 @@ function settingInput(key, field, row) {
     field.type === "bool" ? [input, " ", label] : [label, input], help);
 }
 
-function instanceForm(id, protocol, form, rows) {
-  const enabled = String(rows[`research.endpoint.${id}.enabled`]?.value ?? "true") === "true";
+function instanceForm(id, protocol, form, rows, state) {
   const fields = (form?.fields || []).map((field) => {
     const key = `research.endpoint.${id}.${field.key}`;
     return settingInput(key, field, rows[key]);
   });
   return h("details", { class: "instance", "data-instance": id },
-    h("summary", {}, h("code", {}, id), ` — ${form?.title ?? protocol} `, enabled ? badge("on", "ok") : badge("off", "skip")),
+    h("summary", {}, h("code", {}, id), sameName(id, form?.title ?? protocol) ? " " : ` — ${form?.title ?? protocol} `, state),
     h("div", { class: "fields" }, fields.length ? fields : h("p", { class: "muted" }, `No form for protocol ${protocol}.`)));
 }
 
@@ -768,10 +799,10 @@ function orderEditor(modality, steps) {
     "data-implicit": shown.filter((s) => !EXPLICIT.has(s.place)).map((s) => s.id).join(","),
   }, shown.map(({ id, gate }) => {
     const li = h("li", { "data-id": id }, h("code", {}, id), " ", h("span", { class: "role muted" }),
-      gate === "skipped_no_key" ? badge("no key", "warn") : null,
       h("span", { class: "moves" },
         h("button", { type: "button", class: "secondary up", "aria-label": `Move ${id} up in ${modality}` }, "↑"),
-        h("button", { type: "button", class: "secondary down", "aria-label": `Move ${id} down in ${modality}` }, "↓")));
+        h("button", { type: "button", class: "secondary down", "aria-label": `Move ${id} down in ${modality}` }, "↓")),
+      gate === "skipped_no_key" ? badge("no key", "warn") : null);
     li.querySelector("button.up").addEventListener("click", () => moveItem(li, -1));
     li.querySelector("button.down").addEventListener("click", () => moveItem(li, 1));
     return li;
@@ -803,8 +834,10 @@ function orderWrites(list) {
   return out;
 }
 
-function renderSettings(forms, settings, view) {
+function renderSettings(forms, settings, view, providers) {
   const byProtocol = Object.fromEntries(forms.map((f) => [f.protocol, f]));
+  const routed = Object.fromEntries((view.search || []).map((r) => [r.id, r]));
+  const listed = Object.fromEntries(providers.map((p) => [p.id, p]));
   const rows = Object.fromEntries(settings.map((r) => [r.key, r]));
   const instances = settings.map((r) => [r.key.match(ENDPOINT_PROTOCOL), r]).filter(([m]) => m)
     .map(([m, r]) => [m[1], String(r.value)]);
@@ -814,7 +847,7 @@ function renderSettings(forms, settings, view) {
     h("section", { "aria-labelledby": "settings-providers-title" },
       h("h2", { id: "settings-providers-title" }, "Search providers"),
       h("p", { class: "hint" }, "One form per instance, shaped by its protocol."),
-      instances.map(([id, protocol]) => instanceForm(id, protocol, byProtocol[protocol], rows))),
+      instances.map(([id, protocol]) => instanceForm(id, protocol, byProtocol[protocol], rows, instanceState(routed[id], listed[id])))),
     h("section", { "aria-labelledby": "settings-routing-title" },
       h("h2", { id: "settings-routing-title" }, "Routing order per modality"),
       h("p", { class: "hint" }, "The first is the modality's default, the others its fallbacks, tried in this order."),

@@ -73,12 +73,26 @@ export function when(iso) {
 // Wrapped in a box that scrolls sideways on its own (focusable, so the keyboard can scroll it too):
 // on a phone a wide table never widens the page.
 export function table(caption, headers, rows, { foot = null, className = "" } = {}) {
-  return h("div", { class: "table-box", tabindex: "0", role: "region", "aria-label": caption ? `${caption} (scrolls)` : "Scrollable table" }, h("table", { class: className || null },
+  const box = h("div", { class: "table-box", tabindex: "0", role: "region", "aria-label": caption ? `${caption} (scrolls)` : "Scrollable table" }, h("table", { class: className || null },
     caption ? h("caption", {}, caption) : null,
     h("thead", {}, h("tr", {}, headers.map((name) => h("th", { scope: "col" }, name)))),
     h("tbody", {}, rows.map((cells) => cells instanceof Node ? cells : h("tr", {}, cells.map((c) => h("td", {}, c ?? "—"))))),
     foot ? h("tfoot", {}, h("tr", {}, foot.map((c) => h("td", {}, c ?? "")))) : null,
   ));
+  box.addEventListener("scroll", () => markHiddenSides(box), { passive: true });
+  scrollingBoxes.observe(box);
+  return box;
+}
+
+// A table wider than its box says so: a shade on each side that has more to scroll to (app.css,
+// `.more-left` / `.more-right`), gone once scrolled there. Checked whenever the box's size changes
+// (its first layout included) and as it scrolls.
+const scrollingBoxes = new ResizeObserver((entries) => entries.forEach((entry) => markHiddenSides(entry.target)));
+
+function markHiddenSides(box) {
+  const hidden = box.scrollWidth - box.clientWidth;
+  box.classList.toggle("more-left", hidden > 1 && box.scrollLeft > 1);
+  box.classList.toggle("more-right", hidden > 1 && box.scrollLeft < hidden - 1);
 }
 
 // A table of an array of flat objects whose shape this page does not know (a newer server's section).
@@ -243,4 +257,17 @@ export async function busy(form, work) {
   const buttons = form ? [...form.querySelectorAll("button")] : [];
   for (const b of buttons) b.disabled = true;
   try { return await work(); } finally { for (const b of buttons) b.disabled = false; }
+}
+
+// A curated run's strategies, one step each ("plan: heuristic · evaluate: lexical"), and each
+// fallback reason once, after the steps that fell back for it — not once per step (issue 46).
+export function strategyLine(strategies) {
+  const steps = Object.entries(strategies || {}).map(([step, name]) => {
+    const fallback = /^(.*?) \(fallback: (.*)\)$/s.exec(String(name));
+    return fallback ? { step, name: fallback[1], reason: fallback[2] } : { step, name: String(name), reason: null };
+  });
+  const line = steps.map(({ step, name }) => `${step}: ${name}`).join(" · ");
+  const reasons = [...new Set(steps.map((s) => s.reason).filter(Boolean))];
+  const why = reasons.map((reason) => `${steps.filter((s) => s.reason === reason).map((s) => s.step).join(", ")} fell back: ${reason}`);
+  return why.length ? `${line} (${why.join("; ")})` : line;
 }
