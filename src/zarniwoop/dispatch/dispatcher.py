@@ -21,7 +21,7 @@ outcome of each instance.
 from __future__ import annotations
 
 import logging
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -32,11 +32,11 @@ from ..limits.clock import Clock
 from ..limits.pacing import LocalPacer, Pacer
 from ..observability.outage import OutageLog
 from ..storage.privacy import query_hash
-from .cache import Coalescer, MemoryResultCache, ResultCache, cache_bypassed
+from .cache import Coalescer, MemoryResultCache, ResultCache
 from .cascade import unanswered, walk
 from .flights import FlightWaitExpiredError
 from .hedging import HedgeLedger
-from .profiles import current_choice, find_profile
+from .profiles import GLOBAL_ORDER, ProfileChoice, find_profile
 from .reachability import LastOutcome, MemoryReachability, ProbeResult, ReachabilityStore
 
 if TYPE_CHECKING:
@@ -76,6 +76,9 @@ class DispatchObserver(Protocol):
     def on_dispatch(self, scope: SearchScope, request: SearchRequest, result: SearchResult) -> None: ...
 
 
+BoundSearch = Callable[["SearchRequest"], Awaitable[SearchResult]]
+"""`Dispatcher.search` with a scope and the caller's `cache` and `profile` bound: what a fan-out
+(`dispatch/rich.py`) or an investigation runs its searches through."""
 FLIGHT_GRACE = 1.0
 """A follower waits for another process's identical search up to the deadline plus this (the
 leader started a little earlier, and its own deadline ends its call)."""
@@ -129,21 +132,22 @@ class Dispatcher:
         scope: SearchScope,
         overrides: Mapping[str, str] | None = None,
         *,
-        cache: bool | None = None,
+        cache: bool = True,
+        profile: ProfileChoice = GLOBAL_ORDER,
     ) -> SearchResult:
         """Dispatch one search. Never raises for provider failures: they are in `attempts`/`errorMessage`.
 
         `cache=False` (`--no-cache`, `"cache": false`, `Cache-Control: no-cache`) skips the cached
-        answer and asks the providers; the fresh answer then replaces the cached one. None: as
-        `bypassing_cache()` says (a surface's refresh covers every search it starts).
+        answer and asks the providers; the fresh answer then replaces the cached one. `profile`: the
+        caller's profile choice (the connection's, the token's binding), which `request.profile`
+        narrows for this search (`dispatch/profiles.py`).
         """
-        use_cache = not cache_bypassed() if cache is None else cache
         provider_set = await self.factory.providers(scope)
         if overrides:
             provider_set = self.factory.build(scope, overrides)
         settings = provider_set.settings
-        profile_name = current_choice().pick(request.profile)
-        profile = find_profile(settings, profile_name) if profile_name else None
+        profile_name = profile.pick(request.profile)
+        routed = find_profile(settings, profile_name) if profile_name else None
         if profile_name != request.profile:
             request = replace(request, profile=profile_name)
         ttl = settings.get_int(K.cache_ttl_key(request.modality), settings.get_int(K.CACHE_TTL_SECONDS, 600))
@@ -155,9 +159,9 @@ class Dispatcher:
             query_hash(folded),
             tuple(rest),
             tuple(sorted((overrides or {}).items())),
-            profile.sha256 if profile else None,
+            routed.sha256 if routed else None,
         )
-        if ttl > 0 and use_cache:
+        if ttl > 0 and cache:
             cached = await self.cache.get(key)
             if cached is not None:
                 result = cached.with_(cached=True, query=request.query)
@@ -165,7 +169,7 @@ class Dispatcher:
                 return result
 
         async def run() -> SearchResult:
-            result = await walk(self, request, scope, provider_set, profile)
+            result = await walk(self, request, scope, provider_set, routed)
             if ttl > 0 and result.hits:
                 await self.cache.set(key, result.with_(fetched_at=self.clock.now()), ttl)
             return result
@@ -177,7 +181,7 @@ class Dispatcher:
 
             async def recheck() -> SearchResult | None:
                 """A flight that finished since this search's cache lookup filled the cache."""
-                cached = await self.cache.get(key) if ttl > 0 and use_cache else None
+                cached = await self.cache.get(key) if ttl > 0 and cache else None
                 return cached.with_(cached=True, query=request.query) if cached is not None else None
 
             async def flown() -> SearchResult:
