@@ -12,7 +12,9 @@ background loops — is in `operations.py`, the module the surfaces call; this o
 
 Shared state: the embedded default keeps cooldowns and quota counters in the database and the
 result cache and reachability in memory; with `redis_url` all four live in Redis, shared by
-every replica. The usage counter (audit log) and the metrics observe every dispatch.
+every replica. The usage counter (audit log) and the metrics observe every dispatch. What it builds
+from the config — the seeded settings, the dispatcher over its stores, the Redis connection, the
+retention rules — is in `boot/`, one job a module.
 
     async with await Runtime.open(config_path="zarniwoop.yaml") as rt:
         result = await rt.dispatcher.search(SearchRequest.create("crispr", "academic"), SearchScope())
@@ -27,44 +29,34 @@ import os
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .config import keys as K
+from .boot.retention import retention_days, retention_interval, retention_rules
+from .boot.search_side import build_dispatcher
+from .boot.seeding import seed_settings, validate_all
+from .boot.shared_state import connect_redis
 from .config.defaults import builtin_settings
 from .config.file import ConfigFile, load_config, parse_config
 from .config.settings import SettingService
-from .config.validate import extras_warnings, validate_settings
-from .contract.errors import ConfigError
-from .contract.query import SearchScope
-from .dispatch.cache import DEFAULT_MAX_BYTES as DEFAULT_CACHE_BYTES
-from .dispatch.cache import MemoryResultCache, ResultCache, TieredResultCache
-from .dispatch.cooldown import SQLCooldownStore
-from .dispatch.dispatcher import Dispatcher, DispatchObserver
+from .config.validate import extras_warnings
+from .dispatch.dispatcher import Dispatcher
 from .dispatch.factory import ProviderFactory
-from .dispatch.flights import Flights
-from .dispatch.quota import LocalQuotaGuard
-from .limits.call_budgets import SQLCallBudgets
 from .limits.clock import Clock
-from .llm.settings_check import check_llm_settings
 from .observability.metrics import MetricsObserver
 from .protocols import checked_protocols, load_protocols
 from .storage.crypto import SecretBox
 from .storage.db import Database, open_database
 from .storage.private import private_home
-from .storage.retention import RetentionRule, iso_bound
-from .storage.usage import DEFAULT_RETENTION_DAYS, QUOTA_COUNTER_KEEP_DAYS, ZarniwoopUsageCounter
+from .storage.usage import ZarniwoopUsageCounter
 from .tenancy.accounts import OrgDirectory, sync_from_config
 from .tenancy.credentials import CredentialStore
 from .transport.http import HttpTransport
 from .transport.proxies import ProxySettings
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from .content.store import ContentStore
     from .contract.protocol import SearchProtocol
     from .limits.redis_state import RedisState
@@ -329,246 +321,6 @@ class Runtime:
         await self.aclose()
 
 
-def validate_all(settings: SettingService, protocols: Mapping[str, SearchProtocol]) -> list[ConfigError]:
-    """Search settings and `ai.*` settings, every scope: the boot check and the `settings set` check."""
-    from .llm.validate import validate_ai_settings
-
-    return (
-        validate_settings(settings, protocols) + validate_ai_settings(settings) + check_llm_settings(settings)
-    )
-
-
-def build_dispatcher(
-    factory: ProviderFactory,
-    db: Database,
-    settings: SettingService,
-    clock: Clock,
-    redis: RedisState | None,
-    *,
-    observers: Sequence[DispatchObserver] = (),
-    share_pacing: bool = False,
-    home: Path | None = None,
-    processes: int = 1,
-) -> Dispatcher:
-    """The dispatcher over the embedded stores, or over Redis when one is configured.
-    `share_pacing`: the embedded stores' pacing goes through the database (several processes).
-    `home`: the result cache's second level is a file there, shared by every process using it.
-    `processes`: the workers serving together; each one's in-memory level gets its share of the
-    bound (the shared level holds all of it)."""
-    system = settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
-    max_bytes = max(0, system.get_int(K.CACHE_MAX_BYTES, DEFAULT_CACHE_BYTES))
-    memory_bytes = max_bytes // max(1, processes)
-    if redis is None:
-        cache: ResultCache = MemoryResultCache(memory_bytes)
-        flights = None
-        if home is not None:
-            from .dispatch.cache_sql import CACHE_FILE, SQLiteFlights, SQLiteResultCache
-
-            shared = SQLiteResultCache(home / CACHE_FILE, max_bytes=max_bytes, now=clock.now)
-            cache = TieredResultCache(MemoryResultCache(memory_bytes), shared)
-            flights = Flights(SQLiteFlights(shared), clock)
-        limiter = None
-        if share_pacing:
-            from .limits.pacing import LocalPacer
-            from .limits.pacing_sql import SQLPacer
-
-            limiter = SQLPacer(db, LocalPacer(clock))
-        return Dispatcher(
-            factory,
-            SQLCooldownStore(db),
-            clock=clock,
-            limiter=limiter,
-            cache=cache,
-            quota=LocalQuotaGuard(SQLCallBudgets(db), settings, clock=clock),
-            observers=observers,
-            flights=flights,
-        )
-    from .dispatch.redis_stores import RedisCooldownStore, RedisFlights, RedisReachability, RedisResultCache
-    from .limits.call_budgets import RedisCallBudgets
-    from .limits.pacing import LocalPacer
-    from .limits.pacing_redis import RedisPacer
-
-    return Dispatcher(
-        factory,
-        RedisCooldownStore(redis),
-        clock=clock,
-        limiter=RedisPacer(redis, LocalPacer(clock)),
-        cache=RedisResultCache(redis, max_bytes=max_bytes),
-        quota=LocalQuotaGuard(RedisCallBudgets(redis), settings, clock=clock),
-        observers=observers,
-        reachability=RedisReachability(redis),
-        flights=Flights(RedisFlights(redis), clock),
-    )
-
-
-async def connect_redis(config: ConfigFile) -> RedisState | None:
-    """The Redis of `redis_url`, checked at start-up (a wrong URL is a config error, exit 2)."""
-    if not config.redis_url:
-        return None
-    try:
-        from redis.exceptions import RedisError
-
-        from .limits.redis_state import open_redis
-    except ImportError as exc:
-        raise ConfigError(
-            "redis_url", "Redis needs the 'scale' extra: pip install 'zarniwoop[scale]'"
-        ) from exc
-    try:
-        state = open_redis(config.redis_url, config.redis_prefix)
-    except ValueError as exc:
-        raise ConfigError("redis_url", f"expected redis://HOST:PORT/DB, got an invalid URL ({exc})") from None
-    try:
-        await state.client.ping()
-    except (RedisError, OSError) as exc:
-        await state.aclose()
-        raise ConfigError("redis_url", f"cannot reach Redis: {type(exc).__name__}: {exc}") from None
-    return state
-
-
-def retention_days(settings: SettingService, scope: SearchScope) -> int:
-    """`research.log.retentionDays` for a scope; a bad value keeps the default rather than everything."""
-    try:
-        days = settings.scoped(scope).get_int(K.LOG_RETENTION_DAYS, DEFAULT_RETENTION_DAYS)
-    except ConfigError:
-        log.warning(
-            "%s is not a number; keeping audit records %d days", K.LOG_RETENTION_DAYS, DEFAULT_RETENTION_DAYS
-        )
-        return DEFAULT_RETENTION_DAYS
-    return max(1, days)
-
-
-def retention_rules(settings: SettingService) -> list[RetentionRule]:
-    """What the one retention job deletes, with the days the settings give (read at each run):
-    provider calls per scope (`research.log.retentionDays`, 30), LLM usage and its traces
-    (`ai.usage.retentionDays`, system-wide, 90), quota windows past two months."""
-    from .llm.usage import DEFAULT_RETENTION_DAYS as LLM_DAYS
-    from .llm.usage import RETENTION_KEY as LLM_KEY
-
-    def llm_days(_: SearchScope) -> int:
-        return settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL)).get_int(LLM_KEY, LLM_DAYS)
-
-    return [
-        RetentionRule(
-            "research_call_records",
-            "started_at",
-            days=lambda scope: retention_days(settings, scope),
-            per_scope=True,
-        ),
-        RetentionRule(
-            "llm_usage_records", "created_at", days=llm_days, bound=iso_bound, companions=("llm_traces",)
-        ),
-        RetentionRule("quota_counters", "updated_at", days=lambda _: QUOTA_COUNTER_KEEP_DAYS),
-    ]
-
-
-def retention_interval(settings: SettingService) -> float:
-    """How often a server runs the retention job (`ai.usage.purgeIntervalSeconds`, default an hour)."""
-    system = settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
-    return system.get_float(K.RETENTION_INTERVAL_SECONDS, 3600.0) or 3600.0
-
-
-async def seed_settings(
-    settings: SettingService, config: ConfigFile, protocols: dict[str, SearchProtocol]
-) -> None:
-    """Upsert the keys the file names, remove those it named at its last start and names no more,
-    validate the result, and keep it only if valid."""
-    async with settings.db.transaction():
-        await settings.refresh()
-        removed = await _forget_unnamed_keys(settings, config)
-        for tenant, project, key, value in config.scoped_settings():
-            if value is None:
-                await settings.delete(tenant, project, key)
-                continue
-            existing = next((r for r in settings.rows(tenant, project) if r.key == key), None)
-            if existing is not None and existing.type != "PASSWORD" and existing.value == _text(value):
-                continue  # unchanged: keep updated_at, so other processes need not reload
-            if (
-                existing is not None
-                and existing.type == "PASSWORD"
-                and settings.scoped_value(existing) == _text(value)
-            ):
-                continue
-            # compared above against the snapshot read before any write: each key appears once per scope
-            await settings.set(tenant, project, key, value, refresh=False)
-        await settings.refresh()
-        errors = validate_all(settings, protocols)
-        if errors:
-            settings.invalidate()
-            raise (
-                errors[0]
-                if len(errors) == 1
-                else ConfigError(
-                    errors[0].key,
-                    errors[0].reason
-                    + f" (and {len(errors) - 1} more: "
-                    + "; ".join(e.message for e in errors[1:])
-                    + ")",
-                )
-            )
-    await settings.refresh()
-    for tenant, project, key in removed:  # once: the next start no longer finds it in config_seeded
-        log.warning(
-            "%s no longer names %s (%s/%s), which it set at its last start: removed",
-            config.path,
-            key,
-            tenant,
-            project,
-        )
-    for note in config.notes:
-        log.warning("%s: %s", config.path or "config", note)
-    _warn_unknown_keys(config)
-
-
-async def _forget_unnamed_keys(settings: SettingService, config: ConfigFile) -> list[tuple[str, str, str]]:
-    """Delete the keys this config file wrote at its last start and no longer names, record the
-    removal in `settings_changes` (`settings list` shows it), and remember what it names now.
-    Only a file has a last start: a config given as a mapping (the Python API) names what it names."""
-    if config.path is None:
-        return []
-    source = str(Path(config.path).resolve())
-    db = settings.db
-    named = {(t, p, k) for t, p, k, _ in config.scoped_settings()}
-    before = {
-        (t, p, k)
-        for t, p, k in await db.fetchall(
-            "SELECT tenant, project, key FROM config_seeded WHERE source = ?", (source,)
-        )
-    }
-    removed = sorted(before - named)
-    now = datetime.now(UTC).isoformat()
-    for tenant, project, key in removed:
-        if await settings.delete(tenant, project, key):
-            await db.execute(
-                "INSERT INTO settings_changes (at, token_id, tenant, project, keys, note) VALUES (?, ?, ?, ?, ?, ?)",
-                (now, "config file", tenant, project, key, f"removed: {source} no longer names it"),
-            )
-        await db.execute(
-            "DELETE FROM config_seeded WHERE source = ? AND tenant = ? AND project = ? AND key = ?",
-            (source, tenant, project, key),
-        )
-    for tenant, project, key in sorted(named - before):
-        await db.execute(
-            "INSERT INTO config_seeded (source, tenant, project, key) VALUES (?, ?, ?, ?)",
-            (source, tenant, project, key),
-        )
-    return removed
-
-
-def _warn_unknown_keys(config: ConfigFile) -> None:
-    """A key no documentation knows is most likely a typo: say so at start-up, with the nearest one."""
-    from .config.known_keys import known_key, nearest_key
-
-    for _, _, key, _ in config.scoped_settings():
-        if known_key(key) is None:
-            near = nearest_key(key)
-            log.warning(
-                "%s: %s is not a known setting%s",
-                config.path or "config",
-                key,
-                f"; did you mean {near}?" if near else "",
-            )
-
-
 class _FreshFiles:
     """Remembers what the home folder held, so a refused start leaves no trace: a new home is removed
     whole; in an existing one, the database and key files this start created are removed."""
@@ -595,7 +347,14 @@ class _FreshFiles:
                 (self.home / name).unlink(missing_ok=True)
 
 
-def _text(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+__all__ = [
+    "Runtime",
+    "build_dispatcher",
+    "connect_redis",
+    "default_home",
+    "retention_days",
+    "retention_interval",
+    "retention_rules",
+    "seed_settings",
+    "validate_all",
+]

@@ -9,7 +9,7 @@ import pytest
 from zarniwoop.config.profiles import Profile, profiles
 from zarniwoop.contract import Modality, Outcome, SearchRequest, SearchScope
 from zarniwoop.contract.errors import AccessDeniedError, InvalidRequestError
-from zarniwoop.dispatch.profiles import ProfileChoice, choosing_profile
+from zarniwoop.dispatch.profiles import ProfileChoice
 
 from ..support.bodies import openalex_works
 from ..support.emulator import Reply
@@ -97,15 +97,15 @@ async def test_a_token_binding_fixes_the_profile_and_a_redefinition_misses_the_c
     for i in "abc":
         emulator.add(f"/{i}/works", Reply.json(openalex_works(1)))
     async with await open_runtime(tmp_path, three_openalex(emulator)) as rt:
-        with choosing_profile(ProfileChoice(bound="wide")):
-            bound = await rt.dispatcher.search(academic(), SCOPE)
-            assert bound.provider_instance_id == "oa-b" and bound.profile and bound.profile.name == "wide"
-            with pytest.raises(AccessDeniedError):
-                await rt.dispatcher.search(academic(profile="narrow"), SCOPE)
-        with choosing_profile(ProfileChoice(asked="wide")):  # a connection's choice; the argument wins
-            assert (
-                await rt.dispatcher.search(academic(profile="narrow"), SCOPE)
-            ).provider_instance_id == "oa-c"
+        bound_to_wide = ProfileChoice(bound="wide")
+        bound = await rt.dispatcher.search(academic(), SCOPE, profile=bound_to_wide)
+        assert bound.provider_instance_id == "oa-b" and bound.profile and bound.profile.name == "wide"
+        with pytest.raises(AccessDeniedError):
+            await rt.dispatcher.search(academic(profile="narrow"), SCOPE, profile=bound_to_wide)
+        asked_wide = ProfileChoice(asked="wide")  # a connection's choice; the argument wins
+        assert (
+            await rt.dispatcher.search(academic(profile="narrow"), SCOPE, profile=asked_wide)
+        ).provider_instance_id == "oa-c"
         overrides = {"research.profile.narrow.providers.academic": "oa-b"}
         redefined = await rt.dispatcher.search(academic(profile="narrow"), SCOPE, overrides)
         assert redefined.provider_instance_id == "oa-b" and not redefined.cached

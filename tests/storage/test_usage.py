@@ -21,7 +21,7 @@ import pytest
 
 from zarniwoop.contract import Outcome, SearchRequest, SearchScope
 from zarniwoop.contract.results import Attempt
-from zarniwoop.dispatch.dispatcher import DEADLINE_MARGIN
+from zarniwoop.dispatch.pacing_share import DEADLINE_MARGIN
 from zarniwoop.runtime import Runtime, retention_rules
 from zarniwoop.storage.privacy import query_hash, redact_query
 from zarniwoop.storage.retention import prune

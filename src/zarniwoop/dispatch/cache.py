@@ -10,9 +10,10 @@ Redis `redis_stores.RedisResultCache`; both bounded by `research.cache.maxBytes`
 Shared entries are keyed by `cache_digest` (SHA-256; the query in the key is already the audit's
 `queryHash`), never by the query text, and store the result without the caller's query.
 
-`bypassing_cache()` makes every search started inside it (a rich fan-out, an investigation's
-planned searches) skip the cached answer and ask the providers — the CLI's `--no-cache`, HTTP's
-`"cache": false` / `Cache-Control: no-cache`, the web UI's refresh.
+A caller that wants fresh answers — the CLI's `--no-cache`, HTTP's `"cache": false` /
+`Cache-Control: no-cache`, the web UI's refresh — says so with each search it starts
+(`Dispatcher.search(cache=False)`; a tool call carries it in `ToolContext.cache` to every search
+it starts: a rich fan-out, an investigation's planned searches).
 """
 
 from __future__ import annotations
@@ -22,9 +23,7 @@ import collections
 import hashlib
 import json
 import time
-from collections.abc import Awaitable, Callable, Hashable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
@@ -35,22 +34,6 @@ if TYPE_CHECKING:
     from ..contract.results import SearchResult
 
 T = TypeVar("T")
-
-_BYPASS: ContextVar[bool] = ContextVar("zarniwoop_cache_bypass", default=False)
-
-
-@contextmanager
-def bypassing_cache(active: bool = True) -> Iterator[None]:
-    """Within this block (and the tasks it starts), searches skip cached answers."""
-    token = _BYPASS.set(active or _BYPASS.get())
-    try:
-        yield
-    finally:
-        _BYPASS.reset(token)
-
-
-def cache_bypassed() -> bool:
-    return _BYPASS.get()
 
 
 class ResultCache(Protocol):

@@ -18,9 +18,9 @@ from ..contract.errors import AuthError, ParseError, ProviderError, ZarniwoopErr
 from ..contract.protocol import (
     DescribesErrors,
     LoadsContent,
-    ReadsErrorStatuses,
     RejectsKeys,
     ReportsThrottles,
+    soft_error_statuses,
 )
 from ..contract.results import SearchHit, SearchResult
 from ..storage.privacy import redact_secrets, secret_forms
@@ -44,8 +44,8 @@ class HttpProviderInstance:
         self._protocol = protocol
         self._config = config
         self._transport = transport
-        self._reads_error_statuses = isinstance(protocol, ReadsErrorStatuses)
-        """Checked once: a runtime Protocol's `isinstance` walks its members (1 % of a search's CPU)."""
+        self._soft_error_statuses = soft_error_statuses(protocol)
+        """Read once: a runtime Protocol's `isinstance` walks its members (1 % of a search's CPU)."""
 
     # Read-only, and read in C (operator.attrgetter) rather than by a Python getter: the dispatcher,
     # the audit and the metrics read them ~25 times per search (issue 41).
@@ -111,9 +111,7 @@ class HttpProviderInstance:
             headers.update(rate_limit_headers(raw.headers))
             # A protocol may read some error statuses itself (arXiv: HTTP 400 with an Atom error
             # entry = a soft error); an unreadable body there is still the plain HTTP error.
-            soft = self._reads_error_statuses and raw.status in getattr(
-                self._protocol, "soft_error_statuses", ()
-            )
+            soft = raw.status in self._soft_error_statuses
             if not soft:
                 self._raise_for_status(raw)
             try:

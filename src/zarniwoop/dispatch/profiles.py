@@ -8,15 +8,13 @@ A call names a profile in up to three ways; the rules, from strongest:
 3. the connection's profile — `Zarniwoop-Profile` header, `/mcp?profile=`, `zarniwoop mcp --profile`.
 
 None of them (or an empty one) = the global order. Surfaces hand the connection's choice to
-`Toolbox.run`, which holds it in a context variable for every search the call starts (a rich
-fan-out, an investigation's planned searches), like `bypassing_cache`.
+`Toolbox.run`, which narrows it by the tool argument and carries it in `ToolContext.profile` to
+every search the call starts (a rich fan-out, an investigation's planned searches), each of which
+passes it to `Dispatcher.search(profile=…)`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -53,21 +51,6 @@ class ProfileChoice:
 
 GLOBAL_ORDER = ProfileChoice()
 """No profile asked for, none bound: the global order."""
-_CHOICE: ContextVar[ProfileChoice] = ContextVar("zarniwoop_profile", default=GLOBAL_ORDER)
-
-
-@contextmanager
-def choosing_profile(choice: ProfileChoice) -> Iterator[None]:
-    """Within this block (and the tasks it starts), searches route through `choice`."""
-    token = _CHOICE.set(choice)
-    try:
-        yield
-    finally:
-        _CHOICE.reset(token)
-
-
-def current_choice() -> ProfileChoice:
-    return _CHOICE.get()
 
 
 def find_profile(settings: ScopedSettings, name: str) -> Profile:
@@ -80,4 +63,4 @@ def find_profile(settings: ScopedSettings, name: str) -> Profile:
     return profile
 
 
-__all__ = ["GLOBAL_ORDER", "ProfileChoice", "choosing_profile", "current_choice", "find_profile"]
+__all__ = ["GLOBAL_ORDER", "ProfileChoice", "find_profile"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..config import keys as K
@@ -21,10 +22,11 @@ from ..contract.enums import Modality, Tier
 from ..contract.errors import ZarniwoopError
 from ..contract.query import SearchRequest
 from ..contract.results import SearchResult
+from .profiles import GLOBAL_ORDER, ProfileChoice
 
 if TYPE_CHECKING:
     from ..contract.query import SearchScope
-    from .dispatcher import Dispatcher
+    from .dispatcher import BoundSearch, Dispatcher
 
 log = logging.getLogger(__name__)
 ModalityDone = Callable[[Modality, SearchResult], Awaitable[None]]
@@ -41,14 +43,18 @@ async def rich_search(
     max_results: int,
     modalities: Iterable[Modality],
     on_result: ModalityDone | None = None,
+    cache: bool = True,
+    profile: ProfileChoice = GLOBAL_ORDER,
 ) -> dict[Modality, SearchResult]:
-    """Search every modality concurrently; results in the order the modalities were given."""
+    """Search every modality concurrently; results in the order the modalities were given.
+    `cache` and `profile` apply to each modality's search (`Dispatcher.search`)."""
     wanted = list(dict.fromkeys(modalities))
     provider_set = await dispatcher.factory.providers(scope)
     deadline_s = provider_set.settings.get_int(K.DEADLINE_MS, 20000) / 1000
+    search = partial(dispatcher.search, scope=scope, cache=cache, profile=profile)
     tasks = {
         modality: asyncio.create_task(
-            _one(dispatcher, scope, query, modality, max_results, on_result), name=f"rich:{modality}"
+            _one(search, query, modality, max_results, on_result), name=f"rich:{modality}"
         )
         for modality in wanted
     }
@@ -67,25 +73,22 @@ async def rich_search(
 
 
 async def _one(
-    dispatcher: Dispatcher,
-    scope: SearchScope,
+    search: BoundSearch,
     query: str,
     modality: Modality,
     max_results: int,
     on_result: ModalityDone | None,
 ) -> SearchResult:
-    result = await _search(dispatcher, scope, query, modality, max_results)
+    result = await _search(search, query, modality, max_results)
     if on_result is not None:
         await on_result(modality, result)
     return result
 
 
-async def _search(
-    dispatcher: Dispatcher, scope: SearchScope, query: str, modality: Modality, max_results: int
-) -> SearchResult:
+async def _search(search: BoundSearch, query: str, modality: Modality, max_results: int) -> SearchResult:
     try:
         request = SearchRequest.create(query, modality, max_results=max_results)
-        return await dispatcher.search(request, scope)
+        return await search(request)
     except ZarniwoopError as exc:
         return _failed(query, modality, exc.message)
     except asyncio.CancelledError:

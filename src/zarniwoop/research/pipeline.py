@@ -21,12 +21,14 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..contract.enums import Availability, ContentInline, Modality, SearchDomain
 from ..contract.errors import InvalidRequestError, ZarniwoopError
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
+from ..dispatch.profiles import GLOBAL_ORDER, ProfileChoice
 from ..dispatch.status import provider_statuses
 from ..observability.metrics import record_curated_run
 from .dedup import merge
@@ -38,7 +40,7 @@ from .progress import ProgressObserver, Tracker
 if TYPE_CHECKING:
     from ..contract.query import SearchScope
     from ..contract.results import SearchResult
-    from ..dispatch.dispatcher import Dispatcher
+    from ..dispatch.dispatcher import BoundSearch, Dispatcher
 
 log = logging.getLogger(__name__)
 MAX_QUESTION_CHARS = 2000
@@ -134,15 +136,19 @@ class Investigator:
         depth: int = 0,
         insights: bool | None = None,
         progress: ProgressObserver | None = None,
+        cache: bool = True,
+        profile: ProfileChoice = GLOBAL_ORDER,
     ) -> RankedHitSet:
-        """Run the pipeline; `insights=None` follows `research.insights.enabled` (default on)."""
+        """Run the pipeline; `insights=None` follows `research.insights.enabled` (default on).
+        `cache` and `profile` apply to each planned search (`Dispatcher.search`)."""
         question = _validate(question, max_results, depth)
         started = time.perf_counter()
         phase = ["plan"]  # which step a failure belongs to, for the curated-runs metric
         tracker = Tracker(progress)
+        search = partial(self.dispatcher.search, scope=scope, cache=cache, profile=profile)
         try:
             ranked = await self._investigate(
-                question, scope, max_results, depth, insights, started, phase, tracker
+                question, scope, search, max_results, depth, insights, started, phase, tracker
             )
         except ZarniwoopError:
             record_curated_run(f"{phase[0]}_failed", time.perf_counter() - started)
@@ -154,6 +160,7 @@ class Investigator:
         self,
         question: str,
         scope: SearchScope,
+        search: BoundSearch,
         max_results: int,
         depth: int,
         insights: bool | None,
@@ -182,7 +189,7 @@ class Investigator:
             searches=len(plan.searches),
         )
         searches: list[dict[str, Any]] = []
-        merged = await self._search_and_merge(plan, scope, max_results, searches, tracker)
+        merged = await self._search_and_merge(plan, search, max_results, searches, tracker)
         notes: list[str] = []
         if depth > 0:
             merged = await self._deepen(merged, scope, notes)
@@ -214,7 +221,7 @@ class Investigator:
                 seen = {m.key for m in merged}
                 more = [
                     m
-                    for m in await self._search_and_merge(second, scope, max_results, searches, tracker)
+                    for m in await self._search_and_merge(second, search, max_results, searches, tracker)
                     if m.key not in seen
                 ]
                 if depth > 0:
@@ -348,12 +355,12 @@ class Investigator:
     async def _search_and_merge(
         self,
         plan: Plan,
-        scope: SearchScope,
+        search: BoundSearch,
         max_results: int,
         log_into: list[dict[str, Any]],
         tracker: Tracker,
     ) -> list[MergedHit]:
-        batches = await self._run(plan, scope, max_results, log_into, tracker)
+        batches = await self._run(plan, search, max_results, log_into, tracker)
         merged = merge(batches)
         found = sum(len(hits) for *_, hits in batches)
         await tracker.step("dedup", f"merged {found} hits into {len(merged)}", hits=found, merged=len(merged))
@@ -362,7 +369,7 @@ class Investigator:
     async def _run(
         self,
         plan: Plan,
-        scope: SearchScope,
+        search: BoundSearch,
         max_results: int,
         log_into: list[dict[str, Any]],
         tracker: Tracker,
@@ -371,7 +378,7 @@ class Investigator:
         finished = [0]
 
         async def one(request: SearchRequest) -> SearchResult:
-            result = await self.dispatcher.search(request, scope)
+            result = await search(request)
             finished[0] += 1
             served = result.provider_instance_id or "no provider"
             await tracker.step(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from ..dispatch.profiles import GLOBAL_ORDER, ProfileChoice
 from .outputs import output_schema
 from .schema import input_schema
 
@@ -46,6 +47,9 @@ class ToolContext:
     admin: bool = False
     cache: bool = True
     """False: the call's searches skip cached answers (a refresh), whatever the tool."""
+    profile: ProfileChoice = GLOBAL_ORDER
+    """The agent profile the call's searches route through: the connection's choice (header,
+    `?profile=`, the token's binding) narrowed by the tool argument `profile` (`Toolbox.run`)."""
     progress: ProgressObserver | None = None
     """Hears the steps of long tools (`research_investigate`, `research_rich`); None: nobody asked."""
     overrides: Mapping[str, str] = field(default_factory=dict)

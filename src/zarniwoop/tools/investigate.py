@@ -24,6 +24,8 @@ async def run_investigate(ctx: ToolContext, args: ResearchInvestigateInput) -> T
         depth=args.depth or 0,
         insights=args.insights,
         progress=ctx.progress,
+        cache=ctx.cache,
+        profile=ctx.profile,
     )
     return ToolResult(
         name=INVESTIGATE.name,

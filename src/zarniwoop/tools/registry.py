@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from ..contract.errors import InvalidRequestError
-from ..dispatch.cache import bypassing_cache
-from ..dispatch.profiles import ProfileChoice, choosing_profile
+from ..dispatch.profiles import ProfileChoice
 from .base import InputT, ToolContext, ToolHost, ToolResult, ToolSpec
 from .dialects import tool_definitions
 from .investigate import INVESTIGATE
@@ -106,12 +105,17 @@ class Toolbox:
         (`checked_overrides`), for trusted callers only. The result's `structured` is compacted
         (`outputs.compact`); `full` keeps every field.
         """
-        context = ToolContext(
-            self.host, scope, admin, cache=cache, progress=progress, overrides=dict(overrides or {})
-        )
         choice = (profile or ProfileChoice()).narrowed(getattr(args, "profile", None))
-        with bypassing_cache(not cache), choosing_profile(choice):
-            result = await spec.body(context, args)
+        context = ToolContext(
+            self.host,
+            scope,
+            admin,
+            cache=cache,
+            profile=choice,
+            progress=progress,
+            overrides=dict(overrides or {}),
+        )
+        result = await spec.body(context, args)
         full = result.structured
         return ToolResult(
             result.name,

@@ -37,6 +37,8 @@ async def run_rich(ctx: ToolContext, args: ResearchRichInput) -> ToolResult:
         max_results=args.max_results,
         modalities=RICH_MODALITIES,
         on_result=answered,
+        cache=ctx.cache,
+        profile=ctx.profile,
     )
     structured = {
         "query": args.query,

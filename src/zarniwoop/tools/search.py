@@ -64,12 +64,16 @@ def checked_overrides(raw: Mapping[str, object] | None) -> dict[str, str]:
 
 
 async def run_search(ctx: ToolContext, args: ResearchSearchInput) -> ToolResult:
-    result = await ctx.host.dispatcher.search(search_request(args), ctx.scope, ctx.overrides or None)
+    result = await ctx.host.dispatcher.search(
+        search_request(args), ctx.scope, ctx.overrides or None, cache=ctx.cache, profile=ctx.profile
+    )
     return search_result(SEARCH.name, result, ctx.provenance)
 
 
 async def run_search_expert(ctx: ToolContext, args: ResearchSearchExpertInput) -> ToolResult:
-    result = await ctx.host.dispatcher.search(expert_request(args), ctx.scope, ctx.overrides or None)
+    result = await ctx.host.dispatcher.search(
+        expert_request(args), ctx.scope, ctx.overrides or None, cache=ctx.cache, profile=ctx.profile
+    )
     return search_result(SEARCH_EXPERT.name, result, ctx.provenance)
 
 

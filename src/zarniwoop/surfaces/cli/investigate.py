@@ -69,9 +69,7 @@ def investigate(
     """Research a question across sources: ranked hits with reasons, and reasons for every dropped one."""
 
     async def body(rt: Runtime) -> RankedHitSet:
-        from ...dispatch.cache import bypassing_cache
-
-        with bypassing_cache(no_cache), progress_display() as observe:
+        with progress_display() as observe:
             return await rt.investigator.investigate(
                 question,
                 ctx.obj.scope,
@@ -79,6 +77,7 @@ def investigate(
                 depth=depth,
                 insights=False if no_insights else None,
                 progress=observe,
+                cache=not no_cache,
             )
 
     ranked = run(ctx, body)
