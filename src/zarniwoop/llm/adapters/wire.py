@@ -63,10 +63,6 @@ def instance_display_name(settings: _ReadsSettings, instance: str) -> str | None
     return value.strip() or None if isinstance(value, str) else None
 
 
-def is_wire_type(name: str) -> bool:
-    return name in WIRE_TYPES
-
-
 def base_url_for(wire_type: str, configured: str | None) -> str:
     """The effective base URL of an instance: the configured one (normalised) or the type's default."""
     url = (configured or "").strip() or WIRE_TYPES[wire_type].default_base_url
