@@ -24,36 +24,16 @@ from zarniwoop.surfaces.http import create_app
 
 from ..support.emulator import Emulator, Reply
 from ..support.gateway import openai_completion
+from ..support.media import media_items
 from ..support.runtime import endpoint, only, write_config
 
-PROVIDER = '''
-"""Fake Search: a keyless JSON index (`GET /find?q=…` → `{"items": [{"title", "url", "snippet"}]}`)."""
+PROVIDER = """
+\"\"\"Fake Search: the suite's keyless loopback protocol (`{baseUrl}/web` answers `{"items": [...]}`).\"\"\"
 
-from zarniwoop.contract import Modality, RequestSpec, SearchHit, SearchPage, Tier
+from tests.support.media import MediaProtocol
 
-
-class FakeSearch:
-    id = "fakesearch"
-    display_name = "Fake Search"
-    modalities = frozenset({Modality.WEB})
-    tiers = frozenset({Tier.NORMAL})
-    key_required = False
-    prompt_hint = "A fake keyless web index."
-
-    def build_request(self, request, config):
-        return RequestSpec("GET", f"{config.base_url}/find", params=(("q", request.query),))
-
-    def parse_response(self, raw, spec, request):
-        import json
-
-        items = json.loads(raw.body)["items"]
-        return SearchPage(
-            hits=tuple(SearchHit(i["title"], i["url"], snippet=i["snippet"], modality=Modality.WEB) for i in items)
-        )
-
-
-PROTOCOL = FakeSearch()
-'''
+PROTOCOL = MediaProtocol()
+"""
 
 VENDOR = '''
 """Fake AI: an OpenAI-compatible vendor, keyed by the operator's FAKEAI_API_KEY."""
@@ -66,7 +46,6 @@ VENDOR = WireType(
 '''
 
 OPERATOR_KEY = "sk-fakeai-operator-0123456789"
-FIND = {"items": [{"title": "Aurora borealis", "url": "https://fake.example/aurora", "snippet": "Lights."}]}
 CHAT = {"model": "fakeai:fake-chat", "messages": [{"role": "user", "content": "hi"}]}
 
 
@@ -83,7 +62,7 @@ def install(site: Path, name: str, module: str, entry_points: str) -> None:
 def addons(tmp_path, monkeypatch, emulator: Emulator) -> Iterator[None]:
     site = tmp_path / "site"
     site.mkdir()
-    install(site, "zw_fake_search", PROVIDER, "[zarniwoop.protocols]\nfakesearch = zw_fake_search:PROTOCOL\n")
+    install(site, "zw_fake_search", PROVIDER, "[zarniwoop.protocols]\nmediatest = zw_fake_search:PROTOCOL\n")
     module = VENDOR.replace("{base_url}", emulator.url + "/v1")
     install(site, "zw_fake_vendor", module, "[zarniwoop.llm_vendors]\nfakeai = zw_fake_vendor:VENDOR\n")
     monkeypatch.syspath_prepend(str(site))
@@ -115,7 +94,7 @@ class Console:
 def console(tmp_path, emulator: Emulator, addons: None) -> Iterator[Console]:
     settings = {
         **only(),
-        **endpoint("fake", "fakesearch", emulator.url),
+        **endpoint("fake", "mediatest", emulator.url),
         "research.cache.ttlSeconds": 0,
         "ai.alias.default.fake": "fakeai:fake-chat",
     }
@@ -139,23 +118,23 @@ def console(tmp_path, emulator: Emulator, addons: None) -> Iterator[Console]:
 
 
 def test_the_fake_provider_serves_searches_and_shows_in_routing_forms_and_the_console(console, emulator):
-    emulator.add("/find", Reply.json(FIND))
+    emulator.add("/web", Reply.json(media_items("web", 1)))
     answer = console.client.post(
         "/v1/research/search", headers=console.auth("admin"), json={"query": "aurora", "modality": "web"}
     )
     result = answer.json()
     assert (result["providerInstanceId"], [h["title"] for h in result["hits"]]) == (
         "fake",
-        ["Aurora borealis"],
+        ["web hit 1"],
     )
-    assert [r.query for r in emulator.requests("/find")] == [{"q": ["aurora"]}]
+    assert [r.query for r in emulator.requests("/web")] == [{"q": ["aurora"], "n": ["10"]}]
     routing = console.get("/v1/_routing")
     assert [s["id"] for s in routing["searchCascades"]["WEB"]] == ["fake"]
     forms = {f["protocol"]: f for f in console.get("/v1/setting-forms")["forms"]}
-    assert forms["fakesearch"]["title"] == "Fake Search"
-    assert "apiKey" not in [f["key"] for f in forms["fakesearch"]["fields"]]  # keyless: no key field
+    assert forms["mediatest"]["title"] == "Media (test)"
+    assert "apiKey" not in [f["key"] for f in forms["mediatest"]["fields"]]  # keyless: no key field
     providers = {p["id"]: p for p in console.get("/v1/research/providers")["providers"]}
-    assert (providers["fake"]["protocol"], providers["fake"]["displayName"]) == ("fakesearch", "Fake Search")
+    assert (providers["fake"]["protocol"], providers["fake"]["displayName"]) == ("mediatest", "Media (test)")
     assert providers["fake"]["availability"] == "READY"
 
 

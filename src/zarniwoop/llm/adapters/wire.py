@@ -27,8 +27,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Protocol
+
+from ...protocols import registered
 
 log = logging.getLogger("zarniwoop.llm")
 
@@ -97,17 +98,12 @@ class Vendors(Mapping[str, WireType]):
     def _records(self) -> dict[str, WireType]:
         if self._all is None:
             found = dict(self._built_in)
-            for ep in sorted(entry_points(group=VENDOR_GROUP), key=lambda e: e.name):
-                try:
-                    record = ep.load()
-                except Exception as exc:  # an add-on's import error must not take the service down
-                    log.warning("vendor entry point %s could not be loaded: %s", ep.name, exc)
-                    continue
+            for name, record in registered(VENDOR_GROUP, "vendor"):
                 problem = self._problem(record, found)
                 if problem is None:
                     found[record.name] = record
                 else:
-                    log.warning("vendor entry point %s refused: %s", ep.name, problem)
+                    log.warning("vendor entry point %s refused: %s", name, problem)
             self._all = found
         return self._all
 
