@@ -12,7 +12,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 import yaml
@@ -22,6 +21,7 @@ from zarniwoop.llm.adapters.wire import WIRE_TYPES
 from zarniwoop.protocols import load_protocols
 from zarniwoop.surfaces.http import create_app
 
+from ..support.addons import install
 from ..support.emulator import Emulator, Reply
 from ..support.gateway import openai_completion
 from ..support.media import media_items
@@ -47,15 +47,6 @@ VENDOR = WireType(
 
 OPERATOR_KEY = "sk-fakeai-operator-0123456789"
 CHAT = {"model": "fakeai:fake-chat", "messages": [{"role": "user", "content": "hi"}]}
-
-
-def install(site: Path, name: str, module: str, entry_points: str) -> None:
-    """One add-on distribution: its module and a dist-info with its entry points, as pip lays them."""
-    (site / f"{name}.py").write_text(module)
-    dist = site / f"{name}-1.0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text(entry_points)
 
 
 @pytest.fixture
