@@ -23,6 +23,7 @@ GOOD = WireType("acme-ai", "Acme AI", "https://api.acme.example/v1", True, ("ACM
 TWICE = WireType("openai", "Another OpenAI", "https://elsewhere.example/v1", True, speaks="openai")
 MAIL = WireType("mail-ai", "Mail AI", "https://mail.example", True, speaks="smtp")
 NOT_A_RECORD = {"name": "dict-ai"}
+COLON = WireType("a:b", "Colon AI", "https://colon.example", True, speaks="openai")
 """
 ENTRY_POINTS = """[zarniwoop.llm_vendors]
 acme = zw_vendor_records:GOOD
@@ -30,6 +31,7 @@ twice = zw_vendor_records:TWICE
 mail = zw_vendor_records:MAIL
 dict = zw_vendor_records:NOT_A_RECORD
 broken = zw_vendor_missing:VENDOR
+colon = zw_vendor_records:COLON
 """
 
 
@@ -64,6 +66,8 @@ def test_a_registered_vendor_speaks_its_wire_and_bad_records_are_refused_naming_
         assert list(WIRE_TYPES)[-1:] == ["acme-ai"]
     assert sorted(r.getMessage() for r in caplog.records) == [
         f"vendor entry point broken could not be loaded: {_missing_module_message()}",
+        "vendor entry point colon refused: vendor name 'a:b' is not a name ([a-z0-9][a-z0-9._-]{0,63}): "
+        "it becomes an instance and a folder",
         "vendor entry point dict refused: {'name': 'dict-ai'} is not a WireType",
         "vendor entry point mail refused: vendor 'mail-ai' speaks 'smtp'; expected one of openai, "
         "anthropic, gemini, ollama, ollama-cloud, lmstudio",

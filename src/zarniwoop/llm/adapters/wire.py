@@ -29,6 +29,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from ...contract.names import NAME_RULE, is_valid_name
 from ...protocols import registered
 
 log = logging.getLogger("zarniwoop.llm")
@@ -110,6 +111,8 @@ class Vendors(Mapping[str, WireType]):
     def _problem(self, record: object, found: Mapping[str, WireType]) -> str | None:
         if not isinstance(record, WireType):
             return f"{record!r} is not a WireType"
+        if not is_valid_name(record.name):
+            return f"vendor name {record.name!r} is not a name ({NAME_RULE}): it becomes an instance and a folder"
         if record.name in found:
             return f"vendor {record.name!r} is registered already"
         if record.speaks not in self._built_in or self._built_in[record.speaks].speaks:
