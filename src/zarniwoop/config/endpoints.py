@@ -34,17 +34,16 @@ if TYPE_CHECKING:
 
     from .settings import ScopedSettings
 
-OPERATOR_KEY_ENV: dict[str, str] = {
-    "serper": "SERPER_API_KEY",
-    "brave": "BRAVE_API_KEY",
-    "exa": "EXA_API_KEY",
-    "tavily": "TAVILY_API_KEY",
-    "pubmed": "NCBI_API_KEY",
-}
+CredentialLookup = Callable[[SearchScope, str, "str | None"], "Secret | None"]
+"""`(scope, credential name, operator variable or None) -> key`: tenant credentials (the LLM credential
+store), when wired in; a credential named like the protocol's operator variable counts too."""
 
 
-CredentialLookup = Callable[[SearchScope, str], "Secret | None"]
-"""`(scope, credential name) -> key`: tenant credentials (the LLM credential store), when wired in."""
+def operator_env(protocol: SearchProtocol) -> str | None:
+    """The operator's environment variable holding a key for `protocol` (`SERPER_API_KEY`): what the
+    protocol itself declares as `env_key` (`HasOperatorKey`), the one table of them. Key resolution,
+    the credential store's names, the console's forms and a `no_key` skip's hint all read it here."""
+    return (protocol.env_key or None) if isinstance(protocol, HasOperatorKey) else None
 
 
 def endpoint_ids(settings: ScopedSettings) -> list[str]:
@@ -159,16 +158,14 @@ def _resolve_key(
     secret = settings.secret(K.endpoint_key(instance_id, K.SUFFIX_API_KEY))
     if secret:
         return secret, "setting"
+    env_name = operator_env(protocol)
     if credential_lookup is not None:
-        for name in (instance_id, protocol.id):
-            found = credential_lookup(settings.scope, name)
+        for name, env_alias in ((instance_id, None), (protocol.id, env_name)):
+            found = credential_lookup(settings.scope, name, env_alias)
             if found:
                 return found, f"credential:{name}"
     # The operator's key only goes where the operator sends it (config/trust.py).
-    if operator_url and (settings.get(K.OPERATOR_KEYS) or "allow").lower() != "deny":
-        env_name = (
-            protocol.env_key if isinstance(protocol, HasOperatorKey) else OPERATOR_KEY_ENV.get(protocol.id)
-        )
-        if env_name and environ.get(env_name):
-            return Secret(environ[env_name]), f"env:{env_name}"
+    allowed = operator_url and (settings.get(K.OPERATOR_KEYS) or "allow").lower() != "deny"
+    if allowed and env_name and environ.get(env_name):
+        return Secret(environ[env_name]), f"env:{env_name}"
     return None, None

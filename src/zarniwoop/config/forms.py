@@ -2,7 +2,8 @@
 
 Built-ins come from the bundled `setting_forms/research.yaml`; an add-on protocol contributes its
 own section as a `setting_form` attribute of its protocol object (`{"title", "fields": [...]}`,
-the YAML's shape), registered by the same entry point as the protocol. `GET /v1/setting-forms`
+the YAML's shape), registered by the same entry point as the protocol. A protocol that declares an
+operator variable (`env_key`) gets a key field naming it. `GET /v1/setting-forms`
 answers `{"forms": [{"protocol", "title", "fields": [{"key", "type", "label", "help", "default",
 "secret"}]}]}`; a field's key is an endpoint suffix (`research.endpoint.<id>.<key>`).
 """
@@ -17,8 +18,11 @@ from typing import Any
 import yaml
 
 from ..contract.protocol import ContributesSettingForm, SearchProtocol
+from .endpoints import operator_env
 
 FIELD_TYPES = ("bool", "int", "number", "string", "url", "email", "password")
+KEY_FIELD: Mapping[str, Any] = {"key": "apiKey", "type": "password", "label": "API key", "secret": True}
+"""The key field of a protocol whose section has none but which declares an operator variable."""
 
 
 @cache
@@ -49,7 +53,7 @@ def setting_forms(protocols: Mapping[str, SearchProtocol]) -> list[dict[str, Any
         protocol = protocols[protocol_id]
         own_form = protocol.setting_form if isinstance(protocol, ContributesSettingForm) else None
         section = own_form or bundled["protocols"].get(protocol_id)
-        own = [_field(f) for f in (section or {}).get("fields", [])]
+        own = _with_operator_key([_field(f) for f in (section or {}).get("fields", [])], protocol)
         keys = {f["key"] for f in own}
         forms.append(
             {
@@ -59,6 +63,20 @@ def setting_forms(protocols: Mapping[str, SearchProtocol]) -> list[dict[str, Any
             }
         )
     return forms
+
+
+def _with_operator_key(fields: list[dict[str, Any]], protocol: SearchProtocol) -> list[dict[str, Any]]:
+    """The key field says which operator variable stands in for it, read from the protocol's own
+    declaration (`env_key`), so the form never names a variable the key resolution does not read."""
+    env = operator_env(protocol)
+    if env is None:
+        return fields
+    key = next((f for f in fields if f["key"] == KEY_FIELD["key"]), None)
+    if key is None:
+        key = _field(KEY_FIELD)
+        fields = [key, *fields]
+    key["help"] = f"{key['help']} Else the operator's {env}.".strip()
+    return fields
 
 
 def form_field(protocols: Mapping[str, SearchProtocol], protocol_id: str, key: str) -> dict[str, Any] | None:

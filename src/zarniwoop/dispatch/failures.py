@@ -18,10 +18,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
-from ..config.endpoints import OPERATOR_KEY_ENV
+from ..config.endpoints import operator_env
 from ..contract.enums import Outcome
 from ..contract.errors import ProviderError, ZarniwoopError
 from ..contract.results import Attempt
+from ..protocols import load_protocols
 
 MAX_SUMMARY_CHARS = 190
 """A summary fits on the one error line a CLI prints (≤ 200 characters with its `error: `)."""
@@ -81,7 +82,8 @@ def with_cause(attempt: Attempt, protocol_id: str | None = None) -> Attempt:
     elif attempt.cause is None and attempt.outcome in SKIP_CAUSES:
         attempt = replace(attempt, cause=SKIP_CAUSES[attempt.outcome])
     if attempt.outcome is Outcome.SKIPPED_NO_KEY and attempt.hint is None and protocol_id:
-        env = OPERATOR_KEY_ENV.get(protocol_id)
+        protocol = load_protocols().get(protocol_id)
+        env = operator_env(protocol) if protocol is not None else None
         attempt = replace(attempt, hint=env or f"research.endpoint.{attempt.provider_instance_id}.apiKey")
     return attempt
 

@@ -7,7 +7,7 @@ Built-ins and add-ons alike register a protocol object in the entry-point group
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import cache
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
@@ -48,22 +48,29 @@ def protocol_problem(protocol: Any) -> str | None:
     return None
 
 
+def registered(group: str, kind: str) -> Iterator[tuple[str, Any]]:
+    """`(name, object)` of each entry point in `group`, by name: how add-ons plug in (protocols here,
+    LLM vendors in `llm/adapters/wire.py`). One whose import fails is logged naming its `kind` and skipped."""
+    for ep in sorted(entry_points(group=group), key=lambda e: e.name):
+        try:
+            loaded = ep.load()
+        except Exception as exc:  # an add-on's import error must not take the service down
+            log.warning("%s entry point %s could not be loaded: %s", kind, ep.name, exc)
+            continue
+        yield ep.name, loaded
+
+
 @cache
 def load_protocols() -> dict[str, SearchProtocol]:
     """`{protocol id: protocol}` for every registered protocol. A broken add-on is logged and
     skipped; one whose declaration is refused (`protocol_problem`) is listed by `refused_protocols`."""
     found: dict[str, SearchProtocol] = {}
     _REFUSED.clear()
-    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
-        try:
-            protocol = ep.load()
-        except Exception as exc:  # an add-on's import error must not take the service down
-            log.warning("protocol entry point %s could not be loaded: %s", ep.name, exc)
-            continue
+    for name, protocol in registered(GROUP, "protocol"):
         problem = protocol_problem(protocol)
         if problem is not None:
-            log.warning("protocol entry point %s refused: %s", ep.name, problem)
-            _REFUSED[str(getattr(protocol, "id", None) or ep.name)] = problem
+            log.warning("protocol entry point %s refused: %s", name, problem)
+            _REFUSED[str(getattr(protocol, "id", None) or name)] = problem
             continue
         if protocol.id in found:
             log.warning("protocol id %s registered twice; keeping the first", protocol.id)

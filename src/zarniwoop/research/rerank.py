@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from ..llm.light import LightLlm
 
 RERANK_RECIPE_KEY = "research.rerank.recipe"
-BUNDLED_RERANK_RECIPE = "zarniwoop-research-rerank"
 RERANK_TEXT_CHARS = 600
 
 

@@ -46,7 +46,6 @@ PROVIDER_ALIASES = {
     "local_lmstudio": "lmstudio",
 }
 """Provider names the seed uses that are not wire types."""
-LOCAL_WIRE_TYPES = frozenset({"ollama", "lmstudio"})
 
 
 # -- the edge: untrusted YAML → checked models ------------------------------------------------

@@ -42,15 +42,6 @@ LEVELS = ("account", "project", "team", "tenant")
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}$")
 
-SEARCH_KEY_ENV: dict[str, str] = {
-    "serper": "SERPER_API_KEY",
-    "brave": "BRAVE_API_KEY",
-    "exa": "EXA_API_KEY",
-    "tavily": "TAVILY_API_KEY",
-    "pubmed": "NCBI_API_KEY",
-}
-"""Credential names a search endpoint also answers to (the loomcycle seed stores `SERPER_API_KEY`)."""
-
 
 @dataclass(frozen=True, slots=True)
 class CredentialInfo:
@@ -184,16 +175,17 @@ class CredentialStore:
         order = {lv: i for i, lv in enumerate(("tenant", "team", "account", "project"))}
         return sorted(out, key=lambda c: (c.tenant, order[c.level], c.owner, c.name))
 
-    def search_lookup(self, scope: SearchScope, name: str) -> Secret | None:
+    def search_lookup(self, scope: SearchScope, name: str, env_key: str | None = None) -> Secret | None:
         """`ProviderFactory(credential_lookup=…)`: a project credential, then a tenant one, named like
-        the endpoint or protocol (`serper`) or its key variable (`SERPER_API_KEY`).
+        the endpoint or protocol (`serper`), `<NAME>_API_KEY`, or the operator variable the protocol
+        declares (`env_key`: PubMed's `NCBI_API_KEY`; the loomcycle seed stores `SERPER_API_KEY`).
 
         The hook is synchronous, so it reads the snapshot; a snapshot older than a few seconds is
         reloaded in the background for the next build (another process may have set a key)."""
         self._refresh_soon()
         names = [name, f"{name.upper().replace('-', '_')}_API_KEY"]
-        if name in SEARCH_KEY_ENV:
-            names.append(SEARCH_KEY_ENV[name])
+        if env_key:
+            names.append(env_key)
         chain = (
             [("project", scope.project), ("tenant", None)]
             if scope.project != TENANT_LEVEL

@@ -16,7 +16,7 @@ microsecond, where a new SDK client costs ~30 ms (CA bundle loading) — and it 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -261,6 +261,3 @@ def _header_metadata(headers: Mapping[str, str]) -> dict[str, str]:
     lowered = {k.lower(): v for k, v in headers.items()}
     return {name: lowered[name] for name in _KEEP_HEADERS if name in lowered}
 
-
-def join_text(parts: Sequence[str]) -> str:
-    return "".join(parts)

@@ -30,6 +30,7 @@ from typing import Protocol, TypeVar
 from urllib.parse import quote
 
 from ...contract.errors import UnsafeValueError
+from .wire import wire_of
 
 log = logging.getLogger("zarniwoop.llm")
 
@@ -66,6 +67,7 @@ def check_model(wire_type: str, model: str, field: str = "model") -> str:
 
 def model_problem(wire_type: str, model: str) -> str | None:
     """Why `model` is not an id of this wire type, or None when it is one."""
+    wire_type = wire_of(wire_type)
     if not model:
         return "empty"
     if len(model) > MAX_LENGTH:

@@ -24,6 +24,7 @@ from typing import Any
 
 from ...contract.errors import ParseError
 from ...contract.protocol import RequestSpec, Secret
+from ..adapters.wire import wire_of
 
 MAX_PAGES = 20
 ANTHROPIC_VERSION = "2023-06-01"
@@ -40,6 +41,7 @@ class ListedModel:
 
 def listing_requests(wire_type: str, base_url: str, api_key: Secret | None) -> list[RequestSpec]:
     """The first request of an instance's listing, with alternatives to try in order on HTTP 404."""
+    wire_type = wire_of(wire_type)
     key = api_key.reveal() if api_key else ""
     bearer = {"Authorization": f"Bearer {key}"} if key else {}
     if wire_type == "openai":

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ...contract.errors import ZarniwoopError
 from ...contract.query import SearchScope
-from ...tenancy.accounts import LOCAL_WIRE_TYPES
+from ..adapters.wire import WIRE_TYPES
 from ..choice.key import CandidateBuilder
 from .discovery import PROVIDER_PREFIX, ProviderInstanceSettings, list_models
 from .usable import Caller, Sources, UsableModel
@@ -90,7 +90,8 @@ class LocalProbes:
 
 
 def is_local(model: UsableModel) -> bool:
-    return model.wire_type in LOCAL_WIRE_TYPES or model.credential_source == "local"
+    vendor = WIRE_TYPES.get(model.wire_type)
+    return (vendor is not None and vendor.local) or model.credential_source == "local"
 
 
 class ProbingSources(Sources, Protocol):
@@ -152,7 +153,7 @@ def _local_instances(
     for setting in settings.with_prefix(PROVIDER_PREFIX):
         instance = setting.rpartition(".")[0]
         wire = builder.wire_type(instance)
-        if instance not in local and wire in LOCAL_WIRE_TYPES:
+        if instance not in local and wire is not None and WIRE_TYPES[wire].local:
             key = builder.key_for(wire, instance, "", builder.base_url(wire, instance))
             if key is not None:
                 local[instance], sources[instance] = wire, key[1]

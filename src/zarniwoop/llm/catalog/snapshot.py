@@ -21,7 +21,6 @@ ever gains complete entries.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -124,7 +123,6 @@ class Snapshot:
     skipped: tuple[SkippedDocument, ...] = ()
     ignored: tuple[SkippedDocument, ...] = ()
     """Fields dropped from documents that loaded (an unknown `messageParser`)."""
-    loaded_at: float = field(default_factory=time.time)
     generation: int = 0
     _views: dict[tuple[str, str], CatalogView] = field(default_factory=dict, repr=False)
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from ...config.trust import guarded, set_by_operator, untrusted_llm_endpoint
 from ...contract.protocol import Secret
-from ...tenancy.accounts import CASCADE, LOCAL_WIRE_TYPES, PROVIDER_ALIASES, ProviderEntry
+from ...tenancy.accounts import CASCADE, PROVIDER_ALIASES, ProviderEntry
 from ..adapters.wire import WIRE_TYPES, base_url_for, uses_default_endpoint
 from ..failover import Candidate
 
@@ -39,12 +39,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("zarniwoop.llm.choice.key")
 
 OPERATOR_KEYS = "ai.operatorKeys"
-OPERATOR_ENV: dict[str, tuple[str, ...]] = {
-    "openai": ("OPENAI_API_KEY",),
-    "anthropic": ("ANTHROPIC_API_KEY",),
-    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-    "ollama-cloud": ("OLLAMA_API_KEY",),
-}
 
 
 class CandidateBuilder:
@@ -113,7 +107,7 @@ class CandidateBuilder:
         operator = self._operator_key(wire, instance, base_url)
         if operator is not None:
             return operator
-        if not WIRE_TYPES[wire].key_required or wire in LOCAL_WIRE_TYPES:
+        if not WIRE_TYPES[wire].key_required or WIRE_TYPES[wire].local:
             return None, "local"
         return None
 
@@ -127,8 +121,9 @@ class CandidateBuilder:
                 return None
             return found[0], level
         wire = self.wire_type(entry.instance)
-        if entry.local or (wire is not None and not WIRE_TYPES[wire].key_required):
-            return None, "local" if entry.local or wire in LOCAL_WIRE_TYPES else level
+        vendor = WIRE_TYPES.get(wire or "")
+        if entry.local or (vendor is not None and not vendor.key_required):
+            return None, "local" if entry.local or (vendor is not None and vendor.local) else level
         return None  # an entry without a key: the cascade goes on looking for one
 
     def _setting_key(self, instance: str) -> tuple[Secret, str] | None:
@@ -145,14 +140,18 @@ class CandidateBuilder:
             return None
         if not self._operator_endpoint(wire, instance, base_url):
             return None
-        if instance == wire:
-            names = OPERATOR_ENV.get(wire, ())
-        else:  # a named instance or a gateway: only its own variable, never the vendor's key
-            names = (instance.upper().replace("-", "_").replace(".", "_") + "_API_KEY",)
-        for name in names:
+        for name in self.operator_env(wire, instance):
             if self.environ.get(name):
                 return Secret(self.environ[name]), "operator"
         return None
+
+    @staticmethod
+    def operator_env(wire: str, instance: str) -> tuple[str, ...]:
+        """The operator variables that may key `instance`: the vendor record's own (`env_keys`) for its
+        default instance; a named instance or a gateway only its own, never the vendor's key."""
+        if instance == wire:
+            return WIRE_TYPES[wire].env_keys
+        return (instance.upper().replace("-", "_").replace(".", "_") + "_API_KEY",)
 
     def _operator_endpoint(self, wire: str, instance: str, base_url: str) -> bool:
         """The operator's key may only go where the operator sends it: the vendor's own endpoint, or
@@ -205,11 +204,7 @@ class CandidateBuilder:
         if (self.settings.get(OPERATOR_KEYS) or "allow").strip().lower() == "deny":
             places.append("operator environment (operator keys denied by ai.operatorKeys)")
         else:
-            names = (
-                OPERATOR_ENV.get(wire, ())
-                if instance == wire
-                else (instance.upper().replace("-", "_").replace(".", "_") + "_API_KEY",)
-            )
+            names = self.operator_env(wire, instance)
             places.append("operator environment " + "/".join(names) if names else "operator environment")
         return tuple(places)
 

@@ -24,12 +24,12 @@ from fastapi import APIRouter, HTTPException, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from ....config import keys as K
-from ....config.endpoints import endpoint_ids
+from ....config.endpoints import endpoint_ids, operator_env
 from ....config.keys import TENANT_LEVEL
 from ....contract.errors import AccessDeniedError, InvalidRequestError
 from ....contract.names import check_name
 from ....contract.query import SearchScope
-from ....tenancy.credentials import SEARCH_KEY_ENV, CredentialInfo, credential_references
+from ....tenancy.credentials import CredentialInfo, credential_references
 from ....tenancy.credentials import check_name as check_credential_name
 from ..deps import NAME_PARAM, AdminCaller, CallerInfo, Ctx
 from ..errors import ERROR_RESPONSES
@@ -199,9 +199,12 @@ def _suggestions(
     settings = rt.settings.scoped(SearchScope(tenant, TENANT_LEVEL))
     for instance_id in endpoint_ids(settings):
         protocol = rt.protocols.get(settings.get(K.endpoint_key(instance_id, K.SUFFIX_PROTOCOL)) or "")
-        if protocol is None or not (protocol.key_required or protocol.id in SEARCH_KEY_ENV):
+        env = operator_env(protocol) if protocol is not None else None
+        if protocol is None or not (protocol.key_required or env):
             continue
-        name = SEARCH_KEY_ENV.get(instance_id) or f"{instance_id.upper().replace('-', '_')}_API_KEY"
+        # The protocol's own endpoint answers to the operator's variable name (`NCBI_API_KEY`).
+        own = env if env and instance_id == protocol.id else None
+        name = own or f"{instance_id.upper().replace('-', '_')}_API_KEY"
         found.setdefault(name, f"search endpoint {instance_id} ({protocol.id})")
     return [NameSuggestion(name=n, usedFor=why) for n, why in found.items()]
 
