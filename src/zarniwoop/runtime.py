@@ -47,7 +47,7 @@ from .dispatch.dispatcher import Dispatcher, DispatchObserver
 from .dispatch.factory import ProviderFactory
 from .dispatch.flights import Flights
 from .dispatch.quota import LocalQuotaGuard
-from .limits.call_budgets import SQLCallBudgets
+from .limits.budgets_sql import SQLCallBudgets
 from .limits.clock import Clock
 from .llm.settings_check import check_llm_settings
 from .observability.metrics import MetricsObserver
@@ -225,12 +225,12 @@ class Runtime:
         """LLM token budgets at every level: Redis when `redis_url` is configured (replicas), else
         the database (SQLite or PostgreSQL) — either way one atomic step reserves every level."""
         if self.redis is not None:  # the runtime's one Redis pool and the deployment's key prefix
-            from .limits.token_budgets_redis import RedisTokenBudgets
+            from .limits.budgets_redis import RedisBudgets
 
-            return RedisTokenBudgets(self.redis, clock=self.clock)
-        from .limits.token_budgets import SQLTokenBudgets
+            return RedisBudgets(self.redis, clock=self.clock, what="token budgets")
+        from .limits.budgets_sql import SQLBudgets
 
-        return SQLTokenBudgets(self.db, clock=self.clock)
+        return SQLBudgets(self.db, clock=self.clock, what="token budgets")
 
     @cached_property
     def investigator(self) -> Investigator:
@@ -379,12 +379,12 @@ def build_dispatcher(
             clock=clock,
             limiter=limiter,
             cache=cache,
-            quota=LocalQuotaGuard(SQLCallBudgets(db), settings, clock=clock),
+            quota=LocalQuotaGuard(SQLCallBudgets(db, clock=clock), settings, clock=clock),
             observers=observers,
             flights=flights,
         )
     from .dispatch.redis_stores import RedisCooldownStore, RedisFlights, RedisReachability, RedisResultCache
-    from .limits.call_budgets import RedisCallBudgets
+    from .limits.budgets_redis import RedisCallBudgets
     from .limits.pacing import LocalPacer
     from .limits.pacing_redis import RedisPacer
 
@@ -394,7 +394,7 @@ def build_dispatcher(
         clock=clock,
         limiter=RedisPacer(redis, LocalPacer(clock)),
         cache=RedisResultCache(redis, max_bytes=max_bytes),
-        quota=LocalQuotaGuard(RedisCallBudgets(redis), settings, clock=clock),
+        quota=LocalQuotaGuard(RedisCallBudgets(redis, clock=clock), settings, clock=clock),
         observers=observers,
         reachability=RedisReachability(redis),
         flights=Flights(RedisFlights(redis), clock),
@@ -457,7 +457,7 @@ def retention_rules(settings: SettingService) -> list[RetentionRule]:
         RetentionRule(
             "llm_usage_records", "created_at", days=llm_days, bound=iso_bound, companions=("llm_traces",)
         ),
-        RetentionRule("quota_counters", "updated_at", days=lambda _: QUOTA_COUNTER_KEEP_DAYS),
+        RetentionRule("llm_quota_usage", "updated_at", days=lambda _: QUOTA_COUNTER_KEEP_DAYS),
     ]
 
 

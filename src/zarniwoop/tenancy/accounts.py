@@ -29,15 +29,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..config.keys import TENANT_LEVEL
 from ..contract.errors import ConfigError
+from .levels import LISTING_ORDER, ORG_LEVELS
 
 if TYPE_CHECKING:
     from ..config.file import ConfigFile
     from ..storage.db import Database
     from .credentials import CredentialStore
 
-KINDS = ("tenant", "team", "account", "project")
-CASCADE = ("account", "project", "team", "tenant")
-"""The credential cascade and the order quota levels are checked and named in."""
 
 PROVIDER_ALIASES = {
     "google": "gemini",
@@ -241,7 +239,7 @@ class CallScope:
 
     def levels(self) -> list[tuple[str, str, OrgUnit | None]]:
         """`(level, owner, unit)` in cascade order; the team only when there is one."""
-        return [(lv, self.owner(lv) or "", self.units.get(lv)) for lv in CASCADE if self.owner(lv)]
+        return [(lv, self.owner(lv) or "", self.units.get(lv)) for lv in ORG_LEVELS if self.owner(lv)]
 
     def config(self, level: str) -> LlmConfig | None:
         unit = self.units.get(level)
@@ -341,7 +339,7 @@ class OrgDirectory:
                 for u in self._units.values()
                 if (tenant is None or u.tenant == tenant) and (kind is None or u.kind == kind)
             ),
-            key=lambda u: (u.tenant, KINDS.index(u.kind), u.name),
+            key=lambda u: (u.tenant, LISTING_ORDER[u.kind], u.name),
         )
 
     def scope(self, tenant: str, project: str, account: str, *, team: str | None = None) -> CallScope:
@@ -476,8 +474,8 @@ async def admin_upsert(
     """Create or replace one unit from the admin surface; returns the previous row's origin
     (`config` means the next start-up puts the file's version back: the file is the source of truth
     for the units it names)."""
-    if kind not in KINDS:
-        raise ConfigError("kind", f"expected one of {', '.join(KINDS)}, got {kind!r}")
+    if kind not in ORG_LEVELS:
+        raise ConfigError("kind", f"expected one of {', '.join(ORG_LEVELS)}, got {kind!r}")
     where = f"{kind} {name}.llm"
     parse_llm_config(llm, where)
     await directory.refresh()
