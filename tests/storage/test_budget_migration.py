@@ -4,12 +4,16 @@ reads the same through the engine after it, on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from zarniwoop.limits.budgets import Bucket, QuotaLine
 from zarniwoop.limits.budgets_sql import SQLBudgets, SQLCallBudgets
 from zarniwoop.limits.call_budgets import BudgetWindow
 from zarniwoop.storage.db import _split_sql, migration_scripts, open_database
+
+from ..support.backends import _pg
 
 pytestmark = pytest.mark.anyio
 
@@ -92,6 +96,10 @@ async def _write_as_before(db) -> None:
 
 
 async def test_migration_0034_keeps_every_counter_and_usage_row(database_url, tmp_path):
+    if database_url:  # a schema of its own: the session's has every migration applied already
+        base = database_url.rsplit("?schema=", 1)[0]
+        schema = f"zw_mig_{uuid.uuid4().hex[:10]}"
+        database_url = f"{base}?schema={schema}"
     db = open_database(database_url, tmp_path)
     try:
         await _migrate_up_to(db, BEFORE)
@@ -148,3 +156,5 @@ async def test_migration_0034_keeps_every_counter_and_usage_row(database_url, tm
         assert await db.fetchone("SELECT COUNT(*), SUM(hit_count) FROM research_call_records") == (3, 9)
     finally:
         await db.aclose()
+        if database_url:
+            await _pg(base, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')

@@ -77,7 +77,8 @@ class CallBudgets:
 
     async def reserve(self, subject: str, windows: Sequence[BudgetWindow], now: float) -> list[int] | None:
         """Take one call from every window, or from none: the new counts, or None when one had no room."""
-        lines, buckets = [], {}
+        lines: list[QuotaLine] = []
+        buckets: dict[str, Bucket] = {}
         for w in windows:
             line, bucket = window_line(subject, w)
             if buckets.setdefault(bucket.period, bucket) != bucket:
