@@ -22,7 +22,8 @@ This package imports only `contract`, `observability`, `storage` (types) and `te
 
 from __future__ import annotations
 
-from .budgets import Budgets, Hold, LineStatus, MemoryBudgets, QuotaLine
+from .budgets import Budgets, Hold, LineStatus, QuotaLine
+from .budgets_memory import MemoryBudgets
 from .budgets_sql import SQLBudgets, SQLCallBudgets
 from .call_budgets import BudgetWindow, CallBudgetKeeper, CallBudgets
 from .clock import Clock, iso_utc, utc_date

@@ -19,7 +19,7 @@ crashed process's amounts come back by themselves.
 
 Periods: `daily` and `monthly` (UTC). The older spelling `day` / `month` (search quotas,
 `research_providers`) is mapped at the edges by `period_named`; the stored and computed periods
-are only these two. Three forms: `MemoryBudgets` (here: one process), `budgets_sql.SQLBudgets`
+are only these two. Three forms: `budgets_memory.MemoryBudgets` (one process), `budgets_sql.SQLBudgets`
 (SQLite/PostgreSQL), `budgets_redis.RedisBudgets` (replicas).
 
 Outage policy per unit, the table `OUTAGE_POLICY` (docs/robustness.md): a store that cannot be
@@ -40,7 +40,6 @@ from typing import Literal, Protocol
 
 from ..contract.errors import BudgetUnavailableError, QuotaExceededError
 from ..observability.outage import OutageLog
-from .clock import Clock
 
 PERIODS = ("daily", "monthly")
 _SPELLINGS = {"daily": "daily", "monthly": "monthly", "day": "daily", "month": "monthly"}
@@ -307,89 +306,6 @@ def bucket_of(line: QuotaLine, bucket: str | Bucket | None, now: float) -> Bucke
     return bucket_named(line.period, bucket) if bucket else current_buckets(now)[line.period]
 
 
-class MemoryBudgets:
-    """The budgets of one process (no store to lose: no outage)."""
-
-    def __init__(self, *, clock: Clock | None = None, hold_ttl: float = HOLD_TTL_SECONDS) -> None:
-        self.clock = clock or Clock()
-        self.hold_ttl = hold_ttl
-        self._used: dict[CounterKey, int] = {}
-        self._holds: dict[str, tuple[float, int, list[CounterKey]]] = {}
-        self._alerts: set[tuple[CounterKey, int]] = set()
-
-    def _statuses(
-        self, tenant: str, lines: Sequence[QuotaLine], buckets: Mapping[str, Bucket]
-    ) -> list[LineStatus]:
-        now = self.clock.now()
-        self._holds = {k: v for k, v in self._holds.items() if v[0] > now}
-        out = []
-        for line in lines:
-            key = counter_key(tenant, line, buckets[line.period].start)
-            held = sum(amount for _, amount, keys in self._holds.values() if key in keys)
-            out.append(LineStatus(line, key[-1], self._used.get(key, 0), held))
-        return out
-
-    async def reserve(
-        self,
-        tenant: str,
-        lines: Sequence[QuotaLine],
-        amount: int,
-        *,
-        buckets: Mapping[str, Bucket] | None = None,
-    ) -> Hold:
-        hold = new_hold(tenant, lines, amount, self.clock.now(), buckets)
-        limited = [line for line in lines if line.limit is not None]
-        windows = {b.period: b for b in hold.buckets}
-        check_room(self._statuses(tenant, limited, windows), amount)
-        keys = [counter_key(tenant, line, windows[line.period].start) for line in limited]
-        self._holds[hold.id] = (self.clock.now() + self.hold_ttl, amount, keys)
-        return hold
-
-    async def spend(
-        self,
-        tenant: str,
-        lines: Sequence[QuotaLine],
-        amount: int,
-        *,
-        buckets: Mapping[str, Bucket] | None = None,
-    ) -> list[LineStatus]:
-        hold = await self.reserve(tenant, lines, amount, buckets=buckets)
-        return await self._charge_hold(hold, amount, every=True)
-
-    async def settle(self, hold: Hold, amount: int) -> list[LineStatus]:
-        return await self._charge_hold(hold, amount, every=False)
-
-    async def _charge_hold(self, hold: Hold, amount: int, *, every: bool) -> list[LineStatus]:
-        self._holds.pop(hold.id, None)
-        windows = {b.period: b for b in hold.buckets}
-        for line in hold.lines:
-            key = counter_key(hold.tenant, line, windows[line.period].start)
-            self._used[key] = self._used.get(key, 0) + max(0, amount)
-        chosen = [line for line in hold.lines if every or line.limit is not None]
-        return self._statuses(hold.tenant, chosen, windows)
-
-    async def release(self, hold: Hold) -> None:
-        self._holds.pop(hold.id, None)
-
-    async def status(
-        self, tenant: str, lines: Sequence[QuotaLine], *, buckets: Mapping[str, Bucket] | None = None
-    ) -> list[LineStatus]:
-        return self._statuses(tenant, lines, buckets or current_buckets(self.clock.now()))
-
-    async def mark_alert(self, tenant: str, status: LineStatus, threshold: int) -> bool:
-        mark = (counter_key(tenant, status.line, status.bucket), threshold)
-        if mark in self._alerts:
-            return False
-        self._alerts.add(mark)
-        return True
-
-    async def charge(
-        self, tenant: str, line: QuotaLine, amount: int, *, bucket: str | Bucket | None = None
-    ) -> None:
-        key = counter_key(tenant, line, bucket_of(line, bucket, self.clock.now()).start)
-        self._used[key] = self._used.get(key, 0) + amount
-
-
 __all__ = [
     "EDGE_SPELLING",
     "HOLD_TTL_SECONDS",
@@ -399,7 +315,6 @@ __all__ = [
     "Budgets",
     "Hold",
     "LineStatus",
-    "MemoryBudgets",
     "QuotaLine",
     "buckets_for",
     "check_room",
