@@ -40,6 +40,7 @@ from typing import Literal, Protocol
 
 from ..contract.errors import BudgetUnavailableError, QuotaExceededError
 from ..observability.outage import OutageLog
+from .clock import Clock
 
 PERIODS = ("daily", "monthly")
 _SPELLINGS = {"daily": "daily", "monthly": "monthly", "day": "daily", "month": "monthly"}
@@ -289,6 +290,43 @@ class Budgets(Protocol):
     ) -> None:
         """Add usage without a check (imports, tests, units spent while the store was away)."""
         ...
+
+
+class BudgetStore:
+    """What the three forms share: the entry points, over each form's two primitives (`_hold`:
+    record a checked hold on the limited lines; `_spend`: check and charge every line at once)."""
+
+    clock: Clock
+
+    async def reserve(
+        self,
+        tenant: str,
+        lines: Sequence[QuotaLine],
+        amount: int,
+        *,
+        buckets: Mapping[str, Bucket] | None = None,
+    ) -> Hold:
+        hold = new_hold(tenant, lines, amount, self.clock.now(), buckets)
+        limited = [line for line in lines if line.limit is not None]
+        if limited:
+            await self._hold(hold, limited)
+        return hold
+
+    async def spend(
+        self,
+        tenant: str,
+        lines: Sequence[QuotaLine],
+        amount: int,
+        *,
+        buckets: Mapping[str, Bucket] | None = None,
+    ) -> list[LineStatus]:
+        return await self._spend(new_hold(tenant, lines, amount, self.clock.now(), buckets))
+
+    async def _hold(self, hold: Hold, limited: Sequence[QuotaLine]) -> None:
+        raise NotImplementedError
+
+    async def _spend(self, hold: Hold) -> list[LineStatus]:
+        raise NotImplementedError
 
 
 CounterKey = tuple[str, str, str, str, str, str, str]

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from .budgets import (
     HOLD_TTL_SECONDS,
     Bucket,
+    BudgetStore,
     CounterKey,
     Hold,
     LineStatus,
@@ -16,12 +17,11 @@ from .budgets import (
     check_room,
     counter_key,
     current_buckets,
-    new_hold,
 )
 from .clock import Clock
 
 
-class MemoryBudgets:
+class MemoryBudgets(BudgetStore):
     """The budgets of one process (no store to lose: no outage)."""
 
     def __init__(self, *, clock: Clock | None = None, hold_ttl: float = HOLD_TTL_SECONDS) -> None:
@@ -43,32 +43,19 @@ class MemoryBudgets:
             out.append(LineStatus(line, key[-1], self._used.get(key, 0), held))
         return out
 
-    async def reserve(
-        self,
-        tenant: str,
-        lines: Sequence[QuotaLine],
-        amount: int,
-        *,
-        buckets: Mapping[str, Bucket] | None = None,
-    ) -> Hold:
-        hold = new_hold(tenant, lines, amount, self.clock.now(), buckets)
-        limited = [line for line in lines if line.limit is not None]
+    async def _hold(self, hold: Hold, limited: Sequence[QuotaLine]) -> None:
         windows = {b.period: b for b in hold.buckets}
-        check_room(self._statuses(tenant, limited, windows), amount)
-        keys = [counter_key(tenant, line, windows[line.period].start) for line in limited]
-        self._holds[hold.id] = (self.clock.now() + self.hold_ttl, amount, keys)
-        return hold
+        check_room(self._statuses(hold.tenant, limited, windows), hold.amount)
+        keys = [counter_key(hold.tenant, line, windows[line.period].start) for line in limited]
+        self._holds[hold.id] = (self.clock.now() + self.hold_ttl, hold.amount, keys)
 
-    async def spend(
-        self,
-        tenant: str,
-        lines: Sequence[QuotaLine],
-        amount: int,
-        *,
-        buckets: Mapping[str, Bucket] | None = None,
-    ) -> list[LineStatus]:
-        hold = await self.reserve(tenant, lines, amount, buckets=buckets)
-        return await self._charge_hold(hold, amount, every=True)
+    async def _spend(self, hold: Hold) -> list[LineStatus]:
+        windows = {b.period: b for b in hold.buckets}
+        check_room(
+            self._statuses(hold.tenant, [ln for ln in hold.lines if ln.limit is not None], windows),
+            hold.amount,
+        )
+        return await self._charge_hold(hold, hold.amount, every=True)
 
     async def settle(self, hold: Hold, amount: int) -> list[LineStatus]:
         return await self._charge_hold(hold, amount, every=False)

@@ -31,6 +31,7 @@ from .budgets import (
     EXPIRY_GRACE_SECONDS,
     HOLD_TTL_SECONDS,
     Bucket,
+    BudgetStore,
     Hold,
     LineStatus,
     QuotaLine,
@@ -39,7 +40,6 @@ from .budgets import (
     current_buckets,
     exhausted_error,
     line_tenant,
-    new_hold,
     outage_log,
     unavailable_error,
 )
@@ -107,7 +107,7 @@ def expire_at(bucket: Bucket) -> int:
     return int(bucket.resets_at) + EXPIRY_GRACE_SECONDS
 
 
-class RedisBudgets:
+class RedisBudgets(BudgetStore):
     """The `Budgets` of a replica set, on the deployment's `RedisState` (or a URL: its own)."""
 
     def __init__(
@@ -165,31 +165,14 @@ class RedisBudgets:
             )
         return [int(v) for v in out[1:]]
 
-    async def reserve(
-        self,
-        tenant: str,
-        lines: Sequence[QuotaLine],
-        amount: int,
-        *,
-        buckets: Mapping[str, Bucket] | None = None,
-    ) -> Hold:
-        hold = new_hold(tenant, lines, amount, self.clock.now(), buckets)
-        limited = [line for line in lines if line.limit is not None]
-        if limited:
-            await self._run_reserve(hold, limited, spend=False)
-        return hold
+    async def _hold(self, hold: Hold, limited: Sequence[QuotaLine]) -> None:
+        await self._run_reserve(hold, limited, spend=False)
 
-    async def spend(
-        self,
-        tenant: str,
-        lines: Sequence[QuotaLine],
-        amount: int,
-        *,
-        buckets: Mapping[str, Bucket] | None = None,
-    ) -> list[LineStatus]:
-        hold = new_hold(tenant, lines, amount, self.clock.now(), buckets)
-        counts = await self._run_reserve(hold, lines, spend=True)
-        return [LineStatus(line, hold.bucket(line.period), n) for line, n in zip(lines, counts, strict=True)]
+    async def _spend(self, hold: Hold) -> list[LineStatus]:
+        counts = await self._run_reserve(hold, hold.lines, spend=True)
+        return [
+            LineStatus(line, hold.bucket(line.period), n) for line, n in zip(hold.lines, counts, strict=True)
+        ]
 
     async def settle(self, hold: Hold, amount: int) -> list[LineStatus]:
         lines = list(hold.lines)

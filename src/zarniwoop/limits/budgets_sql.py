@@ -25,6 +25,7 @@ from ..contract.errors import DatabaseUnavailableError
 from .budgets import (
     HOLD_TTL_SECONDS,
     Bucket,
+    BudgetStore,
     Hold,
     LineStatus,
     QuotaLine,
@@ -50,7 +51,7 @@ def _key(tenant: str, line: QuotaLine, bucket: str) -> tuple[str, ...]:
     return (line_tenant(tenant, line), line.unit, line.level, line.owner, line.subject, line.period, bucket)
 
 
-class SQLBudgets:
+class SQLBudgets(BudgetStore):
     """The `Budgets` of a database: one write transaction per reservation, holds that lapse."""
 
     def __init__(
@@ -69,33 +70,6 @@ class SQLBudgets:
     def now(self) -> datetime:
         return datetime.fromtimestamp(self.clock.now(), UTC)
 
-    async def reserve(
-        self,
-        tenant: str,
-        lines: Sequence[QuotaLine],
-        amount: int,
-        *,
-        buckets: Mapping[str, Bucket] | None = None,
-    ) -> Hold:
-        hold = new_hold(tenant, lines, amount, self.clock.now(), buckets)
-        limited = [line for line in lines if line.limit is not None]
-        if limited:
-            with self._fail_closed(limited):
-                await self._reserve(hold, limited)
-        return hold
-
-    async def spend(
-        self,
-        tenant: str,
-        lines: Sequence[QuotaLine],
-        amount: int,
-        *,
-        buckets: Mapping[str, Bucket] | None = None,
-    ) -> list[LineStatus]:
-        hold = new_hold(tenant, lines, amount, self.clock.now(), buckets)
-        with self._fail_closed(lines):
-            return await self._spend(hold)
-
     @contextlib.contextmanager
     def _fail_closed(self, lines: Sequence[QuotaLine]) -> Iterator[None]:
         """An unreachable database refuses the reservation (the store fails closed)."""
@@ -106,7 +80,11 @@ class SQLBudgets:
             raise unavailable_error(lines, exc, "the database") from None
         self.outage.recovered()
 
-    async def _reserve(self, hold: Hold, limited: Sequence[QuotaLine]) -> None:
+    async def _hold(self, hold: Hold, limited: Sequence[QuotaLine]) -> None:
+        with self._fail_closed(limited):
+            await self._hold_in_transaction(hold, limited)
+
+    async def _hold_in_transaction(self, hold: Hold, limited: Sequence[QuotaLine]) -> None:
         epoch = self.clock.now()
         async with self.db.transaction():
             check_room(await self._statuses(hold.tenant, limited, hold, epoch), hold.amount)
@@ -126,6 +104,10 @@ class SQLBudgets:
             )
 
     async def _spend(self, hold: Hold) -> list[LineStatus]:
+        with self._fail_closed(hold.lines):
+            return await self._spend_in_transaction(hold)
+
+    async def _spend_in_transaction(self, hold: Hold) -> list[LineStatus]:
         limited = [line for line in hold.lines if line.limit is not None]
         async with self.db.transaction():
             if limited:
