@@ -104,6 +104,10 @@ def _buckets_of(day: date) -> tuple[Bucket, Bucket]:
     )
 
 
+BucketChoice = Mapping[str, Bucket] | None
+"""The bucket per period a call counts in; None: the periods containing now."""
+
+
 def current_buckets(now: float) -> dict[str, Bucket]:
     """Each period's bucket containing the epoch `now`."""
     daily, monthly = _buckets_of(datetime.fromtimestamp(now, UTC).date())
@@ -253,7 +257,7 @@ class Budgets(Protocol):
         lines: Sequence[QuotaLine],
         amount: int,
         *,
-        buckets: Mapping[str, Bucket] | None = None,
+        buckets: BucketChoice = None,
     ) -> Hold:
         """Hold `amount` on every line, or raise QuotaExceededError when a limited line has no room."""
         ...
@@ -264,7 +268,7 @@ class Budgets(Protocol):
         lines: Sequence[QuotaLine],
         amount: int,
         *,
-        buckets: Mapping[str, Bucket] | None = None,
+        buckets: BucketChoice = None,
     ) -> list[LineStatus]:
         """Reserve and settle at once (all or none): each line's usage after it, in order."""
         ...
@@ -278,7 +282,7 @@ class Budgets(Protocol):
         ...
 
     async def status(
-        self, tenant: str, lines: Sequence[QuotaLine], *, buckets: Mapping[str, Bucket] | None = None
+        self, tenant: str, lines: Sequence[QuotaLine], *, buckets: BucketChoice = None
     ) -> list[LineStatus]: ...
 
     async def mark_alert(self, tenant: str, status: LineStatus, threshold: int) -> bool:
@@ -304,7 +308,7 @@ class BudgetStore:
         lines: Sequence[QuotaLine],
         amount: int,
         *,
-        buckets: Mapping[str, Bucket] | None = None,
+        buckets: BucketChoice = None,
     ) -> Hold:
         hold = new_hold(tenant, lines, amount, self.clock.now(), buckets)
         limited = [line for line in lines if line.limit is not None]
@@ -318,7 +322,7 @@ class BudgetStore:
         lines: Sequence[QuotaLine],
         amount: int,
         *,
-        buckets: Mapping[str, Bucket] | None = None,
+        buckets: BucketChoice = None,
     ) -> list[LineStatus]:
         return await self._spend(new_hold(tenant, lines, amount, self.clock.now(), buckets))
 

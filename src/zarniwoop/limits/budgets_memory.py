@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from .budgets import (
     HOLD_TTL_SECONDS,
     Bucket,
+    BucketChoice,
     BudgetStore,
     CounterKey,
     Hold,
@@ -73,7 +74,7 @@ class MemoryBudgets(BudgetStore):
         self._holds.pop(hold.id, None)
 
     async def status(
-        self, tenant: str, lines: Sequence[QuotaLine], *, buckets: Mapping[str, Bucket] | None = None
+        self, tenant: str, lines: Sequence[QuotaLine], *, buckets: BucketChoice = None
     ) -> list[LineStatus]:
         return self._statuses(tenant, lines, buckets or current_buckets(self.clock.now()))
 

@@ -31,6 +31,7 @@ from .budgets import (
     EXPIRY_GRACE_SECONDS,
     HOLD_TTL_SECONDS,
     Bucket,
+    BucketChoice,
     BudgetStore,
     Hold,
     LineStatus,
@@ -204,7 +205,7 @@ class RedisBudgets(BudgetStore):
             self.outage.failed(exc, "the hold lapses by itself")
 
     async def status(
-        self, tenant: str, lines: Sequence[QuotaLine], *, buckets: Mapping[str, Bucket] | None = None
+        self, tenant: str, lines: Sequence[QuotaLine], *, buckets: BucketChoice = None
     ) -> list[LineStatus]:
         try:
             return await self._status(tenant, lines, buckets or current_buckets(self.clock.now()))

@@ -17,7 +17,7 @@ import contextlib
 import functools
 import logging
 import secrets
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -25,6 +25,7 @@ from ..contract.errors import DatabaseUnavailableError
 from .budgets import (
     HOLD_TTL_SECONDS,
     Bucket,
+    BucketChoice,
     BudgetStore,
     Hold,
     LineStatus,
@@ -160,7 +161,7 @@ class SQLBudgets(BudgetStore):
             self.outage.failed(exc, "the hold lapses by itself")
 
     async def status(
-        self, tenant: str, lines: Sequence[QuotaLine], *, buckets: Mapping[str, Bucket] | None = None
+        self, tenant: str, lines: Sequence[QuotaLine], *, buckets: BucketChoice = None
     ) -> list[LineStatus]:
         epoch = self.clock.now()
         hold = new_hold(tenant, lines, 0, epoch, buckets)
