@@ -4,8 +4,8 @@
     research.endpoint.serper-main.quota.monthly: 50000   # calls per UTC month
 
 Reserve before the call: `LocalQuotaGuard.reserve` atomically spends one call from every budget
-of the instance, or none, on the one budget engine of `limits/` (`call_budgets.py` over
-`budgets.py`: memory, SQL or Redis; a call is one unit), so
+of the instance, or none, on the one budget engine of `limits/` (`limits/call_budgets.py` over
+`limits/budgets.py`: memory, SQL or Redis; a call is one unit), so
 200 concurrent searches against a budget of 100 make exactly 100 upstream calls, across any number
 of processes sharing the store. An exhausted instance is skipped as
 `skipped_exhausted` — no cooldown — and comes back when its period rolls over.

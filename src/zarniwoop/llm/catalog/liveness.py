@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ...contract.errors import ZarniwoopError
 from ...contract.query import SearchScope
-from ...tenancy.accounts import LOCAL_WIRE_TYPES
+from ...tenancy.llm_config import LOCAL_WIRE_TYPES
 from ..choice.key import CandidateBuilder
 from .discovery import PROVIDER_PREFIX, ProviderInstanceSettings, list_models
 from .usable import Caller, Sources, UsableModel

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 
 from ...config.trust import guarded, set_by_operator, untrusted_llm_endpoint
 from ...contract.protocol import Secret
-from ...tenancy.accounts import LOCAL_WIRE_TYPES, PROVIDER_ALIASES, ProviderEntry
 from ...tenancy.levels import ORG_LEVELS
+from ...tenancy.llm_config import LOCAL_WIRE_TYPES, PROVIDER_ALIASES, ProviderEntry
 from ..adapters.wire import WIRE_TYPES, base_url_for, uses_default_endpoint
 from ..failover import Candidate
 

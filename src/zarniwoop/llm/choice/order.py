@@ -23,8 +23,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...contract.errors import MissingCredentialError, UnknownModelError, UnsafeValueError
-from ...tenancy.accounts import FailoverPolicy
 from ...tenancy.levels import ORG_LEVELS, PREFERENCE_LEVELS
+from ...tenancy.llm_config import FailoverPolicy
 from ..failover import Candidate, Switch
 from .aliases import alias_fallbacks, resolve
 
