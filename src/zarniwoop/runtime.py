@@ -217,12 +217,12 @@ class Runtime:
         """LLM token budgets at every level: Redis when `redis_url` is configured (replicas), else
         the database (SQLite or PostgreSQL) — either way one atomic step reserves every level."""
         if self.redis is not None:  # the runtime's one Redis pool and the deployment's key prefix
-            from .limits.token_budgets_redis import RedisTokenBudgets
+            from .limits.budgets_redis import RedisBudgets
 
-            return RedisTokenBudgets(self.redis, clock=self.clock)
-        from .limits.token_budgets import SQLTokenBudgets
+            return RedisBudgets(self.redis, clock=self.clock, what="token budgets")
+        from .limits.budgets_sql import SQLBudgets
 
-        return SQLTokenBudgets(self.db, clock=self.clock)
+        return SQLBudgets(self.db, clock=self.clock, what="token budgets")
 
     @cached_property
     def investigator(self) -> Investigator:

@@ -19,7 +19,8 @@ from zarniwoop.contract import SearchRequest, SearchScope
 from zarniwoop.contract.errors import ProviderHTTPError, RateLimitedError
 from zarniwoop.dispatch.reachability import LastOutcome
 from zarniwoop.dispatch.redis_stores import RedisCooldownStore, RedisReachability, RedisResultCache
-from zarniwoop.limits.call_budgets import BudgetWindow, RedisCallBudgets
+from zarniwoop.limits.budgets_redis import RedisCallBudgets
+from zarniwoop.limits.call_budgets import BudgetWindow
 from zarniwoop.limits.pacing import cell_of
 from zarniwoop.limits.redis_state import open_redis
 

@@ -25,8 +25,9 @@ from zarniwoop.contract.errors import (
     QuotaBlockedError,
     QuotaExceededError,
 )
+from zarniwoop.limits.budgets_sql import SQLBudgets as SQLTokenBudgets
 from zarniwoop.limits.pacing import pace_key
-from zarniwoop.limits.token_budgets import QuotaLine, SQLTokenBudgets
+from zarniwoop.limits.token_budgets import QuotaLine
 from zarniwoop.llm.adapters import ChatRequest
 from zarniwoop.llm.manager import LlmCall
 from zarniwoop.runtime import Runtime

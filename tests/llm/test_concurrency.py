@@ -126,7 +126,7 @@ async def test_two_processes_sharing_sqlite_run_exactly_twenty(tmp_path, emulato
 
 @pytest.mark.slow
 async def test_two_processes_sharing_redis_run_exactly_twenty(tmp_path, emulator, redis_url):
-    from zarniwoop.limits.token_budgets_redis import RedisTokenBudgets
+    from zarniwoop.limits.budgets_redis import RedisBudgets as RedisTokenBudgets
 
     tenant = "conc-" + secrets.token_hex(4)
     results = await _two_processes(tmp_path, emulator, tenant, {"redis_url": redis_url})
@@ -148,7 +148,7 @@ async def test_two_processes_sharing_postgres_and_redis_run_exactly_twenty(
     tmp_path, emulator, postgres_url, redis_url
 ):
     """The scale-out set-up: settings, credentials, usage records in PostgreSQL; quota counters in Redis."""
-    from zarniwoop.limits.token_budgets_redis import RedisTokenBudgets
+    from zarniwoop.limits.budgets_redis import RedisBudgets as RedisTokenBudgets
 
     tenant = "conc-" + secrets.token_hex(4)
     results = await _two_processes(

@@ -16,7 +16,8 @@ from datetime import UTC, datetime
 import pytest
 
 from zarniwoop.contract.errors import QuotaExceededError
-from zarniwoop.limits.token_budgets import LineStatus, QuotaLine, SQLTokenBudgets
+from zarniwoop.limits.budgets_sql import SQLBudgets as SQLTokenBudgets
+from zarniwoop.limits.token_budgets import LineStatus, QuotaLine
 from zarniwoop.storage.db import SQLiteDatabase, apply_migrations
 
 from ..support.clock import TestClock
@@ -50,7 +51,7 @@ async def ledger(request, tmp_path) -> AsyncIterator[tuple[object, str]]:
         await db.aclose()
         return
     url = request.getfixturevalue("redis_url")
-    from zarniwoop.limits.token_budgets_redis import RedisTokenBudgets
+    from zarniwoop.limits.budgets_redis import RedisBudgets as RedisTokenBudgets
 
     ledger = RedisTokenBudgets(url)
     try:
@@ -196,7 +197,7 @@ async def test_two_processes_share_one_sqlite_budget(tmp_path) -> None:
 
 @pytest.mark.slow
 async def test_two_processes_share_one_redis_budget(redis_url) -> None:
-    from zarniwoop.limits.token_budgets_redis import RedisTokenBudgets
+    from zarniwoop.limits.budgets_redis import RedisBudgets as RedisTokenBudgets
 
     tenant = "two-proc-" + secrets.token_hex(4)
     line = {"level": "project", "owner": "review", "period": "monthly", "limit": 20 * 50}

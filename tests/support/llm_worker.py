@@ -24,7 +24,8 @@ async def _wait() -> None:
 
 async def ledger_mode(args: dict[str, Any]) -> dict[str, int]:
     from zarniwoop.contract.errors import QuotaExceededError
-    from zarniwoop.limits.token_budgets import QuotaLine, SQLTokenBudgets
+    from zarniwoop.limits.budgets_sql import SQLBudgets as SQLTokenBudgets
+    from zarniwoop.limits.token_budgets import QuotaLine
 
     db: Any = None
     if args["backend"] == "sqlite":
@@ -38,7 +39,7 @@ async def ledger_mode(args: dict[str, Any]) -> dict[str, int]:
         db = PostgresDatabase(args["db"])
         ledger = SQLTokenBudgets(db)
     else:
-        from zarniwoop.limits.token_budgets_redis import RedisTokenBudgets
+        from zarniwoop.limits.budgets_redis import RedisBudgets as RedisTokenBudgets
 
         ledger = RedisTokenBudgets(args["redis"])
     lines = [QuotaLine(**line) for line in args["lines"]]

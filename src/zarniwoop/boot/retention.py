@@ -46,7 +46,7 @@ def retention_rules(settings: SettingService) -> list[RetentionRule]:
         RetentionRule(
             "llm_usage_records", "created_at", days=llm_days, bound=iso_bound, companions=("llm_traces",)
         ),
-        RetentionRule("quota_counters", "updated_at", days=lambda _: QUOTA_COUNTER_KEEP_DAYS),
+        RetentionRule("llm_quota_usage", "updated_at", days=lambda _: QUOTA_COUNTER_KEEP_DAYS),
     ]
 
 

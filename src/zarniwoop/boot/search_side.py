@@ -17,7 +17,7 @@ from ..dispatch.cooldown import SQLCooldownStore
 from ..dispatch.dispatcher import Dispatcher
 from ..dispatch.flights import Flights
 from ..dispatch.quota import LocalQuotaGuard
-from ..limits.call_budgets import SQLCallBudgets
+from ..limits.budgets_sql import SQLCallBudgets
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -72,12 +72,12 @@ def build_dispatcher(
             clock=clock,
             limiter=limiter,
             cache=cache,
-            quota=LocalQuotaGuard(SQLCallBudgets(db), settings, clock=clock),
+            quota=LocalQuotaGuard(SQLCallBudgets(db, clock=clock), settings, clock=clock),
             observers=observers,
             flights=flights,
         )
     from ..dispatch.redis_stores import RedisCooldownStore, RedisFlights, RedisReachability, RedisResultCache
-    from ..limits.call_budgets import RedisCallBudgets
+    from ..limits.budgets_redis import RedisCallBudgets
     from ..limits.pacing import LocalPacer
     from ..limits.pacing_redis import RedisPacer
 
@@ -87,7 +87,7 @@ def build_dispatcher(
         clock=clock,
         limiter=RedisPacer(redis, LocalPacer(clock)),
         cache=RedisResultCache(redis, max_bytes=max_bytes),
-        quota=LocalQuotaGuard(RedisCallBudgets(redis), settings, clock=clock),
+        quota=LocalQuotaGuard(RedisCallBudgets(redis, clock=clock), settings, clock=clock),
         observers=observers,
         reachability=RedisReachability(redis),
         flights=Flights(RedisFlights(redis), clock),

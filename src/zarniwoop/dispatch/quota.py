@@ -3,8 +3,9 @@
     research.endpoint.serper-main.quota.daily: 2500      # calls per UTC day
     research.endpoint.serper-main.quota.monthly: 50000   # calls per UTC month
 
-Reserve before the call: `LocalQuotaGuard.reserve` atomically takes one call from every budget
-of the instance, or none, through the call budgets of `limits/call_budgets.py` (SQL or Redis), so
+Reserve before the call: `LocalQuotaGuard.reserve` atomically spends one call from every budget
+of the instance, or none, on the one budget engine of `limits/` (`limits/call_budgets.py` over
+`limits/budgets.py`: memory, SQL or Redis; a call is one unit), so
 200 concurrent searches against a budget of 100 make exactly 100 upstream calls, across any number
 of processes sharing the store. An exhausted instance is skipped as
 `skipped_exhausted` — no cooldown — and comes back when its period rolls over.
@@ -38,6 +39,7 @@ from ..config import keys as K
 from ..contract.errors import ConfigError
 from ..contract.protocol import ReportsQuota
 from ..contract.results import QuotaStatus
+from ..limits.budgets import EDGE_SPELLING
 from ..limits.call_budgets import BudgetWindow, CallBudgetKeeper, CallBudgets, current_window
 from ..limits.clock import Clock, iso_utc
 from ..observability.metrics import count_quota_lookup
@@ -50,8 +52,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PERIODS: tuple[tuple[str, str], ...] = (("quota.daily", "day"), ("quota.monthly", "month"))
-"""(endpoint suffix, period) of the locally tracked budgets."""
+PERIODS: tuple[tuple[str, str], ...] = (("quota.daily", "daily"), ("quota.monthly", "monthly"))
+"""(endpoint suffix, budget period) of the locally tracked budgets."""
 
 
 def budget_pool(row: SettingRow | None, scope: SearchScope) -> tuple[str, str]:
@@ -214,8 +216,12 @@ class LocalQuotaGuard:
         if windows:
             used = await self.budgets.used(instance.id, windows)
             local = [
-                QuotaStatus(
-                    used=u, limit=w.limit, period=w.period, source="local", resets_at=iso_utc(w.resets_at)
+                QuotaStatus(  # `research_providers` spells the period "day" / "month"
+                    used=u,
+                    limit=w.limit,
+                    period=EDGE_SPELLING[w.period],
+                    source="local",
+                    resets_at=iso_utc(w.resets_at),
                 )
                 for w, u in zip(windows, used, strict=True)
             ]

@@ -3,23 +3,21 @@
     research.endpoint.serper-main.quota.daily: 2500      # calls per UTC day
     research.endpoint.serper-main.quota.monthly: 50000   # calls per UTC month
 
-The search side's budgets (the dispatcher's `LocalQuotaGuard` decides which windows a call draws
-on; this module keeps the counts). Vocabulary shared with the token budgets (`token_budgets`):
+The search side's budgets, on the one budget engine (`budgets.py`, a call is one unit): the
+dispatcher's `LocalQuotaGuard` decides which windows a call draws on; `CallBudgets` turns each
+window into a budget line (`unit="calls"`, the provider instance as its subject, the pool that
+owns the budget as its tenant and owner) and *spends* one call on all of them or none — a call
+sent is a call billed, so nothing is held to settle later. `charge` adds calls without a check
+(calls made while the store was away); `used` reads the counts.
 
-- `reserve`: take one call from every window, or from none (a call sent is a call billed, so a
-  call budget is spent when reserved and has no `settle`);
-- `charge`: add calls without a limit check (calls that happened while the store was away);
-- `used`: the counts now.
+200 concurrent searches against a budget of 100 make exactly 100 upstream calls, across any number
+of processes sharing the store (`SQLBudgets` or `RedisBudgets`).
 
-Two stores: `SQLCallBudgets` (`quota_counters`: an IMMEDIATE transaction on SQLite, an
-advisory-locked one on PostgreSQL, whose conditional upserts take a call from every window or roll
-back) and `RedisCallBudgets` (one Lua script). 200 concurrent searches against a budget of 100
-make exactly 100 upstream calls, across any number of processes sharing the store.
-
-Outage policy (docs/robustness.md), in `CallBudgetKeeper`: call budgets fail *to the last counts
-seen* — while the store is unreachable each process enforces the budgets from the last counts it
-saw plus its own calls since, logs the outage once, and charges those calls to the store when it
-is back. Searches keep working; the overshoot is bounded by what each process saw as remaining.
+Outage policy (`budgets.OUTAGE_POLICY`, docs/robustness.md), in `CallBudgetKeeper`: call budgets
+fail *to the last counts seen* — while the store is unreachable each process enforces the budgets
+from the last counts it saw plus its own calls since, logs the outage once, and charges those
+calls to the store when it is back. Searches keep working; the overshoot is bounded by what each
+process saw as remaining.
 """
 
 from __future__ import annotations
@@ -27,15 +25,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol
 
-from ..contract.errors import QuotaExceededError
+from ..contract.errors import BudgetUnavailableError, QuotaExceededError
+from ..contract.names import TENANT_LEVEL
 from ..observability.outage import OutageLog
-
-if TYPE_CHECKING:
-    from ..storage.db import Database
-    from .redis_state import RedisState
+from .budgets import Bucket, Budgets, QuotaLine, current_buckets, period_named
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +40,7 @@ class BudgetWindow:
 
     pool_tenant: str
     pool_project: str
-    period: str  # "day" | "month"
+    period: str  # "daily" | "monthly" (or the search side's "day" | "month")
     window_start: str  # "2025-01-31" | "2025-01" (UTC)
     limit: int
     resets_at: float  # epoch seconds
@@ -56,137 +50,62 @@ WindowKey = tuple[str, str, str, str, str]
 
 
 def window_key(subject: str, w: BudgetWindow) -> WindowKey:
-    return (subject, w.pool_tenant, w.pool_project, w.period, w.window_start)
+    return (subject, w.pool_tenant, w.pool_project, period_named(w.period), w.window_start)
 
 
 def current_window(period: str, now: float) -> tuple[str, float]:
     """`(window_start, resets_at)` of the UTC day or month containing `now`."""
-    moment = datetime.fromtimestamp(now, UTC)
-    if period == "day":
-        start = moment.replace(hour=0, minute=0, second=0, microsecond=0)
-        return start.strftime("%Y-%m-%d"), start.timestamp() + 86400
-    start = moment.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-    following = (
-        start.replace(year=start.year + 1, month=1)
-        if start.month == 12
-        else start.replace(month=start.month + 1)
+    bucket = current_buckets(now)[period_named(period)]
+    return bucket.start, bucket.resets_at
+
+
+def window_line(subject: str, w: BudgetWindow) -> tuple[QuotaLine, Bucket]:
+    """A call window as a line of the one engine, and the bucket it counts in."""
+    period = period_named(w.period)
+    level = "tenant" if w.pool_project == TENANT_LEVEL else "project"
+    line = QuotaLine(
+        level, w.pool_project, period, w.limit, unit="calls", subject=subject, tenant=w.pool_tenant
     )
-    return start.strftime("%Y-%m"), following.timestamp()
+    return line, Bucket(period, w.window_start, w.resets_at)
 
 
-class CallBudgets(Protocol):
-    """A store of call counts; `subject` is what the calls go to (a provider instance id)."""
+class CallBudgets:
+    """A provider instance's call windows on a `Budgets` engine; `subject` is the instance id."""
+
+    def __init__(self, budgets: Budgets) -> None:
+        self.budgets = budgets
 
     async def reserve(self, subject: str, windows: Sequence[BudgetWindow], now: float) -> list[int] | None:
         """Take one call from every window, or from none: the new counts, or None when one had no room."""
-        ...
+        lines: list[QuotaLine] = []
+        buckets: dict[str, Bucket] = {}
+        for w in windows:
+            line, bucket = window_line(subject, w)
+            if buckets.setdefault(bucket.period, bucket) != bucket:
+                raise ValueError(f"one reservation spans two {bucket.period} windows")
+            lines.append(line)
+        try:
+            spent = await self.budgets.spend("", lines, 1, buckets=buckets)
+        except BudgetUnavailableError:
+            raise
+        except QuotaExceededError:
+            return None
+        return [status.used for status in spent]
 
     async def charge(self, subject: str, window: BudgetWindow, calls: int, now: float) -> None:
         """Count calls made while the store was unreachable (no limit check: they happened)."""
-        ...
-
-    async def used(self, subject: str, windows: Sequence[BudgetWindow]) -> list[int]: ...
-
-
-_RESERVE_SQL = (
-    "INSERT INTO quota_counters (tenant, project, instance_id, period, window_start, used, updated_at) "
-    "VALUES (?, ?, ?, ?, ?, 1, ?) ON CONFLICT (tenant, project, instance_id, period, window_start) "
-    "DO UPDATE SET used = quota_counters.used + 1, updated_at = excluded.updated_at "
-    "WHERE quota_counters.used < ? RETURNING used"
-)
-
-
-class SQLCallBudgets:
-    """Counters in `quota_counters` (the embedded default; PostgreSQL alike)."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-
-    async def reserve(self, subject: str, windows: Sequence[BudgetWindow], now: float) -> list[int] | None:
-        counts = []
-        try:
-            async with self.db.transaction():
-                for w in windows:
-                    if w.limit <= 0:
-                        raise QuotaExceededError(w.period)  # rolls the reservation transaction back
-                    row = await self.db.fetchone(
-                        _RESERVE_SQL,
-                        (w.pool_tenant, w.pool_project, subject, w.period, w.window_start, now, w.limit),
-                    )
-                    if row is None:
-                        raise QuotaExceededError(w.period)
-                    counts.append(int(row[0]))
-        except QuotaExceededError:
-            return None
-        return counts
-
-    async def charge(self, subject: str, window: BudgetWindow, calls: int, now: float) -> None:
-        w = window
-        await self.db.execute(
-            "INSERT INTO quota_counters (tenant, project, instance_id, period, window_start, used, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, project, instance_id, period, window_start) "
-            "DO UPDATE SET used = quota_counters.used + excluded.used, updated_at = excluded.updated_at",
-            (w.pool_tenant, w.pool_project, subject, w.period, w.window_start, calls, now),
-        )
+        line, bucket = window_line(subject, window)
+        await self.budgets.charge("", line, calls, bucket=bucket)
 
     async def used(self, subject: str, windows: Sequence[BudgetWindow]) -> list[int]:
         out = []
-        for w in windows:
-            row = await self.db.fetchone(
-                "SELECT used FROM quota_counters WHERE tenant = ? AND project = ? AND instance_id = ? "
-                "AND period = ? AND window_start = ?",
-                (w.pool_tenant, w.pool_project, subject, w.period, w.window_start),
-            )
-            out.append(int(row[0]) if row else 0)
+        for w in windows:  # a status per window: windows of one period may be of two pools
+            line, bucket = window_line(subject, w)
+            statuses = await self.budgets.status("", [line], buckets={bucket.period: bucket})
+            if not statuses:  # the store reported nothing: unreachable (the keeper falls back)
+                raise LookupError(f"no count for the {line.period} calls of {subject}")
+            out.append(statuses[0].used)
         return out
-
-
-CALL_BUDGET_SCRIPT = """
-local n = #KEYS
-for i = 1, n do
-  if tonumber(redis.call('GET', KEYS[i]) or '0') >= tonumber(ARGV[i]) then return 0 end
-end
-local counts = {}
-for i = 1, n do
-  counts[i] = redis.call('INCR', KEYS[i])
-  redis.call('EXPIREAT', KEYS[i], ARGV[n + i])
-end
-return counts
-"""
-
-
-def _expire_at(window: BudgetWindow) -> int:
-    return int(window.resets_at) + 3600  # an hour's grace for clock skew between replicas
-
-
-class RedisCallBudgets:
-    """Counters in Redis: one Lua script checks every window and increments all or none."""
-
-    def __init__(self, state: RedisState) -> None:
-        self.state = state
-        self._reserve = state.script(CALL_BUDGET_SCRIPT)
-
-    def _key(self, subject: str, w: BudgetWindow) -> str:
-        return self.state.key("quota", w.pool_tenant, w.pool_project, subject, w.period, w.window_start)
-
-    async def reserve(self, subject: str, windows: Sequence[BudgetWindow], now: float) -> list[int] | None:
-        keys = [self._key(subject, w) for w in windows]
-        expire_at = [_expire_at(w) for w in windows]
-        granted = await self._reserve(keys=keys, args=[*(w.limit for w in windows), *expire_at])
-        return [int(c) for c in granted] if isinstance(granted, list) else None
-
-    async def charge(self, subject: str, window: BudgetWindow, calls: int, now: float) -> None:
-        key = self._key(subject, window)
-        async with self.state.client.pipeline(transaction=True) as pipe:
-            pipe.incrby(key, calls)
-            pipe.expireat(key, _expire_at(window))
-            await pipe.execute()
-
-    async def used(self, subject: str, windows: Sequence[BudgetWindow]) -> list[int]:
-        if not windows:
-            return []
-        values = await self.state.client.mget([self._key(subject, w) for w in windows])
-        return [int(v) if v is not None else 0 for v in values]
 
 
 class CallBudgetKeeper:
@@ -258,13 +177,4 @@ class CallBudgetKeeper:
             self._known[key] = self._known.get(key, 0) + calls
 
 
-__all__ = [
-    "CALL_BUDGET_SCRIPT",
-    "BudgetWindow",
-    "CallBudgetKeeper",
-    "CallBudgets",
-    "RedisCallBudgets",
-    "SQLCallBudgets",
-    "current_window",
-    "window_key",
-]
+__all__ = ["BudgetWindow", "CallBudgetKeeper", "CallBudgets", "current_window", "window_key", "window_line"]

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import contextvars
 import logging
+import re
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
@@ -279,9 +280,15 @@ async def apply_migrations(db: Database) -> int:
     return version
 
 
+_BODY = re.compile(r"\$\$.*?\$\$|\bBEGIN\b.*?\bEND\b(?=;)", re.DOTALL)
+"""A function body (`$$ … $$`) or a trigger body (`BEGIN … END;`): its semicolons end no statement."""
+
+
 def _split_sql(script: str) -> list[str]:
     lines = [line for line in script.splitlines() if not line.strip().startswith("--")]
-    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+    text = _BODY.sub(lambda m: m.group(0).replace(";", "\0"), "\n".join(lines))
+    statements = [s.strip().replace("\0", ";") for s in text.split(";") if s.strip()]
+    return [s + ";" if _BODY.search(s + ";") and s.endswith("END") else s for s in statements]
 
 
 def open_database(url: str | None, home: Path) -> Database:

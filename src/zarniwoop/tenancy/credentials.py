@@ -32,13 +32,12 @@ from ..config.keys import TENANT_LEVEL
 from ..contract.errors import InvalidRequestError
 from ..contract.protocol import Secret
 from ..storage.crypto import SecretBox
+from .levels import LISTING_ORDER, ORG_LEVELS
 
 if TYPE_CHECKING:
     from ..contract.query import SearchScope
     from ..storage.db import Database
 
-LEVELS = ("account", "project", "team", "tenant")
-"""Credential levels, in the order the LLM credential cascade walks them (seed 002 §3)."""
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}$")
 
@@ -67,8 +66,8 @@ class CredentialInfo:
 
 def check_level(level: str, owner: str | None) -> str:
     """Validate a level/owner pair; returns the stored owner ('_tenant' at the tenant level)."""
-    if level not in LEVELS:
-        raise InvalidRequestError("level", f"expected one of {', '.join(LEVELS)}, got {level!r}")
+    if level not in ORG_LEVELS:
+        raise InvalidRequestError("level", f"expected one of {', '.join(ORG_LEVELS)}, got {level!r}")
     if level == "tenant":
         return TENANT_LEVEL
     if not owner:
@@ -172,8 +171,7 @@ class CredentialStore:
             for (t, lv, o, n), (_, origin, updated) in self._rows.items()
             if tenant is None or t == tenant
         ]
-        order = {lv: i for i, lv in enumerate(("tenant", "team", "account", "project"))}
-        return sorted(out, key=lambda c: (c.tenant, order[c.level], c.owner, c.name))
+        return sorted(out, key=lambda c: (c.tenant, LISTING_ORDER[c.level], c.owner, c.name))
 
     def search_lookup(self, scope: SearchScope, name: str, env_key: str | None = None) -> Secret | None:
         """`ProviderFactory(credential_lookup=…)`: a project credential, then a tenant one, named like

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 
 from ...config.trust import guarded, set_by_operator, untrusted_llm_endpoint
 from ...contract.protocol import Secret
-from ...tenancy.accounts import CASCADE, PROVIDER_ALIASES, ProviderEntry
+from ...tenancy.levels import ORG_LEVELS
+from ...tenancy.llm_config import PROVIDER_ALIASES, ProviderEntry
 from ..adapters.wire import WIRE_TYPES, base_url_for, uses_default_endpoint
 from ..failover import Candidate
 
@@ -88,7 +89,7 @@ class CandidateBuilder:
         self, wire: str, instance: str, model: str, base_url: str
     ) -> tuple[Secret | None, str] | None:
         """Walk the cascade for `instance`/`model`; `(key or None, credential_source)` or None."""
-        for level in CASCADE:
+        for level in ORG_LEVELS:
             owner = self.scope.owner(level)
             cfg = self.scope.config(level)
             if owner is None or cfg is None:
@@ -197,7 +198,7 @@ class CandidateBuilder:
         """Every place the cascade looked for `instance`'s key, in order (for a missing-key error)."""
         places = [
             f"{level} {self.scope.tenant if level == 'tenant' else self.scope.owner(level)}"
-            for level in CASCADE
+            for level in ORG_LEVELS
             if self.scope.owner(level)
         ]
         places.append(f"setting ai.provider.{instance}.apiKey")
@@ -209,7 +210,7 @@ class CandidateBuilder:
         return tuple(places)
 
     def _entry_for(self, instance: str, model: str) -> ProviderEntry | None:
-        for level in CASCADE:
+        for level in ORG_LEVELS:
             cfg = self.scope.config(level)
             for entry in cfg.providers if cfg is not None else ():
                 if entry.instance == instance and (entry.model in (None, model)):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...contract.errors import ConfigError
-from ...tenancy.accounts import CASCADE
+from ...tenancy.levels import ORG_LEVELS, PREFERENCE_LEVELS
 
 if TYPE_CHECKING:
     from ...tenancy.accounts import CallScope
@@ -42,7 +42,7 @@ def model_spec(purpose: str, scope: CallScope, overrides: Mapping[str, str] | No
         if cfg is not None and cfg.llm_overrides.get(purpose):
             return SpecChoice(_qualify(cfg.llm_overrides[purpose], scope), f"{level}.llm_overrides")
     for pref in (key, "default_model"):
-        for level in ("project", "account", "team", "tenant"):
+        for level in PREFERENCE_LEVELS:
             cfg = scope.config(level)
             if cfg is not None and cfg.preferences.get(pref):
                 return SpecChoice(_qualify(cfg.preferences[pref], scope), f"{level}.preferences.{pref}")
@@ -54,7 +54,7 @@ def _qualify(value: str, scope: CallScope) -> str:
     value = value.strip()
     if ":" in value or "," in value:
         return value
-    for level in CASCADE:
+    for level in ORG_LEVELS:
         cfg = scope.config(level)
         for entry in cfg.providers if cfg is not None else ():
             if entry.model == value:

@@ -23,7 +23,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...contract.errors import MissingCredentialError, UnknownModelError, UnsafeValueError
-from ...tenancy.accounts import CASCADE, FailoverPolicy
+from ...tenancy.levels import ORG_LEVELS, PREFERENCE_LEVELS
+from ...tenancy.llm_config import FailoverPolicy
 from ..failover import Candidate, Switch
 from .aliases import alias_fallbacks, resolve
 
@@ -43,7 +44,7 @@ SUBSTITUTE_KEY = "ai.substitute"
 
 def failover_policy(scope: CallScope) -> FailoverPolicy:
     """The innermost level's `failover` block (project, account, team, tenant), else the seed's defaults."""
-    for level in ("project", "account", "team", "tenant"):
+    for level in PREFERENCE_LEVELS:
         cfg = scope.config(level)
         if cfg is not None and cfg.failover is not None:
             return cfg.failover
@@ -101,7 +102,7 @@ def configured_fallbacks(
     cloud: list[tuple[int, int, Candidate]] = []
     local: list[tuple[int, int, Candidate]] = []
     order = 0
-    for level in CASCADE:
+    for level in ORG_LEVELS:
         cfg = builder.scope.config(level)
         for entry in cfg.providers if cfg is not None else ():
             order += 1
