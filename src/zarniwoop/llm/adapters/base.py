@@ -260,4 +260,3 @@ _KEEP_HEADERS = (
 def _header_metadata(headers: Mapping[str, str]) -> dict[str, str]:
     lowered = {k.lower(): v for k, v in headers.items()}
     return {name: lowered[name] for name in _KEEP_HEADERS if name in lowered}
-
