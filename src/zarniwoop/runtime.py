@@ -383,7 +383,10 @@ def build_dispatcher(
             observers=observers,
             flights=flights,
         )
-    from .dispatch.redis_stores import RedisCooldownStore, RedisFlights, RedisReachability, RedisResultCache
+    from .dispatch.cache_redis import RedisResultCache
+    from .dispatch.cooldown_redis import RedisCooldownStore
+    from .dispatch.flights_redis import RedisFlights
+    from .dispatch.reachability_redis import RedisReachability
     from .limits.call_budgets import RedisCallBudgets
     from .limits.pacing import LocalPacer
     from .limits.pacing_redis import RedisPacer

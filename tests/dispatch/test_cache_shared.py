@@ -117,7 +117,7 @@ async def test_an_unreadable_file_is_started_afresh_not_a_failed_start(tmp_path)
 
 
 async def test_redis_cache_is_bounded_by_max_bytes_with_lru(redis_config):
-    from zarniwoop.dispatch.redis_stores import RedisResultCache
+    from zarniwoop.dispatch.cache_redis import RedisResultCache
     from zarniwoop.limits.redis_state import open_redis
 
     state = open_redis(redis_config["redis_url"], redis_config["redis_prefix"])

@@ -45,7 +45,7 @@ async def stores(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIterator
         for c in caches:
             await c.aclose()
         return
-    from zarniwoop.dispatch.redis_stores import RedisFlights
+    from zarniwoop.dispatch.flights_redis import RedisFlights
     from zarniwoop.limits.redis_state import open_redis
 
     config = request.getfixturevalue("redis_config")

@@ -6,7 +6,7 @@ concurrent requests share one upstream call: the first starts it, the rest await
 
 Every process of a deployment shares one cache: on the embedded default an in-memory LRU over a
 SQLite file under `ZARNIWOOP_HOME` (`TieredResultCache` over `cache_sql.SQLiteResultCache`), with
-Redis `redis_stores.RedisResultCache`; both bounded by `research.cache.maxBytes` with LRU eviction.
+Redis `cache_redis.RedisResultCache`; both bounded by `research.cache.maxBytes` with LRU eviction.
 Shared entries are keyed by `cache_digest` (SHA-256; the query in the key is already the audit's
 `queryHash`), never by the query text, and store the result without the caller's query.
 
