@@ -280,6 +280,7 @@ class Runtime:
                         usage=UsageStore(self.db, spool=spool),
                         http=self.transport,
                         catalog=self.catalog,
+                        clock=self.clock,
                     )
         return self._llm
 

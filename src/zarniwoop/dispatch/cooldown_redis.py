@@ -1,17 +1,19 @@
 """Cooldowns in Redis, shared by every replica: the `CooldownStore` of a replica set.
 
 The renewal is one Lua script ("streak + 1, until = max(existing, now + policy(streak))"), so
-replicas never race a read-modify-write; its doubling is the one formula of
-`limits/failure_policy.py` (`Backoff.lua_seconds`). Keys expire on their own a day after the
-cooldown ends; nothing needs sweeping. The SQL form and the lengths are in `cooldown.py`.
+replicas never race a read-modify-write; its doubling is generated from the one formula of
+`limits/failure_policy.py` (`Backoff.lua_seconds`, the Lua form of `Backoff.seconds`). Keys
+expire on their own a day after the cooldown ends; nothing needs sweeping. The SQL form is in
+`cooldown.py`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..limits.failure_policy import Backoff, bench
 from ..limits.redis_state import RedisState
-from .cooldown import Cooldown, cooldown_policy
+from .cooldown import Cooldown
 
 if TYPE_CHECKING:
     from ..contract.query import SearchScope
@@ -19,18 +21,18 @@ if TYPE_CHECKING:
 STREAK_MEMORY = 86400
 """A cooldown key outlives its cooldown by a day, so a failure soon after still doubles the backoff."""
 
-_RECORD_FAILURE = """
+_RECORD_FAILURE = f"""
 local now = tonumber(ARGV[1])
 local base = tonumber(ARGV[2])
 local cap = tonumber(ARGV[3])
 local current = redis.call('HMGET', KEYS[1], 'until', 'streak')
 local streak = (tonumber(current[2]) or 0) + 1
-local seconds = math.min(base * 2 ^ (streak - 1), cap)
+local seconds = {Backoff.lua_seconds("base", "cap", "streak")}
 local until_epoch = math.max(tonumber(current[1]) or 0, now + seconds)
 local until_text = string.format('%.6f', until_epoch)
 redis.call('HSET', KEYS[1], 'until', until_text, 'streak', streak, 'reason', ARGV[4], 'updated', ARGV[1])
 redis.call('EXPIRE', KEYS[1], math.ceil(until_epoch - now) + tonumber(ARGV[5]))
-return {until_text, streak}
+return {{until_text, streak}}
 """
 
 
@@ -60,7 +62,7 @@ class RedisCooldownStore:
     async def record_failure(
         self, scope: SearchScope, subject: str, error: BaseException, reason: str, now: float
     ) -> Cooldown:
-        policy = cooldown_policy(error)
+        policy = bench(error)
         until, streak = await self._record_failure(
             keys=[self._key(scope, subject)], args=[repr(now), policy.base, policy.cap, reason, STREAK_MEMORY]
         )
