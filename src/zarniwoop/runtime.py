@@ -137,17 +137,18 @@ class Runtime:
         created = _FreshFiles(home_path)
         private_home(home_path)
         db = open_database(config.database_url, home_path)
+        clock = clock or Clock()
         try:
             await db.migrate()
             box = SecretBox.load(home_path)
             known = {**load_protocols(), **checked_protocols(protocols or {})}
-            settings = SettingService(db, box, builtin_settings(known))
+            settings = SettingService(db, box, builtin_settings(known), clock=clock)
             await seed_settings(settings, config, known)
             for warning in extras_warnings(settings, known):
                 log.warning("%s", warning)
             # Tenant credentials (also the search factory's key lookup) and the org tree.
-            credentials = CredentialStore(db, box)
-            directory = OrgDirectory(db)
+            credentials = CredentialStore(db, box, clock=clock)
+            directory = OrgDirectory(db, clock=clock)
             await sync_from_config(directory, config, credentials)
             redis = await connect_redis(config)
         except BaseException:
@@ -156,7 +157,6 @@ class Runtime:
             raise
         proxies = ProxySettings.resolve(config.http.proxy, config.http.no_proxy, os.environ)
         transport = transport or HttpTransport(proxies=proxies)
-        clock = clock or Clock()
         factory = ProviderFactory(
             settings,
             known,
@@ -164,6 +164,7 @@ class Runtime:
             credential_lookup=credentials.search_lookup,
             watch=(credentials,),
             home=home_path,
+            clock=clock,
         )
         usage = ZarniwoopUsageCounter(
             db,
@@ -360,13 +361,13 @@ def build_dispatcher(
     max_bytes = max(0, system.get_int(K.CACHE_MAX_BYTES, DEFAULT_CACHE_BYTES))
     memory_bytes = max_bytes // max(1, processes)
     if redis is None:
-        cache: ResultCache = MemoryResultCache(memory_bytes)
+        cache: ResultCache = MemoryResultCache(memory_bytes, clock=clock)
         flights = None
         if home is not None:
             from .dispatch.cache_sql import CACHE_FILE, SQLiteFlights, SQLiteResultCache
 
-            shared = SQLiteResultCache(home / CACHE_FILE, max_bytes=max_bytes, now=clock.now)
-            cache = TieredResultCache(MemoryResultCache(memory_bytes), shared)
+            shared = SQLiteResultCache(home / CACHE_FILE, max_bytes=max_bytes, clock=clock)
+            cache = TieredResultCache(MemoryResultCache(memory_bytes, clock=clock), shared)
             flights = Flights(SQLiteFlights(shared), clock)
         limiter = None
         if share_pacing:
@@ -397,7 +398,7 @@ def build_dispatcher(
         RedisCooldownStore(redis),
         clock=clock,
         limiter=RedisPacer(redis, LocalPacer(clock)),
-        cache=RedisResultCache(redis, max_bytes=max_bytes),
+        cache=RedisResultCache(redis, max_bytes=max_bytes, clock=clock),
         quota=LocalQuotaGuard(RedisCallBudgets(redis), settings, clock=clock),
         observers=observers,
         reachability=RedisReachability(redis),

@@ -21,13 +21,13 @@ import asyncio
 import collections
 import hashlib
 import json
-import time
 from collections.abc import Awaitable, Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
+from ..limits.clock import Clock
 from ..observability.metrics import CACHE_BYTES, CACHE_EVICTIONS, CACHE_LOOKUPS
 from ..storage.privacy import redact_query
 
@@ -91,7 +91,10 @@ class MemoryResultCache:
         *,
         max_entry_bytes: int = MAX_ENTRY_BYTES,
         count_lookups: bool = True,
+        clock: Clock | None = None,
     ) -> None:
+        self.clock = clock or Clock()
+        """Times the entries' TTLs (monotonic: this process's own)."""
         self._entries: collections.OrderedDict[Hashable, tuple[float, bytes]] = collections.OrderedDict()
         self.max_bytes = max_bytes
         self.max_entry_bytes = min(max_entry_bytes, max_bytes)
@@ -105,7 +108,7 @@ class MemoryResultCache:
             self._count("miss")
             return None
         expires, body = entry
-        if expires < time.monotonic():
+        if expires < self.clock.monotonic():
             self._drop(key, "expired")
             self._count("miss")
             return None
@@ -123,7 +126,7 @@ class MemoryResultCache:
             return
         if key in self._entries:
             self._drop(key, None)
-        self._entries[key] = (time.monotonic() + ttl, body)
+        self._entries[key] = (self.clock.monotonic() + ttl, body)
         self.bytes += len(body)
         while self.bytes > self.max_bytes and self._entries:
             self._drop(next(iter(self._entries)), "size")

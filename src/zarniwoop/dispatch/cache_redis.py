@@ -8,12 +8,12 @@ form is in `cache.py`, the SQLite one in `cache_sql.py`.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Hashable
 
 from redis.exceptions import RedisError
 
 from ..contract.results import SearchResult
+from ..limits.clock import Clock
 from ..limits.redis_state import RedisState
 from ..observability.metrics import CACHE_EVICTIONS, CACHE_LOOKUPS
 from ..observability.outage import OutageLog
@@ -51,8 +51,12 @@ class RedisResultCache:
     An entry Redis expired on its own still counts until its turn comes (the bound errs low).
     A Redis failure is a cache miss, never a failed search."""
 
-    def __init__(self, state: RedisState, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(
+        self, state: RedisState, *, max_bytes: int = DEFAULT_MAX_BYTES, clock: Clock | None = None
+    ) -> None:
         self.state = state
+        self.clock = clock or Clock()
+        """Orders the entries for eviction by last use (wall time: every replica's uses compare)."""
         self.max_bytes = max(0, max_bytes)
         self.outage = OutageLog(log, "Redis result cache")
         self._set = state.script(_CACHE_SET)
@@ -73,7 +77,7 @@ class RedisResultCache:
             async with self.state.client.pipeline(transaction=False) as pipe:
                 pipe.get(name)
                 pipe.pttl(name)
-                pipe.zadd(self._lru, {name.rsplit(":", 1)[1]: time.time()}, xx=True)
+                pipe.zadd(self._lru, {name.rsplit(":", 1)[1]: self.clock.now()}, xx=True)
                 raw, left_ms, _ = await pipe.execute()
         except RedisError as exc:
             self.outage.failed(exc, "searches run uncached")
@@ -100,7 +104,7 @@ class RedisResultCache:
                     body,
                     max(1, int(ttl * 1000)),
                     name.rsplit(":", 1)[1],
-                    repr(time.time()),
+                    repr(self.clock.now()),
                     self.max_bytes,
                     self.state.key("cache", ""),
                 ],

@@ -19,7 +19,6 @@ the four levels in cascade order (account → project → team → tenant), any 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..config.keys import TENANT_LEVEL
+from ..contract.clock import Clock
 from ..contract.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -304,14 +304,15 @@ def _from_model(model: LlmConfigModel) -> LlmConfig:
 class OrgDirectory:
     """The units of every tenant, from `org_units`, as an in-memory snapshot."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, clock: Clock | None = None) -> None:
         self.db = db
+        self.clock = clock or Clock()
         self._units: dict[tuple[str, str, str], OrgUnit] = {}
         self._fingerprint: tuple[object, ...] | None = None
         self._checked_at = 0.0
 
     async def refresh(self, *, max_age: float = 0.0) -> bool:
-        now = time.monotonic()
+        now = self.clock.monotonic()
         if self._fingerprint is not None and now - self._checked_at < max_age:
             return False
         self._checked_at = now

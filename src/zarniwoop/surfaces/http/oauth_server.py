@@ -335,7 +335,7 @@ def install_oauth(app: FastAPI, state: AppState, rt: Runtime) -> None:
     from ...tenancy.oauth import OAuthVerifier
 
     config = rt.config.auth
-    verifier = OAuthVerifier(config, rt.transport, now=rt.clock.monotonic)
+    verifier = OAuthVerifier(config, rt.transport, clock=rt.clock)
     if config.builtin:
         issuer = verifier.resource.rstrip("/")
         server = BuiltinAuthServer(
