@@ -7,18 +7,7 @@ import itertools
 
 import pytest
 
-from zarniwoop.contract import SearchScope
-from zarniwoop.contract.errors import (
-    AuthError,
-    ParseError,
-    ProviderError,
-    ProviderHTTPError,
-    ProviderOverloadedError,
-    ProviderTimeoutError,
-    RateLimitedError,
-    ResponseTooLargeError,
-    TransportError,
-)
+from zarniwoop.contract import SearchScope, errors
 from zarniwoop.dispatch.cooldown import SQLCooldownStore
 from zarniwoop.dispatch.cooldown_redis import RedisCooldownStore
 from zarniwoop.limits.failure_policy import (
@@ -36,8 +25,8 @@ from zarniwoop.limits.redis_state import open_redis
 from zarniwoop.storage.db import SQLiteDatabase
 
 
-def dns_error() -> TransportError:
-    error = TransportError("no such host")
+def dns_error() -> errors.TransportError:
+    error = errors.TransportError("no such host")
     error.cause = "dns"
     return error
 
@@ -45,17 +34,17 @@ def dns_error() -> TransportError:
 @pytest.mark.parametrize(
     ("error", "kind", "transient"),
     [
-        (RateLimitedError(7), Failure.RATE_LIMITED, True),
-        (ProviderOverloadedError(529), Failure.OVERLOADED, True),
-        (ProviderHTTPError(502), Failure.SERVER, True),
-        (TransportError("reset"), Failure.NETWORK, True),
-        (ProviderTimeoutError("slow"), Failure.NETWORK, True),
+        (errors.RateLimitedError(7), Failure.RATE_LIMITED, True),
+        (errors.ProviderOverloadedError(529), Failure.OVERLOADED, True),
+        (errors.ProviderHTTPError(502), Failure.SERVER, True),
+        (errors.TransportError("reset"), Failure.NETWORK, True),
+        (errors.ProviderTimeoutError("slow"), Failure.NETWORK, True),
         (dns_error(), Failure.UNRESOLVED, False),
-        (ProviderHTTPError(404), Failure.CLIENT, False),
-        (AuthError(401), Failure.AUTH, False),
-        (ParseError("junk"), Failure.MALFORMED, False),
-        (ResponseTooLargeError("big"), Failure.MALFORMED, False),
-        (ProviderError("stream said error"), Failure.PROVIDER, True),
+        (errors.ProviderHTTPError(404), Failure.CLIENT, False),
+        (errors.AuthError(401), Failure.AUTH, False),
+        (errors.ParseError("junk"), Failure.MALFORMED, False),
+        (errors.ResponseTooLargeError("big"), Failure.MALFORMED, False),
+        (errors.ProviderError("stream said error"), Failure.PROVIDER, True),
         (KeyError("a parser bug"), Failure.FAULT, False),
     ],
 )
@@ -73,18 +62,20 @@ def test_the_two_retry_after_caps():
     """A search bench follows a 429's hint up to an hour; an LLM call waits at most a minute, and a
     longer hint switches providers instead of being shortened."""
     assert (COOLDOWN_HINT_CAP, IN_CALL_WAIT_CAP) == (3600.0, 60.0)
-    assert bench(RateLimitedError(86400)) == Backoff(3600.0, 3600.0)
-    assert bench(RateLimitedError(-5)) == Backoff(0.0, 0.0)
-    assert retry_wait(RateLimitedError(60), 1, 1.0, IN_CALL_WAIT_CAP) == 60.0
-    assert retry_wait(RateLimitedError(61), 1, 1.0, IN_CALL_WAIT_CAP) is None
-    assert retry_wait(ProviderOverloadedError(529, retry_after=3), 1, 1.0, IN_CALL_WAIT_CAP) == 3.0
-    assert bench(ProviderOverloadedError(529, retry_after=900)) == Backoff(30.0, 600.0)  # a 5xx to search
+    assert bench(errors.RateLimitedError(86400)) == Backoff(3600.0, 3600.0)
+    assert bench(errors.RateLimitedError(-5)) == Backoff(0.0, 0.0)
+    assert retry_wait(errors.RateLimitedError(60), 1, 1.0, IN_CALL_WAIT_CAP) == 60.0
+    assert retry_wait(errors.RateLimitedError(61), 1, 1.0, IN_CALL_WAIT_CAP) is None
+    assert retry_wait(errors.ProviderOverloadedError(529, retry_after=3), 1, 1.0, IN_CALL_WAIT_CAP) == 3.0
+    assert bench(errors.ProviderOverloadedError(529, retry_after=900)) == Backoff(
+        30.0, 600.0
+    )  # a 5xx to search
 
 
 def test_llm_backoff_doubles_from_the_first_delay_to_30_s():
-    waits = [retry_wait(ProviderHTTPError(500), n, 2.0, IN_CALL_WAIT_CAP) for n in range(1, 7)]
+    waits = [retry_wait(errors.ProviderHTTPError(500), n, 2.0, IN_CALL_WAIT_CAP) for n in range(1, 7)]
     assert waits == [2.0, 4.0, 8.0, 16.0, 30.0, 30.0]
-    assert retry_wait(AuthError(403), 1, 2.0, IN_CALL_WAIT_CAP) is None
+    assert retry_wait(errors.AuthError(403), 1, 2.0, IN_CALL_WAIT_CAP) is None
 
 
 BASES = [0.0, 0.001, 0.5, 1.0, 7.0, 30.0, 60.0, 300.0, 1800.0, 3600.0, 1e300]
@@ -130,17 +121,17 @@ async def test_the_redis_and_sql_stores_bench_alike(redis_state, tmp_path):
     db = SQLiteDatabase(tmp_path / "c.db")
     await db.migrate()
     stores = SQLCooldownStore(db), RedisCooldownStore(redis_state)
-    errors = [
-        RateLimitedError(None),
-        RateLimitedError(7200),
-        AuthError(401),
-        ParseError("junk"),
-        ProviderHTTPError(503),
+    failures = [
+        errors.RateLimitedError(None),
+        errors.RateLimitedError(7200),
+        errors.AuthError(401),
+        errors.ParseError("junk"),
+        errors.ProviderHTTPError(503),
         dns_error(),
-        ProviderError("x"),
+        errors.ProviderError("x"),
     ]
     try:
-        for n, error in enumerate(errors):
+        for n, error in enumerate(failures):
             scope, subject = SearchScope("t", f"p{n}"), "research:x:web"
             for streak in range(1, 13):
                 now = 1000.0 + 7 * streak

@@ -82,12 +82,14 @@ class Failure(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class FailureRule:
+    """One row of `FAILURES`, what one kind of failure means to each reader. `retry`: an LLM call
+    retries the same provider (within `ai.failover.maxRetries`) before it switches; `bench`: how
+    long a search benches the provider for the modality (DESIGN §5); `bench_reads_hint`: the bench
+    is the provider's `Retry-After` when it sent one (capped by `COOLDOWN_HINT_CAP`)."""
+
     retry: bool
-    """An LLM call retries the same provider (within `ai.failover.maxRetries`) before switching."""
     bench: Backoff
-    """How long a search benches the provider for the modality (DESIGN §5)."""
     bench_reads_hint: bool = False
-    """The bench is the provider's `Retry-After` when it sent one (capped by `COOLDOWN_HINT_CAP`)."""
 
 
 RATE_LIMIT_BENCH = 60.0

@@ -140,7 +140,6 @@ class LlmManager:
         )
         self.rate: AdmissionWindows = rate or LocalAdmissionWindows()
         self.clock = clock or Clock()
-        """Times the failover's waits between retries (tests give one that records them)."""
         self.environ = os.environ if environ is None else environ
         self._warn_once = WarnOnce()
         self._settling: set[asyncio.Future[Any]] = set()
