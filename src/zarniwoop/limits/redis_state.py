@@ -6,8 +6,9 @@ Selected by `redis_url` in the config file:
     redis_prefix: "zarniwoop:"        # every key starts with it; one prefix per deployment
 
 Every limiter and budget in Redis (`pacing_redis`, `windows_redis`, `call_budgets`,
-`token_budgets_redis`) and the dispatcher's shared stores (`dispatch/*_redis.py`) take this
-object: one pool, one prefix, scripts registered on that pool. Every update is a single atomic
+`token_budgets_redis`) and the dispatcher's shared stores (`dispatch/cooldown_redis.py`,
+`cache_redis`, `flights_redis`, `reachability_redis`) take this object: one pool, one prefix,
+scripts registered on that pool. Every update is a single atomic
 Redis operation (a Lua script where it is a read-modify-write), so replicas never race.
 """
 
