@@ -129,17 +129,18 @@ class Runtime:
         created = _FreshFiles(home_path)
         private_home(home_path)
         db = open_database(config.database_url, home_path)
+        clock = clock or Clock()
         try:
             await db.migrate()
             box = SecretBox.load(home_path)
             known = {**load_protocols(), **checked_protocols(protocols or {})}
-            settings = SettingService(db, box, builtin_settings(known))
+            settings = SettingService(db, box, builtin_settings(known), clock=clock)
             await seed_settings(settings, config, known)
             for warning in extras_warnings(settings, known):
                 log.warning("%s", warning)
             # Tenant credentials (also the search factory's key lookup) and the org tree.
-            credentials = CredentialStore(db, box)
-            directory = OrgDirectory(db)
+            credentials = CredentialStore(db, box, clock=clock)
+            directory = OrgDirectory(db, clock=clock)
             await sync_from_config(directory, config, credentials)
             redis = await connect_redis(config)
         except BaseException:
@@ -148,7 +149,6 @@ class Runtime:
             raise
         proxies = ProxySettings.resolve(config.http.proxy, config.http.no_proxy, os.environ)
         transport = transport or HttpTransport(proxies=proxies)
-        clock = clock or Clock()
         factory = ProviderFactory(
             settings,
             known,
@@ -156,6 +156,7 @@ class Runtime:
             credential_lookup=credentials.search_lookup,
             watch=(credentials,),
             home=home_path,
+            clock=clock,
         )
         usage = ZarniwoopUsageCounter(
             db,
@@ -272,6 +273,7 @@ class Runtime:
                         usage=UsageStore(self.db, spool=spool),
                         http=self.transport,
                         catalog=self.catalog,
+                        clock=self.clock,
                     )
         return self._llm
 

@@ -12,17 +12,17 @@ from zarniwoop.dispatch.cache import MemoryResultCache, TieredResultCache, cache
 from zarniwoop.dispatch.cache_sql import SQLiteResultCache
 from zarniwoop.observability.metrics import CACHE_LOOKUPS
 
+from ..support.clock import TestClock
 from .test_cache import result
 
 pytestmark = pytest.mark.anyio
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1_800_000_000.0
+class Clock(TestClock):
+    __test__ = False
 
-    def __call__(self) -> float:
-        return self.t
+    def __init__(self) -> None:
+        super().__init__(1_800_000_000.0)
 
 
 def on_disk(path: Path) -> int:
@@ -33,7 +33,7 @@ def on_disk(path: Path) -> int:
 async def test_ten_thousand_distinct_searches_stay_within_max_bytes_on_disk(tmp_path):
     max_bytes = 4 * 1024 * 1024
     clock = Clock()
-    cache = SQLiteResultCache(tmp_path / "cache.db", max_bytes=max_bytes, now=clock)
+    cache = SQLiteResultCache(tmp_path / "cache.db", max_bytes=max_bytes, clock=clock)
     stored = 0
     for i in range(10_000):
         clock.t += 0.001
@@ -51,7 +51,7 @@ async def test_ten_thousand_distinct_searches_stay_within_max_bytes_on_disk(tmp_
 
 async def test_a_hit_renews_an_entry_so_eviction_takes_the_least_recently_used(tmp_path):
     clock = Clock()
-    cache = SQLiteResultCache(tmp_path / "cache.db", max_bytes=512 * 1024, now=clock)
+    cache = SQLiteResultCache(tmp_path / "cache.db", max_bytes=512 * 1024, clock=clock)
     for i in range(100):
         clock.t += 1
         await cache.set(i, result(f"t{i}"), 600)
@@ -76,8 +76,8 @@ async def test_a_hit_renews_an_entry_so_eviction_takes_the_least_recently_used(t
 async def test_a_second_process_reads_the_entry_with_the_time_it_has_left_and_expiry_is_shared(tmp_path):
     clock = Clock()
     path = tmp_path / "cache.db"
-    writer = TieredResultCache(MemoryResultCache(), SQLiteResultCache(path, max_bytes=1 << 20, now=clock))
-    reader = TieredResultCache(MemoryResultCache(), SQLiteResultCache(path, max_bytes=1 << 20, now=clock))
+    writer = TieredResultCache(MemoryResultCache(), SQLiteResultCache(path, max_bytes=1 << 20, clock=clock))
+    reader = TieredResultCache(MemoryResultCache(), SQLiteResultCache(path, max_bytes=1 << 20, clock=clock))
     await writer.set("k", result("crispr off-target").with_(fetched_at=clock.t), 120)  # NEWS' TTL
     clock.t += 100
     hits = CACHE_LOOKUPS.labels("hit")._value.get()
@@ -97,7 +97,7 @@ async def test_the_file_never_holds_the_query_text(tmp_path):
 
     clock = Clock()
     path = tmp_path / "cache.db"
-    cache = SQLiteResultCache(path, max_bytes=1 << 20, now=clock)
+    cache = SQLiteResultCache(path, max_bytes=1 << 20, clock=clock)
     query = "unmistakable-secret-phrase"
     await cache.set(("scope", query_hash(query)), result("t").with_(query=query), 600)
     await cache.aclose()
@@ -109,7 +109,7 @@ async def test_the_file_never_holds_the_query_text(tmp_path):
 async def test_an_unreadable_file_is_started_afresh_not_a_failed_start(tmp_path):
     path = tmp_path / "cache.db"
     path.write_bytes(b"not a database" * 500)
-    cache = SQLiteResultCache(path, max_bytes=1 << 20, now=Clock())
+    cache = SQLiteResultCache(path, max_bytes=1 << 20, clock=Clock())
     assert await cache.get("k") is None
     await cache.set("k", result("t"), 60)
     assert (await cache.get("k")).hits[0].title == "t"
@@ -117,7 +117,7 @@ async def test_an_unreadable_file_is_started_afresh_not_a_failed_start(tmp_path)
 
 
 async def test_redis_cache_is_bounded_by_max_bytes_with_lru(redis_config):
-    from zarniwoop.dispatch.redis_stores import RedisResultCache
+    from zarniwoop.dispatch.cache_redis import RedisResultCache
     from zarniwoop.limits.redis_state import open_redis
 
     state = open_redis(redis_config["redis_url"], redis_config["redis_prefix"])
@@ -151,7 +151,7 @@ async def test_a_query_echoed_in_an_error_is_redacted_before_it_is_stored(tmp_pa
         ),
     )
     path = tmp_path / "cache.db"
-    cache = SQLiteResultCache(path, max_bytes=1 << 20, now=Clock())
+    cache = SQLiteResultCache(path, max_bytes=1 << 20, clock=Clock())
     await cache.set("k", echoed, 600)
     back = await cache.get("k")
     assert (

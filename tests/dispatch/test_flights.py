@@ -37,7 +37,7 @@ def result(tag: str) -> SearchResult:
 async def stores(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIterator[list[FlightStore]]:
     """Two handles on one shared store, as two processes have."""
     if request.param == "sqlite":
-        caches = [SQLiteResultCache(tmp_path / "cache.db", max_bytes=1 << 20, now=Clock().now) for _ in "ab"]
+        caches = [SQLiteResultCache(tmp_path / "cache.db", max_bytes=1 << 20, clock=Clock()) for _ in "ab"]
         flights = [SQLiteFlights(c) for c in caches]
         for f in flights:  # members, as a runtime's store is: each sees the other, so both lease
             await f.join()
@@ -45,7 +45,7 @@ async def stores(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIterator
         for c in caches:
             await c.aclose()
         return
-    from zarniwoop.dispatch.redis_stores import RedisFlights
+    from zarniwoop.dispatch.flights_redis import RedisFlights
     from zarniwoop.limits.redis_state import open_redis
 
     config = request.getfixturevalue("redis_config")
@@ -222,7 +222,7 @@ async def test_a_leader_nobody_waited_for_publishes_nothing_and_one_that_was_wai
 async def test_a_process_alone_on_the_file_takes_no_lease_until_another_joins(tmp_path: Any) -> None:
     """A lone member has nobody to share a call with: it writes no lease row. One that joins is
     seen by the next search, and leases resume for both; once it leaves, they stop again."""
-    caches = [SQLiteResultCache(tmp_path / "cache.db", max_bytes=1 << 20, now=Clock().now) for _ in "ab"]
+    caches = [SQLiteResultCache(tmp_path / "cache.db", max_bytes=1 << 20, clock=Clock()) for _ in "ab"]
     sa, sb = (SQLiteFlights(c) for c in caches)
     a, b = (Flights(s, Clock(), lease=1.0, grace=0.0) for s in (sa, sb))  # both up for long
     await a.join()
@@ -258,7 +258,7 @@ async def test_a_process_that_just_joined_leases_so_that_one_starting_beside_it_
     """Processes that start together (a burst of CLI calls) join moments apart: the first, alone
     when it looked, still leases in its first `JOIN_GRACE_SECONDS`, and the second, joining while
     that call is out, follows it instead of calling again."""
-    caches = [SQLiteResultCache(tmp_path / "cache.db", max_bytes=1 << 20, now=Clock().now) for _ in "ab"]
+    caches = [SQLiteResultCache(tmp_path / "cache.db", max_bytes=1 << 20, clock=Clock()) for _ in "ab"]
     a, b = (Flights(SQLiteFlights(c), Clock(), lease=1.0) for c in caches)
     await a.join()
     calls = Calls()

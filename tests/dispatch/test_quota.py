@@ -20,6 +20,7 @@ from zarniwoop.surfaces.cli import app
 from zarniwoop.views.providers import provider_entries
 
 from ..support.bodies import openalex_works
+from ..support.clock import TestClock
 from ..support.emulator import Reply
 from ..support.runtime import cascade, endpoint, open_runtime, write_config
 from ..support.tcp_proxy import TcpProxy
@@ -207,8 +208,8 @@ async def test_provider_reported_exhaustion_skips_without_cooldown(tmp_path, emu
 
 
 async def test_quota_cache_ttl_and_lookup_metric():
-    now = [100.0]
-    cache = QuotaCache(monotonic=lambda: now[0])
+    clock = TestClock(100.0)
+    cache = QuotaCache(clock=clock)
     loads = []
 
     async def load():
@@ -227,7 +228,7 @@ async def test_quota_cache_ttl_and_lookup_metric():
     before = samples("cache"), samples("provider")
     for _ in range(3):
         await cache.lookup(SCOPE, "ttl-test", Modality.WEB, 300, load)
-    now[0] += 301
+    clock.advance(301)
     await cache.lookup(SCOPE, "ttl-test", Modality.WEB, 300, load)
     assert len(loads) == 2
     assert (samples("cache") - before[0], samples("provider") - before[1]) == (2.0, 2.0)

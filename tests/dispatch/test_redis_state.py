@@ -17,8 +17,10 @@ import pytest
 
 from zarniwoop.contract import SearchRequest, SearchScope
 from zarniwoop.contract.errors import ProviderHTTPError, RateLimitedError
+from zarniwoop.dispatch.cache_redis import RedisResultCache
+from zarniwoop.dispatch.cooldown_redis import RedisCooldownStore
 from zarniwoop.dispatch.reachability import LastOutcome
-from zarniwoop.dispatch.redis_stores import RedisCooldownStore, RedisReachability, RedisResultCache
+from zarniwoop.dispatch.reachability_redis import RedisReachability
 from zarniwoop.limits.budgets_redis import RedisCallBudgets
 from zarniwoop.limits.call_budgets import BudgetWindow
 from zarniwoop.limits.pacing import cell_of
@@ -299,7 +301,7 @@ async def test_searches_survive_a_redis_outage(tmp_path, emulator, redis_config,
         "zarniwoop.limits.call_budgets",
         "zarniwoop.limits.pacing_redis",
         "zarniwoop.dispatch.dispatcher",
-        "zarniwoop.dispatch.redis_stores",
+        "zarniwoop.dispatch.cache_redis",
         "zarniwoop.dispatch.flights",
     }
     assert len(errors) == len(

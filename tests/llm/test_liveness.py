@@ -12,17 +12,10 @@ from zarniwoop.llm.catalog.discovery import ProviderInstanceSettings
 from zarniwoop.llm.catalog.liveness import LocalProbes
 from zarniwoop.transport.http import HttpTransport
 
+from ..support.clock import TestClock
 from ..support.emulator import Emulator, Reply
 
 pytestmark = pytest.mark.anyio
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _instance(url: str) -> ProviderInstanceSettings:
@@ -31,18 +24,18 @@ def _instance(url: str) -> ProviderInstanceSettings:
 
 async def test_a_probe_lists_what_the_server_serves_and_stands_for_its_ttl(emulator: Emulator) -> None:
     emulator.add("/o/api/tags", Reply.json({"models": [{"name": "qwen3:8b"}, {"name": "nomic-embed-text"}]}))
-    clock = Clock()
+    clock = TestClock(1000.0)
     probes = LocalProbes(ttl=30.0, clock=clock)
     http = HttpTransport()
     try:
         first = await probes.check(http, _instance(emulator.url + "/o"))
         assert (first.ok, first.models) == (True, frozenset({"qwen3:8b"}))  # chat models only
         assert first.serves("qwen3:8b") and not first.serves("llama3.1")
-        clock.now += 29.0
+        clock.advance(29.0)
         assert await probes.check(http, _instance(emulator.url + "/o")) is first
         assert len(emulator.requests("/o/api/tags")) == 1
         emulator.add("/o/api/tags", Reply(status=500))
-        clock.now += 2.0  # past the ttl: asked again, and now it fails
+        clock.advance(2.0)  # past the ttl: asked again, and now it fails
         again = await probes.check(http, _instance(emulator.url + "/o"))
         assert not again.ok and again.models == frozenset()
         assert len(emulator.requests("/o/api/tags")) == 2

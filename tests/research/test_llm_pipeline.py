@@ -190,7 +190,7 @@ async def test_insights_fall_back_to_extraction_when_the_llm_answers_500(tmp_pat
         "research.rerank.recipe": "zarniwoop-research-rerank",
     }
     async with await open_runtime(tmp_path, settings) as rt:
-        (await rt.llm()).sleep = Sleeps()  # the failover's backoff between retries, not waited
+        (await rt.llm()).clock = Sleeps()  # the failover's backoff between retries, not waited
         ranked = await rt.investigator.investigate(QUESTION, SearchScope())
     assert ranked.strategies["insights"].startswith("extractive (fallback: ")
     assert "500" in ranked.strategies["insights"]

@@ -7,6 +7,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
+from zarniwoop.limits.clock import Clock
 from zarniwoop.runtime import Runtime
 
 from .emulator import Emulator, Reply
@@ -155,20 +156,20 @@ def gemini_reply(name: str = "gemini/generate-content-text.json", **kw: Any) -> 
     )
 
 
-class Sleeps:
-    """An injectable `sleep` that records the waits instead of waiting."""
+class Sleeps(Clock):
+    """A `Clock` whose `sleep` records the waits instead of waiting."""
 
     def __init__(self) -> None:
         self.waits: list[float] = []
 
-    async def __call__(self, seconds: float) -> None:
+    async def sleep(self, seconds: float) -> None:
         self.waits.append(seconds)
 
 
 async def manager_for(runtime: Runtime, sleeps: Sleeps | None = None, environ: dict[str, str] | None = None):
     manager = await runtime.llm()
     if sleeps is not None:
-        manager.sleep = sleeps
+        manager.clock = sleeps
     if environ is not None:
         manager.environ = environ
     return manager

@@ -26,6 +26,7 @@ from zarniwoop.tenancy.oauth import OAuthVerifier
 from zarniwoop.transport.http import HttpTransport
 
 from ..support.cli import never_serve, run_cli
+from ..support.clock import TestClock
 from ..support.oauth import ISSUER, RESOURCE, TestIssuer
 from ..support.runtime import write_config
 from ..support.served import served
@@ -172,10 +173,10 @@ async def test_each_bad_token_is_a_401_naming_the_check_and_no_secret(server, id
 
 
 async def test_an_unknown_kid_refetches_at_most_once_per_interval(idp):
-    clock = [1000.0]
+    clock = TestClock(1000.0)
     config = AuthConfig.model_validate({**idp.config(), "jwksRefetchSeconds": 60})
     transport = HttpTransport()
-    verifier = OAuthVerifier(config, transport, now=lambda: clock[0])
+    verifier = OAuthVerifier(config, transport, clock=clock)
     try:
         assert (await verifier.verify(idp.token(**USER))).tenant == "acme"
         assert idp.fetches() == 1
@@ -186,7 +187,7 @@ async def test_an_unknown_kid_refetches_at_most_once_per_interval(idp):
                 await verifier.verify(forged)
             assert refused.value.status == 401
         assert idp.fetches() == 1  # the keys were fetched 0 s ago: no forged kid makes a fetch
-        clock[0] += 60
+        clock.advance(60)
         with pytest.raises(OAuthTokenError):
             await verifier.verify(forged)
         assert idp.fetches() == 2  # the interval passed: one refetch, then refused

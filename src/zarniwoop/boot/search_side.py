@@ -52,13 +52,13 @@ def build_dispatcher(
     max_bytes = max(0, system.get_int(K.CACHE_MAX_BYTES, DEFAULT_CACHE_BYTES))
     memory_bytes = max_bytes // max(1, processes)
     if redis is None:
-        cache: ResultCache = MemoryResultCache(memory_bytes)
+        cache: ResultCache = MemoryResultCache(memory_bytes, clock=clock)
         flights = None
         if home is not None:
             from ..dispatch.cache_sql import CACHE_FILE, SQLiteFlights, SQLiteResultCache
 
-            shared = SQLiteResultCache(home / CACHE_FILE, max_bytes=max_bytes, now=clock.now)
-            cache = TieredResultCache(MemoryResultCache(memory_bytes), shared)
+            shared = SQLiteResultCache(home / CACHE_FILE, max_bytes=max_bytes, clock=clock)
+            cache = TieredResultCache(MemoryResultCache(memory_bytes, clock=clock), shared)
             flights = Flights(SQLiteFlights(shared), clock)
         limiter = None
         if share_pacing:
@@ -76,7 +76,10 @@ def build_dispatcher(
             observers=observers,
             flights=flights,
         )
-    from ..dispatch.redis_stores import RedisCooldownStore, RedisFlights, RedisReachability, RedisResultCache
+    from ..dispatch.cache_redis import RedisResultCache
+    from ..dispatch.cooldown_redis import RedisCooldownStore
+    from ..dispatch.flights_redis import RedisFlights
+    from ..dispatch.reachability_redis import RedisReachability
     from ..limits.budgets_redis import RedisCallBudgets
     from ..limits.pacing import LocalPacer
     from ..limits.pacing_redis import RedisPacer
@@ -86,7 +89,7 @@ def build_dispatcher(
         RedisCooldownStore(redis),
         clock=clock,
         limiter=RedisPacer(redis, LocalPacer(clock)),
-        cache=RedisResultCache(redis, max_bytes=max_bytes),
+        cache=RedisResultCache(redis, max_bytes=max_bytes, clock=clock),
         quota=LocalQuotaGuard(RedisCallBudgets(redis, clock=clock), settings, clock=clock),
         observers=observers,
         reachability=RedisReachability(redis),

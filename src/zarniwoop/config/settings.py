@@ -11,12 +11,12 @@ table — `refresh()` checks a cheap fingerprint first. PASSWORD values are seal
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from ..contract.clock import Clock
 from ..contract.errors import ConfigError, InvalidRequestError
 from ..contract.protocol import Secret
 from ..contract.query import SearchScope
@@ -187,7 +187,9 @@ def scopes_read_by(scope: SearchScope) -> list[tuple[str, str]]:
 class SettingService:
     """Reads and writes settings; resolves scopes. One per process."""
 
-    def __init__(self, db: Database, box: SecretBox | None, builtins: Mapping[str, str]) -> None:
+    def __init__(
+        self, db: Database, box: SecretBox | None, builtins: Mapping[str, str], *, clock: Clock | None = None
+    ) -> None:
         self.db = db
         self.box = box
         self._builtins = [
@@ -197,6 +199,8 @@ class SettingService:
         self._rows: dict[tuple[str, str], list[SettingRow]] = {}
         self._fingerprint: tuple[object, ...] | None = None
         self._checked_at = 0.0
+        self.clock = clock or Clock()
+        """Times `refresh(max_age=…)`: how old a snapshot may be before the table is checked again."""
         self.version = 0
         """Bumped on every reload; caches built from settings compare against it."""
         self._scoped: dict[SearchScope, ScopedSettings] = {}
@@ -204,7 +208,7 @@ class SettingService:
 
     async def refresh(self, *, max_age: float = 0.0) -> bool:
         """Reload the snapshot if the table changed; returns True when it did."""
-        now = time.monotonic()
+        now = self.clock.monotonic()
         if self._fingerprint is not None and now - self._checked_at < max_age:
             return False
         self._checked_at = now

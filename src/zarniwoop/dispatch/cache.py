@@ -6,7 +6,7 @@ concurrent requests share one upstream call: the first starts it, the rest await
 
 Every process of a deployment shares one cache: on the embedded default an in-memory LRU over a
 SQLite file under `ZARNIWOOP_HOME` (`TieredResultCache` over `cache_sql.SQLiteResultCache`), with
-Redis `redis_stores.RedisResultCache`; both bounded by `research.cache.maxBytes` with LRU eviction.
+Redis `cache_redis.RedisResultCache`; both bounded by `research.cache.maxBytes` with LRU eviction.
 Shared entries are keyed by `cache_digest` (SHA-256; the query in the key is already the audit's
 `queryHash`), never by the query text, and store the result without the caller's query.
 
@@ -22,11 +22,11 @@ import asyncio
 import collections
 import hashlib
 import json
-import time
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
+from ..limits.clock import Clock
 from ..observability.metrics import CACHE_BYTES, CACHE_EVICTIONS, CACHE_LOOKUPS
 from ..storage.privacy import redact_query
 
@@ -74,7 +74,10 @@ class MemoryResultCache:
         *,
         max_entry_bytes: int = MAX_ENTRY_BYTES,
         count_lookups: bool = True,
+        clock: Clock | None = None,
     ) -> None:
+        self.clock = clock or Clock()
+        """Times the entries' TTLs (monotonic: this process's own)."""
         self._entries: collections.OrderedDict[Hashable, tuple[float, bytes]] = collections.OrderedDict()
         self.max_bytes = max_bytes
         self.max_entry_bytes = min(max_entry_bytes, max_bytes)
@@ -88,7 +91,7 @@ class MemoryResultCache:
             self._count("miss")
             return None
         expires, body = entry
-        if expires < time.monotonic():
+        if expires < self.clock.monotonic():
             self._drop(key, "expired")
             self._count("miss")
             return None
@@ -106,7 +109,7 @@ class MemoryResultCache:
             return
         if key in self._entries:
             self._drop(key, None)
-        self._entries[key] = (time.monotonic() + ttl, body)
+        self._entries[key] = (self.clock.monotonic() + ttl, body)
         self.bytes += len(body)
         while self.bytes > self.max_bytes and self._entries:
             self._drop(next(iter(self._entries)), "size")

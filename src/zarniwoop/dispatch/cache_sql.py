@@ -2,7 +2,7 @@
 read and written by every process of the deployment on the host — each CLI call, each worker of
 `serve --workers N` — under each process's in-memory LRU (`cache.TieredResultCache`).
 
-    cache = SQLiteResultCache(home / "cache.db", max_bytes=64 * 1024 * 1024, now=clock.now)
+    cache = SQLiteResultCache(home / "cache.db", max_bytes=64 * 1024 * 1024, clock=clock)
     await cache.set(key, result, ttl=600)
     await cache.lookup(key)          # (result, seconds left) or None
 
@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..contract.errors import ConfigError
+from ..limits.clock import Clock
 from ..observability.metrics import CACHE_BYTES, CACHE_EVICTIONS
 from ..observability.outage import OutageLog
 from ..storage.db import SQLiteDatabase
@@ -81,14 +82,15 @@ class SQLiteResultCache:
     """The `SharedResultCache` of the embedded default (see the module docstring)."""
 
     def __init__(
-        self, path: str | Path, *, max_bytes: int, now: Callable[[], float], busy_wait: float = BUSY_WAIT
+        self, path: str | Path, *, max_bytes: int, clock: Clock | None = None, busy_wait: float = BUSY_WAIT
     ) -> None:
         self.path = Path(path)
         self.busy_wait = busy_wait
         self.db = self._open()
         self.max_bytes = max(0, max_bytes)
         self.max_entry_bytes = min(MAX_ENTRY_BYTES, self.max_bytes)
-        self.now = now
+        self.clock = clock or Clock()
+        """Times the entries' TTLs and last use (wall time: every process on the host shares the file)."""
         self.outage = OutageLog(log, "shared result cache file")
         self._ready = False
         self._page_size = 4096
@@ -144,7 +146,7 @@ class SQLiteResultCache:
         return found[0] if found is not None else None
 
     async def lookup(self, key: Hashable) -> tuple[SearchResult, float] | None:
-        digest, now = cache_digest(key), self.now()
+        digest, now = cache_digest(key), self.clock.now()
         try:
             db = await self.ready()
             row = await db.fetchone("SELECT body, expires FROM entries WHERE key = ?", (digest,))
@@ -170,7 +172,7 @@ class SQLiteResultCache:
         body = encode_result(value)
         if len(body) > self.max_entry_bytes or ttl <= 0:
             return
-        now = self.now()
+        now = self.clock.now()
         try:
             db = await self.ready()
             await db.execute(

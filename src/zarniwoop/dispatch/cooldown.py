@@ -5,7 +5,8 @@ an IMAGE 429 from serper-main does not cut off its WEB searches, nor serper-eu's
 
 Lengths (DESIGN §5): 429 → `Retry-After` (capped at 1 h) else 60 s; 401/403 → 30 min;
 5xx, network errors, timeouts → 30 s doubling per consecutive failure up to 10 min;
-malformed body → 5 min. A renewed cooldown never shortens one already running.
+malformed body → 5 min — one table with LLM failover's, `limits/failure_policy.py`.
+A renewed cooldown never shortens one already running. The Redis form is `cooldown_redis.py`.
 """
 
 from __future__ import annotations
@@ -13,64 +14,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from ..contract.errors import (
-    AuthError,
-    ParseError,
-    ProviderHTTPError,
-    ProviderTimeoutError,
-    RateLimitedError,
-    ResponseTooLargeError,
-    TransportError,
-)
+from ..limits.failure_policy import bench
 
 if TYPE_CHECKING:
     from ..contract.query import SearchScope
     from ..storage.db import Database
 
-RETRY_AFTER_CAP = 3600.0
-RATE_LIMIT_DEFAULT = 60.0
-AUTH_COOLDOWN = 1800.0
-MALFORMED_COOLDOWN = 300.0
-TRANSIENT_BASE = 30.0
-TRANSIENT_CAP = 600.0
-MAX_DOUBLINGS = 64
-
-
-@dataclass(frozen=True, slots=True)
-class CooldownPolicy:
-    """`base` seconds for the first failure, doubling per consecutive failure up to `cap`
-    (`cap == base`: a fixed length). Plain numbers, so a Redis script can apply it atomically."""
-
-    base: float
-    cap: float
-
-    def seconds(self, streak: int) -> float:
-        # The exponent is clamped: 64 doublings take any base past any cap, and an unclamped `2 ** 1024`
-        # overflows the float conversion, so a provider down for weeks (streak > 1024) was never benched again.
-        doublings = min(max(0, streak - 1), MAX_DOUBLINGS)
-        return min(self.base * 2.0**doublings, self.cap)
-
-
-def cooldown_policy(error: BaseException) -> CooldownPolicy:
-    """How a failure benches a provider (DESIGN §5)."""
-    if isinstance(error, RateLimitedError):
-        seconds = (
-            min(error.retry_after, RETRY_AFTER_CAP) if error.retry_after is not None else RATE_LIMIT_DEFAULT
-        )
-        return CooldownPolicy(seconds, seconds)
-    if isinstance(error, AuthError):
-        return CooldownPolicy(AUTH_COOLDOWN, AUTH_COOLDOWN)
-    if isinstance(error, (ParseError, ResponseTooLargeError)):
-        return CooldownPolicy(MALFORMED_COOLDOWN, MALFORMED_COOLDOWN)
-    if isinstance(error, (TransportError, ProviderTimeoutError, ProviderHTTPError, TimeoutError)):
-        return CooldownPolicy(TRANSIENT_BASE, TRANSIENT_CAP)
-    # a bug in a parser or add-on: bench it as if its body were malformed
-    return CooldownPolicy(MALFORMED_COOLDOWN, MALFORMED_COOLDOWN)
-
 
 def cooldown_seconds(error: BaseException, streak: int) -> float:
     """How long to bench a provider after `error`, the `streak`-th consecutive failure (1-based)."""
-    return cooldown_policy(error).seconds(streak)
+    return bench(error).seconds(streak)
 
 
 @dataclass(frozen=True, slots=True)

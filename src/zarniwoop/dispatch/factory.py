@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import difflib
 import logging
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, Protocol
@@ -33,6 +32,7 @@ from ..contract.protocol import (
     ValidatesConfig,
 )
 from ..contract.query import SearchScope
+from ..limits.clock import Clock
 from ..observability.outage import OutageLog
 from ..protocols import refused_protocols
 from .instance import HttpProviderInstance
@@ -85,8 +85,11 @@ class ProviderFactory:
         credential_lookup: CredentialLookup | None = None,
         watch: Sequence[VersionedSource] = (),
         home: Path | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.settings = settings
+        self.clock = clock or Clock()
+        """Times how long a built provider set is reused (`research.factory.ttlMinutes`)."""
         self._sources: tuple[VersionedSource, ...] = (settings, *watch)
         """What instances are built from (settings, and the credential store when wired in)."""
         self.home = home
@@ -130,7 +133,7 @@ class ProviderFactory:
         if cached.source_version != self._version():
             return False
         ttl = cached.settings.get_int(K.FACTORY_TTL_MINUTES, 5) * 60
-        return time.monotonic() - cached.built_at < ttl
+        return self.clock.monotonic() - cached.built_at < ttl
 
     def build(self, scope: SearchScope, overrides: Mapping[str, str] | None = None) -> ProviderSet:
         settings = self.settings.scoped(scope, overrides)
@@ -163,7 +166,7 @@ class ProviderFactory:
                 errors[instance_id] = (
                     f"protocol {protocol.id!r} has neither build_request/parse_response nor instantiate"
                 )
-        return ProviderSet(scope, settings, instances, time.monotonic(), self._version(), errors)
+        return ProviderSet(scope, settings, instances, self.clock.monotonic(), self._version(), errors)
 
     async def dispose(self, scope: SearchScope) -> int:
         """Evict a scope's instances and dispose each; returns how many were disposed."""

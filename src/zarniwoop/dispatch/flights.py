@@ -3,7 +3,7 @@ deployment (workers, CLI calls, replicas) share one upstream call.
 
 Above it, each process coalesces its own identical searches (`cache.Coalescer`); this is the step
 between processes. The first process to claim the request's **lease** (a row of the shared cache's
-file, `cache_sql.SQLiteFlights`, or a Redis `SET NX PX`, `redis_stores.RedisFlights`) leads: it
+file, `cache_sql.SQLiteFlights`, or a Redis `SET NX PX`, `flights_redis.RedisFlights`) leads: it
 renews the lease every `LEASE_SECONDS / 4` while its call runs, then publishes the result beside the
 lease (kept `RESULT_SECONDS` for followers) and gives the lease up — or, when no other process
 claimed while it led, only gives the lease up: nothing is encoded or written for nobody. Every

@@ -73,7 +73,7 @@ class Prober:
         delay = await self.dispatcher.limiter.reserve(
             key, config.rate_per_second, max_wait=math.inf, burst=config.rate_burst
         )
-        await wait_for_slot(delay or 0.0)  # a probe has no deadline: it waits for its slot
+        await wait_for_slot(delay or 0.0, clock)  # a probe has no deadline: it waits for its slot
         began = time.perf_counter()
         try:
             spec = self._request(instance)

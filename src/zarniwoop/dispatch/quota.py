@@ -30,7 +30,6 @@ from __future__ import annotations
 import collections
 import inspect
 import logging
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -104,12 +103,12 @@ class QuotaCache:
     """Provider-reported `QuotaStatus` per (scope, instance, modality) for a TTL, so the gate does
     not poll a provider's quota on every call. Lookups count as `source=cache` or `source=provider`."""
 
-    def __init__(self, max_entries: int = 10_000, monotonic: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, max_entries: int = 10_000, clock: Clock | None = None) -> None:
         self._entries: collections.OrderedDict[
             tuple[SearchScope, str, str], tuple[float, QuotaStatus | None]
         ] = collections.OrderedDict()
         self.max_entries = max_entries
-        self._monotonic = monotonic
+        self.clock = clock or Clock()
 
     async def lookup(
         self,
@@ -121,7 +120,7 @@ class QuotaCache:
     ) -> QuotaStatus | None:
         key = (scope, instance_id, modality.value)
         entry = self._entries.get(key)
-        if entry is not None and entry[0] > self._monotonic():
+        if entry is not None and entry[0] > self.clock.monotonic():
             count_quota_lookup(instance_id, modality.value, "cache")
             self._entries.move_to_end(key)
             return entry[1]
@@ -138,7 +137,7 @@ class QuotaCache:
         self._store((scope, instance_id, modality.value), status, max(ttl, 1.0))
 
     def _store(self, key: tuple[SearchScope, str, str], value: QuotaStatus | None, ttl: float) -> None:
-        self._entries[key] = (self._monotonic() + ttl, value)
+        self._entries[key] = (self.clock.monotonic() + ttl, value)
         self._entries.move_to_end(key)
         while len(self._entries) > self.max_entries:
             self._entries.popitem(last=False)
@@ -164,7 +163,7 @@ class LocalQuotaGuard:
         self.budgets = CallBudgetKeeper(counters)
         self.settings = settings
         self.clock = clock or Clock()
-        self.cache = cache or QuotaCache()
+        self.cache = cache or QuotaCache(clock=self.clock)
         self._scoped: dict[SearchScope, tuple[int, ScopedSettings]] = {}
 
     def _settings(self, scope: SearchScope) -> ScopedSettings:

@@ -2,7 +2,7 @@
 
 The routing view's `reachable` (true/false/null) and the admin's `lastError` come from here.
 Last outcomes are in memory per process by default; with Redis every replica sees every replica's
-last outcome (`RedisReachability` in `redis_stores.py`). `ProbeResult` is what a free probe found
+last outcome (`RedisReachability` in `reachability_redis.py`). `ProbeResult` is what a free probe found
 (`probe.py` makes them, the dispatcher keeps them, `status.py` reads them): it lives here, below
 both, so that neither has to import the other for it.
 """

@@ -1,40 +1,8 @@
-"""Time, injectable: cooldowns are wall-clock (they are shared across processes), waits are monotonic."""
+"""The one clock (`contract/clock.py`), where limits, dispatch and llm take it from.
 
-from __future__ import annotations
+It is defined in `contract/` so that config and tenancy, below this floor, take the same `Clock`.
+"""
 
-import asyncio
-import time
-from datetime import UTC, date, datetime
-from typing import overload
+from ..contract.clock import Clock, iso_utc, utc_date
 
-
-class Clock:
-    # The system's clocks themselves, not methods calling them: a search reads them ~15 times, and a
-    # Python-level method around each C call doubled the cost of a read (issue 41). Test clocks
-    # override them with methods.
-    now = staticmethod(time.time)
-    """Seconds since the epoch (shared meaning across processes)."""
-    monotonic = staticmethod(time.monotonic)
-
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
-
-
-def utc_date(epoch: float) -> date:
-    """The calendar date (UTC) of an epoch: "today" for protocols, from the dispatcher's clock."""
-    return datetime.fromtimestamp(epoch, UTC).date()
-
-
-@overload
-def iso_utc(epoch: float) -> str: ...
-@overload
-def iso_utc(epoch: None) -> None: ...
-@overload
-def iso_utc(epoch: float | None) -> str | None: ...
-
-
-def iso_utc(epoch: float | None) -> str | None:
-    """`2025-04-01T12:00:00Z` for an epoch; None stays None."""
-    if epoch is None:
-        return None
-    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+__all__ = ["Clock", "iso_utc", "utc_date"]

@@ -25,7 +25,6 @@ for pacing.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import math
 from dataclasses import dataclass
@@ -106,7 +105,7 @@ class LocalPacer:
         return key in self._tat
 
 
-async def wait_for_slot(delay: float) -> None:
-    """Sleep until a reserved start slot (a no-op for 0)."""
+async def wait_for_slot(delay: float, clock: Clock | None = None) -> None:
+    """Sleep until a reserved start slot (a no-op for 0), through the caller's clock."""
     if delay > 0:
-        await asyncio.sleep(delay)
+        await (clock or Clock()).sleep(delay)

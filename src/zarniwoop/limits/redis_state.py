@@ -5,9 +5,10 @@ Selected by `redis_url` in the config file:
     redis_url: redis://127.0.0.1:6379/0
     redis_prefix: "zarniwoop:"        # every key starts with it; one prefix per deployment
 
-Every limiter and budget in Redis (`pacing_redis`, `windows_redis`,
-`budgets_redis`) and the dispatcher's shared stores (`dispatch/redis_stores.py`) take this
-object: one pool, one prefix, scripts registered on that pool. Every update is a single atomic
+Every limiter and budget in Redis (`pacing_redis`, `windows_redis`, `budgets_redis`) and the
+dispatcher's shared stores (`dispatch/cooldown_redis.py`, `cache_redis`, `flights_redis`,
+`reachability_redis`) take this object: one pool, one prefix, scripts registered on that pool.
+Every update is a single atomic
 Redis operation (a Lua script where it is a read-modify-write), so replicas never race.
 """
 

@@ -8,19 +8,19 @@ Per candidate, a transient failure — 429 (waits the provider's `Retry-After`),
 another 5xx, a network error or a timeout — is retried up to `max_retries` times with exponential
 backoff from `retry_delay_ms`. Anything else (401/403, another 4xx, an unparseable answer) moves
 on at once: retrying would not help. A `Retry-After` longer than `max_wait` is not waited for;
-the next provider is tried instead. Every switch is logged and returned, so the usage record can
+the next provider is tried instead. Which failure is transient and how long to wait is the one
+table search cooldowns read too, `limits/failure_policy.py`. Every switch is logged and returned, so the usage record can
 name every provider the call touched.
 
 A quota refusal on one candidate (`QuotaExceededError`) is final for every candidate that draws
 on the same budgets: only candidates marked `unlimited` (the local free tier) are still tried; if
 none is left, the quota error is what the caller sees (exit 4, naming the level).
 
-`sleep` is injectable so tests can record the waits instead of waiting.
+Waits go through the injected `Clock`, so tests record them instead of waiting.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -39,13 +39,12 @@ from ..contract.errors import (
     TransportError,
 )
 from ..contract.protocol import Secret
+from ..limits.clock import Clock
+from ..limits.failure_policy import IN_CALL_WAIT_CAP, retry_wait
 from ..tenancy.accounts import FailoverPolicy
 
 log = logging.getLogger("zarniwoop.llm.failover")
 T = TypeVar("T")
-
-MAX_BACKOFF_SECONDS = 30.0
-DEFAULT_MAX_WAIT_SECONDS = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,19 +118,6 @@ class FailoverOutcome(Generic[T]):
     switches: tuple[Switch, ...]
 
 
-def is_transient(error: BaseException) -> bool:
-    # A name that does not resolve now will not resolve a backoff later (offline, or a typo in a
-    # base URL): retrying only delays the switch to the next provider, or the failure.
-    if isinstance(error, TransportError) and error.cause == "dns":
-        return False
-    if isinstance(error, (RateLimitedError, ProviderOverloadedError, TransportError, ProviderTimeoutError)):
-        return True
-    if isinstance(error, ProviderHTTPError):
-        return error.status >= 500
-    # A failure inside a 200 stream (Ollama's {"error": …}) is the provider's, and transient.
-    return type(error) is ProviderError
-
-
 def short_reason(error: BaseException) -> str:
     if isinstance(error, RateLimitedError):
         return "HTTP 429 rate limited"
@@ -153,24 +139,18 @@ class FailoverEngine:
         self,
         policy: FailoverPolicy,
         *,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-        max_wait: float = DEFAULT_MAX_WAIT_SECONDS,
+        clock: Clock | None = None,
+        max_wait: float = IN_CALL_WAIT_CAP,
     ) -> None:
         self.policy = policy
-        self.sleep = sleep
+        self.clock = clock or Clock()
         self.max_wait = max_wait
 
     def delay(self, error: BaseException, retry: int) -> float | None:
         """Seconds to wait before retry number `retry` (1-based); None: do not retry this candidate."""
-        if retry > self.policy.max_retries or not is_transient(error):
+        if retry > self.policy.max_retries:
             return None
-        hint = error.retry_after if isinstance(error, (RateLimitedError, ProviderOverloadedError)) else None
-        backoff = min(MAX_BACKOFF_SECONDS, self.policy.retry_delay_ms / 1000 * 2.0 ** (retry - 1))
-        if hint is not None:
-            if hint > self.max_wait:
-                return None  # a long Retry-After: another provider will answer sooner
-            return max(hint, 0.0)
-        return backoff
+        return retry_wait(error, retry, self.policy.retry_delay_ms / 1000, self.max_wait)
 
     async def run(
         self, candidates: Sequence[Candidate], call: Callable[[Candidate], Awaitable[T]]
@@ -229,7 +209,7 @@ class FailoverEngine:
                         break
                     log.info("retrying %s in %.2fs after %s", candidate.label, wait, last_reason)
                     waited = wait
-                    await self.sleep(wait)
+                    await self.clock.sleep(wait)
                     continue
                 elapsed = int((time.perf_counter() - started) * 1000)
                 attempts.append(

@@ -44,6 +44,7 @@ from ..contract.errors import (
     ZarniwoopError,
 )
 from ..contract.query import SearchScope
+from ..limits.clock import Clock
 from ..limits.token_budgets import (
     Hold,
     LineStatus,
@@ -120,7 +121,7 @@ class LlmManager:
         notifier: QuotaNotifier | None = None,
         observers: Sequence[LlmObserver] | None = None,
         rate: AdmissionWindows | None = None,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Clock | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
         self.db = db
@@ -138,7 +139,7 @@ class LlmManager:
             (TraceRecorder(db), LlmMetrics(), self.notifier) if observers is None else tuple(observers)
         )
         self.rate: AdmissionWindows = rate or LocalAdmissionWindows()
-        self.sleep = sleep
+        self.clock = clock or Clock()
         self.environ = os.environ if environ is None else environ
         self._warn_once = WarnOnce()
         self._settling: set[asyncio.Future[Any]] = set()
@@ -200,7 +201,7 @@ class LlmManager:
             candidates=tuple(candidates),
             request=request,
             estimate=request.estimated_input_tokens() + request.max_tokens,
-            engine=FailoverEngine(policy, sleep=self.sleep, max_wait=max_wait),
+            engine=FailoverEngine(policy, clock=self.clock, max_wait=max_wait),
             catalog=catalog,
             timeout=settings.get_int(TIMEOUT_KEY, 120_000) / 1000,
             drain=max(0, settings.get_int(DRAIN_KEY, DEFAULT_DRAIN_MS)) / 1000,

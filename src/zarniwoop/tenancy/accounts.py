@@ -20,13 +20,13 @@ holds, and how it is checked, is `llm_config.py`.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ..config.keys import TENANT_LEVEL
+from ..contract.clock import Clock
 from ..contract.errors import ConfigError
 from .levels import LISTING_ORDER, ORG_LEVELS
 from .llm_config import PROVIDER_ALIASES, FailoverPolicy, LlmConfig, parse_llm_config
@@ -78,14 +78,15 @@ class CallScope:
 class OrgDirectory:
     """The units of every tenant, from `org_units`, as an in-memory snapshot."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, clock: Clock | None = None) -> None:
         self.db = db
+        self.clock = clock or Clock()
         self._units: dict[tuple[str, str, str], OrgUnit] = {}
         self._fingerprint: tuple[object, ...] | None = None
         self._checked_at = 0.0
 
     async def refresh(self, *, max_age: float = 0.0) -> bool:
-        now = time.monotonic()
+        now = self.clock.monotonic()
         if self._fingerprint is not None and now - self._checked_at < max_age:
             return False
         self._checked_at = now

@@ -22,13 +22,13 @@ from __future__ import annotations
 import asyncio
 import re
 import secrets
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ..config.keys import TENANT_LEVEL
+from ..contract.clock import Clock
 from ..contract.errors import InvalidRequestError
 from ..contract.protocol import Secret
 from ..storage.crypto import SecretBox
@@ -89,9 +89,11 @@ def _aad(tenant: str, level: str, owner: str, name: str) -> bytes:
 
 
 class CredentialStore:
-    def __init__(self, db: Database, box: SecretBox) -> None:
+    def __init__(self, db: Database, box: SecretBox, *, clock: Clock | None = None) -> None:
         self.db = db
         self.box = box
+        self.clock = clock or Clock()
+        """Times `refresh(max_age=…)`: how old the snapshot may be before the tables are checked."""
         self._rows: dict[tuple[str, str, str, str], tuple[str, str, str]] = {}
         """(tenant, level, owner, name) → (ciphertext, origin, updated_at)."""
         self._wrapped: dict[str, str] = {}
@@ -108,7 +110,7 @@ class CredentialStore:
 
     async def refresh(self, *, max_age: float = 0.0) -> bool:
         """Reload the snapshot if the tables changed; True when it did."""
-        now = time.monotonic()
+        now = self.clock.monotonic()
         if self._fingerprint is not None and now - self._checked_at < max_age:
             return False
         self._checked_at = now
@@ -196,13 +198,13 @@ class CredentialStore:
         return None
 
     def _refresh_soon(self, max_age: float = 5.0) -> None:
-        if time.monotonic() - self._checked_at < max_age:
+        if self.clock.monotonic() - self._checked_at < max_age:
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        self._checked_at = time.monotonic()  # one reload at a time
+        self._checked_at = self.clock.monotonic()  # one reload at a time
         task = loop.create_task(self._quiet_refresh())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

@@ -33,13 +33,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import jwt
 
+from ..contract.clock import Clock
 from ..contract.errors import ConfigError, InvalidRequestError, OAuthTokenError, ZarniwoopError
 from ..contract.names import check_name
 from ..contract.protocol import RequestSpec
@@ -67,9 +67,7 @@ class _KeySet:
 
 
 class OAuthVerifier:
-    def __init__(
-        self, config: AuthConfig, transport: HttpTransport, *, now: Callable[[], float] = time.monotonic
-    ) -> None:
+    def __init__(self, config: AuthConfig, transport: HttpTransport, *, clock: Clock | None = None) -> None:
         if not config.resource:
             raise ConfigError("auth.resource", "is required with auth mode oauth (this server's public URL)")
         if not config.issuers and not config.builtin:
@@ -80,7 +78,7 @@ class OAuthVerifier:
         self.issuers = {issuer.issuer: issuer for issuer in config.issuers}
         self.refetch_seconds = config.jwks_refetch_seconds
         self._transport = transport
-        self._now = now
+        self.clock = clock or Clock()
         self._keys: dict[str, _KeySet] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._local: dict[str, Callable[[], Awaitable[dict[str | None, jwt.PyJWK]]]] = {}
@@ -127,7 +125,7 @@ class OAuthVerifier:
         lock = self._locks.setdefault(issuer.issuer, asyncio.Lock())
         async with lock:  # concurrent requests with a new kid share one fetch
             keys = self._keys.get(issuer.issuer)
-            stale = keys is None or self._now() - keys.fetched_at >= self.refetch_seconds
+            stale = keys is None or self.clock.monotonic() - keys.fetched_at >= self.refetch_seconds
             if keys is None or (kid not in keys.keys and stale):
                 keys = await self._fetch(issuer, keys)
         key = keys.keys.get(kid)
@@ -140,7 +138,7 @@ class OAuthVerifier:
     async def _fetch(self, issuer: OAuthIssuerConfig, cached: _KeySet | None) -> _KeySet:
         local = self._local.get(issuer.issuer)
         if local is not None:
-            keys = _KeySet(await local(), self._now())
+            keys = _KeySet(await local(), self.clock.monotonic())
             self._keys[issuer.issuer] = keys
             return keys
         spec = RequestSpec("GET", issuer.jwks_uri, headers={"Accept": "application/json"}, step="jwks")
@@ -157,14 +155,14 @@ class OAuthVerifier:
             detail = f"not a JWKS ({type(exc).__name__})"
         if detail is not None:
             if cached is not None:  # keep what we had: a token for a known key still works
-                cached.fetched_at = self._now()
+                cached.fetched_at = self.clock.monotonic()
                 return cached
             raise OAuthTokenError(
                 f"the issuer's keys (jwksUri) cannot be read right now: {detail}",
                 error="temporarily_unavailable",
                 status=503,
             ) from None
-        keys = _KeySet(found, self._now())
+        keys = _KeySet(found, self.clock.monotonic())
         self._keys[issuer.issuer] = keys
         return keys
 

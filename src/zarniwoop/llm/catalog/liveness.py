@@ -16,13 +16,13 @@ says (also models no catalog document names).
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from ...contract.errors import ZarniwoopError
 from ...contract.query import SearchScope
+from ...limits.clock import Clock
 from ..adapters.wire import WIRE_TYPES
 from ..choice.key import CandidateBuilder
 from .discovery import PROVIDER_PREFIX, ProviderInstanceSettings, list_models
@@ -64,27 +64,27 @@ class LocalProbes:
         *,
         ttl: float = DEFAULT_TTL_SECONDS,
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock | None = None,
     ) -> None:
         self.ttl = ttl
         self.timeout = timeout
-        self.clock = clock
+        self.clock = clock or Clock()
         self._probes: dict[tuple[str, str], Probe] = {}
 
     async def check(self, http: HttpTransport, instance: ProviderInstanceSettings) -> Probe:
         key = (instance.instance, instance.base_url)
         cached = self._probes.get(key)
-        if cached is not None and self.clock() - cached.at < self.ttl:
+        if cached is not None and self.clock.monotonic() - cached.at < self.ttl:
             return cached
         try:
             async with asyncio.timeout(self.timeout):
                 listed = await list_models(http, instance, self.timeout)
             chat = frozenset(m.wire_name for m in listed if m.kind == "chat")
-            probe = Probe(True, chat, None, self.clock())
+            probe = Probe(True, chat, None, self.clock.monotonic())
         except TimeoutError:
-            probe = Probe(False, frozenset(), f"no answer within {self.timeout:g}s", self.clock())
+            probe = Probe(False, frozenset(), f"no answer within {self.timeout:g}s", self.clock.monotonic())
         except ZarniwoopError as exc:
-            probe = Probe(False, frozenset(), exc.message, self.clock())
+            probe = Probe(False, frozenset(), exc.message, self.clock.monotonic())
         self._probes[key] = probe
         return probe
 

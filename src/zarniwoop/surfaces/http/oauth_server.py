@@ -23,8 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
@@ -44,6 +42,7 @@ from mcp.server.auth.provider import (
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from ...contract.errors import AccessDeniedError, InvalidRequestError
+from ...limits.clock import Clock
 from ...tenancy.oauth import ROLE_SCOPES
 from ...tenancy.tokens import ANY, Principal
 
@@ -83,14 +82,15 @@ class BuiltinAuthServer:
         issuer: str,
         resource: str,
         access_token_seconds: int = 600,
-        now: Callable[[], float] = time.time,
+        clock: Clock | None = None,
     ) -> None:
         self.db = db
         self.box = box
         self.issuer = issuer.rstrip("/")
         self.resource = resource
         self.access_token_seconds = access_token_seconds
-        self.now = now
+        self.clock = clock or Clock()
+        """Dates the codes, refresh tokens and keys, and tells when one has expired."""
         self._signing: tuple[str, ec.EllipticCurvePrivateKey] | None = None
 
     # -- signing keys ---------------------------------------------------------------------------
@@ -110,7 +110,7 @@ class BuiltinAuthServer:
                 await self.db.execute(
                     "INSERT INTO oauth_signing_keys (kid, sealed_key, created_at) VALUES (?, ?, ?)"
                     " ON CONFLICT (kid) DO NOTHING",
-                    (kid, self.box.seal(pem, aad=kid.encode()), self.now()),
+                    (kid, self.box.seal(pem, aad=kid.encode()), self.clock.now()),
                 )
                 row = await self._oldest_key()
                 assert row is not None
@@ -148,7 +148,7 @@ class BuiltinAuthServer:
         sealed = self.box.seal(client_info.model_dump_json(), aad=client_id.encode())  # its secret, if any
         await self.db.execute(
             "INSERT INTO oauth_clients (client_id, info, created_at) VALUES (?, ?, ?)",
-            (client_id, sealed, self.now()),
+            (client_id, sealed, self.clock.now()),
         )
 
     # -- authorization: request → consent → code ------------------------------------------------
@@ -159,14 +159,14 @@ class BuiltinAuthServer:
         request_id = "req_" + secrets.token_urlsafe(16)
         await self.db.execute(
             "INSERT INTO oauth_requests (id, client_id, params, expires_at) VALUES (?, ?, ?, ?)",
-            (request_id, str(client.client_id), params.model_dump_json(), self.now() + REQUEST_SECONDS),
+            (request_id, str(client.client_id), params.model_dump_json(), self.clock.now() + REQUEST_SECONDS),
         )
         return f"{self.issuer}/oauth/consent?{urlencode({'request': request_id})}"
 
     async def pending(self, request_id: str) -> tuple[OAuthClientInformationFull, AuthorizationParams]:
         row = await self.db.fetchone(
             "SELECT client_id, params FROM oauth_requests WHERE id = ? AND expires_at > ?",
-            (request_id, self.now()),
+            (request_id, self.clock.now()),
         )
         client = await self.get_client(str(row[0])) if row is not None else None
         if row is None or client is None:
@@ -206,7 +206,7 @@ class BuiltinAuthServer:
         data = {**params.model_dump(mode="json"), "grant": grant}
         await self.db.execute(
             "INSERT INTO oauth_codes (code_hash, client_id, data, expires_at) VALUES (?, ?, ?, ?)",
-            (_hash(code), str(client.client_id), json.dumps(data), self.now() + CODE_SECONDS),
+            (_hash(code), str(client.client_id), json.dumps(data), self.clock.now() + CODE_SECONDS),
         )
         return construct_redirect_uri(redirect, code=code, state=params.state)
 
@@ -248,7 +248,7 @@ class BuiltinAuthServer:
 
     async def _issue(self, client_id: str, grant: dict[str, Any], family: str) -> OAuthToken:
         kid, key = await self.signing_key()
-        now = int(self.now())
+        now = int(self.clock.now())
         claims = {
             "iss": self.issuer,
             "aud": self.resource,
@@ -267,7 +267,7 @@ class BuiltinAuthServer:
         await self.db.execute(
             "INSERT INTO oauth_refresh_tokens (token_hash, client_id, family, grant_data, expires_at)"
             " VALUES (?, ?, ?, ?, ?)",
-            (_hash(refresh), client_id, family, json.dumps(grant), self.now() + REFRESH_SECONDS),
+            (_hash(refresh), client_id, family, json.dumps(grant), self.clock.now() + REFRESH_SECONDS),
         )
         return OAuthToken(
             access_token=access,
@@ -305,7 +305,7 @@ class BuiltinAuthServer:
     ) -> OAuthToken:
         rotated = await self.db.execute(
             "UPDATE oauth_refresh_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL",
-            (self.now(), _hash(refresh_token.token)),
+            (self.clock.now(), _hash(refresh_token.token)),
         )
         if not rotated:
             raise TokenError("invalid_grant", "refresh token already used")
@@ -335,7 +335,7 @@ def install_oauth(app: FastAPI, state: AppState, rt: Runtime) -> None:
     from ...tenancy.oauth import OAuthVerifier
 
     config = rt.config.auth
-    verifier = OAuthVerifier(config, rt.transport, now=rt.clock.monotonic)
+    verifier = OAuthVerifier(config, rt.transport, clock=rt.clock)
     if config.builtin:
         issuer = verifier.resource.rstrip("/")
         server = BuiltinAuthServer(
@@ -344,6 +344,7 @@ def install_oauth(app: FastAPI, state: AppState, rt: Runtime) -> None:
             issuer=issuer,
             resource=verifier.resource,
             access_token_seconds=config.access_token_seconds,
+            clock=rt.clock,
         )
         verifier.trust_local(
             OAuthIssuerConfig(
