@@ -21,6 +21,7 @@ from zarniwoop.dispatch.hedging import (
 )
 
 from ..support.bodies import openalex_works
+from ..support.clock import TestClock
 from ..support.emulator import Reply
 from ..support.runtime import cascade, endpoint, open_runtime
 
@@ -146,16 +147,6 @@ async def test_unset_hedge_delay_races_a_call_slower_than_its_p95(tmp_path, emul
     assert b.at - asked >= FLOOR
 
 
-class Ticks:
-    """The ledger's clock, moved by the test: searches start at 5/s of its time."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
 async def test_a_hanging_default_costs_one_timeout_to_at_most_the_first_five_of_200_searches_at_5_per_s(
     tmp_path, emulator
 ):
@@ -169,7 +160,7 @@ async def test_a_hanging_default_costs_one_timeout_to_at_most_the_first_five_of_
     settings["research.endpoint.oa-hang.timeoutMs"] = 4000  # the first five's one timeout each
     for instance in ("oa-hang", "oa-ok"):  # no pacing in the way: 200 searches start in a burst
         settings[f"research.endpoint.{instance}.rateLimit.perSecond"] = 1000
-    ticks = Ticks()
+    ticks = TestClock(start=0.0)
     async with await open_runtime(tmp_path, settings) as rt:
         rt.dispatcher.hedges = HedgeLedger(ticks)
         searches = []
@@ -209,7 +200,7 @@ async def test_a_hanging_default_costs_one_timeout_to_at_most_the_first_five_of_
 
 
 async def test_suspicion_starts_past_the_hedge_delay_and_ends_with_an_answer():
-    ticks = Ticks()
+    ticks = TestClock(start=0.0)
     ledger = HedgeLedger(ticks)
     ledger.started(SCOPE, "oa", "c1")
     ticks.t = COLD_SUSPECT_AFTER - 0.01

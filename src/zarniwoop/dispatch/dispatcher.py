@@ -102,7 +102,7 @@ class Dispatcher:
         self.cooldowns = cooldowns
         self.clock = clock or Clock()
         self.limiter: Pacer = limiter or LocalPacer(self.clock)
-        self.cache = cache or MemoryResultCache()
+        self.cache = cache or MemoryResultCache(clock=self.clock)
         self.quota = quota
         self.observers = list(observers)
         self._coalescer: Coalescer[SearchResult] = Coalescer()
@@ -115,7 +115,7 @@ class Dispatcher:
         self.cooldown_outage = OutageLog(log, "cooldown store")
         self.probes: dict[str, ProbeResult] = {}
         """Free reachability probes of keyless endpoints, by endpoint (`dispatch/probe.py`)."""
-        self.hedges = HedgeLedger(self.clock.monotonic)
+        self.hedges = HedgeLedger(self.clock)
         """Observed latencies (the default hedge delay) and hedge-loss streaks (`dispatch/hedging.py`)."""
 
     async def aclose(self) -> None:

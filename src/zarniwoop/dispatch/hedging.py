@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import collections
 import math
-import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from ..limits.clock import Clock
 
 if TYPE_CHECKING:
     from ..contract.query import SearchScope
@@ -54,10 +54,10 @@ def p95(samples: collections.deque[float]) -> float:
 
 
 class HedgeLedger:
-    def __init__(self, monotonic: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, clock: Clock | None = None) -> None:
         self._latency: dict[str, collections.deque[float]] = {}
         self._losses: dict[tuple[SearchScope, str], int] = {}
-        self._monotonic = monotonic
+        self._clock = clock or Clock()
         self._outstanding: dict[tuple[SearchScope, str], dict[str, float]] = {}
         """Calls under way per (scope, endpoint) — a scope may point an id elsewhere: call id →
         start, oldest first (insertion order)."""
@@ -67,10 +67,10 @@ class HedgeLedger:
         """A call that answered (any answer): a latency sample, and its loss streak is over."""
         self._latency.setdefault(instance_id, collections.deque(maxlen=WINDOW)).append(seconds)
         self._losses.pop((scope, subject), None)
-        self._answered_at[(scope, instance_id)] = self._monotonic()
+        self._answered_at[(scope, instance_id)] = self._clock.monotonic()
 
     def started(self, scope: SearchScope, instance_id: str, call_id: str) -> None:
-        self._outstanding.setdefault((scope, instance_id), {})[call_id] = self._monotonic()
+        self._outstanding.setdefault((scope, instance_id), {})[call_id] = self._clock.monotonic()
 
     def ended(self, scope: SearchScope, instance_id: str, call_id: str) -> None:
         calls = self._outstanding.get((scope, instance_id))
@@ -89,7 +89,7 @@ class HedgeLedger:
         oldest = next((t for t in calls.values() if t > answered), None)
         if oldest is None:
             return False
-        return self._monotonic() - oldest >= (self.hedge_after(instance_id, None) or COLD_SUSPECT_AFTER)
+        return self._clock.monotonic() - oldest >= (self.hedge_after(instance_id, None) or COLD_SUSPECT_AFTER)
 
     def outstanding(self, scope: SearchScope, instance_id: str) -> int:
         return len(self._outstanding.get((scope, instance_id), ()))

@@ -60,7 +60,7 @@ async def wait_for_pace(run: SearchRun, instance: ProviderInstance, share: float
         run.skip(instance, GateDecision(Outcome.SKIPPED_PACED, reason))
         return False
     try:
-        await wait_for_slot(delay)
+        await wait_for_slot(delay, run.dispatcher.clock)
     except asyncio.CancelledError:  # cut while waiting: the call never went out
         run.skip(instance, GateDecision(Outcome.SKIPPED_PACED, "deadline reached while paced"))
         raise
