@@ -19,7 +19,7 @@ import logging
 import secrets
 import shutil
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .contract.query import SearchScope
 
@@ -61,11 +61,9 @@ async def usage_dashboard(
     rt: Runtime, tenant: str, *, account: str | None = None, project: str | None = None
 ) -> dict[str, Any]:
     """The body of `GET /v1/usage`'s `llm` and `zarniwoop llm usage --json` (seed 002 §9)."""
-    from .llm.usage import UsageStore
-
     await rt.org.refresh(max_age=1.0)
-    return await UsageStore(rt.db).dashboard(
-        tenant, ledger=rt.quota_ledger, directory=rt.org, account=account, project=project
+    return await rt.ledger.llm_dashboard(
+        tenant, budgets=rt.quota_ledger, directory=rt.org, account=account, project=project
     )
 
 
@@ -75,7 +73,28 @@ async def research_usage(
     """Provider calls, hits, failures, p50/p95 and quota per instance and modality (`zarniwoop usage`)."""
     from .views.usage import research_usage as usage
 
-    return await usage(rt.db, rt.dispatcher, scope, since=since, until=until, audit=rt.usage)
+    return await usage(rt.ledger, rt.dispatcher, scope, since=since, until=until)
+
+
+async def usage_timeseries(
+    rt: Runtime,
+    kind: Literal["research", "llm"],
+    scope: SearchScope,
+    *,
+    since: float,
+    until: float,
+    bucket: str,
+    by: str | None = None,
+    account: str | None = None,
+    project: str | None = None,
+) -> dict[str, Any]:
+    """`GET /v1/usage/timeseries` and `zarniwoop usage --timeseries`: the scope's provider calls
+    `by` instance (default) or modality, or its tenant's LLM tokens `by` project (default), account,
+    model or provider, narrowed to `account` and/or `project`, per hour or day."""
+    grouping = by or ("instance" if kind == "research" else "project")
+    return await rt.ledger.timeseries(
+        kind, scope, since=since, until=until, bucket=bucket, by=grouping, account=account, project=project
+    )
 
 
 async def routing_report(

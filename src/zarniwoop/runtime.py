@@ -47,6 +47,7 @@ from .dispatch.dispatcher import Dispatcher, DispatchObserver
 from .dispatch.factory import ProviderFactory
 from .dispatch.flights import Flights
 from .dispatch.quota import LocalQuotaGuard
+from .ledger import LLM_USAGE, RESEARCH_CALLS, UsageLedger, ZarniwoopUsageCounter
 from .limits.call_budgets import SQLCallBudgets
 from .limits.clock import Clock
 from .llm.settings_check import check_llm_settings
@@ -55,8 +56,7 @@ from .protocols import checked_protocols, load_protocols
 from .storage.crypto import SecretBox
 from .storage.db import Database, open_database
 from .storage.private import private_home
-from .storage.retention import RetentionRule, iso_bound
-from .storage.usage import DEFAULT_RETENTION_DAYS, QUOTA_COUNTER_KEEP_DAYS, ZarniwoopUsageCounter
+from .storage.retention import QUOTA_COUNTER_KEEP_DAYS, RetentionRule, iso_bound
 from .tenancy.accounts import OrgDirectory, sync_from_config
 from .tenancy.credentials import CredentialStore
 from .transport.http import HttpTransport
@@ -207,6 +207,12 @@ class Runtime:
     # awaits, and none of these builders awaits, so two concurrent first uses share one object.
 
     @cached_property
+    def ledger(self) -> UsageLedger:
+        """Both usage ledgers behind one interface: the provider-call writer (`usage`, the one spool),
+        the LLM usage writer, and every usage report (`ledger/`)."""
+        return UsageLedger(self.db, self.usage)
+
+    @cached_property
     def content(self) -> ContentStore:
         """The content store: hits' bodies into the project workspace, through the SSRF guard."""
         from .content.store import ContentStore
@@ -263,12 +269,6 @@ class Runtime:
             async with self._llm_lock:
                 if self._llm is None:
                     from .llm.manager import LlmManager
-                    from .llm.usage import INSERT_SQL, LEDGER, UsageStore
-
-                    spool = None
-                    if self.usage is not None:  # the audit spool carries usage the database cannot take
-                        self.usage.add_ledger(LEDGER, INSERT_SQL)
-                        spool = self.usage.spool_rows
 
                     self._llm = LlmManager(
                         rate=self._rate_limiter(),
@@ -277,7 +277,7 @@ class Runtime:
                         credentials=self.credentials,
                         directory=self.org,
                         ledger=self.quota_ledger,
-                        usage=UsageStore(self.db, spool=spool),
+                        usage=self.ledger.llm,  # spooled with the provider calls when the database is away
                         http=self.transport,
                         catalog=self.catalog,
                     )
@@ -428,12 +428,16 @@ async def connect_redis(config: ConfigFile) -> RedisState | None:
 def retention_days(settings: SettingService, scope: SearchScope) -> int:
     """`research.log.retentionDays` for a scope; a bad value keeps the default rather than everything."""
     try:
-        days = settings.scoped(scope).get_int(K.LOG_RETENTION_DAYS, DEFAULT_RETENTION_DAYS)
+        days = settings.scoped(scope).get_int(
+            RESEARCH_CALLS.retention_key, RESEARCH_CALLS.default_retention_days
+        )
     except ConfigError:
         log.warning(
-            "%s is not a number; keeping audit records %d days", K.LOG_RETENTION_DAYS, DEFAULT_RETENTION_DAYS
+            "%s is not a number; keeping audit records %d days",
+            RESEARCH_CALLS.retention_key,
+            RESEARCH_CALLS.default_retention_days,
         )
-        return DEFAULT_RETENTION_DAYS
+        return RESEARCH_CALLS.default_retention_days
     return max(1, days)
 
 
@@ -441,21 +445,20 @@ def retention_rules(settings: SettingService) -> list[RetentionRule]:
     """What the one retention job deletes, with the days the settings give (read at each run):
     provider calls per scope (`research.log.retentionDays`, 30), LLM usage and its traces
     (`ai.usage.retentionDays`, system-wide, 90), quota windows past two months."""
-    from .llm.usage import DEFAULT_RETENTION_DAYS as LLM_DAYS
-    from .llm.usage import RETENTION_KEY as LLM_KEY
 
     def llm_days(_: SearchScope) -> int:
-        return settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL)).get_int(LLM_KEY, LLM_DAYS)
+        system = settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
+        return system.get_int(LLM_USAGE.retention_key, LLM_USAGE.default_retention_days)
 
     return [
         RetentionRule(
-            "research_call_records",
-            "started_at",
+            RESEARCH_CALLS.name,
+            RESEARCH_CALLS.time_column,
             days=lambda scope: retention_days(settings, scope),
             per_scope=True,
         ),
         RetentionRule(
-            "llm_usage_records", "created_at", days=llm_days, bound=iso_bound, companions=("llm_traces",)
+            LLM_USAGE.name, LLM_USAGE.time_column, days=llm_days, bound=iso_bound, companions=("llm_traces",)
         ),
         RetentionRule("quota_counters", "updated_at", days=lambda _: QUOTA_COUNTER_KEEP_DAYS),
     ]

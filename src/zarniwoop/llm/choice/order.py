@@ -23,8 +23,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...contract.errors import MissingCredentialError, UnknownModelError, UnsafeValueError
+from ...ledger import Switch
 from ...tenancy.accounts import CASCADE, FailoverPolicy
-from ..failover import Candidate, Switch
+from ..failover import Candidate
 from .aliases import alias_fallbacks, resolve
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """`GET /v1/usage?since=24h`: provider calls of the scope per instance and modality, from the audit log,
 and the LLM token dashboard (seed 002 §9) under `llm`.
 
-The same report as `zarniwoop usage --json` (`views/usage.py`): calls, hits, failures, p50/p95
+The same report as `zarniwoop usage --json` (`views/usage.py` over the ledger, `ledger/reports.py`): calls, hits, failures, p50/p95
 latency and quota per instance and modality since `since` (`24h`, `7d`, `30m` or an ISO date; a
 bad value is a 422 naming `since`). `"enabled": false` says so plainly when this runtime has no
 audit log attached, rather than inventing numbers.
@@ -16,7 +16,7 @@ project, provider (with the key's source) and account, estimated cost, quota bar
   account across the tenant's projects.
 
 `GET /v1/usage/timeseries?kind=research|llm&since=7d&bucket=hour|day&by=…` is the same data over
-time, for the console's charts (`views/usage_timeseries.py` has the rules: UTC buckets, zero-filled,
+time, for the console's charts (`ledger/series.py` has the rules: UTC buckets, zero-filled,
 at most 2,000 buckets, p95 per bucket). `kind=research` (the default) is this project's provider
 calls `by=instance|modality`; `kind=llm` is LLM tokens and estimated cost
 `by=project|account|model|provider`, seen with the same rules as `llm` above (`account`, `llmScope`).
@@ -33,9 +33,8 @@ from fastapi.responses import JSONResponse
 from .... import operations
 from ....contract.errors import AccessDeniedError, InvalidRequestError
 from ....contract.names import check_name
+from ....ledger import LLM_BY, RESEARCH_BY, SINCE_PATTERN, parse_since
 from ....tenancy.tokens import Principal
-from ....views.usage import SINCE_PATTERN, parse_since
-from ....views.usage_timeseries import LLM_BY, RESEARCH_BY, llm_timeseries, research_timeseries
 from ..deps import NAME_PARAM, Caller, Ctx
 from ..errors import ERROR_RESPONSES
 from ..responses import UsageReport, UsageTimeseries
@@ -73,7 +72,7 @@ async def usage(
     llm = await operations.usage_dashboard(
         ctx.runtime, caller.scope.tenant, account=account, project=None if wide else caller.scope.project
     )
-    if ctx.runtime.usage is None:
+    if not ctx.runtime.ledger.enabled:
         return JSONResponse(
             {
                 "scope": scope,
@@ -133,24 +132,14 @@ async def usage_timeseries(
     now = time.time()
     start = parse_since(since, now=now)
     end = now if until is None else _parse_until(until, now)
-    grouping = by or ("instance" if kind == "research" else "project")
     if kind == "research":
-        if ctx.runtime.usage is None:
-            report: dict[str, Any] = await research_timeseries(
-                ctx.runtime.db, caller.scope, since=start, until=end, bucket=bucket, by=grouping, query=False
-            )
-            report.update(enabled=False, message="usage tracking not enabled: no audit log is attached")
-            return JSONResponse(report)
-        report = await research_timeseries(
-            ctx.runtime.db,
-            caller.scope,
-            since=start,
-            until=end,
-            bucket=bucket,
-            by=grouping,
-            audit=ctx.runtime.usage,
+        # without an audit log the report is empty, its parameters checked all the same
+        report = await operations.usage_timeseries(
+            ctx.runtime, "research", caller.scope, since=start, until=end, bucket=bucket, by=by
         )
-        report["enabled"] = True
+        report["enabled"] = ctx.runtime.ledger.enabled
+        if not ctx.runtime.ledger.enabled:
+            report["message"] = "usage tracking not enabled: no audit log is attached"
         return JSONResponse(report)
     if account is not None:
         check_name("account", account)
@@ -159,13 +148,14 @@ async def usage_timeseries(
         raise AccessDeniedError("the tenant-wide LLM usage needs a tenant-admin token")
     wide = caller.principal.tenant_admin and (llm_scope == "tenant" or account is not None)
     return JSONResponse(
-        await llm_timeseries(
-            ctx.runtime.db,
-            caller.scope.tenant,
+        await operations.usage_timeseries(
+            ctx.runtime,
+            "llm",
+            caller.scope,
             since=start,
             until=end,
             bucket=bucket,
-            by=grouping,
+            by=by,
             account=account,
             project=None if wide else caller.scope.project,
         )

@@ -8,8 +8,9 @@ account or model — the data of the console's usage charts (`GET /v1/usage/time
     report = await llm_timeseries(db, "acme", project="ui", since=..., bucket="day", by="model")
     #  points: {"t", "calls", "tokensInput", "tokensOutput", "tokensTotal", "costUsd", "unpricedCalls"}
 
-Both are one function, `timeseries`, over a `SeriesSpec` that names a table's time column, grouping
-columns and measures (`RESEARCH`, `LLM`): a third ledger is a third spec, not a third copy.
+Both are one function, `timeseries`, over a `SeriesSpec` that names a ledger table (`ledger/tables.py`:
+its time column and how it stores a moment), grouping columns and measures (`RESEARCH`, `LLM`),
+read through the one query engine (`ledger/query.py`): a third ledger is a third spec, not a third copy.
 
 The rules, the same for both kinds:
 - buckets are UTC hours or UTC days; `since` is rounded down to the start of its bucket, so every
@@ -31,17 +32,17 @@ import contextlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ..contract.errors import InvalidRequestError
 from ..limits.clock import iso_utc
-from .usage import percentile
+from .query import percentile, select, usd_total
+from .tables import LLM_USAGE, RESEARCH_CALLS, LedgerTable
 
 if TYPE_CHECKING:
     from ..contract.query import SearchScope
     from ..storage.db import Database
-    from ..storage.usage import ZarniwoopUsageCounter
+    from .audit import ZarniwoopUsageCounter
 
 Bucket = Literal["hour", "day"]
 BUCKET_SECONDS: Final = {"hour": 3600, "day": 86400}
@@ -101,17 +102,12 @@ class SeriesSpec:
     kind: str
     noun: str
     """How an error names the kind: "research", "LLM"."""
-    table: str
-    time_column: str
+    table: LedgerTable
     group_by: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]
     measures: tuple[str, ...]
     point: Callable[[float, list[tuple[Any, ...]]], dict[str, Any]]
     weight: Callable[[tuple[Any, ...]], float]
     condition: str = ""
-    bound: Callable[[float], Any] = float
-    """A bucket boundary as the time column stores it."""
-    moment: Callable[[Any], float] = float
-    """A stored time as epoch seconds."""
 
 
 async def timeseries(
@@ -133,21 +129,25 @@ async def timeseries(
         raise InvalidRequestError("by", f"{spec.noun} usage is grouped by {choices}, got {by!r}")
     starts = bucket_starts(since, until, bucket)
     columns, names = spec.group_by[by]
-    applied = {column: value for column, value in filters.items() if value is not None}
-    sql = (
-        f"SELECT {', '.join(columns)}, {spec.time_column}, {', '.join(spec.measures)} FROM {spec.table} WHERE "
-        + "".join(f"{column} = ? AND " for column in applied)
-        + (f"{spec.condition} AND " if spec.condition else "")
-        + f"{spec.time_column} >= ? AND {spec.time_column} < ?"
-    )
+    table = spec.table
     rows = (
-        await db.fetchall(sql, (*applied.values(), spec.bound(starts[0]), spec.bound(until))) if query else []
+        await select(
+            db,
+            table,
+            (*columns, table.time_column, *spec.measures),
+            filters,
+            since=starts[0],
+            until=until,
+            condition=spec.condition,
+        )
+        if query
+        else []
     )
     # per group, per bucket: the calls as tuples of the measures
     groups: dict[tuple[str | None, ...], list[list[Any]]] = {}
     width = len(columns)
     for row in rows:
-        index = _index(starts, bucket, spec.moment(row[width]))
+        index = _index(starts, bucket, table.moment(row[width]))
         if index is None:
             continue
         key = tuple(None if value is None else str(value) for value in row[:width])
@@ -194,33 +194,22 @@ def _research_point(start: float, calls: list[tuple[Any, ...]]) -> dict[str, Any
 def _llm_point(start: float, calls: list[tuple[Any, ...]]) -> dict[str, Any]:
     tokens_in = sum(int(i) for i, _, _ in calls)
     tokens_out = sum(int(o) for _, o, _ in calls)
-    priced = [float(c) for _, _, c in calls if c is not None]
+    costs = [c for _, _, c in calls]
     return {
         "t": iso_utc(start),
         "calls": len(calls),
         "tokensInput": tokens_in,
         "tokensOutput": tokens_out,
         "tokensTotal": tokens_in + tokens_out,
-        "costUsd": round(sum(priced), 6),
-        "unpricedCalls": len(calls) - len(priced),
+        "costUsd": usd_total(costs),
+        "unpricedCalls": costs.count(None),
     }
-
-
-def _iso_ms(epoch: float) -> str:
-    """The form `UsageRecord.created_at` is written in, for a text comparison."""
-    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
-
-
-def _iso_epoch(stored: Any) -> float:
-    moment = datetime.fromisoformat(str(stored).replace("Z", "+00:00"))
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
 RESEARCH: Final = SeriesSpec(
     kind="research",
     noun="research",
-    table="research_call_records",
-    time_column="started_at",
+    table=RESEARCH_CALLS,
     group_by={"instance": (("instance_id",), ("instance",)), "modality": (("modality",), ("modality",))},
     measures=("ok", "hit_count", "duration_ms"),
     point=_research_point,
@@ -229,10 +218,7 @@ RESEARCH: Final = SeriesSpec(
 LLM: Final = SeriesSpec(
     kind="llm",
     noun="LLM",
-    table="llm_usage_records",
-    # `created_at` is an ISO string written by `UsageRecord` (UTC, `+00:00`): compared as text
-    # with bounds of the same form, and parsed per row for its bucket.
-    time_column="created_at",
+    table=LLM_USAGE,
     group_by={
         "project": (("project",), ("project",)),
         "account": (("account",), ("account",)),
@@ -245,8 +231,6 @@ LLM: Final = SeriesSpec(
     # answered calls and those their client abandoned, charged what the upstream produced
     # (llm/settlement.py), as the dashboard counts them
     condition="outcome IN ('ok', 'cancelled')",
-    bound=_iso_ms,
-    moment=_iso_epoch,
 )
 RESEARCH_BY: Final = tuple(RESEARCH.group_by)
 LLM_BY: Final = tuple(LLM.group_by)
