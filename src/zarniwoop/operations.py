@@ -19,7 +19,7 @@ import logging
 import secrets
 import shutil
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from .contract.query import SearchScope
 
@@ -74,27 +74,6 @@ async def research_usage(
     from .views.usage import research_usage as usage
 
     return await usage(rt.ledger, rt.dispatcher, scope, since=since, until=until)
-
-
-async def usage_timeseries(
-    rt: Runtime,
-    kind: Literal["research", "llm"],
-    scope: SearchScope,
-    *,
-    since: float,
-    until: float,
-    bucket: str,
-    by: str | None = None,
-    account: str | None = None,
-    project: str | None = None,
-) -> dict[str, Any]:
-    """`GET /v1/usage/timeseries` and `zarniwoop usage --timeseries`: the scope's provider calls
-    `by` instance (default) or modality, or its tenant's LLM tokens `by` project (default), account,
-    model or provider, narrowed to `account` and/or `project`, per hour or day."""
-    grouping = by or ("instance" if kind == "research" else "project")
-    return await rt.ledger.timeseries(
-        kind, scope, since=since, until=until, bucket=bucket, by=grouping, account=account, project=project
-    )
 
 
 async def routing_report(

@@ -11,8 +11,8 @@ report read from it — one package, one interface (`UsageLedger`).
 Layout, one job a module: `tables.py` (each table described once: columns, time column, how a
 moment is stored, retention), `records.py` (the row shapes), `audit.py` (the provider-call writer
 and the one spool both writers share), `llm_store.py` (the LLM usage writer), `query.py` (the one
-query engine every report reads through; exact money sums), `reports.py` (the window reports),
-`series.py` (per hour/day), `usage_ledger.py` (the interface). It sits under `llm` and `dispatch`,
+query engine every report reads through; exact money sums), `reports.py` (what the window reports
+add up), `series.py` (per hour or day), `usage_ledger.py` (the interface, and the reports). It sits under `llm` and `dispatch`,
 which write it, and over `limits` and `tenancy`, whose budgets and org tree the LLM dashboard
 shows beside the usage (pyproject `[tool.importlinter]`).
 
@@ -38,8 +38,7 @@ from .audit import ZarniwoopUsageCounter
 from .llm_store import UsageStore
 from .query import SINCE_PATTERN, parse_since, percentile, usd_total
 from .records import AttemptRecord, CallRecord, Switch, UsageRecord, new_usage_id
-from .reports import llm_dashboard, research_calls
-from .series import LLM_BY, RESEARCH_BY, llm_timeseries, research_timeseries, timeseries
+from .series import LLM_BY, RESEARCH_BY, timeseries
 from .tables import LLM_USAGE, RESEARCH_CALLS, TABLES, LedgerTable
 from .usage_ledger import UsageLedger
 
@@ -58,13 +57,9 @@ __all__ = [
     "UsageRecord",
     "UsageStore",
     "ZarniwoopUsageCounter",
-    "llm_dashboard",
-    "llm_timeseries",
     "new_usage_id",
     "parse_since",
     "percentile",
-    "research_calls",
-    "research_timeseries",
     "timeseries",
     "usd_total",
 ]

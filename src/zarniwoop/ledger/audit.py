@@ -66,6 +66,28 @@ STARTED = "started"
 INSERT_SQL = RESEARCH_CALLS.insert_sql
 
 
+def _call_record(
+    call_id: str,
+    scope: SearchScope,
+    instance: ProviderInstance,
+    request: SearchRequest,
+    hashed_query: str,
+    **result: Any,
+) -> CallRecord:
+    """The record of one call of `instance` for `request`; `result` holds the fields of its outcome."""
+    return CallRecord(
+        id=call_id,
+        tenant=scope.tenant,
+        project=scope.project,
+        instance_id=instance.id,
+        protocol=instance.protocol.id,
+        modality=request.modality.value,
+        tier=request.tier.value,
+        query_hash=hashed_query,
+        **result,
+    )
+
+
 class ZarniwoopUsageCounter:
     """A `DispatchObserver` that audits every provider call. Start it, and `aclose()` it to flush.
 
@@ -115,15 +137,12 @@ class ZarniwoopUsageCounter:
     ) -> None:
         if self._closed:
             return
-        record = CallRecord(
-            id=call_id,
-            tenant=scope.tenant,
-            project=scope.project,
-            instance_id=instance.id,
-            protocol=instance.protocol.id,
-            modality=request.modality.value,
-            tier=request.tier.value,
-            query_hash=query_hash(request.query),
+        record = _call_record(
+            call_id,
+            scope,
+            instance,
+            request,
+            query_hash(request.query),
             hit_count=0,
             ok=False,
             outcome=INTERRUPTED,
@@ -151,15 +170,12 @@ class ZarniwoopUsageCounter:
         if call_id is not None:
             self._in_flight.discard(call_id)
             known_hash = self._hashes.pop(call_id, None)
-        record = CallRecord(
-            id=call_id or uuid.uuid4().hex,
-            tenant=scope.tenant,
-            project=scope.project,
-            instance_id=instance.id,
-            protocol=instance.protocol.id,
-            modality=request.modality.value,
-            tier=request.tier.value,
-            query_hash=known_hash or query_hash(request.query),
+        record = _call_record(
+            call_id or uuid.uuid4().hex,
+            scope,
+            instance,
+            request,
+            known_hash or query_hash(request.query),
             hit_count=hits,
             ok=attempt.outcome in (Outcome.SUCCESS, Outcome.EMPTY),
             outcome=attempt.outcome.value,

@@ -1,68 +1,37 @@
-"""The ledger's two window reports, both read through the one query engine (`ledger/query.py`):
+"""The pieces the ledger's window reports are made of (`UsageLedger.research`,
+`UsageLedger.llm_dashboard`): how provider calls are grouped and measured, and how charged LLM
+calls are added up per period, project, provider, account and model.
 
-    calls = await research_calls(db, SearchScope("acme", "review"), since=parse_since("24h"))
-    calls["rows"][0]  # {"instance": "openalex", "protocol": "openalex", "modality": "ACADEMIC",
-                      #  "calls": 12, "hits": 96, "failures": 1, "p50Ms": 310, "p95Ms": 802}
-    board = await llm_dashboard(db, "acme", budgets=budgets, directory=directory, account="mike")
+    groups, totals = call_groups(rows)   # rows of CALL_COLUMNS
+    groups[0]  # {"instance": "openalex", "protocol": "openalex", "modality": "ACADEMIC",
+               #  "calls": 12, "hits": 96, "failures": 1, "p50Ms": 310, "p95Ms": 802}
 
-`research_calls` is the body of `zarniwoop usage` and `GET /v1/usage` (`views/usage.py` puts each
-endpoint's quota beside its row: quotas are the dispatcher's, above this floor). `llm_dashboard`
-is seed 002 §9 as JSON — today and this month, totals against the limit, by project, provider
-(with the key's source), account and model, estimated cost, and a bar per quota line — the `llm`
-section of `GET /v1/usage` and `zarniwoop llm usage --json`. Answered calls and the ones their
-client abandoned count (`ok`, `cancelled`: an abandoned call spent tokens too, `llm/settlement.py`),
-as in the timeseries (`ledger/series.py`).
+Answered LLM calls and the ones their client abandoned count (`CHARGED`: an abandoned call spent
+tokens too, `llm/settlement.py`), as in the timeseries (`ledger/series.py`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeVar
 
-from ..limits.clock import iso_utc
-from ..limits.token_budgets import QuotaLine, buckets_for
-from .query import percentile, select, usd_total
-from .tables import LLM_USAGE, RESEARCH_CALLS, iso_epoch
+from ..limits.token_budgets import QuotaLine
+from .query import percentile, usd_total
 
 if TYPE_CHECKING:
-    from ..contract.query import SearchScope
-    from ..limits.token_budgets import TokenBudgets
-    from ..storage.db import Database
+    from ..limits.token_budgets import LineStatus
     from ..tenancy.accounts import OrgDirectory, OrgUnit
-    from .audit import ZarniwoopUsageCounter
 
-CHARGED = "outcome IN ('ok', 'cancelled')"
+CALL_COLUMNS: Final = ("instance_id", "protocol", "modality", "hit_count", "ok", "duration_ms")
+"""What the search usage report reads of each `research_call_records` row."""
+CHARGED: Final = "outcome IN ('ok', 'cancelled')"
 """The LLM calls that spent tokens: answered, or abandoned by their client and charged what the
 upstream produced."""
 
 
-async def research_calls(
-    db: Database,
-    scope: SearchScope,
-    *,
-    since: float,
-    until: float | None = None,
-    audit: ZarniwoopUsageCounter | None = None,
-) -> dict[str, Any]:
-    """Calls, hits, failures and p50/p95 latency per instance and modality of a scope's provider calls."""
-    until = time.time() if until is None else until
-    if audit is not None:
-        # This process's latest calls belong in its own report; if the database cannot take them,
-        # the report shows what it has (the counter logs the outage).
-        with contextlib.suppress(Exception):
-            await audit.flush(orphans=False)
-    rows = await select(
-        db,
-        RESEARCH_CALLS,
-        ("instance_id", "protocol", "modality", "hit_count", "ok", "duration_ms"),
-        {"tenant": scope.tenant, "project": scope.project},
-        since=since,
-        until=until,
-    )
+def call_groups(rows: Iterable[Sequence[Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Calls, hits, failures and p50/p95 latency per (instance, modality), sorted, and the totals."""
     groups: dict[tuple[str, str], dict[str, Any]] = {}
     durations: dict[tuple[str, str], list[int]] = defaultdict(list)
     for instance_id, protocol, modality, hits, ok, duration_ms in rows:
@@ -81,23 +50,15 @@ async def research_calls(
         group["hits"] += int(hits)
         group["failures"] += 0 if ok else 1
         durations[(instance_id, modality)].append(int(duration_ms))
-    out_rows = []
+    out = []
     for key in sorted(groups):
         ordered = sorted(durations[key])
-        out_rows.append(
-            {**groups[key], "p50Ms": percentile(ordered, 0.50), "p95Ms": percentile(ordered, 0.95)}
-        )
-    return {
-        "scope": {"tenant": scope.tenant, "project": scope.project},
-        "since": iso_utc(since),
-        "until": iso_utc(until),
-        "rows": out_rows,
-        "totals": {key: sum(g[key] for g in out_rows) for key in ("calls", "hits", "failures")},
-    }
+        out.append({**groups[key], "p50Ms": percentile(ordered, 0.50), "p95Ms": percentile(ordered, 0.95)})
+    return out, {key: sum(group[key] for group in out) for key in ("calls", "hits", "failures")}
 
 
-class _Charge(NamedTuple):
-    """The columns of one charged LLM call a dashboard adds up."""
+class Charge(NamedTuple):
+    """The columns of one charged LLM call a dashboard adds up (`CHARGE_COLUMNS`, in this order)."""
 
     project: str | None
     account: str | None
@@ -110,36 +71,13 @@ class _Charge(NamedTuple):
     created_at: str
 
 
-async def llm_dashboard(
-    db: Database,
-    tenant: str,
-    *,
-    budgets: TokenBudgets,
-    directory: OrgDirectory,
-    account: str | None = None,
-    project: str | None = None,
-    now: datetime | None = None,
-) -> dict[str, Any]:
-    """Seed 002 §9 as JSON for the tenant, one account or one project: today and this month."""
-    now = (now or datetime.now(UTC)).astimezone(UTC)
-    buckets = dict(buckets_for(now))
-    rows = await select(
-        db,
-        LLM_USAGE,
-        (*_Charge._fields[:6], "tokens_input + tokens_output", "cost_usd", "created_at"),
-        {"tenant": tenant, "account": account, "project": project},
-        since=iso_epoch(now.strftime("%Y-%m-01")),
-        condition=CHARGED,
-        newest_first=True,
-    )
-    records = [_Charge(*row) for row in rows]
-    today = [r for r in records if r.created_at[:10] == buckets["daily"]]
-    subject_level, subject_owner = (
-        ("account", account) if account else ("project", project) if project else ("tenant", "_tenant")
-    )
-    subject_unit = directory.unit(tenant, subject_level, subject_owner)
-    quota = subject_unit.llm.quota if subject_unit is not None else None
+CHARGE_COLUMNS: Final = (*Charge._fields[:6], "tokens_input + tokens_output", "cost_usd", "created_at")
 
+
+def quota_lines(
+    directory: OrgDirectory, tenant: str, account: str | None, project: str | None, records: Iterable[Charge]
+) -> list[QuotaLine]:
+    """A line per token limit (daily, monthly) of every org unit in the dashboard's view."""
     lines: list[QuotaLine] = []
     for unit in _units_in_view(directory, tenant, account, project, records):
         q = unit.llm.quota
@@ -151,54 +89,45 @@ async def llm_dashboard(
                 lines.append(
                     QuotaLine(unit.kind, owner, period, limit, q.notify_pct, q.light_pct, q.block_pct)
                 )
-    statuses = await budgets.status(tenant, lines) if lines else []
-    project_limits = {
-        s.line.owner: s for s in statuses if s.line.level == "project" and s.line.period == "monthly"
-    }
+    return lines
 
-    def period_view(name: str, items: list[_Charge], limit: int | None) -> dict[str, Any]:
-        total = sum(r.tokens_total for r in items)
-        return {
-            "period": name,
-            "bucket": buckets[name],
-            "totalTokens": total,
-            "limit": limit,
-            "percent": _pct(total, limit),
-            "calls": len(items),
-            "byProject": [
-                {
-                    "project": key,
-                    "tokens": tokens,
-                    "monthlyLimit": project_limits[key].line.limit if key in project_limits else None,
-                    "monthlyPercent": round(project_limits[key].percent or 0, 2)
-                    if key in project_limits
-                    else None,
-                }
-                for key, tokens in _sum_by(items, lambda r: r.project or "-")
-            ],
-            "byProvider": [
-                {"provider": key[0], "credentialSource": key[1], "tokens": tokens}
-                for key, tokens in _sum_by(items, lambda r: (r.provider, r.credential_source))
-            ],
-            "byAccount": [
-                {"account": key, "tokens": tokens}
-                for key, tokens in _sum_by(items, lambda r: r.account or "-")
-            ],
-            "byModel": [
-                {"instance": key[0], "model": key[1], "tokens": tokens}
-                for key, tokens in _sum_by(items, lambda r: (r.instance, r.model))
-            ],
-            "estimatedCostUsd": usd_total(r.cost_usd for r in items),
-            "unpricedCalls": sum(1 for r in items if r.cost_usd is None),
-        }
 
+def period_view(
+    name: str, bucket: str, items: list[Charge], limit: int | None, project_limits: dict[str, LineStatus]
+) -> dict[str, Any]:
+    """One period of the dashboard (`daily` or `monthly`): totals against `limit`, and the breakdowns."""
+    total = sum(int(r.tokens_total) for r in items)
     return {
-        "tenant": tenant,
-        "scope": {"level": subject_level, "name": None if subject_level == "tenant" else subject_owner},
-        "generatedAt": now.isoformat(timespec="seconds"),
-        "today": period_view("daily", today, quota.daily_tokens if quota else None),
-        "month": period_view("monthly", records, quota.monthly_tokens if quota else None),
-        "quotas": [s.to_json() for s in statuses],
+        "period": name,
+        "bucket": bucket,
+        "totalTokens": total,
+        "limit": limit,
+        "percent": None if not limit else round(100.0 * total / limit, 2),
+        "calls": len(items),
+        "byProject": [
+            {
+                "project": key,
+                "tokens": tokens,
+                "monthlyLimit": project_limits[key].line.limit if key in project_limits else None,
+                "monthlyPercent": round(project_limits[key].percent or 0, 2)
+                if key in project_limits
+                else None,
+            }
+            for key, tokens in _sum_by(items, lambda r: r.project or "-")
+        ],
+        "byProvider": [
+            {"provider": key[0], "credentialSource": key[1], "tokens": tokens}
+            for key, tokens in _sum_by(items, lambda r: (r.provider, r.credential_source))
+        ],
+        "byAccount": [
+            {"account": key, "tokens": tokens} for key, tokens in _sum_by(items, lambda r: r.account or "-")
+        ],
+        "byModel": [
+            {"instance": key[0], "model": key[1], "tokens": tokens}
+            for key, tokens in _sum_by(items, lambda r: (r.instance, r.model))
+        ],
+        "estimatedCostUsd": usd_total(r.cost_usd for r in items),
+        "unpricedCalls": sum(1 for r in items if r.cost_usd is None),
     }
 
 
@@ -207,7 +136,7 @@ def _units_in_view(
     tenant: str,
     account: str | None,
     project: str | None,
-    records: Iterable[_Charge],
+    records: Iterable[Charge],
 ) -> list[OrgUnit]:
     if not account and not project:
         return directory.units(tenant)
@@ -224,12 +153,8 @@ def _units_in_view(
 _Key = TypeVar("_Key", str, tuple[str, str])
 
 
-def _sum_by(records: Iterable[_Charge], key: Callable[[_Charge], _Key]) -> list[tuple[_Key, int]]:
+def _sum_by(records: Iterable[Charge], key: Callable[[Charge], _Key]) -> list[tuple[_Key, int]]:
     totals: dict[_Key, int] = defaultdict(int)
     for record in records:
         totals[key(record)] += int(record.tokens_total)
     return sorted(totals.items(), key=lambda kv: (-kv[1], str(kv[0])))
-
-
-def _pct(used: int, limit: int | None) -> float | None:
-    return None if not limit else round(100.0 * used / limit, 2)

@@ -1,11 +1,13 @@
 """Usage over time: provider calls and LLM tokens per hour or day, one series per instance, project,
 account or model — the data of the console's usage charts (`GET /v1/usage/timeseries`).
 
-    report = await research_timeseries(db, scope, since=since, until=until, bucket="hour", by="instance")
+    report = await timeseries(db, RESEARCH, {"tenant": "acme", "project": "ui"}, since=since, until=until,
+                              bucket="hour", by="instance")
     report["series"][0]  # {"key": {"instance": "wiki"}, "totals": {...},
                          #  "points": [{"t": "2026-12-01T10:00:00Z", "calls": 3, "failures": 1,
                          #              "hits": 12, "p50Ms": 180, "p95Ms": 410}, ...]}
-    report = await llm_timeseries(db, "acme", project="ui", since=..., bucket="day", by="model")
+    report = await timeseries(db, LLM, {"tenant": "acme", "project": "ui", "account": None}, since=since,
+                              until=until, bucket="day", by="model")
     #  points: {"t", "calls", "tokensInput", "tokensOutput", "tokensTotal", "costUsd", "unpricedCalls"}
 
 Both are one function, `timeseries`, over a `SeriesSpec` that names a ledger table (`ledger/tables.py`:
@@ -28,7 +30,6 @@ The rules, the same for both kinds:
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -40,9 +41,7 @@ from .query import percentile, select, usd_total
 from .tables import LLM_USAGE, RESEARCH_CALLS, LedgerTable
 
 if TYPE_CHECKING:
-    from ..contract.query import SearchScope
     from ..storage.db import Database
-    from .audit import ZarniwoopUsageCounter
 
 Bucket = Literal["hour", "day"]
 BUCKET_SECONDS: Final = {"hour": 3600, "day": 86400}
@@ -108,6 +107,11 @@ class SeriesSpec:
     point: Callable[[float, list[tuple[Any, ...]]], dict[str, Any]]
     weight: Callable[[tuple[Any, ...]], float]
     condition: str = ""
+
+    @property
+    def default_by(self) -> str:
+        """The grouping when none is asked for: the first of `group_by`."""
+        return next(iter(self.group_by))
 
 
 async def timeseries(
@@ -236,46 +240,6 @@ RESEARCH_BY: Final = tuple(RESEARCH.group_by)
 LLM_BY: Final = tuple(LLM.group_by)
 
 
-async def research_timeseries(
-    db: Database,
-    scope: SearchScope,
-    *,
-    since: float,
-    until: float,
-    bucket: str = "hour",
-    by: str = "instance",
-    audit: ZarniwoopUsageCounter | None = None,
-    query: bool = True,
-) -> dict[str, Any]:
-    """Provider calls, failures, hits and p50/p95 latency per bucket, one series per instance (or
-    modality). `query=False`: the empty report (no audit log is kept), its parameters checked."""
-    if audit is not None and query:
-        # this process's latest calls belong in the chart; a database outage leaves what is stored
-        with contextlib.suppress(Exception):
-            await audit.flush(orphans=False)
-    filters = {"tenant": scope.tenant, "project": scope.project}
-    return await timeseries(
-        db, RESEARCH, filters, since=since, until=until, bucket=bucket, by=by, query=query
-    )
-
-
-async def llm_timeseries(
-    db: Database,
-    tenant: str,
-    *,
-    since: float,
-    until: float,
-    bucket: str = "day",
-    by: str = "project",
-    account: str | None = None,
-    project: str | None = None,
-) -> dict[str, Any]:
-    """LLM tokens in/out and estimated cost per bucket, one series per project, account, model or provider
-    (of the tenant, narrowed to one account and/or one project)."""
-    filters = {"tenant": tenant, "project": project, "account": account}
-    return await timeseries(db, LLM, filters, since=since, until=until, bucket=bucket, by=by)
-
-
 __all__ = [
     "LLM",
     "LLM_BY",
@@ -285,7 +249,5 @@ __all__ = [
     "RESEARCH_BY",
     "SeriesSpec",
     "bucket_starts",
-    "llm_timeseries",
-    "research_timeseries",
     "timeseries",
 ]

@@ -6,8 +6,8 @@ each endpoint's quota beside its row.
                        #  "failures": 1, "p50Ms": 310, "p95Ms": 802, "quota": {...} | None, ...}
 
 Backs `zarniwoop usage` and `GET /v1/usage` (the LLM side adds its own section next to it). The
-numbers come from the ledger's one query engine (`ledger/reports.py`); what this view adds is the
-quotas, which are the dispatcher's and sit above the ledger's floor.
+numbers come from the ledger (`UsageLedger.research`, `ledger/usage_ledger.py`); what this view
+adds is the quotas, which are the dispatcher's and sit above the ledger's floor.
 """
 
 from __future__ import annotations

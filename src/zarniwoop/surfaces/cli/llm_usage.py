@@ -2,7 +2,7 @@
 
 `show_llm_usage(ctx, account=…, project=…, as_json=…)` is what `zarniwoop llm usage` runs; the
 `usage` command (search usage) can call it for `zarniwoop usage --llm`. `--json` prints the same
-dict as `GET /v1/usage` (`operations.usage_dashboard`, from `ledger/reports.py`); without `--json`
+dict as `GET /v1/usage` (`operations.usage_dashboard`: `UsageLedger.llm_dashboard`); without `--json`
 `render_dashboard` draws it as the seed's tree.
 """
 

@@ -105,13 +105,10 @@ def show_timeseries(
     from ...ledger import parse_since
 
     async def body(rt: Runtime) -> dict[str, Any]:
-        from ... import operations
-
         now = time.time()
         start = parse_since(since, now=now)
         # --llm: the tenant's records, narrowed by --account/--project (not by the scope's project)
-        return await operations.usage_timeseries(
-            rt,
+        return await rt.ledger.timeseries(
             "llm" if llm else "research",
             ctx.obj.scope,
             since=start,

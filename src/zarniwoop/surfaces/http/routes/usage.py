@@ -1,9 +1,9 @@
 """`GET /v1/usage?since=24h`: provider calls of the scope per instance and modality, from the audit log,
 and the LLM token dashboard (seed 002 §9) under `llm`.
 
-The same report as `zarniwoop usage --json` (`views/usage.py` over the ledger, `ledger/reports.py`): calls, hits, failures, p50/p95
-latency and quota per instance and modality since `since` (`24h`, `7d`, `30m` or an ISO date; a
-bad value is a 422 naming `since`). `"enabled": false` says so plainly when this runtime has no
+The same report as `zarniwoop usage --json` (`views/usage.py` over `UsageLedger.research`): calls,
+hits, failures, p50/p95 latency and quota per instance and modality since `since` (`24h`, `7d`,
+`30m` or an ISO date; a bad value is a 422 naming `since`). `"enabled": false` says so plainly when this runtime has no
 audit log attached, rather than inventing numbers.
 
 `llm` is `zarniwoop usage --llm --json` (`Runtime.usage_dashboard`): today and this month, by
@@ -134,8 +134,8 @@ async def usage_timeseries(
     end = now if until is None else _parse_until(until, now)
     if kind == "research":
         # without an audit log the report is empty, its parameters checked all the same
-        report = await operations.usage_timeseries(
-            ctx.runtime, "research", caller.scope, since=start, until=end, bucket=bucket, by=by
+        report = await ctx.runtime.ledger.timeseries(
+            "research", caller.scope, since=start, until=end, bucket=bucket, by=by
         )
         report["enabled"] = ctx.runtime.ledger.enabled
         if not ctx.runtime.ledger.enabled:
@@ -148,8 +148,7 @@ async def usage_timeseries(
         raise AccessDeniedError("the tenant-wide LLM usage needs a tenant-admin token")
     wide = caller.principal.tenant_admin and (llm_scope == "tenant" or account is not None)
     return JSONResponse(
-        await operations.usage_timeseries(
-            ctx.runtime,
+        await ctx.runtime.ledger.timeseries(
             "llm",
             caller.scope,
             since=start,
