@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from .tables import LLM_USAGE
+from .tables import LLM_USAGE, RESEARCH_CALLS
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,23 +80,8 @@ class CallRecord:
         )
 
     def row(self) -> tuple[Any, ...]:
-        return (
-            self.id,
-            self.tenant,
-            self.project,
-            self.instance_id,
-            self.protocol,
-            self.modality,
-            self.tier,
-            self.query_hash,
-            self.hit_count,
-            self.ok,
-            self.outcome,
-            self.error_message,
-            self.started_at,
-            self.duration_ms,
-            self.profile,
-        )
+        """The values of `RESEARCH_CALLS.columns` (named as the fields are), in that order."""
+        return tuple(getattr(self, column) for column in RESEARCH_CALLS.columns)
 
 
 @dataclass(frozen=True, slots=True)
