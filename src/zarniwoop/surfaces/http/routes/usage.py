@@ -35,11 +35,16 @@ from ....contract.errors import AccessDeniedError, InvalidRequestError
 from ....contract.names import check_name
 from ....ledger import LLM_BY, RESEARCH_BY, SINCE_PATTERN, parse_since
 from ....tenancy.tokens import Principal
-from ..deps import NAME_PARAM, Caller, Ctx
+from ..deps import NAME_PARAM, Caller, CallerInfo, Ctx
 from ..errors import ERROR_RESPONSES
 from ..responses import UsageReport, UsageTimeseries
 
 SINCE_PARAM: dict[str, Any] = {"json_schema_extra": {"pattern": SINCE_PATTERN}}
+AccountParam = Annotated[str | None, Query(description="LLM usage of one account.", **NAME_PARAM)]
+LlmScopeParam = Annotated[
+    Literal["project", "tenant"],
+    Query(alias="llmScope", description="LLM usage of the project or (admin) the tenant."),
+]
 
 
 router = APIRouter(tags=["usage"], responses=ERROR_RESPONSES)
@@ -55,23 +60,13 @@ async def usage(
         str,
         Query(max_length=40, description="Window start: 24h, 7d, 30m or an ISO date.", **SINCE_PARAM),
     ] = "24h",
-    account: Annotated[str | None, Query(description="LLM usage of one account.", **NAME_PARAM)] = None,
-    llm_scope: Annotated[
-        Literal["project", "tenant"],
-        Query(alias="llmScope", description="LLM usage of the project or (admin) the tenant."),
-    ] = "project",
+    account: AccountParam = None,
+    llm_scope: LlmScopeParam = "project",
 ) -> JSONResponse:
     # The model documents the shape; the report goes out as it is, without re-validation.
-    if account is not None:
-        check_name("account", account)
-    account = _visible_account(caller.principal, account)
+    account, project = _llm_view(caller, account, llm_scope)
     scope = {"tenant": caller.scope.tenant, "project": caller.scope.project}
-    if llm_scope == "tenant" and not caller.principal.tenant_admin:
-        raise AccessDeniedError("the tenant-wide LLM usage needs a tenant-admin token")
-    wide = caller.principal.tenant_admin and (llm_scope == "tenant" or account is not None)
-    llm = await operations.usage_dashboard(
-        ctx.runtime, caller.scope.tenant, account=account, project=None if wide else caller.scope.project
-    )
+    llm = await operations.usage_dashboard(ctx.runtime, caller.scope.tenant, account=account, project=project)
     if not ctx.runtime.ledger.enabled:
         return JSONResponse(
             {
@@ -123,11 +118,8 @@ async def usage_timeseries(
             f"llm: {' | '.join(LLM_BY)} (default project).",
         ),
     ] = None,
-    account: Annotated[str | None, Query(description="LLM usage of one account.", **NAME_PARAM)] = None,
-    llm_scope: Annotated[
-        Literal["project", "tenant"],
-        Query(alias="llmScope", description="LLM usage of the project or (admin) the tenant."),
-    ] = "project",
+    account: AccountParam = None,
+    llm_scope: LlmScopeParam = "project",
 ) -> JSONResponse:
     now = time.time()
     start = parse_since(since, now=now)
@@ -141,12 +133,7 @@ async def usage_timeseries(
         if not ctx.runtime.ledger.enabled:
             report["message"] = "usage tracking not enabled: no audit log is attached"
         return JSONResponse(report)
-    if account is not None:
-        check_name("account", account)
-    account = _visible_account(caller.principal, account)
-    if llm_scope == "tenant" and not caller.principal.tenant_admin:
-        raise AccessDeniedError("the tenant-wide LLM usage needs a tenant-admin token")
-    wide = caller.principal.tenant_admin and (llm_scope == "tenant" or account is not None)
+    account, project = _llm_view(caller, account, llm_scope)
     return JSONResponse(
         await ctx.runtime.ledger.timeseries(
             "llm",
@@ -156,7 +143,7 @@ async def usage_timeseries(
             bucket=bucket,
             by=by,
             account=account,
-            project=None if wide else caller.scope.project,
+            project=project,
         )
     )
 
@@ -166,6 +153,17 @@ def _parse_until(text: str, now: float) -> float:
         return parse_since(text, now=now)
     except InvalidRequestError as error:
         raise InvalidRequestError("until", error.reason) from None
+
+
+def _llm_view(caller: CallerInfo, account: str | None, llm_scope: str) -> tuple[str | None, str | None]:
+    """The account and the project whose LLM usage this caller sees (None: not narrowed to one)."""
+    if account is not None:
+        check_name("account", account)
+    account = _visible_account(caller.principal, account)
+    if llm_scope == "tenant" and not caller.principal.tenant_admin:
+        raise AccessDeniedError("the tenant-wide LLM usage needs a tenant-admin token")
+    wide = caller.principal.tenant_admin and (llm_scope == "tenant" or account is not None)
+    return account, None if wide else caller.scope.project
 
 
 def _visible_account(principal: Principal, asked: str | None) -> str | None:
