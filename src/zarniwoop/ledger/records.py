@@ -213,34 +213,21 @@ class UsageRecord:
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> UsageRecord:
+        """A record read back from the values of `LLM_USAGE.columns`."""
         values = dict(zip(LLM_USAGE.columns, row, strict=True))
-        return cls(
-            id=values["id"],
-            tenant=values["tenant"],
-            account=values["account"],
-            project=values["project"],
-            team=values["team"],
-            session_id=values["session_id"],
-            think_process_id=values["think_process_id"],
-            node_id=values["node_id"],
-            provider=values["provider"],
-            instance=values["instance"],
-            model=values["model"],
-            purpose=values["purpose"],
+        del values["tokens_total"]  # not a field: the sum of the two, kept for SQL's sake
+        values.update(
             tokens_input=int(values["tokens_input"]),
             tokens_output=int(values["tokens_output"]),
             cost_usd=None if values["cost_usd"] is None else float(values["cost_usd"]),
-            credential_source=values["credential_source"],
             duration_ms=int(values["duration_ms"]),
-            outcome=values["outcome"],
-            error=values["error"],
             failover=tuple(
                 Switch(from_instance=s["from"], to_instance=s["to"], reason=s["reason"])
                 for s in json.loads(values["failover"])
             ),
             attempts=tuple(_attempt_from_json(a) for a in json.loads(values["attempts"])),
-            created_at=values["created_at"],
         )
+        return cls(**values)
 
 
 def _attempt_from_json(a: dict[str, Any]) -> AttemptRecord:
