@@ -12,7 +12,7 @@ was written.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -47,15 +47,13 @@ class LedgerTable:
     """A moment (epoch seconds) in the form `time_column` stores it."""
     moment: Callable[[Any], float] = float
     """A stored `time_column` value as epoch seconds."""
+    insert_sql: str = field(init=False)
+    """The row's idempotent INSERT, built once (every LLM call runs it)."""
 
-    @property
-    def column_list(self) -> str:
-        return ", ".join(self.columns)
-
-    @property
-    def insert_sql(self) -> str:
+    def __post_init__(self) -> None:
         marks = ", ".join("?" * len(self.columns))
-        return f"INSERT INTO {self.name} ({self.column_list}) VALUES ({marks}) ON CONFLICT (id) DO NOTHING"
+        sql = f"INSERT INTO {self.name} ({', '.join(self.columns)}) VALUES ({marks}) ON CONFLICT (id) DO NOTHING"
+        object.__setattr__(self, "insert_sql", sql)  # frozen: set once, here
 
 
 RESEARCH_CALLS: Final = LedgerTable(
