@@ -208,8 +208,7 @@ class Runtime:
 
     @cached_property
     def ledger(self) -> UsageLedger:
-        """Both usage ledgers behind one interface: the provider-call writer (`usage`, the one spool),
-        the LLM usage writer, and every usage report (`ledger/`)."""
+        """Both usage ledgers, their writers (`usage` and the LLM's) and every usage report (`ledger/`)."""
         return UsageLedger(self.db, self.usage)
 
     @cached_property
@@ -427,17 +426,12 @@ async def connect_redis(config: ConfigFile) -> RedisState | None:
 
 def retention_days(settings: SettingService, scope: SearchScope) -> int:
     """`research.log.retentionDays` for a scope; a bad value keeps the default rather than everything."""
+    key, keep = RESEARCH_CALLS.retention_key, RESEARCH_CALLS.default_retention_days
     try:
-        days = settings.scoped(scope).get_int(
-            RESEARCH_CALLS.retention_key, RESEARCH_CALLS.default_retention_days
-        )
+        days = settings.scoped(scope).get_int(key, keep)
     except ConfigError:
-        log.warning(
-            "%s is not a number; keeping audit records %d days",
-            RESEARCH_CALLS.retention_key,
-            RESEARCH_CALLS.default_retention_days,
-        )
-        return RESEARCH_CALLS.default_retention_days
+        log.warning("%s is not a number; keeping audit records %d days", key, keep)
+        return keep
     return max(1, days)
 
 
