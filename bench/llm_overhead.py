@@ -35,10 +35,10 @@ import httpx  # noqa: E402
 from tests.support.emulator import Emulator, Reply  # noqa: E402
 from tests.support.llm import ANTHROPIC_PATH, KEYS, seed_tenants, trusting  # noqa: E402
 from tests.support.runtime import write_config  # noqa: E402
+from zarniwoop.ledger import UsageRecord  # noqa: E402
 from zarniwoop.llm.adapters import ADAPTERS, ChatClient, ChatRequest, Endpoint  # noqa: E402
 from zarniwoop.llm.chain import decorate  # noqa: E402
 from zarniwoop.llm.manager import LlmCall  # noqa: E402
-from zarniwoop.llm.usage import UsageRecord  # noqa: E402
 from zarniwoop.runtime import Runtime  # noqa: E402
 
 BODY = {

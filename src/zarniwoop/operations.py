@@ -61,11 +61,9 @@ async def usage_dashboard(
     rt: Runtime, tenant: str, *, account: str | None = None, project: str | None = None
 ) -> dict[str, Any]:
     """The body of `GET /v1/usage`'s `llm` and `zarniwoop llm usage --json` (seed 002 §9)."""
-    from .llm.usage import UsageStore
-
     await rt.org.refresh(max_age=1.0)
-    return await UsageStore(rt.db).dashboard(
-        tenant, ledger=rt.quota_ledger, directory=rt.org, account=account, project=project
+    return await rt.ledger.llm_dashboard(
+        tenant, budgets=rt.quota_ledger, directory=rt.org, account=account, project=project
     )
 
 
@@ -75,7 +73,7 @@ async def research_usage(
     """Provider calls, hits, failures, p50/p95 and quota per instance and modality (`zarniwoop usage`)."""
     from .views.usage import research_usage as usage
 
-    return await usage(rt.db, rt.dispatcher, scope, since=since, until=until, audit=rt.usage)
+    return await usage(rt.ledger, rt.dispatcher, scope, since=since, until=until)
 
 
 async def routing_report(

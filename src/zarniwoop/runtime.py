@@ -50,7 +50,7 @@ from .protocols import checked_protocols, load_protocols
 from .storage.crypto import SecretBox
 from .storage.db import Database, open_database
 from .storage.private import private_home
-from .storage.usage import ZarniwoopUsageCounter
+from .ledger import UsageLedger, ZarniwoopUsageCounter
 from .tenancy.accounts import OrgDirectory, sync_from_config
 from .tenancy.credentials import CredentialStore
 from .transport.http import HttpTransport
@@ -200,6 +200,11 @@ class Runtime:
     # awaits, and none of these builders awaits, so two concurrent first uses share one object.
 
     @cached_property
+    def ledger(self) -> UsageLedger:
+        """Both usage ledgers, their writers (`usage` and the LLM's) and every usage report (`ledger/`)."""
+        return UsageLedger(self.db, self.usage)
+
+    @cached_property
     def content(self) -> ContentStore:
         """The content store: hits' bodies into the project workspace, through the SSRF guard."""
         from .content.store import ContentStore
@@ -256,12 +261,6 @@ class Runtime:
             async with self._llm_lock:
                 if self._llm is None:
                     from .llm.manager import LlmManager
-                    from .llm.usage import INSERT_SQL, LEDGER, UsageStore
-
-                    spool = None
-                    if self.usage is not None:  # the audit spool carries usage the database cannot take
-                        self.usage.add_ledger(LEDGER, INSERT_SQL)
-                        spool = self.usage.spool_rows
 
                     self._llm = LlmManager(
                         rate=self._rate_limiter(),
@@ -270,7 +269,7 @@ class Runtime:
                         credentials=self.credentials,
                         directory=self.org,
                         ledger=self.quota_ledger,
-                        usage=UsageStore(self.db, spool=spool),
+                        usage=self.ledger.llm,  # spooled with the provider calls when the database is away
                         http=self.transport,
                         catalog=self.catalog,
                         clock=self.clock,

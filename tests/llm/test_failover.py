@@ -8,10 +8,10 @@ import logging
 import pytest
 
 from zarniwoop.contract.errors import NoProviderAvailableError, QuotaExceededError
+from zarniwoop.ledger import UsageStore
 from zarniwoop.limits.token_budgets import QuotaLine
 from zarniwoop.llm.adapters import ChatRequest
 from zarniwoop.llm.manager import LlmCall
-from zarniwoop.llm.usage import UsageStore
 
 from ..support.emulator import Reply
 from ..support.llm import (

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
+from zarniwoop.ledger import UsageStore
 from zarniwoop.llm.adapters import ChatRequest
 from zarniwoop.llm.light import LightLlm, Recipe
 from zarniwoop.llm.manager import LlmCall
-from zarniwoop.llm.usage import UsageStore
 
 from ..support.emulator import Reply
 from ..support.llm import (

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from zarniwoop.contract.errors import ConfigError
-from zarniwoop.llm.usage import UsageRecord, UsageStore
+from zarniwoop.ledger import UsageRecord, UsageStore
 from zarniwoop.runtime import retention_rules
 from zarniwoop.storage.retention import prune
 

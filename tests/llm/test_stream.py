@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from zarniwoop.ledger import UsageStore
 from zarniwoop.llm.adapters import ChatRequest, StreamDelta
 from zarniwoop.llm.manager import LlmCall, LlmResult
-from zarniwoop.llm.usage import UsageStore
 
 from ..support.emulator import Reply
 from ..support.llm import ANTHROPIC_PATH, Sleeps, manager_for, open_llm_runtime, seed_tenants

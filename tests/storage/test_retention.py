@@ -13,9 +13,8 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from zarniwoop.llm.usage import UsageRecord, UsageStore
+from zarniwoop.ledger import CallRecord, UsageRecord, UsageStore
 from zarniwoop.runtime import Runtime
-from zarniwoop.storage.usage import CallRecord
 from zarniwoop.surfaces.cli import app as cli
 from zarniwoop.surfaces.http.app import create_app
 

@@ -22,11 +22,11 @@ import pytest
 from zarniwoop.contract import Outcome, SearchRequest, SearchScope
 from zarniwoop.contract.results import Attempt
 from zarniwoop.dispatch.pacing_share import DEADLINE_MARGIN
+from zarniwoop.ledger import CallRecord
 from zarniwoop.runtime import Runtime, retention_rules
 from zarniwoop.storage.privacy import query_hash, redact_query
 from zarniwoop.storage.retention import prune
 from zarniwoop.storage.spool import Spool, read_segment
-from zarniwoop.storage.usage import CallRecord
 
 from ..support.bodies import openalex_works
 from ..support.emulator import Reply
@@ -338,7 +338,7 @@ async def test_database_outage_spools_logs_once_and_catches_up(tmp_path, emulato
             assert count[0] == 22
     finally:
         proxy.stop()
-    audit = [r for r in caplog.records if r.name == "zarniwoop.storage.usage"]
+    audit = [r for r in caplog.records if r.name == "zarniwoop.ledger.audit"]
     errors = [r for r in audit if r.levelno >= logging.ERROR]
     assert len(errors) == 1, [r.getMessage() for r in errors]
     assert "audit database unavailable" in errors[0].getMessage()
@@ -379,7 +379,7 @@ async def test_records_the_spool_cannot_take_are_kept_in_memory(tmp_path, emulat
         (spool.directory / f"{spool.owner}.{spool._seq:08d}.jsonl").rmdir()
         await rt.usage.flush()
         assert (await rt.db.fetchone("SELECT COUNT(*) FROM research_call_records"))[0] == 6
-    errors = [r for r in caplog.records if r.levelname == "ERROR" and r.name == "zarniwoop.storage.usage"]
+    errors = [r for r in caplog.records if r.levelname == "ERROR" and r.name == "zarniwoop.ledger.audit"]
     assert len(errors) == 1 and "kept in memory" in errors[0].getMessage()
 
 
@@ -482,7 +482,7 @@ async def test_an_llm_usage_record_the_database_cannot_take_is_spooled_and_writt
 ):
     """One spool for both ledgers: an LLM usage row that meets a database failure (here its table is
     briefly gone) goes to the audit spool, and the flusher inserts it, once, when it is back."""
-    from zarniwoop.llm.usage import UsageRecord
+    from zarniwoop.ledger import UsageRecord
 
     record = UsageRecord(
         "acme", "mike", "p", None, "openai", "openai", "gpt-4o", "light", 1200, 345, 0.0042, "tenant", 812,

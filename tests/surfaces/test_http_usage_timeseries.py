@@ -11,8 +11,7 @@ from datetime import datetime
 import pytest
 from fastapi.testclient import TestClient
 
-from zarniwoop.llm.usage import UsageRecord, UsageStore
-from zarniwoop.storage.usage import CallRecord
+from zarniwoop.ledger import CallRecord, UsageRecord, UsageStore
 from zarniwoop.surfaces.http import create_app
 from zarniwoop.tenancy.tokens import TokenStore
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from zarniwoop.llm.usage import UsageRecord, UsageStore
+from zarniwoop.ledger import UsageRecord, UsageStore
 from zarniwoop.runtime import Runtime
 
 from ..support.bodies import openalex_works, wikipedia_pages

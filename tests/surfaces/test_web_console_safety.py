@@ -20,8 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
+from zarniwoop.ledger.audit import INSERT_SQL
 from zarniwoop.runtime import Runtime
-from zarniwoop.storage.usage import INSERT_SQL
 
 from ..support.bodies import wikipedia_pages
 from ..support.cli import run_cli

@@ -9,8 +9,7 @@ import pytest
 from zarniwoop import operations
 from zarniwoop.contract import SearchScope
 from zarniwoop.contract.errors import InvalidRequestError
-from zarniwoop.storage.usage import CallRecord
-from zarniwoop.views.usage import parse_since, percentile
+from zarniwoop.ledger import CallRecord, parse_since, percentile
 
 from ..support.runtime import endpoint, only, open_runtime
 

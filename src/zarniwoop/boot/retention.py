@@ -8,21 +8,20 @@ from ..config import keys as K
 from ..config.settings import SettingService
 from ..contract.errors import ConfigError
 from ..contract.query import SearchScope
-from ..storage.retention import RetentionRule, iso_bound
-from ..storage.usage import DEFAULT_RETENTION_DAYS, QUOTA_COUNTER_KEEP_DAYS
+from ..ledger import LLM_USAGE, RESEARCH_CALLS
+from ..storage.retention import QUOTA_COUNTER_KEEP_DAYS, RetentionRule, iso_bound
 
 log = logging.getLogger(__name__)
 
 
 def retention_days(settings: SettingService, scope: SearchScope) -> int:
     """`research.log.retentionDays` for a scope; a bad value keeps the default rather than everything."""
+    key, keep = RESEARCH_CALLS.retention_key, RESEARCH_CALLS.default_retention_days
     try:
-        days = settings.scoped(scope).get_int(K.LOG_RETENTION_DAYS, DEFAULT_RETENTION_DAYS)
+        days = settings.scoped(scope).get_int(key, keep)
     except ConfigError:
-        log.warning(
-            "%s is not a number; keeping audit records %d days", K.LOG_RETENTION_DAYS, DEFAULT_RETENTION_DAYS
-        )
-        return DEFAULT_RETENTION_DAYS
+        log.warning("%s is not a number; keeping audit records %d days", key, keep)
+        return keep
     return max(1, days)
 
 
@@ -30,21 +29,20 @@ def retention_rules(settings: SettingService) -> list[RetentionRule]:
     """What the one retention job deletes, with the days the settings give (read at each run):
     provider calls per scope (`research.log.retentionDays`, 30), LLM usage and its traces
     (`ai.usage.retentionDays`, system-wide, 90), quota windows past two months."""
-    from ..llm.usage import DEFAULT_RETENTION_DAYS as LLM_DAYS
-    from ..llm.usage import RETENTION_KEY as LLM_KEY
 
     def llm_days(_: SearchScope) -> int:
-        return settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL)).get_int(LLM_KEY, LLM_DAYS)
+        system = settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
+        return system.get_int(LLM_USAGE.retention_key, LLM_USAGE.default_retention_days)
 
     return [
         RetentionRule(
-            "research_call_records",
-            "started_at",
+            RESEARCH_CALLS.name,
+            RESEARCH_CALLS.time_column,
             days=lambda scope: retention_days(settings, scope),
             per_scope=True,
         ),
         RetentionRule(
-            "llm_usage_records", "created_at", days=llm_days, bound=iso_bound, companions=("llm_traces",)
+            LLM_USAGE.name, LLM_USAGE.time_column, days=llm_days, bound=iso_bound, companions=("llm_traces",)
         ),
         RetentionRule("llm_quota_usage", "updated_at", days=lambda _: QUOTA_COUNTER_KEEP_DAYS),
     ]

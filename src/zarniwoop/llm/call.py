@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..config.settings import ScopedSettings
     from ..contract.query import SearchScope
+    from ..ledger import AttemptRecord, Switch
     from ..limits.token_budgets import LineStatus, QuotaLine
     from ..limits.windows import RateLine
     from ..tenancy.accounts import CallScope
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from .catalog import Catalog, ModelDoc
     from .choice.aliases import Resolution
     from .choice.model import SpecChoice
-    from .failover import AttemptRecord, Candidate, FailoverEngine, Switch
+    from .failover import Candidate, FailoverEngine
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,7 +41,8 @@ from ..contract.errors import (
 from ..contract.protocol import Secret
 from ..limits.clock import Clock
 from ..limits.failure_policy import IN_CALL_WAIT_CAP, retry_wait
-from ..tenancy.accounts import FailoverPolicy
+from ..ledger.records import AttemptRecord, Switch  # what the usage record keeps of each attempt
+from ..tenancy.llm_config import FailoverPolicy
 
 log = logging.getLogger("zarniwoop.llm.failover")
 T = TypeVar("T")
@@ -74,40 +75,6 @@ class Candidate:
     @property
     def label(self) -> str:
         return f"{self.instance}:{self.model}"
-
-
-@dataclass(frozen=True, slots=True)
-class AttemptRecord:
-    instance: str
-    model: str
-    outcome: str
-    """`ok`, `error`, `blocked` (a budget refused it)."""
-    error: str | None = None
-    status: int | None = None
-    duration_ms: int = 0
-    waited_ms: int = 0
-    """How long the engine waited before this attempt (Retry-After or backoff)."""
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "instance": self.instance,
-            "model": self.model,
-            "outcome": self.outcome,
-            "error": self.error,
-            "status": self.status,
-            "durationMs": self.duration_ms,
-            "waitedMs": self.waited_ms,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Switch:
-    from_instance: str
-    to_instance: str
-    reason: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"from": self.from_instance, "to": self.to_instance, "reason": self.reason}
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,6 +44,7 @@ from ..contract.errors import (
     ZarniwoopError,
 )
 from ..contract.query import SearchScope
+from ..ledger import AttemptRecord, Switch, UsageRecord, UsageStore
 from ..limits.clock import Clock
 from ..limits.token_budgets import (
     Hold,
@@ -71,14 +72,13 @@ from .choice.aliases import resolve
 from .choice.key import CandidateBuilder
 from .choice.model import SpecChoice, model_spec
 from .choice.order import failover_policy, plan_candidates
-from .failover import AttemptRecord, Candidate, FailoverEngine, FailoverOutcome, Switch
+from .failover import Candidate, FailoverEngine, FailoverOutcome
 from .notify import WEBHOOK_KEY, QuotaNotifier
 from .observers import CallEvent, LlmMetrics, LlmObserver, TraceRecorder, notify_all
 from .sanitize import sanitize
 from .settlement import CANCELLED, DEFAULT_DRAIN_MS, DRAIN_KEY, CallWatch, delta_chars, estimate_tokens
 from .trace import PERSIST_KEY, TraceBuffer
 from .traits import WarnOnce, warning_for
-from .usage import UsageRecord, UsageStore
 
 if TYPE_CHECKING:
     from ..config.settings import ScopedSettings, SettingService

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Protocol
 from ..observability.metrics import record_llm_call
 
 if TYPE_CHECKING:
+    from ..ledger import UsageRecord
     from ..limits.token_budgets import LineStatus
     from ..storage.db import Database
     from .trace import TraceBuffer
-    from .usage import UsageRecord
 
 log = logging.getLogger("zarniwoop.llm")
 

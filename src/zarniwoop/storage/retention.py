@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TASK = "usage.retention"
+QUOTA_COUNTER_KEEP_DAYS = 62
+"""Quota windows older than this (two months) are of no use to anyone."""
 CLI_INTERVAL_SECONDS = 86400.0
 """A CLI start purges at most once a day."""
 
@@ -157,6 +159,7 @@ async def stop_retention_loop(task: asyncio.Task[None]) -> None:
 
 __all__ = [
     "CLI_INTERVAL_SECONDS",
+    "QUOTA_COUNTER_KEEP_DAYS",
     "RetentionRule",
     "claim",
     "iso_bound",

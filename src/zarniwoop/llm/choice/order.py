@@ -23,9 +23,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...contract.errors import MissingCredentialError, UnknownModelError, UnsafeValueError
+from ...ledger import Switch
 from ...tenancy.levels import ORG_LEVELS, PREFERENCE_LEVELS
 from ...tenancy.llm_config import FailoverPolicy
-from ..failover import Candidate, Switch
+from ..failover import Candidate
 from .aliases import alias_fallbacks, resolve
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@
 (`surfaces/cli/llm_usage.py`, the same JSON as `GET /v1/usage`).
 
 `--timeseries [--bucket hour|day] [--by …]` prints the same over time, the JSON of
-`GET /v1/usage/timeseries` (`views/usage_timeseries.py`): provider calls `--by instance|modality`,
+`GET /v1/usage/timeseries` (`ledger/series.py`): provider calls `--by instance|modality`,
 or with `--llm` tokens and cost `--by project|account|model|provider`; the table lists the
 buckets that had calls.
 """
@@ -67,7 +67,7 @@ def usage(
         show_llm_usage(ctx, account=account, project=project, as_json=as_json)
         return
     from ...contract.errors import ZarniwoopError
-    from ...views.usage import parse_since
+    from ...ledger import parse_since
 
     try:
         since_epoch = parse_since(since)
@@ -102,25 +102,21 @@ def show_timeseries(
 ) -> None:
     import time
 
-    from ...views.usage import parse_since
-    from ...views.usage_timeseries import llm_timeseries, research_timeseries
+    from ...ledger import parse_since
 
     async def body(rt: Runtime) -> dict[str, Any]:
         now = time.time()
         start = parse_since(since, now=now)
-        if llm:
-            return await llm_timeseries(
-                rt.db,
-                ctx.obj.tenant,
-                since=start,
-                until=now,
-                bucket=bucket,
-                by=by or "project",
-                account=account,
-                project=project,
-            )
-        return await research_timeseries(
-            rt.db, ctx.obj.scope, since=start, until=now, bucket=bucket, by=by or "instance", audit=rt.usage
+        # --llm: the tenant's records, narrowed by --account/--project (not by the scope's project)
+        return await rt.ledger.timeseries(
+            "llm" if llm else "research",
+            ctx.obj.scope,
+            since=start,
+            until=now,
+            bucket=bucket,
+            by=by,
+            account=account,
+            project=project,
         )
 
     report = run(ctx, body)

@@ -1,9 +1,9 @@
 """`GET /v1/usage?since=24h`: provider calls of the scope per instance and modality, from the audit log,
 and the LLM token dashboard (seed 002 §9) under `llm`.
 
-The same report as `zarniwoop usage --json` (`views/usage.py`): calls, hits, failures, p50/p95
-latency and quota per instance and modality since `since` (`24h`, `7d`, `30m` or an ISO date; a
-bad value is a 422 naming `since`). `"enabled": false` says so plainly when this runtime has no
+The same report as `zarniwoop usage --json` (`views/usage.py` over `UsageLedger.research`): calls,
+hits, failures, p50/p95 latency and quota per instance and modality since `since` (`24h`, `7d`,
+`30m` or an ISO date; a bad value is a 422 naming `since`). `"enabled": false` says so plainly when this runtime has no
 audit log attached, rather than inventing numbers.
 
 `llm` is `zarniwoop usage --llm --json` (`Runtime.usage_dashboard`): today and this month, by
@@ -16,7 +16,7 @@ project, provider (with the key's source) and account, estimated cost, quota bar
   account across the tenant's projects.
 
 `GET /v1/usage/timeseries?kind=research|llm&since=7d&bucket=hour|day&by=…` is the same data over
-time, for the console's charts (`views/usage_timeseries.py` has the rules: UTC buckets, zero-filled,
+time, for the console's charts (`ledger/series.py` has the rules: UTC buckets, zero-filled,
 at most 2,000 buckets, p95 per bucket). `kind=research` (the default) is this project's provider
 calls `by=instance|modality`; `kind=llm` is LLM tokens and estimated cost
 `by=project|account|model|provider`, seen with the same rules as `llm` above (`account`, `llmScope`).
@@ -33,14 +33,18 @@ from fastapi.responses import JSONResponse
 from .... import operations
 from ....contract.errors import AccessDeniedError, InvalidRequestError
 from ....contract.names import check_name
+from ....ledger import LLM_BY, RESEARCH_BY, SINCE_PATTERN, parse_since
 from ....tenancy.tokens import Principal
-from ....views.usage import SINCE_PATTERN, parse_since
-from ....views.usage_timeseries import LLM_BY, RESEARCH_BY, llm_timeseries, research_timeseries
-from ..deps import NAME_PARAM, Caller, Ctx
+from ..deps import NAME_PARAM, Caller, CallerInfo, Ctx
 from ..errors import ERROR_RESPONSES
 from ..responses import UsageReport, UsageTimeseries
 
 SINCE_PARAM: dict[str, Any] = {"json_schema_extra": {"pattern": SINCE_PATTERN}}
+AccountParam = Annotated[str | None, Query(description="LLM usage of one account.", **NAME_PARAM)]
+LlmScopeParam = Annotated[
+    Literal["project", "tenant"],
+    Query(alias="llmScope", description="LLM usage of the project or (admin) the tenant."),
+]
 
 
 router = APIRouter(tags=["usage"], responses=ERROR_RESPONSES)
@@ -56,24 +60,14 @@ async def usage(
         str,
         Query(max_length=40, description="Window start: 24h, 7d, 30m or an ISO date.", **SINCE_PARAM),
     ] = "24h",
-    account: Annotated[str | None, Query(description="LLM usage of one account.", **NAME_PARAM)] = None,
-    llm_scope: Annotated[
-        Literal["project", "tenant"],
-        Query(alias="llmScope", description="LLM usage of the project or (admin) the tenant."),
-    ] = "project",
+    account: AccountParam = None,
+    llm_scope: LlmScopeParam = "project",
 ) -> JSONResponse:
     # The model documents the shape; the report goes out as it is, without re-validation.
-    if account is not None:
-        check_name("account", account)
-    account = _visible_account(caller.principal, account)
+    account, project = _llm_view(caller, account, llm_scope)
     scope = {"tenant": caller.scope.tenant, "project": caller.scope.project}
-    if llm_scope == "tenant" and not caller.principal.tenant_admin:
-        raise AccessDeniedError("the tenant-wide LLM usage needs a tenant-admin token")
-    wide = caller.principal.tenant_admin and (llm_scope == "tenant" or account is not None)
-    llm = await operations.usage_dashboard(
-        ctx.runtime, caller.scope.tenant, account=account, project=None if wide else caller.scope.project
-    )
-    if ctx.runtime.usage is None:
+    llm = await operations.usage_dashboard(ctx.runtime, caller.scope.tenant, account=account, project=project)
+    if not ctx.runtime.ledger.enabled:
         return JSONResponse(
             {
                 "scope": scope,
@@ -124,50 +118,32 @@ async def usage_timeseries(
             f"llm: {' | '.join(LLM_BY)} (default project).",
         ),
     ] = None,
-    account: Annotated[str | None, Query(description="LLM usage of one account.", **NAME_PARAM)] = None,
-    llm_scope: Annotated[
-        Literal["project", "tenant"],
-        Query(alias="llmScope", description="LLM usage of the project or (admin) the tenant."),
-    ] = "project",
+    account: AccountParam = None,
+    llm_scope: LlmScopeParam = "project",
 ) -> JSONResponse:
     now = time.time()
     start = parse_since(since, now=now)
     end = now if until is None else _parse_until(until, now)
-    grouping = by or ("instance" if kind == "research" else "project")
     if kind == "research":
-        if ctx.runtime.usage is None:
-            report: dict[str, Any] = await research_timeseries(
-                ctx.runtime.db, caller.scope, since=start, until=end, bucket=bucket, by=grouping, query=False
-            )
-            report.update(enabled=False, message="usage tracking not enabled: no audit log is attached")
-            return JSONResponse(report)
-        report = await research_timeseries(
-            ctx.runtime.db,
+        # without an audit log the report is empty, its parameters checked all the same
+        report = await ctx.runtime.ledger.timeseries(
+            "research", caller.scope, since=start, until=end, bucket=bucket, by=by
+        )
+        report["enabled"] = ctx.runtime.ledger.enabled
+        if not ctx.runtime.ledger.enabled:
+            report["message"] = "usage tracking not enabled: no audit log is attached"
+        return JSONResponse(report)
+    account, project = _llm_view(caller, account, llm_scope)
+    return JSONResponse(
+        await ctx.runtime.ledger.timeseries(
+            "llm",
             caller.scope,
             since=start,
             until=end,
             bucket=bucket,
-            by=grouping,
-            audit=ctx.runtime.usage,
-        )
-        report["enabled"] = True
-        return JSONResponse(report)
-    if account is not None:
-        check_name("account", account)
-    account = _visible_account(caller.principal, account)
-    if llm_scope == "tenant" and not caller.principal.tenant_admin:
-        raise AccessDeniedError("the tenant-wide LLM usage needs a tenant-admin token")
-    wide = caller.principal.tenant_admin and (llm_scope == "tenant" or account is not None)
-    return JSONResponse(
-        await llm_timeseries(
-            ctx.runtime.db,
-            caller.scope.tenant,
-            since=start,
-            until=end,
-            bucket=bucket,
-            by=grouping,
+            by=by,
             account=account,
-            project=None if wide else caller.scope.project,
+            project=project,
         )
     )
 
@@ -177,6 +153,17 @@ def _parse_until(text: str, now: float) -> float:
         return parse_since(text, now=now)
     except InvalidRequestError as error:
         raise InvalidRequestError("until", error.reason) from None
+
+
+def _llm_view(caller: CallerInfo, account: str | None, llm_scope: str) -> tuple[str | None, str | None]:
+    """The account and the project whose LLM usage this caller sees (None: not narrowed to one)."""
+    if account is not None:
+        check_name("account", account)
+    account = _visible_account(caller.principal, account)
+    if llm_scope == "tenant" and not caller.principal.tenant_admin:
+        raise AccessDeniedError("the tenant-wide LLM usage needs a tenant-admin token")
+    wide = caller.principal.tenant_admin and (llm_scope == "tenant" or account is not None)
+    return account, None if wide else caller.scope.project
 
 
 def _visible_account(principal: Principal, asked: str | None) -> str | None:

@@ -1,15 +1,18 @@
 """Usage over time: provider calls and LLM tokens per hour or day, one series per instance, project,
 account or model — the data of the console's usage charts (`GET /v1/usage/timeseries`).
 
-    report = await research_timeseries(db, scope, since=since, until=until, bucket="hour", by="instance")
+    report = await timeseries(db, RESEARCH, {"tenant": "acme", "project": "ui"}, since=since, until=until,
+                              bucket="hour", by="instance")
     report["series"][0]  # {"key": {"instance": "wiki"}, "totals": {...},
                          #  "points": [{"t": "2026-12-01T10:00:00Z", "calls": 3, "failures": 1,
                          #              "hits": 12, "p50Ms": 180, "p95Ms": 410}, ...]}
-    report = await llm_timeseries(db, "acme", project="ui", since=..., bucket="day", by="model")
+    report = await timeseries(db, LLM, {"tenant": "acme", "project": "ui", "account": None}, since=since,
+                              until=until, bucket="day", by="model")
     #  points: {"t", "calls", "tokensInput", "tokensOutput", "tokensTotal", "costUsd", "unpricedCalls"}
 
-Both are one function, `timeseries`, over a `SeriesSpec` that names a table's time column, grouping
-columns and measures (`RESEARCH`, `LLM`): a third ledger is a third spec, not a third copy.
+Both are one function, `timeseries`, over a `SeriesSpec` that names a ledger table (`ledger/tables.py`:
+its time column and how it stores a moment), grouping columns and measures (`RESEARCH`, `LLM`),
+read through the one query engine (`ledger/query.py`): a third ledger is a third spec, not a third copy.
 
 The rules, the same for both kinds:
 - buckets are UTC hours or UTC days; `since` is rounded down to the start of its bucket, so every
@@ -27,21 +30,18 @@ The rules, the same for both kinds:
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ..contract.errors import InvalidRequestError
 from ..limits.clock import iso_utc
-from .usage import percentile
+from .query import percentile, select, usd_total
+from .tables import LLM_USAGE, RESEARCH_CALLS, LedgerTable
 
 if TYPE_CHECKING:
-    from ..contract.query import SearchScope
     from ..storage.db import Database
-    from ..storage.usage import ZarniwoopUsageCounter
 
 Bucket = Literal["hour", "day"]
 BUCKET_SECONDS: Final = {"hour": 3600, "day": 86400}
@@ -101,17 +101,17 @@ class SeriesSpec:
     kind: str
     noun: str
     """How an error names the kind: "research", "LLM"."""
-    table: str
-    time_column: str
+    table: LedgerTable
     group_by: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]
     measures: tuple[str, ...]
     point: Callable[[float, list[tuple[Any, ...]]], dict[str, Any]]
     weight: Callable[[tuple[Any, ...]], float]
     condition: str = ""
-    bound: Callable[[float], Any] = float
-    """A bucket boundary as the time column stores it."""
-    moment: Callable[[Any], float] = float
-    """A stored time as epoch seconds."""
+
+    @property
+    def default_by(self) -> str:
+        """The grouping when none is asked for: the first of `group_by`."""
+        return next(iter(self.group_by))
 
 
 async def timeseries(
@@ -133,21 +133,25 @@ async def timeseries(
         raise InvalidRequestError("by", f"{spec.noun} usage is grouped by {choices}, got {by!r}")
     starts = bucket_starts(since, until, bucket)
     columns, names = spec.group_by[by]
-    applied = {column: value for column, value in filters.items() if value is not None}
-    sql = (
-        f"SELECT {', '.join(columns)}, {spec.time_column}, {', '.join(spec.measures)} FROM {spec.table} WHERE "
-        + "".join(f"{column} = ? AND " for column in applied)
-        + (f"{spec.condition} AND " if spec.condition else "")
-        + f"{spec.time_column} >= ? AND {spec.time_column} < ?"
-    )
+    table = spec.table
     rows = (
-        await db.fetchall(sql, (*applied.values(), spec.bound(starts[0]), spec.bound(until))) if query else []
+        await select(
+            db,
+            table,
+            (*columns, table.time_column, *spec.measures),
+            filters,
+            since=starts[0],
+            until=until,
+            condition=spec.condition,
+        )
+        if query
+        else []
     )
     # per group, per bucket: the calls as tuples of the measures
     groups: dict[tuple[str | None, ...], list[list[Any]]] = {}
     width = len(columns)
     for row in rows:
-        index = _index(starts, bucket, spec.moment(row[width]))
+        index = _index(starts, bucket, table.moment(row[width]))
         if index is None:
             continue
         key = tuple(None if value is None else str(value) for value in row[:width])
@@ -194,33 +198,22 @@ def _research_point(start: float, calls: list[tuple[Any, ...]]) -> dict[str, Any
 def _llm_point(start: float, calls: list[tuple[Any, ...]]) -> dict[str, Any]:
     tokens_in = sum(int(i) for i, _, _ in calls)
     tokens_out = sum(int(o) for _, o, _ in calls)
-    priced = [float(c) for _, _, c in calls if c is not None]
+    costs = [c for _, _, c in calls]
     return {
         "t": iso_utc(start),
         "calls": len(calls),
         "tokensInput": tokens_in,
         "tokensOutput": tokens_out,
         "tokensTotal": tokens_in + tokens_out,
-        "costUsd": round(sum(priced), 6),
-        "unpricedCalls": len(calls) - len(priced),
+        "costUsd": usd_total(costs),
+        "unpricedCalls": costs.count(None),
     }
-
-
-def _iso_ms(epoch: float) -> str:
-    """The form `UsageRecord.created_at` is written in, for a text comparison."""
-    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
-
-
-def _iso_epoch(stored: Any) -> float:
-    moment = datetime.fromisoformat(str(stored).replace("Z", "+00:00"))
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
 RESEARCH: Final = SeriesSpec(
     kind="research",
     noun="research",
-    table="research_call_records",
-    time_column="started_at",
+    table=RESEARCH_CALLS,
     group_by={"instance": (("instance_id",), ("instance",)), "modality": (("modality",), ("modality",))},
     measures=("ok", "hit_count", "duration_ms"),
     point=_research_point,
@@ -229,10 +222,7 @@ RESEARCH: Final = SeriesSpec(
 LLM: Final = SeriesSpec(
     kind="llm",
     noun="LLM",
-    table="llm_usage_records",
-    # `created_at` is an ISO string written by `UsageRecord` (UTC, `+00:00`): compared as text
-    # with bounds of the same form, and parsed per row for its bucket.
-    time_column="created_at",
+    table=LLM_USAGE,
     group_by={
         "project": (("project",), ("project",)),
         "account": (("account",), ("account",)),
@@ -245,51 +235,9 @@ LLM: Final = SeriesSpec(
     # answered calls and those their client abandoned, charged what the upstream produced
     # (llm/settlement.py), as the dashboard counts them
     condition="outcome IN ('ok', 'cancelled')",
-    bound=_iso_ms,
-    moment=_iso_epoch,
 )
 RESEARCH_BY: Final = tuple(RESEARCH.group_by)
 LLM_BY: Final = tuple(LLM.group_by)
-
-
-async def research_timeseries(
-    db: Database,
-    scope: SearchScope,
-    *,
-    since: float,
-    until: float,
-    bucket: str = "hour",
-    by: str = "instance",
-    audit: ZarniwoopUsageCounter | None = None,
-    query: bool = True,
-) -> dict[str, Any]:
-    """Provider calls, failures, hits and p50/p95 latency per bucket, one series per instance (or
-    modality). `query=False`: the empty report (no audit log is kept), its parameters checked."""
-    if audit is not None and query:
-        # this process's latest calls belong in the chart; a database outage leaves what is stored
-        with contextlib.suppress(Exception):
-            await audit.flush(orphans=False)
-    filters = {"tenant": scope.tenant, "project": scope.project}
-    return await timeseries(
-        db, RESEARCH, filters, since=since, until=until, bucket=bucket, by=by, query=query
-    )
-
-
-async def llm_timeseries(
-    db: Database,
-    tenant: str,
-    *,
-    since: float,
-    until: float,
-    bucket: str = "day",
-    by: str = "project",
-    account: str | None = None,
-    project: str | None = None,
-) -> dict[str, Any]:
-    """LLM tokens in/out and estimated cost per bucket, one series per project, account, model or provider
-    (of the tenant, narrowed to one account and/or one project)."""
-    filters = {"tenant": tenant, "project": project, "account": account}
-    return await timeseries(db, LLM, filters, since=since, until=until, bucket=bucket, by=by)
 
 
 __all__ = [
@@ -301,7 +249,5 @@ __all__ = [
     "RESEARCH_BY",
     "SeriesSpec",
     "bucket_starts",
-    "llm_timeseries",
-    "research_timeseries",
     "timeseries",
 ]

@@ -1,7 +1,9 @@
-"""ZarniwoopUsageCounter: one `research_call_records` row per provider call (seed §11).
+"""The ledger's writer of provider calls and its one spool (seed §11): `ZarniwoopUsageCounter`.
+
+One `research_call_records` row per provider call (`CallRecord`):
 
     {tenantId, projectId, instanceId, protocol, modality, tier, queryHash, hitCount, ok,
-     errorMessage, startedAt, durationMs}   (+ id, outcome)
+     errorMessage, startedAt, durationMs}   (+ id, outcome, profile)
 
 `queryHash` is the SHA-256 of the query; the plaintext is never stored, spooled or logged, and a
 provider's error message is scrubbed of it before it is kept. Skips (cooldown, disabled, quota,
@@ -15,9 +17,11 @@ had started but not ended becomes a row with outcome `interrupted` (it may have 
 a database outage only delays the rows: the failure is logged once, loudly, retried with backoff,
 and logged again when it recovers.
 
-One spool for every ledger: an LLM usage record is written in its call (it is the receipt of a
-charge, read back by `usage_id`), but when the database cannot take it the row goes to this spool
-(`spool_rows`) and the same flusher inserts it later — no usage is lost to a database outage.
+One spool for both ledgers: an LLM usage record is written in its call (it is the receipt of a
+charge, read back by `usage_id`: `ledger/llm_store.py`), but when the database cannot take it the
+row goes to this spool (`spool_rows("llm_usage_records", …)`) and the same flusher inserts it later
+with the table's own INSERT (`ledger/tables.py`) — no usage is lost to a database outage, and no
+SQL travels through the spool files, only the table's name and the values.
 
 A "started" line (`"event": "started"`) of a call still in flight is carried into the current
 segment when its segment is flushed, so it stays on disk until its outcome arrives.
@@ -34,117 +38,54 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..contract.enums import Outcome
 from ..contract.query import SearchScope
 from ..observability.outage import OutageLog
-from .privacy import query_hash, redact_query
-from .spool import Spool, read_segment
+from ..storage.privacy import query_hash, redact_query
+from ..storage.spool import Spool, read_segment
+from .records import CallRecord
+from .tables import RESEARCH_CALLS, TABLES
 
 if TYPE_CHECKING:
     from ..contract.protocol import ProviderInstance
     from ..contract.query import SearchRequest
     from ..contract.results import Attempt, SearchResult
-    from .db import Database
+    from ..storage.db import Database
 
 log = logging.getLogger(__name__)
 
-DEFAULT_RETENTION_DAYS = 30
 MAINTENANCE_INTERVAL = 3600.0
-QUOTA_COUNTER_KEEP_DAYS = 62
-"""Quota windows older than this (two months) are of no use to anyone."""
 INTERRUPTED = "interrupted"
 """The outcome of a call that was in flight when its process died (`research_call_records.outcome`)."""
 STARTED = "started"
 """The spool `event` of a call about to go out; its completion is an ordinary record, same id."""
 
-INSERT_SQL = (
-    "INSERT INTO research_call_records (id, tenant, project, instance_id, protocol, modality, tier, "
-    "query_hash, hit_count, ok, outcome, error_message, started_at, duration_ms, profile) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"
-)
+INSERT_SQL = RESEARCH_CALLS.insert_sql
 
 
-@dataclass(frozen=True, slots=True)
-class CallRecord:
-    id: str
-    tenant: str
-    project: str
-    instance_id: str
-    protocol: str
-    modality: str
-    tier: str
-    query_hash: str
-    hit_count: int
-    ok: bool
-    outcome: str
-    error_message: str | None
-    started_at: float
-    duration_ms: int
-    profile: str | None = None
-    """The agent profile that routed the call (None: the global order)."""
-
-    def to_json(self) -> dict[str, Any]:
-        """The seed's field names, as spooled."""
-        return {
-            "id": self.id,
-            "tenantId": self.tenant,
-            "projectId": self.project,
-            "instanceId": self.instance_id,
-            "protocol": self.protocol,
-            "modality": self.modality,
-            "tier": self.tier,
-            "queryHash": self.query_hash,
-            "hitCount": self.hit_count,
-            "ok": self.ok,
-            "outcome": self.outcome,
-            "errorMessage": self.error_message,
-            "startedAt": self.started_at,
-            "durationMs": self.duration_ms,
-            "profile": self.profile,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> CallRecord:
-        return cls(
-            id=str(data["id"]),
-            tenant=str(data["tenantId"]),
-            project=str(data["projectId"]),
-            instance_id=str(data["instanceId"]),
-            protocol=str(data["protocol"]),
-            modality=str(data["modality"]),
-            tier=str(data["tier"]),
-            query_hash=str(data["queryHash"]),
-            hit_count=int(data["hitCount"]),
-            ok=bool(data["ok"]),
-            outcome=str(data["outcome"]),
-            error_message=data.get("errorMessage"),
-            started_at=float(data["startedAt"]),
-            duration_ms=int(data["durationMs"]),
-            profile=data.get("profile"),
-        )
-
-    def row(self) -> tuple[Any, ...]:
-        return (
-            self.id,
-            self.tenant,
-            self.project,
-            self.instance_id,
-            self.protocol,
-            self.modality,
-            self.tier,
-            self.query_hash,
-            self.hit_count,
-            self.ok,
-            self.outcome,
-            self.error_message,
-            self.started_at,
-            self.duration_ms,
-            self.profile,
-        )
+def _call_record(
+    call_id: str,
+    scope: SearchScope,
+    instance: ProviderInstance,
+    request: SearchRequest,
+    hashed_query: str,
+    **result: Any,
+) -> CallRecord:
+    """The record of one call of `instance` for `request`; `result` holds the fields of its outcome."""
+    return CallRecord(
+        id=call_id,
+        tenant=scope.tenant,
+        project=scope.project,
+        instance_id=instance.id,
+        protocol=instance.protocol.id,
+        modality=request.modality.value,
+        tier=request.tier.value,
+        query_hash=hashed_query,
+        **result,
+    )
 
 
 class ZarniwoopUsageCounter:
@@ -188,8 +129,6 @@ class ZarniwoopUsageCounter:
         self._closed = False
         self._hashes: dict[str, str] = {}
         """Query hashes of calls in flight, by call id."""
-        self._ledgers: dict[str, str] = {}
-        """Other ledgers whose rows this spool carries when the database cannot take them: name → INSERT."""
 
     # -- DispatchObserver --------------------------------------------------------------------
 
@@ -198,15 +137,12 @@ class ZarniwoopUsageCounter:
     ) -> None:
         if self._closed:
             return
-        record = CallRecord(
-            id=call_id,
-            tenant=scope.tenant,
-            project=scope.project,
-            instance_id=instance.id,
-            protocol=instance.protocol.id,
-            modality=request.modality.value,
-            tier=request.tier.value,
-            query_hash=query_hash(request.query),
+        record = _call_record(
+            call_id,
+            scope,
+            instance,
+            request,
+            query_hash(request.query),
             hit_count=0,
             ok=False,
             outcome=INTERRUPTED,
@@ -234,15 +170,12 @@ class ZarniwoopUsageCounter:
         if call_id is not None:
             self._in_flight.discard(call_id)
             known_hash = self._hashes.pop(call_id, None)
-        record = CallRecord(
-            id=call_id or uuid.uuid4().hex,
-            tenant=scope.tenant,
-            project=scope.project,
-            instance_id=instance.id,
-            protocol=instance.protocol.id,
-            modality=request.modality.value,
-            tier=request.tier.value,
-            query_hash=known_hash or query_hash(request.query),
+        record = _call_record(
+            call_id or uuid.uuid4().hex,
+            scope,
+            instance,
+            request,
+            known_hash or query_hash(request.query),
             hit_count=hits,
             ok=attempt.outcome in (Outcome.SUCCESS, Outcome.EMPTY),
             outcome=attempt.outcome.value,
@@ -265,18 +198,13 @@ class ZarniwoopUsageCounter:
         else:
             self.spool_outage.recovered()
 
-    def add_ledger(self, name: str, insert_sql: str) -> None:
-        """Let `spool_rows(name, …)` carry rows of another ledger (idempotent `insert_sql`: a replay
-        may insert a row twice). Registered by the runtime, which composes both ledgers, so the
-        SQL never travels through the spool files — only the name and the values do."""
-        self._ledgers[name] = insert_sql
-
     def spool_rows(self, name: str, rows: Sequence[Sequence[Any]]) -> None:
-        """Rows of a registered ledger the database could not take just now: spooled beside the
-        call records and inserted by the same flusher (or, if this process dies, by the next one).
-        Raises `OSError` when the spool cannot take them either (the caller still has them)."""
-        if name not in self._ledgers:
-            raise KeyError(f"no ledger {name!r} was added to the audit spool")
+        """Rows of the ledger table `name` (`ledger/tables.py`) the database could not take just now:
+        spooled beside the call records and inserted by the same flusher (or, if this process dies,
+        by the next one). Raises `OSError` when the spool cannot take them either (the caller still
+        has them)."""
+        if name not in TABLES:
+            raise KeyError(f"no ledger table {name!r}")
         for row in rows:
             self.spool.append({"ledger": name, "row": list(row)})
         self._wake.set()
@@ -394,15 +322,15 @@ class ZarniwoopUsageCounter:
         for start in range(0, len(records), self.batch_size):
             await self.write(records[start : start + self.batch_size])
         for name, rows in other.items():
-            sql = self._ledgers.get(name)
-            if sql is None:  # a ledger this process does not know: the rows wait for one that does
+            table = TABLES.get(name)
+            if table is None:  # a ledger this (older) process does not know: the rows wait for one that does
                 for row in rows:
                     self._spool({"ledger": name, "row": list(row)}, None)
                 continue
-            await self.db.executemany(sql, [tuple(row) for row in rows])
+            await self.db.executemany(table.insert_sql, [tuple(row) for row in rows])
         for segment in segments:
             segment.unlink()
-        return len(records) + sum(len(rows) for name, rows in other.items() if name in self._ledgers)
+        return len(records) + sum(len(rows) for name, rows in other.items() if name in TABLES)
 
     async def write(self, records: Sequence[CallRecord]) -> None:
         """Insert records; ones already there (a replay) are left alone."""
