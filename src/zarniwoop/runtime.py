@@ -44,13 +44,13 @@ from .config.settings import SettingService
 from .config.validate import extras_warnings
 from .dispatch.dispatcher import Dispatcher
 from .dispatch.factory import ProviderFactory
+from .ledger import UsageLedger, ZarniwoopUsageCounter
 from .limits.clock import Clock
 from .observability.metrics import MetricsObserver
 from .protocols import checked_protocols, load_protocols
 from .storage.crypto import SecretBox
 from .storage.db import Database, open_database
 from .storage.private import private_home
-from .ledger import UsageLedger, ZarniwoopUsageCounter
 from .tenancy.accounts import OrgDirectory, sync_from_config
 from .tenancy.credentials import CredentialStore
 from .transport.http import HttpTransport

@@ -39,9 +39,9 @@ from ..contract.errors import (
     TransportError,
 )
 from ..contract.protocol import Secret
+from ..ledger.records import AttemptRecord, Switch  # what the usage record keeps of each attempt
 from ..limits.clock import Clock
 from ..limits.failure_policy import IN_CALL_WAIT_CAP, retry_wait
-from ..ledger.records import AttemptRecord, Switch  # what the usage record keeps of each attempt
 from ..tenancy.llm_config import FailoverPolicy
 
 log = logging.getLogger("zarniwoop.llm.failover")
