@@ -357,8 +357,10 @@ async def test_a_wiped_spool_directory_is_recreated_and_nothing_is_lost(tmp_path
         await rt.dispatcher.search(SearchRequest.create("two", "academic"), SCOPE)
         # both calls went to disk (a "started" line and a record each), in the recreated directory,
         # not to memory. Counted as they were appended: the background flusher, woken by them, may
-        # have written them already, so what is still pending (`spooled()`) is 2, 1 or 0 by now
-        assert rt.usage.spool.appended == appended + 4 and rt.usage.spool.directory.is_dir()
+        # have written them already, so what is still pending (`spooled()`) is 2, 1 or 0 by now. A
+        # flush while a call is in flight carries its "started" line into a new segment: one more
+        # append each time (on a busy machine), so at least four; the rows below are counted exactly
+        assert rt.usage.spool.appended >= appended + 4 and rt.usage.spool.directory.is_dir()
         await rt.usage.flush()
         rows = await rt.db.fetchall("SELECT query_hash FROM research_call_records")
     assert sorted(r[0] for r in rows) == sorted([query_hash("one")] * 2 + [query_hash("two")] * 2)
