@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING
 from ..protocols._text import strip_html
 from .heuristics import HeuristicPlanner, LexicalEvaluator
 from .insights import ExtractiveInsights
-from .pipeline import Investigator, Strategies, StrategyChooser
+from .pipeline import Investigator
 from .rerank import RERANK_RECIPE_KEY
+from .strategies import Strategies, StrategyChooser
 
 if TYPE_CHECKING:
     from pathlib import Path

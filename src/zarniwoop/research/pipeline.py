@@ -4,7 +4,8 @@ Plan → searches → dedup → (Deepen) → Evaluate → (Refine below `researc
 sort by relevanceScore × affinity → (Re-rank when `research.rerank.recipe` names a recipe) →
 cut to maxResults → Insights over the kept hits (unless `insights=False` or
 `research.insights.enabled: false`). Each step that has an LLM strategy falls back to its
-built-in one when the call fails, and `strategies` says which ran.
+built-in one when the call fails, and `strategies` says which ran. The steps' strategy Protocols
+are in `strategies.py`; the searches step (run, log, merge) in `searches.py`.
 
 investigator = Investigator(runtime.dispatcher)
 ranked = await investigator.investigate("off-target effects of CRISPR base editors", scope, max_results=10)
@@ -20,26 +21,25 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ..contract.enums import Availability, ContentInline, Modality, SearchDomain
 from ..contract.errors import InvalidRequestError, ZarniwoopError
-from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
 from ..dispatch.profiles import GLOBAL_ORDER, ProfileChoice
 from ..dispatch.status import provider_statuses
 from ..observability.metrics import record_curated_run
-from .dedup import merge
 from .heuristics import HeuristicPlanner, LexicalEvaluator
 from .insights import ExtractiveInsights, InsightsBuilder
 from .model import DroppedHit, Evaluation, Insights, MergedHit, Plan, RankedHit, RankedHitSet, Verdict
 from .progress import ProgressObserver, Tracker
+from .searches import search_and_merge
+from .strategies import Domains, Evaluator, Planner, Reranker, Strategies, StrategyChooser
 
 if TYPE_CHECKING:
     from ..contract.query import SearchScope
-    from ..contract.results import SearchResult
     from ..dispatch.dispatcher import BoundSearch, Dispatcher
 
 log = logging.getLogger(__name__)
@@ -55,57 +55,6 @@ INSIGHTS_ENABLED = "research.insights.enabled"
 MIN_HITS = "research.investigate.minHits"
 
 ContentLoader = Callable[[SearchHit, "SearchScope"], Awaitable[str | None]]
-Domains = Mapping[str, frozenset[SearchDomain]]
-
-
-class Planner(Protocol):
-    strategy: str
-
-    async def plan(
-        self,
-        question: str,
-        available: Mapping[Modality, Sequence[str]],
-        max_searches: int = 4,
-        *,
-        domains: Domains | None = None,
-    ) -> Plan: ...
-
-    async def refine(
-        self,
-        question: str,
-        plan: Plan,
-        found: Sequence[MergedHit],
-        available: Mapping[Modality, Sequence[str]],
-        verdicts: Mapping[str, Verdict] | None = None,
-    ) -> Plan: ...
-
-
-class Evaluator(Protocol):
-    strategy: str
-
-    async def evaluate(self, question: str, hits: Sequence[MergedHit]) -> Evaluation: ...
-
-
-class Reranker(Protocol):
-    strategy: str
-
-    async def rerank(self, question: str, hits: Sequence[RankedHit]) -> list[RankedHit]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Strategies:
-    """The strategies one scope's investigation runs with."""
-
-    planner: Planner
-    evaluator: Evaluator
-    insights: InsightsBuilder
-    reranker: Reranker | None = None
-    notes: Mapping[str, str] = field(default_factory=dict)
-    """Steps that will not run, and why (`{"rerank": "off (no LLM configured)"}`)."""
-
-
-StrategyChooser = Callable[["SearchScope"], Awaitable[Strategies]]
-"""Picks the strategies per scope (LLM recipes where an LLM is configured)."""
 
 
 class Investigator:
@@ -189,7 +138,7 @@ class Investigator:
             searches=len(plan.searches),
         )
         searches: list[dict[str, Any]] = []
-        merged = await self._search_and_merge(plan, search, max_results, searches, tracker)
+        merged = await search_and_merge(plan, search, max_results, searches, tracker)
         notes: list[str] = []
         if depth > 0:
             merged = await self._deepen(merged, scope, notes)
@@ -221,7 +170,7 @@ class Investigator:
                 seen = {m.key for m in merged}
                 more = [
                     m
-                    for m in await self._search_and_merge(second, search, max_results, searches, tracker)
+                    for m in await search_and_merge(second, search, max_results, searches, tracker)
                     if m.key not in seen
                 ]
                 if depth > 0:
@@ -351,66 +300,6 @@ class Investigator:
             log.warning("insights step failed (%s); extracting sentences instead", exc.message)
             found = await self.fallback_insights.build(question, hits)
             return found, f"{self.fallback_insights.strategy} (fallback: {exc.message})"
-
-    async def _search_and_merge(
-        self,
-        plan: Plan,
-        search: BoundSearch,
-        max_results: int,
-        log_into: list[dict[str, Any]],
-        tracker: Tracker,
-    ) -> list[MergedHit]:
-        batches = await self._run(plan, search, max_results, log_into, tracker)
-        merged = merge(batches)
-        found = sum(len(hits) for *_, hits in batches)
-        await tracker.step("dedup", f"merged {found} hits into {len(merged)}", hits=found, merged=len(merged))
-        return merged
-
-    async def _run(
-        self,
-        plan: Plan,
-        search: BoundSearch,
-        max_results: int,
-        log_into: list[dict[str, Any]],
-        tracker: Tracker,
-    ) -> list[tuple[str, str, float, Sequence[SearchHit]]]:
-        requests = [SearchRequest.create(s.query, s.modality, max_results=max_results) for s in plan.searches]
-        finished = [0]
-
-        async def one(request: SearchRequest) -> SearchResult:
-            result = await search(request)
-            finished[0] += 1
-            served = result.provider_instance_id or "no provider"
-            await tracker.step(
-                "search",
-                f"search {finished[0]}/{len(requests)}: {request.modality.value} via {served}, "
-                f"{result.returned_count} hits",
-                query=request.query,
-                modality=request.modality.value,
-                providerInstanceId=result.provider_instance_id,
-                hits=result.returned_count,
-            )
-            return result
-
-        results: list[SearchResult] = await asyncio.gather(*(one(r) for r in requests))
-        batches: list[tuple[str, str, float, Sequence[SearchHit]]] = []
-        for planned, result in zip(plan.searches, results, strict=True):
-            log_into.append(
-                {
-                    "query": planned.query,
-                    "modality": planned.modality.value,
-                    "providerInstanceId": result.provider_instance_id,
-                    "hits": result.returned_count,
-                    "errorMessage": result.error_message,
-                    **({"errorSummary": result.error_summary} if result.error_summary else {}),
-                    "cached": result.cached,
-                    **({"attempts": [a.to_json() for a in result.attempts]} if result.error_message else {}),
-                }
-            )
-            if result.provider_instance_id and result.hits:
-                affinity = float(planned.source_affinity.get(result.provider_instance_id, 1.0))
-                batches.append((planned.query, result.provider_instance_id, affinity, result.hits))
-        return batches
 
     async def _deepen(self, merged: list[MergedHit], scope: SearchScope, notes: list[str]) -> list[MergedHit]:
         """Load bodies for the top hits that carry no text or only a snippet, so Evaluate sees more."""
