@@ -65,10 +65,18 @@ async def _streamed(http: httpx.AsyncClient, target: Target, body: dict[str, Any
 
 
 async def timed_calls(
-    target: Target, n: int, body: dict[str, Any], *, clients: int = 16, stream: bool = False
+    target: Target,
+    n: int,
+    body: dict[str, Any],
+    *,
+    clients: int = 16,
+    stream: bool = False,
+    failures: list[str] | None = None,
 ) -> list[float]:
     """`n` calls (rounded down to a multiple of `clients`, at least one each) from `clients` at once:
-    the seconds each took, or with `stream` each one's time to first token."""
+    the seconds each took, or with `stream` each one's time to first token. A call the network
+    failed (a connection reset) is left out of the timings and said in `failures` when one is
+    given; without it, it raises `CallFailed`, as a wrong answer always does."""
     headers = {"Authorization": f"Bearer {target.token}"}
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     sent = target.body(body)
@@ -76,7 +84,17 @@ async def timed_calls(
     async with httpx.AsyncClient(headers=headers, limits=limits, timeout=60) as http:
 
         async def client(count: int) -> list[float]:
-            return [await call(http, target, sent) for _ in range(count)]
+            timed = []
+            for _ in range(count):
+                try:
+                    timed.append(await call(http, target, sent))
+                except httpx.TransportError as exc:
+                    if failures is None:
+                        raise CallFailed(f"{target.name}: {type(exc).__name__} {exc}") from exc
+                    failures.append(
+                        f"{target.name}{' (streamed)' if stream else ''}: {type(exc).__name__} {exc}"
+                    )
+            return timed
 
         each = await asyncio.gather(*(client(max(1, n // clients)) for _ in range(clients)))
     return [seconds for samples in each for seconds in samples]

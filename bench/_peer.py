@@ -82,6 +82,8 @@ class Samples:
         names = ("bare", *SIDES)
         self.seconds = {t: {k: [[] for _ in range(rounds)] for k in KINDS} for t in names}
         self.cpu = {t: {k: [0.0] * rounds for k in KINDS} for t in SIDES}
+        self.failures: list[str] = []
+        """Calls the network failed (left out of the figures), as `target: error`."""
         self.idle = {t: 0.0 for t in SIDES}
         """Milliseconds of CPU per second each server spent idle, measured before the rounds."""
 
@@ -130,7 +132,8 @@ async def _measure(
     bodies = {"plain": BODY, "stream": STREAM_BODY}
     for target in targets.values():  # warm-up: connections, caches, first-call imports
         for kind in KINDS:
-            await timed_calls(target, 4 * clients, bodies[kind], clients=clients, stream=kind == "stream")
+            stream = kind == "stream"
+            await timed_calls(target, 4 * clients, bodies[kind], clients=clients, stream=stream, failures=[])
     samples = Samples(rounds)
     before = {side: tree_cpu_seconds(pids[side]) for side in SIDES}
     await asyncio.sleep(IDLE_SECONDS)  # both idle: what their background loops cost without calls
@@ -143,7 +146,12 @@ async def _measure(
             for name in order:
                 before = tree_cpu_seconds(pids[name]) if name in pids else 0.0
                 timed = await timed_calls(
-                    targets[name], n, bodies[kind], clients=clients, stream=kind == "stream"
+                    targets[name],
+                    n,
+                    bodies[kind],
+                    clients=clients,
+                    stream=kind == "stream",
+                    failures=samples.failures,
                 )
                 samples.seconds[name][kind][round_] = timed
                 if name in pids:
@@ -192,6 +200,8 @@ def main(n: int, rounds: int, clients: int, venv_option: str | None) -> dict[str
         **{name: overall[name] for name in ("bare", *SIDES)},
         "ratios": overall["ratios"],
         "idleCpuMsPerSecond": {side: _ms(samples.idle[side]) for side in SIDES},
+        "failedCalls": {name: sum(f.startswith(name) for f in samples.failures) for name in ("bare", *SIDES)},
+        "firstFailures": samples.failures[:5],
         "targets": TARGETS,
         "met": {name: r is not None and r <= TARGETS[name] for name, r in overall["ratios"].items()},
         "perRound": [samples.figures(r) for r in range(rounds)],
