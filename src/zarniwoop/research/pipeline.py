@@ -16,43 +16,32 @@ Pass `progress=observer` to hear each step as it ends (`research.progress`): pla
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..contract.enums import Availability, ContentInline, Modality, SearchDomain
+from ..contract.enums import Availability, Modality, SearchDomain
 from ..contract.errors import InvalidRequestError, ZarniwoopError
-from ..contract.query import SearchRequest
-from ..contract.results import ContentRef, SearchHit
 from ..dispatch.status import provider_statuses
 from ..observability.metrics import record_curated_run
-from .dedup import merge
 from .heuristics import HeuristicPlanner, LexicalEvaluator
 from .insights import ExtractiveInsights, InsightsBuilder
 from .model import DroppedHit, Evaluation, Insights, MergedHit, Plan, RankedHit, RankedHitSet, Verdict
 from .progress import ProgressObserver, Tracker
+from .searches import ContentLoader, PlanSearches
 
 if TYPE_CHECKING:
     from ..contract.query import SearchScope
-    from ..contract.results import SearchResult
     from ..dispatch.dispatcher import Dispatcher
 
 log = logging.getLogger(__name__)
 MAX_QUESTION_CHARS = 2000
 MAX_DEPTH = 3
-DEEPEN_LIMIT = 8
-"""How many top hits Deepen loads content for: bodies are large and the evaluation wants the best ones."""
-
-SHORT_TEXT = 500
-"""Inline text shorter than this is a snippet, not a body: Deepen loads the page behind it."""
-
 INSIGHTS_ENABLED = "research.insights.enabled"
 MIN_HITS = "research.investigate.minHits"
 
-ContentLoader = Callable[[SearchHit, "SearchScope"], Awaitable[str | None]]
 Domains = Mapping[str, frozenset[SearchDomain]]
 
 
@@ -123,7 +112,7 @@ class Investigator:
         self.fallback_planner = HeuristicPlanner()
         self.fallback_evaluator = LexicalEvaluator()
         self.fallback_insights = ExtractiveInsights()
-        self.content_loader = content_loader
+        self.gather = PlanSearches(dispatcher, content_loader)
 
     async def investigate(
         self,
@@ -182,10 +171,10 @@ class Investigator:
             searches=len(plan.searches),
         )
         searches: list[dict[str, Any]] = []
-        merged = await self._search_and_merge(plan, scope, max_results, searches, tracker)
+        merged = await self.gather.search_and_merge(plan, scope, max_results, searches, tracker)
         notes: list[str] = []
         if depth > 0:
-            merged = await self._deepen(merged, scope, notes)
+            merged = await self.gather.deepen(merged, scope, notes)
             await tracker.step("deepen", notes[-1])
         phase[0] = "evaluate"
         evaluation, strategies["evaluate"] = await self._evaluate(chosen.evaluator, question, merged)
@@ -214,11 +203,11 @@ class Investigator:
                 seen = {m.key for m in merged}
                 more = [
                     m
-                    for m in await self._search_and_merge(second, scope, max_results, searches, tracker)
+                    for m in await self.gather.search_and_merge(second, scope, max_results, searches, tracker)
                     if m.key not in seen
                 ]
                 if depth > 0:
-                    more = await self._deepen(more, scope, notes)
+                    more = await self.gather.deepen(more, scope, notes)
                     await tracker.step("deepen", notes[-1])
                 more_evaluation, _ = await self._evaluate(chosen.evaluator, question, more)
                 more_kept, more_dropped = _apply(more, more_evaluation.verdicts)
@@ -344,90 +333,6 @@ class Investigator:
             log.warning("insights step failed (%s); extracting sentences instead", exc.message)
             found = await self.fallback_insights.build(question, hits)
             return found, f"{self.fallback_insights.strategy} (fallback: {exc.message})"
-
-    async def _search_and_merge(
-        self,
-        plan: Plan,
-        scope: SearchScope,
-        max_results: int,
-        log_into: list[dict[str, Any]],
-        tracker: Tracker,
-    ) -> list[MergedHit]:
-        batches = await self._run(plan, scope, max_results, log_into, tracker)
-        merged = merge(batches)
-        found = sum(len(hits) for *_, hits in batches)
-        await tracker.step("dedup", f"merged {found} hits into {len(merged)}", hits=found, merged=len(merged))
-        return merged
-
-    async def _run(
-        self,
-        plan: Plan,
-        scope: SearchScope,
-        max_results: int,
-        log_into: list[dict[str, Any]],
-        tracker: Tracker,
-    ) -> list[tuple[str, str, float, Sequence[SearchHit]]]:
-        requests = [SearchRequest.create(s.query, s.modality, max_results=max_results) for s in plan.searches]
-        finished = [0]
-
-        async def one(request: SearchRequest) -> SearchResult:
-            result = await self.dispatcher.search(request, scope)
-            finished[0] += 1
-            served = result.provider_instance_id or "no provider"
-            await tracker.step(
-                "search",
-                f"search {finished[0]}/{len(requests)}: {request.modality.value} via {served}, "
-                f"{result.returned_count} hits",
-                query=request.query,
-                modality=request.modality.value,
-                providerInstanceId=result.provider_instance_id,
-                hits=result.returned_count,
-            )
-            return result
-
-        results: list[SearchResult] = await asyncio.gather(*(one(r) for r in requests))
-        batches: list[tuple[str, str, float, Sequence[SearchHit]]] = []
-        for planned, result in zip(plan.searches, results, strict=True):
-            log_into.append(
-                {
-                    "query": planned.query,
-                    "modality": planned.modality.value,
-                    "providerInstanceId": result.provider_instance_id,
-                    "hits": result.returned_count,
-                    "errorMessage": result.error_message,
-                    **({"errorSummary": result.error_summary} if result.error_summary else {}),
-                    "cached": result.cached,
-                    **({"attempts": [a.to_json() for a in result.attempts]} if result.error_message else {}),
-                }
-            )
-            if result.provider_instance_id and result.hits:
-                affinity = float(planned.source_affinity.get(result.provider_instance_id, 1.0))
-                batches.append((planned.query, result.provider_instance_id, affinity, result.hits))
-        return batches
-
-    async def _deepen(self, merged: list[MergedHit], scope: SearchScope, notes: list[str]) -> list[MergedHit]:
-        """Load bodies for the top hits that carry no text or only a snippet, so Evaluate sees more."""
-        if self.content_loader is None:
-            notes.append("deepen skipped: no content loader configured")
-            return merged
-        targets = [m for m in merged[:DEEPEN_LIMIT] if len(_inline_text(m.hit)) < SHORT_TEXT]
-        loaded = await asyncio.gather(
-            *(self.content_loader(m.hit, scope) for m in targets), return_exceptions=True
-        )
-        texts = {
-            m.key: text for m, text in zip(targets, loaded, strict=True) if isinstance(text, str) and text
-        }
-        notes.append(f"deepened {len(texts)} of {len(targets)} hits")
-        return [
-            replace(m, hit=replace(m.hit, content=ContentRef(ContentInline.EMBED_TEXT, text=texts[m.key])))
-            if m.key in texts
-            else m
-            for m in merged
-        ]
-
-
-def _inline_text(hit: SearchHit) -> str:
-    return (hit.content.text or "") if hit.content is not None else ""
 
 
 def _validate(question: Any, max_results: Any, depth: Any) -> str:
