@@ -19,6 +19,14 @@ completion; every client keeps its connections alive):
   server's own cost of a call, which a busy machine skews far less than latency.
 
     python bench/gateway_overhead.py [--n 300]
+
+`--peer litellm` measures instead against LiteLLM's proxy server, a process of its own from its own
+venv (`--litellm-venv`, $ZARNIWOOP_LITELLM_VENV, default /opt/litellm-venv; `scripts/litellm-venv`
+creates it): both servers and the bare upstream behind the same 16 concurrent clients, interleaved
+in 3 rounds — added latency p50, time to first token of streamed calls, CPU per call, and the
+ratios gateway ÷ LiteLLM (`bench/_peer.py` says how):
+
+    python bench/gateway_overhead.py --peer litellm [--n 200] [--rounds 3] [--litellm-venv DIR]
 """
 
 from __future__ import annotations
@@ -40,12 +48,14 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm must no
 
 import httpx  # noqa: E402
 
+from bench._calls import Target, timed_calls  # noqa: E402
 from tests.support.emulator import Emulator  # noqa: E402
 from tests.support.gateway import (  # noqa: E402
     MODELS,
     OPENAI_KEY,
+    GatewaySetup,
     gateway_tenants,
-    openai_completion,
+    openai_upstream,
     prepare_gateway,
     upstream_path,
 )
@@ -56,6 +66,14 @@ BODY = {
     "messages": [{"role": "user", "content": "How are you?"}],
     "max_tokens": 64,
 }
+STREAM_BODY = {**BODY, "stream": True, "stream_options": {"include_usage": True}}
+
+
+def prepare_unbound_gateway(directory: Path, emulator: Emulator) -> GatewaySetup:
+    """The benches' gateway (`tests/support/gateway.py`), mike's token quotas too large to bind."""
+    tenants = gateway_tenants(emulator)
+    tenants["acme"]["accounts"]["mike"]["llm"]["quota"] = {"daily_tokens": 10**12, "monthly_tokens": 10**12}
+    return prepare_gateway(directory, emulator, tenants=tenants)
 
 
 def summary(samples: list[float]) -> dict[str, float]:
@@ -122,16 +140,7 @@ async def measure(n: int, upstream: str, gateway: str, token: str) -> dict[str, 
 
 async def gateway_calls(gateway: str, token: str, n: int, clients: int = 16) -> None:
     """`n` gateway calls (rounded down to a multiple of `clients`) from `clients` at once; each must answer 200."""
-    headers = {"Authorization": f"Bearer {token}"}
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(limits=limits, timeout=60) as http:
-
-        async def client(count: int) -> None:
-            for _ in range(count):
-                answer = await http.post(gateway + "/v1/chat/completions", json=BODY, headers=headers)
-                assert answer.status_code == 200, answer.text
-
-        await asyncio.gather(*(client(max(1, n // clients)) for _ in range(clients)))
+    await timed_calls(Target("gateway", gateway, token, BODY["model"]), n, BODY, clients=clients)
 
 
 async def server_cpu_per_call(n: int, gateway: str, token: str, pid: int, clients: int = 16) -> float:
@@ -145,15 +154,10 @@ async def server_cpu_per_call(n: int, gateway: str, token: str, pid: int, client
 
 def main(n: int) -> dict[str, Any]:
     emulator = Emulator().start()
-    emulator.add(upstream_path("openai"), openai_completion("I'm fine, thanks.", 12, 6))
+    emulator.add(upstream_path("openai"), openai_upstream)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            tenants = gateway_tenants(emulator)
-            tenants["acme"]["accounts"]["mike"]["llm"]["quota"] = {
-                "daily_tokens": 10**12,
-                "monthly_tokens": 10**12,
-            }
-            setup = prepare_gateway(Path(tmp), emulator, tenants=tenants)
+            setup = prepare_unbound_gateway(Path(tmp), emulator)
             with served(setup.config, setup.home) as server:
                 samples = asyncio.run(measure(n, emulator.url, server.url, setup.token))
                 cpu_ms = asyncio.run(server_cpu_per_call(n, server.url, setup.token, server.pid))
@@ -182,5 +186,15 @@ def main(n: int) -> dict[str, Any]:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--n", type=int, default=300)
-    print(json.dumps(main(parser.parse_args().n), indent=2))
+    parser.add_argument("--n", type=int, default=None, help="calls per measure (default 300; --peer: 200)")
+    parser.add_argument("--peer", choices=("litellm",), default=None, help="measure against a peer server")
+    parser.add_argument("--rounds", type=int, default=3, help="--peer: interleaved rounds (default 3)")
+    parser.add_argument("--clients", type=int, default=16, help="--peer: concurrent clients (default 16)")
+    parser.add_argument("--litellm-venv", default=None, help="--peer litellm: the proxy's venv")
+    args = parser.parse_args()
+    if args.peer is None:
+        print(json.dumps(main(args.n or 300), indent=2))
+    else:
+        from bench import _peer  # it builds on this module: imported here, not at the top
+
+        print(json.dumps(_peer.main(args.n or 200, args.rounds, args.clients, args.litellm_venv), indent=2))

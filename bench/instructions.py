@@ -58,18 +58,12 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 
 from bench import _baseline  # noqa: E402
-from bench.gateway_overhead import BODY  # noqa: E402
+from bench.gateway_overhead import BODY, STREAM_BODY, prepare_unbound_gateway  # noqa: E402
 from bench.http_load import _run_emulator  # noqa: E402
 from bench.investigate_overhead import QUESTION  # noqa: E402
 from bench.investigate_overhead import _settings as investigate_settings  # noqa: E402
-from tests.support.emulator import Emulator, RecordedRequest, Reply  # noqa: E402
-from tests.support.gateway import (  # noqa: E402
-    gateway_tenants,
-    openai_completion,
-    openai_text_stream,
-    prepare_gateway,
-    upstream_path,
-)
+from tests.support.emulator import Emulator  # noqa: E402
+from tests.support.gateway import openai_upstream, upstream_path  # noqa: E402
 from tests.support.runtime import endpoint, only, write_config  # noqa: E402
 from tests.support.served import Served, served  # noqa: E402
 from zarniwoop.dispatch.flights import JOIN_GRACE_SECONDS  # noqa: E402
@@ -77,8 +71,6 @@ from zarniwoop.dispatch.flights import JOIN_GRACE_SECONDS  # noqa: E402
 Send = Callable[[httpx.AsyncClient, int, int], Awaitable[bool]]
 """One request of a phase (client number, request number) → whether it answered as it should."""
 
-STREAM_BODY = {**BODY, "stream": True, "stream_options": {"include_usage": True}}
-STREAM_TEXT = "I am fine, thanks for asking."
 SETTLE_SECONDS = 0.5
 """A phase's count runs on this long after its last answer, so that what its requests left to the
 audit flusher (which writes 0.1 s after a record, in batches) is counted in it and not in the next."""
@@ -233,21 +225,11 @@ def _search_server(directory: Path, out: Path, _: Emulator) -> Iterator[tuple[Se
         emulator.join(timeout=10)
 
 
-def _openai(request: RecordedRequest) -> Reply:
-    """The OpenAI upstream: a completion, or its SSE stream when the request asks for one."""
-    if request.json().get("stream"):
-        body = openai_text_stream(STREAM_TEXT, (12, 6))
-        return Reply(body=body, headers={"Content-Type": "text/event-stream"})
-    return openai_completion("I'm fine, thanks.", 12, 6)
-
-
 @contextmanager
 def _gateway_server(directory: Path, out: Path, emulator: Emulator) -> Iterator[tuple[Served, str]]:
     """`bench/gateway_overhead.py`'s server and account token, quotas too large to bind."""
-    emulator.add(upstream_path("openai"), _openai)
-    tenants = gateway_tenants(emulator)
-    tenants["acme"]["accounts"]["mike"]["llm"]["quota"] = {"daily_tokens": 10**12, "monthly_tokens": 10**12}
-    setup = prepare_gateway(directory, emulator, tenants=tenants)
+    emulator.add(upstream_path("openai"), openai_upstream)
+    setup = prepare_unbound_gateway(directory, emulator)
     with served(setup.config, setup.home, wrapper=_callgrind(out), timeout=300) as server:
         yield server, setup.token
 

@@ -26,10 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-from bench.gateway_overhead import gateway_calls  # noqa: E402
+from bench.gateway_overhead import gateway_calls, prepare_unbound_gateway  # noqa: E402
 from bench.profile_serve import by_package  # noqa: E402
 from tests.support.emulator import Emulator  # noqa: E402
-from tests.support.gateway import gateway_tenants, openai_completion, prepare_gateway, upstream_path  # noqa: E402
+from tests.support.gateway import openai_completion, upstream_path  # noqa: E402
 from tests.support.served import served  # noqa: E402
 
 
@@ -47,12 +47,7 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory(prefix="zw-profile-gw-") as tmp:
             out = args.out or Path(tmp) / "gateway.prof"
-            tenants = gateway_tenants(emulator)
-            tenants["acme"]["accounts"]["mike"]["llm"]["quota"] = {
-                "daily_tokens": 10**12,
-                "monthly_tokens": 10**12,
-            }
-            setup = prepare_gateway(Path(tmp), emulator, tenants=tenants)
+            setup = prepare_unbound_gateway(Path(tmp), emulator)
             profiler = (str(ROOT / "bench" / "_profiled.py"), str(out.resolve()))
             env = {"ZW_PROFILE_SQL": "1"} if args.sql else None
             with served(setup.config, setup.home, python_args=profiler, env=env) as server:

@@ -9,7 +9,8 @@ moved, so an upgrade that breaks one says where to look instead of failing somew
 | mcp | `MCPServer.middleware` (provisional), `streamable_http_app()` leaving a fresh `session_manager` per call, `streamable_http.check_accept_headers` | `surfaces/cli/mcp_cmd.py` (opens the runtime after `initialize`), `surfaces/http/mcp_endpoint.py` (an SSE and a JSON transport) | (same) |
 | uvicorn | `protocols.http.httptools_impl.HttpToolsProtocol` and its hooks | `surfaces/http/server_protocol.py`: the head cap | `uvicorn>=0.30,<0.55` |
 | uvicorn | `Server.startup(sockets=)`, `Server.should_exit` | `surfaces/cli/serve.py`, `workers.py` | (same) |
-| FastAPI | `APIRoute.body_field.field_info.annotation` | `surfaces/http/errors.py`: names the body's fields in a 422 | none: it degrades to a shorter message |
+| FastAPI | `APIRoute.body_field.field_info.annotation` | `surfaces/http/errors.py`: names the body's fields in a 422 | `fastapi>=0.115,<0.166` |
+| FastAPI | `APIRoute.dependant.{dependencies,path_params,query_params,header_params,cookie_params,body_params}`, `APIRoute.get_route_handler()` called at construction | `surfaces/http/fast_body.py`: a `request_only` endpoint is its route's handler, refused when FastAPI would resolve anything for it | (same) |
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from importlib.metadata import version
 from typing import Any
 
 import pytest
+from fastapi import Request
 from pydantic import BaseModel
 
 
@@ -158,6 +160,13 @@ class _Body(BaseModel):  # at module level: FastAPI resolves the (string) annota
 async def _endpoint(body: _Body) -> None: ...
 
 
+async def _request_only(request: Request) -> None: ...
+
+
+def _depends_on() -> int:
+    return 1
+
+
 def test_fastapi_route_body_field_names_the_body_model():
     from fastapi.routing import APIRoute
 
@@ -165,3 +174,48 @@ def test_fastapi_route_body_field_names_the_body_model():
     field = getattr(route, "body_field", None)
     annotation = getattr(getattr(field, "field_info", None), "annotation", None)
     assert annotation is _Body, _moved("fastapi", "APIRoute.body_field.field_info.annotation", repr(field))
+
+
+def test_fastapi_route_dependant_lists_what_fast_body_checks():
+    from fastapi import Cookie, Depends, Header
+    from fastapi.routing import APIRoute
+
+    from zarniwoop.surfaces.http.fast_body import _RESOLVED
+
+    async def everything(
+        item: str,
+        body: _Body,
+        limit: int = 3,
+        x_trace: str = Header(""),
+        session: str = Cookie(""),
+        extra: int = Depends(_depends_on),
+    ) -> None: ...
+
+    name = "APIRoute.dependant"
+    full = getattr(APIRoute("/x/{item}", everything, methods=["POST"]), "dependant", None)
+    empty = getattr(APIRoute("/y", _request_only, methods=["POST"]), "dependant", None)
+    assert full is not None and empty is not None, _moved("fastapi", name, "no dependant")
+    for kind in _RESOLVED:
+        assert isinstance(getattr(full, kind, None), list), _moved("fastapi", f"{name}.{kind}", "not a list")
+        # every kind filled for an endpoint that has one of each: fast_body's "resolves nothing" check means it
+        assert getattr(full, kind), _moved("fastapi", f"{name}.{kind}", "empty for an endpoint that has one")
+        assert getattr(empty, kind) == [], _moved(
+            "fastapi", f"{name}.{kind}", "set for a Request-only endpoint"
+        )
+
+
+def test_fastapi_route_takes_its_handler_from_get_route_handler():
+    from fastapi.routing import APIRoute
+
+    handlers = []
+
+    class Route(APIRoute):
+        def get_route_handler(self) -> Any:
+            handler = super().get_route_handler()
+            handlers.append(handler)
+            return handler
+
+    Route("/x", _endpoint, methods=["POST"])
+    assert len(handlers) == 1, _moved(
+        "fastapi", "APIRoute.get_route_handler", "not called when a route is built"
+    )

@@ -5,7 +5,7 @@ mike, every wire pointed at the loopback emulator, an account-bound token, and t
     with served(setup.config, setup.home) as server:
         client = openai.OpenAI(base_url=server.url + "/v1", api_key=setup.token, max_retries=0)
 
-Also used by `bench/gateway_overhead.py`.
+Also used by `bench/gateway_overhead.py` and `bench/instructions.py`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 from zarniwoop.runtime import Runtime
 
-from .emulator import Emulator, Reply
+from .emulator import Emulator, RecordedRequest, Reply
 from .llm import KEYS, seed_tenants, trusting
 from .runtime import write_config
 
@@ -160,3 +160,15 @@ def openai_text_stream(text: str, usage: tuple[int, int]) -> bytes:
         }
     )
     return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+
+
+STREAM_TEXT = "I am fine, thanks for asking."
+
+
+def openai_upstream(request: RecordedRequest) -> Reply:
+    """The benches' OpenAI upstream: a completion, or its SSE stream when the request asks for one
+    (usage 12 + 6 either way)."""
+    if request.json().get("stream"):
+        body = openai_text_stream(STREAM_TEXT, (12, 6))
+        return Reply(body=body, headers={"Content-Type": "text/event-stream"})
+    return openai_completion("I'm fine, thanks.", 12, 6)

@@ -2,7 +2,7 @@
 
 `ClientSession._retry_connection` (aiohttp ≥ 3.10) makes aiohttp resend an idempotent request once
 when a kept connection fails under it; the transport switches it off so that one attempt is at most
-one upstream request (`transport/http.py::_one_request_per_attempt`). pyproject bounds aiohttp below
+one upstream request (`transport/pools.py::_one_request_per_attempt`). pyproject bounds aiohttp below
 the next minor release; a newer aiohttp must pass this before the bound moves.
 """
 
@@ -21,7 +21,7 @@ async def test_aiohttp_still_has_the_private_resend_switch():
     try:
         assert "_retry_connection" in aiohttp.ClientSession.ATTRS, (
             f"aiohttp {aiohttp.__version__}: ClientSession._retry_connection is gone; "
-            "transport/http.py::_one_request_per_attempt no longer switches off the resend"
+            "transport/pools.py::_one_request_per_attempt no longer switches off the resend"
         )
         assert session._retry_connection is True, f"aiohttp {aiohttp.__version__} changed its default"
     finally:

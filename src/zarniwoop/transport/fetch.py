@@ -6,8 +6,9 @@ checked *after* DNS resolution — the host's addresses must all be public (not 
 link-local, multicast, reserved or unspecified; IPv4 inside IPv6 is unwrapped) — and the
 connection is made by a pool whose resolver answers only with addresses the same policy allows
 (`transport/guard.py`), so a DNS answer that changes between check and connect (rebinding) cannot
-slip through. Redirects are followed by hand, each target checked again. Reading stops at the size
-cap: the body is cut there, not refused.
+slip through. Redirects are followed by the transport's one loop (`HttpTransport.follow`), under
+its rules (never https → http), each target checked again before its request. Reading stops at the size cap: the body is cut there, not
+refused (`transport/reading.py` `read_cut`).
 
 Through a proxy (`HTTPS_PROXY`, `http.proxy`) the proxy resolves the name, as a proxy that does the
 DNS for a machine without any must: the host name may not be an internal one (`localhost`, a
@@ -25,13 +26,12 @@ one loopback port "public" without opening any non-loopback connection.
 
 from __future__ import annotations
 
-import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 
 import aiohttp
 
-from ..contract.errors import TransportError
-from .errors import total_deadline, translate_errors
+from .errors import total_deadline
 from .guard import (
     AddressPolicy,
     Resolver,
@@ -43,7 +43,8 @@ from .guard import (
 )
 from .http import HttpTransport, host_of
 from .proxies import ProxySettings
-from .redirects import REDIRECT_STATUSES, redirect_target
+from .reading import read_cut
+from .redirects import Redirects
 from .status import error_for_status
 
 __all__ = [
@@ -124,73 +125,42 @@ class GuardedFetcher:
             return await self._fetch(url, max_bytes, allow_private, timeout)
 
     async def _fetch(self, url: str, max_bytes: int, allow_private: bool, timeout: float) -> Fetched:
-        deadline = time.monotonic() + timeout
-        current, previous = url, None
-        hops: list[str] = []
         policy = None if allow_private else self.policy
-        for _ in range(self.max_redirects + 1):
+
+        async def check(target: str, came_from: str | None) -> None:
             await check_target(
-                current,
-                previous,
+                target,
+                came_from,
                 allow_private=allow_private,
                 resolver=self.resolver,
                 address_allowed=self.address_allowed,
                 hint=CONTENT_HINT,
-                via_proxy=self.transport.proxies.for_url(current) is not None,
+                via_proxy=self.transport.proxies.for_url(target) is not None,
             )
-            remaining = max(0.001, deadline - time.monotonic())
-            host = host_of(current)
-            # Raw bytes, no decoding: identity is asked for, and a compressed body cannot inflate past the cap.
-            async with self.transport.open(
-                "GET",
-                current,
-                {"Accept-Encoding": "identity"},
-                None,
-                timeout=remaining,
-                policy=policy,
-                decompress=False,
-                where=host,
-            ) as response:
-                location = response.headers.get("location")
-                if response.status in REDIRECT_STATUSES and location:
-                    previous, current = current, redirect_target(current, location)
-                    hops.append(current)
-                    continue
-                with translate_errors("read", timeout, where=host, url=current):
-                    body, truncated = await _read_cut(response, max_bytes)
-                status, headers = response.status, {k.lower(): v for k, v in response.headers.items()}
-            if not 200 <= status < 300:
-                raise error_for_status(status, headers, f"HTTP {status} from {host}")
-            return Fetched(
-                url=url,
-                final_url=current,
-                status=status,
-                headers=headers,
-                body=body,
-                truncated=truncated,
-                redirects=tuple(hops),
+
+        def read(response: aiohttp.ClientResponse, at: str) -> Awaitable[tuple[bytes, bool]]:
+            return read_cut(response, max_bytes, timeout, at, where=host_of(at))
+
+        # Raw bytes, no decoding: identity is asked for, and a compressed body cannot inflate past the cap.
+        answer = await self.transport.follow(
+            "GET",
+            url,
+            {"Accept-Encoding": "identity"},
+            None,
+            read,
+            timeout=timeout,
+            policy=policy,
+            redirects=Redirects(self.max_redirects, off_origin=policy, check=check),
+            decompress=False,
+            name_host=True,
+        )
+        if not 200 <= answer.status < 300:
+            raise error_for_status(
+                answer.status, answer.headers, f"HTTP {answer.status} from {host_of(answer.url)}"
             )
-        raise TransportError(f"{url}: more than {self.max_redirects} redirects")
+        body, truncated = answer.body
+        return Fetched(url, answer.url, answer.status, answer.headers, body, truncated, answer.hops)
 
     async def aclose(self) -> None:
         if self._owns_transport:
             await self.transport.aclose()
-
-
-async def _read_cut(response: aiohttp.ClientResponse, cap: int) -> tuple[bytes, bool]:
-    """Read at most `cap` bytes, then stop: the rest is never downloaded."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.content.iter_any():
-        room = cap - size
-        if len(chunk) > room:
-            chunks.append(chunk[:room])
-            return b"".join(chunks), True
-        chunks.append(chunk)
-        size += len(chunk)
-        if size == cap:  # exactly full: is there more?
-            declared = response.headers.get("content-length")
-            if declared and declared.isdigit():
-                return b"".join(chunks), int(declared) > cap
-            return b"".join(chunks), bool(await response.content.read(1))
-    return b"".join(chunks), False

@@ -3,22 +3,17 @@
 Search calls, LLM calls (streamed or not), the gateway's upstream calls, content fetches, model
 discovery, probes and webhooks all go through an `HttpTransport`: one per process, one aiohttp
 session (connection pool) per address policy. The rules live here once:
-- pooling: 200 connections at most, idle ones kept 30 s; no cookies kept between calls (tenants share
-  the pool); no `.netrc`, no proxy from aiohttp's own environment lookup (`transport/proxies.py` decides);
-- caps: the response head (a line or field over 8,190 bytes, more than 128 fields: refused by the
-  parser, never buffered) and the body *as decoded* (a gzip bomb stops at the cap);
-- framing: a response whose `Transfer-Encoding` is not `chunked` alone is refused at its head, its
-  connection closed (`transport/heads.py`);
+- the pools (`transport/pools.py`): their limits, the response head capped by the parser and its
+  framing checked (`transport/heads.py`), and **at most one upstream request per attempt**;
+- the body capped *as decoded*, a gzip bomb stopping at the cap (`transport/reading.py`);
 - timeouts between reads (the silence of the other side), for connecting, and a total deadline
   (`total_deadline`: connect + head + body for `send`, connect + head for a stream, whose chunks
   each get the read timeout), so a host dripping a byte a second cannot hold a call past it;
-- redirects followed here, by `transport/redirects.py` (never https → http; keys dropped and the hop
-  SSRF-guarded on any change of origin);
+- redirects followed here, in one loop (`follow`: `send` and the content fetcher), each hop as
+  `transport/redirects.py` says (never https → http; keys dropped and the hop SSRF-guarded on any
+  change of origin);
 - guarded calls (a URL a tenant or project set, or a hop away from the operator's origin): every
-  connect goes to an address the SSRF policy of `transport/guard.py` allowed *after* resolution;
-- **at most one upstream request per attempt**: aiohttp resends an idempotent request once when a
-  kept connection fails; that resend is switched off (`_one_request_per_attempt`), since the first
-  request may have reached the provider and been billed.
+  connect goes to an address the SSRF policy of `transport/guard.py` allowed *after* resolution.
 
     transport = HttpTransport()                      # one per process
     raw = await transport.send(spec, timeout=8.0)    # RawResponse, never raises on status
@@ -31,44 +26,32 @@ session (connection pool) per address policy. The rules live here once:
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
-import functools
 import ipaddress
 import json
 import ssl
 import time
-from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import aiohttp
 
-from ..contract.errors import ResponseTooLargeError, TargetRefusedError, TransportError
+from ..contract.errors import TargetRefusedError, TransportError
 from ..contract.protocol import RawResponse, RequestSpec
-from .errors import Stage, total_deadline, translate_errors
-from .guard import AddressPolicy, GuardedResolver, Resolver, TargetPolicy, split_target
-from .heads import FramedResponse, check_headers
+from .errors import total_deadline, translate_errors
+from .guard import AddressPolicy, Resolver, TargetPolicy, split_target
+from .heads import check_headers
+from .pools import MAX_CONNECTIONS, MAX_HEADERS, MAX_LINE_BYTES, USER_AGENT, new_session, request_timeouts
 from .proxies import ProxySettings
-from .redirects import REDIRECT_STATUSES, next_hop
+from .reading import DEFAULT_MAX_BYTES, Answer, Streamed, headers_of, rate_limit_headers, read_capped
+from .redirects import MAX_REDIRECTS, REDIRECT_STATUSES, Redirects, next_hop
 
-DEFAULT_MAX_BYTES = 8 * 1024 * 1024
-"""A search answer larger than this is not a search answer; reading stops there."""
-STREAM_MAX_BYTES = 64 * 1024 * 1024
-"""A stream (an LLM's answer token by token) larger than this is cut with an error."""
-MAX_REDIRECTS = 3
-MAX_CONNECTIONS = 200
-KEEPALIVE_EXPIRY = 30.0
-"""Seconds an idle connection is kept."""
-MAX_LINE_BYTES = 8190
-"""The longest status line or header field accepted (aiohttp's and nginx's default)."""
-MAX_HEADERS = 128
-"""The most header fields accepted in one response head: with `MAX_LINE_BYTES` a head is ≤ 1 MiB."""
-USER_AGENT = "zarniwoop/0.1 (+https://pypi.org/project/zarniwoop/)"
 ENDPOINT_HINT = (
     "an endpoint URL set below system level must be public "
     "(the operator may set research.allowPrivateEndpoints: true at system level)"
 )
+_Body = TypeVar("_Body")
 
 
 class HttpTransport:
@@ -141,10 +124,57 @@ class HttpTransport:
     ) -> RawResponse:
         cap = max_bytes or self.max_bytes
         started = time.perf_counter()
-        url, params, method, body = spec.url, spec.params, spec.method, spec.json_body
-        headers: Mapping[str, str] = spec.headers
-        for hops in range(max_redirects + 1):
-            policy = self.endpoint_policy if guarded else None
+        endpoint = self.endpoint_policy
+
+        def read(response: aiohttp.ClientResponse, url: str) -> Awaitable[bytes]:
+            return read_capped(response, cap, "read", timeout, url)
+
+        answer = await self.follow(
+            spec.method,
+            spec.url,
+            spec.headers,
+            spec.json_body,
+            read,
+            params=spec.params,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            policy=endpoint if guarded else None,
+            redirects=Redirects(max_redirects, spec.secret_headers, off_origin=endpoint),
+        )
+        return RawResponse(
+            status=answer.status,
+            headers=answer.headers,
+            body=answer.body,
+            url=answer.url,
+            elapsed_ms=(time.perf_counter() - started) * 1000,
+        )
+
+    async def follow(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        body: Any,
+        read: Callable[[aiohttp.ClientResponse, str], Awaitable[_Body]],
+        *,
+        params: tuple[tuple[str, str], ...] = (),
+        timeout: float,
+        connect_timeout: float | None = None,
+        policy: TargetPolicy | None,
+        redirects: Redirects,
+        decompress: bool = True,
+        name_host: bool = False,
+    ) -> Answer[_Body]:
+        """One request and the redirects it leads to, each hop as `transport/redirects.py` says; the
+        last answer's body is `read(response, url)`'s. The one redirect loop of every kind of traffic
+        (`send`, the content fetcher). `policy`: the SSRF policy every connect must pass (None: the
+        operator's URL). `name_host`: errors start with the host they came from. The caller bounds
+        the whole exchange (`total_deadline`)."""
+        hops: list[str] = []
+        came_from: str | None = None
+        for count in range(redirects.limit + 1):
+            if redirects.check is not None:
+                await redirects.check(url, came_from)
             # `open()` without its generator-based context manager: this is every search's hot path
             response = await self._request(
                 method,
@@ -155,13 +185,15 @@ class HttpTransport:
                 timeout=timeout,
                 connect_timeout=connect_timeout,
                 policy=policy,
+                decompress=decompress,
+                where=host_of(url) if name_host else "",
             )
             try:
                 status, answer = response.status, headers_of(response)
                 served = str(response.url) if params else url
                 location = answer.get("location")
-                if max_redirects and status in REDIRECT_STATUSES and location:
-                    if hops == max_redirects:
+                if redirects.limit and status in REDIRECT_STATUSES and location:
+                    if count == redirects.limit:
                         break
                     hop = next_hop(
                         served,
@@ -170,25 +202,22 @@ class HttpTransport:
                         method=method,
                         body=body,
                         headers=headers,
-                        secret=spec.secret_headers,
+                        secret=redirects.secret,
                     )
-                    url, params, method, body, headers = hop.url, (), hop.method, hop.body, hop.headers
-                    guarded = guarded or hop.cross_origin
+                    url, method, body, headers = hop.url, hop.method, hop.body, hop.headers
+                    came_from, params = served, ()
+                    if hop.cross_origin and policy is None:
+                        policy = redirects.off_origin
+                    hops.append(url)
                     continue
-                content = await read_capped(response, cap, "read", timeout, url)
+                content = await read(response, url)
             except BaseException:
                 response.close()  # a half-read body: the connection cannot carry another request
                 raise
             finally:
                 response.release()
-            return RawResponse(
-                status=status,
-                headers=answer,
-                body=content,
-                url=served,
-                elapsed_ms=(time.perf_counter() - started) * 1000,
-            )
-        raise TransportError(f"more than {max_redirects} redirects")
+            return Answer(status, answer, served, content, tuple(hops))
+        raise TransportError(f"more than {redirects.limit} redirects")
 
     @contextlib.asynccontextmanager
     async def stream(
@@ -227,8 +256,6 @@ class HttpTransport:
         timeout: float,
         connect_timeout: float | None = None,
         policy: TargetPolicy | None = None,
-        decompress: bool = True,
-        where: str = "",
         head_deadline: float | None = None,
     ) -> AsyncIterator[aiohttp.ClientResponse]:
         """One exchange until its head arrived; the response is released (its connection kept only
@@ -236,7 +263,7 @@ class HttpTransport:
         connect of this exchange must pass (None: the operator's URL, not checked). Connecting and
         the head together get `head_deadline` (default: `timeout`); the body is the caller's to bound."""
         head = timeout if head_deadline is None else head_deadline
-        async with total_deadline(head, url=url, where=where, head=True):
+        async with total_deadline(head, url=url, head=True):
             response = await self._request(
                 method,
                 url,
@@ -246,8 +273,6 @@ class HttpTransport:
                 timeout=timeout,
                 connect_timeout=connect_timeout,
                 policy=policy,
-                decompress=decompress,
-                where=where,
             )
         try:
             yield response
@@ -291,7 +316,7 @@ class HttpTransport:
                     data=data,
                     headers=headers,
                     proxy=proxy,
-                    timeout=_timeouts(timeout, connect_timeout or timeout),
+                    timeout=request_timeouts(timeout, connect_timeout or timeout),
                     allow_redirects=False,
                     auto_decompress=decompress,
                 )
@@ -326,30 +351,9 @@ class HttpTransport:
             self._sessions, self._loop = {}, loop
         session = self._sessions.get(policy)
         if session is None or session.closed:
-            session = self._sessions[policy] = self._new_session(policy)
-        return session
-
-    def _new_session(self, policy: TargetPolicy | None) -> aiohttp.ClientSession:
-        connector = aiohttp.TCPConnector(
-            limit=self.max_connections,
-            limit_per_host=0,
-            keepalive_timeout=KEEPALIVE_EXPIRY,
-            ssl=self.ssl_context if self.ssl_context is not None else True,
-            resolver=GuardedResolver(policy) if policy is not None else None,
-            use_dns_cache=policy is None,  # a guarded connect asks the policy every time
-        )
-        session = aiohttp.ClientSession(
-            connector=connector,
-            headers={"User-Agent": USER_AGENT},
-            cookie_jar=aiohttp.DummyCookieJar(),
-            trust_env=False,
-            timeout=aiohttp.ClientTimeout(total=None),
-            max_line_size=MAX_LINE_BYTES,
-            max_field_size=MAX_LINE_BYTES,
-            max_headers=MAX_HEADERS,
-            response_class=FramedResponse,
-        )
-        _one_request_per_attempt(session)
+            session = self._sessions[policy] = new_session(
+                policy, max_connections=self.max_connections, ssl_context=self.ssl_context
+            )
         return session
 
     async def aclose(self) -> None:
@@ -360,119 +364,9 @@ class HttpTransport:
                 await session.close()
 
 
-class Streamed:
-    """An answer being read: status and headers have arrived, the body comes through `chunks`,
-    `lines` or `text`; every failure is a Zarniwoop error (`translate_errors`, stage `stream`)."""
-
-    __slots__ = ("_read", "_response", "headers", "status", "timeout", "url")
-
-    def __init__(self, response: aiohttp.ClientResponse, url: str, timeout: float) -> None:
-        self._response = response
-        self.status = response.status
-        self.headers = headers_of(response)
-        self.url = url
-        self.timeout = timeout
-        self._read = 0
-
-    async def read(self, cap: int = DEFAULT_MAX_BYTES) -> bytes:
-        """The whole (rest of the) body, refused past `cap`."""
-        return await read_capped(self._response, cap, "stream", self.timeout, self.url)
-
-    async def chunks(self, cap: int = STREAM_MAX_BYTES) -> AsyncIterator[bytes]:
-        """The body as it arrives, decoded; cut with `ResponseTooLargeError` past `cap` in all."""
-        iterator = self._response.content.iter_any().__aiter__()
-        while True:
-            with translate_errors("stream", self.timeout, url=self.url):
-                try:
-                    chunk = await iterator.__anext__()
-                except StopAsyncIteration:
-                    return
-            self._read += len(chunk)
-            if self._read > cap:
-                raise ResponseTooLargeError(f"stream exceeds {cap} bytes")
-            yield chunk
-
-    async def text(self) -> AsyncIterator[str]:
-        """The body as UTF-8 text, chunk by chunk (a character split between chunks is kept whole)."""
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        async for chunk in self.chunks():
-            text = decoder.decode(chunk)
-            if text:
-                yield text
-        rest = decoder.decode(b"", final=True)
-        if rest:
-            yield rest
-
-    async def lines(self, max_line: int = DEFAULT_MAX_BYTES) -> AsyncIterator[str]:
-        """The body line by line (`\\n`, `\\r\\n`), without the line ends; a line longer than
-        `max_line` bytes is refused."""
-        pending = b""
-        async for chunk in self.chunks():
-            pending += chunk
-            *complete, pending = pending.split(b"\n")
-            for line in complete:
-                yield line.rstrip(b"\r").decode("utf-8", "replace")
-            if len(pending) > max_line:
-                raise ResponseTooLargeError(f"a stream line exceeds {max_line} bytes")
-        if pending:
-            yield pending.rstrip(b"\r").decode("utf-8", "replace")
-
-
-@functools.lru_cache(maxsize=64)
-def _timeouts(read: float, connect: float) -> aiohttp.ClientTimeout:
-    """aiohttp's timeouts: between reads (the other side's silence) and for connecting; no total, since
-    the caller's deadline bounds the whole call. Few distinct pairs exist (one per endpoint setting)."""
-    return aiohttp.ClientTimeout(total=None, connect=connect, sock_read=read)
-
-
-def headers_of(response: aiohttp.ClientResponse) -> dict[str, str]:
-    """The answer's headers with lower-case names; a repeated field joined with `, ` (RFC 9110 §5.3).
-    Linear in the head's size, which the parser already capped."""
-    merged: dict[str, str] = {}
-    for name, value in response.headers.items():
-        key = name.lower()
-        merged[key] = f"{merged[key]}, {value}" if key in merged else value
-    return merged
-
-
-async def read_capped(
-    response: aiohttp.ClientResponse, cap: int, stage: Stage, timeout: float, url: str
-) -> bytes:
-    """The body as decoded, refused with `ResponseTooLargeError` as soon as it passes `cap` bytes (a
-    declared `Content-Length` over the cap is refused before reading)."""
-    declared = response.headers.get("Content-Length")
-    if declared and declared.isdigit() and int(declared) > cap:
-        raise ResponseTooLargeError(f"response of {declared} bytes exceeds the {cap}-byte cap")
-    chunks: list[bytes] = []
-    size = 0
-    with translate_errors(stage, timeout, url=url):
-        async for chunk in response.content.iter_any():
-            size += len(chunk)
-            if size > cap:
-                raise ResponseTooLargeError(f"response exceeds the {cap}-byte cap")
-            chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def json_bytes(body: Any) -> bytes:
     """A JSON request body: compact, UTF-8, no NaN."""
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
-
-
-def _one_request_per_attempt(session: aiohttp.ClientSession) -> None:
-    """Switch off aiohttp's resend of an idempotent request whose kept connection failed: the first
-    request may have been received (and billed) before the connection dropped. A private attribute
-    of aiohttp's `ClientSession`: pyproject bounds aiohttp below the next minor release and
-    `tests/transport/test_aiohttp_canary.py` fails, naming it, when it moves."""
-    session._retry_connection = False
-
-
-RATE_LIMIT_HEADER_PREFIXES = ("x-ratelimit", "ratelimit", "x-rate-limit", "retry-after")
-
-
-def rate_limit_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """The upstream headers worth passing on: rate-limit state only (never cookies or auth echoes)."""
-    return {k.lower(): v for k, v in headers.items() if k.lower().startswith(RATE_LIMIT_HEADER_PREFIXES)}
 
 
 def host_of(url: str) -> str:

@@ -15,12 +15,15 @@ for every kind of traffic:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from ..contract.errors import TransportError
+
+if TYPE_CHECKING:
+    from .guard import TargetPolicy
 
 REDIRECT_STATUSES = frozenset((301, 302, 303, 307, 308))
 
@@ -36,6 +39,22 @@ SECRET_HEADERS = frozenset(
     }
 )
 """Headers that carry a credential in the wires Zarniwoop speaks (lower case)."""
+MAX_REDIRECTS = 3
+HopCheck = Callable[[str, "str | None"], Awaitable[None]]
+"""Awaited before each request of a call: (its URL, the URL that redirected to it or None)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Redirects:
+    """How one call follows redirects (`HttpTransport.follow`)."""
+
+    limit: int = MAX_REDIRECTS
+    """How many are followed; 0: a redirect is returned as it came."""
+    secret: Iterable[str] = ()
+    """Headers that stay behind when a hop leaves the origin (beyond `SECRET_HEADERS`)."""
+    off_origin: TargetPolicy | None = None
+    """The SSRF policy a hop to another origin is guarded by, when the call had none."""
+    check: HopCheck | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,4 +139,14 @@ def _refused(message: str, upstream_host: str) -> TransportError:
     return error
 
 
-__all__ = ["REDIRECT_STATUSES", "SECRET_HEADERS", "Hop", "next_hop", "origin_of", "redirect_target"]
+__all__ = [
+    "MAX_REDIRECTS",
+    "REDIRECT_STATUSES",
+    "SECRET_HEADERS",
+    "Hop",
+    "HopCheck",
+    "Redirects",
+    "next_hop",
+    "origin_of",
+    "redirect_target",
+]

@@ -6,7 +6,7 @@ made one, unless `--auth oauth` lets callers sign in with an OAuth issuer's acce
 (docs/oauth.md). fastapi, uvicorn and mcp are imported here, not at `zarniwoop --help`.
 
 `--workers N` (N > 1) binds the socket here once and serves it from N worker processes
-(`workers.py`: the supervisor and the worker entry point; docs/workers.md).
+(`workers.py` the supervisor, `worker.py` a worker process; docs/workers.md).
 """
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ def _announcing_server(config: uvicorn.Config, on_ready: Callable[[], None]) -> 
 
 def _bind(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
     """The server's socket, bound (uvicorn listens on it). `reuse_port` (`--workers N` on Linux): the
-    port is shared with the workers' own sockets (`workers.listening_socket`), which the kernel hands
+    port is shared with the workers' own sockets (`worker.listening_socket`), which the kernel hands
     connections to in turn; this one only holds the port and never listens.
 
     A port shared that way would also take a second server's SO_REUSEPORT sockets without a word,
