@@ -1,6 +1,6 @@
 """On the embedded default, an LLM call's charge and its usage record are one SQLite transaction:
 two write transactions per call (the reservation, then settle + record), not three — and a record
-the database refuses is spooled while the charge stands (llm/manager.py `_charge`)."""
+the database refuses is spooled while the charge stands (llm/settlement.py `charge`)."""
 
 from __future__ import annotations
 

@@ -1,28 +1,55 @@
 """The values of one LLM call: who asks (`LlmCall`), what was decided before the first byte left
-(`PreparedCall`), and what came back (`LlmResult`).
+(`PreparedCall`), and what came back (`LlmResult`); and the parts a call runs through (`CallParts`).
 
-All three are frozen: the manager builds a `PreparedCall` once per call and every later step —
-each failover attempt, the settle, the observers — reads the same decisions.
+The three values are frozen: the manager builds a `PreparedCall` once per call and every later
+step — each failover attempt, the settle, the observers — reads the same decisions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..config.settings import ScopedSettings
+    from ..config.settings import ScopedSettings, SettingService
     from ..contract.query import SearchScope
-    from ..limits.token_budgets import LineStatus, QuotaLine
-    from ..limits.windows import RateLine
-    from ..tenancy.accounts import CallScope
+    from ..limits.token_budgets import LineStatus, QuotaLine, TokenBudgets
+    from ..limits.windows import AdmissionWindows, RateLine
+    from ..storage.db import Database
+    from ..tenancy.accounts import CallScope, OrgDirectory
+    from ..tenancy.credentials import CredentialStore
+    from ..transport.http import HttpTransport
     from .adapters import ChatRequest
     from .adapters.response import ChatResponse, TokenUsage, ToolCall
     from .catalog import Catalog, ModelDoc
     from .choice.aliases import Resolution
     from .choice.model import SpecChoice
     from .failover import AttemptRecord, Candidate, FailoverEngine, Switch
+    from .observers import LlmObserver
+    from .usage import UsageStore
+
+
+class CallParts(Protocol):
+    """What a call runs through: the stores, the budgets, the transport. `LlmManager` is one; the
+    steps of a call (`prepare.py`, `attempt.py`, `finish.py`, `streaming.py`) read it per call, so
+    a part swapped on the manager (a test's recorder of sleeps) is the one the next call uses."""
+
+    db: Database
+    settings: SettingService
+    credentials: CredentialStore
+    directory: OrgDirectory
+    ledger: TokenBudgets
+    usage: UsageStore
+    http: HttpTransport
+    rate: AdmissionWindows
+    observers: tuple[LlmObserver, ...]
+    sleep: Callable[[float], Awaitable[None]]
+    environ: Mapping[str, str]
+
+    async def catalog(self) -> Catalog | None:
+        """The model catalog; None when the manager runs without one."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

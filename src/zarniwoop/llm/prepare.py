@@ -1,0 +1,179 @@
+"""Before the first byte leaves: who the call runs for, under which budgets, on which model, with
+which keys, in which order of candidates (the first of the call's three steps: prepare → attempt →
+finish).
+
+    purpose ─► model spec (preferences cascade; 95 % of a budget → the light model)  choice/model.py
+            ─► alias resolver ─► (wire type, instance, model)                        choice/aliases.py
+            ─► credential cascade ─► candidates: primary, fallbackModels, priority, local
+                                                                   choice/key.py, choice/order.py
+
+Nothing here holds a budget: the reservation is each attempt's (`attempt.py`).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from ..config.trust import guarded, set_by_operator
+from ..contract.errors import FailoverError
+from ..contract.query import SearchScope
+from ..limits.token_budgets import LineStatus, QuotaLine, max_tokens_cap, quota_lines
+from ..limits.windows import DEFAULT_WINDOW_SECONDS, WINDOW_KEY, rate_lines
+from .call import LlmCall, ModelChoice, PreparedCall
+from .choice.aliases import resolve
+from .choice.key import CandidateBuilder
+from .choice.model import SpecChoice, model_spec
+from .choice.order import failover_policy, plan_candidates
+from .failover import FailoverEngine
+from .notify import WEBHOOK_KEY
+from .settlement import DEFAULT_DRAIN_MS, DRAIN_KEY
+from .trace import PERSIST_KEY
+from .traits import WarnOnce, warning_for
+
+if TYPE_CHECKING:
+    from ..config.settings import ScopedSettings
+    from ..tenancy.accounts import CallScope
+    from .adapters import ChatRequest
+    from .call import CallParts
+    from .catalog import ModelDoc
+    from .choice.aliases import Resolution
+    from .failover import Candidate
+
+log = logging.getLogger("zarniwoop.llm")
+
+LIGHT = "light"
+TIMEOUT_KEY = "ai.call.timeoutMs"
+MAX_WAIT_KEY = "ai.failover.maxWaitSeconds"
+PURPOSE_PREFIX = "purpose:"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The first half of `prepare`: who, under which budgets, on which model."""
+
+    scope: CallScope
+    scope_key: SearchScope
+    settings: ScopedSettings
+    lines: tuple[QuotaLine, ...]
+    statuses: tuple[LineStatus, ...]
+    purpose: str
+    choice: SpecChoice
+    resolution: Resolution
+
+
+async def decide(parts: CallParts, call: LlmCall) -> Decision:
+    """Scope, budgets and model: the purpose (`light` at 95 %), the spec, its resolution."""
+    await parts.settings.refresh(max_age=1.0)
+    await parts.credentials.refresh(max_age=1.0)
+    await parts.directory.refresh(max_age=1.0)
+    scope = parts.directory.scope(call.tenant, call.project, call.account, team=call.team)
+    scope_key = SearchScope(call.tenant, call.project)
+    settings = parts.settings.scoped(scope_key)
+    lines = quota_lines(scope)
+    limited = [line for line in lines if line.limit is not None]
+    statuses = await parts.ledger.status(call.tenant, limited) if limited else []
+
+    spec = (call.model or "").strip()
+    purpose = call.purpose
+    if spec.startswith(PURPOSE_PREFIX):  # `purpose:light`: the preferences cascade picks the model
+        purpose, spec = spec[len(PURPOSE_PREFIX) :].strip() or purpose, ""
+    if purpose != LIGHT and any((s.percent or 0) >= s.line.light_pct for s in statuses):
+        worst = max(statuses, key=lambda s: s.percent or 0)
+        log.warning(
+            "%s %s budget at %.1f%%: purpose %s switched to the light model",
+            worst.line.label,
+            worst.line.period,
+            worst.percent or 0,
+            purpose,
+        )
+        purpose = LIGHT
+    choice = SpecChoice(spec, "call") if spec else model_spec(purpose, scope, call.overrides)
+    return Decision(
+        scope=scope,
+        scope_key=scope_key,
+        settings=settings,
+        lines=tuple(lines),
+        statuses=tuple(statuses),
+        purpose=purpose,
+        choice=choice,
+        resolution=resolve(choice.spec, settings),
+    )
+
+
+async def choose_model(parts: CallParts, call: LlmCall) -> ModelChoice:
+    """Which model a call would run on, and its catalog entry — without calling it."""
+    decision = await decide(parts, call)
+    catalog = await parts.catalog()
+    resolution = decision.resolution
+    doc = (
+        catalog.lookup_or_default(
+            resolution.instance,
+            resolution.model,
+            decision.scope_key,
+            fallback_instance=resolution.protocol_type,
+        )
+        if catalog is not None
+        else None
+    )
+    return ModelChoice(spec=decision.choice.spec, purpose=decision.purpose, resolution=resolution, doc=doc)
+
+
+async def prepare_call(
+    parts: CallParts, call: LlmCall, request: ChatRequest, warn_once: WarnOnce
+) -> PreparedCall:
+    """Everything before the first byte leaves: scope, budgets, model, keys, candidates."""
+    decision = await decide(parts, call)
+    scope, settings, resolution = decision.scope, decision.settings, decision.resolution
+    policy = failover_policy(scope)
+    builder = CandidateBuilder(scope, settings, parts.credentials, parts.environ)
+    candidates, substitution = plan_candidates(
+        builder, resolution, decision.choice.spec, settings, policy, call.fallback_models
+    )
+    blocked = next((s for s in decision.statuses if s.exhausted), None)
+    if blocked is not None:
+        candidates = [c for c in candidates if c.unlimited]  # 100 %: only the local free tier
+    if not candidates and blocked is None:
+        detail = "; ".join(dict.fromkeys(builder.missing)) or "no provider entry or key"
+        raise FailoverError(f"no usable LLM provider for {decision.choice.spec!r} ({detail})", (), ())
+
+    cap = max_tokens_cap(scope)
+    if cap is not None and request.max_tokens > cap:
+        request = replace(request, max_tokens=cap)
+    max_wait = settings.get_float(MAX_WAIT_KEY, 60.0) or 60.0
+    catalog = await parts.catalog()
+    warn_once(warning_for(resolution, catalog, decision.scope_key))
+    return PreparedCall(
+        call=call,
+        scope_key=decision.scope_key,
+        scope=scope,
+        settings=settings,
+        lines=decision.lines,
+        purpose=decision.purpose,
+        choice=decision.choice,
+        resolution=resolution,
+        candidates=tuple(candidates),
+        request=request,
+        estimate=request.estimated_input_tokens() + request.max_tokens,
+        engine=FailoverEngine(policy, sleep=parts.sleep, max_wait=max_wait),
+        catalog=catalog,
+        timeout=settings.get_int(TIMEOUT_KEY, 120_000) / 1000,
+        drain=max(0, settings.get_int(DRAIN_KEY, DEFAULT_DRAIN_MS)) / 1000,
+        persist_trace=settings.get_bool(PERSIST_KEY, False),
+        webhook_url=settings.get(WEBHOOK_KEY),
+        webhook_guarded=guarded(settings, not set_by_operator(settings, WEBHOOK_KEY)),
+        rate_lines=tuple(rate_lines(scope)),
+        rate_window=settings.get_float(WINDOW_KEY, DEFAULT_WINDOW_SECONDS) or DEFAULT_WINDOW_SECONDS,
+        substitution=substitution,
+        blocked=blocked,
+    )
+
+
+def model_doc(prep: PreparedCall, candidate: Candidate) -> ModelDoc | None:
+    """The catalog entry of the model a candidate serves (pricing, parser, traits)."""
+    if prep.catalog is None:
+        return None
+    return prep.catalog.lookup_or_default(
+        candidate.instance, candidate.model, prep.scope_key, fallback_instance=candidate.wire_type
+    )
