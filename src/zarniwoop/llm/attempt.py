@@ -20,7 +20,7 @@ from .adapters.response import TokenUsage
 from .chain import decorate
 from .finish import finish, finish_cut, record_failure, secrets_of
 from .prepare import model_doc, prepare_call
-from .settlement import CANCELLED, release, reserve
+from .settlement import CANCELLED, release, release_first_hold, reserve
 from .trace import TraceBuffer
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ async def begin(
     parts: CallParts, call: LlmCall, request: ChatRequest, started: float, warn_once: WarnOnce
 ) -> PreparedCall:
     """Prepare; when a budget leaves no candidate at all, record the refusal and raise it."""
-    prep = await prepare_call(parts, call, request, warn_once)
+    prep = await prepare_call(parts, call, request, warn_once, hold_first=True)
     if not prep.candidates:
         assert prep.blocked is not None
         error = exhausted_error(prep.blocked, prep.estimate)
@@ -60,6 +60,8 @@ async def run(
         if isinstance(exc, QuotaBlockedError) and exc.retry_after is not None:
             raise RateLimitExceededError(exc.level, exc.retry_after, exc.message) from exc
         raise
+    finally:
+        await release_first_hold(parts, prep.first_hold)  # no attempt took it
 
 
 def client_for(parts: CallParts, prep: PreparedCall, candidate: Candidate) -> ChatClient:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from ..config.settings import ScopedSettings, SettingService
     from ..contract.query import SearchScope
-    from ..limits.token_budgets import LineStatus, QuotaLine, TokenBudgets
+    from ..limits.token_budgets import Hold, LineStatus, QuotaLine, TokenBudgets
     from ..limits.windows import AdmissionWindows, RateLine
     from ..storage.db import Database
     from ..tenancy.accounts import CallScope, OrgDirectory
@@ -127,6 +127,23 @@ class PreparedCall:
     """The first exhausted line, when a budget is at 100 %."""
     drain: float = 30.0
     """Seconds an abandoned call may run on to learn its usage (`ai.call.drainMs`, `settlement.py`)."""
+    first_hold: FirstHold | None = None
+    """The first attempt's budget hold, reserved by `prepare` (None: each attempt reserves its own)."""
+
+
+class FirstHold:
+    """The hold `prepare` reserved for the first attempt (its check doubled as the budgets' read:
+    `prepare._hold_below_light`). The first attempt that holds anything takes it; a call that ends
+    without one taking it releases it (`settlement.release_first_hold`), so it never waits for its expiry."""
+
+    __slots__ = ("hold",)
+
+    def __init__(self, hold: Hold) -> None:
+        self.hold: Hold | None = hold
+
+    def take(self) -> Hold | None:
+        hold, self.hold = self.hold, None
+        return hold
 
 
 @dataclass(frozen=True, slots=True)

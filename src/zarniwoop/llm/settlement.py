@@ -43,7 +43,7 @@ from .adapters import StreamDelta
 if TYPE_CHECKING:
     from ..limits.token_budgets import Hold, LineStatus
     from ..limits.windows import RateTicket
-    from .call import CallParts, PreparedCall
+    from .call import CallParts, FirstHold, PreparedCall
     from .failover import Candidate
     from .usage import UsageRecord
 
@@ -128,12 +128,23 @@ class Admission:
     ticket: RateTicket | None
 
 
+async def release_first_hold(parts: CallParts, first: FirstHold | None) -> None:
+    """Give back the first attempt's hold if no attempt took it (a local first candidate, a failure
+    or cancellation before the first attempt)."""
+    hold = first.take() if first is not None else None
+    if hold is not None:
+        await parts.ledger.release(hold)
+
+
 async def reserve(parts: CallParts, prep: PreparedCall, candidate: Candidate) -> Admission | None:
     """Hold the estimate at every level at once and admit the attempt into every per-minute window
-    (the local free tier holds nothing and is never rate-limited)."""
+    (the local free tier holds nothing and is never rate-limited). The first attempt's hold may be
+    reserved already (`FirstHold`)."""
     if candidate.unlimited:
         return None
-    hold = await parts.ledger.reserve(prep.call.tenant, prep.lines, prep.estimate)
+    hold = prep.first_hold.take() if prep.first_hold is not None else None
+    if hold is None:
+        hold = await parts.ledger.reserve(prep.call.tenant, prep.lines, prep.estimate)
     ticket = None
     if prep.rate_lines:
         try:
@@ -207,5 +218,6 @@ __all__ = [
     "estimate_tokens",
     "record_usage",
     "release",
+    "release_first_hold",
     "reserve",
 ]
