@@ -14,6 +14,7 @@ budgets read to decide between the light model, a block, and a call that is mere
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -146,7 +147,9 @@ async def _hold_below_light(
     return FirstHold(replace(hold, lines=tuple(lines)))  # settled against the lines' real thresholds
 
 
+@functools.lru_cache(maxsize=1024)
 def _below_light(line: QuotaLine) -> QuotaLine:
+    """The line refusing at its light-model threshold (cached: the same lines come with every call)."""
     return replace(line, block_pct=min(line.light_pct, line.block_pct)) if line.limit is not None else line
 
 
