@@ -18,7 +18,7 @@ from ..limits.token_budgets import exhausted_error
 from .adapters import ADAPTERS, ChatClient, Endpoint
 from .adapters.response import TokenUsage
 from .chain import decorate
-from .finish import finish, finish_cut, record_failure, secrets_of
+from .finish import finish_cut, finish_served, record_failure, secrets_of
 from .prepare import model_doc, prepare_call
 from .settlement import CANCELLED, release, release_first_hold, reserve
 from .trace import TraceBuffer
@@ -109,16 +109,15 @@ async def chat(parts: CallParts, prep: PreparedCall, watch: CallWatch | None, st
 
     outcome = await run(parts, prep, attempt, started)
     response, admission, sink, doc = outcome.value
-    return await finish(
+    abandoned = watch is not None and watch.abandoned
+    return await finish_served(
         parts,
         prep,
-        outcome.candidate,
+        outcome,
         response,
         admission=admission,
         sink=sink,
         doc=doc,
-        attempts=outcome.attempts,
-        switches=outcome.switches,
         started=started,
-        outcome=CANCELLED if watch is not None and watch.abandoned else "ok",
+        abandoned=abandoned,
     )

@@ -10,7 +10,7 @@ known (`finish_cut`); one that never reached a provider leaves a row with no tok
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .adapters.response import ChatResponse, TokenUsage
 from .call import LlmResult
@@ -23,7 +23,7 @@ from .usage import UsageRecord
 if TYPE_CHECKING:
     from .call import CallParts, PreparedCall
     from .catalog import ModelDoc
-    from .failover import AttemptRecord, Candidate, Switch
+    from .failover import AttemptRecord, Candidate, FailoverOutcome, Switch
 
 
 async def finish(
@@ -96,6 +96,35 @@ async def finish(
         usage_id=record.id,
         duration_ms=duration,
         origin=candidate.origin,
+    )
+
+
+async def finish_served(
+    parts: CallParts,
+    prep: PreparedCall,
+    served: FailoverOutcome[Any],
+    response: ChatResponse,
+    *,
+    admission: Admission | None,
+    sink: TraceBuffer,
+    doc: ModelDoc | None,
+    started: float,
+    abandoned: bool,
+) -> LlmResult:
+    """`finish` for the candidate the failover engine ended on, with its attempts and switches;
+    `cancelled` when the caller abandoned the call before its answer."""
+    return await finish(
+        parts,
+        prep,
+        served.candidate,
+        response,
+        admission=admission,
+        sink=sink,
+        doc=doc,
+        attempts=served.attempts,
+        switches=served.switches,
+        started=started,
+        outcome=CANCELLED if abandoned else "ok",
     )
 
 

@@ -18,7 +18,7 @@ from .adapters import StreamDelta
 from .adapters.response import ChatResponse, TokenUsage
 from .attempt import begin, client_for, run
 from .call import LlmResult
-from .finish import finish, finish_cut, secrets_of
+from .finish import finish_cut, finish_served, secrets_of
 from .prepare import model_doc
 from .sanitize import sanitize
 from .settlement import CANCELLED, CallWatch, delta_chars, estimate_tokens, release, reserve
@@ -132,18 +132,17 @@ async def _pump(
     sink = TraceBuffer(secrets_of(candidate))
     sink.record(prep.request, final)  # the trace keeps the raw answer
     try:
-        result = await finish(
+        answer = sanitize(final, doc, wire_name=candidate.model)
+        result = await finish_served(
             parts,
             prep,
-            candidate,
-            sanitize(final, doc, wire_name=candidate.model),
+            outcome,
+            answer,
             admission=admission,
             sink=sink,
             doc=doc,
-            attempts=outcome.attempts,
-            switches=outcome.switches,
             started=started,
-            outcome=CANCELLED if watch.abandoned else "ok",
+            abandoned=watch.abandoned,
         )
     except BaseException as exc:
         queue.put_nowait(exc)
