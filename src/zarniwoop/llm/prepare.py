@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..config.trust import guarded, set_by_operator
-from ..contract.errors import FailoverError, QuotaExceededError
+from ..contract.errors import FailoverError, QuotaExceededError, ZarniwoopError
 from ..contract.query import SearchScope
 from ..limits.token_budgets import LineStatus, QuotaLine, max_tokens_cap, quota_lines
 from ..limits.windows import DEFAULT_WINDOW_SECONDS, WINDOW_KEY, rate_lines
@@ -38,12 +38,12 @@ from .traits import WarnOnce, warning_for
 
 if TYPE_CHECKING:
     from ..config.settings import ScopedSettings
-    from ..tenancy.accounts import CallScope
+    from ..tenancy.accounts import CallScope, FailoverPolicy
     from .adapters import ChatRequest
     from .call import CallParts
     from .catalog import ModelDoc
     from .choice.aliases import Resolution
-    from .failover import Candidate
+    from .failover import Candidate, Switch
 
 log = logging.getLogger("zarniwoop.llm")
 
@@ -89,7 +89,7 @@ def _choose(
     purpose = call.purpose
     if spec.startswith(PURPOSE_PREFIX):  # `purpose:light`: the preferences cascade picks the model
         purpose, spec = spec[len(PURPOSE_PREFIX) :].strip() or purpose, ""
-    if purpose != LIGHT and any((s.percent or 0) >= s.line.light_pct for s in statuses):
+    if _light_due(purpose, statuses):
         worst = max(statuses, key=lambda s: s.percent or 0)
         log.warning(
             "%s %s budget at %.1f%%: purpose %s switched to the light model",
@@ -101,6 +101,39 @@ def _choose(
         purpose = LIGHT
     choice = SpecChoice(spec, "call") if spec else model_spec(purpose, scope, call.overrides)
     return purpose, choice, resolve(choice.spec, settings)
+
+
+def _light_due(purpose: str, statuses: Sequence[LineStatus]) -> bool:
+    """A budget at its light-model threshold switches a call of another purpose to `light`."""
+    return purpose != LIGHT and any((s.percent or 0) >= s.line.light_pct for s in statuses)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """The model and the candidates of a call, for a given reading of its budgets."""
+
+    purpose: str
+    choice: SpecChoice
+    resolution: Resolution
+    builder: CandidateBuilder
+    candidates: list[Candidate]
+    substitution: Switch | None
+
+
+def _plan(
+    parts: CallParts,
+    call: LlmCall,
+    scope: CallScope,
+    settings: ScopedSettings,
+    policy: FailoverPolicy,
+    statuses: Sequence[LineStatus],
+) -> _Plan:
+    purpose, choice, resolution = _choose(call, scope, settings, statuses)
+    builder = CandidateBuilder(scope, settings, parts.credentials, parts.environ)
+    candidates, substitution = plan_candidates(
+        builder, resolution, choice.spec, settings, policy, call.fallback_models
+    )
+    return _Plan(purpose, choice, resolution, builder, candidates, substitution)
 
 
 async def decide(parts: CallParts, call: LlmCall) -> Decision:
@@ -165,30 +198,29 @@ async def prepare_call(
     if cap is not None and request.max_tokens > cap:
         request = replace(request, max_tokens=cap)
     estimate = request.estimated_input_tokens() + request.max_tokens
-    purpose, choice, resolution = _choose(call, scope, settings, ())
     policy = failover_policy(scope)
-    builder = CandidateBuilder(scope, settings, parts.credentials, parts.environ)
-    candidates, substitution = plan_candidates(
-        builder, resolution, choice.spec, settings, policy, call.fallback_models
-    )
+    plan: _Plan | None = None
     first = None
-    if hold_first and candidates:
-        first = await _hold_below_light(parts, call.tenant, lines, estimate, purpose)
+    if hold_first:
+        try:
+            plan = _plan(parts, call, scope, settings, policy, ())
+        except ZarniwoopError:
+            plan = None  # the light model may serve where this one cannot: the budgets decide below
+        if plan is not None and plan.candidates:
+            first = await _hold_below_light(parts, call.tenant, lines, estimate, plan.purpose)
     statuses: tuple[LineStatus, ...] = ()
     if first is None:
         statuses = await _statuses(parts, call.tenant, lines)
-        switched = _choose(call, scope, settings, statuses)
-        if switched[0] != purpose:  # the light model: its own candidates
-            purpose, choice, resolution = switched
-            builder = CandidateBuilder(scope, settings, parts.credentials, parts.environ)
-            candidates, substitution = plan_candidates(
-                builder, resolution, choice.spec, settings, policy, call.fallback_models
-            )
+        if plan is None or _light_due(plan.purpose, statuses):
+            plan = _plan(parts, call, scope, settings, policy, statuses)
+    assert plan is not None  # a hold is taken on a plan only
+    purpose, choice, resolution = plan.purpose, plan.choice, plan.resolution
+    candidates, substitution = plan.candidates, plan.substitution
     blocked = next((s for s in statuses if s.exhausted), None)
     if blocked is not None:
         candidates = [c for c in candidates if c.unlimited]  # 100 %: only the local free tier
     if not candidates and blocked is None:
-        detail = "; ".join(dict.fromkeys(builder.missing)) or "no provider entry or key"
+        detail = "; ".join(dict.fromkeys(plan.builder.missing)) or "no provider entry or key"
         raise FailoverError(f"no usable LLM provider for {choice.spec!r} ({detail})", (), ())
     try:
         max_wait = settings.get_float(MAX_WAIT_KEY, 60.0) or 60.0
