@@ -39,6 +39,7 @@ from zarniwoop.ledger import UsageRecord  # noqa: E402
 from zarniwoop.llm.adapters import ADAPTERS, ChatClient, ChatRequest, Endpoint  # noqa: E402
 from zarniwoop.llm.chain import decorate  # noqa: E402
 from zarniwoop.llm.manager import LlmCall  # noqa: E402
+from zarniwoop.llm.prepare import model_doc  # noqa: E402
 from zarniwoop.runtime import Runtime  # noqa: E402
 
 BODY = {
@@ -102,7 +103,7 @@ async def main(n: int) -> dict[str, object]:
                 candidate.model,
                 runtime.transport.client,
             )
-            decorate(client, manager._model_doc(prep, candidate), wire_name=candidate.model)
+            decorate(client, model_doc(prep, candidate), wire_name=candidate.model)
             c1 = time.perf_counter()
             await manager.ledger.settle(hold, 41)
             await manager.usage.record(

@@ -87,3 +87,18 @@ async def test_a_failing_webhook_never_breaks_the_call(tmp_path, emulator, caplo
             await manager.flush()
         assert result.response.text.startswith("Hello!")
         assert "quota webhook answered HTTP 500" in caplog.text
+
+
+async def test_at_95_percent_the_light_model_serves_where_the_purposes_model_has_no_key(tmp_path, emulator):
+    """The budgets, not the requested purpose's model, decide first: its missing key does not refuse
+    a call the light model can serve (the reservation before the first byte is tried only on a plan)."""
+    emulator.add(gemini_path("gemini-2.5-flash"), gemini_reply())
+    tree = seed_tenants(emulator)
+    tree["acme"]["accounts"]["mike"]["llm"]["preferences"]["execution_model"] = "openai:gpt-4o"  # no key
+    async with await open_llm_runtime(tmp_path, tree) as runtime:
+        await runtime.quota_ledger.charge("acme", DAILY, 476_000)  # 95.2 %
+        manager = await manager_for(runtime)
+        result = await manager.chat(MIKE, ChatRequest.prompt("x"))
+        assert (result.purpose, result.instance, result.model) == ("light", "gemini", "gemini-2.5-flash")
+        [status] = await runtime.quota_ledger.status("acme", [DAILY])
+        assert status.held == 0

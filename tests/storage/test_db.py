@@ -113,6 +113,23 @@ async def test_transaction_commits_rolls_back_and_nests(db):
     assert subjects == ["kept", "nested"]
 
 
+async def test_a_write_batch_keeps_the_writes_around_one_the_database_refuses(db):
+    """What a call's charge and its usage record need (llm/settlement.py `charge`): a refused write
+    in the batch is undone alone, the others stand — one commit on SQLite, each write on its own on
+    PostgreSQL (where a failed statement would abort a whole transaction)."""
+    insert = (
+        "INSERT INTO cooldowns (tenant, project, subject, until_epoch, reason, streak, updated_at) "
+        "VALUES ('t', 'p', ?, 1, 'r', 0, 0)"
+    )
+    async with db.write_batch():
+        await db.execute(insert, ("charge",))
+        with pytest.raises(Exception):  # noqa: B017 — sqlite3.OperationalError or asyncpg's UndefinedTableError
+            await db.execute("INSERT INTO no_such_table (x) VALUES (1)")
+        await db.execute(insert, ("after",))
+    subjects = [r[0] for r in await db.fetchall("SELECT subject FROM cooldowns ORDER BY subject")]
+    assert subjects == ["after", "charge"]
+
+
 async def test_executemany_is_all_or_nothing(db):
     insert = (
         "INSERT INTO cooldowns (tenant, project, subject, until_epoch, reason, streak, updated_at) "

@@ -1,29 +1,56 @@
 """The values of one LLM call: who asks (`LlmCall`), what was decided before the first byte left
-(`PreparedCall`), and what came back (`LlmResult`).
+(`PreparedCall`), and what came back (`LlmResult`); and the parts a call runs through (`CallParts`).
 
-All three are frozen: the manager builds a `PreparedCall` once per call and every later step —
-each failover attempt, the settle, the observers — reads the same decisions.
+The three values are frozen: the manager builds a `PreparedCall` once per call and every later
+step — each failover attempt, the settle, the observers — reads the same decisions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..config.settings import ScopedSettings
+    from ..config.settings import ScopedSettings, SettingService
     from ..contract.query import SearchScope
-    from ..ledger import AttemptRecord, Switch
-    from ..limits.token_budgets import LineStatus, QuotaLine
-    from ..limits.windows import RateLine
-    from ..tenancy.accounts import CallScope
+    from ..ledger import AttemptRecord, Switch, UsageStore
+    from ..limits.clock import Clock
+    from ..limits.token_budgets import Hold, LineStatus, QuotaLine, TokenBudgets
+    from ..limits.windows import AdmissionWindows, RateLine
+    from ..storage.db import Database
+    from ..tenancy.accounts import CallScope, OrgDirectory
+    from ..tenancy.credentials import CredentialStore
+    from ..transport.http import HttpTransport
     from .adapters import ChatRequest
     from .adapters.response import ChatResponse, TokenUsage, ToolCall
     from .catalog import Catalog, ModelDoc
     from .choice.aliases import Resolution
     from .choice.model import SpecChoice
     from .failover import Candidate, FailoverEngine
+    from .observers import LlmObserver
+
+
+class CallParts(Protocol):
+    """What a call runs through: the stores, the budgets, the transport. `LlmManager` is one; the
+    steps of a call (`prepare.py`, `attempt.py`, `finish.py`, `streaming.py`) read it per call, so
+    a part swapped on the manager (a test's recorder of sleeps) is the one the next call uses."""
+
+    db: Database
+    settings: SettingService
+    credentials: CredentialStore
+    directory: OrgDirectory
+    ledger: TokenBudgets
+    usage: UsageStore
+    http: HttpTransport
+    rate: AdmissionWindows
+    observers: tuple[LlmObserver, ...]
+    clock: Clock
+    environ: Mapping[str, str]
+
+    async def catalog(self) -> Catalog | None:
+        """The model catalog; None when the manager runs without one."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +128,23 @@ class PreparedCall:
     """The first exhausted line, when a budget is at 100 %."""
     drain: float = 30.0
     """Seconds an abandoned call may run on to learn its usage (`ai.call.drainMs`, `settlement.py`)."""
+    first_hold: FirstHold | None = None
+    """The first attempt's budget hold, reserved by `prepare` (None: each attempt reserves its own)."""
+
+
+class FirstHold:
+    """The hold `prepare` reserved for the first attempt (its check doubled as the budgets' read:
+    `prepare._hold_below_light`). The first attempt that holds anything takes it; a call that ends
+    without one taking it releases it (`settlement.release_first_hold`), so it never waits for its expiry."""
+
+    __slots__ = ("hold",)
+
+    def __init__(self, hold: Hold) -> None:
+        self.hold: Hold | None = hold
+
+    def take(self) -> Hold | None:
+        hold, self.hold = self.hold, None
+        return hold
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,8 +94,9 @@ class QuotaNotifier:
     # -- LlmObserver -------------------------------------------------------------------------
 
     async def on_call(self, event: CallEvent) -> None:
-        """Schedule the threshold check of a settled call; the call does not wait for it."""
-        if not event.quota:
+        """Schedule the threshold check of a settled call; the call does not wait for it. A call that
+        reached no threshold schedules nothing (most calls: a task each was a gateway call's cost)."""
+        if not any(crossed(status) for status in event.quota):
             return
         record = event.record
         task = asyncio.get_running_loop().create_task(

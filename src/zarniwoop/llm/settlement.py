@@ -1,4 +1,10 @@
-"""Every upstream token is charged, whatever the caller does (issue 25 item 1).
+"""Every upstream token is charged: each attempt's hold, the settle with real usage, and the charge
+of a call whose caller went away (issue 25 item 1).
+
+An attempt holds its estimate at every budget level at once and is admitted into every per-minute
+window (`reserve`); a failed attempt gives the hold back (`release`); a finished call is settled
+with its real usage, together with its usage record (`charge`), in the write batch the storage
+offers (`Database.write_batch`: one commit on SQLite, each write on its own on PostgreSQL).
 
 A call whose caller goes away — a client closing a stream before `[DONE]`, or the socket of a
 non-streamed call — has still made the upstream work. The call is then *abandoned*, not dropped:
@@ -27,9 +33,21 @@ most what one call produced beyond its reservation.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+from ..contract.errors import DatabaseUnavailableError
 from .adapters import StreamDelta
+
+if TYPE_CHECKING:
+    from ..ledger import UsageRecord
+    from ..limits.token_budgets import Hold, LineStatus
+    from ..limits.windows import RateTicket
+    from .call import CallParts, FirstHold, PreparedCall
+    from .failover import Candidate
+
+log = logging.getLogger("zarniwoop.llm")
 
 DRAIN_KEY = "ai.call.drainMs"
 """How long an abandoned call may run on to learn its real usage before it is cut."""
@@ -99,4 +117,107 @@ class CallWatch:
         self._timer = asyncio.get_running_loop().call_later(max(0.0, self._drain), cut)
 
 
-__all__ = ["CANCELLED", "DEFAULT_DRAIN_MS", "DRAIN_KEY", "CallWatch", "delta_chars", "estimate_tokens"]
+# -- the charge ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """What one attempt holds: the budget reservation and the rate-window ticket."""
+
+    hold: Hold
+    ticket: RateTicket | None
+
+
+async def release_first_hold(parts: CallParts, first: FirstHold | None) -> None:
+    """Give back the first attempt's hold if no attempt took it (a local first candidate, a failure
+    or cancellation before the first attempt)."""
+    hold = first.take() if first is not None else None
+    if hold is not None:
+        await parts.ledger.release(hold)
+
+
+async def reserve(parts: CallParts, prep: PreparedCall, candidate: Candidate) -> Admission | None:
+    """Hold the estimate at every level at once and admit the attempt into every per-minute window
+    (the local free tier holds nothing and is never rate-limited). The first attempt's hold may be
+    reserved already (`FirstHold`)."""
+    if candidate.unlimited:
+        return None
+    hold = prep.first_hold.take() if prep.first_hold is not None else None
+    if hold is None:
+        hold = await parts.ledger.reserve(prep.call.tenant, prep.lines, prep.estimate)
+    ticket = None
+    if prep.rate_lines:
+        try:
+            ticket = await parts.rate.admit(
+                prep.call.tenant, prep.rate_lines, prep.estimate, window=prep.rate_window
+            )
+        except BaseException:
+            await parts.ledger.release(hold)
+            raise
+    return Admission(hold, ticket)
+
+
+async def release(parts: CallParts, admission: Admission | None) -> None:
+    """A failed attempt gives its budget hold back; its request still counts in the per-minute
+    windows (it may well have reached the provider), its tokens do not."""
+    if admission is None:
+        return
+    await parts.ledger.release(admission.hold)
+    if admission.ticket is not None:
+        await parts.rate.settle(admission.ticket, 0)
+
+
+async def _settle(parts: CallParts, admission: Admission | None, tokens: int) -> list[LineStatus]:
+    if admission is None:
+        return []
+    if admission.ticket is not None:
+        await parts.rate.settle(admission.ticket, tokens)
+    return await parts.ledger.settle(admission.hold, tokens)
+
+
+async def charge(
+    parts: CallParts, admission: Admission | None, tokens: int, record: UsageRecord
+) -> list[LineStatus]:
+    """Settle the budgets, then write the call's usage record, in one write batch of the storage:
+    where the budgets live in that database (the embedded default) their statements join it, so a
+    call's bookkeeping is one commit instead of two (issue 23) and a charge never lands without its
+    record; a record the database refuses is undone alone and spooled, the charge stands.
+
+    A database that cannot take the batch at all (it is down) gets the two apart, as each handles
+    an outage: the budgets log and let the hold lapse, the record is spooled."""
+    if admission is not None:
+        try:
+            async with parts.db.write_batch():
+                statuses = await _settle(parts, admission, tokens)
+                await record_usage(parts, record)
+            return statuses
+        except DatabaseUnavailableError:
+            pass  # BEGIN or COMMIT failed: nothing of it was written
+    statuses = await _settle(parts, admission, tokens)
+    await record_usage(parts, record)
+    return statuses
+
+
+async def record_usage(parts: CallParts, record: UsageRecord) -> None:
+    """The usage record, written before the call returns (callers read it by `usage_id`); a record
+    neither the database nor the spool can take is logged, never a failure of the call it records."""
+    try:
+        await parts.usage.record(record)
+    except Exception:
+        log.exception("LLM usage record %s could not be written", record.id)
+
+
+__all__ = [
+    "CANCELLED",
+    "DEFAULT_DRAIN_MS",
+    "DRAIN_KEY",
+    "Admission",
+    "CallWatch",
+    "charge",
+    "delta_chars",
+    "estimate_tokens",
+    "record_usage",
+    "release",
+    "release_first_hold",
+    "reserve",
+]

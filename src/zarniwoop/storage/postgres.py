@@ -209,6 +209,12 @@ class PostgresDatabase:
                     f"PostgreSQL at {_where(self.url)} unreachable: {type(exc).__name__}"
                 ) from exc
 
+    @contextlib.asynccontextmanager
+    async def write_batch(self) -> AsyncIterator[PostgresDatabase]:
+        """Each write on its own: a statement that fails inside a PostgreSQL transaction aborts the
+        whole of it, so one refused write (a usage record) would undo the others (the charge)."""
+        yield self
+
     async def migrate(self) -> int:
         """Create the schema if asked for one, then apply `migrations/postgres/*.sql` — under the
         advisory lock, so replicas starting together migrate once."""
