@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from ..config.trust import guarded, set_by_operator
 from ..contract.errors import FailoverError, QuotaExceededError, ZarniwoopError
 from ..contract.query import SearchScope
+from ..limits.failure_policy import IN_CALL_WAIT_CAP
 from ..limits.token_budgets import LineStatus, QuotaLine, max_tokens_cap, quota_lines
 from ..limits.windows import DEFAULT_WINDOW_SECONDS, WINDOW_KEY, rate_lines
 from .call import FirstHold, LlmCall, ModelChoice, PreparedCall
@@ -224,7 +225,7 @@ async def prepare_call(
         detail = "; ".join(dict.fromkeys(plan.builder.missing)) or "no provider entry or key"
         raise FailoverError(f"no usable LLM provider for {choice.spec!r} ({detail})", (), ())
     try:
-        max_wait = settings.get_float(MAX_WAIT_KEY, 60.0) or 60.0
+        max_wait = settings.get_float(MAX_WAIT_KEY, IN_CALL_WAIT_CAP) or IN_CALL_WAIT_CAP
         catalog = await parts.catalog()
         warn_once(warning_for(resolution, catalog, scope_key))
         return PreparedCall(
