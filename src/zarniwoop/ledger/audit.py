@@ -228,9 +228,12 @@ class ZarniwoopUsageCounter:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        # A process that ends before its flusher's first round (a CLI command) replays what dead
+        # processes left, as that round would have: a CLI killed mid-call is audited by the next one.
+        first_round_missed = self._last_maintenance == 0.0
         try:
             async with asyncio.timeout(timeout):
-                await self.flush(orphans=False)
+                await self.flush(orphans=first_round_missed)
         except Exception as exc:
             self.outage.failed(exc, f"the unwritten records stay spooled in {self.spool.directory}")
             log.error(
