@@ -39,12 +39,15 @@ async def refresh_catalog(rt: Runtime, tenant: str | None = None) -> dict[str, A
     return (await (await rt.catalog()).refresh(tenant)).to_json()
 
 
-async def discover_models(rt: Runtime, scope: SearchScope | None) -> dict[str, Any]:
-    """Discovery for one scope's own provider instances (None: every scope that has some), then
-    a catalog refresh: per-instance results and skipped instances with their errors, as JSON."""
+async def discover_models(
+    rt: Runtime, scope: SearchScope | None, *, inherited: bool = False
+) -> dict[str, Any]:
+    """Discovery for one scope's own provider instances (None: every scope that has some; with
+    `inherited`, also those it reads from above), then a catalog refresh: per-instance results and
+    skipped instances with their errors, as JSON."""
     from .llm.catalog.lifecycle import discover_models as discover
 
-    return await discover(await rt.catalog(), rt.settings, rt.transport, scope)
+    return await discover(await rt.catalog(), rt.settings, rt.transport, scope, inherited=inherited)
 
 
 async def start_catalog_refresh(rt: Runtime) -> asyncio.Task[None]:

@@ -354,13 +354,22 @@ async def test_rediscovery_rewrites_auto_documents_removes_vanished_models_and_n
         assert (kept.size.value, kept.layers) == ("SMALL", ("_system/_tenant manual",))
 
 
-async def test_a_scope_discovers_the_instances_it_reads_from_above_into_their_own_scope(tmp_path, emulator):
-    """Issue 46: Discover for a scope that defines no instance said "0 models listed by 0 instances"
-    while the operator's instance served its calls. Each instance is listed into the scope that
-    defines it (scope symmetry); the asking scope's own row is there, empty."""
-    emulator.add("/ollama/api/tags", Reply(body=fixture_bytes("llm", "ollama", "api-tags.json")))
+async def test_a_scope_without_provider_settings_discovers_nothing(tmp_path, emulator):
     async with await open_runtime(tmp_path, provider("ollama", f"{emulator.url}/ollama")) as rt:
         report = await operations.discover_models(rt, SearchScope("acme", "review"))
+    assert report["scopes"] == [
+        {"tenant": "acme", "project": "review", "instances": [], "skippedInstances": []}
+    ]
+    assert emulator.requests() == []
+
+
+async def test_a_scope_discovers_the_instances_it_reads_from_above_into_their_own_scope(tmp_path, emulator):
+    """Issue 46: the console's Discover (`inherited`) for a scope that defines no instance said
+    "0 models listed by 0 instances" while the operator's instance served its calls. Each instance
+    is listed into the scope that defines it (scope symmetry); the asking scope's own row is there."""
+    emulator.add("/ollama/api/tags", Reply(body=fixture_bytes("llm", "ollama", "api-tags.json")))
+    async with await open_runtime(tmp_path, provider("ollama", f"{emulator.url}/ollama")) as rt:
+        report = await operations.discover_models(rt, SearchScope("acme", "review"), inherited=True)
         assert (rt.home / "documents/_system/_tenant/model-auto/ollama").is_dir()
         assert not (rt.home / "documents/acme").exists()
     assert [

@@ -56,20 +56,24 @@ async def discover_models(
     settings: SettingService,
     http: HttpTransport,
     scope: SearchScope | None,
+    *,
+    inherited: bool = False,
 ) -> dict[str, Any]:
-    """Run discovery for the provider instances a scope reads — defined in its own settings, its
-    tenant's or the system's, each listed into the scope that defines it — (None: every scope that
-    has some), then refresh the catalog. Per-instance results and skipped instances, as JSON."""
+    """Run discovery for one scope's own provider instances (None: every scope that has some) —
+    with `inherited`, also those it reads from its tenant's and the system's settings, each listed
+    into the scope that defines it — then refresh the catalog. Per-instance results and skipped
+    instances with their errors, as JSON."""
     timeout = (
         settings.scoped(_SYSTEM).get_int(DISCOVERY_TIMEOUT_KEY, int(DEFAULT_TIMEOUT_SECONDS * 1000)) / 1000
     )
-    # An instance the scope reads from above (the operator's `ai.provider.openai.baseUrl`) is one its
-    # calls use: counted and listed too (issue 46: "0 instances" beside a working gateway). The
-    # scope's own row is reported even when it defines none.
-    await settings.refresh()
-    defining = set(scopes_with_providers(settings))
-    own = (scope.tenant, scope.project) if scope else None
-    scopes = None if scope is None else [s for s in scopes_read_by(scope) if s in defining or s == own]
+    scopes = None if scope is None else [(scope.tenant, scope.project)]
+    if scope is not None and inherited:
+        # An instance the scope reads from above (the operator's `ai.provider.openai.baseUrl`) is one
+        # its calls use: counted and listed too (issue 46: the console's "0 instances" beside a
+        # working gateway). The scope's own row is reported even when it defines none.
+        await settings.refresh()
+        defining = set(scopes_with_providers(settings))
+        scopes = [s for s in scopes_read_by(scope) if s in defining or s == scopes[0]]
     report = await discover(settings, catalog.store, http, scopes, timeout=timeout)
     refreshed = await catalog.refresh()
     return {**report.to_json(), "refresh": refreshed.to_json()}

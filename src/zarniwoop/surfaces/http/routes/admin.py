@@ -69,4 +69,5 @@ async def refresh_models(
 
 @router.post("/ai-models/discover", summary="Discover the models of the scope's LLM provider instances")
 async def discover_models(ctx: Ctx, operator: Operator, caller: Caller) -> dict[str, Any]:
-    return await operations.discover_models(ctx.runtime, caller.scope)
+    # the console's Discover: every instance the caller's scope reads, as its calls do (issue 46)
+    return await operations.discover_models(ctx.runtime, caller.scope, inherited=True)
