@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .enums import MODALITY_DOMAINS, Availability, Modality, SearchDomain, Tier
+from .replacing import slot_init
 
 if TYPE_CHECKING:
     from .query import SearchRequest, SearchScope
@@ -86,6 +87,7 @@ class InstanceConfig:
         return self.extras.get(name, default)
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class RequestSpec:
     """One HTTP exchange, fully described; the transport sends it."""
@@ -104,6 +106,7 @@ class RequestSpec:
     """Data a later step needs from an earlier one (PubMed ids, say)."""
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class RawResponse:
     status: int
@@ -120,6 +123,7 @@ class RawResponse:
         return None
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class SearchPage:
     """What a protocol parsed out of one response."""

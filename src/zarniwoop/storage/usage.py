@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..contract.enums import Outcome
 from ..contract.query import SearchScope
+from ..contract.replacing import slot_init
 from ..observability.outage import OutageLog
 from .privacy import query_hash, redact_query
 from .spool import Spool, read_segment
@@ -68,6 +69,7 @@ INSERT_SQL = (
 )
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class CallRecord:
     id: str
