@@ -31,6 +31,7 @@ def check_profile(field: str, value: object) -> str | None:
     return value
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class SearchScope:
     """The `(tenant, project)` a search runs for; provider instances, cooldowns and quotas are per scope."""

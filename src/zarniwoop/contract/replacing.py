@@ -71,7 +71,7 @@ def slot_init(cls: type[T]) -> type[T]:
     if hasattr(cls, "__post_init__"):
         body.append(" self.__post_init__()")
     params = ", ".join(["self", *positional, *(["*", *keyword] if keyword else [])])
-    exec(f"def __init__({params}):\n" + "\n".join(body), scope)  # noqa: S102 - our own field names only
+    exec(f"def __init__({params}):\n" + "\n".join(body), scope)  # our own field names only
     init = scope["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     cls.__init__ = init  # type: ignore[misc]

@@ -7,15 +7,15 @@ rate-limit headers read into a `QuotaStatus`, and the error text a provider puts
 from __future__ import annotations
 
 import email.utils
-import json
 import math
 import re
 from datetime import UTC, timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, urlsplit
 
+from ..contract.errors import ParseError
 from ..contract.results import QuotaStatus
-from ._text import as_int, strip_html
+from ._text import as_int, load_json, strip_html
 
 if TYPE_CHECKING:
     from ..contract.protocol import RawResponse
@@ -212,8 +212,8 @@ def _reset_time(date_header: str | None, seconds: int | None) -> str | None:
 def error_text(raw: RawResponse, *keys: str) -> str | None:
     """The message a provider put in a JSON error body, looked up along `keys` (dotted paths)."""
     try:
-        data = json.loads(raw.body)
-    except (ValueError, UnicodeDecodeError, RecursionError):
+        data = load_json(raw.body, "error body")
+    except ParseError:
         return None
     for path in keys:
         node: Any = data

@@ -43,6 +43,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
+import orjson
 
 from ..contract.errors import ResponseTooLargeError, TargetRefusedError, TransportError
 from ..contract.protocol import RawResponse, RequestSpec
@@ -455,8 +456,15 @@ async def read_capped(
 
 
 def json_bytes(body: Any) -> bytes:
-    """A JSON request body: compact, UTF-8, no NaN."""
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    """A JSON request body: compact, UTF-8, no NaN (orjson writes a non-finite float as `null`).
+
+    orjson, several times faster than `json.dumps` and straight to bytes (issue 42); what it
+    refuses (an integer past 64 bits, a key that is not a string, a lone surrogate) goes to stdlib
+    `json`, which encodes it or raises as it always did."""
+    try:
+        return orjson.dumps(body)
+    except orjson.JSONEncodeError:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
 def _one_request_per_attempt(session: aiohttp.ClientSession) -> None:
