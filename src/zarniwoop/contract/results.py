@@ -59,7 +59,7 @@ class SearchHit:
             "snippet": self.snippet,
             "source": self.source,
             "modality": self.modality.value,
-            "content": self.content.to_json() if self.content else None,
+            "content": None if self.content is None else self.content.to_json(),
             "extras": dict(self.extras),
         }
 

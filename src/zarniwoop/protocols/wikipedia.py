@@ -94,7 +94,7 @@ class WikipediaProtocol:
             hits = [_summary_hit(data, request.modality)]
         else:
             raise ParseError("wikipedia: body has neither pages, query nor a summary")
-        return SearchPage(hits=tuple(h for h in hits if h)[: request.max_results], note=note)
+        return SearchPage(tuple(filter(None, hits))[: request.max_results], note=note)
 
 
 def _honoured(request: SearchRequest, language: object) -> set[str]:
@@ -141,7 +141,7 @@ def _rest_hit(page: dict[str, Any], base: str, modality: Modality) -> SearchHit 
         modality,
         excerpt or description,
         "wikipedia",
-        embedded(excerpt, mime_type=None),
+        embedded(excerpt, None),
         extras,
     )
 
