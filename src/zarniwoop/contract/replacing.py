@@ -74,7 +74,7 @@ def slot_init(cls: type[T]) -> type[T]:
     exec(f"def __init__({params}):\n" + "\n".join(body), scope)  # our own field names only
     init = scope["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
-    cls.__init__ = init  # type: ignore[misc]
+    cls.__init__ = init  # type: ignore[method-assign]
     return cls
 
 

@@ -84,6 +84,8 @@ def expect(data: Any, kind: type, what: str) -> Any:
 
 def unsupported_note(request: SearchRequest, honoured: set[str]) -> str | None:
     """Name the expert parameters this provider could not honour (never drop them silently)."""
+    if not request.expert_params:  # most searches: no set to build, nothing to sort
+        return None
     ignored = sorted(k for k in request.expert_params if k not in honoured)
     if not ignored:
         return None

@@ -77,7 +77,9 @@ class WikipediaProtocol:
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = expect(load_json(raw.body, "wikipedia"), dict, "wikipedia")
         base = str(spec.state.get("base") or DEFAULT_BASE_URL)
-        note = unsupported_note(request, _honoured(request, spec.state.get("language")))
+        note = None
+        if request.expert_params:
+            note = unsupported_note(request, _honoured(request, spec.state.get("language")))
         if "errors" in data or "error" in data:
             return SearchPage(error_message=_error_text(data))
         if "pages" in data:
