@@ -41,6 +41,7 @@ from .capabilities import (
     ValidatesConfig,
 )
 from .enums import MODALITY_DOMAINS, Availability, Modality, SearchDomain, Tier
+from .replacing import slot_init
 
 if TYPE_CHECKING:
     from .query import SearchRequest, SearchScope
@@ -106,6 +107,7 @@ class InstanceConfig:
         return self.extras.get(name, default)
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class RequestSpec:
     """One HTTP exchange, fully described; the transport sends it."""
@@ -124,6 +126,7 @@ class RequestSpec:
     """Data a later step needs from an earlier one (PubMed ids, say)."""
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class RawResponse:
     status: int
@@ -140,6 +143,7 @@ class RawResponse:
         return None
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class SearchPage:
     """What a protocol parsed out of one response."""

@@ -10,7 +10,7 @@ from typing import Any
 
 from .enums import EXPERT_PARAMS, Modality, Tier
 from .errors import InvalidRequestError
-from .replacing import replacer
+from .replacing import replacer, slot_init
 
 MAX_QUERY_CHARS = 2000
 """Longer queries are refused: no provider accepts them and they only cost bandwidth."""
@@ -31,6 +31,7 @@ def check_profile(field: str, value: object) -> str | None:
     return value
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class SearchScope:
     """The `(tenant, project)` a search runs for; provider instances, cooldowns and quotas are per scope."""
@@ -52,6 +53,7 @@ class SearchScope:
         return f"{self.tenant}/{self.project}"
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class SearchRequest:
     """One search, validated on construction (use `SearchRequest.create` for untrusted input)."""

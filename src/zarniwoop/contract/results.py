@@ -8,9 +8,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .enums import Availability, ContentInline, Modality, Outcome, Tier
-from .replacing import replacer
+from .replacing import replacer, slot_init
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ContentRef:
     """A hit's body: short text inline (EMBED_TEXT) or a reference loaded on demand (STASH_ON_DEMAND)."""
@@ -40,6 +41,7 @@ class ContentRef:
         )
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class SearchHit:
     title: str
@@ -57,7 +59,7 @@ class SearchHit:
             "snippet": self.snippet,
             "source": self.source,
             "modality": self.modality.value,
-            "content": self.content.to_json() if self.content else None,
+            "content": None if self.content is None else self.content.to_json(),
             "extras": dict(self.extras),
         }
 
@@ -75,6 +77,7 @@ class SearchHit:
         )
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Attempt:
     """One candidate's fate during a dispatch."""
@@ -133,6 +136,7 @@ class RoutedProfile:
         return {"name": self.name, "sha256": self.sha256}
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class SearchResult:
     query: str
@@ -214,6 +218,7 @@ class SearchResult:
 _replace_result = replacer(SearchResult)
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class QuotaStatus:
     """How much of a provider budget is used; `source` says who counted (`local` or `provider`)."""

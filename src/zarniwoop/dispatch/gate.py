@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from ..contract.enums import Availability, Modality, Outcome, Tier
+from ..contract.replacing import slot_init
 
 if TYPE_CHECKING:
     from ..contract.protocol import ProviderInstance
@@ -36,6 +37,7 @@ class QuotaGuard(Protocol):
         ...
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class GateDecision:
     outcome: Outcome | None  # None = go

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..config import keys as K
 from ..contract.protocol import ServesLanguage
+from ..contract.replacing import slot_init
 
 if TYPE_CHECKING:
     from ..config.profiles import Profile
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Entry:
     """One instance as the ordering sees it."""

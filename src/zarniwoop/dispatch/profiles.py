@@ -21,11 +21,13 @@ from typing import TYPE_CHECKING
 from ..config.profiles import Profile, profiles
 from ..contract.errors import AccessDeniedError, UnknownNameError
 from ..contract.query import check_profile
+from ..contract.replacing import slot_init
 
 if TYPE_CHECKING:
     from ..config.settings import ScopedSettings
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ProfileChoice:
     """The profile a caller asked for (`asked`) and the one its token is bound to (`bound`)."""

@@ -17,9 +17,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from ..contract.replacing import slot_init
 from .tables import LLM_USAGE, RESEARCH_CALLS
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class CallRecord:
     id: str

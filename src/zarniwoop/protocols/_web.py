@@ -7,17 +7,21 @@ rate-limit headers read into a `QuotaStatus`, and the error text a provider puts
 from __future__ import annotations
 
 import email.utils
-import json
 import math
 import re
 from datetime import UTC, timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, urlsplit
 
-from ..contract.results import QuotaStatus
-from ._text import as_int, strip_html
+from ..contract.errors import ParseError
+from ..contract.protocol import RequestSpec, SearchPage
+from ..contract.results import QuotaStatus, SearchHit
+from ._text import as_int, load_json, strip_html, unsupported_note
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..contract.enums import Modality
     from ..contract.protocol import RawResponse
     from ..contract.query import SearchRequest
 
@@ -137,6 +141,64 @@ def http_url(value: Any) -> str | None:
     return url if url and url.startswith(("http://", "https://")) else None
 
 
+def json_filters(
+    request: SearchRequest, body: dict[str, Any], honoured: set[str], *, sites: str, since: str, until: str
+) -> None:
+    """The expert filters a JSON search API takes as body fields, added to `body` and `honoured`:
+    `site` as a host list under `sites`, `dateFrom`/`dateTo` as given under `since`/`until`."""
+    include = site_hosts(request)
+    if include:
+        body[sites] = include
+        honoured.add("site")
+    for param, key in (("dateFrom", since), ("dateTo", until)):
+        if param in request.expert_params:
+            body[key] = request.expert_params[param]
+            honoured.add(param)
+
+
+def json_post(url: str, body: dict[str, Any], auth: dict[str, str], **state: Any) -> RequestSpec:
+    """A search sent as a JSON POST; `auth` is the key's header (empty without a key)."""
+    headers = {"Content-Type": "application/json", "Accept": "application/json", **auth}
+    return RequestSpec(method="POST", url=url, headers=headers, json_body=body, state=state)
+
+
+def built_hits(
+    items: list[Any], build: Callable[[dict[str, Any]], SearchHit | None]
+) -> tuple[SearchHit, ...]:
+    """The hits `build` makes of the JSON objects among `items` (it answers None for one it cannot cite)."""
+    return tuple(h for h in (build(item) for item in items if isinstance(item, dict)) if h)
+
+
+def honoured_page(
+    hits: tuple[SearchHit, ...], request: SearchRequest, spec: RequestSpec, raw: RawResponse
+) -> SearchPage:
+    """A page whose note names the expert params the request did not honour (`spec.state["honoured"]`),
+    with the quota the rate-limit headers state."""
+    note = unsupported_note(request, set(spec.state.get("honoured", ())))
+    return SearchPage(hits=hits, note=note, quota=quota_from_headers(raw))
+
+
+def identity(item: dict[str, Any], url_key: str) -> tuple[str, str] | None:
+    """A result's title and URL (under `url_key`), both required: a hit without either cannot be cited."""
+    title, url = text(item.get("title")), item.get(url_key)
+    return (title, url) if title and isinstance(url, str) and url else None
+
+
+def cited_hit(
+    item: dict[str, Any],
+    url_key: str,
+    modality: Modality,
+    source: str,
+    snippet: str | None,
+    extras: dict[str, Any],
+) -> SearchHit | None:
+    """A web engine's result as a hit (`identity`, extras `compact`-ed), or None where it cannot be cited."""
+    found = identity(item, url_key)
+    if found is None:
+        return None
+    return SearchHit(found[0], found[1], modality, snippet, source, None, compact(extras))
+
+
 def compact(extras: dict[str, Any]) -> dict[str, Any]:
     """Extras without empty values, so a hit never claims data the provider did not give.
 
@@ -212,8 +274,8 @@ def _reset_time(date_header: str | None, seconds: int | None) -> str | None:
 def error_text(raw: RawResponse, *keys: str) -> str | None:
     """The message a provider put in a JSON error body, looked up along `keys` (dotted paths)."""
     try:
-        data = json.loads(raw.body)
-    except (ValueError, UnicodeDecodeError, RecursionError):
+        data = load_json(raw.body, "error body")
+    except ParseError:
         return None
     for path in keys:
         node: Any = data

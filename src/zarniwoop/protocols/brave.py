@@ -34,7 +34,8 @@ from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._text import as_int, expect, load_json, obj, unsupported_note
 from ._web import (
-    compact,
+    built_hits,
+    cited_hit,
     format_duration,
     hostname,
     language,
@@ -117,7 +118,7 @@ class BraveProtocol:
         else:
             raise ParseError("brave: body has no results")
         build = _BUILDERS[request.modality]
-        hits = tuple(h for h in (build(item) for item in items if isinstance(item, dict)) if h)
+        hits = built_hits(items, build)
         notes = [unsupported_note(request, set(spec.state.get("honoured", ())))]
         altered = (data.get("query") or {}).get("altered") if isinstance(data.get("query"), dict) else None
         if isinstance(altered, str) and altered:
@@ -145,44 +146,21 @@ def _error_detail(data: dict[str, Any]) -> str:
 
 
 def _web_hit(item: dict[str, Any]) -> SearchHit | None:
-    found = _extract_identity(item)
-    if found is None:
-        return None
     extras = {
         "publishedAt": _extract_published(item),
         "siteName": text(obj(item.get("profile")).get("name")),
         "thumbnailUrl": _extract_thumbnail(item),
         "language": text(item.get("language")),
     }
-    return SearchHit(
-        title=found[0],
-        url=found[1],
-        modality=Modality.WEB,
-        snippet=text(item.get("description")),
-        source="brave",
-        extras=compact(extras),
-    )
+    return cited_hit(item, "url", Modality.WEB, "brave", text(item.get("description")), extras)
 
 
 def _image_hit(item: dict[str, Any]) -> SearchHit | None:
-    found = _extract_identity(item)
-    if found is None:
-        return None
     extras = {**_extract_image(item), "site": text(item.get("source"))}
-    return SearchHit(
-        title=found[0],
-        url=found[1],
-        modality=Modality.IMAGE,
-        snippet=text(item.get("source")),
-        source="brave",
-        extras=compact(extras),
-    )
+    return cited_hit(item, "url", Modality.IMAGE, "brave", text(item.get("source")), extras)
 
 
 def _video_hit(item: dict[str, Any]) -> SearchHit | None:
-    found = _extract_identity(item)
-    if found is None:
-        return None
     video = obj(item.get("video"))
     extras = {
         "duration": format_duration(video.get("duration")),
@@ -192,40 +170,17 @@ def _video_hit(item: dict[str, Any]) -> SearchHit | None:
         "platform": text(video.get("publisher")),
         "views": as_int(video.get("views")),
     }
-    return SearchHit(
-        title=found[0],
-        url=found[1],
-        modality=Modality.VIDEO,
-        snippet=text(item.get("description")),
-        source="brave",
-        extras=compact(extras),
-    )
+    return cited_hit(item, "url", Modality.VIDEO, "brave", text(item.get("description")), extras)
 
 
 def _news_hit(item: dict[str, Any]) -> SearchHit | None:
-    found = _extract_identity(item)
-    if found is None:
-        return None
     extras = {
         "publishedAt": _extract_published(item),
-        "outlet": _extract_outlet(item, found[1]),
+        "outlet": _extract_outlet(item),
         "thumbnailUrl": _extract_thumbnail(item),
         "breaking": item.get("breaking") if isinstance(item.get("breaking"), bool) else None,
     }
-    return SearchHit(
-        title=found[0],
-        url=found[1],
-        modality=Modality.NEWS,
-        snippet=text(item.get("description")),
-        source="brave",
-        extras=compact(extras),
-    )
-
-
-def _extract_identity(item: dict[str, Any]) -> tuple[str, str] | None:
-    """Title and URL, both required: a hit without either cannot be cited."""
-    title, url = text(item.get("title")), item.get("url")
-    return (title, url) if title and isinstance(url, str) and url else None
+    return cited_hit(item, "url", Modality.NEWS, "brave", text(item.get("description")), extras)
 
 
 def _extract_published(item: dict[str, Any]) -> str | None:
@@ -248,14 +203,14 @@ def _extract_image(item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _extract_outlet(item: dict[str, Any], url: str) -> str | None:
+def _extract_outlet(item: dict[str, Any]) -> str | None:
     """The publisher's profile name, else the source, else the host of `meta_url`, else of the URL."""
     meta_host = obj(item.get("meta_url")).get("hostname")
     return (
         text(obj(item.get("profile")).get("name"))
         or text(item.get("source"))
         or hostname(f"https://{meta_host}" if isinstance(meta_host, str) else None)
-        or hostname(url)
+        or hostname(item.get("url"))
     )
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import html
 import re
+from functools import partial
 from typing import Any
 
 from ..contract.enums import ContentInline, Modality, Tier
@@ -37,8 +38,19 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
-from ._text import as_int, embedded, expect, load_json, shorten, unsupported_note
-from ._web import compact, error_text, find_doi, hostname, pdf_url_for, quota_from_headers, site_hosts, text
+from ._text import as_int, embedded, expect, load_json, shorten
+from ._web import (
+    built_hits,
+    compact,
+    error_text,
+    find_doi,
+    honoured_page,
+    hostname,
+    json_filters,
+    json_post,
+    pdf_url_for,
+    text,
+)
 
 DEFAULT_BASE_URL = "https://api.exa.ai"
 MAX_RESULTS = 100
@@ -89,26 +101,16 @@ class ExaProtocol:
             honoured.add("filetype")
         if category:
             body["category"] = category
-        include = site_hosts(request)
-        if include:
-            body["includeDomains"] = include
-            honoured.add("site")
-        if "dateFrom" in expert:
-            body["startPublishedDate"] = expert["dateFrom"]
-            honoured.add("dateFrom")
-        if "dateTo" in expert:
-            body["endPublishedDate"] = expert["dateTo"]
-            honoured.add("dateTo")
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if config.api_key:
-            headers["x-api-key"] = config.api_key.reveal()
-        return RequestSpec(
-            method="POST",
-            url=f"{base}/search",
-            headers=headers,
-            json_body=body,
-            state={"honoured": sorted(honoured)},
+        json_filters(
+            request,
+            body,
+            honoured,
+            sites="includeDomains",
+            since="startPublishedDate",
+            until="endPublishedDate",
         )
+        auth = {"x-api-key": config.api_key.reveal()} if config.api_key else {}
+        return json_post(f"{base}/search", body, auth, honoured=sorted(honoured))
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = expect(load_json(raw.body, "exa"), dict, "exa")
@@ -118,14 +120,7 @@ class ExaProtocol:
                 return SearchPage(error_message=f"exa: {message}")
             raise ParseError("exa: body has no results")
         items = expect(data["results"], list, "exa results")
-        hits = tuple(
-            h for h in (_hit(item, request.modality) for item in items if isinstance(item, dict)) if h
-        )
-        return SearchPage(
-            hits=hits,
-            note=unsupported_note(request, set(spec.state.get("honoured", ()))),
-            quota=quota_from_headers(raw),
-        )
+        return honoured_page(built_hits(items, partial(_hit, modality=request.modality)), request, spec, raw)
 
     def describe_error(self, raw: RawResponse) -> str | None:
         return error_text(raw, "error", "message", "error.message")

@@ -31,13 +31,13 @@ import email.utils
 from datetime import UTC, datetime
 from typing import Any
 
-from ..contract.enums import ContentInline, Modality, Tier
+from ..contract.enums import Modality, Tier
 from ..contract.errors import ConfigError, ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
-from ..contract.results import ContentRef, QuotaStatus, SearchHit
+from ..contract.results import QuotaStatus, SearchHit
 from ._polite import identifying_headers
-from ._text import as_int, expect, load_json, obj, shorten, unsupported_note
+from ._text import as_int, embedded, expect, load_json, obj, shorten, unsupported_note
 from ._web import compact, error_text, http_url, text
 
 DEFAULT_BASE_URL = "https://api.github.com"
@@ -271,7 +271,7 @@ def _issue_hit(item: dict[str, Any], modality: Modality) -> SearchHit | None:
         modality=modality,
         snippet=shorten(body),
         source="github",
-        content=ContentRef(ContentInline.EMBED_TEXT, text=body, mime_type="text/markdown") if body else None,
+        content=embedded(body, "text/markdown"),
         extras=compact(extras),
     )
 

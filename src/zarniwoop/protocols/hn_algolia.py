@@ -22,6 +22,7 @@ Quirks:
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -31,7 +32,7 @@ from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, Search
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._text import as_int, embedded, expect, load_json, shorten, strip_html, text, unsupported_note
-from ._web import error_text
+from ._web import built_hits, error_text
 
 DEFAULT_BASE_URL = "https://hn.algolia.com"
 DISCUSSION_URL = "https://news.ycombinator.com/item?id={id}"
@@ -86,7 +87,7 @@ class HackerNewsProtocol:
                 return SearchPage(error_message=f"hackernews: {data['message']}")
             raise ParseError("hackernews: body has no hits")
         found = expect(data["hits"], list, "hackernews hits")
-        hits = tuple(h for h in (_hit(x, request.modality) for x in found if isinstance(x, dict)) if h)
+        hits = built_hits(found, partial(_hit, modality=request.modality))
         return SearchPage(
             hits=hits[: request.max_results],
             total=as_int(data.get("nbHits")),

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contract.enums import ContentInline, Modality, Tier
+from ..contract.enums import Modality, Tier
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
-from ..contract.results import ContentRef, SearchHit
-from ._text import as_int, expect, load_json, obj, shorten, unsupported_note
+from ..contract.results import SearchHit
+from ._text import as_int, embedded, expect, load_json, obj, shorten, unsupported_note
 from ._web import compact, error_text, http_url, text
 
 DEFAULT_BASE_URL = "https://api.semanticscholar.org"
@@ -147,9 +147,7 @@ def _hit(paper: dict[str, Any], modality: Modality) -> SearchHit | None:
         modality=modality,
         snippet=shorten(abstract),
         source="semanticscholar",
-        content=ContentRef(ContentInline.EMBED_TEXT, text=abstract, mime_type="text/plain")
-        if abstract
-        else None,
+        content=embedded(abstract),
         extras=compact(extras),
     )
 

@@ -36,10 +36,14 @@ from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
 from ._text import as_int, expect, load_json, shorten, unsupported_note
 from ._web import (
+    built_hits,
+    cited_hit,
     compact,
     error_text,
     find_doi,
     format_duration,
+    identity,
+    json_post,
     language,
     pdf_url_for,
     query_with_operators,
@@ -101,15 +105,9 @@ class SerperProtocol:
         elif "dateFrom" in expert or "dateTo" in expert:
             body["tbs"] = _custom_date_range(expert.get("dateFrom"), expert.get("dateTo"))
         honoured.update(k for k in ("dateFrom", "dateTo") if k in expert)
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if config.api_key:
-            headers["X-API-KEY"] = config.api_key.reveal()
-        return RequestSpec(
-            method="POST",
-            url=f"{base}{path}",
-            headers=headers,
-            json_body=body,
-            state={"results": results_key, "honoured": sorted(honoured), "notes": notes},
+        auth = {"X-API-KEY": config.api_key.reveal()} if config.api_key else {}
+        return json_post(
+            f"{base}{path}", body, auth, results=results_key, honoured=sorted(honoured), notes=notes
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
@@ -130,7 +128,7 @@ class SerperProtocol:
         else:
             raise ParseError(f"serper: body has neither searchParameters nor {key}")
         build = _BUILDERS[request.modality]
-        hits = tuple(h for h in (build(item) for item in items if isinstance(item, dict)) if h)
+        hits = built_hits(items, build)
         notes = [*spec.state.get("notes", ())]
         ignored = unsupported_note(request, set(spec.state.get("honoured", ())))
         if ignored:
@@ -154,7 +152,7 @@ def _custom_date_range(date_from: str | None, date_to: str | None) -> str:
 
 
 def _web_hit(item: dict[str, Any], modality: Modality = Modality.WEB) -> SearchHit | None:
-    found = _extract_identity(item)
+    found = identity(item, "link")
     if found is None:
         return None
     title, url = found
@@ -200,9 +198,6 @@ def _image_hit(item: dict[str, Any]) -> SearchHit | None:
 
 
 def _video_hit(item: dict[str, Any]) -> SearchHit | None:
-    found = _extract_identity(item)
-    if found is None:
-        return None
     extras = {
         "duration": format_duration(item.get("duration")),
         "channel": text(item.get("channel")),
@@ -211,38 +206,21 @@ def _video_hit(item: dict[str, Any]) -> SearchHit | None:
         "platform": text(item.get("source")),
         "position": as_int(item.get("position")),
     }
-    return SearchHit(
-        title=found[0],
-        url=found[1],
-        modality=Modality.VIDEO,
-        snippet=text(item.get("snippet")),
-        source="serper",
-        extras=compact(extras),
-    )
+    return cited_hit(item, "link", Modality.VIDEO, "serper", text(item.get("snippet")), extras)
 
 
 def _news_hit(item: dict[str, Any]) -> SearchHit | None:
-    found = _extract_identity(item)
-    if found is None:
-        return None
     extras = {
         "publishedAt": text(item.get("date")),
         "outlet": text(item.get("source")),
         "thumbnailUrl": item.get("imageUrl"),
         "position": as_int(item.get("position")),
     }
-    return SearchHit(
-        title=found[0],
-        url=found[1],
-        modality=Modality.NEWS,
-        snippet=text(item.get("snippet")),
-        source="serper",
-        extras=compact(extras),
-    )
+    return cited_hit(item, "link", Modality.NEWS, "serper", text(item.get("snippet")), extras)
 
 
 def _scholar_hit(item: dict[str, Any]) -> SearchHit | None:
-    found = _extract_identity(item)
+    found = identity(item, "link")
     if found is None:
         return None
     title, url = found
@@ -266,12 +244,6 @@ def _scholar_hit(item: dict[str, Any]) -> SearchHit | None:
         source="serper",
         extras=compact(extras),
     )
-
-
-def _extract_identity(item: dict[str, Any]) -> tuple[str, str] | None:
-    """Title and link, both required: a hit without either cannot be cited."""
-    title, url = text(item.get("title")), item.get("link")
-    return (title, url) if title and isinstance(url, str) and url else None
 
 
 def _extract_image(item: dict[str, Any]) -> dict[str, Any]:

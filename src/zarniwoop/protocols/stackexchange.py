@@ -29,15 +29,16 @@ from __future__ import annotations
 import re
 import zlib
 from datetime import UTC, date, datetime, time, timedelta
+from functools import partial
 from typing import Any
 
-from ..contract.enums import ContentInline, Modality, Tier
+from ..contract.enums import Modality, Tier
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
-from ..contract.results import ContentRef, QuotaStatus, SearchHit
-from ._text import as_int, expect, load_json, obj, shorten, strip_html, unsupported_note
-from ._web import compact, error_text, http_url, text
+from ..contract.results import QuotaStatus, SearchHit
+from ._text import as_int, embedded, expect, load_json, obj, shorten, strip_html, unsupported_note
+from ._web import built_hits, compact, error_text, http_url, text
 
 DEFAULT_BASE_URL = "https://api.stackexchange.com"
 DEFAULT_SITE = "stackoverflow"
@@ -97,7 +98,7 @@ class StackExchangeProtocol:
                 return SearchPage(error_message=f"stackexchange: {message}", backoff_seconds=backoff)
             raise ParseError("stackexchange: body has no items")
         items = expect(data["items"], list, "stackexchange items")
-        hits = tuple(h for h in (_hit(q, request.modality) for q in items if isinstance(q, dict)) if h)
+        hits = built_hits(items, partial(_hit, modality=request.modality))
         return SearchPage(
             hits=hits[: request.max_results],
             total=as_int(data.get("total")),
@@ -201,7 +202,7 @@ def _hit(question: dict[str, Any], modality: Modality) -> SearchHit | None:
         modality=modality,
         snippet=shorten(body) or None,
         source="stackexchange",
-        content=ContentRef(ContentInline.EMBED_TEXT, text=body, mime_type="text/plain") if body else None,
+        content=embedded(body),
         extras=compact(extras),
     )
 

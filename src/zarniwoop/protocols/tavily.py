@@ -25,6 +25,7 @@ Quirks:
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ..contract.enums import Modality, Tier
@@ -32,8 +33,17 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
-from ._text import embedded, expect, load_json, shorten, unsupported_note
-from ._web import compact, error_text, hostname, quota_from_headers, site_hosts, text
+from ._text import embedded, expect, load_json, shorten
+from ._web import (
+    built_hits,
+    compact,
+    error_text,
+    honoured_page,
+    hostname,
+    json_filters,
+    json_post,
+    text,
+)
 
 DEFAULT_BASE_URL = "https://api.tavily.com"
 MAX_RESULTS = 20
@@ -59,7 +69,6 @@ class TavilyProtocol:
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
         base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
-        expert = request.expert_params
         honoured: set[str] = set()
         body: dict[str, Any] = {
             "query": request.query,
@@ -67,26 +76,9 @@ class TavilyProtocol:
             "topic": _TOPIC[request.modality],
             "search_depth": config.extra("searchDepth") or "basic",
         }
-        include = site_hosts(request)
-        if include:
-            body["include_domains"] = include
-            honoured.add("site")
-        if "dateFrom" in expert:
-            body["start_date"] = expert["dateFrom"]
-            honoured.add("dateFrom")
-        if "dateTo" in expert:
-            body["end_date"] = expert["dateTo"]
-            honoured.add("dateTo")
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if config.api_key:
-            headers["Authorization"] = f"Bearer {config.api_key.reveal()}"
-        return RequestSpec(
-            method="POST",
-            url=f"{base}/search",
-            headers=headers,
-            json_body=body,
-            state={"honoured": sorted(honoured)},
-        )
+        json_filters(request, body, honoured, sites="include_domains", since="start_date", until="end_date")
+        auth = {"Authorization": f"Bearer {config.api_key.reveal()}"} if config.api_key else {}
+        return json_post(f"{base}/search", body, auth, honoured=sorted(honoured))
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = expect(load_json(raw.body, "tavily"), dict, "tavily")
@@ -96,14 +88,7 @@ class TavilyProtocol:
                 return SearchPage(error_message=f"tavily: {message}")
             raise ParseError("tavily: body has no results")
         items = expect(data["results"], list, "tavily results")
-        hits = tuple(
-            h for h in (_hit(item, request.modality) for item in items if isinstance(item, dict)) if h
-        )
-        return SearchPage(
-            hits=hits,
-            note=unsupported_note(request, set(spec.state.get("honoured", ()))),
-            quota=quota_from_headers(raw),
-        )
+        return honoured_page(built_hits(items, partial(_hit, modality=request.modality)), request, spec, raw)
 
     def describe_error(self, raw: RawResponse) -> str | None:
         return error_text(raw, "detail.error", "detail", "error", "message")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from ..contract.replacing import slot_init
 from ..dispatch.profiles import GLOBAL_ORDER, ProfileChoice
 from .outputs import output_schema
 from .schema import input_schema
@@ -40,6 +41,7 @@ class ToolHost(Protocol):
     def investigator(self) -> Investigator: ...
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     host: ToolHost

@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import aiohttp
+import orjson
 
 from ..contract.errors import TargetRefusedError, TransportError
 from ..contract.protocol import RawResponse, RequestSpec
@@ -365,8 +366,12 @@ class HttpTransport:
 
 
 def json_bytes(body: Any) -> bytes:
-    """A JSON request body: compact, UTF-8, no NaN."""
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    """A JSON request body: compact, UTF-8, no NaN (orjson writes one as `null`), by orjson (issue 42);
+    what it refuses (an integer past 64 bits, a key not a string) goes to stdlib `json` as before."""
+    try:
+        return orjson.dumps(body)
+    except orjson.JSONEncodeError:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
 def host_of(url: str) -> str:

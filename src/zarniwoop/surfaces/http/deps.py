@@ -21,6 +21,7 @@ from fastapi import Depends, HTTPException, Query, Request
 from ...contract.errors import AccessDeniedError, OAuthTokenError, ScopeRequiredError
 from ...contract.names import MAX_NAME_CHARS, NAME_RULE
 from ...contract.query import SearchScope
+from ...contract.replacing import slot_init
 from ...dispatch.profiles import GLOBAL_ORDER, ProfileChoice
 from ...tenancy.tokens import Principal
 from .state import AppState
@@ -70,6 +71,7 @@ PROFILE_HEADER = "Zarniwoop-Profile"
 """The agent profile a request's searches route through (docs/providers.md, "Agent profiles")."""
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class CallerInfo:
     principal: Principal

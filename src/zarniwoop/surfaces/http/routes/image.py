@@ -72,10 +72,14 @@ def sign_thumbnails(structured: Any, sign: Any) -> Any:
         if isinstance(hits, list):
             for hit in hits:
                 extras = hit.get("extras") if isinstance(hit, dict) else None
-                if isinstance(extras, dict):
-                    source = next((extras[k] for k in _IMAGE_KEYS if isinstance(extras.get(k), str)), None)
-                    if source and source.startswith(("http://", "https://")):
-                        extras["thumbnailProxy"] = proxy_url(sign, source)
+                if not extras or not isinstance(extras, dict):
+                    continue
+                for key in _IMAGE_KEYS:  # the first that is a string (a loop: no generator per hit)
+                    source = extras.get(key)
+                    if isinstance(source, str):
+                        if source.startswith(("http://", "https://")):
+                            extras["thumbnailProxy"] = proxy_url(sign, source)
+                        break
         for value in structured.values():
             if value is not hits and isinstance(value, dict | list):
                 sign_thumbnails(value, sign)
