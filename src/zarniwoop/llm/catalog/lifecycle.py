@@ -66,14 +66,15 @@ async def discover_models(
     timeout = (
         settings.scoped(_SYSTEM).get_int(DISCOVERY_TIMEOUT_KEY, int(DEFAULT_TIMEOUT_SECONDS * 1000)) / 1000
     )
-    scopes = None if scope is None else [(scope.tenant, scope.project)]
+    own = None if scope is None else (scope.tenant, scope.project)
+    scopes = None if own is None else [own]
     if scope is not None and inherited:
         # An instance the scope reads from above (the operator's `ai.provider.openai.baseUrl`) is one
         # its calls use: counted and listed too (issue 46: the console's "0 instances" beside a
         # working gateway). The scope's own row is reported even when it defines none.
         await settings.refresh()
         defining = set(scopes_with_providers(settings))
-        scopes = [s for s in scopes_read_by(scope) if s in defining or s == scopes[0]]
+        scopes = [s for s in scopes_read_by(scope) if s in defining or s == own]
     report = await discover(settings, catalog.store, http, scopes, timeout=timeout)
     refreshed = await catalog.refresh()
     return {**report.to_json(), "refresh": refreshed.to_json()}
