@@ -34,7 +34,7 @@ import functools
 import logging
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Literal, Protocol
 
@@ -198,12 +198,18 @@ class Hold:
     buckets: tuple[Bucket, ...]
     """The buckets at reservation time: a call crossing midnight is charged to the day it started."""
     amount: int
+    by_period: Mapping[str, Bucket] = field(default_factory=dict, compare=False, repr=False)
+    """`buckets` by period: a call asks for a line's bucket some forty times (a dict, not a scan)."""
+
+    def __post_init__(self) -> None:
+        if not self.by_period:
+            object.__setattr__(self, "by_period", {b.period: b for b in self.buckets})
 
     def bucket(self, period: str) -> str:
-        return self.window(period).start
+        return self.by_period[period].start
 
     def window(self, period: str) -> Bucket:
-        return next(b for b in self.buckets if b.period == period)
+        return self.by_period[period]
 
 
 def new_hold(

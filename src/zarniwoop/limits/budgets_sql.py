@@ -52,6 +52,12 @@ def _key(tenant: str, line: QuotaLine, bucket: str) -> tuple[str, ...]:
     return (line_tenant(tenant, line), line.unit, line.level, line.owner, line.subject, line.period, bucket)
 
 
+def _keys(hold: Hold, lines: Sequence[QuotaLine]) -> list[tuple[str, ...]]:
+    """Each line's counter key in the hold's buckets (built once per statement, not per use)."""
+    starts = {period: bucket.start for period, bucket in hold.by_period.items()}
+    return [_key(hold.tenant, line, starts[line.period]) for line in lines]
+
+
 class SQLBudgets(BudgetStore):
     """The `Budgets` of a database: one write transaction per reservation, holds that lapse."""
 
@@ -87,21 +93,16 @@ class SQLBudgets(BudgetStore):
 
     async def _hold_in_transaction(self, hold: Hold, limited: Sequence[QuotaLine]) -> None:
         epoch = self.clock.now()
+        keys = _keys(hold, limited)
         async with self.db.transaction():
-            check_room(await self._statuses(hold.tenant, limited, hold, epoch), hold.amount)
+            check_room(await self._statuses(limited, hold, keys, epoch), hold.amount)
+            params: list[object] = []
+            for key in keys:
+                params.extend((hold.id, *key, hold.amount, epoch + self.hold_ttl))
             await self.db.execute(
                 f"INSERT INTO llm_quota_holds (id, {_KEY}, tokens, expires_at) VALUES "
                 + _rows(len(limited), 10),
-                [
-                    value
-                    for line in limited
-                    for value in (
-                        hold.id,
-                        *_key(hold.tenant, line, hold.bucket(line.period)),
-                        hold.amount,
-                        epoch + self.hold_ttl,
-                    )
-                ],
+                params,
             )
 
     async def _spend(self, hold: Hold) -> list[LineStatus]:
@@ -112,7 +113,8 @@ class SQLBudgets(BudgetStore):
         limited = [line for line in hold.lines if line.limit is not None]
         async with self.db.transaction():
             if limited:
-                check_room(await self._statuses(hold.tenant, limited, hold, self.clock.now()), hold.amount)
+                statuses = await self._statuses(limited, hold, _keys(hold, limited), self.clock.now())
+                check_room(statuses, hold.amount)
             return await self._charge_lines(hold, hold.lines, hold.amount)
 
     async def settle(self, hold: Hold, amount: int) -> list[LineStatus]:
@@ -135,24 +137,19 @@ class SQLBudgets(BudgetStore):
         if not lines:
             return []
         epoch = self.clock.now()
+        keys = _keys(hold, lines)
+        params: list[object] = []
+        for key in keys:
+            params.extend((*key, amount, epoch))
         rows = await self.db.fetchall(
             f"INSERT INTO llm_quota_usage ({_KEY}, used, updated_at) VALUES "
             + _rows(len(lines), 9)
             + f" ON CONFLICT ({_KEY}) DO UPDATE SET used = llm_quota_usage.used + excluded.used,"
             f" updated_at = excluded.updated_at RETURNING {_KEY}, used",
-            [
-                value
-                for line in lines
-                for value in (*_key(hold.tenant, line, hold.bucket(line.period)), amount, epoch)
-            ],
+            params,
         )
-        charged = {tuple(str(v) for v in row[:7]): int(row[7]) for row in rows}
-        return [
-            LineStatus(
-                line, hold.bucket(line.period), charged[_key(hold.tenant, line, hold.bucket(line.period))]
-            )
-            for line in lines
-        ]
+        charged = {tuple(map(str, row[:7])): int(row[7]) for row in rows}
+        return [LineStatus(line, key[6], charged[key]) for line, key in zip(lines, keys, strict=True)]
 
     async def release(self, hold: Hold) -> None:
         try:
@@ -166,7 +163,7 @@ class SQLBudgets(BudgetStore):
         epoch = self.clock.now()
         hold = new_hold(tenant, lines, 0, epoch, buckets)
         try:
-            return await self._statuses(tenant, lines, hold, epoch)
+            return await self._statuses(lines, hold, _keys(hold, lines), epoch)
         except DatabaseUnavailableError as exc:
             self.outage.failed(exc, "budget status unknown")
             return []
@@ -180,22 +177,22 @@ class SQLBudgets(BudgetStore):
         return count > 0
 
     async def _statuses(
-        self, tenant: str, lines: Sequence[QuotaLine], hold: Hold, epoch: float
+        self, lines: Sequence[QuotaLine], hold: Hold, keys: Sequence[tuple[str, ...]], epoch: float
     ) -> list[LineStatus]:
-        """Used and held amounts of each line in the hold's buckets, in order, read in one statement
-        (two scalar subqueries per line: SQLite and PostgreSQL alike) rather than two per line."""
+        """Used and held amounts of each line (`keys`: its counter's, in the hold's buckets), in order,
+        read in one statement (two scalar subqueries per line: SQLite and PostgreSQL alike)."""
         if not lines:
             return []
         params: list[object] = []
-        for line in lines:
-            key = _key(tenant, line, hold.bucket(line.period))
+        for key in keys:
             params.extend(key)
-            params.extend((*key, epoch))
+            params.extend(key)
+            params.append(epoch)
         row = await self.db.fetchone(_status_sql(len(lines)), params)
         assert row is not None  # a SELECT without FROM always yields its one row
         return [
-            LineStatus(line, hold.bucket(line.period), int(row[2 * i] or 0), int(row[2 * i + 1] or 0))
-            for i, line in enumerate(lines)
+            LineStatus(line, key[6], int(row[2 * i] or 0), int(row[2 * i + 1] or 0))
+            for i, (line, key) in enumerate(zip(lines, keys, strict=True))
         ]
 
     async def charge(

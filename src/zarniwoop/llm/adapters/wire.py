@@ -119,8 +119,16 @@ class Vendors(Mapping[str, WireType]):
             return f"vendor {record.name!r} speaks {record.speaks!r}; expected one of {', '.join(self._built_in)}"
         return None
 
+    # `get` and `in` answered by the dict itself: a gateway call asks some dozen times, and the
+    # Mapping defaults go through __getitem__ and a KeyError each time.
     def __getitem__(self, name: str) -> WireType:
-        return self._records()[name]
+        return (self._all or self._records())[name]
+
+    def get(self, name: str, default: WireType | None = None) -> WireType | None:  # type: ignore[override]
+        return (self._all or self._records()).get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        return name in (self._all or self._records())
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._records())
