@@ -277,8 +277,17 @@ def test_refresh_and_discover_show_the_counters_their_endpoints_return(tab, serv
     with tab.expect_response(lambda r: r.url.startswith(f"{server.url}/v1/admin/ai-models/discover")) as info:
         tab.get_by_role("button", name="Discover AI Models").click()
     discovered = info.value.json()
-    assert [(s["tenant"], s["project"]) for s in discovered["scopes"]] == [("acme", "ui")]
-    (scope,) = discovered["scopes"]
+    # the tenant's openai instance (its baseUrl set at acme/_tenant) serves this scope's calls, so
+    # Discover lists it too (issue 46) — the emulator has no model listing: skipped, saying why
+    assert [(s["tenant"], s["project"]) for s in discovered["scopes"]] == [
+        ("acme", "_tenant"),
+        ("acme", "ui"),
+    ]
+    inherited, scope = discovered["scopes"]
+    assert (inherited["instances"], inherited["skippedInstances"]) == (
+        [],
+        [{"instance": "openai", "providerType": "openai", "error": "HTTP 404"}],
+    )
     assert [
         (i["instance"], i["providerType"], i["models"], i["written"], i["removed"])
         for i in scope["instances"]
@@ -290,11 +299,11 @@ def test_refresh_and_discover_show_the_counters_their_endpoints_return(tab, serv
             "error": "HTTP 401 (key missing, wrong or not allowed)",
         }
     ]
-    assert (discovered["models"], discovered["skipped"]) == (3, 1)
+    assert (discovered["models"], discovered["skipped"]) == (3, 2)
     after = discovered["refresh"]
     assert (after["documentsLoaded"], after["overrideScopes"]) == (111, 2)
     expect(tab.locator("#models-status")).to_have_text(
-        f"Discovery: 3 models listed by 1 instance (3 written, 0 removed), 1 instance skipped, in "
+        f"Discovery: 3 models listed by 1 instance (3 written, 0 removed), 2 instances skipped, in "
         f"{ms(discovered['durationMs'])} ms. " + counters_of_refresh(after)
     )
     report = tab.locator("#models-report")
@@ -308,7 +317,7 @@ def test_refresh_and_discover_show_the_counters_their_endpoints_return(tab, serv
         f"{ms(scope['instances'][0]['durationMs'])} ms",
     ]
     expect(report.locator("ul.skipped-instances li")).to_have_text(
-        ["locked (acme/ui): HTTP 401 (key missing, wrong or not allowed)"]
+        ["openai (acme/_tenant): HTTP 404", "locked (acme/ui): HTTP 401 (key missing, wrong or not allowed)"]
     )
     assert len(site.emulator.requests("/lab/api/tags")) == 1
 
