@@ -59,8 +59,8 @@ from .transport.proxies import ProxySettings
 if TYPE_CHECKING:
     from .content.store import ContentStore
     from .contract.protocol import SearchProtocol
+    from .limits.budgets import Budgets
     from .limits.redis_state import RedisState
-    from .limits.token_budgets import TokenBudgets
     from .limits.windows import AdmissionWindows
     from .llm.catalog import Catalog
     from .llm.manager import LlmManager
@@ -219,7 +219,7 @@ class Runtime:
         return TokenStore(self.db)
 
     @cached_property
-    def quota_ledger(self) -> TokenBudgets:
+    def quota_ledger(self) -> Budgets:
         """LLM token budgets at every level: Redis when `redis_url` is configured (replicas), else
         the database (SQLite or PostgreSQL) — either way one atomic step reserves every level."""
         if self.redis is not None:  # the runtime's one Redis pool and the deployment's key prefix

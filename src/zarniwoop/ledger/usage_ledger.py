@@ -28,7 +28,7 @@ from .tables import LLM_USAGE, RESEARCH_CALLS, iso_epoch
 
 if TYPE_CHECKING:
     from ..contract.query import SearchScope
-    from ..limits.token_budgets import TokenBudgets
+    from ..limits.budgets import Budgets
     from ..storage.db import Database
     from ..tenancy.accounts import OrgDirectory
     from .audit import ZarniwoopUsageCounter
@@ -84,7 +84,7 @@ class UsageLedger:
         self,
         tenant: str,
         *,
-        budgets: TokenBudgets,
+        budgets: Budgets,
         directory: OrgDirectory,
         account: str | None = None,
         project: str | None = None,

@@ -29,7 +29,6 @@ from ..tenancy.levels import ORG_LEVELS
 from .budgets import (
     HOLD_TTL_SECONDS,
     PERIODS,
-    Budgets,
     Hold,
     LineStatus,
     QuotaLine,
@@ -40,9 +39,6 @@ from .budgets import (
 
 if TYPE_CHECKING:
     from ..tenancy.accounts import CallScope
-
-TokenBudgets = Budgets
-"""What the LLM side calls the engine it reserves tokens on."""
 
 
 def quota_lines(scope: CallScope) -> list[QuotaLine]:
@@ -78,7 +74,6 @@ __all__ = [
     "Hold",
     "LineStatus",
     "QuotaLine",
-    "TokenBudgets",
     "buckets_for",
     "exhausted_error",
     "max_tokens_cap",

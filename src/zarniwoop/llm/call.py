@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from ..config.settings import ScopedSettings, SettingService
     from ..contract.query import SearchScope
     from ..ledger import AttemptRecord, Switch, UsageStore
+    from ..limits.budgets import Budgets, Hold, LineStatus, QuotaLine
     from ..limits.clock import Clock
-    from ..limits.token_budgets import Hold, LineStatus, QuotaLine, TokenBudgets
     from ..limits.windows import AdmissionWindows, RateLine
     from ..storage.db import Database
     from ..tenancy.accounts import CallScope, OrgDirectory
@@ -40,7 +40,7 @@ class CallParts(Protocol):
     settings: SettingService
     credentials: CredentialStore
     directory: OrgDirectory
-    ledger: TokenBudgets
+    ledger: Budgets
     usage: UsageStore
     http: HttpTransport
     rate: AdmissionWindows

@@ -50,7 +50,7 @@ from .traits import WarnOnce
 
 if TYPE_CHECKING:
     from ..config.settings import SettingService
-    from ..limits.token_budgets import TokenBudgets
+    from ..limits.budgets import Budgets
     from ..storage.db import Database
     from ..tenancy.accounts import OrgDirectory
     from ..tenancy.credentials import CredentialStore
@@ -74,7 +74,7 @@ class LlmManager:
         settings: SettingService,
         credentials: CredentialStore,
         directory: OrgDirectory,
-        ledger: TokenBudgets,
+        ledger: Budgets,
         usage: UsageStore,
         http: HttpTransport,
         catalog: Callable[[], Awaitable[Catalog | None]] | None = None,

@@ -31,7 +31,7 @@ from ..contract.errors import ZarniwoopError
 from ..contract.protocol import RequestSpec
 
 if TYPE_CHECKING:
-    from ..limits.token_budgets import LineStatus, TokenBudgets
+    from ..limits.budgets import Budgets, LineStatus
     from ..transport.http import HttpTransport
     from .observers import CallEvent
 
@@ -84,7 +84,7 @@ def crossed(status: LineStatus) -> list[tuple[int, str]]:
 
 
 class QuotaNotifier:
-    def __init__(self, ledger: TokenBudgets, http: HttpTransport | None = None) -> None:
+    def __init__(self, ledger: Budgets, http: HttpTransport | None = None) -> None:
         self.ledger = ledger
         self.http = http
         self.sent: list[Notice] = []
