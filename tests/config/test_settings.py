@@ -82,27 +82,14 @@ async def test_master_key_from_environment_and_wrong_key_is_a_clear_error(tmp_pa
     path = write_config(tmp_path, {"settings": {"research.endpoint.serper.apiKey": "k-123"}})
     async with await Runtime.open(path, home=tmp_path / "home") as rt:
         assert rt.settings.scoped(SearchScope()).get("research.endpoint.serper.apiKey") == "k-123"
+        await rt.settings.set("_system", "_tenant", "research.endpoint.exa.apiKey", "k-456")
+        stored = await rt.db.fetchall("SELECT key, value FROM settings WHERE key LIKE '%apiKey'")
+    # the file's key is never stored; the one `settings set` wrote is stored sealed
+    assert [key for key, _ in stored] == ["research.endpoint.exa.apiKey"] and "k-456" not in stored[0][1]
     assert not (tmp_path / "home" / "master.key").exists()
     monkeypatch.setenv("ZARNIWOOP_MASTER_KEY", "another key")
     with pytest.raises(ConfigError, match="wrong master key or tampered value"):
-        await Runtime.open(path, home=tmp_path / "home")
-
-
-async def test_file_is_source_of_truth_only_for_keys_it_names(tmp_path):
-    home = tmp_path / "home"
-    async with await Runtime.open(
-        write_config(tmp_path, {"settings": {"research.deadlineMs": 1000}}), home=home
-    ) as rt:
-        await rt.settings.set("_system", "_tenant", "research.provenance", True)
-        await rt.settings.set("_system", "_tenant", "research.deadlineMs", 9999)
-    async with await Runtime.open(
-        write_config(tmp_path, {"settings": {"research.deadlineMs": 1000}}), home=home
-    ) as rt:
-        scoped = rt.settings.scoped(SearchScope())
-        assert (
-            scoped.get_int("research.deadlineMs", 0) == 1000
-        )  # named by the file: reset to the file's value
-        assert scoped.get_bool("research.provenance", False) is True  # not named: kept
+        await Runtime.open(None, home=tmp_path / "home")
 
 
 async def test_migrations_are_versioned_and_idempotent(tmp_path):

@@ -31,7 +31,7 @@ def test_a_key_the_config_file_owns_is_refused_naming_the_file(tmp_path, home, d
     refused = _cli(config, "settings", "set", "research.deadlineMs", "5000", "--level", "system")
     assert refused.exit_code == 2
     assert refused.stderr.strip() == (
-        f"error: research.deadlineMs: is set in {config}, which writes it again at every start; "
+        f"error: research.deadlineMs: is set in {config}, which is in force for this run; "
         "change it there instead"
     )
     assert _cli(config, "settings", "delete", "research.deadlineMs", "--level", "system").exit_code == 2

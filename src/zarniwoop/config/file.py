@@ -1,8 +1,6 @@
-"""The YAML config file: parsed, `${env:NAME}`/`${file:PATH}` expanded, checked, then seeded into settings.
-
-The file is the source of truth for the keys it names: each is upserted at start-up into its
-scope. A key it set at the last start and no longer names is removed at the next (the runtime
-remembers which keys the file wrote); keys it never named are left as the database has them.
+"""The YAML config file: parsed, `${env:NAME}`/`${file:PATH}` expanded, checked, then made the settings'
+file layer for the run that gives it (`boot/seeding.py`): in force exactly while it is given, never
+written to the database.
 
 An `apiKey` setting whose whole value is `${env:NAME}` of an unset variable means "no key" (the endpoint
 or `ai.provider.<id>` instance stays keyless, as if the line were absent), with a note at start-up naming the

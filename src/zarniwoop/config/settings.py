@@ -11,7 +11,7 @@ table — `refresh()` checks a cheap fingerprint first. PASSWORD values are seal
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -39,6 +39,8 @@ class SettingRow:
     type: str
     value: str  # sealed for PASSWORD
     seq: int = 0
+    file: str | None = None
+    """The config file this row comes from (in force for this run only), or None: stored."""
 
     @property
     def level(self) -> str:
@@ -205,6 +207,33 @@ class SettingService:
         """Bumped on every reload; caches built from settings compare against it."""
         self._scoped: dict[SearchScope, ScopedSettings] = {}
         """`scoped(scope)` without overrides, for the snapshot in `_rows` (emptied with it)."""
+        self._file: dict[tuple[str, str], list[SettingRow]] = {}
+        """The config file's layer: this process's run only, never written to the database."""
+
+    def use_file(self, source: str, named: Iterable[tuple[str, str, str, object]]) -> None:
+        """Make `(tenant, project, key, value)` the file layer: at each level it sits between the
+        built-in defaults and what `settings set` wrote. A value of None names no value (an unset key
+        variable). Secrets are sealed as stored ones are, so no reader sees a plain one."""
+        rows = [(t, p, k, v) for t, p, k, v in named if v is not None]
+        layer: dict[tuple[str, str], list[SettingRow]] = {}
+        for index, (tenant, project, key, value) in enumerate(rows):
+            if not is_valid_key(key):
+                raise ConfigError(key, "expected a dotted setting key like research.default.web")
+            kind = infer_type(key)
+            text = coerce(key, value, kind)
+            if kind == "PASSWORD" and text and self.box is not None:
+                text = self.box.seal(text, aad=_aad(tenant, project, key))
+            # Negative seqs: the file's keys come before stored ones, in the file's order (an
+            # operator's endpoints are tried in the order they are written).
+            row = SettingRow(tenant, project, key, kind, text, seq=index - len(rows), file=source)
+            layer.setdefault((tenant, project), []).append(row)
+        self._file = layer
+        self._scoped = {}
+        self.version += 1
+
+    def file_row(self, tenant: str, project: str, key: str) -> SettingRow | None:
+        """The file layer's row of `key` at this level, or None."""
+        return next((r for r in self._file.get((tenant, project), ()) if r.key == key), None)
 
     async def refresh(self, *, max_age: float = 0.0) -> bool:
         """Reload the snapshot if the table changed; returns True when it did."""
@@ -247,7 +276,8 @@ class SettingService:
 
     def _merge(self, scope: SearchScope, overrides: Mapping[str, str] | None) -> ScopedSettings:
         merged: dict[str, SettingRow] = {}
-        levels = [self._rows.get(read, []) for read in scopes_read_by(scope)]
+        # Each level: the file's rows, then the stored ones over them.
+        levels = [self._file.get(read, []) + self._rows.get(read, []) for read in scopes_read_by(scope)]
         # The operator's `operatorKeys: deny` is a floor: a tenant or project may deny for itself,
         # never allow what the operator denied (its row of the key is not merged over the system's).
         floor = {
@@ -317,7 +347,7 @@ class SettingService:
     def invalidate(self) -> None:
         """Forget the snapshot; the next `refresh()` reloads (after a rolled-back transaction)."""
         self._fingerprint = None
-        self._rows = {}
+        self._rows = {}  # the file layer stays: it is not in the database
         self._scoped = {}
 
     def scoped_value(self, row: SettingRow) -> str:
@@ -327,7 +357,8 @@ class SettingService:
         return self.box.open(row.value, aad=_aad(row.tenant, row.project, row.key))
 
     def rows(self, tenant: str | None = None, project: str | None = None) -> list[SettingRow]:
-        out = [r for level in self._rows.values() for r in level]
+        """The configured rows, the file's first (`file` set on them), then the stored ones."""
+        out = [r for level in (*self._file.values(), *self._rows.values()) for r in level]
         if tenant is not None:
             out = [r for r in out if r.tenant == tenant]
         if project is not None:
@@ -340,7 +371,7 @@ class SettingService:
     def scopes(self) -> list[SearchScope]:
         """Every (tenant, project) that has settings of its own, plus the default scope."""
         seen = {SearchScope("default", "default")}
-        for tenant, project in self._rows:
+        for tenant, project in (*self._file, *self._rows):
             if tenant != SYSTEM_TENANT:
                 seen.add(SearchScope(tenant, project))
         return sorted(seen, key=lambda s: (s.tenant, s.project))

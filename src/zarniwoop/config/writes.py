@@ -3,8 +3,8 @@
 The CLI's `settings set/delete` and the web console's `PUT /v1/settings` both come here, so the
 same rules hold everywhere:
 
-- a key the config file names belongs to the file (it is written again at every start): refused,
-  naming the file;
+- a key the run's config file names belongs to the file (its layer is in force while it is given):
+  refused, naming the file;
 - a key no documentation knows, or an endpoint key of an id the level does not see defined (no
   `.protocol` at a built-in, system, its tenant or its project level, none in the batch:
   `research.endpoint.nosuch.timeoutMs`): refused when `strict` (the
@@ -14,7 +14,7 @@ same rules hold everywhere:
 - the whole configuration is validated after the writes (every scope, like boot validation); the
   first problem rolls the batch back and names its key.
 
-    written = await write_batch(settings, protocols, config, ("acme", "_tenant"),
+    written = await write_batch(settings, protocols, ("acme", "_tenant"),
                                 set={"research.endpoint.serper.enabled": "false"}, delete=[])
 """
 
@@ -35,7 +35,6 @@ from .trust import ALLOW_PRIVATE_ENDPOINTS, check_writes, operator_flag
 
 if TYPE_CHECKING:
     from ..contract.protocol import SearchProtocol
-    from .file import ConfigFile
     from .settings import SettingService
 
 Validator = Callable[["SettingService", Mapping[str, "SearchProtocol"]], list[ConfigError]]
@@ -48,14 +47,6 @@ class BatchReport:
     """Keys no documentation knows, or of an endpoint nobody defined, written anyway (not `strict`)."""
     warnings: tuple[str, ...] = ()
     """One `KEY reason` line per `unknown` key, for the caller to show."""
-
-
-def file_owner(config: ConfigFile, tenant: str, project: str, key: str) -> str | None:
-    """The config file that owns `key` at this level, or None."""
-    for t, p, k, _ in config.scoped_settings():
-        if (t, p, k) == (tenant, project, key):
-            return str(config.path) if config.path else "the config"
-    return None
 
 
 def unknown_key_message(key: str) -> str:
@@ -111,7 +102,6 @@ def _visible_rows(settings: SettingService, level: tuple[str, str]) -> list[Sett
 async def write_batch(
     settings: SettingService,
     protocols: Mapping[str, SearchProtocol],
-    config: ConfigFile,
     level: tuple[str, str],
     *,
     set: Mapping[str, object] | None = None,
@@ -127,11 +117,12 @@ async def write_batch(
     unknown: list[str] = []
     warnings: list[str] = []
     for key in [*writes, *deletes]:
-        owner = file_owner(config, tenant, project, key)
-        if owner is not None:
+        owned = settings.file_row(tenant, project, key)
+        if owned is not None:
             verb = "change" if key in writes else "remove"
             raise InvalidRequestError(
-                key, f"is set in {owner}, which writes it again at every start; {verb} it there instead"
+                key,
+                f"is set in {owned.file}, which is in force for this run; {verb} it there instead",
             )
         if key not in writes:
             continue
@@ -176,7 +167,6 @@ async def write_batch(
 
 __all__ = [
     "BatchReport",
-    "file_owner",
     "unknown_endpoint_message",
     "unknown_key_message",
     "write_batch",

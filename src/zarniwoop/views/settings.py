@@ -1,7 +1,7 @@
 """The effective settings of a scope, each with the level it comes from and its source — the body
 of `zarniwoop settings list` and of the web console's `GET /v1/settings`.
 
-Sources: `config file <path>` (written again at every start), `settings set` (the database),
+Sources: `config file <path>` (this run's file, in force only while given), `settings set` (the database),
 `built-in default`, `documented default` (a default nobody wrote down, `.timeoutMs` 8000). A
 PASSWORD row never shows its value: the CLI prints `********`, the console gets `"set": true`.
 """
@@ -12,25 +12,21 @@ from typing import TYPE_CHECKING, Any
 
 from ..config.endpoints import endpoint_ids
 from ..config.known_keys import ENDPOINT_SUFFIXES
-from ..config.writes import file_owner
 
 if TYPE_CHECKING:
-    from ..config.file import ConfigFile
-    from ..config.settings import SettingService
+    from ..config.settings import SettingRow, SettingService
     from ..contract.query import SearchScope
     from ..storage.db import Database
 
 
-def setting_source(config: ConfigFile, tenant: str, project: str, level: str, key: str) -> str:
-    if level == "builtin":
+def setting_source(row: SettingRow) -> str:
+    if row.level == "builtin":
         return "built-in default"
-    owner = file_owner(config, tenant, project, key)
-    return f"config file {owner}" if owner else "settings set"
+    return f"config file {row.file}" if row.file else "settings set"
 
 
 def effective_settings(
     settings: SettingService,
-    config: ConfigFile,
     scope: SearchScope,
     *,
     prefix: str = "",
@@ -54,7 +50,7 @@ def effective_settings(
             {
                 "type": row.type,
                 "level": row.level,
-                "source": setting_source(config, row.tenant, row.project, row.level, key),
+                "source": setting_source(row),
             }
         )
         out.append(entry)

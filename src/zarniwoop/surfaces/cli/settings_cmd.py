@@ -1,7 +1,7 @@
 """`zarniwoop settings get/set/delete/list`. PASSWORD values are never printed.
 
-A key the config file names belongs to the file (it is written again at every start), so `set`
-and `delete` refuse it, naming the file. A key no documentation knows is written with a warning
+A key the run's config file names belongs to the file while it is given, so `set` and `delete`
+refuse it, naming the file. A key no documentation knows is written with a warning
 that names the nearest known key, or refused with `--strict`. `get` and `list --defaults` show
 the built-in and documented defaults too, each with where the effective value comes from.
 """
@@ -84,7 +84,7 @@ def get(ctx: typer.Context, key: str, as_json: bool = typer.Option(False, "--jso
             "value": _shown(row.type, scoped.get(key)),
             "type": row.type,
             "level": row.level,
-            "source": setting_source(rt.config, row.tenant, row.project, row.level, key),
+            "source": setting_source(row),
         }
 
     out = run(ctx, body)
@@ -109,7 +109,8 @@ def set_(
 ) -> None:
     """Write KEY=VALUE at a level; the whole configuration is validated before it is kept.
 
-    A key the config file names is refused (the file would write it back at the next start)."""
+    A key this run's config file names is refused, naming the file (its value is in force while it
+    is given)."""
 
     async def body(rt: Runtime) -> str:
         from ...config.writes import write_batch
@@ -121,7 +122,6 @@ def set_(
             report = await write_batch(
                 rt.settings,
                 rt.protocols,
-                rt.config,
                 (tenant, project),
                 set={key: value},
                 strict=strict,
@@ -132,7 +132,7 @@ def set_(
             raise InvalidRequestError(key, f"{exc.reason} (--strict)") from None
         for warning in report.warnings:
             typer.echo(f"warning: {warning}", err=True)
-        row = next(r for r in rt.settings.rows(tenant, project) if r.key == key)
+        row = next(r for r in rt.settings.rows(tenant, project) if r.key == key and r.file is None)
         return f"{key} = {_shown(row.type, value)}  [{tenant}/{project}, {row.type}]"
 
     typer.echo(run(ctx, body))
@@ -149,10 +149,8 @@ def delete(
         from ...runtime import validate_all
 
         tenant, project = _target(ctx, level)
-        present = any(r.key == key for r in rt.settings.rows(tenant, project))
-        await write_batch(
-            rt.settings, rt.protocols, rt.config, (tenant, project), delete=[key], validate=validate_all
-        )
+        present = any(r.key == key and r.file is None for r in rt.settings.rows(tenant, project))
+        await write_batch(rt.settings, rt.protocols, (tenant, project), delete=[key], validate=validate_all)
         return present
 
     typer.echo("deleted" if run(ctx, body) else "not set at that level")
@@ -172,7 +170,7 @@ def list_(
     async def body(rt: Runtime) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         from ...views.settings import effective_settings, settings_history
 
-        rows = effective_settings(rt.settings, rt.config, ctx.obj.scope, prefix=prefix, defaults=defaults)
+        rows = effective_settings(rt.settings, ctx.obj.scope, prefix=prefix, defaults=defaults)
         return rows, await settings_history(rt.db, ctx.obj.scope)
 
     rows, history = run(ctx, body)

@@ -75,9 +75,7 @@ async def read(
     tenant, project = _target(admin, level)
     rt = ctx.runtime
     await rt.settings.refresh(max_age=1.0)
-    rows = effective_settings(
-        rt.settings, rt.config, SearchScope(tenant, project), defaults=True, masked=None
-    )
+    rows = effective_settings(rt.settings, SearchScope(tenant, project), defaults=True, masked=None)
     return {"level": level, "scope": {"tenant": tenant, "project": project}, "settings": rows}
 
 
@@ -91,7 +89,6 @@ async def write(body: SettingsWrite, ctx: Ctx, admin: AdminCaller) -> dict[str, 
         report = await write_batch(
             rt.settings,
             rt.protocols,
-            rt.config,
             (tenant, project),
             set=body.set,
             delete=body.delete,
