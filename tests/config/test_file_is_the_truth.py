@@ -178,3 +178,55 @@ def test_another_config_file_does_not_see_the_first_one_s_keys(tmp_path, home):
         run_cli("--config", str(second), "settings", "get", "research.deadlineMs", "--json", home=home).stdout
     )
     assert got["value"] != "9000" and not str(got["source"]).startswith("config file")
+
+
+async def test_a_file_s_org_units_and_inline_keys_are_in_force_only_while_given(tmp_path, home):
+    tenants = {
+        "acme": {
+            "teams": {"nlp": {}},
+            "accounts": {
+                "mike": {
+                    "teams": ["nlp"],
+                    "llm": {"providers": [{"provider": "anthropic", "api_key": "sk-ant-FILE-ONLY-7070"}]},
+                }
+            },
+        }
+    }
+    config = tmp_path / "org.yaml"
+    config.write_text(yaml.safe_dump({"tenants": tenants}))
+    async with await Runtime.open(config, home=home) as rt:
+        mike = rt.org.unit("acme", "account", "mike")
+        assert mike is not None and mike.teams == ("nlp",)
+        secret = rt.credentials.get("acme", "account", "mike", "inline:anthropic:0")
+        assert secret is not None and secret.reveal() == "sk-ant-FILE-ONLY-7070"
+        listed = [(c.owner, c.name, c.origin) for c in rt.credentials.list("acme")]
+        assert listed == [("mike", "inline:anthropic:0", "config file")]
+        stored = await rt.db.fetchall(
+            "SELECT COUNT(*) FROM org_units UNION ALL SELECT COUNT(*) FROM credentials"
+        )
+        assert [n for (n,) in stored] == [0, 0]
+    async with await Runtime.open(None, home=home) as rt:
+        assert rt.org.unit("acme", "account", "mike") is None
+        assert rt.credentials.get("acme", "account", "mike", "inline:anthropic:0") is None
+        assert rt.credentials.list("acme") == []
+
+
+async def test_org_units_an_earlier_version_stored_from_a_file_move_out(tmp_path, home):
+    async with await Runtime.open(None, home=home) as rt:
+        for origin, name in (("config", "from-file"), ("admin", "by-admin")):
+            await rt.db.execute(
+                "INSERT INTO org_units (tenant, kind, name, team, teams, llm, origin, updated_at) "
+                "VALUES ('acme', 'account', ?, NULL, '[]', '{}', ?, '2026-12-01T00:00:00+00:00')",
+                (name, origin),
+            )
+            await rt.credentials.set(
+                "acme", "account", name, "inline:openai:0", f"sk-{name}", origin="config"
+            )
+        await rt.db.execute("DELETE FROM schema_version WHERE version >= 35")
+        await rt.db.execute(
+            "CREATE TABLE config_seeded (source TEXT NOT NULL, tenant TEXT NOT NULL, "
+            "project TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (source, tenant, project, key))"
+        )
+    async with await Runtime.open(None, home=home) as rt:
+        assert [u.name for u in rt.org.units("acme")] == ["by-admin"]
+        assert [c.owner for c in rt.credentials.list("acme")] == ["by-admin"]

@@ -214,11 +214,11 @@ def test_llm_org_set_and_delete_from_the_admin_surface(tmp_path, home, emulator)
         {"provider": "anthropic", "priority": 50, "api_key_ref": "inline:anthropic:0"}
     ]
     creds = json.loads(invoke(config, "credentials", "list", "--json").stdout)["credentials"]
-    assert [(c["owner"], c["name"], c["origin"]) for c in creds] == [("zoe", "inline:anthropic:0", "config")]
+    assert [(c["owner"], c["name"], c["origin"]) for c in creds] == [("zoe", "inline:anthropic:0", "admin")]
 
     replaced = invoke(config, "llm", "org", "set", "account", "mike", "--llm", "quota: {daily_tokens: 5}")
     assert replaced.exit_code == 0
-    assert "the config file names this unit" in replaced.stderr
+    assert "the config file declares this unit too; the stored one now wins" in replaced.stderr
     bad = invoke(config, "llm", "org", "set", "account", "zoe", "--llm", '{"quota": {"daily_tokens": -1}}')
     assert bad.exit_code == 2 and bad.stderr.startswith(
         "error: config error: account zoe.llm.quota.daily_tokens:"

@@ -1,9 +1,10 @@
 """Tenants, teams, accounts and projects, each with an optional `llm_config` (seed 002 §2).
 
 The config file's `tenants:` tree declares them (DESIGN §2); `sync_from_config` checks every
-`llm:` block at start-up (a bad one is a `ConfigError` naming its path, exit 2) and upserts the
-units into `org_units`. An inline `api_key` never reaches that table: it goes into the credential
-store, sealed, and the entry keeps an `api_key_ref` to it.
+`llm:` block at start-up (a bad one is a `ConfigError` naming its path, exit 2) and makes the
+units the directory's file layer for that run: in force while the file is given, never stored (a
+unit an admin stored under the same name wins). An inline `api_key` becomes a credential of the same
+layer, and the entry keeps an `api_key_ref` to it.
 
     tenants:
       acme:
@@ -20,7 +21,7 @@ holds, and how it is checked, is `llm_config.py`.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -82,8 +83,17 @@ class OrgDirectory:
         self.db = db
         self.clock = clock or Clock()
         self._units: dict[tuple[str, str, str], OrgUnit] = {}
+        self._file: dict[tuple[str, str, str], OrgUnit] = {}
+        """The config file's units: this run's only, never stored; a stored unit of the same name wins."""
         self._fingerprint: tuple[object, ...] | None = None
         self._checked_at = 0.0
+
+    def use_file(self, units: Iterable[OrgUnit]) -> None:
+        self._file = {(u.tenant, u.kind, u.name): u for u in units}
+
+    def file_names(self, tenant: str, kind: str, name: str) -> bool:
+        """Whether this run's config file declares the unit."""
+        return (tenant, kind, TENANT_LEVEL if kind == "tenant" else name) in self._file
 
     async def refresh(self, *, max_age: float = 0.0) -> bool:
         now = self.clock.monotonic()
@@ -107,13 +117,14 @@ class OrgDirectory:
     def unit(self, tenant: str, kind: str, name: str | None) -> OrgUnit | None:
         if name is None:
             return None
-        return self._units.get((tenant, kind, TENANT_LEVEL if kind == "tenant" else name))
+        key = (tenant, kind, TENANT_LEVEL if kind == "tenant" else name)
+        return self._units.get(key) or self._file.get(key)
 
     def units(self, tenant: str | None = None, kind: str | None = None) -> list[OrgUnit]:
         return sorted(
             (
                 u
-                for u in self._units.values()
+                for u in {**self._file, **self._units}.values()
                 if (tenant is None or u.tenant == tenant) and (kind is None or u.kind == kind)
             ),
             key=lambda u: (u.tenant, LISTING_ORDER[u.kind], u.name),
@@ -161,11 +172,8 @@ class OrgDirectory:
 
 
 async def sync_from_config(directory: OrgDirectory, config: ConfigFile, credentials: CredentialStore) -> int:
-    """Check and upsert every unit the config file names; returns how many rows changed.
-
-    Inline `api_key`s are sealed into the credential store at the unit's level under
-    `inline:<provider>:<position>` and replaced by an `api_key_ref`.
-    """
+    """Check every unit the config file names and make them this run's file layer (the directory's
+    units, the inline `api_key`s the credential store's); returns how many units it names."""
     await directory.refresh()
     await credentials.refresh()
     planned: list[tuple[OrgUnit, dict[str, Any]]] = []
@@ -193,17 +201,16 @@ async def sync_from_config(directory: OrgDirectory, config: ConfigFile, credenti
                     _raw(project.llm, f"{base}.projects.{name}.llm"),
                 )
             )
-    # Everything checked: now write (keys first, so a unit never refers to a missing credential).
-    changed = 0
+    units: list[OrgUnit] = []
+    keys: dict[tuple[str, str, str | None, str], str] = {}
     for unit, raw in planned:
-        raw = await _seal_inline_keys(unit, raw, credentials)
-        llm = parse_llm_config(raw, "llm")
-        new = OrgUnit(unit.tenant, unit.kind, unit.name, llm, unit.team, unit.teams)
-        if directory.unit(unit.tenant, unit.kind, unit.name) != new:
-            await directory.upsert(new, origin="config")
-            changed += 1
-    await directory.refresh()
-    return changed
+        raw = _inline_keys(unit, raw, keys)
+        units.append(
+            OrgUnit(unit.tenant, unit.kind, unit.name, parse_llm_config(raw, "llm"), unit.team, unit.teams)
+        )
+    credentials.use_file(keys)
+    directory.use_file(units)
+    return len(units)
 
 
 def _raw(llm: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -211,30 +218,38 @@ def _raw(llm: Mapping[str, Any], where: str) -> dict[str, Any]:
     return dict(llm)
 
 
-async def _seal_inline_keys(
-    unit: OrgUnit, raw: dict[str, Any], credentials: CredentialStore
+def _inline_keys(
+    unit: OrgUnit, raw: dict[str, Any], found: dict[tuple[str, str, str | None, str], str]
 ) -> dict[str, Any]:
+    """`raw` with each provider entry's inline `api_key` replaced by an `api_key_ref` to the name it
+    is kept under (`inline:<provider>:<position>` at the unit's level), collected into `found`."""
     providers = raw.get("providers") or []
-    if not any(isinstance(p, Mapping) and p.get("api_key") for p in providers):
-        return (
-            {**raw, "providers": [{k: v for k, v in p.items() if k != "api_key"} for p in providers]}
-            if providers
-            else raw
-        )
-    level = unit.kind
-    owner = None if level == "tenant" else unit.name
+    if not providers:
+        return raw
+    owner = None if unit.kind == "tenant" else unit.name
     out = []
     for i, entry in enumerate(providers):
-        entry = dict(entry)
-        key = entry.pop("api_key", None)
+        entry = dict(entry) if isinstance(entry, Mapping) else entry
+        key = entry.pop("api_key", None) if isinstance(entry, dict) else None
         if key:
             name = f"inline:{PROVIDER_ALIASES.get(entry['provider'], entry['provider'])}:{i}"
-            current = credentials.get(unit.tenant, level, owner, name)
-            if current is None or current.reveal() != key:
-                await credentials.set(unit.tenant, level, owner, name, str(key), origin="config")
+            found[(unit.tenant, unit.kind, owner, name)] = str(key)
             entry["api_key_ref"] = name
         out.append(entry)
     return {**raw, "providers": out}
+
+
+async def _seal_inline_keys(
+    unit: OrgUnit, raw: dict[str, Any], credentials: CredentialStore
+) -> dict[str, Any]:
+    """The admin surface's inline keys: stored, sealed, in the credential store."""
+    found: dict[tuple[str, str, str | None, str], str] = {}
+    raw = _inline_keys(unit, raw, found)
+    for (tenant, level, owner, name), key in found.items():
+        current = credentials.get(tenant, level, owner, name)
+        if current is None or current.reveal() != key:
+            await credentials.set(tenant, level, owner, name, key, origin="admin")
+    return raw
 
 
 async def admin_upsert(
@@ -248,9 +263,8 @@ async def admin_upsert(
     team: str | None = None,
     teams: tuple[str, ...] = (),
 ) -> str | None:
-    """Create or replace one unit from the admin surface; returns the previous row's origin
-    (`config` means the next start-up puts the file's version back: the file is the source of truth
-    for the units it names)."""
+    """Create or replace one unit from the admin surface; returns the previous unit's origin
+    (`config`: this run's config file declares it too, and the stored unit now wins over the file's)."""
     if kind not in ORG_LEVELS:
         raise ConfigError("kind", f"expected one of {', '.join(ORG_LEVELS)}, got {kind!r}")
     where = f"{kind} {name}.llm"
@@ -263,6 +277,8 @@ async def admin_upsert(
     row = await directory.db.fetchone(
         "SELECT origin FROM org_units WHERE tenant = ? AND kind = ? AND name = ?", (tenant, kind, stored_name)
     )
+    if row is None and directory.file_names(tenant, kind, stored_name):
+        row = ("config",)
     unit = OrgUnit(tenant, kind, stored_name, team=team, teams=tuple(teams))
     raw = await _seal_inline_keys(unit, dict(llm), credentials)
     await directory.upsert(

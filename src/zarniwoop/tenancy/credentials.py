@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -105,6 +105,16 @@ class CredentialStore:
         self._tasks: set[asyncio.Task[bool]] = set()
         """Background reloads in flight (kept referenced until done)."""
         self.version = 0
+        self._file: dict[tuple[str, str, str, str], Secret] = {}
+        """The config file's inline keys: this run's only, in memory, never stored."""
+
+    def use_file(self, keys: Mapping[tuple[str, str, str | None, str], str]) -> None:
+        """Make `(tenant, level, owner, name) → value` the file layer (a stored credential wins)."""
+        self._file = {
+            (t, lv, TENANT_LEVEL if lv == "tenant" else (o or ""), n): Secret(v)
+            for (t, lv, o, n), v in keys.items()
+        }
+        self.version += 1
 
     # -- snapshot -----------------------------------------------------------------------------
 
@@ -141,7 +151,7 @@ class CredentialStore:
         key = (tenant, level, stored_owner, name)
         row = self._rows.get(key)
         if row is None:
-            return None
+            return self._file.get(key)
         # An LLM call looks its keys up several times (primary, fallbacks): each AES-GCM open is
         # done once per stored value. The plaintext is kept only while both the row's ciphertext
         # and the tenant's wrapped data key are the ones it was opened from (the process already
@@ -172,6 +182,11 @@ class CredentialStore:
             CredentialInfo(t, lv, o, n, origin, updated)
             for (t, lv, o, n), (_, origin, updated) in self._rows.items()
             if tenant is None or t == tenant
+        ]
+        out += [
+            CredentialInfo(t, lv, o, n, "config file", "")
+            for (t, lv, o, n) in self._file
+            if (tenant is None or t == tenant) and (t, lv, o, n) not in self._rows
         ]
         return sorted(out, key=lambda c: (c.tenant, LISTING_ORDER[c.level], c.owner, c.name))
 

@@ -209,7 +209,8 @@ def org_set(
     typer.echo(f"{'replaced' if previous else 'created'} {kind} {name} of tenant {g.tenant}", err=True)
     if previous == "config":
         typer.echo(
-            "note: the config file names this unit; its version comes back at the next start-up", err=True
+            "note: the config file declares this unit too; the stored one now wins over the file's",
+            err=True,
         )
 
 

@@ -14,3 +14,14 @@ WHERE EXISTS (
 );
 
 DROP TABLE config_seeded;
+
+-- The same for the `tenants:` tree: the org units a file declared (origin 'config') and the inline
+-- API keys sealed for them (a unit an admin stored has origin 'admin' and keeps its keys).
+DELETE FROM credentials
+WHERE origin = 'config' AND EXISTS (
+    SELECT 1 FROM org_units u
+    WHERE u.origin = 'config' AND u.tenant = credentials.tenant AND u.kind = credentials.level
+      AND u.name = credentials.owner
+);
+
+DELETE FROM org_units WHERE origin = 'config';
