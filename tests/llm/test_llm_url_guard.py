@@ -35,15 +35,12 @@ SECRET_BODY = b'{"error": {"type": "internal", "message": "admin console: db pas
 async def _open(tmp_path, system: dict[str, Any] | None = None) -> Runtime:
     config = {
         "settings": system or {},
-        "tenants": {
-            "acme": {
-                "settings": {"ai.provider.anthropic.apiKey": TENANT_KEY},
-                "accounts": {"mike": {}},
-                "projects": {"p1": {}},
-            }
-        },
+        "tenants": {"acme": {"accounts": {"mike": {}}, "projects": {"p1": {}}}},
     }
-    return await Runtime.open(write_config(tmp_path, config), home=tmp_path / "home")
+    runtime = await Runtime.open(write_config(tmp_path, config), home=tmp_path / "home")
+    # the tenant's key as its admin stores it (a stored row: the tests delete it where they need none)
+    await runtime.settings.set("acme", "_tenant", "ai.provider.anthropic.apiKey", TENANT_KEY)
+    return runtime
 
 
 async def _tenant_row(runtime: Runtime, key: str, value: str, project: str = "_tenant") -> None:

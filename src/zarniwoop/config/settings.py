@@ -280,9 +280,8 @@ class SettingService:
         levels = [self._file.get(read, []) + self._rows.get(read, []) for read in scopes_read_by(scope)]
         # The operator's `operatorKeys: deny` is a floor: a tenant or project may deny for itself,
         # never allow what the operator denied (its row of the key is not merged over the system's).
-        floor = {
-            r.key for r in levels[0] if r.key in OPERATOR_DENY_KEYS and r.value.strip().lower() == "deny"
-        }
+        system = {r.key: r.value for r in levels[0] if r.key in OPERATOR_DENY_KEYS}  # the last row wins
+        floor = {key for key, value in system.items() if value.strip().lower() == "deny"}
         for index, level in enumerate(levels):
             for row in level:
                 if index and row.key in floor:
