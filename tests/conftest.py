@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import os
+import platform
 import socket
 import traceback
 from collections.abc import Iterator
@@ -19,6 +20,12 @@ from hypothesis import settings
 
 from .support import paths
 from .support.emulator import Emulator
+
+# The openai and anthropic SDKs describe the platform in a header on their first request, and
+# `platform.processor()` asks `uname -p` for it: a process start, which the fast tier's guard
+# refuses. Asked once here, before any guard, the answer is cached for the session.
+platform.processor()
+platform.platform()
 
 pytest_plugins = [
     "tests.support.backends",  # database_url, postgres_url, redis_config

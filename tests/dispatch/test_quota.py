@@ -44,12 +44,19 @@ def quota_settings(emulator, **quota):
     return {
         **cascade(
             "academic",
-            endpoint("oa-q", "openalex", f"{emulator.url}/q", **quota, rateLimit__perSecond=1000),
-            endpoint("oa-free", "openalex", f"{emulator.url}/free", rateLimit__perSecond=1000),
+            endpoint(
+                "oa-q", "openalex", f"{emulator.url}/q", **quota, rateLimit__perSecond=1000, timeoutMs=120000
+            ),
+            endpoint(
+                "oa-free", "openalex", f"{emulator.url}/free", rateLimit__perSecond=1000, timeoutMs=120000
+            ),
         ),
         # Hedging is not under test: on a busy machine a slow answer of oa-q was raced, and oa-free
         # served a search that oa-q's quota had room for (99 of 100, issue 24).
         "research.hedge.afterMs": 0,
+        # Nor are deadlines: at a load of 20, 200 concurrent searches outlasted the 8 s defaults, and
+        # oa-q's timed-out attempts sent 43 searches its quota had room for to oa-free.
+        "research.deadlineMs": 120000,
     }
 
 

@@ -42,8 +42,11 @@ ZARNIWOOP = str(Path(sys.executable).parent / "zarniwoop")
 async def state(redis_config):
     # 8 connections, not the default 64: 200 concurrent scripts still interleave over several
     # connections, and 64 connections opened at once to a Redis starved by stress-ng outlasted the
-    # 2 s connect timeout (the outage policy, tested in its own tests) and failed the atomicity test
-    shared = open_redis(redis_config["redis_url"], redis_config["redis_prefix"], max_connections=8)
+    # 2 s connect timeout (the outage policy, tested in its own tests) and failed the atomicity test;
+    # for the same reason the reads get a generous timeout here (a load of 20 outlasted 2 s)
+    shared = open_redis(
+        redis_config["redis_url"], redis_config["redis_prefix"], max_connections=8, timeout=120.0
+    )
     try:
         yield shared
     finally:

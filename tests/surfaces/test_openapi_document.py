@@ -237,7 +237,8 @@ def test_a_generated_client_makes_the_chat_completions_call(tmp_path: Path) -> N
             ),
         )
         with served(setup.config, setup.home) as server:
-            document = httpx.get(server.url + "/openapi.json").json()
+            # a generous budget: the first /openapi.json builds the schema (seconds on a loaded machine)
+            document = httpx.get(server.url + "/openapi.json", timeout=120).json()
             (tmp_path / "openapi.json").write_text(json.dumps(document))
             # no post hooks: its default ones format the code it wrote (two shells, two ruffs)
             (tmp_path / "generator.json").write_text(json.dumps({"post_hooks": []}))
@@ -281,12 +282,13 @@ def test_a_generated_client_makes_the_chat_completions_call(tmp_path: Path) -> N
 
 CALL = """
 import json, sys
+import httpx
 sys.path.insert(0, "gen")
 from gen import AuthenticatedClient
 from gen.api.gateway import chat_completions_v1_chat_completions_post as chat
 from gen.models import ChatCompletionRequest
 request = ChatCompletionRequest.from_dict({{"model": "{model}", "messages": [{{"role": "user", "content": "hi"}}]}})
-client = AuthenticatedClient(base_url="{url}", token="{token}")
+client = AuthenticatedClient(base_url="{url}", token="{token}", timeout=httpx.Timeout(120))
 answer = chat.sync_detailed(client=client, body=request)
 body = json.loads(answer.content)
 print(json.dumps({{"status": int(answer.status_code), "content": body["choices"][0]["message"]["content"],

@@ -46,12 +46,19 @@ class RedisState:
         await self.client.aclose()
 
 
-def open_redis(url: str, prefix: str = DEFAULT_PREFIX, *, max_connections: int = 64) -> RedisState:
+def open_redis(
+    url: str, prefix: str = DEFAULT_PREFIX, *, max_connections: int = 64, timeout: float = 2.0
+) -> RedisState:
     """A client with short timeouts (a Redis outage must cost a call milliseconds, not seconds)
     over a *blocking* pool: a burst of searches waits for a free connection instead of failing
-    with "Too many connections"."""
+    with "Too many connections". `timeout`: connect and read, each (a test of something other
+    than an outage gives a generous one, so that a loaded machine is not taken for an outage)."""
     pool = aioredis.BlockingConnectionPool.from_url(
-        url, max_connections=max_connections, timeout=5.0, socket_connect_timeout=2.0, socket_timeout=2.0
+        url,
+        max_connections=max_connections,
+        timeout=max(5.0, timeout),
+        socket_connect_timeout=timeout,
+        socket_timeout=timeout,
     )
     return RedisState(aioredis.Redis.from_pool(pool), prefix)
 
