@@ -283,6 +283,7 @@ async def test_codes_and_refresh_tokens_on_each_database_shared_by_two_workers(t
     from mcp.server.auth.provider import AuthorizationParams, TokenError
 
     from zarniwoop.surfaces.http.oauth_server import BuiltinAuthServer
+
     from ..support.runtime import open_runtime
 
     config = {"database_url": database_url} if database_url else {}
