@@ -16,6 +16,7 @@ import base64
 import hashlib
 import json
 import socket
+import ssl
 import time
 from urllib.parse import parse_qs, urlparse
 
@@ -115,9 +116,11 @@ class Browser:
         self.base, self.admin_token, self.grant = base, admin_token, grant
         self.code: tuple[str, str | None] | None = None
         self.consent_page = ""
+        self.verify: ssl.SSLContext | bool = True
+        """The TLS trust of the browser (a proxy's self-signed certificate in test_reverse_proxy)."""
 
     async def redirect(self, authorization_url: str) -> None:
-        async with httpx.AsyncClient(timeout=30) as http:
+        async with httpx.AsyncClient(timeout=30, verify=self.verify) as http:
             sent = await http.get(authorization_url)  # `/authorize` → 302 to the consent page
             assert sent.status_code == 302, sent.text
             consent = sent.headers["location"]
