@@ -13,7 +13,7 @@ import pytest
 from mcp.server.auth.provider import AuthorizationParams, RegistrationError
 from mcp.shared.auth import OAuthClientInformationFull
 
-from zarniwoop.contract.errors import InvalidRequestError
+from zarniwoop.contract.errors import ConfigError, InvalidRequestError
 from zarniwoop.runtime import retention_rules
 from zarniwoop.storage.retention import prune
 from zarniwoop.surfaces.http.oauth_server import BuiltinAuthServer
@@ -117,3 +117,22 @@ async def test_consent_never_sends_the_browser_to_an_unregistered_or_unsafe_uri(
             with pytest.raises(InvalidRequestError) as unsafe:
                 await server.decide(request_id, admin, approve=True, tenant="acme", project="p", role="user")
             assert unsafe.value.field == "redirect_uri"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "reason"),
+    [
+        (
+            "auth.registration.perAddressPerHour",
+            0,
+            "must be between 1 and 100000 registrations an hour, got 0",
+        ),
+        ("auth.registration.maxUnusedClients", 0, "must be between 1 and 10000000 clients, got 0"),
+        ("auth.registration.maxUnusedClients", "many", "expected an integer, got 'many'"),
+    ],
+)
+async def test_a_bad_registration_bound_fails_start_up_naming_the_key(tmp_path, key, value, reason):
+    with pytest.raises((InvalidRequestError, ConfigError)) as caught:
+        await open_runtime(tmp_path, {key: value})
+    named = getattr(caught.value, "key", None) or getattr(caught.value, "field", None)
+    assert (named, caught.value.reason) == (key, reason)

@@ -1,4 +1,4 @@
-"""Which `Host` and `Origin` headers `/mcp` answers: the MCP transport's DNS-rebinding check (issue 45).
+"""Which Host and Origin headers `/mcp` answers: the MCP transport's DNS-rebinding check (issue 45).
 
 The MCP SDK refuses (421) a request whose `Host` is not allowed, so that a web page whose DNS name
 was rebound to 127.0.0.1 cannot drive a local server from the user's browser. The allowed names
