@@ -101,3 +101,44 @@ def test_an_approval_goes_back_to_the_registered_uri_with_a_code(server, tab):
         tab.locator("#approve").click()
     back = urlparse(sent.value.url)
     assert f"{back.scheme}://{back.netloc}{back.path}" == REDIRECT and "code=" in back.query
+
+
+def test_the_sign_ins_page_lists_a_grant_and_revokes_it(server, tab):
+    import base64
+    import hashlib
+    from urllib.parse import parse_qs
+
+    verifier = "v" * 64
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    admin = {"Authorization": f"Bearer {server.token}"}
+    with httpx.Client(base_url=server.url, timeout=60) as http:  # a client signs in, approved over HTTP
+        client_id = http.post(
+            "/register",
+            json={"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none", "client_name": "ide"},
+        ).json()["client_id"]
+        query = {"response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT,
+                 "code_challenge": challenge, "code_challenge_method": "S256"}  # fmt: skip
+        request_id = parse_qs(urlparse(http.get("/authorize", params=query).headers["location"]).query)[
+            "request"
+        ][0]
+        redirect = http.post(
+            f"/v1/oauth/requests/{request_id}", json={"project": "review"}, headers=admin
+        ).json()
+        code = parse_qs(urlparse(redirect["redirect"]).query)["code"][0]
+        exchange = {"grant_type": "authorization_code", "code": code, "redirect_uri": REDIRECT,
+                    "client_id": client_id, "code_verifier": verifier}  # fmt: skip
+        refresh = http.post("/token", data=exchange).json()["refresh_token"]
+
+    tab.goto(server.url + "/")
+    expect(tab.locator("body[data-ready=true]")).to_have_count(1)
+    web.sign_in(tab, server.token)
+    tab.locator("a[data-page=grants]").click()
+    row = tab.locator(f"#grants-view tr:has(code:text-is('{client_id}'))")
+    expect(row).to_contain_text("review")
+    row.get_by_role("button", name=f"Revoke the grant of {client_id}").click()
+    tab.locator("#grants-confirm button.danger").click()
+    expect(tab.locator("#grants-status")).to_contain_text(f"Revoked the grant of {client_id}")
+    expect(tab.locator("#grants-view")).to_contain_text("No client holds a grant in this tenant.")
+    with httpx.Client(base_url=server.url, timeout=60) as http:
+        again = {"grant_type": "refresh_token", "refresh_token": refresh, "client_id": client_id}
+        assert http.post("/token", data=again).json()["error"] == "invalid_grant"
