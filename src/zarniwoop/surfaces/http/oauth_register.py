@@ -8,8 +8,9 @@ passes, in front of the MCP SDK's handler:
    every worker and replica on the database or Redis) — over it a 429 with `Retry-After`;
 2. the body cap: `MAX_REGISTRATION_BYTES` (413 past it, counted as read when chunked);
 3. the redirect URIs: at most `MAX_REDIRECT_URIS`, each at most `MAX_REDIRECT_URI_CHARS`, each
-   `https:`, `http:` on a loopback host, or an app's private-use scheme in reverse-domain form
-   (`com.example.app:/cb`) — RFC 8252 §7 — else a 400 `invalid_redirect_uri` naming `redirect_uris`;
+   `https:` or `http:` on a loopback host (RFC 8252 §7.3; a private-use scheme such as
+   `com.example.app:` is not taken: a browser must never be sent to `javascript:`, `data:`, `file:`
+   or anything else) — else a 400 `invalid_redirect_uri` naming `redirect_uris`;
 4. the unused-client cap: at most `auth.registration.maxUnusedClients` (1000) clients that never got
    a token (the retention job deletes them a day after they registered) — a 429 past it.
 
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -45,8 +45,6 @@ DEFAULT_PER_HOUR = 30
 DEFAULT_MAX_UNUSED = 1000
 WINDOW_SECONDS = 3600.0
 LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
-_PRIVATE_SCHEME = re.compile(r"^[a-z][a-z0-9+\-]*(\.[a-z0-9+\-]+)+$")
-"""RFC 8252 §7.1: a native app's own scheme is a reverse domain name (`com.example.app`)."""
 
 
 def redirect_uri_problem(uri: object) -> str | None:
@@ -66,11 +64,9 @@ def redirect_uri_problem(uri: object) -> str | None:
         return None
     if parts.scheme == "http" and host in LOOPBACK_HOSTS:
         return None
-    if _PRIVATE_SCHEME.match(parts.scheme) and parts.scheme not in ("http", "https"):
-        return None
     return (
-        f"{parts.scheme or uri[:40]!r}: only https:, http: on a loopback host (127.0.0.1, [::1], localhost) "
-        "or an app's reverse-domain scheme (com.example.app:) are accepted (RFC 8252)"
+        f"{parts.scheme or uri[:40]!r}: only https: or http: on a loopback host (127.0.0.1, [::1], localhost) "
+        "is accepted (RFC 8252)"
     )
 
 

@@ -8,7 +8,7 @@ const token = () => $("token").value.trim() || session.token;
 let registered = null; // the redirect URI the server says the client registered (and showed above)
 
 // Where an answer may send the browser: the URI shown above (its query aside), and only a kind a
-// client may register — https:, http: on loopback, an app's reverse-domain scheme (RFC 8252). The
+// client may register — https:, or http: on loopback (RFC 8252). The
 // server checks the same (issue 45); this page does not take its word for it.
 const LOOPBACK = ["127.0.0.1", "[::1]", "localhost"];
 const withoutQuery = (uri) => uri.split(/[?#]/)[0];
@@ -20,8 +20,7 @@ export function mayNavigate(target, shown) {
     return false;
   }
   const scheme = url.protocol.slice(0, -1);
-  const kind = scheme === "https" || (scheme === "http" && LOOPBACK.includes(url.hostname))
-    || (/^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+$/.test(scheme));
+  const kind = scheme === "https" || (scheme === "http" && LOOPBACK.includes(url.hostname));
   return kind && typeof shown === "string" && withoutQuery(target) === withoutQuery(shown);
 }
 
