@@ -181,14 +181,24 @@ async def test_registration_is_bounded_per_address_in_size_and_in_redirect_uris(
     assert growth < 256 * 1024  # 22 small clients and their window rows, not 25 MB
 
 
-async def test_unused_clients_are_capped(builtin):
+async def test_unused_clients_and_waiting_sign_ins_are_capped(builtin):
     config, home, port, _, _ = builtin({"auth.registration.maxUnusedClients": 3})
     with served(config, home, "--port", str(port), "--auth", "oauth") as server:
         async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
             body = {"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"}
             answers = [await http.post("/register", json=body) for _ in range(4)]
+            query = {
+                "response_type": "code",
+                "client_id": answers[0].json()["client_id"],
+                "redirect_uri": REDIRECT,
+                "code_challenge": CHALLENGE,
+                "code_challenge_method": "S256",
+            }
+            parked = [(await http.get("/authorize", params=query)).headers["location"] for _ in range(21)]
     assert [a.status_code for a in answers] == [201, 201, 201, 429]
     assert "3 registered clients have not signed in yet" in answers[3].json()["error_description"]
+    assert all("/oauth/consent?request=" in where for where in parked[:20])  # 20 wait for consent
+    assert parked[20].startswith(REDIRECT) and "error=temporarily_unavailable" in parked[20]
 
 
 async def test_a_grant_ends_with_its_approver_and_tenant_admins_list_and_revoke_grants(builtin):

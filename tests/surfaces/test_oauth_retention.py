@@ -10,13 +10,13 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from mcp.server.auth.provider import AuthorizationParams, RegistrationError
+from mcp.server.auth.provider import AuthorizationParams, AuthorizeError, RegistrationError
 from mcp.shared.auth import OAuthClientInformationFull
 
 from zarniwoop.contract.errors import ConfigError, InvalidRequestError
 from zarniwoop.runtime import retention_rules
 from zarniwoop.storage.retention import prune
-from zarniwoop.surfaces.http.oauth_server import BuiltinAuthServer
+from zarniwoop.surfaces.http.oauth_server import PENDING_PER_CLIENT, BuiltinAuthServer
 
 from ..support.clock import TestClock
 from ..support.runtime import open_runtime
@@ -53,8 +53,13 @@ async def test_retention_purges_expired_requests_and_unused_clients(tmp_path, da
         server = BuiltinAuthServer(rt.db, rt.box, issuer=ISSUER, resource=ISSUER, clock=clock)
         for client_id in ("unused-1", "unused-2", "used"):
             await server.register_client(client(client_id))
-        for _ in range(300):  # an unauthenticated caller's `/authorize` requests, never answered
-            await server.authorize(client("unused-1"), params())
+        for client_id in ("unused-1", "unused-2"):  # an unauthenticated caller's `/authorize` requests
+            for _ in range(PENDING_PER_CLIENT):
+                await server.authorize(client(client_id), params())
+            with pytest.raises(AuthorizeError) as full:  # never answered: each client's are capped
+                await server.authorize(client(client_id), params())
+            assert full.value.error == "temporarily_unavailable"
+        parked = 2 * PENDING_PER_CLIENT
         issued = await rt.tokens.create("acme", "*", "tenant-admin")
         admin = await rt.tokens.verify(issued.token)
         consent = await server.authorize(client("used"), params())
@@ -66,7 +71,7 @@ async def test_retention_purges_expired_requests_and_unused_clients(tmp_path, da
             client("used"), parse_qs(urlparse(redirect).query)["code"][0]
         )
         await server.exchange_authorization_code(client("used"), code)
-        assert (await count(rt, "oauth_requests"), await count(rt, "oauth_clients")) == (300, 3)
+        assert (await count(rt, "oauth_requests"), await count(rt, "oauth_clients")) == (parked, 3)
 
         nothing = await prune(rt.db, retention_rules(rt.settings), now=clock.now())
         assert (nothing["oauth_requests"], nothing["oauth_clients"]) == (0, 0)  # not expired yet, all new
@@ -74,7 +79,7 @@ async def test_retention_purges_expired_requests_and_unused_clients(tmp_path, da
         clock.advance(86400 + 1)  # a day on: the requests expired, the unused clients are a day old
         removed = await prune(rt.db, retention_rules(rt.settings), now=clock.now())
         assert (removed["oauth_requests"], removed["oauth_clients"], removed["oauth_refresh_tokens"]) == (
-            300,
+            parked,
             2,
             0,
         )

@@ -61,6 +61,9 @@ if TYPE_CHECKING:
 CODE_SECONDS = 300
 REQUEST_SECONDS = 600
 REFRESH_SECONDS = 30 * 86400
+PENDING_PER_CLIENT = 20
+"""Sign-in requests one client may have waiting for consent: `/authorize` needs no token, so each
+client's parked rows are bounded (and clients themselves are, `oauth_register.py`)."""
 
 
 def _hash(secret: str) -> str:
@@ -173,10 +176,20 @@ class BuiltinAuthServer:
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
         if params.resource is not None and params.resource.rstrip("/") != self.resource.rstrip("/"):
             raise AuthorizeError("invalid_target", "this server issues tokens for its own resource only")
+        client_id, now = str(client.client_id), self.clock.now()
+        await self.db.execute(
+            "DELETE FROM oauth_requests WHERE client_id = ? AND expires_at <= ?", (client_id, now)
+        )
+        row = await self.db.fetchone("SELECT COUNT(*) FROM oauth_requests WHERE client_id = ?", (client_id,))
+        if row is not None and int(row[0]) >= PENDING_PER_CLIENT:
+            raise AuthorizeError(
+                "temporarily_unavailable",
+                f"{PENDING_PER_CLIENT} sign-in requests of this client wait for consent; answer or let them expire",
+            )
         request_id = "req_" + secrets.token_urlsafe(16)
         await self.db.execute(
             "INSERT INTO oauth_requests (id, client_id, params, expires_at) VALUES (?, ?, ?, ?)",
-            (request_id, str(client.client_id), params.model_dump_json(), self.clock.now() + REQUEST_SECONDS),
+            (request_id, client_id, params.model_dump_json(), now + REQUEST_SECONDS),
         )
         return f"{self.issuer}/oauth/consent?{urlencode({'request': request_id})}"
 
