@@ -263,7 +263,7 @@ class Runtime:
                     from .llm.manager import LlmManager
 
                     self._llm = LlmManager(
-                        rate=self._rate_limiter(),
+                        rate=self.rate_windows(),
                         db=self.db,
                         settings=self.settings,
                         credentials=self.credentials,
@@ -276,7 +276,7 @@ class Runtime:
                     )
         return self._llm
 
-    def _rate_limiter(self) -> AdmissionWindows:
+    def rate_windows(self) -> AdmissionWindows:
         """Per-minute LLM limits: one window for every replica in Redis (`redis_url`), else one for
         every process on the database (the embedded default: separate CLI processes share it)."""
         from .limits.windows import LocalAdmissionWindows

@@ -2,11 +2,14 @@
 
 `TestClock` is the `limits.clock.Clock` that stores and budgets take as `clock=`; it starts at the
 real time (so date buckets and key TTLs are today's) and `advance(s)` lapses a TTL without sleeping,
-so a busy machine cannot lapse it early either.
+so a busy machine cannot lapse it early either. `ManualClock` is the same, except that a `sleep`
+waits until the test advances the clock past its end: for code that races a deadline (on
+`TestClock` every deadline lapses at once).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from zarniwoop.limits.clock import Clock
@@ -31,6 +34,36 @@ class TestClock(Clock):
 
     async def sleep(self, seconds: float) -> None:
         self.advance(seconds)
+
+
+class ManualClock(TestClock):
+    """Time moves only by `advance`; each `sleep` ends when it has moved far enough.
+
+    `sleepers` is how many sleeps are waiting now: a test advances once everyone it expects waits."""
+
+    __test__ = False
+
+    def __init__(self, start: float | None = None) -> None:
+        super().__init__(start)
+        self._waiting: list[tuple[float, asyncio.Future[None]]] = []
+
+    @property
+    def sleepers(self) -> int:
+        return sum(1 for _, woken in self._waiting if not woken.done())
+
+    def advance(self, seconds: float) -> None:
+        self.t += seconds
+        for until, woken in self._waiting:
+            if until <= self.t and not woken.done():
+                woken.set_result(None)
+        self._waiting = [(until, woken) for until, woken in self._waiting if not woken.done()]
+
+    async def sleep(self, seconds: float) -> None:
+        if seconds <= 0:
+            return
+        woken = asyncio.get_running_loop().create_future()
+        self._waiting.append((self.t + seconds, woken))
+        await woken
 
 
 def ahead_of_pace(

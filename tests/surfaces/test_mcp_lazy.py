@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from zarniwoop.surfaces.http.allowed_hosts import host_check
 from zarniwoop.surfaces.http.mcp_endpoint import LazyMCP
 from zarniwoop.tools.registry import Toolbox
 
@@ -68,7 +69,7 @@ def test_the_mcp_sdk_loads_at_the_first_mcp_request_and_then_answers(tmp_path):
 
 async def test_requests_arriving_together_share_one_start_and_a_cancelled_one_does_not_stop_it(tmp_path):
     async with await open_runtime(tmp_path, only()) as rt:
-        lazy = LazyMCP(Toolbox(rt), "127.0.0.1")
+        lazy = LazyMCP(Toolbox(rt), host_check("127.0.0.1", None, []))
         first = asyncio.create_task(lazy.transports())
         cancelled = asyncio.create_task(lazy.transports())
         await asyncio.sleep(0)  # both are waiting for the one start

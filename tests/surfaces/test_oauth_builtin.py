@@ -16,6 +16,7 @@ import base64
 import hashlib
 import json
 import socket
+import ssl
 import time
 from urllib.parse import parse_qs, urlparse
 
@@ -115,9 +116,11 @@ class Browser:
         self.base, self.admin_token, self.grant = base, admin_token, grant
         self.code: tuple[str, str | None] | None = None
         self.consent_page = ""
+        self.verify: ssl.SSLContext | bool = True
+        """The TLS trust of the browser (a proxy's self-signed certificate in test_reverse_proxy)."""
 
     async def redirect(self, authorization_url: str) -> None:
-        async with httpx.AsyncClient(timeout=30) as http:
+        async with httpx.AsyncClient(timeout=30, verify=self.verify) as http:
             sent = await http.get(authorization_url)  # `/authorize` → 302 to the consent page
             assert sent.status_code == 302, sent.text
             consent = sent.headers["location"]
@@ -283,7 +286,6 @@ async def test_codes_and_refresh_tokens_on_each_database_shared_by_two_workers(t
     from mcp.server.auth.provider import AuthorizationParams, TokenError
 
     from zarniwoop.surfaces.http.oauth_server import BuiltinAuthServer
-    from zarniwoop.tenancy.tokens import Principal
 
     from ..support.runtime import open_runtime
 
@@ -307,13 +309,21 @@ async def test_codes_and_refresh_tokens_on_each_database_shared_by_two_workers(t
             redirect_uri_provided_explicitly=True,
         )
         request_id = parse_qs(urlparse(await one.authorize(client, params)).query)["request"][0]
-        admin = Principal("acme", "*", "tenant-admin", "tok_1")
+        issued_admin = await rt.tokens.create("acme", "*", "tenant-admin")
+        admin = await rt.tokens.verify(issued_admin.token)  # a grant lives as long as its approver
+        assert admin is not None
         redirect = await two.decide(
             request_id, admin, approve=True, tenant="acme", project="review", role="user"
         )
         code = parse_qs(urlparse(redirect).query)["code"][0]
         loaded = await one.load_authorization_code(client, code)
-        assert loaded is not None and loaded.grant == {"tenant": "acme", "project": "review", "role": "user"}
+        assert loaded is not None
+        assert {k: loaded.grant[k] for k in ("tenant", "project", "role", "approver")} == {
+            "tenant": "acme",
+            "project": "review",
+            "role": "user",
+            "approver": issued_admin.id,
+        }
         issued = await two.exchange_authorization_code(client, loaded)
         stored = [str(row[0]) for row in await rt.db.fetchall("SELECT token_hash FROM oauth_refresh_tokens")]
         assert stored == [hashlib.sha256(issued.refresh_token.encode()).hexdigest()]  # only its SHA-256

@@ -26,7 +26,7 @@ from zarniwoop.tenancy.oauth import OAuthVerifier
 from zarniwoop.transport.http import HttpTransport
 
 from ..support.cli import never_serve, run_cli
-from ..support.clock import TestClock
+from ..support.clock import ManualClock
 from ..support.oauth import ISSUER, RESOURCE, TestIssuer
 from ..support.runtime import write_config
 from ..support.served import served
@@ -173,7 +173,7 @@ async def test_each_bad_token_is_a_401_naming_the_check_and_no_secret(server, id
 
 
 async def test_an_unknown_kid_refetches_at_most_once_per_interval(idp):
-    clock = TestClock(1000.0)
+    clock = ManualClock(1000.0)  # the fetch's deadline lapses only when the test says
     config = AuthConfig.model_validate({**idp.config(), "jwksRefetchSeconds": 60})
     transport = HttpTransport()
     verifier = OAuthVerifier(config, transport, clock=clock)

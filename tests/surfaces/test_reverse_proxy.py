@@ -1,30 +1,42 @@
 """The README's remote quick start, run: its nginx block (Debian's nginx, on loopback with a
-self-signed certificate) in front of `zarniwoop serve --host 0.0.0.0 --auth oauth`, and the mcp
-SDK's client connecting through it over TLS with an access token (a loopback test issuer,
-`tests/support/oauth.py`): the 401 challenge names the public https URL, the five tools list, and
-`research_investigate`'s progress arrives through the proxy as it streams (`proxy_buffering off`).
+self-signed certificate) in front of `zarniwoop serve --host 127.0.0.1 --auth oauth` — nginx sends
+`Host: 127.0.0.1` (`$host`, no port), which `/mcp` must answer (issue 45: it was a 421) — and the
+mcp SDK's client connecting through it over TLS:
+
+- with an access token of a loopback test issuer (`tests/support/oauth.py`): the 401 challenge
+  names the public https URL, the five tools list, and `research_investigate`'s progress arrives
+  through the proxy as it streams (`proxy_buffering off`);
+- with the README's `builtin: true`: the client discovers, registers, signs in through the consent
+  (approved over HTTPS as a tenant admin) and calls the five tools.
+
 Skips, naming what is missing, without nginx.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import socket
 import ssl
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx2
 import pytest
+import yaml
 from mcp import Client
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 
+from ..support.cli import run_cli
 from ..support.oauth import ISSUER, TestIssuer
 from ..support.runtime import write_config
-from ..support.served import served
+from ..support.served import Served, served
 from ..support.tls import self_signed
-from ..support.tool_calls import CALLS, mount_recorded
+from ..support.tool_calls import CALLS, REQUIRED_ONLY, mount_recorded
 from ..support.waiting import until
 
 pytestmark = pytest.mark.anyio
@@ -69,18 +81,12 @@ def nginx_config(tmp_path: Path, listen: int, upstream: int) -> Path:
     return main
 
 
-@pytest.fixture
-def proxied(tmp_path, emulator):
+@contextmanager
+def behind_nginx(tmp_path: Path, config: Path, listen: int, *serve_args: str) -> Iterator[Served]:
+    """`serve --host 127.0.0.1` with the README's nginx block in front of it on `listen`."""
     if NGINX is None:
         pytest.skip("nginx is not installed (Debian: apt-get install nginx-light)")
-    listen = free_port()
-    public = f"https://127.0.0.1:{listen}"
-    idp = TestIssuer(emulator)
-    config = write_config(
-        tmp_path,
-        {"settings": mount_recorded(emulator), "auth": {**idp.config(), "resource": public}},
-    )
-    with served(config, tmp_path / "home", "--auth", "oauth", host="0.0.0.0") as server:
+    with served(config, tmp_path / "home", "--auth", "oauth", *serve_args) as server:
         upstream = int(server.url.rsplit(":", 1)[1])
         (tmp_path / "nginx").mkdir()
         conf = nginx_config(tmp_path / "nginx", listen, upstream)
@@ -102,10 +108,23 @@ def proxied(tmp_path, emulator):
                     return False
 
             until(accepts, "nginx to accept connections")
-            yield public, idp, str(tmp_path / "nginx" / "cert.pem")
+            yield server
         finally:
             nginx.terminate()
             nginx.wait(timeout=60)
+
+
+@pytest.fixture
+def proxied(tmp_path, emulator):
+    listen = free_port()
+    public = f"https://127.0.0.1:{listen}"
+    idp = TestIssuer(emulator)
+    config = write_config(
+        tmp_path,
+        {"settings": mount_recorded(emulator), "auth": {**idp.config(), "resource": public}},
+    )
+    with behind_nginx(tmp_path, config, listen):
+        yield public, idp, str(tmp_path / "nginx" / "cert.pem")
 
 
 async def test_the_mcp_client_connects_through_the_readme_nginx_config(proxied):
@@ -146,3 +165,55 @@ async def test_the_mcp_client_connects_through_the_readme_nginx_config(proxied):
         "evaluate",
         "insights",
     ]
+
+
+async def test_the_sdk_client_signs_in_to_the_builtin_server_through_the_readme_nginx(tmp_path, emulator):
+    """The README's config as written (`builtin: true`), its nginx block, `serve --host 127.0.0.1`:
+    discovery, registration, consent and the five tools, all through TLS and the proxy."""
+    from mcp.shared.auth import OAuthClientMetadata
+
+    from .test_oauth_builtin import REDIRECT, Browser, MemoryStorage
+
+    blocks = re.findall(r"```yaml\n(.*?)```", README.read_text(), flags=re.S)
+    quick_start = next(b for b in blocks if "builtin: true" in b and "resource:" in b)
+    readme_auth = yaml.safe_load(quick_start)["auth"]
+    listen = free_port()
+    public = f"https://127.0.0.1:{listen}"
+    assert readme_auth["resource"] == "https://zarniwoop.example.org"
+    config = write_config(
+        tmp_path,
+        {
+            "settings": mount_recorded(emulator),
+            "auth": {**readme_auth, "resource": public},
+            "tenants": {"acme": {"projects": {"review": {}}}},
+        },
+    )
+    created = run_cli("--config", str(config), "--tenant", "acme", "tokens", "create", "--role", "tenant-admin",
+                      "--json", home=tmp_path / "home")  # fmt: skip
+    assert created.code == 0, created.stderr
+    with behind_nginx(tmp_path, config, listen):
+        trust = ssl.create_default_context(cafile=str(tmp_path / "nginx" / "cert.pem"))
+        browser = Browser(public, json.loads(created.stdout)["token"], {"project": "review", "role": "user"})
+        browser.verify = trust
+        provider = OAuthClientProvider(
+            server_url=f"{public}/mcp",
+            client_metadata=OAuthClientMetadata(
+                client_name="connector",
+                redirect_uris=[REDIRECT],
+                grant_types=["authorization_code", "refresh_token"],
+                response_types=["code"],
+                token_endpoint_auth_method="none",
+            ),
+            storage=MemoryStorage(),
+            redirect_handler=browser.redirect,
+            callback_handler=browser.callback,
+        )
+        async with (
+            httpx2.AsyncClient(auth=provider, verify=trust, timeout=60) as http,
+            Client(streamable_http_client(f"{public}/mcp", http_client=http)) as client,
+        ):
+            assert {t.name for t in (await client.list_tools()).tools} == set(REQUIRED_ONLY)
+            for name, arguments in REQUIRED_ONLY.items():
+                result = await client.call_tool(name, arguments)
+                assert not result.is_error, (name, result.content[0].text)
+    assert "Grant access to Zarniwoop" in browser.consent_page

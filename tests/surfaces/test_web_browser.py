@@ -615,6 +615,7 @@ def visit_every_page(page, server):
         ("tokens", "table.tokens-list"),
         ("credentials", "#credentials-view h2"),
         ("models", "table.models"),
+        ("grants", "#grants-view h2"),
     ]:
         page.locator(f"#nav a[data-page={name}]").click()
         expect(page.locator(ready).first).to_be_visible()

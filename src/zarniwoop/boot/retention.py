@@ -12,6 +12,8 @@ from ..ledger import LLM_USAGE, RESEARCH_CALLS
 from ..storage.retention import QUOTA_COUNTER_KEEP_DAYS, RetentionRule, iso_bound
 
 log = logging.getLogger(__name__)
+UNUSED_CLIENT_DAYS = 1
+"""A registered OAuth client that got no token within a day is deleted (it registers again)."""
 
 
 def retention_days(settings: SettingService, scope: SearchScope) -> int:
@@ -28,7 +30,9 @@ def retention_days(settings: SettingService, scope: SearchScope) -> int:
 def retention_rules(settings: SettingService) -> list[RetentionRule]:
     """What the one retention job deletes, with the days the settings give (read at each run):
     provider calls per scope (`research.log.retentionDays`, 30), LLM usage and its traces
-    (`ai.usage.retentionDays`, system-wide, 90), quota windows past two months."""
+    (`ai.usage.retentionDays`, system-wide, 90), quota windows past two months; the built-in OAuth
+    server's sign-in requests, codes and refresh tokens once expired, and clients that never got a
+    token a day after they registered (issue 45: unauthenticated rows never pile up)."""
 
     def llm_days(_: SearchScope) -> int:
         system = settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
@@ -45,6 +49,13 @@ def retention_rules(settings: SettingService) -> list[RetentionRule]:
             LLM_USAGE.name, LLM_USAGE.time_column, days=llm_days, bound=iso_bound, companions=("llm_traces",)
         ),
         RetentionRule("llm_quota_usage", "updated_at", days=lambda _: QUOTA_COUNTER_KEEP_DAYS),
+        *(
+            RetentionRule(table, "expires_at", days=lambda _: 0, min_days=0)
+            for table in ("oauth_requests", "oauth_codes", "oauth_refresh_tokens")
+        ),
+        RetentionRule(
+            "oauth_clients", "created_at", days=lambda _: UNUSED_CLIENT_DAYS, where="used_at IS NULL"
+        ),
     ]
 
 

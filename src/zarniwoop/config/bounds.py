@@ -71,6 +71,8 @@ BOUNDS: tuple[Bound, ...] = (
     _bound(r"^research\.investigate\.minHits$", 0, 1000, "hits"),
     _bound(r"^ai\.discovery\.timeoutMs$", 1, 600_000, "ms"),
     _bound(r"^ai\.catalog\.refreshMinutes$", 0, 7 * 24 * 60, "minutes"),
+    _bound(r"^auth\.registration\.perAddressPerHour$", 1, 100_000, "registrations an hour"),
+    _bound(r"^auth\.registration\.maxUnusedClients$", 1, 10_000_000, "clients"),
 )
 
 

@@ -29,6 +29,12 @@ CONTENT_ALLOW_PRIVATE = "research.content.allowPrivate"
 CONTENT_TIMEOUT_MS = "research.content.timeoutMs"
 """The total deadline of one content fetch (connect, every redirect, the whole body)."""
 PROBE_INTERVAL_SECONDS = "research.probe.intervalSeconds"
+ALLOWED_HOSTS = "http.allowedHosts"
+"""Host names `/mcp` answers besides loopback and `auth.resource`'s (DNS-rebinding check; system level)."""
+REGISTRATIONS_PER_HOUR = "auth.registration.perAddressPerHour"
+"""Dynamic client registrations (`POST /register`) one client address may make per hour."""
+UNUSED_CLIENTS_MAX = "auth.registration.maxUnusedClients"
+"""Registered clients that never got a token, beyond which `POST /register` is refused."""
 
 # Endpoint suffixes with a meaning of their own; every other suffix is passed to the protocol as an extra.
 SUFFIX_PROTOCOL = "protocol"
@@ -70,7 +76,8 @@ _BOOL_KEYS = re.compile(
 _INT_KEYS = re.compile(
     r"(\.timeoutMs|\.order|\.quota\.daily|\.quota\.monthly|^research\.deadlineMs|^research\.cache\.ttlSeconds(\.\w+)?"
     r"|^research\.hedge\.afterMs|^research\.factory\.cache\.ttlMinutes|^research\.quota\.cache\.ttlMinutes"
-    r"|^research\.log\.retentionDays|^research\.probe\.intervalSeconds|^research\.cache\.maxBytes|^research\.content\.maxBytes|^research\.investigate\.minHits)$"
+    r"|^research\.log\.retentionDays|^research\.probe\.intervalSeconds|^research\.cache\.maxBytes|^research\.content\.maxBytes|^research\.investigate\.minHits"
+    r"|^auth\.registration\.perAddressPerHour|^auth\.registration\.maxUnusedClients)$"
 )
 
 

@@ -122,6 +122,18 @@ KNOWN_KEYS: tuple[KnownKey, ...] = (
     KnownKey("ai.catalog.refreshMinutes", "model catalog refresh interval", "30"),
     KnownKey("ai.discovery.timeoutMs", "per-instance model discovery timeout"),
     KnownKey("ai.discovery.intervalMinutes", "scheduled model discovery (0 = off)", "0"),
+    KnownKey(
+        "http.allowedHosts",
+        "Host names /mcp answers besides loopback and auth.resource's (comma list; system level, read at start)",
+    ),
+    KnownKey(
+        "auth.registration.perAddressPerHour", "OAuth client registrations per client address per hour", "30"
+    ),
+    KnownKey(
+        "auth.registration.maxUnusedClients",
+        "registered OAuth clients never used, beyond which /register refuses",
+        "1000",
+    ),
 )
 
 _PLACEHOLDER = {

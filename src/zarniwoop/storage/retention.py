@@ -1,5 +1,6 @@
 """Retention: one job for every ledger the database keeps — provider calls, LLM usage and its
-traces, stale quota windows — each table a `RetentionRule`.
+traces, stale quota windows, the OAuth server's expired requests, codes and refresh tokens and its
+never-used clients — each table a `RetentionRule`.
 
     rules = [RetentionRule("research_call_records", "started_at", days=per_scope, per_scope=True), ...]
     removed = await prune_if_due(db, rules, min_interval=86400)   # {"research_call_records": 3, ...}; None: not due
@@ -46,14 +47,18 @@ class RetentionRule:
 
     `per_scope`: the days are looked up per (tenant, project) found in the table; otherwise once,
     for the system scope. `bound` turns the cutoff (epoch seconds) into the column's stored form.
-    `companions` are tables cut at the same moment on the same column (a usage record's traces)."""
+    `companions` are tables cut at the same moment on the same column (a usage record's traces).
+    `where` narrows the rows (`used_at IS NULL`); `min_days` is the floor a bad setting cannot go
+    under — 0 for a column that is an expiry (rows go once it has passed)."""
 
     table: str
     time_column: str
-    days: Callable[[SearchScope], int]
+    days: Callable[[SearchScope], float]
     per_scope: bool = False
     bound: Callable[[float], Any] = float
     companions: tuple[str, ...] = ()
+    where: str = ""
+    min_days: float = 1
 
 
 def iso_bound(epoch: float) -> str:
@@ -75,8 +80,10 @@ async def prune(db: Database, rules: Sequence[RetentionRule], *, now: float) -> 
         )
         deleted = 0
         for scope in scopes:
-            cutoff = rule.bound(now - max(1, rule.days(scope or SearchScope())) * 86400)
+            cutoff = rule.bound(now - max(rule.min_days, rule.days(scope or SearchScope())) * 86400)
             where, params = f"{rule.time_column} < ?", [cutoff]
+            if rule.where:
+                where = f"{where} AND {rule.where}"
             if scope is not None:
                 where, params = (
                     f"tenant = ? AND project = ? AND {where}",

@@ -17,7 +17,11 @@ resource is refused), `exp` and `nbf` (with `leewaySeconds`), and a role scope �
 Every name passes the one name rule, so an OAuth identity is never the operator (tenant `*`).
 The JWKS is fetched through the project's one HTTP client (`zarniwoop.transport`), cached, and
 fetched again for a `kid` it does not hold — at most once per `auth.jwksRefetchSeconds`, so a forged
-`kid` cannot make every request a fetch; a key still unknown after that is refused. Issuer URLs come
+`kid` cannot make every request a fetch; a key still unknown after that is refused. Fetches are
+single-flight per issuer: concurrent requests share the one fetch under way, and none waits for it
+longer than `JWKS_DEADLINE_SECONDS` after it started (on the injected clock); a fetch that failed or
+missed that deadline is remembered for `JWKS_RETRY_SECONDS` (a negative cache), during which requests
+naming the issuer are answered at once — so a hanging JWKS cannot pile requests up. Issuer URLs come
 from the operator's config file only (no tenant sets one), so the fetch is not SSRF-guarded, as the
 operator's own endpoints are not.
 
@@ -52,7 +56,10 @@ if TYPE_CHECKING:
 ROLE_SCOPES = ("zarniwoop:user", "zarniwoop:admin", "zarniwoop:tenant-admin")
 """The scopes that mirror the roles, lowest first; a token's highest one is its role."""
 JWKS_MAX_BYTES = 256 * 1024
-JWKS_TIMEOUT_SECONDS = 5.0
+JWKS_DEADLINE_SECONDS = 3.0
+"""The longest any request waits for an issuer's keys, its own fetch or another request's."""
+JWKS_RETRY_SECONDS = 10.0
+"""After a failed or timed-out fetch, the issuer's keys are not asked for again for this long."""
 
 
 def looks_like_jwt(token: str) -> bool:
@@ -64,6 +71,21 @@ def looks_like_jwt(token: str) -> bool:
 class _KeySet:
     keys: dict[str | None, jwt.PyJWK]
     fetched_at: float
+
+
+@dataclass
+class _Flight:
+    """One issuer's fetch under way, shared by every request that needs its keys meanwhile."""
+
+    task: asyncio.Task[_KeySet]
+    deadline: float
+    """On the verifier's monotonic clock: no request waits for `task` past it."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    until: float
+    detail: str
 
 
 class OAuthVerifier:
@@ -80,7 +102,8 @@ class OAuthVerifier:
         self._transport = transport
         self.clock = clock or Clock()
         self._keys: dict[str, _KeySet] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._flights: dict[str, _Flight] = {}
+        self._failures: dict[str, _Failure] = {}
         self._local: dict[str, Callable[[], Awaitable[dict[str | None, jwt.PyJWK]]]] = {}
 
     def trust_local(
@@ -122,18 +145,48 @@ class OAuthVerifier:
 
     async def _key(self, issuer: OAuthIssuerConfig, kid: object) -> jwt.PyJWK:
         kid = kid if isinstance(kid, str) else None
-        lock = self._locks.setdefault(issuer.issuer, asyncio.Lock())
-        async with lock:  # concurrent requests with a new kid share one fetch
-            keys = self._keys.get(issuer.issuer)
-            stale = keys is None or self.clock.monotonic() - keys.fetched_at >= self.refetch_seconds
-            if keys is None or (kid not in keys.keys and stale):
-                keys = await self._fetch(issuer, keys)
+        keys = self._keys.get(issuer.issuer)
+        stale = keys is None or self.clock.monotonic() - keys.fetched_at >= self.refetch_seconds
+        if keys is None or (kid not in keys.keys and stale):
+            keys = await self._shared_fetch(issuer, keys)
         key = keys.keys.get(kid)
         if key is None and kid is None and len(keys.keys) == 1:
             key = next(iter(keys.keys.values()))
         if key is None:
             raise OAuthTokenError("the access token's signing key (kid) is not among the issuer's keys")
         return key
+
+    async def _shared_fetch(self, issuer: OAuthIssuerConfig, cached: _KeySet | None) -> _KeySet:
+        """The issuer's keys from the one fetch under way (started here if none is), waited for at
+        most until that fetch's deadline; within `JWKS_RETRY_SECONDS` of a failure, no fetch."""
+        name = issuer.issuer
+        failure = self._failures.get(name)
+        if failure is not None and self.clock.monotonic() < failure.until:
+            return _known_or_unavailable(cached, failure.detail)
+        flight = self._flights.get(name)
+        if flight is None:
+            task = asyncio.get_running_loop().create_task(self._fetch(issuer, cached), name=f"jwks {name}")
+            flight = self._flights[name] = _Flight(task, self.clock.monotonic() + JWKS_DEADLINE_SECONDS)
+            task.add_done_callback(lambda _: self._land(name, flight))
+        # the deadline on the injected clock, the fetch itself also bounded by the transport's timeout
+        timer = asyncio.ensure_future(self.clock.sleep(max(0.0, flight.deadline - self.clock.monotonic())))
+        try:
+            await asyncio.wait((flight.task, timer), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            timer.cancel()
+        if flight.task.done() and not flight.task.cancelled():
+            return flight.task.result()  # the keys, or the fetch's OAuthTokenError
+        detail = f"no answer within {JWKS_DEADLINE_SECONDS:g} s"
+        if self._flights.get(name) is flight:  # the first request past the deadline ends the fetch
+            self._failures[name] = _Failure(self.clock.monotonic() + JWKS_RETRY_SECONDS, detail)
+            flight.task.cancel()
+        return _known_or_unavailable(cached, detail)
+
+    def _land(self, name: str, flight: _Flight) -> None:
+        if self._flights.get(name) is flight:
+            del self._flights[name]
+        if not flight.task.cancelled():
+            flight.task.exception()  # retrieved: a refusal that no request is waiting for any more
 
     async def _fetch(self, issuer: OAuthIssuerConfig, cached: _KeySet | None) -> _KeySet:
         local = self._local.get(issuer.issuer)
@@ -144,7 +197,7 @@ class OAuthVerifier:
         spec = RequestSpec("GET", issuer.jwks_uri, headers={"Accept": "application/json"}, step="jwks")
         detail = None
         try:
-            raw = await self._transport.send(spec, timeout=JWKS_TIMEOUT_SECONDS, max_bytes=JWKS_MAX_BYTES)
+            raw = await self._transport.send(spec, timeout=JWKS_DEADLINE_SECONDS, max_bytes=JWKS_MAX_BYTES)
             if raw.status == 200:
                 found = {key.key_id: key for key in jwt.PyJWKSet.from_dict(json.loads(raw.body)).keys}
             else:
@@ -154,17 +207,25 @@ class OAuthVerifier:
         except (ValueError, jwt.PyJWTError) as exc:
             detail = f"not a JWKS ({type(exc).__name__})"
         if detail is not None:
+            self._failures[issuer.issuer] = _Failure(self.clock.monotonic() + JWKS_RETRY_SECONDS, detail)
             if cached is not None:  # keep what we had: a token for a known key still works
                 cached.fetched_at = self.clock.monotonic()
-                return cached
-            raise OAuthTokenError(
-                f"the issuer's keys (jwksUri) cannot be read right now: {detail}",
-                error="temporarily_unavailable",
-                status=503,
-            ) from None
+            return _known_or_unavailable(cached, detail)
+        self._failures.pop(issuer.issuer, None)
         keys = _KeySet(found, self.clock.monotonic())
         self._keys[issuer.issuer] = keys
         return keys
+
+
+def _known_or_unavailable(cached: _KeySet | None, detail: str) -> _KeySet:
+    """The keys held before (a token for a known key still works), else a 503 naming why."""
+    if cached is not None:
+        return cached
+    raise OAuthTokenError(
+        f"the issuer's keys (jwksUri) cannot be read right now: {detail}",
+        error="temporarily_unavailable",
+        status=503,
+    )
 
 
 def _reason(exc: jwt.PyJWTError) -> str:

@@ -22,7 +22,10 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI
 
 from ... import __version__, operations
+from ...config import keys as K
+from ...contract.query import SearchScope
 from ...tools.registry import Toolbox
+from .allowed_hosts import host_check
 from .allowed_methods import AllowedMethods
 from .errors import install_error_handlers
 from .guard import RequestGuard
@@ -35,8 +38,6 @@ from .state import AppState
 if TYPE_CHECKING:
     from ...contract.protocol import SearchProtocol
     from ...runtime import Runtime
-
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def create_app(
@@ -53,8 +54,8 @@ def create_app(
     """The app. With `runtime`, the caller owns it; otherwise the lifespan opens one from `config`.
 
     Args:
-        bind_host: the address served on; on loopback the MCP transport also checks `Host`/`Origin`
-            against DNS rebinding.
+        bind_host: the address served on; on loopback the MCP transport checks `Host`/`Origin`
+            against DNS rebinding (the names allowed: `allowed_hosts.py`).
         admin_token: an admin token valid only in this process (the one `serve` prints).
         probes: run the free reachability probes of keyless endpoints while serving (`serve` does).
         auth: `tokens` or `oauth` (`serve --auth`); None: the config file's `auth.mode`.
@@ -72,12 +73,14 @@ def create_app(
             if admin_token:
                 state.add_ephemeral_admin(admin_token)
             if (auth or rt.config.auth.mode) == "oauth":
-                from .oauth_server import install_oauth
+                from .oauth_install import install_oauth
 
                 install_oauth(app, state, rt)
             # Stateless both ways (any replica or worker answers any request): SSE for a client that
             # accepts it (progress notifications, then the result), one JSON answer for the others.
-            mcp = LazyMCP(toolbox, bind_host if bind_host in LOOPBACK else "0.0.0.0")
+            system = rt.settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
+            hosts = host_check(bind_host, rt.config.auth.resource, system.get_list(K.ALLOWED_HOSTS))
+            mcp = LazyMCP(toolbox, hosts)
             state.mcp_sessions = mcp
             app.state.zarniwoop = state
             from ...storage.retention import stop_retention_loop
@@ -148,4 +151,4 @@ def _with_components(app: FastAPI, schemas: Mapping[str, Any]) -> Any:
     return openapi
 
 
-__all__ = ["LOOPBACK", "create_app"]
+__all__ = ["create_app"]

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
 
     from ...tools.registry import Toolbox
+    from .allowed_hosts import HostCheck
     from .state import AppState
 
 
@@ -60,14 +61,24 @@ class MCPTransports:
         return self.stream if has_json and has_sse else self.json
 
 
-def mcp_transports(server: MCPServer[Any], host: str) -> MCPTransports:
-    """Both transports of `server`; `host` as `MCPServer.streamable_http_app` takes it (a loopback
-    address turns on the SDK's DNS-rebinding check of `Host` and `Origin`)."""
+def mcp_transports(server: MCPServer[Any], hosts: HostCheck | None) -> MCPTransports:
+    """Both transports of `server`, checking `Host` and `Origin` against `hosts` (None: no check;
+    `allowed_hosts.py` says which names and why)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=hosts is not None,
+        allowed_hosts=list(hosts.hosts) if hosts else [],
+        allowed_origins=list(hosts.origins) if hosts else [],
+    )
 
     def manager(json_response: bool) -> StreamableHTTPSessionManager:
         # each call builds a fresh manager and leaves it as `server.session_manager`
         server.streamable_http_app(
-            streamable_http_path="/mcp", stateless_http=True, json_response=json_response, host=host
+            streamable_http_path="/mcp",
+            stateless_http=True,
+            json_response=json_response,
+            transport_security=security,
         )
         return server.session_manager
 
@@ -81,9 +92,9 @@ class LazyMCP:
     that entered it, so neither a request nor the lifespan can hold them): it enters both, says
     they are ready, and leaves them when the app's lifespan calls `aclose`."""
 
-    def __init__(self, toolbox: Toolbox, host: str) -> None:
+    def __init__(self, toolbox: Toolbox, hosts: HostCheck | None) -> None:
         self._toolbox = toolbox
-        self._host = host
+        self._hosts = hosts
         self._ready: asyncio.Future[MCPTransports] | None = None
         self._task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
@@ -101,7 +112,7 @@ class LazyMCP:
             # of this worker once (the GIL is handed back to the event loop as it goes)
             tools = await asyncio.to_thread(importlib.import_module, "..mcp", __package__)
             server = tools.build_mcp_server(self._toolbox, tools.http_principal, tools.http_profile)
-            transports = mcp_transports(server, self._host)
+            transports = mcp_transports(server, self._hosts)
             async with transports.json.run(), transports.stream.run():
                 ready.set_result(transports)
                 await self._stopping.wait()

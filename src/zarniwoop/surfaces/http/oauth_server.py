@@ -15,7 +15,12 @@ answers any step:
   `tenancy.oauth.OAuthVerifier` checks them as an external issuer's, the scope `zarniwoop:<role>`
   and the granted tenant and project in its claims;
 - refresh tokens are opaque, stored as SHA-256, and rotate: each use returns a new one and retires
-  the old; a retired token used again is refused and revokes its whole family (RFC 9700 §4.14).
+  the old; a retired token used again is refused and revokes its whole family (RFC 9700 §4.14);
+- a grant is tied to the admin token that approved it (`tenancy/oauth_grants.py`): revoked or
+  demoted, and the next refresh is refused; `/register` is bounded (`oauth_register.py`).
+
+The tokens' `iss` is the metadata's `issuer` character for character (RFC 8414 §3.3): the public
+URL without a trailing `/`.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
@@ -36,28 +42,28 @@ from mcp.server.auth.provider import (
     AuthorizeError,
     IdentityAssertionParams,
     RefreshToken,
+    RegistrationError,
     TokenError,
     construct_redirect_uri,
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-from ...contract.errors import AccessDeniedError, InvalidRequestError
+from ...contract.errors import InvalidRequestError
 from ...limits.clock import Clock
-from ...tenancy.oauth import ROLE_SCOPES
+from ...tenancy.oauth_grants import GrantStore, approver_of, may_grant
 from ...tenancy.tokens import ANY, Principal
+from .oauth_register import redirect_uri_problem
 
 if TYPE_CHECKING:
-    from fastapi import FastAPI
-
-    from ...runtime import Runtime
     from ...storage.crypto import SecretBox
     from ...storage.db import Database
-    from .state import AppState
 
 CODE_SECONDS = 300
 REQUEST_SECONDS = 600
 REFRESH_SECONDS = 30 * 86400
-ROLES = tuple(scope.removeprefix("zarniwoop:") for scope in ROLE_SCOPES)
+PENDING_PER_CLIENT = 20
+"""Sign-in requests one client may have waiting for consent: `/authorize` needs no token, so each
+client's parked rows are bounded (and clients themselves are, `oauth_register.py`)."""
 
 
 def _hash(secret: str) -> str:
@@ -83,14 +89,19 @@ class BuiltinAuthServer:
         resource: str,
         access_token_seconds: int = 600,
         clock: Clock | None = None,
+        live_ephemeral: Callable[[], Collection[str]] = frozenset,
     ) -> None:
         self.db = db
         self.box = box
         self.issuer = issuer.rstrip("/")
+        """The `iss` of the tokens and the metadata's `issuer`: no trailing `/` (RFC 8414 §3.3)."""
         self.resource = resource
         self.access_token_seconds = access_token_seconds
         self.clock = clock or Clock()
         """Dates the codes, refresh tokens and keys, and tells when one has expired."""
+        self.grants = GrantStore(db)
+        self.live_ephemeral = live_ephemeral
+        """The ids of the admin tokens living in this process (`serve`'s printed one) right now."""
         self._signing: tuple[str, ec.EllipticCurvePrivateKey] | None = None
 
     # -- signing keys ---------------------------------------------------------------------------
@@ -144,6 +155,10 @@ class BuiltinAuthServer:
         )
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        for uri in client_info.redirect_uris or []:
+            problem = redirect_uri_problem(str(uri))
+            if problem is not None:
+                raise RegistrationError("invalid_redirect_uri", f"redirect_uris: {problem}")
         client_id = str(client_info.client_id)
         sealed = self.box.seal(client_info.model_dump_json(), aad=client_id.encode())  # its secret, if any
         await self.db.execute(
@@ -151,15 +166,30 @@ class BuiltinAuthServer:
             (client_id, sealed, self.clock.now()),
         )
 
+    async def unused_clients(self) -> int:
+        """Registered clients that never got a token (the registration cap counts them)."""
+        row = await self.db.fetchone("SELECT COUNT(*) FROM oauth_clients WHERE used_at IS NULL")
+        return int(row[0]) if row else 0
+
     # -- authorization: request → consent → code ------------------------------------------------
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
         if params.resource is not None and params.resource.rstrip("/") != self.resource.rstrip("/"):
             raise AuthorizeError("invalid_target", "this server issues tokens for its own resource only")
+        client_id, now = str(client.client_id), self.clock.now()
+        await self.db.execute(
+            "DELETE FROM oauth_requests WHERE client_id = ? AND expires_at <= ?", (client_id, now)
+        )
+        row = await self.db.fetchone("SELECT COUNT(*) FROM oauth_requests WHERE client_id = ?", (client_id,))
+        if row is not None and int(row[0]) >= PENDING_PER_CLIENT:
+            raise AuthorizeError(
+                "temporarily_unavailable",
+                f"{PENDING_PER_CLIENT} sign-in requests of this client wait for consent; answer or let them expire",
+            )
         request_id = "req_" + secrets.token_urlsafe(16)
         await self.db.execute(
             "INSERT INTO oauth_requests (id, client_id, params, expires_at) VALUES (?, ?, ?, ?)",
-            (request_id, str(client.client_id), params.model_dump_json(), self.clock.now() + REQUEST_SECONDS),
+            (request_id, client_id, params.model_dump_json(), now + REQUEST_SECONDS),
         )
         return f"{self.issuer}/oauth/consent?{urlencode({'request': request_id})}"
 
@@ -180,29 +210,31 @@ class BuiltinAuthServer:
     ) -> str:
         """Answer a consent: the client's redirect URL, with a code (approved) or `access_denied`."""
         client, params = await self.pending(request_id)
+        redirect = str(params.redirect_uri)
+        # never send a browser to a URI the client did not register, nor to a kind no client may
+        # register (a `javascript:` URI from before registration was bounded, issue 45)
+        problem = redirect_uri_problem(redirect)
+        if problem is not None or redirect not in {str(uri) for uri in client.redirect_uris or []}:
+            raise InvalidRequestError("redirect_uri", problem or "is not one the client registered")
+        approver = None
         if approve:
-            if role not in ROLES:
-                raise InvalidRequestError("role", f"expected one of {', '.join(ROLES)}, got {role!r}")
-            if not granter.admin:
-                raise AccessDeniedError("granting a sign-in needs an admin token")
-            if project == ANY and role != "tenant-admin":
-                raise InvalidRequestError(
-                    "project", "name one project (only a tenant-admin grant covers them all)"
-                )
-            granter.scope_for(tenant, None if project == ANY else project)  # within the granter's reach
-            held = "tenant-admin" if granter.tenant_admin else "admin"
-            if ROLES.index(role) > ROLES.index(held):
-                raise AccessDeniedError(f"a project admin cannot grant the role {role}")
+            may_grant(granter, tenant, project, role)
+            approver = approver_of(granter)
         deleted = await self.db.execute("DELETE FROM oauth_requests WHERE id = ?", (request_id,))
         if not deleted:
             raise InvalidRequestError(
                 "request", "no pending sign-in request with this id (expired, or answered)"
             )
-        redirect = str(params.redirect_uri)
         if not approve:
             return construct_redirect_uri(redirect, error="access_denied", state=params.state)
         code = secrets.token_urlsafe(32)
-        grant = {"tenant": tenant, "project": ANY if role == "tenant-admin" else project, "role": role}
+        grant = {
+            "tenant": tenant,
+            "project": ANY if role == "tenant-admin" else project,
+            "role": role,
+            "approver": approver,
+            "grantedAt": self.clock.now(),
+        }
         data = {**params.model_dump(mode="json"), "grant": grant}
         await self.db.execute(
             "INSERT INTO oauth_codes (code_hash, client_id, data, expires_at) VALUES (?, ?, ?, ?)",
@@ -240,6 +272,10 @@ class BuiltinAuthServer:
         )
         if not used:  # a concurrent exchange took it: a code is good once
             raise TokenError("invalid_grant", "authorization code already used")
+        await self.db.execute(  # a client with a token is no longer an unused registration
+            "UPDATE oauth_clients SET used_at = ? WHERE client_id = ? AND used_at IS NULL",
+            (self.clock.now(), str(client.client_id)),
+        )
         return await self._issue(
             str(client.client_id), authorization_code.grant, "fam_" + secrets.token_hex(12)
         )
@@ -265,9 +301,16 @@ class BuiltinAuthServer:
         access = jwt.encode(claims, key, algorithm="ES256", headers={"kid": kid})
         refresh = "zwr_" + secrets.token_urlsafe(32)
         await self.db.execute(
-            "INSERT INTO oauth_refresh_tokens (token_hash, client_id, family, grant_data, expires_at)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (_hash(refresh), client_id, family, json.dumps(grant), self.clock.now() + REFRESH_SECONDS),
+            "INSERT INTO oauth_refresh_tokens (token_hash, client_id, family, grant_data, expires_at, tenant)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                _hash(refresh),
+                client_id,
+                family,
+                json.dumps(grant),
+                self.clock.now() + REFRESH_SECONDS,
+                grant["tenant"],
+            ),
         )
         return OAuthToken(
             access_token=access,
@@ -290,6 +333,10 @@ class BuiltinAuthServer:
             await self.db.execute("DELETE FROM oauth_refresh_tokens WHERE family = ?", (row[0],))
             return None
         grant = json.loads(str(row[1]))
+        if not await self.grants.approver_holds(grant, self.live_ephemeral()):
+            # the approving admin token was revoked or demoted: the grant ends with it
+            await self.db.execute("DELETE FROM oauth_refresh_tokens WHERE family = ?", (row[0],))
+            return None
         return GrantedRefreshToken(
             token=refresh_token,
             client_id=str(client.client_id),
@@ -324,46 +371,4 @@ class BuiltinAuthServer:
             await self.db.execute("DELETE FROM oauth_refresh_tokens WHERE family = ?", (token.family,))
 
 
-def install_oauth(app: FastAPI, state: AppState, rt: Runtime) -> None:
-    """`auth: oauth`: take the configured issuers' access tokens; with `auth.builtin` also be one,
-    serving the SDK's authorization-server endpoints with `BuiltinAuthServer` behind them."""
-    from mcp.server.auth.routes import create_auth_routes
-    from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
-    from pydantic import AnyHttpUrl
-
-    from ...config.file import OAuthIssuerConfig
-    from ...tenancy.oauth import OAuthVerifier
-
-    config = rt.config.auth
-    verifier = OAuthVerifier(config, rt.transport, clock=rt.clock)
-    if config.builtin:
-        issuer = verifier.resource.rstrip("/")
-        server = BuiltinAuthServer(
-            rt.db,
-            rt.box,
-            issuer=issuer,
-            resource=verifier.resource,
-            access_token_seconds=config.access_token_seconds,
-            clock=rt.clock,
-        )
-        verifier.trust_local(
-            OAuthIssuerConfig(
-                issuer=issuer, jwks_uri=f"{issuer}/oauth/jwks", algorithms=["ES256"], leeway_seconds=0
-            ),
-            server.keys,
-        )
-        state.auth_server = server
-        app.router.routes.extend(
-            create_auth_routes(
-                provider=server,
-                issuer_url=AnyHttpUrl(issuer),
-                client_registration_options=ClientRegistrationOptions(
-                    enabled=True, valid_scopes=list(ROLE_SCOPES), default_scopes=["zarniwoop:user"]
-                ),
-                revocation_options=RevocationOptions(enabled=True),
-            )
-        )
-    state.use_oauth(verifier)
-
-
-__all__ = ["BuiltinAuthServer", "install_oauth"]
+__all__ = ["BuiltinAuthServer"]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ...llm.catalog.liveness import LocalProbes
 from ...tenancy.oauth import looks_like_jwt
+from ...tenancy.oauth_grants import EPHEMERAL_PREFIX
 from ...tenancy.tokens import ANY, Principal, TokenStore, hash_token
 
 if TYPE_CHECKING:
@@ -69,14 +70,18 @@ class AppState:
         self.resource_metadata = ProtectedResourceMetadataHandler(
             ProtectedResourceMetadata(
                 resource=resource,
-                authorization_servers=[AnyHttpUrl(issuer) for issuer in verifier.issuers],
+                # as each issuer names itself (a root URL without `/`): an MCP client compares
+                # this with the issuer's metadata character for character (RFC 8414 §3.3)
+                authorization_servers=list(verifier.issuers),  # type: ignore[arg-type]  # validated
                 scopes_supported=list(ROLE_SCOPES),
                 resource_name="Zarniwoop",
             )
         )
 
     def add_ephemeral_admin(self, token: str) -> None:
-        self.ephemeral[hash_token(token)] = Principal(ANY, ANY, "admin", "ephemeral")
+        digest = hash_token(token)
+        # an id of its own: a grant it approves ends when this token does (a restart prints another)
+        self.ephemeral[digest] = Principal(ANY, ANY, "admin", EPHEMERAL_PREFIX + digest[:16])
 
     async def authenticate(self, token: str) -> Principal | None:
         found = self.ephemeral.get(hash_token(token))

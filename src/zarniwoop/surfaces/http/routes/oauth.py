@@ -10,6 +10,9 @@ With the built-in authorization server (`auth.builtin`), the consent page calls
 `GET /v1/oauth/requests/{id}` (who asks, where it goes back to) and `POST /v1/oauth/requests/{id}`
 (`{approve, tenant?, project, role}` → `{redirect}`: the client's `redirect_uri` with the code), as
 an admin: never more than the admin holds.
+
+Grants (issue 45): `GET /v1/oauth/grants` lists the caller's tenant's live grants (client, project,
+role, approving token, dates), `DELETE /v1/oauth/grants/{id}` ends one — tenant admins only.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import APIRouter, HTTPException, Path, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..deps import AdminCaller, Ctx
+from ....contract.errors import AccessDeniedError
+from ....tenancy.oauth_grants import GrantStore
+from ..deps import AdminCaller, CallerInfo, Ctx
 from ..state import AppState
 
 if TYPE_CHECKING:  # the MCP SDK's auth, which it builds on, loads only with `auth.builtin`
@@ -78,3 +83,28 @@ async def decide_request(
         request_id, admin.principal, approve=body.approve, tenant=tenant, project=body.project, role=body.role
     )
     return {"redirect": redirect}
+
+
+def _grants_tenant(caller: CallerInfo) -> str:
+    """The tenant whose grants the caller may see and end (`*`: the operator sees every tenant's)."""
+    if caller.principal.operator:
+        return caller.principal.tenant
+    if not caller.principal.tenant_admin:
+        raise AccessDeniedError("sign-in grants are tenant-wide: they need a tenant-admin token")
+    return caller.scope.tenant
+
+
+@router.get("/v1/oauth/grants", summary="The tenant's OAuth grants (built-in authorization server)")
+async def list_grants(ctx: Ctx, admin: AdminCaller) -> dict[str, Any]:
+    grants = await GrantStore(ctx.runtime.db).list(_grants_tenant(admin), now=ctx.runtime.clock.now())
+    return {"grants": [grant.to_json() for grant in grants]}
+
+
+@router.delete("/v1/oauth/grants/{grant_id}", summary="End an OAuth grant: its refresh tokens stop working")
+async def revoke_grant(
+    grant_id: Annotated[str, Path(max_length=100, pattern=r"^[A-Za-z0-9_\-]+$")],
+    ctx: Ctx,
+    admin: AdminCaller,
+) -> dict[str, Any]:
+    await GrantStore(ctx.runtime.db).revoke(grant_id, _grants_tenant(admin))
+    return {"id": grant_id, "revoked": True}

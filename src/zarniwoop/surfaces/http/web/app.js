@@ -21,7 +21,7 @@ function currentPage() {
 
 // Pages whose every call needs an admin token (AdminCaller on the server): a `user` token is not
 // offered them, and an address naming one shows Search instead.
-const ADMIN_PAGES = new Set(["settings", "tokens", "credentials"]);
+const ADMIN_PAGES = new Set(["settings", "tokens", "credentials", "grants"]);
 const mayOpen = (page) => !ADMIN_PAGES.has(page) || caller === null || caller.role !== "user";
 
 function applyRole() {

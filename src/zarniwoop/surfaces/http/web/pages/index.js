@@ -5,3 +5,4 @@
 import "./usage.js";
 import "./credentials.js";
 import "./models.js";
+import "./grants.js";
