@@ -19,7 +19,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstr
 from pydantic.alias_generators import to_camel
 
 from ..contract.enums import Modality
-from ..contract.filters import MAX_DOMAINS, SearchFilters
+from ..contract.filters import MAX_DOMAINS, NO_FILTERS, SearchFilters
 from ..contract.query import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, PROFILE_RULE
 from ..research.pipeline import MAX_DEPTH, MAX_QUESTION_CHARS
 from .schema import nullable_optionals
@@ -99,6 +99,12 @@ DomainList = Annotated[
 ]
 
 
+_FILTER_FIELDS = frozenset(
+    {"include_domains", "exclude_domains", "time_range", "safe_search", "region", "page", "strict_filters"}
+)
+"""`FilterInput`'s own fields: a search that sets none of them has `NO_FILTERS`."""
+
+
 class FilterInput(ToolInput):
     """The search filters of `contract/filters.py`, shared by both search tools. Listed after a tool's
     own parameters: pydantic orders fields from the last base class on, so a tool is
@@ -134,6 +140,8 @@ class FilterInput(ToolInput):
 
     def search_filters(self, language: str | None = None) -> SearchFilters:
         """The contract's filters (`InvalidRequestError` naming the field for a bad domain, …)."""
+        if not (self.model_fields_set & _FILTER_FIELDS) and language is None:
+            return NO_FILTERS  # most searches set none: no validation to run
         return SearchFilters.create(
             include_domains=self.include_domains,
             exclude_domains=self.exclude_domains,
