@@ -245,3 +245,25 @@ async def test_a_cursor_of_another_query_or_tenant_is_refused_naming_page(tmp_pa
         )
     assert second.hits[0].url == "https://example.org/p2/0"
     assert [r.param("pageno") for r in emulator.requests("/searxng/search")] == ["1", "2"]
+
+
+def test_a_cursor_expires_and_one_from_another_master_key_is_foreign():
+    from zarniwoop.dispatch.paging import CURSOR_TTL_SECONDS, PageCursors
+    from zarniwoop.storage.crypto import SecretBox
+
+    from ..support.clock import TestClock
+
+    clock = TestClock()
+    cursors = PageCursors(SecretBox(b"k" * 32), clock)
+    request = SearchRequest.create("crispr", "web")
+    cursor = cursors.seal(request, SearchScope(), "searxng", {"page": "2"})
+    paged = SearchRequest.create("crispr", "web", filters=SearchFilters.create(page=cursor))
+    resume = cursors.open(paged, SearchScope())
+    assert (resume.instance_id, resume.get("page")) == ("searxng", "2")
+    with pytest.raises(InvalidRequestError) as foreign:
+        PageCursors(SecretBox(b"j" * 32), clock).open(paged, SearchScope())
+    assert foreign.value.field == "page" and "another search" in foreign.value.reason
+    clock.advance(CURSOR_TTL_SECONDS + 1)
+    with pytest.raises(InvalidRequestError) as expired:
+        cursors.open(paged, SearchScope())
+    assert expired.value.field == "page" and "expired" in expired.value.reason

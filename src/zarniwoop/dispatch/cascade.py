@@ -121,7 +121,7 @@ async def _gate(run: SearchRun, candidates: list[ProviderInstance]) -> list[Cand
     for instance in candidates:
         cooldown = cooldowns.get(K.cooldown_subject(instance.id, modality))
         decision = check_static(instance, modality, run.scope, run.request.tier)
-        if decision.allowed and strict:
+        if strict and decision.allowed:
             decision = check_filters(instance, run.request.filters)
         if decision.allowed:
             decision = check_cooldown(cooldown, now)
