@@ -75,6 +75,21 @@ async def test_open_search_and_call_tool_by_name(tmp_path, emulator):
 
 
 @pytest.mark.anyio
+async def test_search_takes_the_filters_in_either_spelling(tmp_path, emulator):
+    """Issue 47: wikipedia's wire takes no filter — the time range is reported ignored, the excluded
+    domain's hits dropped after the answer (its pages are on the emulator's host), a bad one refused."""
+    emulator.add(WIKI, Reply.json(wikipedia_pages("Aurora", "Aurora borealis")))
+    config = wiki_config(emulator, tmp_path)
+    async with Zarniwoop.open(config=config, home=tmp_path / "home") as zw:
+        result = await zw.search("aurora", "encyclopedia", time_range="week", excludeDomains=["example.org"])
+        assert [p.param for p in result.ignored_params] == ["timeRange"]
+        assert len(result.hits) == 2 and result.dropped_count == 0
+        with pytest.raises(InvalidRequestError) as caught:
+            await zw.search_expert("aurora", "encyclopedia", exclude_domains=["not a domain"])
+        assert caught.value.field == "excludeDomains"
+
+
+@pytest.mark.anyio
 async def test_open_can_be_awaited_and_takes_a_config_mapping(tmp_path, emulator):
     for kind in ("web", "image", "video", "news"):
         emulator.add(f"/m/{kind}", Reply.json(media_items(kind)))

@@ -145,14 +145,17 @@ class Zarniwoop:
         locale: str | None = None,
         profile: str | None = None,
         overrides: Mapping[str, object] | None = None,
+        **filters: Any,
     ) -> SearchResult:
         """`research_search`: one modality through the provider cascade (an agent `profile`'s, if named).
 
         `overrides`: per-call settings, innermost in the cascade (DESIGN §2), e.g.
-        `overrides={"research.default.web": "brave"}`; only `research.*` keys.
+        `overrides={"research.default.web": "brave"}`; only `research.*` keys. `filters`: the tool's
+        filters in either spelling — `exclude_domains=["pinterest.com"]`, `time_range="week"`,
+        `safe_search`, `region`, `strict_filters`, and `page=result.next_page` for the next page.
         """
         raw = {"query": query, "modality": modality, "maxResults": max_results, "locale": locale}
-        args = parse_arguments(SEARCH, raw | {"profile": profile})
+        args = parse_arguments(SEARCH, raw | {"profile": profile} | filters)
         checked = checked_overrides(overrides) or None
         return await self._runtime.dispatcher.search(search_request(args), self._scope, checked)
 
@@ -171,9 +174,10 @@ class Zarniwoop:
         pinned_provider_id: str | None = None,
         profile: str | None = None,
         overrides: Mapping[str, object] | None = None,
+        **filters: Any,
     ) -> SearchResult:
         """`research_search_expert`: filters, or exactly one provider instance with `pinned_provider_id`;
-        `overrides` as for `search`."""
+        `overrides` and the search `filters` (`exclude_domains`, `time_range`, `page`, …) as for `search`."""
         raw = {
             "query": query,
             "modality": modality,
@@ -187,7 +191,7 @@ class Zarniwoop:
             "pinnedProviderId": pinned_provider_id,
             "profile": profile,
         }
-        args = parse_arguments(SEARCH_EXPERT, raw)
+        args = parse_arguments(SEARCH_EXPERT, raw | filters)
         checked = checked_overrides(overrides) or None
         return await self._runtime.dispatcher.search(expert_request(args), self._scope, checked)
 

@@ -174,6 +174,7 @@ class Runtime:
             share_pacing=share_pacing,
             home=home_path,
             processes=processes,
+            signer=box,
         )
         if dispatcher.flights is not None:  # before any search: another process's searches see this one
             await dispatcher.flights.join()

@@ -63,6 +63,7 @@ def test_result_json_has_the_contract_shape():
         "upstreamHeaders",
         "attempts",
         "cached",
+        "nextPage",
     ]
     assert data["returnedCount"] == 1
     assert data["attempts"] == [

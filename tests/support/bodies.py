@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -42,3 +43,51 @@ def wikipedia_pages(*titles: str) -> dict[str, Any]:
             for i, t in enumerate(titles, 1)
         ]
     }
+
+
+# Paged bodies (issue 47): each page's hits are its own, so successive pages are told apart.
+
+
+def searxng_page(page: int, n: int = 3, host: str = "example.org") -> bytes:
+    results = [
+        {
+            "url": f"https://{host}/p{page}/{i}",
+            "title": f"Result {page}.{i}",
+            "content": "text",
+            "engines": ["e"],
+        }
+        for i in range(n)
+    ]
+    return json.dumps({"query": "q", "results": results}).encode()
+
+
+def brave_page(page: int, n: int = 3, more: bool = True) -> bytes:
+    results = [{"url": f"https://brave.example/p{page}/{i}", "title": f"Brave {page}.{i}"} for i in range(n)]
+    body = {
+        "type": "search",
+        "query": {"original": "q", "more_results_available": more},
+        "web": {"results": results},
+    }
+    return json.dumps(body).encode()
+
+
+def openalex_page(page: int, per_page: int, total: int = 100) -> bytes:
+    works = openalex_works(per_page, prefix=f"Page{page}")
+    works["meta"] = {"count": total, "page": page, "per_page": per_page}
+    for work in works["results"]:
+        work["id"] = f"{work['id']}p{page}"
+    return json.dumps(works).encode()
+
+
+def arxiv_page(start: int, n: int, total: int = 100) -> bytes:
+    entries = "".join(
+        f"<entry><id>http://arxiv.org/abs/2401.{start + i:05d}v1</id><title>Paper {start + i}</title>"
+        f"<summary>Abstract {start + i}</summary><published>2024-01-02T00:00:00Z</published>"
+        f'<link href="http://arxiv.org/abs/2401.{start + i:05d}v1" rel="alternate" type="text/html"/></entry>'
+        for i in range(n)
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?><feed xmlns="http://www.w3.org/2005/Atom" '
+        'xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/">'
+        f"<opensearch:totalResults>{total}</opensearch:totalResults>{entries}</feed>"
+    ).encode()

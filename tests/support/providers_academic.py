@@ -13,6 +13,8 @@ test instead of passing silently.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .emulator import Emulator, RecordedRequest, Reply
 from .paths import fixture_bytes
 
@@ -39,9 +41,15 @@ def _bad(message: str) -> Reply:
     return Reply.json({"message": message, "status": 400}, status=400)
 
 
-def add_arxiv(emu: Emulator, prefix: str = "/arxiv", body: tuple[str, str] = ARXIV_SEARCH) -> str:
-    """`GET {prefix}/api/query?search_query=…`; a query with `id:abc` answers the HTTP 400 error feed."""
-    found, error = fixture_bytes(*body), fixture_bytes(*ARXIV_ERROR)  # read here, not in the server thread
+def add_arxiv(
+    emu: Emulator,
+    prefix: str = "/arxiv",
+    body: tuple[str, str] | Callable[[RecordedRequest], bytes] = ARXIV_SEARCH,
+) -> str:
+    """`GET {prefix}/api/query?search_query=…`; a query with `id:abc` answers the HTTP 400 error feed.
+    `body`: a recorded body, or one chosen from the request (a page by `start`)."""
+    error = fixture_bytes(*ARXIV_ERROR)  # read here, not in the server thread
+    found = body if callable(body) else fixture_bytes(*body)
 
     def route(request: RecordedRequest) -> Reply:
         if request.method != "GET":
@@ -49,7 +57,7 @@ def add_arxiv(emu: Emulator, prefix: str = "/arxiv", body: tuple[str, str] = ARX
         query = request.param("search_query") or request.param("id_list")
         if not query or "id:abc" in query:
             return Reply(status=400, body=error, headers={"Content-Type": ATOM})
-        return Reply(body=found, headers={"Content-Type": ATOM})
+        return Reply(body=found(request) if callable(found) else found, headers={"Content-Type": ATOM})
 
     emu.add(f"{prefix}/api/query", route)
     return emu.url + prefix
@@ -169,9 +177,14 @@ def add_wikipedia(emu: Emulator, prefix: str = "/wiki", body: tuple[str, str] = 
     return emu.url + prefix
 
 
-def add_openalex(emu: Emulator, prefix: str = "/openalex", body: tuple[str, str] = OPENALEX_WORKS) -> str:
-    """`GET {prefix}/works?search=…`, with the RateLimit headers OpenAlex sends."""
-    found = fixture_bytes(*body)
+def add_openalex(
+    emu: Emulator,
+    prefix: str = "/openalex",
+    body: tuple[str, str] | Callable[[RecordedRequest], bytes] = OPENALEX_WORKS,
+) -> str:
+    """`GET {prefix}/works?search=…`, with the RateLimit headers OpenAlex sends; `body` a recorded
+    one, or one chosen from the request (a page by `page`)."""
+    found = body if callable(body) else fixture_bytes(*body)
 
     def route(request: RecordedRequest) -> Reply:
         if request.method != "GET":
@@ -183,7 +196,7 @@ def add_openalex(emu: Emulator, prefix: str = "/openalex", body: tuple[str, str]
                 headers={"Content-Type": JSON},
             )
         headers = {"Content-Type": JSON, "RateLimit-Limit": "100000", "RateLimit-Remaining": "99990"}
-        return Reply(body=found, headers=headers)
+        return Reply(body=found(request) if callable(found) else found, headers=headers)
 
     emu.add(f"{prefix}/works", route)
     return emu.url + prefix

@@ -32,8 +32,15 @@ KEYS: dict[str, str] = {
 
 SYNTHETIC = TESTS / "fixtures"
 
-Bodies = Mapping[str, bytes]
+Body = bytes | Callable[[RecordedRequest], bytes]
+"""A recorded body, or one chosen from the request (a page of a paged search: `pageno`, `offset`)."""
+Bodies = Mapping[str, Body]
 """Answer bodies by selector: vertical path (serper, brave), category (exa, searxng), topic (tavily)."""
+
+
+def served(body: Body, request: RecordedRequest) -> bytes:
+    """The bytes of `body` for `request`."""
+    return body(request) if callable(body) else body
 
 
 def synthetic_bytes(*parts: str) -> bytes:
@@ -118,8 +125,8 @@ def mount_brave(
             _route(
                 "GET",
                 check,
-                lambda _r, b=body: Reply.json(
-                    b,
+                lambda r, b=body: Reply.json(
+                    served(b, r),
                     headers={
                         "X-RateLimit-Limit": "1, 15000",
                         "X-RateLimit-Remaining": "1, 14000",
@@ -198,7 +205,7 @@ def mount_searxng(
         category = request.param("categories") or "general"
         body = bodies.get(category, bodies.get("general"))
         return (
-            Reply.json(body)
+            Reply.json(served(body, request))
             if body is not None
             else Reply.json(json.dumps({"query": "", "results": []}).encode())
         )

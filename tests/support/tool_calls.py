@@ -36,6 +36,16 @@ CALLS: dict[str, dict[str, Any]] = {
 }
 """Realistic arguments for each tool against `mount_recorded`'s providers."""
 
+FILTERED_EXPERT: dict[str, Any] = {
+    **CALLS["research_search_expert"],
+    "excludeDomains": ["github.com"],
+    "timeRange": "year",
+    "safeSearch": "strict",
+    "region": "US",
+}
+"""`research_search_expert` with issue 47's filters, which Brave's wire takes natively: `-site:` in
+`q`, `freshness=py`, `safesearch=strict`, `country=us`."""
+
 REQUIRED_ONLY: dict[str, dict[str, Any]] = {
     "research_search": {"query": "semantic kernel", "modality": "web"},
     "research_search_expert": {"query": "semantic kernel", "modality": "web", "maxResults": 3},
@@ -89,4 +99,4 @@ def served_recorded(directory: Path) -> Iterator[Served]:
         emulator.stop()
 
 
-__all__ = ["CALLS", "REQUIRED_ONLY", "mount_recorded", "served_recorded", "with_nulls"]
+__all__ = ["CALLS", "FILTERED_EXPERT", "REQUIRED_ONLY", "mount_recorded", "served_recorded", "with_nulls"]

@@ -125,6 +125,13 @@ def test_healthz_and_openapi_need_no_token(api):
         "maxResults",
         "locale",
         "profile",
+        "includeDomains",
+        "excludeDomains",
+        "timeRange",
+        "safeSearch",
+        "region",
+        "page",
+        "strictFilters",
         "cache",
         "overrides",
     ]

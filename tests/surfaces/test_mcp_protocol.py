@@ -19,7 +19,7 @@ from zarniwoop.tools import TOOL_NAMES, Toolbox, tool_spec
 
 from ..support.runtime import open_runtime, write_config
 from ..support.served import served
-from ..support.tool_calls import CALLS, mount_recorded, with_nulls
+from ..support.tool_calls import CALLS, FILTERED_EXPERT, mount_recorded, with_nulls
 
 pytestmark = pytest.mark.anyio
 
@@ -66,7 +66,8 @@ async def test_unknown_tool_and_bad_arguments_are_invalid_params_naming_the_fiel
         client.call_tool("research_search", {"query": "x", "modality": "web", "limit": 3})
     ) == (
         -32602,
-        "limit: unknown parameter; expected one of query, modality, maxResults, locale, profile",
+        "limit: unknown parameter; expected one of query, modality, maxResults, locale, profile, "
+        "includeDomains, excludeDomains, timeRange, safeSearch, region, page, strictFilters",
         {"field": "limit"},
     )
     ours = [r for r in caplog.records if r.name == "zarniwoop.surfaces.mcp"]
@@ -141,3 +142,29 @@ async def test_over_streamable_http_nulls_succeed_and_a_bad_request_logs_one_lin
         log = (tmp_path / "home" / "serve.stderr").read_text()
     assert "Traceback" not in log
     assert log.count("MCP request refused: invalid name") == 1
+
+
+async def test_expert_search_with_filters_reaches_the_wire_and_pages_on(client, emulator):
+    """Issue 47 through the MCP SDK's client: the filters reach Brave's wire, no hit from an excluded
+    domain comes back, and the result's `nextPage` given as `page` asks Brave for its next page."""
+    listed = {t.name: t for t in (await client.list_tools()).tools}
+    first = await client.call_tool("research_search_expert", FILTERED_EXPERT)
+    assert not first.is_error, first.content[0].text
+    jsonschema.validate(first.structured_content, listed["research_search_expert"].output_schema)
+    [sent] = emulator.requests("/brave/res/v1/web/search")
+    assert sent.param("q") == "semantic kernel -site:github.com"
+    assert (sent.param("freshness"), sent.param("safesearch"), sent.param("country")) == (
+        "py",
+        "strict",
+        "us",
+    )
+    hits = first.structured_content["hits"]
+    assert hits and not [h for h in hits if "github.com" in h["url"]]
+    cursor = first.structured_content["nextPage"]
+    second = await client.call_tool("research_search_expert", {**FILTERED_EXPERT, "page": cursor})
+    assert not second.is_error, second.content[0].text
+    assert [r.param("offset") for r in emulator.requests("/brave/res/v1/web/search")] == [None, "1"]
+    foreign = await refused(
+        client.call_tool("research_search_expert", {**CALLS["research_search_expert"], "page": cursor})
+    )
+    assert foreign[0] == -32602 and foreign[1].startswith("page: this cursor belongs to another search")

@@ -55,7 +55,13 @@ def searxng(site: str) -> Callable[[RecordedRequest], Reply]:
         category = request.param("categories")
         if category == "news":
             return Reply(status=503)
-        return Reply.json({"query": request.param("q"), "results": _results(site, category)})
+        results = _results(site, category)
+        pageno = int(request.param("pageno") or 1)
+        if pageno > 1:  # a next page (issue 47's "More results"): its own hits
+            results = [
+                {**r, "url": f"{r['url']}?p={pageno}", "title": f"{r['title']} (p{pageno})"} for r in results
+            ]
+        return Reply.json({"query": request.param("q"), "results": results})
 
     return route
 
@@ -494,3 +500,25 @@ def test_an_image_result_renders_as_a_thumbnail_through_the_proxy(browser, tmp_p
     assert all(re.fullmatch(r"/v1/image\?url=[^&]+&sig=[0-9a-f]{32}", s) for s in sources), sources
     assert [len(emulator.requests(f"/img/aurora-{i}-thumb.jpg")) for i in (1, 2, 3)] == [1, 1, 1]
     assert [url for url in requested if not url.startswith(running.url + "/")] == []  # the proxy fetched them
+
+
+def test_filters_reach_the_provider_and_more_results_appends_the_next_page(page, server, site):
+    """Issue 47: the console's filters go to SearXNG's wire; "More results" asks the provider that
+    served the page for its next one and appends its hits."""
+    sign_in(page, server.token, project="filters")
+    page.locator("#search-filters > summary").click()
+    page.get_by_label("Not these domains").fill("pinterest.com, quora.com")
+    page.get_by_label("Time range").select_option("week")
+    before = len(site.emulator.requests("/sx/search"))
+    search(page, "aurora filtered", "WEB")
+    expect(page.locator("ol.hits > li h3")).to_have_text(["Aurora page 1", "Aurora page 2"])
+    sent = site.emulator.requests("/sx/search")[before]
+    assert sent.param("q") == "aurora filtered -site:pinterest.com -site:quora.com"
+    assert (sent.param("time_range"), sent.param("pageno")) == ("week", "1")
+    page.get_by_role("button", name="More results").click()
+    expect(page.locator("ol.hits > li h3")).to_have_text(
+        ["Aurora page 1", "Aurora page 2", "Aurora page 1 (p2)", "Aurora page 2 (p2)"]
+    )
+    following = site.emulator.requests("/sx/search")[before + 1]
+    assert (following.param("pageno"), following.param("time_range")) == ("2", "week")
+    assert following.param("q") == sent.param("q")

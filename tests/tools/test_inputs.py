@@ -41,7 +41,7 @@ def test_search_schema_follows_the_contract():
     schema = tool_spec("research_search").input_schema
     assert schema["type"] == "object"
     assert schema["additionalProperties"] is False
-    assert list(schema["properties"]) == ["query", "modality", "maxResults", "locale", "profile"]
+    assert list(schema["properties"]) == ["query", "modality", "maxResults", "locale", "profile", *FILTERS]
     assert schema["required"] == ["query", "modality"]
     assert schema["properties"]["modality"]["enum"] == [m.value for m in Modality]  # from the contract enum
     assert schema["properties"]["query"]["maxLength"] == MAX_QUERY_CHARS
@@ -58,6 +58,10 @@ def test_search_schema_follows_the_contract():
     assert "$defs" not in schema and "$ref" not in str(schema)
 
 
+FILTERS = ("includeDomains", "excludeDomains", "timeRange", "safeSearch", "region", "page", "strictFilters")
+"""Issue 47's filters, after each search tool's own parameters."""
+
+
 def test_expert_rich_investigate_providers_schemas():
     expert = tool_spec("research_search_expert").input_schema
     assert list(expert["properties"]) == [
@@ -72,8 +76,15 @@ def test_expert_rich_investigate_providers_schemas():
         "language",
         "pinnedProviderId",
         "profile",
+        *FILTERS,
     ]
     assert expert["required"] == ["query", "modality", "maxResults"]
+    assert expert["properties"]["timeRange"] == {
+        "type": ["string", "null"],
+        "enum": ["day", "week", "month", "year", None],
+        "description": "Only results from the last day, week, month or year.",
+    }
+    assert expert["properties"]["excludeDomains"]["type"] == ["array", "null"]
     assert expert["properties"]["dateFrom"] == {
         "type": ["string", "null"],
         "format": "date",

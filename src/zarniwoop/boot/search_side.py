@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ..config.settings import SettingService
     from ..dispatch.dispatcher import DispatchObserver
     from ..dispatch.factory import ProviderFactory
+    from ..dispatch.paging import Signer
     from ..limits.clock import Clock
     from ..limits.redis_state import RedisState
     from ..storage.db import Database
@@ -42,12 +43,14 @@ def build_dispatcher(
     share_pacing: bool = False,
     home: Path | None = None,
     processes: int = 1,
+    signer: Signer | None = None,
 ) -> Dispatcher:
     """The dispatcher over the embedded stores, or over Redis when one is configured.
     `share_pacing`: the embedded stores' pacing goes through the database (several processes).
     `home`: the result cache's second level is a file there, shared by every process using it.
     `processes`: the workers serving together; each one's in-memory level gets its share of the
-    bound (the shared level holds all of it)."""
+    bound (the shared level holds all of it). `signer`: the master key's signing half, which seals
+    page cursors alike in every replica."""
     system = settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
     max_bytes = max(0, system.get_int(K.CACHE_MAX_BYTES, DEFAULT_CACHE_BYTES))
     memory_bytes = max_bytes // max(1, processes)
@@ -75,6 +78,7 @@ def build_dispatcher(
             quota=LocalQuotaGuard(SQLCallBudgets(db, clock=clock), settings, clock=clock),
             observers=observers,
             flights=flights,
+            signer=signer,
         )
     from ..dispatch.cache_redis import RedisResultCache
     from ..dispatch.cooldown_redis import RedisCooldownStore
@@ -94,4 +98,5 @@ def build_dispatcher(
         observers=observers,
         reachability=RedisReachability(redis),
         flights=Flights(RedisFlights(redis), clock),
+        signer=signer,
     )

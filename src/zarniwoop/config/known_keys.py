@@ -96,6 +96,9 @@ KNOWN_KEYS: tuple[KnownKey, ...] = (
     KnownKey("research.probe.intervalSeconds", "reachability probes of keyless endpoints (0 = off)", "300"),
     KnownKey("research.profile.<name>.providers", "an agent profile's providers, in order"),
     KnownKey("research.profile.<name>.providers.<modality>", "an agent profile's providers for one modality"),
+    KnownKey(
+        "research.profile.<name>.filters.<rest>", "an agent profile's default filter (excludeDomains, …)"
+    ),
     KnownKey("ai.default.provider", "the provider of `default:` model specs"),
     KnownKey("ai.default.model", "the model of `default:` model specs"),
     KnownKey(

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..contract.enums import Modality
-from ..contract.errors import ConfigError
+from ..contract.errors import ConfigError, InvalidRequestError
 from ..contract.protocol import ValidatesConfig, known_extras
 from ..contract.query import PROFILE_RULE, SearchScope
 from ..protocols import refused_protocols
@@ -28,7 +28,13 @@ from .bounds import check_api_key, check_bounds
 from .ceilings import ceiling_problems
 from .endpoints import default_rate, endpoint_ids, instance_config
 from .known_keys import known_key
-from .profiles import PROFILE_PREFIX, parse_profile_key
+from .profiles import (
+    PROFILE_FILTERS,
+    PROFILE_PREFIX,
+    default_filters,
+    parse_profile_filter_key,
+    parse_profile_key,
+)
 from .trust import ALLOW_PRIVATE_ENDPOINTS, check_writes, operator_flag
 
 if TYPE_CHECKING:
@@ -120,8 +126,14 @@ def validate_scope(settings: ScopedSettings, protocols: Mapping[str, SearchProto
                 errors.extend(_check_ids(settings, endpoints, key, None))
             else:
                 errors.extend(_check_routing(settings, endpoints, key, modality_name))
+        elif (filtered := parse_profile_filter_key(key)) is not None:
+            errors.extend(_check_profile_filter(settings, key, filtered[1]))
         elif key.startswith(PROFILE_PREFIX):
-            errors.append(ConfigError(key, "expected research.profile.<name>.providers[.<modality>]"))
+            errors.append(
+                ConfigError(
+                    key, "expected research.profile.<name>.providers[.<modality>] or .filters.<filter>"
+                )
+            )
     for key in list(settings.keys()):
         row = settings.row(key)
         if row is None:
@@ -183,3 +195,14 @@ def _key_origin(instance_id: str, source: str | None) -> str:
     if source and source.startswith("env:"):
         return source.removeprefix("env:")
     return K.endpoint_key(instance_id, K.SUFFIX_API_KEY)
+
+
+def _check_profile_filter(settings: ScopedSettings, key: str, name: str) -> list[ConfigError]:
+    """A profile's default filter: a known filter with a value the search contract accepts."""
+    if name not in PROFILE_FILTERS:
+        return [ConfigError(key, f"unknown filter {name!r}; expected one of {', '.join(PROFILE_FILTERS)}")]
+    try:
+        default_filters({name: settings.get(key) or ""})
+    except InvalidRequestError as exc:
+        return [ConfigError(key, exc.reason)]
+    return []

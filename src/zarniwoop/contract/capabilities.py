@@ -143,3 +143,14 @@ class ReadsExtras(Protocol):
     suffix is warned about at start-up, naming the key and these."""
 
     known_extras: frozenset[str]
+
+
+@runtime_checkable
+class HonoursFilters(Protocol):
+    """The search filters its wire can express (`contract/filters.py` `FILTER_NAMES`: `timeRange`,
+    `region`, `page`, …) for at least one modality it serves; each request says what it did honour
+    in `RequestSpec.state["honoured"]`. With `strictFilters` a candidate that declares no support
+    for a requested filter is skipped (`skipped_unsupported`); domain filters never skip one, the
+    dispatcher applies them to the hits instead."""
+
+    filters: frozenset[str]

@@ -29,6 +29,7 @@ from .capabilities import (
     ExtractsContentText,
     FasterWithKey,
     HasOperatorKey,
+    HonoursFilters,
     InstantiatesItself,
     LoadsContent,
     PacedByDefault,
@@ -159,6 +160,9 @@ class SearchPage:
     backoff_seconds: float | None = None
     """The provider asked for a pause before its next call (Stack Exchange's `backoff`, GDELT's "please
     limit requests"): the page still counts, and the endpoint is benched for that long."""
+    next_page: Mapping[str, str] | None = None
+    """Where the next page starts, in the protocol's own terms (`{"offset": "20"}`, `{"cursor": …}`):
+    the dispatcher seals it into the result's `nextPage`, and gives it back as `request.resume`."""
 
 
 @runtime_checkable
@@ -210,6 +214,7 @@ CAPABILITIES: tuple[type, ...] = (
     ProbesCheaply,
     DeclinesProbes,
     ContributesSettingForm,
+    HonoursFilters,
 )
 """Every optional capability a protocol object may have, for the factory's one-time check."""
 
@@ -283,6 +288,11 @@ def soft_error_statuses(protocol: SearchProtocol) -> frozenset[int]:
     return NO_SOFT_ERROR_STATUSES
 
 
+def protocol_filters(protocol: SearchProtocol) -> frozenset[str]:
+    """The filters the protocol's wire can express (`HonoursFilters`); by default none."""
+    return frozenset(protocol.filters) if isinstance(protocol, HonoursFilters) else frozenset()
+
+
 def known_extras(protocol: SearchProtocol) -> frozenset[str]:
     """Every endpoint extra the protocol reads: the common ones and its own `known_extras`."""
     own = protocol.known_extras if isinstance(protocol, ReadsExtras) else frozenset()
@@ -300,6 +310,7 @@ __all__ = [
     "ExtractsContentText",
     "FasterWithKey",
     "HasOperatorKey",
+    "HonoursFilters",
     "HttpSearchProtocol",
     "InstanceConfig",
     "InstantiatesItself",
@@ -323,5 +334,6 @@ __all__ = [
     "instance_domains",
     "known_extras",
     "protocol_domains",
+    "protocol_filters",
     "soft_error_statuses",
 ]

@@ -10,6 +10,7 @@ from typing import Any
 
 from .enums import EXPERT_PARAMS, Modality, Tier
 from .errors import InvalidRequestError
+from .filters import NO_FILTERS, PageResume, SearchFilters
 from .replacing import replacer, slot_init
 
 MAX_QUERY_CHARS = 2000
@@ -72,6 +73,11 @@ class SearchRequest:
     protocols never read one: open date ranges end here (Brave's `freshness`, SearXNG's
     `time_range`). Not part of the request's identity (`cache_key`, equality); None → a protocol
     leaves the date-dependent part out and says so in its note."""
+    filters: SearchFilters = NO_FILTERS
+    """Domains in and out, time range, safe search, language, region, page (`contract/filters.py`)."""
+    resume: PageResume | None = field(default=None, compare=False)
+    """The position `filters.page` decodes to, set by the dispatcher once it checked the cursor;
+    protocols read it (`request.resume.get("offset")`). Not part of the identity: `filters.page` is."""
 
     def on(self, today: date) -> SearchRequest:
         """The same request, run on `today` (a fixed date in tests, the clock's in the dispatcher)."""
@@ -88,6 +94,7 @@ class SearchRequest:
         pinned_provider_id: str | None = None,
         expert_params: Mapping[str, Any] | None = None,
         profile: Any = None,
+        filters: SearchFilters | None = None,
     ) -> SearchRequest:
         """Validate untrusted input; every problem raises `InvalidRequestError` naming the field."""
         if not isinstance(query, str) or not query.strip():
@@ -107,6 +114,11 @@ class SearchRequest:
                 "maxResults", f"must be between 1 and {MAX_RESULTS_LIMIT}, got {max_results}"
             )
         params = _validate_expert_params(expert_params or {})
+        filters = filters or NO_FILTERS
+        if filters.time_range and "dateFrom" in params:
+            raise InvalidRequestError(
+                "timeRange", "conflicts with dateFrom: give a relative range or an absolute date, not both"
+            )
         tier_value = Tier.parse(tier, field="tier")
         if params or pinned_provider_id:
             tier_value = Tier.EXPERT
@@ -119,10 +131,12 @@ class SearchRequest:
             pinned_provider_id=(pinned_provider_id or None),
             expert_params=params,
             profile=check_profile("profile", profile),
+            filters=filters,
         )
 
     def cache_key(self) -> tuple[Any, ...]:
-        """Identity of the request for coalescing and caching (whitespace and case of the query folded)."""
+        """Identity of the request for coalescing and caching (whitespace and case of the query folded);
+        every filter and the page cursor are part of it."""
         return (
             " ".join(self.query.lower().split()),
             self.modality,
@@ -132,6 +146,7 @@ class SearchRequest:
             self.pinned_provider_id,
             tuple(sorted(self.expert_params.items())),
             self.profile,
+            None if self.filters is NO_FILTERS else self.filters,
         )
 
 

@@ -136,6 +136,17 @@ class RoutedProfile:
         return {"name": self.name, "sha256": self.sha256}
 
 
+@dataclass(frozen=True, slots=True)
+class IgnoredParam:
+    """A parameter the serving provider could not honour, and why (`ignoredParams` in the JSON)."""
+
+    param: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"param": self.param, "reason": self.reason}
+
+
 @slot_init
 @dataclass(frozen=True, slots=True)
 class SearchResult:
@@ -164,6 +175,19 @@ class SearchResult:
     """With `error_message`: the failure by cause first, in one line (`offline? 3 providers could
     not resolve their host; 2 need a key (SERPER_API_KEY, BRAVE_API_KEY)`); `errorMessage` keeps
     each provider's reason. `errorSummary` in the JSON when set."""
+    next_page: str | None = None
+    """The opaque cursor of the next page (`nextPage`), bound to the instance, query, filters and
+    tenant (`dispatch/paging.py`); None when there is no more, or the provider cannot page."""
+    ignored_params: tuple[IgnoredParam, ...] = ()
+    """Filters the serving provider could not honour, each with the reason (`ignoredParams`)."""
+    dropped_reasons: Mapping[str, int] = field(default_factory=dict)
+    """Why `dropped_count` hits were dropped, by reason (`excludeDomains`, `maxResults`, …)."""
+    honoured: frozenset[str] | None = None
+    """The filter names the wire expressed (`RequestSpec.state["honoured"]`); internal: None when
+    the instance does not say (nothing honoured on the wire)."""
+    page_state: Mapping[str, str] | None = None
+    """The protocol's position of the next page (`SearchPage.next_page`), sealed into `next_page`
+    by the dispatcher; internal."""
 
     @property
     def returned_count(self) -> int:
@@ -190,6 +214,9 @@ class SearchResult:
             "upstreamHeaders": dict(self.upstream_headers),
             "attempts": [a.to_json() for a in self.attempts],
             "cached": self.cached,
+            "nextPage": self.next_page,
+            **({"ignoredParams": [p.to_json() for p in self.ignored_params]} if self.ignored_params else {}),
+            **({"droppedReasons": dict(self.dropped_reasons)} if self.dropped_reasons else {}),
             **({"cachedAt": _iso(self.fetched_at)} if self.fetched_at is not None else {}),
             **({"profile": self.profile.to_json()} if self.profile is not None else {}),
             **({"errorSummary": self.error_summary} if self.error_summary is not None else {}),
@@ -212,6 +239,11 @@ class SearchResult:
             fetched_at=_epoch(data["cachedAt"]) if data.get("cachedAt") else None,
             profile=RoutedProfile(**data["profile"]) if data.get("profile") else None,
             error_summary=data.get("errorSummary"),
+            next_page=data.get("nextPage"),
+            ignored_params=tuple(
+                IgnoredParam(p["param"], p["reason"]) for p in data.get("ignoredParams") or ()
+            ),
+            dropped_reasons=dict(data.get("droppedReasons") or {}),
         )
 
 
@@ -254,6 +286,7 @@ __all__ = [
     "Attempt",
     "Availability",
     "ContentRef",
+    "IgnoredParam",
     "QuotaStatus",
     "RoutedProfile",
     "SearchHit",

@@ -22,7 +22,7 @@ from ..contract.errors import InvalidRequestError, UnknownNameError
 from ..contract.results import Attempt, RoutedProfile, SearchResult
 from ..limits.clock import utc_date
 from .failures import summarize, with_cause
-from .gate import GO, check_cooldown, check_static
+from .gate import GO, check_cooldown, check_filters, check_static
 from .ordering import order_candidates, panic_choice
 from .provider_call import call_candidate
 from .race import hedged_race, races
@@ -51,7 +51,9 @@ async def walk(
     run = SearchRun(
         dispatcher, request, scope, deadline=dispatcher.clock.monotonic() + deadline_s, deadline_s=deadline_s
     )
-    if request.tier is Tier.EXPERT and request.pinned_provider_id:
+    if request.resume is not None:  # a page cursor resumes where its page came from, nowhere else
+        candidates = [_resumed(request.resume.instance_id, provider_set)]
+    elif request.tier is Tier.EXPERT and request.pinned_provider_id:
         candidates = [_pinned(request, provider_set, profile)]
     else:
         locale = request.locale or request.expert_params.get("language")
@@ -90,6 +92,16 @@ def _pinned(request: SearchRequest, provider_set: ProviderSet, profile: Profile 
     return pinned
 
 
+def _resumed(instance_id: str, provider_set: ProviderSet) -> ProviderInstance:
+    """The instance a page cursor names; refused, naming `page`, once it is no longer configured."""
+    instance = provider_set.instances.get(instance_id)
+    if instance is None:
+        raise InvalidRequestError(
+            "page", "the provider instance that produced this cursor is no longer configured; search again"
+        )
+    return instance
+
+
 async def _gate(run: SearchRun, candidates: list[ProviderInstance]) -> list[Candidate]:
     """Each candidate with the gate's verdict; in panic mode, every skip recorded and the one whose
     cooldown ends first left to try."""
@@ -104,10 +116,13 @@ async def _gate(run: SearchRun, candidates: list[ProviderInstance]) -> list[Cand
     else:
         dispatcher.cooldown_outage.recovered()
     now = dispatcher.clock.now()
+    strict = run.request.filters.strict
     queue: list[Candidate] = []
     for instance in candidates:
         cooldown = cooldowns.get(K.cooldown_subject(instance.id, modality))
         decision = check_static(instance, modality, run.scope, run.request.tier)
+        if strict and decision.allowed:
+            decision = check_filters(instance, run.request.filters)
         if decision.allowed:
             decision = check_cooldown(cooldown, now)
         queue.append(Candidate(instance, cooldown, decision))

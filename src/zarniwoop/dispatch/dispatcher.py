@@ -26,7 +26,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
 from ..config import keys as K
+from ..config.profiles import default_filters
 from ..contract.enums import Outcome
+from ..contract.errors import InvalidRequestError
 from ..contract.results import Attempt, SearchResult
 from ..limits.clock import Clock
 from ..limits.pacing import LocalPacer, Pacer
@@ -36,10 +38,12 @@ from .cache import Coalescer, MemoryResultCache, ResultCache
 from .cascade import unanswered, walk
 from .flights import FlightWaitExpiredError
 from .hedging import HedgeLedger
+from .paging import PageCursors, Signer
 from .profiles import GLOBAL_ORDER, ProfileChoice, find_profile
 from .reachability import LastOutcome, MemoryReachability, ProbeResult, ReachabilityStore
 
 if TYPE_CHECKING:
+    from ..contract.filters import SearchFilters
     from ..contract.protocol import ProviderInstance
     from ..contract.query import SearchRequest, SearchScope
     from .cooldown import CooldownStore
@@ -97,6 +101,7 @@ class Dispatcher:
         observers: Sequence[DispatchObserver] = (),
         reachability: ReachabilityStore | None = None,
         flights: Flights | None = None,
+        signer: Signer | None = None,
     ) -> None:
         self.factory = factory
         self.cooldowns = cooldowns
@@ -115,6 +120,8 @@ class Dispatcher:
         self.cooldown_outage = OutageLog(log, "cooldown store")
         self.probes: dict[str, ProbeResult] = {}
         """Free reachability probes of keyless endpoints, by endpoint (`dispatch/probe.py`)."""
+        self.pages = PageCursors(signer, self.clock)
+        """Seals `nextPage` and opens `page` (`dispatch/paging.py`), under the master key's signing key."""
         self.hedges = HedgeLedger(self.clock)
         """Observed latencies (the default hedge delay) and hedge-loss streaks (`dispatch/hedging.py`)."""
 
@@ -150,6 +157,11 @@ class Dispatcher:
         routed = find_profile(settings, profile_name) if profile_name else None
         if profile_name != request.profile:
             request = replace(request, profile=profile_name)
+        if routed is not None and routed.filters:  # the profile's default filters, the caller's win
+            merged = request.filters.merged_over(default_filters(routed.filters))
+            request = _with_filters(request, merged)
+        if request.filters.page is not None:  # refused naming `page` when foreign or expired
+            request = replace(request, resume=self.pages.open(request, scope))
         ttl = settings.get_int(K.cache_ttl_key(request.modality), settings.get_int(K.CACHE_TTL_SECONDS, 600))
         # The profile's identity, not just its name: a redefined profile never serves the old cascade's
         # answer. The query only as the audit's hash: the key may be stored (the shared cache's file).
@@ -170,6 +182,9 @@ class Dispatcher:
 
         async def run() -> SearchResult:
             result = await walk(self, request, scope, provider_set, routed)
+            if result.page_state is not None and result.provider_instance_id is not None:
+                cursor = self.pages.seal(request, scope, result.provider_instance_id, result.page_state)
+                result = result.with_(next_page=cursor, page_state=None)
             if ttl > 0 and result.hits:
                 await self.cache.set(key, result.with_(fetched_at=self.clock.now()), ttl)
             return result
@@ -219,6 +234,16 @@ class Dispatcher:
                 observer.on_dispatch(scope, request, result)
             except Exception:
                 log.exception("dispatch observer failed")
+
+
+def _with_filters(request: SearchRequest, filters: SearchFilters) -> SearchRequest:
+    """`request` with the profile's defaults merged in, checked as the caller's own would be."""
+    if filters.time_range and "dateFrom" in request.expert_params:
+        raise InvalidRequestError(
+            "timeRange",
+            "the profile's default conflicts with dateFrom: give timeRange explicitly or drop dateFrom",
+        )
+    return replace(request, filters=filters)
 
 
 PASSED_OVER = frozenset({Outcome.HARD_ERROR, Outcome.TIMEOUT, Outcome.SOFT_ERROR, Outcome.EMPTY})

@@ -1,7 +1,8 @@
 """The pre-dispatch gate: may this instance be called for this modality right now?
 
 Order of checks: modality and tier supported → enabled → key → the instance's own availability
-(an add-on may report EXHAUSTED or COOLDOWN itself) → cooldown → quota. Each "no" becomes an
+(an add-on may report EXHAUSTED or COOLDOWN itself) → the filters, with `strictFilters` → cooldown
+→ quota. Each "no" becomes an
 attempt with a `skipped_*` outcome and costs no time.
 """
 
@@ -11,9 +12,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from ..contract.enums import Availability, Modality, Outcome, Tier
+from ..contract.filters import DOMAIN_FILTERS
+from ..contract.protocol import protocol_filters
 from ..contract.replacing import slot_init
 
 if TYPE_CHECKING:
+    from ..contract.filters import SearchFilters
     from ..contract.protocol import ProviderInstance
     from ..contract.query import SearchScope
     from ..contract.results import QuotaStatus
@@ -69,6 +73,20 @@ def check_static(
         return GateDecision(Outcome.SKIPPED_EXHAUSTED, _reported(instance, scope, "quota exhausted"))
     if availability is Availability.COOLDOWN:
         return GateDecision(Outcome.SKIPPED_COOLDOWN, _reported(instance, scope, "cooling down"))
+    return GO
+
+
+def check_filters(instance: ProviderInstance, filters: SearchFilters) -> GateDecision:
+    """`strictFilters`: a candidate whose protocol declares no support for a set filter (domain
+    filters aside: the dispatcher applies those to any provider's hits) is skipped."""
+    supported = protocol_filters(instance.protocol)
+    missing = [
+        n for n in filters.requested() if n not in supported and n not in DOMAIN_FILTERS and n != "page"
+    ]
+    if missing:
+        return GateDecision(
+            Outcome.SKIPPED_UNSUPPORTED, f"cannot honour {', '.join(missing)} (strictFilters)"
+        )
     return GO
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..contract.enums import Availability
 from ..contract.errors import AuthError, ParseError, ProviderError, ZarniwoopError
+from ..contract.filters import NO_FILTERS
 from ..contract.protocol import (
     DescribesErrors,
     LoadsContent,
@@ -102,6 +103,8 @@ class HttpProviderInstance:
         """The result, and whether a body held one of `echoes` (the key's forms): the hits are then
         scrubbed (a search through the body is cheap; rebuilding every hit is not)."""
         spec = self._protocol.build_request(request, self._config)
+        # What the wire expressed of the filters (the dispatcher reports and post-filters the rest)
+        honoured = None if request.filters is NO_FILTERS else frozenset(spec.state.get("honoured", ()))
         headers: dict[str, str] = {}
         page: SearchPage | None = None
         echoed = False
@@ -150,6 +153,8 @@ class HttpProviderInstance:
             upstream_headers=headers,
             quota=page.quota,
             backoff_seconds=page.backoff_seconds,
+            honoured=honoured,
+            page_state=page.next_page,
         ), echoed
 
     async def _send(self, spec: RequestSpec, timeout: float) -> RawResponse:

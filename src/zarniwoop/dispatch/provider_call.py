@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING
 from ..config import keys as K
 from ..contract.enums import Outcome
 from ..contract.errors import ProviderError, ProviderTimeoutError, RateLimitedError, ZarniwoopError
+from ..contract.filters import NO_FILTERS
 from ..contract.results import Attempt
 from ..storage.privacy import redact_query
 from ..transport.network import target_of
 from .failures import cause_of
+from .filtering import apply_filters
 from .gate import GateDecision
 from .hedging import LOSSES_TO_BENCH
 from .pacing_share import share_of_time, wait_for_pace
@@ -82,6 +84,8 @@ async def _send(
     try:
         async with asyncio.timeout(timeout):
             result = await instance.search(run.request, run.scope, timeout=timeout)
+        if run.request.filters is not NO_FILTERS:
+            result = apply_filters(run.request, result, instance.protocol.id)
     except (TimeoutError, ProviderTimeoutError) as exc:
         if isinstance(exc, ProviderTimeoutError):
             error: BaseException = exc

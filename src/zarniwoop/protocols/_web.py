@@ -66,14 +66,16 @@ def site_hosts(request: SearchRequest) -> list[str]:
 
 def language(request: SearchRequest) -> str | None:
     """The language to ask for: the expert `language`, else the locale's language (`de-AT` → `de`)."""
-    value = request.expert_params.get("language") or request.locale
+    value = request.filters.language or request.expert_params.get("language") or request.locale
     if not value:
         return None
     return value.replace("_", "-").split("-")[0].lower() or None
 
 
 def region(request: SearchRequest) -> str | None:
-    """The locale's region in lower case (`en-GB` → `gb`), if the locale names one."""
+    """The `region` filter, else the locale's region, in lower case (`en-GB` → `gb`)."""
+    if request.filters.region:
+        return request.filters.region.lower()
     if not request.locale:
         return None
     parts = request.locale.replace("_", "-").split("-")

@@ -31,10 +31,12 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
+from ._filters import next_offset, resumed_int, time_range_start
 from ._text import as_int, embedded, shorten, unsupported_note
 from ._xml import child, child_text, children, local, parse_xml
 
 if TYPE_CHECKING:
+    from datetime import date
     from xml.etree.ElementTree import Element
 
 DEFAULT_BASE_URL = "https://export.arxiv.org"
@@ -54,6 +56,8 @@ class ArxivProtocol:
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     domains = frozenset({SearchDomain.STEM, SearchDomain.ACADEMIC})
     key_required = False
+    filters = frozenset({"timeRange", "page"})
+    """`submittedDate:[… TO …]` for `timeRange`; pages by `start`."""
     default_rate_per_second = 1 / 3
     soft_error_statuses = frozenset({400})
     """arXiv reports a bad query as HTTP 400 with an Atom error entry: the parser reads it."""
@@ -66,18 +70,26 @@ class ArxivProtocol:
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
         base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         query = search_query(request.query)
-        date_clause = _date_clause(request.expert_params)
+        date_clause = _date_clause(request.expert_params, time_range_start(request), request.today)
         if date_clause:
             query = f"({query}) AND {date_clause}"
+        start = resumed_int(request, "offset", 0)
         params = (
             ("search_query", query),
-            ("start", "0"),
+            ("start", str(start)),
             ("max_results", str(min(request.max_results, MAX_RESULTS))),
             ("sortBy", "relevance"),
             ("sortOrder", "descending"),
         )
+        honoured = (["timeRange"] if request.filters.time_range and request.today else []) + (
+            ["page"] if request.resume is not None else []
+        )
         return RequestSpec(
-            method="GET", url=f"{base}/api/query", params=params, headers={"Accept": "application/atom+xml"}
+            method="GET",
+            url=f"{base}/api/query",
+            params=params,
+            headers={"Accept": "application/atom+xml"},
+            state={"honoured": honoured, "start": start},
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
@@ -91,10 +103,13 @@ class ArxivProtocol:
         if raw.status >= 400:
             raise ParseError(f"arxiv: HTTP {raw.status} without an error entry")
         hits = tuple(h for h in (_hit(e, request.modality) for e in entries) if h)
+        total = as_int(child_text(feed, "totalResults"))
+        asked = min(request.max_results, MAX_RESULTS)
         return SearchPage(
             hits=hits[: request.max_results],
-            total=as_int(child_text(feed, "totalResults")),
+            total=total,
             note=unsupported_note(request, _honoured(request)),
+            next_page=next_offset(int(spec.state.get("start", 0)), asked, len(entries), total),
         )
 
 
@@ -106,8 +121,10 @@ def search_query(text: str) -> str:
     return " AND ".join(f"all:{t}" for t in tokens) or f"all:{text}"
 
 
-def _date_clause(expert: Any) -> str | None:
+def _date_clause(expert: Any, since: date | None = None, today: date | None = None) -> str | None:
     start, end = expert.get("dateFrom"), expert.get("dateTo")
+    if since is not None:  # `timeRange`: from its first day to today
+        start, end = since.isoformat(), end or (today.isoformat() if today else None)
     if not start and not end:
         return None
     # arXiv opened in August 1991; the end bound only has to be later than anything indexed.

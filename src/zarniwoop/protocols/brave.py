@@ -12,6 +12,8 @@ Docs: https://api-dashboard.search.brave.com/app/documentation/web-search/get-st
 Expert params: `site` → `site:` operator, `filetype` → `filetype:` operator, `dateFrom`/
 `dateTo` → `freshness=YYYY-MM-DDtoYYYY-MM-DD` (web, videos, news; image search has no date
 filter), `language` → `search_lang`; the locale's region → `country`.
+Filters: domains → `site:`/`-site:`, `timeRange` → `freshness=pd|pw|pm|py`, `safeSearch` →
+`safesearch`, `region` → `country`; pages → `offset` 1, 2, … (a page index, at most 9).
 
 Quirks:
 - `description` carries `<strong>` highlight tags and HTML entities: stripped to plain text.
@@ -32,6 +34,7 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
+from ._filters import domain_operators, next_number, resumed_int
 from ._text import as_int, expect, load_json, obj, unsupported_note
 from ._web import (
     built_hits,
@@ -57,6 +60,11 @@ _VERTICALS: dict[Modality, tuple[str, int]] = {
 
 _DATED = frozenset({Modality.WEB, Modality.VIDEO, Modality.NEWS})
 """Verticals that accept `freshness`."""
+_SAFE = frozenset({Modality.WEB, Modality.IMAGE, Modality.VIDEO, Modality.NEWS})
+"""Verticals that accept `safesearch` (images: `off` or `strict` only, so `moderate` is `strict`)."""
+_FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
+_LAST_OFFSET = 9
+"""Brave's `offset` is a page index of at most 9."""
 
 
 class BraveProtocol:
@@ -66,6 +74,10 @@ class BraveProtocol:
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = True
     env_key = "BRAVE_API_KEY"
+    filters = frozenset(
+        {"includeDomains", "excludeDomains", "timeRange", "safeSearch", "language", "region", "page"}
+    )
+    """`site:`/`-site:` in `q`, `freshness` pd/pw/pm/py, `safesearch`, `search_lang`, `country`, `offset`."""
     default_rate_per_second = 1.0
     """The free plan allows 1 query per second (third-party docs; DESIGN §5's example)."""
     prompt_hint = (
@@ -77,16 +89,36 @@ class BraveProtocol:
         base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         path, cap = _VERTICALS[request.modality]
         query, honoured = query_with_operators(request)
+        query = domain_operators(query, request, honoured)
         params: list[tuple[str, str]] = [("q", query), ("count", str(min(request.max_results, cap)))]
+        page = resumed_int(request, "page", 0)
+        if page:
+            params.append(("offset", str(page)))  # in pages of `count`, not results
+            honoured.add("page")
         lang, country = language(request), region(request)
         if lang:
             params.append(("search_lang", lang))
             honoured.add("language")
         if country:
             params.append(("country", country))
+            honoured.add("region")
+        filters = request.filters
+        if filters.safe_search and request.modality in _SAFE:
+            level = filters.safe_search
+            params.append(
+                (
+                    "safesearch",
+                    level if request.modality is not Modality.IMAGE or level != "moderate" else "strict",
+                )
+            )
+            honoured.add("safeSearch")
+        if filters.time_range and request.modality in _DATED:
+            params.append(("freshness", _FRESHNESS[filters.time_range]))
+            honoured.add("timeRange")
         expert = request.expert_params
         end = expert.get("dateTo") or (request.today.isoformat() if request.today else None)
-        if request.modality in _DATED and end and ("dateFrom" in expert or "dateTo" in expert):
+        dated = "dateFrom" in expert or "dateTo" in expert
+        if request.modality in _DATED and end and dated and not request.filters.time_range:
             start = expert.get("dateFrom") or "1970-01-01"
             params.append(("freshness", f"{start}to{end}"))  # both ends: an open range ends today
             honoured.update(k for k in ("dateFrom", "dateTo") if k in expert)
@@ -98,7 +130,7 @@ class BraveProtocol:
             url=f"{base}{path}",
             params=tuple(params),
             headers=headers,
-            state={"honoured": sorted(honoured)},
+            state={"honoured": sorted(honoured), "page": page},
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
@@ -123,10 +155,14 @@ class BraveProtocol:
         altered = (data.get("query") or {}).get("altered") if isinstance(data.get("query"), dict) else None
         if isinstance(altered, str) and altered:
             notes.append(f"results for the corrected query {altered!r}")
+        more = obj(data.get("query")).get("more_results_available")
+        page = int(spec.state.get("page", 0))
+        following = next_number(page, len(hits), last=_LAST_OFFSET) if more is not False else None
         return SearchPage(
             hits=hits,
             note="; ".join(n for n in notes if n) or None,
             quota=quota_from_headers(raw, windows=("second", "month")),
+            next_page=following,
         )
 
     def describe_error(self, raw: RawResponse) -> str | None:

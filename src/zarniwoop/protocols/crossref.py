@@ -33,6 +33,7 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
+from ._filters import next_offset, resumed_int, time_range_start
 from ._polite import contact_email, identifying_headers
 from ._text import as_int, expect, load_json, obj, shorten, strip_html, unsupported_note
 from ._web import compact, error_text, http_url, text
@@ -54,6 +55,8 @@ class CrossrefProtocol:
     modalities = frozenset({Modality.ACADEMIC})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    filters = frozenset({"timeRange", "page"})
+    """`filter=from-pub-date:` for `timeRange`; pages by `offset`."""
     default_rate_per_second = 5.0
     """The public pool's limit since December 2025 (the polite pool allows 10/s)."""
     prompt_hint = (
@@ -71,6 +74,14 @@ class CrossrefProtocol:
         ]
         filters = []
         expert = request.expert_params
+        honoured = ["page"] if request.resume is not None else []
+        offset = resumed_int(request, "offset", 0)
+        if offset:
+            params.append(("offset", str(offset)))
+        since = time_range_start(request)
+        if since is not None:
+            filters.append(f"from-pub-date:{since.isoformat()}")
+            honoured.append("timeRange")
         if expert.get("dateFrom"):
             filters.append(f"from-pub-date:{expert['dateFrom']}")
         if expert.get("dateTo"):
@@ -81,7 +92,13 @@ class CrossrefProtocol:
         if email:
             params.append(("mailto", email))
         headers = {"Accept": "application/json", **identifying_headers(config)}
-        return RequestSpec(method="GET", url=f"{base}/works", params=tuple(params), headers=headers)
+        return RequestSpec(
+            method="GET",
+            url=f"{base}/works",
+            params=tuple(params),
+            headers=headers,
+            state={"honoured": honoured, "offset": offset},
+        )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = expect(load_json(raw.body, "crossref"), dict, "crossref")
@@ -103,6 +120,9 @@ class CrossrefProtocol:
             hits=hits[: request.max_results],
             total=total,
             note=unsupported_note(request, {"dateFrom", "dateTo"}),
+            next_page=next_offset(
+                int(spec.state.get("offset", 0)), min(request.max_results, MAX_ROWS), len(works), total
+            ),
         )
 
     def describe_error(self, raw: RawResponse) -> str | None:

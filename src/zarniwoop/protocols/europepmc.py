@@ -30,6 +30,7 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
+from ._filters import resumed_text, time_range_start
 from ._polite import contact_email, identifying_headers
 from ._text import as_int, expect, load_json, obj, shorten, strip_html, unsupported_note
 from ._web import compact, error_text, http_url, text
@@ -45,6 +46,8 @@ class EuropePmcProtocol:
     modalities = frozenset({Modality.ACADEMIC})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    filters = frozenset({"timeRange", "page"})
+    """`FIRST_PDATE:[…]` for `timeRange`; pages by `cursorMark` (`nextCursorMark`)."""
     default_rate_per_second = 5.0
     """No published limit; third-party guides quote 10/s per IP, half of that is safe."""
     prompt_hint = (
@@ -57,7 +60,12 @@ class EuropePmcProtocol:
         base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         query = request.query
         expert = request.expert_params
-        if expert.get("dateFrom") or expert.get("dateTo"):
+        honoured = ["page"] if request.resume is not None else []
+        since = time_range_start(request)
+        if since is not None:
+            query = f"({query}) AND FIRST_PDATE:[{since.isoformat()} TO 3000-12-31]"
+            honoured.append("timeRange")
+        elif expert.get("dateFrom") or expert.get("dateTo"):
             start, end = expert.get("dateFrom") or "1800-01-01", expert.get("dateTo") or "3000-12-31"
             query = f"({query}) AND FIRST_PDATE:[{start} TO {end}]"
         params: list[tuple[str, str]] = [
@@ -65,13 +73,19 @@ class EuropePmcProtocol:
             ("format", "json"),
             ("resultType", "core"),
             ("pageSize", str(min(request.max_results, MAX_PAGE_SIZE))),
-            ("cursorMark", "*"),
+            ("cursorMark", resumed_text(request, "cursor") or "*"),
         ]
         email = contact_email(config)
         if email:
             params.append(("email", email))
         headers = {"Accept": "application/json", **identifying_headers(config)}
-        return RequestSpec(method="GET", url=f"{base}/search", params=tuple(params), headers=headers)
+        return RequestSpec(
+            method="GET",
+            url=f"{base}/search",
+            params=tuple(params),
+            headers=headers,
+            state={"honoured": honoured},
+        )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = expect(load_json(raw.body, "europepmc"), dict, "europepmc")
@@ -86,6 +100,7 @@ class EuropePmcProtocol:
             hits=hits[: request.max_results],
             total=as_int(data.get("hitCount")),
             note=unsupported_note(request, {"dateFrom", "dateTo"}),
+            next_page=_next_cursor(data, len(records)),
         )
 
     def describe_error(self, raw: RawResponse) -> str | None:
@@ -153,3 +168,9 @@ def _hit(record: dict[str, Any], modality: Modality) -> SearchHit | None:
 
 
 PROTOCOL = EuropePmcProtocol()
+
+
+def _next_cursor(data: dict[str, Any], got: int) -> dict[str, str] | None:
+    """Europe PMC's `nextCursorMark`; the last page repeats the cursor it was asked with."""
+    mark = data.get("nextCursorMark")
+    return {"cursor": mark} if got and isinstance(mark, str) and mark and mark != "*" else None

@@ -38,6 +38,7 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
+from ._filters import json_domains, time_range_start
 from ._text import as_int, embedded, expect, load_json, shorten
 from ._web import (
     built_hits,
@@ -74,6 +75,8 @@ class ExaProtocol:
     known_extras = frozenset({"textMaxCharacters"})
     """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = True
+    filters = frozenset({"includeDomains", "excludeDomains", "timeRange"})
+    """`includeDomains`, `excludeDomains`, `startPublishedDate` (today minus the range) in the body."""
     env_key = "EXA_API_KEY"
     default_rate_per_second = 5.0
     """Exa's documented default for /search is a handful of requests per second (unverified)."""
@@ -109,6 +112,11 @@ class ExaProtocol:
             since="startPublishedDate",
             until="endPublishedDate",
         )
+        json_domains(request, body, honoured, include="includeDomains", exclude="excludeDomains")
+        since = time_range_start(request)
+        if since is not None:
+            body["startPublishedDate"] = since.isoformat()
+            honoured.add("timeRange")
         auth = {"x-api-key": config.api_key.reveal()} if config.api_key else {}
         return json_post(f"{base}/search", body, auth, honoured=sorted(honoured))
 

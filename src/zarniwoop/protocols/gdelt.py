@@ -58,6 +58,9 @@ class GdeltProtocol:
     modalities = frozenset({Modality.NEWS})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    filters = frozenset({"includeDomains", "excludeDomains", "timeRange"})
+    """`domain:`/`-domain:` in `query`; `timespan` 1d/1w/1m (GDELT reaches three months back, so
+    `year` is its whole window: not expressed, reported ignored)."""
     default_rate_per_second = 1 / PACE_SECONDS
     prompt_hint = (
         "**GDELT** — worldwide online news in 65 languages from the last three months, with outlet, "
@@ -80,7 +83,11 @@ class GdeltProtocol:
             params.append(("startdatetime", expert["dateFrom"].replace("-", "") + "000000"))
         if expert.get("dateTo"):
             params.append(("enddatetime", expert["dateTo"].replace("-", "") + "235959"))
-        if not (expert.get("dateFrom") or expert.get("dateTo")) and config.extra("timespan"):
+        span = _TIMESPAN.get(request.filters.time_range or "")
+        if span and not expert.get("dateTo"):
+            params.append(("timespan", span))
+            honoured.add("timeRange")
+        elif not (expert.get("dateFrom") or expert.get("dateTo")) and config.extra("timespan"):
             params.append(("timespan", str(config.extra("timespan"))))
         headers = {"Accept": "application/json", **identifying_headers(config)}
         return RequestSpec(
@@ -111,6 +118,10 @@ class GdeltProtocol:
         return decoded.strip()[:300] if decoded else None
 
 
+_TIMESPAN = {"day": "1d", "week": "1w", "month": "1m"}
+"""`timeRange` → GDELT's `timespan` (its DOC API reaches back three months at most)."""
+
+
 def _query(request: SearchRequest) -> tuple[str, set[str]]:
     """The query with GDELT operators: `domain:` (a host) for `site`; the expert `domain` is a
     subject hint, not a host, and GDELT has no subject filter."""
@@ -119,6 +130,14 @@ def _query(request: SearchRequest) -> tuple[str, set[str]]:
     if value and "/" not in value and " " not in value:
         parts.append(f"domain:{value}")
         honoured.add("site")
+    filters = request.filters
+    if filters.include_domains:
+        terms = [f"domain:{d}" for d in filters.include_domains]
+        parts.append(terms[0] if len(terms) == 1 else "(" + " OR ".join(terms) + ")")
+        honoured.add("includeDomains")
+    if filters.exclude_domains:
+        parts.extend(f"-domain:{d}" for d in filters.exclude_domains)
+        honoured.add("excludeDomains")
     return " ".join(parts), honoured
 
 

@@ -36,6 +36,7 @@ from ..contract.errors import ConfigError, ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import QuotaStatus, SearchHit
+from ._filters import next_number, resumed_int, time_range_start
 from ._polite import identifying_headers
 from ._text import as_int, embedded, expect, load_json, obj, shorten, unsupported_note
 from ._web import compact, error_text, http_url, text
@@ -53,6 +54,8 @@ class GitHubProtocol:
     modalities = frozenset({Modality.CODE})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    filters = frozenset({"timeRange", "page"})
+    """`pushed:>=`/`created:>=` qualifiers for `timeRange` (code search has none); `page`."""
     env_key = "GITHUB_TOKEN"
     default_rate_per_second = 10 / 60
     """Search without a token: 10 requests a minute."""
@@ -81,7 +84,14 @@ class GitHubProtocol:
         base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         kind = _kind(config) if _kind(config) in KINDS else "repositories"
         query, honoured = _qualified(request, kind)
-        params = (("q", query), ("per_page", str(min(request.max_results, MAX_PER_PAGE))))
+        params: tuple[tuple[str, str], ...] = (
+            ("q", query),
+            ("per_page", str(min(request.max_results, MAX_PER_PAGE))),
+        )
+        page = resumed_int(request, "page", 1)
+        if page > 1:
+            params += (("page", str(page)),)
+            honoured.add("page")
         headers = {
             "Accept": "application/vnd.github+json",
             "X-GitHub-Api-Version": API_VERSION,
@@ -94,7 +104,7 @@ class GitHubProtocol:
             url=f"{base}/search/{kind}",
             params=params,
             headers=headers,
-            state={"kind": kind, "honoured": sorted(honoured)},
+            state={"kind": kind, "honoured": sorted(honoured), "page": page},
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
@@ -115,6 +125,7 @@ class GitHubProtocol:
             total=as_int(data.get("total_count")),
             note="; ".join(n for n in notes if n) or None,
             quota=_quota(raw),
+            next_page=_next_page(spec, request, as_int(data.get("total_count"))),
         )
 
     def describe_error(self, raw: RawResponse) -> str | None:
@@ -151,6 +162,10 @@ def _qualified(request: SearchRequest, kind: str) -> tuple[str, set[str]]:
     expert = request.expert_params
     parts, honoured = [request.query], set()
     start, end = expert.get("dateFrom"), expert.get("dateTo")
+    since = time_range_start(request)
+    if since is not None and kind != "code":
+        parts.append(f"{'pushed' if kind == 'repositories' else 'created'}:>={since.isoformat()}")
+        honoured.add("timeRange")
     if (start or end) and kind != "code":  # code search has no date qualifier
         field = "pushed" if kind == "repositories" else "created"
         parts.append(f"{field}:{start or '*'}..{end or '*'}")
@@ -280,3 +295,11 @@ _BUILDERS = {"repositories": _repository_hit, "code": _code_hit, "issues": _issu
 
 
 PROTOCOL = GitHubProtocol()
+
+
+def _next_page(spec: RequestSpec, request: SearchRequest, total: int | None) -> dict[str, str] | None:
+    """The next `page`: GitHub's search serves the first 1,000 results only."""
+    per_page = min(request.max_results, MAX_PER_PAGE)
+    reachable = min(total if total is not None else 1000, 1000)
+    page = int(spec.state.get("page", 1))
+    return next_number(page, reachable - (page - 1) * per_page, last=-(-reachable // per_page))

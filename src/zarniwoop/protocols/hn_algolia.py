@@ -31,6 +31,7 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
+from ._filters import next_number, resumed_int, time_range_start
 from ._text import as_int, embedded, expect, load_json, shorten, strip_html, text, unsupported_note
 from ._web import built_hits, error_text
 
@@ -48,6 +49,8 @@ class HackerNewsProtocol:
     """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     domains = frozenset({SearchDomain.TECH, SearchDomain.NEWS})
     key_required = False
+    filters = frozenset({"timeRange", "page"})
+    """`numericFilters=created_at_i>=…` for `timeRange`; `page` (0-based)."""
     default_rate_per_second = 2.0
     """10,000 requests/hour per IP ≈ 2.8/s; stay under it."""
     prompt_hint = (
@@ -64,9 +67,14 @@ class HackerNewsProtocol:
             ("query", request.query),
             ("tags", "story"),
             ("hitsPerPage", str(min(request.max_results, MAX_HITS_PER_PAGE))),
-            ("page", "0"),
+            ("page", str(page := resumed_int(request, "page", 0))),
         ]
         filters = _date_filters(request.expert_params)
+        honoured = ["page"] if request.resume is not None else []
+        since = time_range_start(request)
+        if since is not None:
+            filters.append(f"created_at_i>={int(datetime.combine(since, time.min, UTC).timestamp())}")
+            honoured.append("timeRange")
         if filters:
             params.append(("numericFilters", ",".join(filters)))
         return RequestSpec(
@@ -74,6 +82,7 @@ class HackerNewsProtocol:
             url=f"{base}/api/v1/{'search_by_date' if by_date else 'search'}",
             params=tuple(params),
             headers={"Accept": "application/json"},
+            state={"honoured": honoured, "page": page},
         )
 
     def describe_error(self, raw: RawResponse) -> str | None:
@@ -92,6 +101,7 @@ class HackerNewsProtocol:
             hits=hits[: request.max_results],
             total=as_int(data.get("nbHits")),
             note=unsupported_note(request, {"dateFrom", "dateTo"}),
+            next_page=next_number(int(spec.state.get("page", 0)), len(found), last=_last_page(data)),
         )
 
 
@@ -172,3 +182,9 @@ def _extract_stats(points: int | None, comments: int | None, author: str | None)
 
 
 PROTOCOL = HackerNewsProtocol()
+
+
+def _last_page(data: dict[str, Any]) -> int | None:
+    """Algolia's last page index (`nbPages` − 1; it serves at most 1,000 hits in all)."""
+    pages = as_int(data.get("nbPages"))
+    return pages - 1 if pages is not None else None

@@ -55,6 +55,8 @@ class NominatimProtocol:
     modalities = frozenset({Modality.MAP})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    filters = frozenset({"language", "region"})
+    """`accept-language`, `countrycodes`."""
     default_rate_per_second = 1.0
     """The usage policy's absolute maximum: one request per second."""
     prompt_hint = (
@@ -72,17 +74,30 @@ class NominatimProtocol:
             ("addressdetails", "1"),
             ("extratags", "1"),
         ]
+        honoured: list[str] = []
         lang = language(request)
         if lang:
             params.append(("accept-language", lang))
+            honoured.append("language")
         countries = (config.extra("countryCodes") or "").replace(" ", "").lower()
+        if request.filters.region:  # the caller's country narrows the endpoint's list, never widens it
+            wanted = request.filters.region.lower()
+            if not countries or wanted in countries.split(","):
+                countries = wanted
+                honoured.append("region")
         if countries:
             params.append(("countrycodes", countries))
         email = contact_email(config)
         if email:
             params.append(("email", email))
         headers = {"Accept": "application/json", **identifying_headers(config)}
-        return RequestSpec(method="GET", url=f"{base}/search", params=tuple(params), headers=headers)
+        return RequestSpec(
+            method="GET",
+            url=f"{base}/search",
+            params=tuple(params),
+            headers=headers,
+            state={"honoured": honoured},
+        )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = load_json(raw.body, "nominatim")

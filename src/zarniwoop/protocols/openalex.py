@@ -26,10 +26,14 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import QuotaStatus, SearchHit
+from ._filters import next_number, resumed_int, time_range_start
 from ._text import as_int, embedded, expect, load_json, obj, shorten, text, unsupported_note
 
 DEFAULT_BASE_URL = "https://api.openalex.org"
 MAX_PER_PAGE = 200
+_LAST_PAGE = 50
+"""Basic paging reaches the first 10,000 results (50 pages of 200; fewer pages of fewer results
+still stop there: `page × per-page` ≤ 10,000 — a conservative bound for any page size)."""
 
 
 class OpenAlexProtocol:
@@ -40,6 +44,8 @@ class OpenAlexProtocol:
     known_extras = frozenset({"contactEmail"})
     """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = False
+    filters = frozenset({"timeRange", "language", "page"})
+    """`filter=from_publication_date:` for `timeRange`, `filter=language:`, `page` (basic paging)."""
     default_rate_per_second = 10.0
     prompt_hint = (
         "**OpenAlex** — 250M+ scholarly works across all disciplines, with abstracts, authors, venues and "
@@ -54,6 +60,18 @@ class OpenAlexProtocol:
         ]
         filters = []
         expert = request.expert_params
+        honoured: list[str] = []
+        page = resumed_int(request, "page", 1)
+        if page > 1:
+            params.append(("page", str(page)))
+            honoured.append("page")
+        since = time_range_start(request)
+        if since is not None:
+            filters.append(f"from_publication_date:{since.isoformat()}")
+            honoured.append("timeRange")
+        if request.filters.language and "language" not in expert:
+            filters.append(f"language:{request.filters.language.lower()[:2]}")
+            honoured.append("language")
         if "dateFrom" in expert:
             filters.append(f"from_publication_date:{expert['dateFrom']}")
         if "dateTo" in expert:
@@ -68,7 +86,11 @@ class OpenAlexProtocol:
         if email:
             params.append(("mailto", email))
         return RequestSpec(
-            method="GET", url=f"{base}/works", params=tuple(params), headers={"Accept": "application/json"}
+            method="GET",
+            url=f"{base}/works",
+            params=tuple(params),
+            headers={"Accept": "application/json"},
+            state={"honoured": honoured, "page": page} if honoured or page > 1 else {},
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
@@ -87,11 +109,15 @@ class OpenAlexProtocol:
             {"filetype"} if request.expert_params.get("filetype", "").lower() == "pdf" else set()
         )
         hits = tuple(h for h in (_hit(w) for w in works if isinstance(w, dict)) if h)
+        page = int(spec.state.get("page", 1))
+        per_page = min(request.max_results, MAX_PER_PAGE)
+        last = -(-total // per_page) if total is not None else None
         return SearchPage(
             hits=hits[: request.max_results],
             total=total,
             note=unsupported_note(request, honoured),
             quota=_quota(raw),
+            next_page=next_number(page, len(works), last=min(last, _LAST_PAGE) if last else _LAST_PAGE),
         )
 
 

@@ -28,6 +28,7 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
+from ._filters import next_number, resumed_int
 from ._text import as_int, expect, load_json, unsupported_note
 from ._web import error_text
 
@@ -53,6 +54,8 @@ class OpenLibraryProtocol:
     modalities = frozenset({Modality.BOOK})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    filters = frozenset({"page"})
+    """`page` (1-based)."""
     default_rate_per_second = 1.0
     """Open Library throttles bursty anonymous clients with connection resets; one call a second is safe."""
     prompt_hint = (
@@ -72,7 +75,7 @@ class OpenLibraryProtocol:
         params: list[tuple[str, str]] = [
             ("q", query),
             ("limit", str(min(request.max_results, MAX_LIMIT))),
-            ("page", "1"),
+            ("page", str(page := resumed_int(request, "page", 1))),
             ("fields", FIELDS),
         ]
         language = _marc(request.expert_params.get("language"))
@@ -83,6 +86,7 @@ class OpenLibraryProtocol:
             url=f"{base}/search.json",
             params=tuple(params),
             headers={"Accept": "application/json"},
+            state={"honoured": ["page"] if request.resume is not None else [], "page": page},
         )
 
     def describe_error(self, raw: RawResponse) -> str | None:
@@ -101,8 +105,13 @@ class OpenLibraryProtocol:
         honoured = {"dateFrom", "dateTo"} | (
             {"language"} if _marc(request.expert_params.get("language")) else set()
         )
+        limit = min(request.max_results, MAX_LIMIT)
+        last = -(-total // limit) if total is not None else None
         return SearchPage(
-            hits=hits[: request.max_results], total=total, note=unsupported_note(request, honoured)
+            hits=hits[: request.max_results],
+            total=total,
+            note=unsupported_note(request, honoured),
+            next_page=next_number(int(spec.state.get("page", 1)), len(docs), last=last),
         )
 
 

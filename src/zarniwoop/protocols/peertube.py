@@ -33,6 +33,7 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
+from ._filters import next_offset, resumed_int, time_range_start
 from ._text import as_int, expect, load_json, obj, shorten, unsupported_note
 from ._web import compact, error_text, format_duration, hostname, http_url, split_url, text
 
@@ -47,6 +48,8 @@ class PeerTubeProtocol:
     modalities = frozenset({Modality.VIDEO})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    filters = frozenset({"timeRange", "page"})
+    """`startDate` for `timeRange`; pages by `start`."""
     default_rate_per_second = 2.0
     """PeerTube's default limit is 50 calls per 10 s per IP; 2/s leaves room for an admin's stricter one."""
     prompt_hint = (
@@ -59,12 +62,17 @@ class PeerTubeProtocol:
         base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         params: list[tuple[str, str]] = [
             ("search", request.query),
-            ("start", "0"),
+            ("start", str(start := resumed_int(request, "offset", 0))),
             ("count", str(min(request.max_results, MAX_COUNT))),
             ("sort", config.extra("sort") or "-match"),
             ("nsfw", "false"),
         ]
         expert = request.expert_params
+        honoured = ["page"] if request.resume is not None else []
+        since = time_range_start(request)
+        if since is not None:
+            params.append(("startDate", f"{since.isoformat()}T00:00:00Z"))
+            honoured.append("timeRange")
         if expert.get("dateFrom"):
             params.append(("startDate", f"{expert['dateFrom']}T00:00:00Z"))
         if expert.get("dateTo"):
@@ -76,7 +84,7 @@ class PeerTubeProtocol:
             url=f"{base}/api/v1/search/videos",
             params=tuple(params),
             headers={"Accept": "application/json"},
-            state={"base": base},
+            state={"base": base, "honoured": honoured, "start": start},
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
@@ -93,6 +101,12 @@ class PeerTubeProtocol:
             hits=hits[: request.max_results],
             total=as_int(data.get("total")),
             note=unsupported_note(request, {"dateFrom", "dateTo", "language"}),
+            next_page=next_offset(
+                int(spec.state.get("start", 0)),
+                min(request.max_results, MAX_COUNT),
+                len(videos),
+                as_int(data.get("total")),
+            ),
         )
 
     def describe_error(self, raw: RawResponse) -> str | None:

@@ -33,9 +33,11 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..contract.enums import ContentInline, Modality, SearchDomain, Tier
 from ..contract.errors import InvalidRequestError, ParseError
+from ..contract.filters import TIME_RANGE_DAYS
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, QuotaStatus, SearchHit
+from ._filters import next_offset, resumed_int
 from ._text import as_int, unsupported_note
 from ._web import error_text
 from ._xml import child, child_text, children, local, parse_xml, text_of
@@ -68,6 +70,8 @@ class PubMedProtocol:
     """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     domains = frozenset({SearchDomain.BIOMEDICAL, SearchDomain.ACADEMIC})
     key_required = False
+    filters = frozenset({"timeRange", "page"})
+    """`datetype=pdat&reldate=<days>` for `timeRange`; pages by `retstart`."""
     env_key = "NCBI_API_KEY"
     default_rate_per_second = 3.0
     default_rate_with_key = 10.0
@@ -88,12 +92,17 @@ class PubMedProtocol:
         params: list[tuple[str, str]] = [
             ("db", "pubmed"),
             ("term", term),
-            ("retstart", "0"),
+            ("retstart", str(retstart := resumed_int(request, "offset", 0))),
             ("retmax", str(min(request.max_results, MAX_RETMAX))),
             ("sort", "relevance"),
         ]
         start, end = request.expert_params.get("dateFrom"), request.expert_params.get("dateTo")
-        if start or end:
+        honoured = ["page"] if request.resume is not None else []
+        days = TIME_RANGE_DAYS.get(request.filters.time_range or "")
+        if days:  # NCBI's own relative range: the last `reldate` days of publication dates
+            params += [("datetype", "pdat"), ("reldate", str(days))]
+            honoured.append("timeRange")
+        elif start or end:
             params += [
                 ("datetype", "pdat"),
                 ("mindate", (start or "1800-01-01").replace("-", "/")),
@@ -105,7 +114,7 @@ class PubMedProtocol:
             params=tuple(params) + _identity(config),
             headers={"Accept": "application/xml"},
             step="esearch",
-            state={"base": base, "identity": _identity(config)},
+            state={"base": base, "identity": _identity(config), "honoured": honoured, "retstart": retstart},
         )
 
     def describe_error(self, raw: RawResponse) -> str | None:
@@ -152,7 +161,15 @@ class PubMedProtocol:
             params=(("db", "pubmed"), ("id", ",".join(ids)), *identity),
             headers={"Accept": "application/xml"},
             step="esummary",
-            state={"base": base, "ids": tuple(ids), "total": total, "note": note},
+            state={
+                "base": base,
+                "ids": tuple(ids),
+                "total": total,
+                "note": note,
+                "next": next_offset(
+                    int(spec.state.get("retstart", 0)), min(request.max_results, MAX_RETMAX), len(ids), total
+                ),
+            },
         )
         return SearchPage(total=total, note=note, next_request=summary, quota=_quota(raw))
 
@@ -174,6 +191,7 @@ class PubMedProtocol:
             total=total if isinstance(total, int) else None,
             note=spec.state.get("note"),
             quota=_quota(raw),
+            next_page=spec.state.get("next"),
         )
 
     def load_content(self, ref: ContentRef, config: InstanceConfig) -> RequestSpec:

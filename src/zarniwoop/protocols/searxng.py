@@ -15,6 +15,8 @@ NEWS → `news`, ACADEMIC → `science`. Expert params: `site` → `site:` and `
 `filetype:` in the query (passed on to the engines; the big web engines honour them), `language`
 → `language`, `dateFrom` → the smallest `time_range` (day, week, month, year) that covers it —
 widened, so the note says so. `dateTo` in the past cannot be expressed and is named in the note.
+Filters: `includeDomains`/`excludeDomains` → `site:`/`-site:` in `q`, `timeRange` → `time_range`,
+`safeSearch` → `safesearch` 0/1/2, `region` → `language=de-DE`; pages → `pageno` 1, 2, 3, ….
 
 Quirks (see the shared WIRE_NOTES):
 - No page-size parameter: about 20–30 results per page come back; the instance trims to maxResults.
@@ -37,6 +39,7 @@ from ..contract.errors import ConfigError, ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
+from ._filters import domain_operators, next_number, resumed_int
 from ._text import as_int, expect, load_json, shorten, unsupported_note
 from ._web import (
     compact,
@@ -59,6 +62,8 @@ _CATEGORY = {
 }
 _TIME_RANGES = (("day", 1), ("week", 7), ("month", 31), ("year", 366))
 """SearXNG's `time_range` values and how many days back each reaches."""
+_SAFE_SEARCH = {"off": "0", "moderate": "1", "strict": "2"}
+"""`safeSearch` → SearXNG's `safesearch` levels."""
 _RESOLUTION = re.compile(r"^\s*(\d+)\s*[x×X]\s*(\d+)\s*$")
 JSON_DISABLED = (
     "JSON output is not enabled on this SearXNG instance; add `json` to `search.formats` in its "
@@ -72,6 +77,10 @@ class SearxngProtocol:
     modalities = frozenset(_CATEGORY)
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     known_extras = frozenset({"engines"})
+    filters = frozenset(
+        {"includeDomains", "excludeDomains", "timeRange", "safeSearch", "language", "region", "page"}
+    )
+    """`site:`/`-site:` in `q`, `time_range`, `safesearch`, `language` (`de-DE` with a region), `pageno`."""
     """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = False
     default_rate_per_second = None
@@ -105,16 +114,27 @@ class SearxngProtocol:
         self.validate_config(config)
         assert config.base_url is not None
         query, honoured = query_with_operators(request)
+        query = domain_operators(query, request, honoured)
+        pageno = resumed_int(request, "page", 1)
         params: list[tuple[str, str]] = [
             ("q", query),
             ("format", "json"),
             ("categories", _CATEGORY[request.modality]),
-            ("pageno", "1"),
+            ("pageno", str(pageno)),
         ]
+        if request.resume is not None:
+            honoured.add("page")
         lang = language(request)
         if lang:
-            params.append(("language", lang))
-            honoured.add("language")
+            country = request.filters.region
+            params.append(("language", f"{lang}-{country}" if country else lang))
+            honoured.update(("language", "region") if country else ("language",))
+        if request.filters.safe_search:
+            params.append(("safesearch", _SAFE_SEARCH[request.filters.safe_search]))
+            honoured.add("safeSearch")
+        if request.filters.time_range:
+            params.append(("time_range", request.filters.time_range))
+            honoured.add("timeRange")
         engines = config.extra("engines")
         if engines:
             params.append(("engines", engines))
@@ -135,7 +155,7 @@ class SearxngProtocol:
             url=f"{config.base_url.rstrip('/')}/search",
             params=tuple(params),
             headers={"Accept": "application/json"},
-            state={"honoured": sorted(honoured), "notes": notes},
+            state={"honoured": sorted(honoured), "notes": notes, "pageno": pageno},
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
@@ -156,7 +176,12 @@ class SearxngProtocol:
         if corrections and not hits:
             notes.append(f"did you mean: {corrections[0]}")
         error = f"searxng: no results; engines that failed: {failed}" if failed and not hits else None
-        return SearchPage(hits=hits, note="; ".join(n for n in notes if n) or None, error_message=error)
+        return SearchPage(
+            hits=hits,
+            note="; ".join(n for n in notes if n) or None,
+            error_message=error,
+            next_page=next_number(int(spec.state.get("pageno", 1)), len(hits)),
+        )
 
     def describe_error(self, raw: RawResponse) -> str | None:
         message = error_text(raw, "error")

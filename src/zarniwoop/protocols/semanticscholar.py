@@ -30,6 +30,7 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
+from ._filters import resumed_int, time_range_start
 from ._text import as_int, embedded, expect, load_json, obj, shorten, unsupported_note
 from ._web import compact, error_text, http_url, text
 
@@ -48,6 +49,8 @@ class SemanticScholarProtocol:
     modalities = frozenset({Modality.ACADEMIC})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    filters = frozenset({"timeRange", "page"})
+    """`publicationDateOrYear=<since>:` for `timeRange`; pages by `offset` (the body's `next`)."""
     env_key = "SEMANTIC_SCHOLAR_API_KEY"
     default_rate_per_second = 1 / 3
     """Keyless: ≈100 requests per 5 minutes (the per-IP figure S2 support quoted)."""
@@ -67,7 +70,15 @@ class SemanticScholarProtocol:
             ("fields", FIELDS),
         ]
         expert = request.expert_params
-        if expert.get("dateFrom") or expert.get("dateTo"):
+        honoured = ["page"] if request.resume is not None else []
+        offset = resumed_int(request, "offset", 0)
+        if offset:
+            params.append(("offset", str(offset)))
+        since = time_range_start(request)
+        if since is not None:
+            params.append(("publicationDateOrYear", f"{since.isoformat()}:"))
+            honoured.append("timeRange")
+        elif expert.get("dateFrom") or expert.get("dateTo"):
             params.append(
                 ("publicationDateOrYear", f"{expert.get('dateFrom', '')}:{expert.get('dateTo', '')}")
             )
@@ -77,7 +88,11 @@ class SemanticScholarProtocol:
         if config.api_key:
             headers["x-api-key"] = config.api_key.reveal()
         return RequestSpec(
-            method="GET", url=f"{base}/graph/v1/paper/search", params=tuple(params), headers=headers
+            method="GET",
+            url=f"{base}/graph/v1/paper/search",
+            params=tuple(params),
+            headers=headers,
+            state={"honoured": honoured},
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
@@ -95,8 +110,12 @@ class SemanticScholarProtocol:
         honoured = {"dateFrom", "dateTo"} | (
             {"filetype"} if request.expert_params.get("filetype", "").lower() == "pdf" else set()
         )
+        following = as_int(data.get("next"))  # the offset of the next page; absent on the last one
         return SearchPage(
-            hits=hits[: request.max_results], total=total, note=unsupported_note(request, honoured)
+            hits=hits[: request.max_results],
+            total=total,
+            note=unsupported_note(request, honoured),
+            next_page={"offset": str(following)} if following and papers else None,
         )
 
     def describe_error(self, raw: RawResponse) -> str | None:

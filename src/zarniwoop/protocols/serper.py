@@ -34,6 +34,7 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
+from ._filters import domain_operators, next_number, resumed_int
 from ._text import as_int, expect, load_json, shorten, unsupported_note
 from ._web import (
     built_hits,
@@ -72,6 +73,8 @@ class SerperProtocol:
     modalities = frozenset(_VERTICALS)
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = True
+    filters = frozenset({"includeDomains", "excludeDomains", "timeRange", "language", "region", "page"})
+    """`site:`/`-site:` in `q`, `tbs=qdr:d|w|m|y`, `hl`, `gl`, `page`."""
     env_key = "SERPER_API_KEY"
     default_rate_per_second = 5.0
     """Serper states no per-second limit for the free tier; 5/s keeps a burst polite (unverified)."""
@@ -86,13 +89,22 @@ class SerperProtocol:
         path, results_key = _VERTICALS[request.modality]
         forced = "pdf" if request.modality is Modality.PDF else None
         query, honoured = query_with_operators(request, filetype=forced)
+        query = domain_operators(query, request, honoured)
         body: dict[str, Any] = {"q": query, "num": min(request.max_results, MAX_NUM)}
+        page = resumed_int(request, "page", 1)
+        if page > 1:
+            body["page"] = page
+            honoured.add("page")
         lang, country = language(request), region(request)
         if lang:
             body["hl"] = lang
             honoured.add("language")
         if country:
             body["gl"] = country
+            honoured.add("region")
+        if request.filters.time_range and request.modality is not Modality.ACADEMIC:
+            body["tbs"] = f"qdr:{request.filters.time_range[0]}"  # qdr:d, qdr:w, qdr:m, qdr:y
+            honoured.add("timeRange")
         expert = request.expert_params
         notes: list[str] = []
         if request.modality is Modality.ACADEMIC:
@@ -107,7 +119,13 @@ class SerperProtocol:
         honoured.update(k for k in ("dateFrom", "dateTo") if k in expert)
         auth = {"X-API-KEY": config.api_key.reveal()} if config.api_key else {}
         return json_post(
-            f"{base}{path}", body, auth, results=results_key, honoured=sorted(honoured), notes=notes
+            f"{base}{path}",
+            body,
+            auth,
+            results=results_key,
+            honoured=sorted(honoured),
+            notes=notes,
+            page=page,
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
@@ -133,7 +151,12 @@ class SerperProtocol:
         ignored = unsupported_note(request, set(spec.state.get("honoured", ())))
         if ignored:
             notes.insert(0, ignored)
-        return SearchPage(hits=hits, note="; ".join(notes) or None, quota=quota_from_headers(raw))
+        return SearchPage(
+            hits=hits,
+            note="; ".join(notes) or None,
+            quota=quota_from_headers(raw),
+            next_page=next_number(int(spec.state.get("page", 1)), len(hits)),
+        )
 
     def describe_error(self, raw: RawResponse) -> str | None:
         return error_text(raw, "message", "error")

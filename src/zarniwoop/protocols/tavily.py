@@ -33,6 +33,7 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
+from ._filters import json_domains
 from ._text import embedded, expect, load_json, shorten
 from ._web import (
     built_hits,
@@ -58,6 +59,8 @@ class TavilyProtocol:
     known_extras = frozenset({"searchDepth"})
     """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = True
+    filters = frozenset({"includeDomains", "excludeDomains", "timeRange"})
+    """`include_domains`, `exclude_domains`, `time_range` in the JSON body."""
     env_key = "TAVILY_API_KEY"
     default_rate_per_second = 1.5
     """About 100 requests a minute for development keys (unverified)."""
@@ -77,6 +80,10 @@ class TavilyProtocol:
             "search_depth": config.extra("searchDepth") or "basic",
         }
         json_filters(request, body, honoured, sites="include_domains", since="start_date", until="end_date")
+        json_domains(request, body, honoured, include="include_domains", exclude="exclude_domains")
+        if request.filters.time_range:
+            body["time_range"] = request.filters.time_range  # day, week, month, year: Tavily's own words
+            honoured.add("timeRange")
         auth = {"Authorization": f"Bearer {config.api_key.reveal()}"} if config.api_key else {}
         return json_post(f"{base}/search", body, auth, honoured=sorted(honoured))
 

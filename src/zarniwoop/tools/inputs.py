@@ -13,12 +13,13 @@ unset, so a `null` is dropped before validation (the default applies; a required
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 from pydantic.alias_generators import to_camel
 
 from ..contract.enums import Modality
+from ..contract.filters import MAX_DOMAINS, NO_FILTERS, SearchFilters
 from ..contract.query import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, PROFILE_RULE
 from ..research.pipeline import MAX_DEPTH, MAX_QUESTION_CHARS
 from .schema import nullable_optionals
@@ -92,9 +93,68 @@ class ToolInput(BaseModel):
         return data
 
 
-class ResearchSearchInput(ToolInput):
-    """Search one modality through the provider cascade; the first provider with hits answers."""
+DomainList = Annotated[
+    list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=253)]] | None,
+    Field(max_length=MAX_DOMAINS),
+]
 
+
+_FILTER_FIELDS = frozenset(
+    {"include_domains", "exclude_domains", "time_range", "safe_search", "region", "page", "strict_filters"}
+)
+"""`FilterInput`'s own fields: a search that sets none of them has `NO_FILTERS`."""
+
+
+class FilterInput(ToolInput):
+    """The search filters of `contract/filters.py`, shared by both search tools. Listed after a tool's
+    own parameters: pydantic orders fields from the last base class on, so a tool is
+    `class Tool(FilterInput, _ToolFields)` and a reader (a model) meets `query` first."""
+
+    include_domains: Annotated[
+        DomainList,
+        Field(description="Only hits from these domains (and their subdomains), e.g. [`nature.com`]."),
+    ] = None
+    exclude_domains: Annotated[
+        DomainList,
+        Field(description="No hits from these domains (and their subdomains), e.g. [`pinterest.com`]."),
+    ] = None
+    time_range: Annotated[
+        Literal["day", "week", "month", "year"] | None,
+        Field(description="Only results from the last day, week, month or year."),
+    ] = None
+    safe_search: Annotated[
+        Literal["off", "moderate", "strict"] | None, Field(description="Filter explicit content.")
+    ] = None
+    region: Annotated[
+        Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z]{2}$")] | None,
+        Field(description="Country of the results, ISO 3166 alpha-2, e.g. `DE`."),
+    ] = None
+    page: Annotated[
+        Annotated[str, StringConstraints(max_length=2048)] | None,
+        Field(description="The `nextPage` of a previous result of this same search: its next page."),
+    ] = None
+    strict_filters: Annotated[
+        bool | None,
+        Field(description="Skip providers that cannot honour a filter instead of reporting it ignored."),
+    ] = None
+
+    def search_filters(self, language: str | None = None) -> SearchFilters:
+        """The contract's filters (`InvalidRequestError` naming the field for a bad domain, …)."""
+        if not (self.model_fields_set & _FILTER_FIELDS) and language is None:
+            return NO_FILTERS  # most searches set none: no validation to run
+        return SearchFilters.create(
+            include_domains=self.include_domains,
+            exclude_domains=self.exclude_domains,
+            time_range=self.time_range,
+            safe_search=self.safe_search,
+            language=language,
+            region=self.region,
+            page=self.page,
+            strict=bool(self.strict_filters),
+        )
+
+
+class _SearchFields(ToolInput):
     query: QueryText
     modality: ModalityParam
     max_results: MaxResults = 10
@@ -109,9 +169,11 @@ class ResearchSearchInput(ToolInput):
     profile: ProfileName = None
 
 
-class ResearchSearchExpertInput(ToolInput):
-    """Search with filters (site, file type, date range, …) or pinned to one provider instance."""
+class ResearchSearchInput(FilterInput, _SearchFields):
+    """Search one modality through the provider cascade; the first provider with hits answers."""
 
+
+class _ExpertFields(ToolInput):
     query: QueryText
     modality: ModalityParam
     max_results: MaxResults
@@ -155,6 +217,10 @@ class ResearchSearchExpertInput(ToolInput):
             "language": self.language,
         }
         return {k: v for k, v in raw.items() if v}
+
+
+class ResearchSearchExpertInput(FilterInput, _ExpertFields):
+    """Search with filters (site, file type, date range, …) or pinned to one provider instance."""
 
 
 class ResearchRichInput(ToolInput):
@@ -201,6 +267,7 @@ class ResearchProvidersInput(ToolInput):
 
 __all__ = [
     "RICH_MODALITIES",
+    "FilterInput",
     "ResearchInvestigateInput",
     "ResearchProvidersInput",
     "ResearchRichInput",

@@ -71,6 +71,13 @@ class Attempt(_Wire):
     hint: str | None = Field(None, description="What would fix it: the key's variable of a no_key skip.")
 
 
+class IgnoredParam(_Wire):
+    """A filter the serving provider could not honour."""
+
+    param: str
+    reason: str
+
+
 class RoutedProfile(_Wire):
     """The agent profile whose cascade served a result (docs/providers.md, "Agent profiles")."""
 
@@ -95,6 +102,15 @@ class ModalityResult(_Wire):
     cached: bool = False
     cached_at: str | None = Field(None, description="When the provider gave a cached answer (ISO-8601 UTC).")
     profile: RoutedProfile | None = Field(None, description="Set when an agent profile routed this search.")
+    next_page: str | None = Field(
+        None, description="Pass as `page` with the same search for the next page; null when there is no more."
+    )
+    ignored_params: list[IgnoredParam] = Field(
+        default_factory=list, description="Filters the serving provider could not honour, with the reason."
+    )
+    dropped_reasons: dict[str, int] = Field(
+        default_factory=dict, description="Why droppedCount hits were dropped (excludeDomains, …)."
+    )
 
 
 class SearchResult(ModalityResult):

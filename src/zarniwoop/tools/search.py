@@ -21,7 +21,12 @@ from .render import render_result
 
 def search_request(args: ResearchSearchInput) -> SearchRequest:
     return SearchRequest.create(
-        args.query, args.modality, max_results=args.max_results, locale=args.locale, profile=args.profile
+        args.query,
+        args.modality,
+        max_results=args.max_results,
+        locale=args.locale,
+        profile=args.profile,
+        filters=args.search_filters(),
     )
 
 
@@ -34,6 +39,7 @@ def expert_request(args: ResearchSearchExpertInput) -> SearchRequest:
         pinned_provider_id=args.pinned_provider_id,
         expert_params=args.expert_params(),
         profile=args.profile,
+        filters=args.search_filters(),
     )
 
 
@@ -103,9 +109,11 @@ SEARCH_EXPERT = ToolSpec(
     name="research_search_expert",
     title="Expert search",
     description=(
-        "Targeted search with filters: only one site (`site`), one file type (`filetype`, e.g. pdf), a date "
-        "range (`dateFrom`/`dateTo`), a language, or exactly one provider instance (`pinnedProviderId`, see "
-        "research_providers; no fallback then). Use after research_search to narrow down."
+        "Targeted search with filters: only some sites (`site`, `includeDomains`) or none of some "
+        "(`excludeDomains`), one file type (`filetype`, e.g. pdf), a date range (`dateFrom`/`dateTo`) or a "
+        "recent one (`timeRange`), safe search, a language and region, or exactly one provider instance "
+        "(`pinnedProviderId`, see research_providers; no fallback then). Pass a result's `nextPage` as `page` "
+        "for more results. Use after research_search to narrow down."
     ),
     input_model=ResearchSearchExpertInput,
     body=run_search_expert,

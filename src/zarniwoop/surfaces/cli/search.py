@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -41,11 +41,28 @@ def search(
     profile: str | None = typer.Option(
         None, "--profile", help="Route through this agent profile's providers (zarniwoop profiles)."
     ),
+    include_domain: Annotated[
+        list[str] | None, typer.Option("--include-domain", help="Only hits from this domain (repeatable).")
+    ] = None,
+    exclude_domain: Annotated[
+        list[str] | None, typer.Option("--exclude-domain", help="No hits from this domain (repeatable).")
+    ] = None,
+    time_range: str | None = typer.Option(None, "--time-range", help="day, week, month or year."),
+    safe_search: str | None = typer.Option(None, "--safe-search", help="off, moderate or strict."),
+    region: str | None = typer.Option(None, "--region", help="ISO 3166 country code, e.g. DE."),
+    strict_filters: bool = typer.Option(
+        False, "--strict-filters", help="Skip providers that cannot honour a filter."
+    ),
+    page: str | None = typer.Option(None, "--page", help="The nextPage cursor of a previous result."),
+    next_page: bool = typer.Option(
+        False, "--next", help="The next page of the last search (same query and filters)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the SearchResult JSON."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Skip cached answers: ask the providers now."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help=VERBOSE_HELP),
 ) -> None:
     """Search one modality through the provider cascade."""
+    from ...contract.filters import SearchFilters
     from ...contract.query import SearchRequest
 
     expert = {
@@ -57,7 +74,17 @@ def search(
         "language": language,
     }
 
-    def build_request() -> SearchRequest:
+    def build_request(cursor: str | None = page) -> SearchRequest:
+        filters = SearchFilters.create(
+            include_domains=include_domain,
+            exclude_domains=exclude_domain,
+            time_range=time_range,
+            safe_search=safe_search,
+            language=None,
+            region=region,
+            page=cursor,
+            strict=strict_filters,
+        )
         return SearchRequest.create(
             query=query,
             modality=modality,
@@ -67,14 +94,28 @@ def search(
             pinned_provider_id=provider,
             expert_params=expert,
             profile=profile,
+            filters=filters,
         )
 
     async def body(rt: Runtime) -> SearchResult:
-        return await rt.dispatcher.search(build_request(), ctx.obj.scope, cache=not no_cache)
+        from .paging import last_cursor, remember_cursor
+
+        scope = ctx.obj.scope
+        cursor = page
+        if next_page:
+            cursor = last_cursor(rt.home, scope)
+            if cursor is None:
+                raise fail("page: no next page to read; the last search here returned no nextPage")
+        result = await rt.dispatcher.search(build_request(cursor), scope, cache=not no_cache)
+        remember_cursor(rt.home, scope, result.next_page)
+        return result
 
     # Validate before opening the runtime, so bad input writes nothing (not even a database file).
     from ...contract.errors import ZarniwoopError
 
+    if next_page and page:
+        typer.echo("error: page: give --page CURSOR or --next, not both", err=True)
+        raise typer.Exit(2)
     try:
         build_request()
     except ZarniwoopError as exc:
@@ -134,6 +175,10 @@ def render_result(result: SearchResult) -> None:
     )
     if result.note:
         out.print(f"[yellow]note:[/yellow] {result.note}")
+    for ignored in result.ignored_params:
+        out.print(f"[yellow]ignored:[/yellow] {ignored.param} — {escape(ignored.reason)}")
+    if result.next_page:
+        out.print("[dim]more results: zarniwoop search … --next[/dim]")
 
 
 def failure_details(result: SearchResult) -> list[str]:

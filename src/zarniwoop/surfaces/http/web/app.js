@@ -185,7 +185,8 @@ async function runSearch(event, { fresh = false } = {}) {
   const rich = body.modality === RICH;
   const path = rich ? "/v1/research/rich"
     : Object.keys(expert).length ? "/v1/research/search_expert" : "/v1/research/search";
-  const sent = rich ? { query: body.query, maxResults: body.maxResults, cache: body.cache } : { ...body, ...expert };
+  const sent = rich ? { query: body.query, maxResults: body.maxResults, cache: body.cache } : { ...body, ...expert, ...searchFilters(form) };
+  lastSearch = rich ? null : { path, sent };
   shareSearch(body);
   const current = ticket("search");
   setStatus("search", rich ? "Searching web, images, videos and news…" : "Searching…");
@@ -336,6 +337,48 @@ function attemptsTable(attempts) {
   return table(null, ["#", "Provider", "Outcome", "Duration", "Detail"], rows, { className: "attempts" });
 }
 
+let lastSearch = null; // the request of the results shown: "More results" asks for its next page
+
+function searchFilters(form) {
+  // The filters as the API names them; domains typed comma- or space-separated.
+  const filters = {};
+  for (const key of ["includeDomains", "excludeDomains"]) {
+    const domains = form[key].value.split(/[\s,]+/).filter(Boolean);
+    if (domains.length) filters[key] = domains;
+  }
+  for (const key of ["timeRange", "safeSearch", "region"]) {
+    const value = form[key].value.trim();
+    if (value) filters[key] = value;
+  }
+  return filters;
+}
+
+async function moreResults(button, cursor) {
+  // The next page, from the provider that served this one (the cursor pins it); its hits are appended.
+  if (!lastSearch) return;
+  clearError("search");
+  const current = ticket("search");
+  try {
+    button.disabled = true; // one click, one page
+    const result = await api("POST", lastSearch.path, { body: { ...lastSearch.sent, page: cursor } });
+    if (!current()) return;
+    const list = $("search-results").querySelector("ol.hits");
+    for (const hit of result.hits) list.append(hitItem(hit));
+    button.replaceWith(moreButton(result));
+    setStatus("search", `${result.returnedCount} more hit${result.returnedCount === 1 ? "" : "s"} from ${result.providerInstanceId ?? "no provider"}.`, { quiet: true });
+  } catch (error) {
+    button.disabled = false;
+    if (current()) fail("search", error);
+  }
+}
+
+function moreButton(result) {
+  if (!result.nextPage) return h("p", { class: "hint" }, "No more results from this provider.");
+  const button = h("button", { type: "button", class: "secondary", id: "search-more" }, "More results");
+  button.addEventListener("click", () => moreResults(button, result.nextPage));
+  return button;
+}
+
 function renderSearch(result) {
   const summary = h("p", { class: "summary" },
     h("strong", {}, `${result.returnedCount} hit${result.returnedCount === 1 ? "" : "s"}`),
@@ -348,7 +391,11 @@ function renderSearch(result) {
     summary,
     result.errorMessage ? h("p", { class: "warn-box" }, `No provider answered: ${result.errorMessage}`) : null,
     result.note ? h("p", { class: "note" }, `Note: ${result.note}`) : null,
+    (result.ignoredParams || []).length
+      ? h("p", { class: "note" }, `Not honoured: ${result.ignoredParams.map((p) => `${p.param} (${p.reason})`).join("; ")}`)
+      : null,
     result.hits.length ? h("ol", { class: "hits" }, result.hits.map((hit) => hitItem(hit))) : null,
+    result.hits.length && lastSearch ? moreButton(result) : null,
     h("section", { class: "trail", "aria-labelledby": "attempts-title" },
       h("h2", { id: "attempts-title" }, "Attempts"),
       h("p", { class: "hint" },
