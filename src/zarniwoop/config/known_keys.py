@@ -96,6 +96,15 @@ KNOWN_KEYS: tuple[KnownKey, ...] = (
     KnownKey("research.probe.intervalSeconds", "reachability probes of keyless endpoints (0 = off)", "300"),
     KnownKey("research.profile.<name>.providers", "an agent profile's providers, in order"),
     KnownKey("research.profile.<name>.providers.<modality>", "an agent profile's providers for one modality"),
+    KnownKey(
+        "observability.traces.content",
+        "put queries, prompts and completions in this scope's trace spans (else the query's SHA-256 only)",
+        "false",
+    ),
+    KnownKey(
+        "observability.traces.propagate",
+        "endpoint or LLM provider instance ids whose requests carry `traceparent` (comma list)",
+    ),
     KnownKey("ai.default.provider", "the provider of `default:` model specs"),
     KnownKey("ai.default.model", "the model of `default:` model specs"),
     KnownKey(

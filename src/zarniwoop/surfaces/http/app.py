@@ -31,6 +31,7 @@ from .no_store import NoStoreApiAnswers
 from .openai_wire import request_schemas
 from .routes import ROUTERS
 from .state import AppState
+from .trace_requests import trace_id_headers
 
 if TYPE_CHECKING:
     from ...contract.protocol import SearchProtocol
@@ -121,6 +122,9 @@ def create_app(
     app.add_middleware(RequestGuard)  # token before body, bodies capped (issue 11)
     app.add_middleware(NoStoreApiAnswers)
     app.add_middleware(AllowedMethods, routes_of=app)
+    app.add_middleware(
+        trace_id_headers
+    )  # outermost: a refused request says its trace too (off: a pass-through)
     for router in ROUTERS:
         app.include_router(router)
     app.openapi = _with_components(app, request_schemas())  # type: ignore[method-assign]
