@@ -59,6 +59,7 @@ def test_auto_is_plain_off_a_terminal_and_the_mcp_sdk_does_not_replace_it():
     root = logging.getLogger()
     saved = (list(root.handlers), root.level)
     try:
+        root.handlers[:] = []  # a process nobody configured logging for, as `zarniwoop` starts
         configure_logging("auto")  # pytest's stderr is no terminal
         mcp_configure_logging("INFO")  # what building an MCPServer does
         [handler] = root.handlers

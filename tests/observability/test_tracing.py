@@ -157,6 +157,7 @@ def test_an_incoming_traceparent_is_the_parent_and_the_result_and_audit_row_carr
         **three_wikis(emulator),
         "research.default.encyclopedia": "bad",
         "research.fallback.encyclopedia": "good",
+        "research.endpoint.good.traceparent": True,  # the operator's own upstream: it joins the trace
     }
     config = write_config(tmp_path, {"settings": settings})
     with OtlpReceiver() as receiver, tracing_to(receiver):
@@ -189,4 +190,39 @@ def test_an_incoming_traceparent_is_the_parent_and_the_result_and_audit_row_carr
     assert http.name == "POST /v1/research/search"
     assert http.attributes["http.response.status_code"] == 200
     assert http.attributes["zarniwoop.tool"] == "research_search"
-    assert [s.name for s in children(spans, http)] == ["zarniwoop.search"]
+    [search] = children(spans, http)
+    assert search.name == "zarniwoop.search"
+    # outgoing: only the marked endpoint hears the trace, as a child of its attempt's span
+    assert emulator.requests("/bad/w/rest.php/v1/search/page")[0].header("traceparent") is None
+    sent = emulator.requests("/good/w/rest.php/v1/search/page")[0].header("traceparent")
+    good = next(s for s in children(spans, search) if s.attributes["zarniwoop.provider.instance"] == "good")
+    assert sent == f"00-{trace_id}-{good.span_id}-01"
+
+
+def test_a_cli_command_is_a_span_under_the_environments_traceparent(tmp_path, emulator, monkeypatch):
+    from typer.testing import CliRunner
+
+    from zarniwoop.observability.tracing import shutdown_tracing
+    from zarniwoop.surfaces.cli import app
+
+    trace_id, parent_span = "5bf92f3577b34da6a3ce929d0e0e4737", "10f067aa0ba902b8"
+    config = write_config(
+        tmp_path, {"settings": {**three_wikis(emulator), "research.default.encyclopedia": "good"}}
+    )
+    with OtlpReceiver() as receiver:
+        monkeypatch.setenv("ZARNIWOOP_HOME", str(tmp_path / "home"))
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
+        monkeypatch.setenv("TRACEPARENT", f"00-{trace_id}-{parent_span}-01")
+        try:
+            result = CliRunner().invoke(
+                app, ["--config", str(config), "search", QUERY, "-m", "encyclopedia", "--json"]
+            )
+        finally:
+            shutdown_tracing()
+        assert result.exit_code == 0, result.output
+        spans = receiver.spans  # the command flushed its spans before it ended
+    [command] = [s for s in spans if s.parent_id == parent_span]
+    assert (command.name, command.trace_id) == ("zarniwoop search", trace_id)
+    [search] = children(spans, command)
+    assert search.name == "zarniwoop.search"
+    assert search.attributes["zarniwoop.provider.instance"] == "good"

@@ -17,8 +17,6 @@ CACHE_MAX_BYTES = "research.cache.maxBytes"
 HEDGE_AFTER_MS = "research.hedge.afterMs"
 TRACE_CONTENT = "observability.traces.content"
 """Per scope: queries, prompts and completions in trace spans (default false: the query's SHA-256 only)."""
-TRACE_PROPAGATE = "observability.traces.propagate"
-"""Endpoint and LLM provider instance ids whose requests carry `traceparent` (comma list; default none)."""
 PROVENANCE = "research.provenance"
 OPERATOR_KEYS = "research.operatorKeys"
 OPERATOR_DENY_KEYS = (OPERATOR_KEYS, "ai.operatorKeys")

@@ -81,12 +81,23 @@ def log_handler(log_format: LogFormat, stream: IO[str] | None = None) -> logging
     return handler
 
 
+_OURS = "_zarniwoop_log_handler"
+
+
 def configure_logging(log_format: LogFormat = "auto", *, level: int = logging.WARNING) -> None:
-    """Replace the root logger's handlers with the one for `log_format`."""
+    """Install the handler for `log_format` on the root logger (replacing one installed before).
+
+    Like `logging.basicConfig`, it leaves alone a process whose logging a host configured (an
+    embedding application, pytest's capture): only a root logger without handlers, or with ours, gets
+    it."""
     root = logging.getLogger()
+    if any(not getattr(h, _OURS, False) for h in root.handlers):
+        return
     for old in list(root.handlers):
         root.removeHandler(old)
-    root.addHandler(log_handler(log_format))
+    handler = log_handler(log_format)
+    setattr(handler, _OURS, True)
+    root.addHandler(handler)
     root.setLevel(level)
 
 

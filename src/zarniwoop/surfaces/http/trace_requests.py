@@ -2,7 +2,7 @@
 
 The request's span itself is not ours: FastAPI's native telemetry (0.16x) opens one SERVER span per
 request under the caller's W3C `traceparent` as soon as a tracer provider is configured, and the MCP
-SDK one per JSON-RPC message below it (`mcp/server/_otel.py`). Zarniwoop joins them — its tool,
+SDK one per JSON-RPC message below it (the SDK's own middleware). Zarniwoop joins them — its tool,
 search and LLM spans are their children — rather than opening a second span for the same request.
 This middleware adds what they do not: the answer's `Zarniwoop-Trace-Id` and W3C `traceresponse`
 headers, from the span current when the answer starts. Pure ASGI, and a pass-through when tracing
