@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import FastAPI
 
 from ... import __version__, operations
+from ...observability.tracing import TRACING
 from ...tools.registry import Toolbox
 from .allowed_methods import AllowedMethods
 from .errors import install_error_handlers
@@ -122,9 +123,8 @@ def create_app(
     app.add_middleware(RequestGuard)  # token before body, bodies capped (issue 11)
     app.add_middleware(NoStoreApiAnswers)
     app.add_middleware(AllowedMethods, routes_of=app)
-    app.add_middleware(
-        trace_id_headers
-    )  # outermost: a refused request says its trace too (off: a pass-through)
+    if runtime is None or TRACING.on:  # a runtime opened without tracing: not even a pass-through
+        app.add_middleware(trace_id_headers)  # outermost: a refused request says its trace too
     for router in ROUTERS:
         app.include_router(router)
     app.openapi = _with_components(app, request_schemas())  # type: ignore[method-assign]
