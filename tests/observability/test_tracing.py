@@ -226,3 +226,17 @@ def test_a_cli_command_is_a_span_under_the_environments_traceparent(tmp_path, em
     [search] = children(spans, command)
     assert search.name == "zarniwoop.search"
     assert search.attributes["zarniwoop.provider.instance"] == "good"
+
+
+async def test_a_content_fetch_is_a_span_naming_the_host_not_the_url(tmp_path, emulator):
+    emulator.add("/private/path", Reply(body=b"a body", headers={"Content-Type": "text/plain"}))
+    with OtlpReceiver() as receiver, tracing_to(receiver):
+        async with await open_runtime(tmp_path, {**only(), "research.content.allowPrivate": True}) as rt:
+            loaded = await rt.content.fetch_url(f"{emulator.url}/private/path?q=secret", SearchScope())
+            await rt.content.aclose()
+        assert flush_tracing()
+    [fetch] = receiver.named("zarniwoop.content.fetch")
+    assert fetch.attributes["server.address"] == "127.0.0.1"
+    assert fetch.attributes["zarniwoop.content.kind"] == "url"
+    assert fetch.attributes["zarniwoop.content.bytes"] == loaded.size == 6
+    assert all("secret" not in value and "/private" not in value for value in all_values([fetch]))
