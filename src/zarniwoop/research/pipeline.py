@@ -38,6 +38,8 @@ from .progress import ProgressObserver, Tracker
 from .searches import search_and_merge
 from .spans import note_strategy, run_span, step
 from .strategies import Domains, Evaluator, Planner, Reranker, Strategies, StrategyChooser
+from .verdicts import MAX_DEPTH as MAX_DEPTH  # the limits' old home: importers keep working
+from .verdicts import MAX_QUESTION_CHARS as MAX_QUESTION_CHARS
 from .verdicts import apply_verdicts, only_available, validate_question
 
 if TYPE_CHECKING:
