@@ -69,3 +69,24 @@ def test_chat_and_stream_calls_are_genai_spans_with_the_upstreams_token_counts(t
         assert attempt.attributes["zarniwoop.llm.instance"] == "openai"
     text = json.dumps([s.attributes for s in spans])
     assert PROMPT not in text and "Fine." not in text  # no opt-in: neither prompt nor completion
+
+
+def test_a_tenant_that_opts_in_gets_prompt_and_completion_in_its_genai_span(tmp_path, emulator):
+    from ..support.gateway import gateway_tenants
+
+    tenants = gateway_tenants(emulator)
+    tenants["acme"]["settings"]["observability.traces.content"] = True
+    setup = prepare_gateway(tmp_path, emulator, tenants=tenants)
+    with OtlpReceiver() as receiver, tracing_to(receiver):
+        app = create_app(config=setup.config, home=setup.home)
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            emulator.add(upstream_path("openai"), openai_completion("Fine.", 17, 5))
+            assert chat(client, setup.token).status_code == 200
+        assert flush_tracing()
+    [call] = [
+        s for s in receiver.spans if "gen_ai.usage.input_tokens" in s.attributes
+    ]  # the call, not its attempt
+    assert json.loads(call.attributes["gen_ai.input.messages"]) == [{"role": "user", "content": PROMPT}]
+    assert json.loads(call.attributes["gen_ai.output.messages"]) == [
+        {"role": "assistant", "content": "Fine."}
+    ]
