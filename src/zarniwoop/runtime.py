@@ -38,6 +38,7 @@ from .boot.retention import retention_days, retention_interval, retention_rules
 from .boot.search_side import build_dispatcher
 from .boot.seeding import seed_settings, validate_all
 from .boot.shared_state import connect_redis
+from .boot.tracing import start_tracing
 from .config.defaults import builtin_settings
 from .config.file import ConfigFile, load_config, parse_config
 from .config.settings import SettingService
@@ -125,6 +126,7 @@ class Runtime:
         if config_path is None and os.environ.get("ZARNIWOOP_CONFIG"):
             config_path = os.environ["ZARNIWOOP_CONFIG"]
         config = parse_config(config_path) if isinstance(config_path, Mapping) else load_config(config_path)
+        start_tracing(config)
         home_path = Path(home).expanduser() if home else default_home()
         created = _FreshFiles(home_path)
         private_home(home_path)

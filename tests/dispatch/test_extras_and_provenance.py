@@ -88,5 +88,5 @@ async def test_unknown_extras_are_warned_about_at_start_up(tmp_path, emulator, c
     # an extra near no known key: its protocol's list
     assert [r.getMessage() for r in caplog.records if "unknown extra" in r.getMessage()] == [
         "research.endpoint.oa.shade: unknown extra 'shade' for protocol 'openalex', ignored; "
-        "known extras: contactEmail, language, quota.daily, quota.monthly, userAgent"
+        "known extras: contactEmail, language, quota.daily, quota.monthly, traceparent, userAgent"
     ]

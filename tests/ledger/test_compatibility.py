@@ -21,6 +21,11 @@ MAIN_RESEARCH_INSERT = (
     "query_hash, hit_count, ok, outcome, error_message, started_at, duration_ms, profile) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"
 )
+# issue 44 added one column (migration 0040, the call's trace): main's INSERT above still works on the
+# table (the rows below are written with it), the ledger's own names the column too.
+LEDGER_RESEARCH_INSERT = MAIN_RESEARCH_INSERT.replace("profile)", "profile, trace_id)").replace(
+    "?) ON", "?, ?) ON"
+)
 MAIN_LLM_INSERT = (
     "INSERT INTO llm_usage_records (id, tenant, account, project, team, session_id, think_process_id, node_id, "
     "provider, instance, model, purpose, tokens_input, tokens_output, tokens_total, cost_usd, credential_source, "
@@ -30,7 +35,7 @@ MAIN_LLM_INSERT = (
 
 
 def test_the_ledger_inserts_what_main_inserted():
-    assert (RESEARCH_CALLS.insert_sql, LLM_USAGE.insert_sql) == (MAIN_RESEARCH_INSERT, MAIN_LLM_INSERT)
+    assert (RESEARCH_CALLS.insert_sql, LLM_USAGE.insert_sql) == (LEDGER_RESEARCH_INSERT, MAIN_LLM_INSERT)
 
 
 async def test_rows_written_the_old_way_are_all_found(tmp_path, database_url):

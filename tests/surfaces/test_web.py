@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from zarniwoop.contract.enums import Modality
 from zarniwoop.contract.query import MAX_RESULTS_LIMIT
-from zarniwoop.research.pipeline import MAX_DEPTH
+from zarniwoop.research.verdicts import MAX_DEPTH
 from zarniwoop.surfaces.http import create_app
 from zarniwoop.surfaces.http.routes.web import asset_bytes, ui_assets
 

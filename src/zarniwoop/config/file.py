@@ -11,6 +11,7 @@ variable; any other unset `${env:…}` is a config error.
     redis_prefix: "zarniwoop:"
     audit_fsync: false
     http: {proxy: http://proxy.corp:3128, noProxy: "localhost,.internal"}   # else HTTPS_PROXY/NO_PROXY
+    tracing: {endpoint: http://127.0.0.1:4318, serviceName: zarniwoop}     # else the OTEL_* variables
     auth:                              # `serve --auth oauth` (docs/oauth.md); static tokens keep working
       mode: oauth
       resource: https://zarniwoop.example.org
@@ -134,6 +135,19 @@ class AuthConfig(_Node):
     """How long an access token of the built-in server is valid (refresh tokens rotate, 30 days)."""
 
 
+class TracingConfig(_Node):
+    """OpenTelemetry traces (docs/observability.md); the `OTEL_*` variables work without it."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    endpoint: str | None = Field(default=None, pattern=r"^https?://")
+    """The OTLP/HTTP base URL (`/v1/traces` is appended), as `OTEL_EXPORTER_OTLP_ENDPOINT`."""
+    protocol: Literal["http/protobuf"] | None = None
+    service_name: str | None = Field(default=None, alias="serviceName")
+    sample_ratio: float | None = Field(default=None, alias="sampleRatio", ge=0.0, le=1.0)
+    headers: dict[str, str] | None = None
+    """Sent with every export (a backend's API key: write it as `${env:NAME}`)."""
+
+
 class ProjectConfig(_Node):
     team: str | None = None
 
@@ -183,6 +197,7 @@ class ConfigFile(_Node):
     """fsync each spooled audit record: survives a power cut, not only a killed process (~130 µs/call)."""
     http: HttpConfig = Field(default_factory=HttpConfig)
     auth: AuthConfig = Field(default_factory=AuthConfig)
+    tracing: TracingConfig = Field(default_factory=TracingConfig)
     settings: ScalarSettings = Field(default_factory=dict)
     tenants: dict[str, TenantConfig] = Field(default_factory=dict)
     path: Path | None = None

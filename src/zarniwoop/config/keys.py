@@ -15,6 +15,8 @@ DEADLINE_MS = "research.deadlineMs"
 CACHE_TTL_SECONDS = "research.cache.ttlSeconds"
 CACHE_MAX_BYTES = "research.cache.maxBytes"
 HEDGE_AFTER_MS = "research.hedge.afterMs"
+TRACE_CONTENT = "observability.traces.content"
+"""Per scope: queries, prompts and completions in trace spans (default false: the query's SHA-256 only)."""
 PROVENANCE = "research.provenance"
 OPERATOR_KEYS = "research.operatorKeys"
 OPERATOR_DENY_KEYS = (OPERATOR_KEYS, "ai.operatorKeys")

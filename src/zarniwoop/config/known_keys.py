@@ -42,6 +42,9 @@ ENDPOINT_SUFFIXES: tuple[KnownKey, ...] = (
     KnownKey("order", "an explicit place in the cascade where no routing names the endpoint (lower first)"),
     KnownKey("contactEmail", "sent to polite-pool APIs (OpenAlex, Crossref, Nominatim)"),
     KnownKey("userAgent", "the User-Agent sent upstream"),
+    KnownKey(
+        "traceparent", "requests to this endpoint carry the W3C `traceparent` (when tracing is on)", "false"
+    ),
     KnownKey("language", "the language this instance serves (locale routing)"),
     KnownKey("search", "GitHub: what the endpoint searches (repositories, code, issues)", "repositories"),
     KnownKey("site", "Stack Exchange: the site searched", "stackoverflow"),
@@ -98,6 +101,11 @@ KNOWN_KEYS: tuple[KnownKey, ...] = (
     KnownKey("research.profile.<name>.providers.<modality>", "an agent profile's providers for one modality"),
     KnownKey(
         "research.profile.<name>.filters.<rest>", "an agent profile's default filter (excludeDomains, …)"
+    ),
+    KnownKey(
+        "observability.traces.content",
+        "put queries, prompts and completions in this scope's trace spans (else the query's SHA-256 only)",
+        "false",
     ),
     KnownKey("ai.default.provider", "the provider of `default:` model specs"),
     KnownKey("ai.default.model", "the model of `default:` model specs"),

@@ -25,6 +25,7 @@ import hashlib
 import mimetypes
 import os
 import tempfile
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ from ..contract.names import check_name, path_inside
 from ..contract.protocol import ExtractsContentText
 from ..contract.query import SearchScope
 from ..contract.results import ContentRef
+from ..observability.tracing import TRACING, set_attributes, span
 from ..transport.fetch import GuardedFetcher
 from ..transport.http import HttpTransport
 
@@ -120,6 +122,11 @@ class ContentStore:
     async def load_ref(self, provider: str, ref: str, scope: SearchScope) -> LoadedContent:
         """Load a STASH_ON_DEMAND reference through the scope's instance `provider` (an instance id,
         or a protocol id such as `pubmed` naming the first instance of that protocol)."""
+        if TRACING.on:
+            return await _traced(self._load_ref(provider, ref, scope), scope, "ref", provider=provider)
+        return await self._load_ref(provider, ref, scope)
+
+    async def _load_ref(self, provider: str, ref: str, scope: SearchScope) -> LoadedContent:
         instance = await self._instance(provider, scope)
         cap, _ = self._limits(scope)
         body = await instance.load_content(ContentRef(ContentInline.STASH_ON_DEMAND, ref=ref), scope)
@@ -133,6 +140,11 @@ class ContentStore:
 
     async def fetch_url(self, url: str, scope: SearchScope) -> LoadedContent:
         """GET a URL through the SSRF guard and save what came back (at most `maxBytes`)."""
+        if TRACING.on:  # the host only: a URL's path and query may say more than a trace should
+            return await _traced(self._fetch_url(url, scope), scope, "url", host=urlsplit(url).hostname)
+        return await self._fetch_url(url, scope)
+
+    async def _fetch_url(self, url: str, scope: SearchScope) -> LoadedContent:
         _check_parses(url)
         await self.settings.refresh(max_age=1.0)
         cap, allow_private = self._limits(scope)
@@ -222,6 +234,35 @@ class ContentStore:
             redirects=redirects,
             body=body,
         )
+
+
+async def _traced(
+    work: Awaitable[LoadedContent],
+    scope: SearchScope,
+    kind: str,
+    *,
+    provider: str | None = None,
+    host: str | None = None,
+) -> LoadedContent:
+    """A content fetch as its `zarniwoop.content.fetch` span (docs/observability.md)."""
+    attributes = {
+        "zarniwoop.content.kind": kind,
+        "zarniwoop.provider.instance": provider,
+        "server.address": host,
+        "zarniwoop.tenant.id": scope.tenant,
+        "zarniwoop.project.id": scope.project,
+    }
+    with span("zarniwoop.content.fetch", attributes) as current:
+        loaded = await work
+        set_attributes(
+            {
+                "zarniwoop.content.bytes": loaded.size,
+                "zarniwoop.content.truncated": loaded.truncated,
+                "zarniwoop.content.mime_type": loaded.mime_type,
+            },
+            current,
+        )
+        return loaded
 
 
 def _write_file(path: Path, body: bytes) -> str:

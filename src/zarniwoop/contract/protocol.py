@@ -257,9 +257,12 @@ class ReportsDomains(Protocol):
     def domains(self) -> frozenset[SearchDomain]: ...
 
 
-COMMON_EXTRAS: frozenset[str] = frozenset({"userAgent", "language", "quota.daily", "quota.monthly"})
+COMMON_EXTRAS: frozenset[str] = frozenset(
+    {"userAgent", "language", "quota.daily", "quota.monthly", "traceparent"}
+)
 """Endpoint extras every protocol honours: `userAgent` replaces Zarniwoop's User-Agent on the wire
-(Nominatim and Wikipedia ask for an identifying one), `language` routes locales, `quota.*` budgets."""
+(Nominatim and Wikipedia ask for an identifying one), `language` routes locales, `quota.*` budgets,
+`traceparent: true` sends the call's W3C trace context (docs/observability.md)."""
 
 
 def protocol_domains(protocol: SearchProtocol) -> frozenset[SearchDomain]:

@@ -141,6 +141,7 @@ async def _walk(run: SearchRun, queue: list[Candidate], hedge_after: int | None)
     after each candidate's observed p95, `dispatch/hedging.py`); a candidate with a call hanging in
     this process is raced at once unless hedging is off (`hedging.suspect`)."""
     if races(run, queue, hedge_after):
+        run.raced = True
         return await hedged_race(run, queue, hedge_after)
     while (candidate := run.next_callable(queue)) is not None:
         result = await call_candidate(run, candidate, queue)

@@ -33,6 +33,7 @@ from ..contract.results import Attempt, SearchResult
 from ..limits.clock import Clock
 from ..limits.pacing import LocalPacer, Pacer
 from ..observability.outage import OutageLog
+from ..observability.tracing import TRACING
 from ..storage.privacy import query_hash
 from .cache import Coalescer, MemoryResultCache, ResultCache
 from .cascade import unanswered, walk
@@ -41,13 +42,14 @@ from .hedging import HedgeLedger
 from .paging import PageCursors, Signer
 from .profiles import GLOBAL_ORDER, ProfileChoice, find_profile
 from .reachability import LastOutcome, MemoryReachability, ProbeResult, ReachabilityStore
+from .spans import close_search, note_coalesced, search_span
 
 if TYPE_CHECKING:
     from ..contract.filters import SearchFilters
     from ..contract.protocol import ProviderInstance
     from ..contract.query import SearchRequest, SearchScope
     from .cooldown import CooldownStore
-    from .factory import ProviderFactory
+    from .factory import ProviderFactory, ProviderSet
     from .flights import Flights
     from .gate import QuotaGuard
 
@@ -152,6 +154,22 @@ class Dispatcher:
         provider_set = await self.factory.providers(scope)
         if overrides:
             provider_set = self.factory.build(scope, overrides)
+        if TRACING.on:
+            with search_span(request, scope, provider_set.settings) as current:
+                result = await self._search(request, scope, overrides, cache, profile, provider_set)
+                close_search(current, result)
+            return result
+        return await self._search(request, scope, overrides, cache, profile, provider_set)
+
+    async def _search(
+        self,
+        request: SearchRequest,
+        scope: SearchScope,
+        overrides: Mapping[str, str] | None,
+        cache: bool,
+        profile: ProfileChoice,
+        provider_set: ProviderSet,
+    ) -> SearchResult:
         settings = provider_set.settings
         profile_name = profile.pick(request.profile)
         routed = find_profile(settings, profile_name) if profile_name else None
@@ -209,6 +227,8 @@ class Dispatcher:
         result, shared = await self._coalescer.run(key, flown)
         if shared:
             result = result.with_(query=request.query)
+            if TRACING.on:
+                note_coalesced()
         self._notify_dispatch(scope, request, result)
         return result
 

@@ -22,6 +22,7 @@ from ..contract.enums import Outcome
 from ..contract.errors import ProviderError, ProviderTimeoutError, RateLimitedError, ZarniwoopError
 from ..contract.filters import NO_FILTERS
 from ..contract.results import Attempt
+from ..observability.tracing import TRACING
 from ..storage.privacy import redact_query
 from ..transport.network import target_of
 from .failures import cause_of
@@ -31,6 +32,7 @@ from .hedging import LOSSES_TO_BENCH
 from .pacing_share import share_of_time, wait_for_pace
 from .reachability import MemoryReachability
 from .search_run import Call
+from .spans import attempt_span, note_status
 
 if TYPE_CHECKING:
     from ..contract.protocol import ProviderInstance
@@ -44,6 +46,16 @@ CUT_BENCH_TIMEOUT = 0.5
 
 
 async def call_candidate(run: SearchRun, candidate: Candidate, queue: list[Candidate]) -> SearchResult | None:
+    """`_call_candidate` in the candidate's attempt span when tracing is on."""
+    if TRACING.on:
+        with attempt_span(run, candidate.instance):
+            return await _call_candidate(run, candidate, queue)
+    return await _call_candidate(run, candidate, queue)
+
+
+async def _call_candidate(
+    run: SearchRun, candidate: Candidate, queue: list[Candidate]
+) -> SearchResult | None:
     """One candidate: pacing slot → quota → provider call. Returns the result when it wins (≥1 hit,
     no error) and records an attempt always. A pacing slot that would not come in this attempt's
     share of the time is `skipped_paced` at once; the quota is reserved only after the wait, right
@@ -178,6 +190,8 @@ async def _bench(run: SearchRun, call: Call, error: BaseException) -> None:
 
 
 async def _fail(run: SearchRun, call: Call, error: BaseException, outcome: Outcome) -> None:
+    if TRACING.on:
+        note_status(error)
     await _bench(run, call, error)
     message = _message_of(error)
     attempt = Attempt(

@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING
 
 from ..contract.enums import Outcome
 from ..contract.results import Attempt
+from ..observability.tracing import TRACING
 from ..storage.privacy import redact_query
 from .failures import with_cause
 from .pacing_share import DEADLINE_MARGIN
 from .reachability import LastOutcome
+from .spans import note_attempt
 
 if TYPE_CHECKING:
     from ..contract.protocol import ProviderInstance
@@ -62,6 +64,8 @@ class SearchRun:
     """Calls whose attempt is recorded (each call exactly once, whatever cut it short)."""
     notes: list[str] = field(default_factory=list)
     soft: SearchResult | None = None  # the best non-winning answer (soft error / empty), for its note
+    raced: bool = False
+    """The walk races its candidates (hedging): the attempt spans say `zarniwoop.hedged`."""
 
     def note_deadline(self) -> None:
         self.notes.append(f"deadline of {self.deadline_s * 1000:.0f} ms reached")
@@ -109,6 +113,8 @@ class SearchRun:
         self.attempts.append(attempt)
         if call_id is not None:
             self.recorded.add(call_id)
+        if TRACING.on:
+            note_attempt(self, instance, with_cause(attempt), hits)
         for observer in self.dispatcher.observers:
             try:
                 observer.on_attempt(self.scope, instance, self.request, attempt, hits, call_id=call_id)

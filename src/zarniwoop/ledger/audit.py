@@ -3,7 +3,7 @@
 One `research_call_records` row per provider call (`CallRecord`):
 
     {tenantId, projectId, instanceId, protocol, modality, tier, queryHash, hitCount, ok,
-     errorMessage, startedAt, durationMs}   (+ id, outcome, profile)
+     errorMessage, startedAt, durationMs}   (+ id, outcome, profile, traceId)
 
 `queryHash` is the SHA-256 of the query; the plaintext is never stored, spooled or logged, and a
 provider's error message is scrubbed of it before it is kept. Skips (cooldown, disabled, quota,
@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 from ..contract.enums import Outcome
 from ..contract.query import SearchScope
 from ..observability.outage import OutageLog
+from ..observability.tracing import TRACING, current_trace_id
 from ..storage.privacy import query_hash, redact_query
 from ..storage.spool import Spool, read_segment
 from .records import CallRecord
@@ -149,6 +150,7 @@ class ZarniwoopUsageCounter:
             error_message="the process ended while the call was in flight",
             started_at=round(self.now(), 3),
             duration_ms=0,
+            trace_id=current_trace_id() if TRACING.on else None,
         )
         self._in_flight.add(call_id)
         self._hashes[call_id] = record.query_hash  # the completed record reuses it: one SHA-256 a call
@@ -183,6 +185,7 @@ class ZarniwoopUsageCounter:
             started_at=round(self.now() - attempt.duration_ms / 1000, 3),
             duration_ms=attempt.duration_ms,
             profile=request.profile,
+            trace_id=current_trace_id() if TRACING.on else None,
         )
         self._spool(record.to_json(), record)
         self._wake.set()

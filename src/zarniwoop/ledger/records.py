@@ -40,6 +40,8 @@ class CallRecord:
     duration_ms: int
     profile: str | None = None
     """The agent profile that routed the call (None: the global order)."""
+    trace_id: str | None = None
+    """The OpenTelemetry trace the call ran in (None: tracing off), as the result's `traceId`."""
 
     def to_json(self) -> dict[str, Any]:
         """The seed's field names, as spooled."""
@@ -59,6 +61,7 @@ class CallRecord:
             "startedAt": self.started_at,
             "durationMs": self.duration_ms,
             "profile": self.profile,
+            "traceId": self.trace_id,
         }
 
     @classmethod
@@ -79,6 +82,7 @@ class CallRecord:
             started_at=float(data["startedAt"]),
             duration_ms=int(data["durationMs"]),
             profile=data.get("profile"),
+            trace_id=data.get("traceId"),
         )
 
     def row(self) -> tuple[Any, ...]:

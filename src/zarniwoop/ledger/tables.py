@@ -60,7 +60,7 @@ RESEARCH_CALLS: Final = LedgerTable(
     name="research_call_records",
     columns=_columns(
         "id, tenant, project, instance_id, protocol, modality, tier, query_hash, hit_count, ok, outcome, "
-        "error_message, started_at, duration_ms, profile"
+        "error_message, started_at, duration_ms, profile, trace_id"
     ),
     time_column="started_at",
     retention_key=K.LOG_RETENTION_DAYS,

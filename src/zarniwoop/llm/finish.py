@@ -79,6 +79,9 @@ async def finish(
         webhook_url=prep.webhook_url,
         webhook_guarded=prep.webhook_guarded,
         trace=sink if prep.persist_trace else None,
+        request=prep.request,
+        response=response,
+        settings=prep.settings,
     )
     await notify_all(parts.observers, event)
     return LlmResult(
@@ -193,7 +196,10 @@ async def record_failure(
         node_id=call.node_id,
     )
     await record_usage(parts, record)
-    await notify_all(parts.observers, CallEvent(record=record))
+    await notify_all(
+        parts.observers,
+        CallEvent(record=record, request=prep.request, settings=prep.settings, blocked=prep.blocked),
+    )
 
 
 def with_substitution(prep: PreparedCall, switches: tuple[Switch, ...]) -> tuple[Switch, ...]:

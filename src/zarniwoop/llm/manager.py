@@ -46,6 +46,7 @@ from .notify import QuotaNotifier
 from .observers import LlmMetrics, LlmObserver, TraceRecorder
 from .prepare import choose_model, model_doc, prepare_call
 from .settlement import CallWatch
+from .spans import LlmSpans
 from .traits import WarnOnce
 
 if TYPE_CHECKING:
@@ -96,7 +97,9 @@ class LlmManager:
         self._catalog = catalog
         self.notifier = notifier or QuotaNotifier(ledger, http)
         self.observers: tuple[LlmObserver, ...] = (
-            (TraceRecorder(db), LlmMetrics(), self.notifier) if observers is None else tuple(observers)
+            (TraceRecorder(db), LlmMetrics(), LlmSpans(), self.notifier)
+            if observers is None
+            else tuple(observers)
         )
         self.rate: AdmissionWindows = rate or LocalAdmissionWindows()
         self.clock = clock or Clock()

@@ -24,9 +24,12 @@ from typing import TYPE_CHECKING, Protocol
 from ..observability.metrics import record_llm_call
 
 if TYPE_CHECKING:
+    from ..config.settings import ScopedSettings
     from ..ledger import UsageRecord
     from ..limits.token_budgets import LineStatus
     from ..storage.db import Database
+    from .adapters import ChatRequest
+    from .adapters.response import ChatResponse
     from .trace import TraceBuffer
 
 log = logging.getLogger("zarniwoop.llm")
@@ -46,6 +49,14 @@ class CallEvent:
     """The webhook's URL is not the operator's: its POST passes the SSRF policy."""
     trace: TraceBuffer | None = None
     """The raw exchange, when the scope persists traces."""
+    request: ChatRequest | None = None
+    """The request as sent, for the GenAI span (`spans.py`)."""
+    response: ChatResponse | None = None
+    """The upstream's answer (its model and finish reason), when one came."""
+    settings: ScopedSettings | None = None
+    """The call's scope settings (`observability.traces.content`)."""
+    blocked: LineStatus | None = None
+    """The budget line that refused the call, when one did."""
 
 
 class LlmObserver(Protocol):

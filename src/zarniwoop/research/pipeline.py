@@ -26,25 +26,28 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..contract.enums import Availability, ContentInline, Modality, SearchDomain
-from ..contract.errors import InvalidRequestError, ZarniwoopError
+from ..contract.errors import ZarniwoopError
 from ..contract.results import ContentRef, SearchHit
 from ..dispatch.profiles import GLOBAL_ORDER, ProfileChoice
 from ..dispatch.status import provider_statuses
 from ..observability.metrics import record_curated_run
 from .heuristics import HeuristicPlanner, LexicalEvaluator
 from .insights import ExtractiveInsights, InsightsBuilder
-from .model import DroppedHit, Evaluation, Insights, MergedHit, Plan, RankedHit, RankedHitSet, Verdict
+from .model import Evaluation, Insights, MergedHit, Plan, RankedHit, RankedHitSet, Verdict
 from .progress import ProgressObserver, Tracker
 from .searches import search_and_merge
+from .spans import note_strategy, run_span, step
 from .strategies import Domains, Evaluator, Planner, Reranker, Strategies, StrategyChooser
+from .verdicts import MAX_DEPTH as MAX_DEPTH  # the limits' old home: importers keep working
+from .verdicts import MAX_QUESTION_CHARS as MAX_QUESTION_CHARS
+from .verdicts import apply_verdicts, only_available, validate_question
 
 if TYPE_CHECKING:
     from ..contract.query import SearchScope
     from ..dispatch.dispatcher import BoundSearch, Dispatcher
+    from ..dispatch.factory import ProviderSet
 
 log = logging.getLogger(__name__)
-MAX_QUESTION_CHARS = 2000
-MAX_DEPTH = 3
 DEEPEN_LIMIT = 8
 """How many top hits Deepen loads content for: bodies are large and the evaluation wants the best ones."""
 
@@ -90,19 +93,36 @@ class Investigator:
     ) -> RankedHitSet:
         """Run the pipeline; `insights=None` follows `research.insights.enabled` (default on).
         `cache` and `profile` apply to each planned search (`Dispatcher.search`)."""
-        question = _validate(question, max_results, depth)
+        question = validate_question(question, max_results, depth)
         started = time.perf_counter()
         phase = ["plan"]  # which step a failure belongs to, for the curated-runs metric
+        fell_back: set[str] = set()  # the LLM steps that fell back to their built-in strategy
         tracker = Tracker(progress)
         search = partial(self.dispatcher.search, scope=scope, cache=cache, profile=profile)
         try:
-            ranked = await self._investigate(
-                question, scope, search, max_results, depth, insights, started, phase, tracker
-            )
+            provider_set = await self.dispatcher.factory.providers(scope)
+            with run_span(question, scope, provider_set.settings):
+                ranked = await self._investigate(
+                    question,
+                    scope,
+                    search,
+                    max_results,
+                    depth,
+                    insights,
+                    started,
+                    phase,
+                    tracker,
+                    fell_back,
+                    provider_set,
+                )
         except ZarniwoopError:
             record_curated_run(f"{phase[0]}_failed", time.perf_counter() - started)
             raise
-        record_curated_run("success" if ranked.hits else "empty", time.perf_counter() - started)
+        # A run whose plan or evaluate step fell back answered, but not as configured: each step that
+        # fell back counts its `<step>_failed` (seed 000 §10), and the run counts no `success`.
+        outcomes = [f"{step}_failed" for step in ("plan", "evaluate") if step in fell_back]
+        for outcome in outcomes or ["success" if ranked.hits else "empty"]:
+            record_curated_run(outcome, time.perf_counter() - started)
         return ranked
 
     async def _investigate(
@@ -116,8 +136,9 @@ class Investigator:
         started: float,
         phase: list[str],
         tracker: Tracker,
+        fell_back: set[str],
+        provider_set: ProviderSet,
     ) -> RankedHitSet:
-        provider_set = await self.dispatcher.factory.providers(scope)
         min_hits = provider_set.settings.get_int(MIN_HITS, 3)
         available, domains = await self._available(scope)
         chosen = (
@@ -129,7 +150,11 @@ class Investigator:
             provider_set.settings.get_bool(INSIGHTS_ENABLED, True) if insights is None else insights
         )
         strategies: dict[str, str] = {}
-        plan, strategies["plan"] = await self._plan(chosen.planner, question, available, domains)
+        with step("plan"):
+            plan, strategies["plan"] = await self._plan(
+                chosen.planner, question, available, domains, fell_back
+            )
+            note_strategy(strategies["plan"])
         finishing = (1 if chosen.reranker is not None else 0) + (1 if want_insights else 0)
         tracker.expect(1 + len(plan.searches) + 2 + (1 if depth > 0 else 0) + finishing)
         await tracker.step(
@@ -141,11 +166,16 @@ class Investigator:
         merged = await search_and_merge(plan, search, max_results, searches, tracker)
         notes: list[str] = []
         if depth > 0:
-            merged = await self._deepen(merged, scope, notes)
+            with step("deepen"):
+                merged = await self._deepen(merged, scope, notes)
             await tracker.step("deepen", notes[-1])
         phase[0] = "evaluate"
-        evaluation, strategies["evaluate"] = await self._evaluate(chosen.evaluator, question, merged)
-        kept, dropped = _apply(merged, evaluation.verdicts)
+        with step("evaluate"):
+            evaluation, strategies["evaluate"] = await self._evaluate(
+                chosen.evaluator, question, merged, fell_back
+            )
+            note_strategy(strategies["evaluate"])
+        kept, dropped = apply_verdicts(merged, evaluation.verdicts)
         await tracker.step(
             "evaluate",
             f"kept {len(kept)}, dropped {len(dropped)} ({strategies['evaluate']})",
@@ -155,9 +185,11 @@ class Investigator:
         refine_depth, refine_plan = 0, None
         if len(kept) < min_hits and plan.searches:
             judged = {v.key: v for v in evaluation.verdicts}
-            second, refine_strategy = await self._refine(
-                chosen.planner, question, plan, merged, available, judged
-            )
+            with step("refine"):
+                second, refine_strategy = await self._refine(
+                    chosen.planner, question, plan, merged, available, judged
+                )
+                note_strategy(refine_strategy)
             if second.searches:
                 refine_depth, refine_plan = 1, second
                 strategies["refine"] = refine_strategy
@@ -174,10 +206,15 @@ class Investigator:
                     if m.key not in seen
                 ]
                 if depth > 0:
-                    more = await self._deepen(more, scope, notes)
+                    with step("deepen"):
+                        more = await self._deepen(more, scope, notes)
                     await tracker.step("deepen", notes[-1])
-                more_evaluation, _ = await self._evaluate(chosen.evaluator, question, more)
-                more_kept, more_dropped = _apply(more, more_evaluation.verdicts)
+                with step("evaluate"):
+                    more_evaluation, more_strategy = await self._evaluate(
+                        chosen.evaluator, question, more, fell_back
+                    )
+                    note_strategy(more_strategy)
+                more_kept, more_dropped = apply_verdicts(more, more_evaluation.verdicts)
                 await tracker.step(
                     "evaluate",
                     f"kept {len(more_kept)} more, dropped {len(more_dropped)}",
@@ -189,14 +226,20 @@ class Investigator:
                 notes.append(second.rationale)
         kept.sort(key=lambda h: (h.score, h.relevance_score), reverse=True)
         if chosen.reranker is not None:
-            kept, strategies["rerank"] = await self._rerank(chosen.reranker, question, kept)
+            with step("rerank"):
+                kept, strategies["rerank"] = await self._rerank(chosen.reranker, question, kept)
+                note_strategy(strategies["rerank"])
             await tracker.step("rerank", f"re-ranked {len(kept)} ({strategies['rerank']})", hits=len(kept))
         elif "rerank" in chosen.notes:
             strategies["rerank"] = chosen.notes["rerank"]
         final = tuple(kept[:max_results])
         found_insights = None
         if want_insights:
-            found_insights, strategies["insights"] = await self._insights(chosen.insights, question, final)
+            with step("insights"):
+                found_insights, strategies["insights"] = await self._insights(
+                    chosen.insights, question, final
+                )
+                note_strategy(strategies["insights"])
             claims = len(found_insights.claims)
             await tracker.step("insights", f"{claims} claims ({strategies['insights']})", claims=claims)
         else:
@@ -235,15 +278,21 @@ class Investigator:
         return available, domains
 
     async def _plan(
-        self, planner: Planner, question: str, available: Mapping[Modality, Sequence[str]], domains: Domains
+        self,
+        planner: Planner,
+        question: str,
+        available: Mapping[Modality, Sequence[str]],
+        domains: Domains,
+        fell_back: set[str],
     ) -> tuple[Plan, str]:
         try:
             plan = await planner.plan(question, available, domains=domains)
-            return _only_available(plan, available), plan.strategy
+            return only_available(plan, available), plan.strategy
         except ZarniwoopError as exc:
             if isinstance(planner, HeuristicPlanner):
                 raise
             log.warning("plan step failed (%s); using the heuristic planner", exc.message)
+            fell_back.add("plan")
             plan = await self.fallback_planner.plan(question, available, domains=domains)
             return plan, f"{plan.strategy} (fallback: {exc.message})"
 
@@ -258,14 +307,14 @@ class Investigator:
     ) -> tuple[Plan, str]:
         try:
             second = await planner.refine(question, plan, found, available, verdicts)
-            return _only_available(second, available), second.strategy
+            return only_available(second, available), second.strategy
         except ZarniwoopError as exc:
             log.warning("refine step failed (%s); broadening the query instead", exc.message)
             second = await self.fallback_planner.refine(question, plan, found, available)
             return second, f"{second.strategy} (fallback: {exc.message})"
 
     async def _evaluate(
-        self, evaluator: Evaluator, question: str, merged: Sequence[MergedHit]
+        self, evaluator: Evaluator, question: str, merged: Sequence[MergedHit], fell_back: set[str]
     ) -> tuple[Evaluation, str]:
         if not merged:
             return Evaluation(()), evaluator.strategy
@@ -275,9 +324,12 @@ class Investigator:
             if isinstance(evaluator, LexicalEvaluator):
                 raise
             log.warning("evaluate step failed (%s); using lexical relevance", exc.message)
+            fell_back.add("evaluate")
             evaluation = await self.fallback_evaluator.evaluate(question, merged)
             return evaluation, f"{self.fallback_evaluator.strategy} (fallback: {exc.message})"
         note = f" ({evaluation.fallback})" if evaluation.fallback else ""
+        if evaluation.fallback:  # some batches were judged lexically
+            fell_back.add("evaluate")
         return evaluation, evaluator.strategy + note
 
     async def _rerank(
@@ -324,51 +376,3 @@ class Investigator:
 
 def _inline_text(hit: SearchHit) -> str:
     return (hit.content.text or "") if hit.content is not None else ""
-
-
-def _validate(question: Any, max_results: Any, depth: Any) -> str:
-    if not isinstance(question, str) or not question.strip():
-        raise InvalidRequestError("question", "must be a non-empty string")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise InvalidRequestError(
-            "question", f"must be at most {MAX_QUESTION_CHARS} characters, got {len(question)}"
-        )
-    if isinstance(max_results, bool) or not isinstance(max_results, int) or not 0 < max_results <= 100:
-        raise InvalidRequestError("maxResults", f"must be an integer between 1 and 100, got {max_results!r}")
-    if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= MAX_DEPTH:
-        raise InvalidRequestError("depth", f"must be an integer between 0 and {MAX_DEPTH}, got {depth!r}")
-    return question.strip()
-
-
-def _only_available(plan: Plan, available: Mapping[Modality, Sequence[str]]) -> Plan:
-    """Drop planned searches no ready provider can serve (an LLM may plan for absent sources)."""
-    return replace(plan, searches=tuple(s for s in plan.searches if available.get(s.modality)))
-
-
-def _apply(
-    merged: Sequence[MergedHit], verdicts: Sequence[Verdict]
-) -> tuple[list[RankedHit], list[DroppedHit]]:
-    by_key = {v.key: v for v in verdicts}
-    kept: list[RankedHit] = []
-    dropped: list[DroppedHit] = []
-    for m in merged:
-        verdict = by_key.get(m.key)
-        if verdict is None:
-            dropped.append(
-                DroppedHit(m.key, m.hit, "not evaluated: the evaluation returned no verdict for it")
-            )
-        elif verdict.keep:
-            kept.append(
-                RankedHit(
-                    m.key,
-                    m.hit,
-                    verdict.relevance_score * m.affinity,
-                    verdict.relevance_score,
-                    m.affinity,
-                    m.sources,
-                    verdict.reason,
-                )
-            )
-        else:
-            dropped.append(DroppedHit(m.key, m.hit, verdict.reason))
-    return kept, dropped

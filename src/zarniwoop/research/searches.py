@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..contract.query import SearchRequest
 from .dedup import merge
+from .spans import step
 
 if TYPE_CHECKING:
     from ..contract.results import SearchHit, SearchResult
@@ -28,7 +29,8 @@ async def search_and_merge(
     """Run the plan's searches concurrently (each a progress step and an entry in `log_into`), then
     merge their hits (`dedup.merge`) — a progress step of its own."""
     batches = await _run(plan, search, max_results, log_into, tracker)
-    merged = merge(batches)
+    with step("dedup"):
+        merged = merge(batches)
     found = sum(len(hits) for *_, hits in batches)
     await tracker.step("dedup", f"merged {found} hits into {len(merged)}", hits=found, merged=len(merged))
     return merged

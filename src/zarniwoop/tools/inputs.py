@@ -21,7 +21,7 @@ from pydantic.alias_generators import to_camel
 from ..contract.enums import Modality
 from ..contract.filters import MAX_DOMAINS, NO_FILTERS, SearchFilters
 from ..contract.query import MAX_QUERY_CHARS, MAX_RESULTS_LIMIT, PROFILE_RULE
-from ..research.pipeline import MAX_DEPTH, MAX_QUESTION_CHARS
+from ..research.verdicts import MAX_DEPTH, MAX_QUESTION_CHARS
 from .schema import nullable_optionals
 
 RICH_MODALITIES: tuple[Modality, ...] = (Modality.WEB, Modality.IMAGE, Modality.VIDEO, Modality.NEWS)

@@ -31,6 +31,8 @@ from pydantic.alias_generators import to_camel
 from ..contract.enums import Availability, ContentInline, Modality, Outcome, SearchDomain, Tier
 from .schema import inline_refs
 
+TRACE_ID = "The OpenTelemetry trace this call ran in (32 hex digits); absent when tracing is off."
+
 
 class _Wire(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, validate_by_name=True, serialize_by_alias=True)
@@ -117,6 +119,7 @@ class SearchResult(ModalityResult):
     query: str
     modality: Modality
     tier: Tier
+    trace_id: str | None = Field(None, description=TRACE_ID)
 
 
 class RichResult(_Wire):
@@ -125,6 +128,7 @@ class RichResult(_Wire):
     results: dict[str, ModalityResult] = Field(
         description="WEB, IMAGE, VIDEO and NEWS, each its own cascade."
     )
+    trace_id: str | None = Field(None, description=TRACE_ID)
 
 
 class HitSource(_Wire):
@@ -212,6 +216,7 @@ class RankedHitSet(_Wire):
     strategies: dict[str, str] = Field(default_factory=dict)
     searches: list[SearchRun] = Field(default_factory=list)
     usage: dict[str, int] = Field(default_factory=dict, description="searches, durationMs")
+    trace_id: str | None = Field(None, description=TRACE_ID)
 
 
 class Quota(_Wire):
@@ -250,6 +255,7 @@ class ProviderEntry(_Wire):
 
 class ProviderList(_Wire):
     providers: list[ProviderEntry]
+    trace_id: str | None = Field(None, description=TRACE_ID)
 
 
 OUTPUT_MODELS: Mapping[str, type[_Wire]] = {

@@ -39,6 +39,7 @@ class Globals:
     tenant: str
     project: str
     debug: bool
+    log_format: str = "auto"
 
     @property
     def scope(self) -> SearchScope:
@@ -100,12 +101,24 @@ def _globals(
     ),
     # a flag takes no value: a blank metavar keeps typer from showing a `<bool>` type for it
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks and debug logs.", metavar=" "),
+    log_format: str = typer.Option(
+        "auto",
+        "--log-format",
+        envvar="ZARNIWOOP_LOG_FORMAT",
+        help="auto (Rich on a terminal, one plain line per record otherwise), plain, rich or json "
+        "(one object per line with trace_id and span_id).",
+    ),
 ) -> None:
-    ctx.obj = Globals(config, tenant, project, debug)
-    if debug:
-        import logging
+    from ...observability.logs import LOG_FORMATS, configure_logging
 
-        logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
+    if log_format not in LOG_FORMATS:
+        typer.echo(
+            f"error: --log-format: expected one of {', '.join(LOG_FORMATS)}, got {log_format!r}", err=True
+        )
+        raise typer.Exit(2)
+    ctx.obj = Globals(config, tenant, project, debug, log_format)
+    # Before any server starts: the MCP SDK's basicConfig(RichHandler) then finds a handler and stands down.
+    configure_logging(log_format, level=logging.DEBUG if debug else logging.WARNING)
 
 
 class Exit(Exception):
@@ -131,11 +144,28 @@ def run(ctx: typer.Context, body: Callable[[Runtime], Awaitable[T]]) -> T:
         runtime = await Runtime.open(g.config)
         try:
             await purge_usage_if_due(runtime)
-            return await body(runtime)
+            return await traced(ctx.command_path, body(runtime))
         finally:
             await runtime.aclose()
 
     return guarded(g, lambda: asyncio.run(go()))
+
+
+async def traced(command: str, work: Awaitable[T]) -> T:
+    """`work` in the command's span when tracing is on, under the environment's `TRACEPARENT` (the
+    OpenTelemetry convention for a process started inside a trace); sent before the command ends."""
+    from ...observability.tracing import TRACING, SpanKind, flush_tracing, parent_from, span
+
+    if not TRACING.on:
+        return await work
+    import os
+
+    parent = parent_from({"traceparent": os.environ["TRACEPARENT"]}) if "TRACEPARENT" in os.environ else None
+    try:
+        with span(command, {"zarniwoop.command": command}, kind=SpanKind.SERVER, parent=parent):
+            return await work
+    finally:
+        flush_tracing()
 
 
 async def purge_usage_if_due(runtime: Runtime) -> None:

@@ -130,6 +130,7 @@ def serve(
             probes=probes,
             workers=workers,
             auth=mode,
+            log_format=g.log_format,
         )
         await supervise(sock, spec, on_ready=lambda: _banner(url, g.tenant, g.project, admin_token, workers))
 

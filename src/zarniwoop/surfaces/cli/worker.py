@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import socket
@@ -51,6 +52,7 @@ class WorkerSpec:
     probes: bool
     workers: int
     auth: str = "tokens"
+    log_format: str = "auto"
 
     def line(self, index: int, fd: int) -> bytes:
         return json.dumps({"spec": asdict(self), "index": index, "fd": fd}).encode() + b"\n"
@@ -191,7 +193,10 @@ def main() -> None:
         if not line.strip() or stop.requested:
             return
         index = int(line)
-    g = Globals(spec.config, spec.tenant, spec.project, spec.debug)
+    g = Globals(spec.config, spec.tenant, spec.project, spec.debug, spec.log_format)
+    from ...observability.logs import configure_logging
+
+    configure_logging(spec.log_format, level=logging.DEBUG if spec.debug else logging.WARNING)  # type: ignore[arg-type]
     try:
         guarded(g, lambda: asyncio.run(_serve_worker(spec, index, fd, stop)))
     except typer.Exit as exc:

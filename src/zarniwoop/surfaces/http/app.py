@@ -24,6 +24,7 @@ from fastapi import FastAPI
 from ... import __version__, operations
 from ...config import keys as K
 from ...contract.query import SearchScope
+from ...observability.tracing import TRACING
 from ...tools.registry import Toolbox
 from .allowed_hosts import host_check
 from .allowed_methods import AllowedMethods
@@ -34,6 +35,7 @@ from .no_store import NoStoreApiAnswers
 from .openai_wire import request_schemas
 from .routes import ROUTERS
 from .state import AppState
+from .trace_requests import trace_id_headers
 
 if TYPE_CHECKING:
     from ...contract.protocol import SearchProtocol
@@ -124,6 +126,8 @@ def create_app(
     app.add_middleware(RequestGuard)  # token before body, bodies capped (issue 11)
     app.add_middleware(NoStoreApiAnswers)
     app.add_middleware(AllowedMethods, routes_of=app)
+    if runtime is None or TRACING.on:  # a runtime opened without tracing: not even a pass-through
+        app.add_middleware(trace_id_headers)  # outermost: a refused request says its trace too
     for router in ROUTERS:
         app.include_router(router)
     app.openapi = _with_components(app, request_schemas())  # type: ignore[method-assign]
