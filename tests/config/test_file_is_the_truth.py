@@ -127,7 +127,7 @@ async def test_a_home_seeded_by_the_earlier_code_is_migrated(tmp_path, database_
                 (str(config.resolve()), "_system", "_tenant", key),
             )
         await rt.settings.set("_system", "_tenant", "research.provenance", True)
-        await rt.db.execute("DELETE FROM schema_version WHERE version >= 35")
+        await rt.db.execute("DELETE FROM schema_version WHERE version = 35")
 
     async with await Runtime.open(write(tmp_path / "none.yaml", {}, **top), home=home) as rt:
         stored = {key for (key,) in await rt.db.fetchall("SELECT key FROM settings")}
@@ -222,7 +222,7 @@ async def test_org_units_an_earlier_version_stored_from_a_file_move_out(tmp_path
             await rt.credentials.set(
                 "acme", "account", name, "inline:openai:0", f"sk-{name}", origin="config"
             )
-        await rt.db.execute("DELETE FROM schema_version WHERE version >= 35")
+        await rt.db.execute("DELETE FROM schema_version WHERE version = 35")
         await rt.db.execute(
             "CREATE TABLE config_seeded (source TEXT NOT NULL, tenant TEXT NOT NULL, "
             "project TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (source, tenant, project, key))"
