@@ -10,6 +10,7 @@ from ..contract.errors import ConfigError
 from ..contract.query import SearchScope
 from ..ledger import LLM_USAGE, RESEARCH_CALLS
 from ..storage.retention import QUOTA_COUNTER_KEEP_DAYS, RetentionRule, iso_bound
+from ..tasks.store import TABLE as TASKS
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +29,8 @@ def retention_days(settings: SettingService, scope: SearchScope) -> int:
 def retention_rules(settings: SettingService) -> list[RetentionRule]:
     """What the one retention job deletes, with the days the settings give (read at each run):
     provider calls per scope (`research.log.retentionDays`, 30), LLM usage and its traces
-    (`ai.usage.retentionDays`, system-wide, 90), quota windows past two months."""
+    (`ai.usage.retentionDays`, system-wide, 90), quota windows past two months, tasks past their
+    expiry (`research.tasks.ttlSeconds` after they were made or ended; their steps go with them)."""
 
     def llm_days(_: SearchScope) -> int:
         system = settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
@@ -45,6 +47,7 @@ def retention_rules(settings: SettingService) -> list[RetentionRule]:
             LLM_USAGE.name, LLM_USAGE.time_column, days=llm_days, bound=iso_bound, companions=("llm_traces",)
         ),
         RetentionRule("llm_quota_usage", "updated_at", days=lambda _: QUOTA_COUNTER_KEEP_DAYS),
+        RetentionRule(TASKS, "expires_at", days=lambda _: 0, expiry=True),
     ]
 
 

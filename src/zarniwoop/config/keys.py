@@ -29,6 +29,10 @@ CONTENT_ALLOW_PRIVATE = "research.content.allowPrivate"
 CONTENT_TIMEOUT_MS = "research.content.timeoutMs"
 """The total deadline of one content fetch (connect, every redirect, the whole body)."""
 PROBE_INTERVAL_SECONDS = "research.probe.intervalSeconds"
+TASKS_TTL_SECONDS = "research.tasks.ttlSeconds"
+"""How long a task (a detached investigation) and its result are kept after it was made or ended."""
+TASKS_LEASE_SECONDS = "research.tasks.leaseSeconds"
+"""How long a task's owner may go silent before another process takes the task over (system level)."""
 
 # Endpoint suffixes with a meaning of their own; every other suffix is passed to the protocol as an extra.
 SUFFIX_PROTOCOL = "protocol"
@@ -70,7 +74,8 @@ _BOOL_KEYS = re.compile(
 _INT_KEYS = re.compile(
     r"(\.timeoutMs|\.order|\.quota\.daily|\.quota\.monthly|^research\.deadlineMs|^research\.cache\.ttlSeconds(\.\w+)?"
     r"|^research\.hedge\.afterMs|^research\.factory\.cache\.ttlMinutes|^research\.quota\.cache\.ttlMinutes"
-    r"|^research\.log\.retentionDays|^research\.probe\.intervalSeconds|^research\.cache\.maxBytes|^research\.content\.maxBytes|^research\.investigate\.minHits)$"
+    r"|^research\.log\.retentionDays|^research\.probe\.intervalSeconds|^research\.cache\.maxBytes|^research\.content\.maxBytes|^research\.investigate\.minHits"
+    r"|^research\.tasks\.ttlSeconds|^research\.tasks\.leaseSeconds)$"
 )
 
 

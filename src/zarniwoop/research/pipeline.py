@@ -39,6 +39,7 @@ from .searches import search_and_merge
 from .strategies import Domains, Evaluator, Planner, Reranker, Strategies, StrategyChooser
 
 if TYPE_CHECKING:
+    from ..contract.checkpoint import Checkpoint
     from ..contract.query import SearchScope
     from ..dispatch.dispatcher import BoundSearch, Dispatcher
 
@@ -87,9 +88,11 @@ class Investigator:
         progress: ProgressObserver | None = None,
         cache: bool = True,
         profile: ProfileChoice = GLOBAL_ORDER,
+        checkpoint: Checkpoint | None = None,
     ) -> RankedHitSet:
         """Run the pipeline; `insights=None` follows `research.insights.enabled` (default on).
-        `cache` and `profile` apply to each planned search (`Dispatcher.search`)."""
+        `cache` and `profile` apply to each planned search (`Dispatcher.search`); `checkpoint`
+        keeps each finished search and recalls those a previous run of the same task paid for."""
         question = _validate(question, max_results, depth)
         started = time.perf_counter()
         phase = ["plan"]  # which step a failure belongs to, for the curated-runs metric
@@ -97,7 +100,7 @@ class Investigator:
         search = partial(self.dispatcher.search, scope=scope, cache=cache, profile=profile)
         try:
             ranked = await self._investigate(
-                question, scope, search, max_results, depth, insights, started, phase, tracker
+                question, scope, search, max_results, depth, insights, started, phase, tracker, checkpoint
             )
         except ZarniwoopError:
             record_curated_run(f"{phase[0]}_failed", time.perf_counter() - started)
@@ -116,6 +119,7 @@ class Investigator:
         started: float,
         phase: list[str],
         tracker: Tracker,
+        checkpoint: Checkpoint | None = None,
     ) -> RankedHitSet:
         provider_set = await self.dispatcher.factory.providers(scope)
         min_hits = provider_set.settings.get_int(MIN_HITS, 3)
@@ -138,7 +142,7 @@ class Investigator:
             searches=len(plan.searches),
         )
         searches: list[dict[str, Any]] = []
-        merged = await search_and_merge(plan, search, max_results, searches, tracker)
+        merged = await search_and_merge(plan, search, max_results, searches, tracker, checkpoint)
         notes: list[str] = []
         if depth > 0:
             merged = await self._deepen(merged, scope, notes)
@@ -170,7 +174,9 @@ class Investigator:
                 seen = {m.key for m in merged}
                 more = [
                     m
-                    for m in await search_and_merge(second, search, max_results, searches, tracker)
+                    for m in await search_and_merge(
+                        second, search, max_results, searches, tracker, checkpoint
+                    )
                     if m.key not in seen
                 ]
                 if depth > 0:

@@ -1,18 +1,25 @@
 """The investigation's searches step: a plan's searches run concurrently through the caller's
 bound search (its scope, cache and profile), each logged for the `searches` of the answer and told
-to the progress tracker, then their hits merged (`research/dedup.py`)."""
+to the progress tracker, then their hits merged (`research/dedup.py`).
+
+With a `Checkpoint` (a task's, issue 45) each search is asked of it first and kept in it once
+answered: a run resumed on another process recalls the searches already paid for.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..contract.query import SearchRequest
+from ..contract.results import SearchResult
 from .dedup import merge
 
 if TYPE_CHECKING:
-    from ..contract.results import SearchHit, SearchResult
+    from ..contract.checkpoint import Checkpoint
+    from ..contract.results import SearchHit
     from ..dispatch.dispatcher import BoundSearch
     from .model import MergedHit, Plan
     from .progress import Tracker
@@ -24,10 +31,11 @@ async def search_and_merge(
     max_results: int,
     log_into: list[dict[str, Any]],
     tracker: Tracker,
+    checkpoint: Checkpoint | None = None,
 ) -> list[MergedHit]:
     """Run the plan's searches concurrently (each a progress step and an entry in `log_into`), then
     merge their hits (`dedup.merge`) — a progress step of its own."""
-    batches = await _run(plan, search, max_results, log_into, tracker)
+    batches = await _run(plan, search, max_results, log_into, tracker, checkpoint)
     merged = merge(batches)
     found = sum(len(hits) for *_, hits in batches)
     await tracker.step("dedup", f"merged {found} hits into {len(merged)}", hits=found, merged=len(merged))
@@ -40,12 +48,13 @@ async def _run(
     max_results: int,
     log_into: list[dict[str, Any]],
     tracker: Tracker,
+    checkpoint: Checkpoint | None,
 ) -> list[tuple[str, str, float, Sequence[SearchHit]]]:
     requests = [SearchRequest.create(s.query, s.modality, max_results=max_results) for s in plan.searches]
     finished = [0]
 
     async def one(request: SearchRequest) -> SearchResult:
-        result = await search(request)
+        result = await _recalled_or_run(request, search, checkpoint)
         finished[0] += 1
         served = result.provider_instance_id or "no provider"
         await tracker.step(
@@ -78,3 +87,23 @@ async def _run(
             affinity = float(planned.source_affinity.get(result.provider_instance_id, 1.0))
             batches.append((planned.query, result.provider_instance_id, affinity, result.hits))
     return batches
+
+
+def step_key(request: SearchRequest) -> str:
+    """A search's name among a run's finished steps: a hash, so no query is written in clear."""
+    what = f"{request.modality.value}\n{request.max_results}\n{request.query}".encode()
+    return "search:" + hashlib.sha256(what).hexdigest()[:40]
+
+
+async def _recalled_or_run(
+    request: SearchRequest, search: BoundSearch, checkpoint: Checkpoint | None
+) -> SearchResult:
+    if checkpoint is None:
+        return await search(request)
+    key = step_key(request)
+    kept = await checkpoint.recall(key)  # raises CancelledError when the run was cancelled meanwhile
+    if kept is not None:
+        return SearchResult.from_json(kept)
+    result = await search(request)
+    await checkpoint.keep(key, result.to_json())
+    return result

@@ -46,7 +46,9 @@ class RetentionRule:
 
     `per_scope`: the days are looked up per (tenant, project) found in the table; otherwise once,
     for the system scope. `bound` turns the cutoff (epoch seconds) into the column's stored form.
-    `companions` are tables cut at the same moment on the same column (a usage record's traces)."""
+    `companions` are tables cut at the same moment on the same column (a usage record's traces).
+    `expiry`: `time_column` holds when each row expires (a task's TTL), so rows past it go and
+    `days` is not read."""
 
     table: str
     time_column: str
@@ -54,6 +56,7 @@ class RetentionRule:
     per_scope: bool = False
     bound: Callable[[float], Any] = float
     companions: tuple[str, ...] = ()
+    expiry: bool = False
 
 
 def iso_bound(epoch: float) -> str:
@@ -75,7 +78,9 @@ async def prune(db: Database, rules: Sequence[RetentionRule], *, now: float) -> 
         )
         deleted = 0
         for scope in scopes:
-            cutoff = rule.bound(now - max(1, rule.days(scope or SearchScope())) * 86400)
+            cutoff = rule.bound(
+                now if rule.expiry else now - max(1, rule.days(scope or SearchScope())) * 86400
+            )
             where, params = f"{rule.time_column} < ?", [cutoff]
             if scope is not None:
                 where, params = (

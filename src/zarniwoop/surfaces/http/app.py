@@ -79,6 +79,10 @@ def create_app(
             # accepts it (progress notifications, then the result), one JSON answer for the others.
             mcp = LazyMCP(toolbox, bind_host if bind_host in LOOPBACK else "0.0.0.0")
             state.mcp_sessions = mcp
+            from ...tasks.runner import TaskRunner
+
+            state.tasks = TaskRunner(rt.task_store, toolbox, rt.settings)
+            state.tasks.start_sweeping()  # tasks whose process died are taken over here
             app.state.zarniwoop = state
             from ...storage.retention import stop_retention_loop
 
@@ -92,6 +96,7 @@ def create_app(
             try:
                 yield
             finally:
+                await state.tasks.aclose()  # its unfinished tasks go to another replica at once
                 await mcp.aclose()
                 await stop_retention_loop(retention)
                 for task in background:
