@@ -77,12 +77,12 @@ def create_app(
                 install_oauth(app, state, rt)
             # Stateless both ways (any replica or worker answers any request): SSE for a client that
             # accepts it (progress notifications, then the result), one JSON answer for the others.
-            mcp = LazyMCP(toolbox, bind_host if bind_host in LOOPBACK else "0.0.0.0")
-            state.mcp_sessions = mcp
             from ...tasks.runner import TaskRunner
 
             state.tasks = TaskRunner(rt.task_store, toolbox, rt.settings)
             state.tasks.start_sweeping()  # tasks whose process died are taken over here
+            mcp = LazyMCP(toolbox, bind_host if bind_host in LOOPBACK else "0.0.0.0", state.tasks)
+            state.mcp_sessions = mcp
             app.state.zarniwoop = state
             from ...storage.retention import stop_retention_loop
 
