@@ -134,7 +134,7 @@ def test_kill_9_of_the_replica_running_a_task_and_the_other_completes_it(
             lambda: len(emulator.requests(WIKI)) == 2 and emulator.requests(ACADEMIC),
             "all three searches sent",
         )
-        until(lambda: _steps(pg, schema, task_id) == 2, "the two answered searches kept")
+        until(lambda: _steps(pg, schema, task_id) == 3, "the plan and the two answered searches kept")
         # any replica answers for it, and only to its caller
         for replica in replicas:
             polled = httpx.get(f"{replica.url}{location}", headers=alice, timeout=60).json()

@@ -76,7 +76,7 @@ async def test_a_task_completes_with_the_answer_of_a_direct_call(tmp_path, emula
         assert done.state == "completed" and done.progress["step"] == "insights"
         assert _without_timing(done.to_json()["result"]) == _without_timing(dict(direct.full))
         assert done.result["text"].splitlines()[0] == direct.text.splitlines()[0]
-        assert await runner.store.steps(task.id) == 3  # each search kept
+        assert await runner.store.steps(task.id) == 4  # the plan and each search kept
         assert len(emulator.requests(ACADEMIC)) == 2  # the task's search and the direct call's
 
 
@@ -91,7 +91,7 @@ async def test_a_task_whose_process_died_resumes_without_repeating_searches(tmp_
             task = await first.start(INVESTIGATE, _args(), CALLER)
 
             async def wiki_kept() -> bool:
-                return await store.steps(task.id) == 2
+                return await store.steps(task.id) == 3  # the plan and the two wiki searches
 
             await until_async(wiki_kept, "the two wiki searches kept")
             assert len(emulator.requests(ACADEMIC)) == 1  # held upstream

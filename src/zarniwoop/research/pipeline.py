@@ -31,6 +31,7 @@ from ..contract.results import ContentRef, SearchHit
 from ..dispatch.profiles import GLOBAL_ORDER, ProfileChoice
 from ..dispatch.status import provider_statuses
 from ..observability.metrics import record_curated_run
+from .checkpoints import recalled_plan
 from .heuristics import HeuristicPlanner, LexicalEvaluator
 from .insights import ExtractiveInsights, InsightsBuilder
 from .model import DroppedHit, Evaluation, Insights, MergedHit, Plan, RankedHit, RankedHitSet, Verdict
@@ -133,7 +134,9 @@ class Investigator:
             provider_set.settings.get_bool(INSIGHTS_ENABLED, True) if insights is None else insights
         )
         strategies: dict[str, str] = {}
-        plan, strategies["plan"] = await self._plan(chosen.planner, question, available, domains)
+        plan, strategies["plan"] = await recalled_plan(
+            question, checkpoint, lambda: self._plan(chosen.planner, question, available, domains)
+        )
         finishing = (1 if chosen.reranker is not None else 0) + (1 if want_insights else 0)
         tracker.expect(1 + len(plan.searches) + 2 + (1 if depth > 0 else 0) + finishing)
         await tracker.step(

@@ -3,23 +3,22 @@ bound search (its scope, cache and profile), each logged for the `searches` of t
 to the progress tracker, then their hits merged (`research/dedup.py`).
 
 With a `Checkpoint` (a task's, issue 45) each search is asked of it first and kept in it once
-answered: a run resumed on another process recalls the searches already paid for.
+answered (`checkpoints.py`): a run resumed on another process recalls the searches already paid for.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..contract.query import SearchRequest
-from ..contract.results import SearchResult
+from .checkpoints import recalled_search
 from .dedup import merge
 
 if TYPE_CHECKING:
     from ..contract.checkpoint import Checkpoint
-    from ..contract.results import SearchHit
+    from ..contract.results import SearchHit, SearchResult
     from ..dispatch.dispatcher import BoundSearch
     from .model import MergedHit, Plan
     from .progress import Tracker
@@ -54,7 +53,7 @@ async def _run(
     finished = [0]
 
     async def one(request: SearchRequest) -> SearchResult:
-        result = await _recalled_or_run(request, search, checkpoint)
+        result = await recalled_search(request, search, checkpoint)
         finished[0] += 1
         served = result.provider_instance_id or "no provider"
         await tracker.step(
@@ -87,23 +86,3 @@ async def _run(
             affinity = float(planned.source_affinity.get(result.provider_instance_id, 1.0))
             batches.append((planned.query, result.provider_instance_id, affinity, result.hits))
     return batches
-
-
-def step_key(request: SearchRequest) -> str:
-    """A search's name among a run's finished steps: a hash, so no query is written in clear."""
-    what = f"{request.modality.value}\n{request.max_results}\n{request.query}".encode()
-    return "search:" + hashlib.sha256(what).hexdigest()[:40]
-
-
-async def _recalled_or_run(
-    request: SearchRequest, search: BoundSearch, checkpoint: Checkpoint | None
-) -> SearchResult:
-    if checkpoint is None:
-        return await search(request)
-    key = step_key(request)
-    kept = await checkpoint.recall(key)  # raises CancelledError when the run was cancelled meanwhile
-    if kept is not None:
-        return SearchResult.from_json(kept)
-    result = await search(request)
-    await checkpoint.keep(key, result.to_json())
-    return result
