@@ -5,7 +5,6 @@ told "no task", a cancel that sticks."""
 from __future__ import annotations
 
 import json
-import threading
 
 import pytest
 
@@ -71,13 +70,7 @@ def test_detach_prints_the_id_and_tasks_get_shows_the_result(tmp_path, emulator)
 
 
 def test_tasks_cancel_stops_a_detached_investigation(tmp_path, emulator):
-    release = threading.Event()
-
-    def held(_request):
-        release.wait(60)
-        return Reply.json(openalex_works(2))
-
-    emulator.add("/oa/works", held)
+    release = emulator.add_held("/oa/works", Reply.json(openalex_works(2)))
     emulator.add("/wiki/w/rest.php/v1/search/page", Reply.json(wikipedia_pages("Off-target genome editing")))
     config, home = str(_config(tmp_path, emulator)), tmp_path / "home"
     try:

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -96,13 +95,7 @@ def test_respond_async_answers_202_and_the_task_is_polled_to_its_result(api, emu
 
 
 def test_delete_cancels_a_running_task_and_its_searches_stop(api, emulator):
-    release = threading.Event()
-
-    def held(_request):
-        release.wait(60)
-        return Reply.json(openalex_works(2))
-
-    emulator.add("/oa/works", held)
+    release = emulator.add_held("/oa/works", Reply.json(openalex_works(2)))
     emulator.add("/wiki/w/rest.php/v1/search/page", Reply.json(wikipedia_pages("Off-target genome editing")))
     try:
         location = api.start().headers["location"]

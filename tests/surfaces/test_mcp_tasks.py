@@ -116,15 +116,9 @@ async def _tokens(config: Path, home: Path) -> dict[str, str]:
 def deployment(tmp_path_factory) -> Iterator[Deployment]:
     root = tmp_path_factory.mktemp("mcp-tasks")
     emulator = Emulator().start()
-    release = threading.Event()
     emulator.add("/oa/works", Reply.json(openalex_works(2, "CRISPR off-target")))
     emulator.add("/wiki/w/rest.php/v1/search/page", Reply.json(wikipedia_pages("Off-target genome editing")))
-
-    def held(_request: Any) -> Reply:
-        release.wait(60)
-        return Reply.json(openalex_works(1))
-
-    emulator.add(HELD, held)
+    release = emulator.add_held(HELD, Reply.json(openalex_works(1)))
     settings = {
         **only(),
         **endpoint("oa", "openalex", f"{emulator.url}/oa"),

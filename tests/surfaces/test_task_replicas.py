@@ -68,16 +68,7 @@ async def _make_tokens(config: Path, home: Path) -> dict[str, str]:
 @pytest.fixture
 def held_first_search(emulator: Emulator) -> Iterator[threading.Event]:
     """The first ACADEMIC search waits upstream until the event is set; later ones answer at once."""
-    release = threading.Event()
-    seen = [0]
-
-    def answer(_request):
-        seen[0] += 1
-        if seen[0] == 1:
-            release.wait(120)
-        return Reply.json(openalex_works(2, "CRISPR off-target"))
-
-    emulator.add(ACADEMIC, answer)
+    release = emulator.add_held(ACADEMIC, Reply.json(openalex_works(2, "CRISPR off-target")), first_only=True)
     emulator.add(WIKI, Reply.json(wikipedia_pages("Off-target genome editing")))
     try:
         yield release

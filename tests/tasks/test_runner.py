@@ -4,8 +4,6 @@ searches already answered; a cancelled task stops before any further upstream re
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from zarniwoop.contract import SearchScope
@@ -51,18 +49,6 @@ def _without_timing(ranked: dict) -> dict:
     return {**ranked, "usage": {k: v for k, v in ranked["usage"].items() if k != "durationMs"}}
 
 
-def _held(emulator, path: str, body: dict) -> threading.Event:
-    """`path` answers only once the returned event is set."""
-    release = threading.Event()
-
-    def answer(_request):
-        release.wait(60)
-        return Reply.json(body)
-
-    emulator.add(path, answer)
-    return release
-
-
 async def test_a_task_completes_with_the_answer_of_a_direct_call(tmp_path, emulator):
     emulator.add(ACADEMIC, Reply.json(openalex_works(2, "CRISPR off-target")))
     emulator.add(WIKI, Reply.json(wikipedia_pages("Off-target genome editing")))
@@ -81,7 +67,7 @@ async def test_a_task_completes_with_the_answer_of_a_direct_call(tmp_path, emula
 
 
 async def test_a_task_whose_process_died_resumes_without_repeating_searches(tmp_path, emulator):
-    release = _held(emulator, ACADEMIC, openalex_works(2, "CRISPR off-target"))
+    release = emulator.add_held(ACADEMIC, Reply.json(openalex_works(2, "CRISPR off-target")))
     emulator.add(WIKI, Reply.json(wikipedia_pages("Off-target genome editing")))
     clock = TestClock()
     try:
@@ -115,7 +101,7 @@ async def test_a_task_whose_process_died_resumes_without_repeating_searches(tmp_
 
 
 async def test_a_cancelled_task_stops_and_sends_nothing_more(tmp_path, emulator):
-    release = _held(emulator, ACADEMIC, openalex_works(2))
+    release = emulator.add_held(ACADEMIC, Reply.json(openalex_works(2)))
     emulator.add(WIKI, Reply.json(wikipedia_pages("Off-target genome editing")))
     settings = {**_settings(emulator.url), "research.investigate.minHits": 3}  # would refine: more searches
     try:
