@@ -19,6 +19,8 @@ EXTERNAL = {
     "Annotated", "Protocol", "ValidationError", "RequestValidationError", "MCPServer", "ToolError",
     "CallToolResult", "JSONResponse", "Request", "Response", "Authorization", "Bearer", "Host", "Referer", "Accept",
     "OAuthAuthorizationServerProvider",
+    # the MCP SDK's extension interface and the tasks extension's result (issue 45)
+    "Extension", "CreateTaskResult",
     # words of provider APIs (PubMed's `Count`, arXiv's `Error` entry, Commons' `extmetadata` fields,
     # Semantic Scholar's `externalIds` keys, GitHub's `Date` header)
     "Count", "Error", "Artist", "Credit", "ImageDescription", "LicenseShortName", "LicenseUrl",

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from .llm.catalog import Catalog
     from .llm.manager import LlmManager
     from .research.pipeline import Investigator
+    from .tasks.store import TaskStore
     from .tenancy.tokens import TokenStore
     from .views.providers import RoutingSection
 
@@ -220,6 +221,13 @@ class Runtime:
         from .tenancy.tokens import TokenStore
 
         return TokenStore(self.db)
+
+    @cached_property
+    def task_store(self) -> TaskStore:
+        """Tasks (issue 45): tool calls that outlive their connection, any process answering."""
+        from .tasks.store import TaskStore
+
+        return TaskStore(self.db, self.box, self.clock)
 
     @cached_property
     def quota_ledger(self) -> Budgets:

@@ -157,6 +157,22 @@ class Emulator:
         with self._lock:
             self._routes[path] = route
 
+    def add_held(self, path: str, reply: Reply, *, first_only: bool = False) -> threading.Event:
+        """`path` answers `reply` only once the returned event is set (a search held upstream while a
+        test kills or cancels what sent it); `first_only`: later requests answer at once. Set the
+        event before the emulator stops."""
+        release = threading.Event()
+        seen = [0]
+
+        def held(_request: RecordedRequest) -> Reply:
+            seen[0] += 1
+            if seen[0] == 1 or not first_only:
+                release.wait(120)
+            return reply
+
+        self.add(path, held)
+        return release
+
     def add_prefix(self, prefix: str, route: Route) -> None:
         """Serve every path starting with `prefix` that has no exact route (longest prefix wins)."""
         with self._lock:

@@ -368,6 +368,31 @@ def test_investigate_falls_back_to_the_json_answer_when_the_stream_fails(page, s
     expect(results.locator("ol.hits > li").first.locator(".score")).to_be_visible()
 
 
+def test_an_investigation_run_as_a_task_survives_a_reload(page, server):
+    """Issue 45: "Run as a task" starts it with `Prefer: respond-async`; the page lists it, and a
+    reload while OpenAlex still takes its 4 s follows it again to its answer."""
+    sign_in(page, server.token, project="tasks")
+    page.get_by_role("link", name="Investigate").click()
+    expect(page.locator("#investigate-tasks")).to_have_text("No tasks yet.")
+    page.get_by_label("Question").fill("what causes the aurora")
+    page.get_by_label("Run as a task").check()
+    page.get_by_role("button", name="Investigate").click()
+    rows = page.locator("#investigate-tasks tbody tr")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("working")
+    task_id = page.evaluate("sessionStorage.getItem('zarniwoop.investigateTask')")
+    assert task_id and rows.first.locator("code").inner_text() == task_id[:8]
+    page.reload()
+    results = page.locator("#investigate-results")
+    expect(results.locator(".summary")).to_contain_text("plan: heuristic · evaluate: lexical", timeout=20_000)
+    expect(results.locator("ol.hits > li").first.locator(".score")).to_be_visible()
+    expect(rows.first).to_contain_text("completed")
+    assert page.evaluate("sessionStorage.getItem('zarniwoop.investigateTask')") is None
+    # its answer again from the list, after the view moved on
+    page.get_by_role("button", name=f"Show task {task_id[:8]}").click()
+    expect(results.locator(".summary")).to_contain_text("plan: heuristic · evaluate: lexical")
+
+
 def test_investigate_refusals_name_the_field_without_a_fallback(page, server):
     sign_in(page, server.token, project="live-errors")
     page.get_by_role("link", name="Investigate").click()

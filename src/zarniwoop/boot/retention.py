@@ -10,6 +10,7 @@ from ..contract.errors import ConfigError
 from ..contract.query import SearchScope
 from ..ledger import LLM_USAGE, RESEARCH_CALLS
 from ..storage.retention import QUOTA_COUNTER_KEEP_DAYS, RetentionRule, iso_bound
+from ..tasks.store import TABLE as TASKS
 
 log = logging.getLogger(__name__)
 UNUSED_CLIENT_DAYS = 1
@@ -30,9 +31,10 @@ def retention_days(settings: SettingService, scope: SearchScope) -> int:
 def retention_rules(settings: SettingService) -> list[RetentionRule]:
     """What the one retention job deletes, with the days the settings give (read at each run):
     provider calls per scope (`research.log.retentionDays`, 30), LLM usage and its traces
-    (`ai.usage.retentionDays`, system-wide, 90), quota windows past two months; the built-in OAuth
-    server's sign-in requests, codes and refresh tokens once expired, and clients that never got a
-    token a day after they registered (issue 45: unauthenticated rows never pile up)."""
+    (`ai.usage.retentionDays`, system-wide, 90), quota windows past two months, tasks past their
+    expiry (`research.tasks.ttlSeconds` after they were made or ended; their steps go with them);
+    the built-in OAuth server's sign-in requests, codes and refresh tokens once expired, and clients
+    that never got a token a day after they registered (issue 45: unauthenticated rows never pile up)."""
 
     def llm_days(_: SearchScope) -> int:
         system = settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
@@ -49,8 +51,9 @@ def retention_rules(settings: SettingService) -> list[RetentionRule]:
             LLM_USAGE.name, LLM_USAGE.time_column, days=llm_days, bound=iso_bound, companions=("llm_traces",)
         ),
         RetentionRule("llm_quota_usage", "updated_at", days=lambda _: QUOTA_COUNTER_KEEP_DAYS),
+        RetentionRule(TASKS, "expires_at", days=lambda _: 0, expiry=True),
         *(
-            RetentionRule(table, "expires_at", days=lambda _: 0, min_days=0)
+            RetentionRule(table, "expires_at", days=lambda _: 0, expiry=True)
             for table in ("oauth_requests", "oauth_codes", "oauth_refresh_tokens")
         ),
         RetentionRule(

@@ -69,6 +69,8 @@ BOUNDS: tuple[Bound, ...] = (
     _bound(r"^research\.log\.retentionDays$", 1, 36_500, "days"),
     _bound(r"^research\.content\.maxBytes$", 1, 1 << 30, "bytes"),
     _bound(r"^research\.investigate\.minHits$", 0, 1000, "hits"),
+    _bound(r"^research\.tasks\.ttlSeconds$", 60, 30 * DAY, "seconds"),
+    _bound(r"^research\.tasks\.leaseSeconds$", 1, 3600, "seconds"),
     _bound(r"^ai\.discovery\.timeoutMs$", 1, 600_000, "ms"),
     _bound(r"^ai\.catalog\.refreshMinutes$", 0, 7 * 24 * 60, "minutes"),
     _bound(r"^auth\.registration\.perAddressPerHour$", 1, 100_000, "registrations an hour"),

@@ -58,6 +58,8 @@ SERVICE_DEFAULTS: dict[str, str] = {
     "research.content.allowPrivate": "false",
     "research.allowPrivateEndpoints": "false",
     "research.investigate.minHits": "3",
+    "research.tasks.ttlSeconds": "86400",
+    "research.tasks.leaseSeconds": "30",
 }
 
 

@@ -37,6 +37,10 @@ REGISTRATIONS_PER_HOUR = "auth.registration.perAddressPerHour"
 """Dynamic client registrations (`POST /register`) one client address may make per hour."""
 UNUSED_CLIENTS_MAX = "auth.registration.maxUnusedClients"
 """Registered clients that never got a token, beyond which `POST /register` is refused."""
+TASKS_TTL_SECONDS = "research.tasks.ttlSeconds"
+"""How long a task (a detached investigation) and its result are kept after it was made or ended."""
+TASKS_LEASE_SECONDS = "research.tasks.leaseSeconds"
+"""How long a task's owner may go silent before another process takes the task over (system level)."""
 
 # Endpoint suffixes with a meaning of their own; every other suffix is passed to the protocol as an extra.
 SUFFIX_PROTOCOL = "protocol"
@@ -79,7 +83,8 @@ _INT_KEYS = re.compile(
     r"(\.timeoutMs|\.order|\.quota\.daily|\.quota\.monthly|^research\.deadlineMs|^research\.cache\.ttlSeconds(\.\w+)?"
     r"|^research\.hedge\.afterMs|^research\.factory\.cache\.ttlMinutes|^research\.quota\.cache\.ttlMinutes"
     r"|^research\.log\.retentionDays|^research\.probe\.intervalSeconds|^research\.cache\.maxBytes|^research\.content\.maxBytes|^research\.investigate\.minHits"
-    r"|^auth\.registration\.perAddressPerHour|^auth\.registration\.maxUnusedClients)$"
+    r"|^auth\.registration\.perAddressPerHour|^auth\.registration\.maxUnusedClients"
+    r"|^research\.tasks\.ttlSeconds|^research\.tasks\.leaseSeconds)$"
 )
 
 

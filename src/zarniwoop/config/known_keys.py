@@ -93,6 +93,16 @@ KNOWN_KEYS: tuple[KnownKey, ...] = (
         "false",
     ),
     KnownKey("research.investigate.minHits", "below this, investigate runs a second wave", "3"),
+    KnownKey(
+        "research.tasks.ttlSeconds",
+        "a task (detached investigation) and its result are kept this long",
+        "86400",
+    ),
+    KnownKey(
+        "research.tasks.leaseSeconds",
+        "a task whose process is silent this long is taken over by another (system level)",
+        "30",
+    ),
     KnownKey("research.investigate.llm", "false keeps the built-in plan/evaluate strategies", "true"),
     KnownKey("research.insights.enabled", "investigate returns insights with citations", "true"),
     KnownKey("research.rerank.recipe", "a recipe that re-ranks investigate's survivors"),

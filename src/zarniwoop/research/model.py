@@ -28,6 +28,10 @@ class PlannedSearch:
             "sourceAffinity": dict(self.source_affinity),
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PlannedSearch:
+        return cls(data["query"], Modality(data["modality"]), dict(data.get("sourceAffinity") or {}))
+
 
 @dataclass(frozen=True, slots=True)
 class Plan:
@@ -42,6 +46,11 @@ class Plan:
             "rationale": self.rationale,
             "strategy": self.strategy,
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Plan:
+        searches = tuple(PlannedSearch.from_json(s) for s in data["searches"])
+        return cls(searches, data["rationale"], data["strategy"])
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from ..contract.results import ContentRef, SearchHit
 from ..dispatch.profiles import GLOBAL_ORDER, ProfileChoice
 from ..dispatch.status import provider_statuses
 from ..observability.metrics import record_curated_run
+from .checkpoints import recalled_plan
 from .heuristics import HeuristicPlanner, LexicalEvaluator
 from .insights import ExtractiveInsights, InsightsBuilder
 from .model import Evaluation, Insights, MergedHit, Plan, RankedHit, RankedHitSet, Verdict
@@ -43,6 +44,7 @@ from .verdicts import MAX_QUESTION_CHARS as MAX_QUESTION_CHARS
 from .verdicts import apply_verdicts, only_available, validate_question
 
 if TYPE_CHECKING:
+    from ..contract.checkpoint import Checkpoint
     from ..contract.query import SearchScope
     from ..dispatch.dispatcher import BoundSearch, Dispatcher
     from ..dispatch.factory import ProviderSet
@@ -90,9 +92,11 @@ class Investigator:
         progress: ProgressObserver | None = None,
         cache: bool = True,
         profile: ProfileChoice = GLOBAL_ORDER,
+        checkpoint: Checkpoint | None = None,
     ) -> RankedHitSet:
         """Run the pipeline; `insights=None` follows `research.insights.enabled` (default on).
-        `cache` and `profile` apply to each planned search (`Dispatcher.search`)."""
+        `cache` and `profile` apply to each planned search (`Dispatcher.search`); `checkpoint`
+        keeps each finished search and recalls those a previous run of the same task paid for."""
         question = validate_question(question, max_results, depth)
         started = time.perf_counter()
         phase = ["plan"]  # which step a failure belongs to, for the curated-runs metric
@@ -114,6 +118,7 @@ class Investigator:
                     tracker,
                     fell_back,
                     provider_set,
+                    checkpoint,
                 )
         except ZarniwoopError:
             record_curated_run(f"{phase[0]}_failed", time.perf_counter() - started)
@@ -138,6 +143,7 @@ class Investigator:
         tracker: Tracker,
         fell_back: set[str],
         provider_set: ProviderSet,
+        checkpoint: Checkpoint | None = None,
     ) -> RankedHitSet:
         min_hits = provider_set.settings.get_int(MIN_HITS, 3)
         available, domains = await self._available(scope)
@@ -151,8 +157,10 @@ class Investigator:
         )
         strategies: dict[str, str] = {}
         with step("plan"):
-            plan, strategies["plan"] = await self._plan(
-                chosen.planner, question, available, domains, fell_back
+            plan, strategies["plan"] = await recalled_plan(
+                question,
+                checkpoint,
+                lambda: self._plan(chosen.planner, question, available, domains, fell_back),
             )
             note_strategy(strategies["plan"])
         finishing = (1 if chosen.reranker is not None else 0) + (1 if want_insights else 0)
@@ -163,7 +171,7 @@ class Investigator:
             searches=len(plan.searches),
         )
         searches: list[dict[str, Any]] = []
-        merged = await search_and_merge(plan, search, max_results, searches, tracker)
+        merged = await search_and_merge(plan, search, max_results, searches, tracker, checkpoint)
         notes: list[str] = []
         if depth > 0:
             with step("deepen"):
@@ -202,7 +210,9 @@ class Investigator:
                 seen = {m.key for m in merged}
                 more = [
                     m
-                    for m in await search_and_merge(second, search, max_results, searches, tracker)
+                    for m in await search_and_merge(
+                        second, search, max_results, searches, tracker, checkpoint
+                    )
                     if m.key not in seen
                 ]
                 if depth > 0:

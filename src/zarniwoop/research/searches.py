@@ -1,6 +1,10 @@
 """The investigation's searches step: a plan's searches run concurrently through the caller's
 bound search (its scope, cache and profile), each logged for the `searches` of the answer and told
-to the progress tracker, then their hits merged (`research/dedup.py`)."""
+to the progress tracker, then their hits merged (`research/dedup.py`).
+
+With a `Checkpoint` (a task's, issue 45) each search is asked of it first and kept in it once
+answered (`checkpoints.py`): a run resumed on another process recalls the searches already paid for.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +13,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..contract.query import SearchRequest
+from .checkpoints import recalled_search
 from .dedup import merge
 from .spans import step
 
 if TYPE_CHECKING:
+    from ..contract.checkpoint import Checkpoint
     from ..contract.results import SearchHit, SearchResult
     from ..dispatch.dispatcher import BoundSearch
     from .model import MergedHit, Plan
@@ -25,10 +31,11 @@ async def search_and_merge(
     max_results: int,
     log_into: list[dict[str, Any]],
     tracker: Tracker,
+    checkpoint: Checkpoint | None = None,
 ) -> list[MergedHit]:
     """Run the plan's searches concurrently (each a progress step and an entry in `log_into`), then
     merge their hits (`dedup.merge`) — a progress step of its own."""
-    batches = await _run(plan, search, max_results, log_into, tracker)
+    batches = await _run(plan, search, max_results, log_into, tracker, checkpoint)
     with step("dedup"):
         merged = merge(batches)
     found = sum(len(hits) for *_, hits in batches)
@@ -42,12 +49,13 @@ async def _run(
     max_results: int,
     log_into: list[dict[str, Any]],
     tracker: Tracker,
+    checkpoint: Checkpoint | None,
 ) -> list[tuple[str, str, float, Sequence[SearchHit]]]:
     requests = [SearchRequest.create(s.query, s.modality, max_results=max_results) for s in plan.searches]
     finished = [0]
 
     async def one(request: SearchRequest) -> SearchResult:
-        result = await search(request)
+        result = await recalled_search(request, search, checkpoint)
         finished[0] += 1
         served = result.provider_instance_id or "no provider"
         await tracker.step(

@@ -48,8 +48,8 @@ class RetentionRule:
     `per_scope`: the days are looked up per (tenant, project) found in the table; otherwise once,
     for the system scope. `bound` turns the cutoff (epoch seconds) into the column's stored form.
     `companions` are tables cut at the same moment on the same column (a usage record's traces).
-    `where` narrows the rows (`used_at IS NULL`); `min_days` is the floor a bad setting cannot go
-    under — 0 for a column that is an expiry (rows go once it has passed)."""
+    `where` narrows the rows (`used_at IS NULL`). `expiry`: `time_column` holds when each row
+    expires (a task's TTL, an OAuth code's), so rows past it go and `days` is not read."""
 
     table: str
     time_column: str
@@ -58,7 +58,7 @@ class RetentionRule:
     bound: Callable[[float], Any] = float
     companions: tuple[str, ...] = ()
     where: str = ""
-    min_days: float = 1
+    expiry: bool = False
 
 
 def iso_bound(epoch: float) -> str:
@@ -80,7 +80,9 @@ async def prune(db: Database, rules: Sequence[RetentionRule], *, now: float) -> 
         )
         deleted = 0
         for scope in scopes:
-            cutoff = rule.bound(now - max(rule.min_days, rule.days(scope or SearchScope())) * 86400)
+            cutoff = rule.bound(
+                now if rule.expiry else now - max(1, rule.days(scope or SearchScope())) * 86400
+            )
             where, params = f"{rule.time_column} < ?", [cutoff]
             if rule.where:
                 where = f"{where} AND {rule.where}"

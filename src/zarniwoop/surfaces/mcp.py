@@ -46,6 +46,7 @@ from ..contract.errors import InvalidRequestError, ZarniwoopError
 
 if TYPE_CHECKING:
     from ..contract.progress import ProgressStep
+    from ..tasks.runner import TaskRunner
     from ..tenancy.tokens import Principal
     from ..tools.base import ToolSpec
     from ..tools.registry import Toolbox
@@ -94,14 +95,18 @@ def fixed_principal(principal: Principal) -> PrincipalResolver:
 
 def http_principal(ctx: Context[Any, Any]) -> Principal:
     """The principal the HTTP surface authenticated for this request."""
-    request = ctx.request_context.request
+    return request_principal(ctx.request_context.request)[0]
+
+
+def request_principal(request: Any) -> tuple[Principal, str | None]:
+    """The principal the HTTP surface authenticated for an HTTP request, and its `/mcp?profile=`."""
     # The ASGI scope is untyped; the HTTP surface's auth put a `Principal` under PRINCIPAL_KEY.
-    principal: Principal | None = (
-        getattr(request, "scope", {}).get(PRINCIPAL_KEY) if request is not None else None
-    )
+    scope = getattr(request, "scope", {}) if request is not None else {}
+    principal: Principal | None = scope.get(PRINCIPAL_KEY)
     if principal is None:
         raise ToolError("not authenticated: send Authorization: Bearer <token>")
-    return principal
+    profile = scope.get(PROFILE_KEY)
+    return principal, profile if isinstance(profile, str) else None
 
 
 def fixed_profile(name: str | None) -> ProfileResolver:
@@ -154,11 +159,23 @@ class _LateToolsServer(MCPServer[Any]):
 
 
 def build_mcp_server(
-    toolbox: Toolbox, principal_of: PrincipalResolver, profile_of: ProfileResolver | None = None
+    toolbox: Toolbox,
+    principal_of: PrincipalResolver,
+    profile_of: ProfileResolver | None = None,
+    *,
+    tasks: TaskRunner | None = None,
 ) -> MCPServer[Any]:
+    """`tasks`: the long tools may answer with a task handle (`mcp_tasks.py`, HTTP only: the
+    principal comes from the request)."""
     profile_of = profile_of or fixed_profile(None)
     tools = [_tool(spec, toolbox, principal_of, profile_of) for spec in toolbox.specs]
-    return _served(_ZarniwoopMCPServer(tools=tools, **_OPTIONS))
+    options: dict[str, Any] = {}
+    if tasks is not None:
+        from .mcp_tasks import TasksExtension, legacy_task_middleware
+
+        extension = TasksExtension(tasks, request_principal)
+        options = {"extensions": [extension], "middleware": [legacy_task_middleware(extension)]}
+    return _served(_ZarniwoopMCPServer(tools=tools, **_OPTIONS, **options))
 
 
 def build_late_mcp_server(tools: asyncio.Future[MCPServer[Any]]) -> MCPServer[Any]:
@@ -247,4 +264,5 @@ __all__ = [
     "http_principal",
     "http_profile",
     "invalid_params",
+    "request_principal",
 ]

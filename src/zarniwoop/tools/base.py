@@ -22,6 +22,7 @@ from .schema import input_schema
 
 if TYPE_CHECKING:
     from ..config.settings import SettingService
+    from ..contract.checkpoint import Checkpoint
     from ..contract.progress import ProgressObserver
     from ..contract.query import SearchScope
     from ..dispatch.dispatcher import Dispatcher
@@ -54,6 +55,9 @@ class ToolContext:
     `?profile=`, the token's binding) narrowed by the tool argument `profile` (`Toolbox.run`)."""
     progress: ProgressObserver | None = None
     """Hears the steps of long tools (`research_investigate`, `research_rich`); None: nobody asked."""
+    checkpoint: Checkpoint | None = None
+    """A task's finished steps (issue 45): a long tool recalls what a previous run of the same task
+    paid for and keeps what it finishes; None: a plain call."""
     overrides: Mapping[str, str] = field(default_factory=dict)
     """Per-call ("process") setting overrides, innermost in the cascade (DESIGN §2). Set by the
     Python API and the admin-only `overrides` of the HTTP search endpoints, never by a model:

@@ -26,6 +26,7 @@ async def run_investigate(ctx: ToolContext, args: ResearchInvestigateInput) -> T
         progress=ctx.progress,
         cache=ctx.cache,
         profile=ctx.profile,
+        checkpoint=ctx.checkpoint,
     )
     return ToolResult(
         name=INVESTIGATE.name,

@@ -32,6 +32,7 @@ from .schema import to_invalid_request
 from .search import SEARCH, SEARCH_EXPERT
 
 if TYPE_CHECKING:
+    from ..contract.checkpoint import Checkpoint
     from ..contract.progress import ProgressObserver
     from ..contract.query import SearchScope
 
@@ -98,13 +99,15 @@ class Toolbox:
         progress: ProgressObserver | None = None,
         profile: ProfileChoice | None = None,
         overrides: Mapping[str, str] | None = None,
+        checkpoint: Checkpoint | None = None,
     ) -> ToolResult:
         """Run a tool on an already validated input (the HTTP routes validate with FastAPI).
 
         `cache=False` makes every search the tool starts skip cached answers. `profile`: the
         connection's profile choice (header, `?profile=`, the token's binding); the tool argument
         `profile` narrows it for this call (`dispatch/profiles.py`). `overrides`: per-call settings
-        (`checked_overrides`), for trusted callers only. The result's `structured` is compacted
+        (`checked_overrides`), for trusted callers only. `checkpoint`: a task's finished steps
+        (`tasks/`), so a resumed run pays for no step twice. The result's `structured` is compacted
         (`outputs.compact`); `full` keeps every field.
         """
         choice = (profile or ProfileChoice()).narrowed(getattr(args, "profile", None))
@@ -116,6 +119,7 @@ class Toolbox:
             profile=choice,
             progress=progress,
             overrides=dict(overrides or {}),
+            checkpoint=checkpoint,
         )
         if TRACING.on:  # on the surface's span (the MCP SDK's tool span, the HTTP request's, the command's)
             set_attributes({"zarniwoop.tool": spec.name, **scope_attributes(scope)})

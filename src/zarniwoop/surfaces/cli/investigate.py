@@ -4,6 +4,9 @@ While it runs on a terminal, each step (plan, search n/m, dedup, evaluate, …) 
 above a rich progress bar that goes away at the end; stdout carries only the answer (the `--json`
 document). Where stderr is no terminal (a script, a pipe, CI) nothing is drawn, so stderr keeps only
 the one error line a failure writes.
+
+`--detach` runs it as a task instead (`tasks_cmd.py`): the id is printed at once (`--json`:
+`{"taskId", "status"}`), and `zarniwoop tasks get ID` shows its progress and result.
 """
 
 from __future__ import annotations
@@ -65,8 +68,14 @@ def investigate(
     no_cache: bool = typer.Option(False, "--no-cache", help="Skip cached answers: ask the providers now."),
     no_insights: bool = typer.Option(False, "--no-insights", help="Skip the claims and entities."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help=VERBOSE_HELP),
+    detach: bool = typer.Option(
+        False, "--detach", help="Run it as a task: print its id now; `zarniwoop tasks get ID` later."
+    ),
 ) -> None:
     """Research a question across sources: ranked hits with reasons, and reasons for every dropped one."""
+    if detach:
+        _detach(ctx, question, max_results, depth, no_insights, no_cache, as_json)
+        return
 
     async def body(rt: Runtime) -> RankedHitSet:
         with progress_display() as observe:
@@ -129,6 +138,33 @@ def investigate(
             out.print(f"[yellow]  {escape(line)}[/yellow]", highlight=False)
     strategies = " · ".join(f"{step}: {name}" for step, name in ranked.strategies.items())
     out.print(f"[dim]{escape(strategies)}[/dim]")
+
+
+def _detach(
+    ctx: typer.Context,
+    question: str,
+    max_results: int,
+    depth: int,
+    no_insights: bool,
+    no_cache: bool,
+    as_json: bool,
+) -> None:
+    from .tasks_cmd import detach
+
+    async def body(rt: Runtime) -> Any:
+        from ...tools.investigate import INVESTIGATE
+        from ...tools.registry import parse_arguments
+
+        arguments = {"question": question, "maxResults": max_results, "depth": depth}
+        if no_insights:
+            arguments["insights"] = False
+        return await detach(rt, ctx.obj, parse_arguments(INVESTIGATE, arguments), cache=not no_cache)
+
+    record = run(ctx, body)
+    if as_json:
+        print_json({"taskId": record.id, "status": record.state})
+    else:
+        typer.echo(record.id)
 
 
 def _failures(searches: list[dict[str, Any]]) -> list[str]:

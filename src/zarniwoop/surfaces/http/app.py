@@ -80,9 +80,13 @@ def create_app(
                 install_oauth(app, state, rt)
             # Stateless both ways (any replica or worker answers any request): SSE for a client that
             # accepts it (progress notifications, then the result), one JSON answer for the others.
+            from ...tasks.runner import TaskRunner
+
+            state.tasks = TaskRunner(rt.task_store, toolbox, rt.settings)
+            state.tasks.start_sweeping()  # tasks whose process died are taken over here
             system = rt.settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
             hosts = host_check(bind_host, rt.config.auth.resource, system.get_list(K.ALLOWED_HOSTS))
-            mcp = LazyMCP(toolbox, hosts)
+            mcp = LazyMCP(toolbox, hosts, state.tasks)
             state.mcp_sessions = mcp
             app.state.zarniwoop = state
             from ...storage.retention import stop_retention_loop
@@ -97,6 +101,7 @@ def create_app(
             try:
                 yield
             finally:
+                await state.tasks.aclose()  # its unfinished tasks go to another replica at once
                 await mcp.aclose()
                 await stop_retention_loop(retention)
                 for task in background:

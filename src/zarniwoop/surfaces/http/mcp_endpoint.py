@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from starlette.types import Receive, Scope, Send
 
+    from ...tasks.runner import TaskRunner
     from ...tools.registry import Toolbox
     from .allowed_hosts import HostCheck
     from .state import AppState
@@ -92,9 +93,10 @@ class LazyMCP:
     that entered it, so neither a request nor the lifespan can hold them): it enters both, says
     they are ready, and leaves them when the app's lifespan calls `aclose`."""
 
-    def __init__(self, toolbox: Toolbox, hosts: HostCheck | None) -> None:
+    def __init__(self, toolbox: Toolbox, hosts: HostCheck | None, tasks: TaskRunner | None = None) -> None:
         self._toolbox = toolbox
         self._hosts = hosts
+        self._tasks = tasks
         self._ready: asyncio.Future[MCPTransports] | None = None
         self._task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
@@ -111,7 +113,9 @@ class LazyMCP:
             # the import in a thread: ~0.5 s of CPU that would otherwise stall every other request
             # of this worker once (the GIL is handed back to the event loop as it goes)
             tools = await asyncio.to_thread(importlib.import_module, "..mcp", __package__)
-            server = tools.build_mcp_server(self._toolbox, tools.http_principal, tools.http_profile)
+            server = tools.build_mcp_server(
+                self._toolbox, tools.http_principal, tools.http_profile, tasks=self._tasks
+            )
             transports = mcp_transports(server, self._hosts)
             async with transports.json.run(), transports.stream.run():
                 ready.set_result(transports)

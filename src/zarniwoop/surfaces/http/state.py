@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from mcp.server.auth.handlers.metadata import ProtectedResourceMetadataHandler
 
     from ...runtime import Runtime
+    from ...tasks.runner import TaskRunner
     from ...tenancy.oauth import OAuthVerifier
     from ...tools.registry import Toolbox
     from .mcp_endpoint import LazyMCP
@@ -41,6 +42,8 @@ class AppState:
     """The SDK's handler serving that document (`routes/oauth.py`)."""
     auth_server: BuiltinAuthServer | None = None
     """`auth.builtin`: the authorization server behind `/authorize`, `/token`, `/register`, consent."""
+    tasks: TaskRunner | None = None
+    """Tool calls that outlive their request (`Prefer: respond-async`, `/v1/tasks`, MCP tasks)."""
 
     def challenge(self, error: str | None = None, description: str | None = None) -> dict[str, str]:
         """The `WWW-Authenticate` header of a refusal (RFC 6750 §3, RFC 9728 §5.1)."""

@@ -12,6 +12,7 @@ from . import (
     routing,
     settings,
     system,
+    tasks,
     tokens,
     tools,
     usage,
@@ -21,6 +22,7 @@ from . import (
 ROUTERS = (
     gateway.router,
     research.router,
+    tasks.router,
     content.router,
     routing.router,
     tools.router,

@@ -5,7 +5,9 @@ results per modality, `investigate` → the `RankedHitSet`, `providers` → `{"p
 typed in OpenAPI by the models of `tools.outputs`, so a generated client gets classes, not dicts;
 `POST /v1/tools/{name}` adds the text.
 
-`POST /v1/research/investigate` with `Accept: text/event-stream` streams the pipeline's steps as
+`POST /v1/research/investigate` with `Prefer: respond-async` answers 202 at once with a task
+(`Location: /v1/tasks/{id}`, `routes/tasks.py`) that runs on, whatever becomes of the request.
+With `Accept: text/event-stream` it streams the pipeline's steps as
 Server-Sent Events (`event: progress`, data `{step, message, done, total, detail}`) and ends with
 `event: result` (the same JSON as without the header) or `event: error` (`{"error": {field?, message}}`).
 
@@ -50,6 +52,7 @@ from ..fast_body import FastBodyRoute, fast_body
 from ..fast_json import FastJSONResponse
 from ..state import AppState
 from .image import sign_thumbnails
+from .tasks import Task, accepted, runner_of, task_caller, wants_async
 
 if TYPE_CHECKING:
     from ....contract.progress import ProgressStep
@@ -65,7 +68,12 @@ _SSE_RESPONSE: dict[int | str, dict[str, Any]] = {
         "description": "The ranked hit set; with `Accept: text/event-stream`: `progress` events, then "
         "`result` or `error`.",
         "content": {EVENT_STREAM: {"schema": {"type": "string"}}},
-    }
+    },
+    202: {
+        "model": Task,
+        "description": "With `Prefer: respond-async`: the task running it; poll `Location` "
+        "(`/v1/tasks/{id}`) for progress and the result.",
+    },
 }
 
 
@@ -176,6 +184,16 @@ async def rich(body: RichBody, request: Request, caller: Caller) -> JSONResponse
 async def investigate(
     body: InvestigateBody, request: Request, ctx: Ctx, caller: Caller
 ) -> JSONResponse | StreamingResponse:
+    if wants_async(request):  # RFC 7240: a task, polled at `Location`, outlives this request
+        record = await runner_of(ctx).start(
+            INVESTIGATE,
+            body,
+            task_caller(caller),
+            admin=caller.admin,
+            cache=_use_cache(request, body),
+            profile=caller.profile,
+        )
+        return accepted(record)
     if EVENT_STREAM in request.headers.get("accept", ""):
         return StreamingResponse(
             _stream(ctx, caller, INVESTIGATE, body, _use_cache(request, body)),

@@ -52,6 +52,7 @@ function route({ focus = true } = {}) {
   if (page === "routing") loadRouting();
   if (page === "settings") loadSettings();
   if (page === "tokens") loadTokens();
+  if (page === "investigate") openInvestigate();
   extraPages.get(page)?.load();
   if (page !== "tokens") replace($("tokens-new")); // a new token is shown once, then forgotten
   if (focus) (page === "search" ? $("search-query") : $(`${page}-title`)).focus();
@@ -599,6 +600,7 @@ async function runInvestigate(event) {
   setStatus("investigate", "Investigating… this runs several searches.");
   try {
     const ranked = await busy(form, async () => {
+      if (form.background.checked) return investigateTask(body, live, current);
       try {
         return await investigateStream(body, (step) => { if (current()) live.add(step); }, controller.signal);
       } catch (error) {
@@ -607,20 +609,116 @@ async function runInvestigate(event) {
         return api("POST", "/v1/research/investigate", { body });
       }
     });
-    if (!current()) return;
-    const searches = ranked.searches || [];
-    const failed = searches.filter((s) => s.errorMessage);
-    if (searches.length && failed.length === searches.length) {
-      // Nothing could be searched: that is an error, not an honest "no relevant hits".
-      fail("investigate", new Error(`Every search failed: ${failed.map((s) => `${s.modality} “${s.query}”: ${s.errorMessage}`).join("; ")}`));
-      return;
-    }
-    renderInvestigation(ranked, live.done());
-    setStatus("investigate", `${ranked.hits.length} ranked hit${ranked.hits.length === 1 ? "" : "s"}, ${ranked.dropped.length} dropped.`, { quiet: true });
+    if (current()) showInvestigation(ranked, live);
   } catch (error) {
     if (current()) fail("investigate", error);
   } finally {
     if (investigation === controller) investigation = null;
+  }
+}
+
+function showInvestigation(ranked, live) {
+  const searches = ranked.searches || [];
+  const failed = searches.filter((s) => s.errorMessage);
+  if (searches.length && failed.length === searches.length) {
+    // Nothing could be searched: that is an error, not an honest "no relevant hits".
+    fail("investigate", new Error(`Every search failed: ${failed.map((s) => `${s.modality} “${s.query}”: ${s.errorMessage}`).join("; ")}`));
+    return;
+  }
+  renderInvestigation(ranked, live.done());
+  setStatus("investigate", `${ranked.hits.length} ranked hit${ranked.hits.length === 1 ? "" : "s"}, ${ranked.dropped.length} dropped.`, { quiet: true });
+}
+
+// "Run as a task": the server runs the investigation whatever becomes of this page (`Prefer:
+// respond-async`, docs/tasks.md). Its id stays in this tab's sessionStorage until it ends, so a
+// reload follows it again; the page lists this token's tasks, to cancel one or show its answer.
+const TASK_KEY = "zarniwoop.investigateTask";
+const TASK_POLL_MS = 1000;
+let followed = null; // the id of the task this page is following
+
+async function investigateTask(body, live, current) {
+  const task = await api("POST", "/v1/research/investigate", { body, headers: { Prefer: "respond-async" } });
+  sessionStorage.setItem(TASK_KEY, task.taskId);
+  loadTasks();
+  return followTask(task.taskId, live, current);
+}
+
+// Poll the task until it ends; each new step it reports joins the live list.
+async function followTask(id, live, current) {
+  followed = id;
+  let seen = 0;
+  try {
+    for (;;) {
+      const task = await api("GET", `/v1/tasks/${encodeURIComponent(id)}`);
+      if (!current()) return null;
+      if (task.progress && task.progress.done > seen) { seen = task.progress.done; live.add(task.progress); }
+      if (task.status !== "working") {
+        sessionStorage.removeItem(TASK_KEY);
+        loadTasks();
+        if (task.status === "completed") return task.result;
+        throw new Error(task.status === "cancelled" ? "The task was cancelled." : `The task failed: ${task.error}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, TASK_POLL_MS));
+    }
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) sessionStorage.removeItem(TASK_KEY); // expired
+    throw error;
+  } finally {
+    if (followed === id) followed = null;
+  }
+}
+
+// The Investigate page opened (a reload lands here too): list the tasks, follow the one left running.
+function openInvestigate() {
+  loadTasks();
+  const id = sessionStorage.getItem(TASK_KEY);
+  if (!id || followed === id || investigation) return;
+  const current = ticket("investigate");
+  const live = liveSteps();
+  replace($("investigate-results"), live.section);
+  setStatus("investigate", "Following the investigation that was running…");
+  followTask(id, live, current)
+    .then((ranked) => { if (ranked && current()) showInvestigation(ranked, live); })
+    .catch((error) => { if (current()) fail("investigate", error); });
+}
+
+async function loadTasks() {
+  let tasks;
+  try {
+    ({ tasks } = await api("GET", "/v1/tasks"));
+  } catch {
+    return; // the list is secondary: the page's own request says what failed
+  }
+  replace($("investigate-tasks"), tasks.length
+    ? table("Tasks", ["Task", "Status", "Progress", "Started", "Action"], tasks.map((t) => [
+      h("code", {}, t.taskId.slice(0, 8)),
+      badge(t.status, t.status === "failed" ? "bad" : "info"),
+      t.error || (t.progress ? t.progress.message : "—"),
+      t.createdAt,
+      t.status === "working"
+        ? h("button", { type: "button", class: "secondary", "data-cancel": t.taskId, "aria-label": `Cancel task ${t.taskId.slice(0, 8)}` }, "Cancel")
+        : t.status === "completed"
+          ? h("button", { type: "button", class: "secondary", "data-show": t.taskId, "aria-label": `Show task ${t.taskId.slice(0, 8)}` }, "Show")
+          : "",
+    ]), { className: "tasks" })
+    : h("p", { class: "muted" }, "No tasks yet."));
+}
+
+async function taskAction(event) {
+  const button = event.target.closest("button");
+  if (!button) return;
+  clearError("investigate");
+  try {
+    if (button.dataset.cancel) {
+      await api("DELETE", `/v1/tasks/${encodeURIComponent(button.dataset.cancel)}`);
+      loadTasks();
+    } else if (button.dataset.show) {
+      const current = ticket("investigate");
+      const task = await api("GET", `/v1/tasks/${encodeURIComponent(button.dataset.show)}`);
+      if (current() && task.result) showInvestigation(task.result, liveSteps());
+    }
+  } catch (error) {
+    fail("investigate", error);
   }
 }
 
@@ -1071,6 +1169,7 @@ function start() {
   $("signout").addEventListener("click", () => signOut());
   $("search-form").addEventListener("submit", runSearch);
   $("investigate-form").addEventListener("submit", runInvestigate);
+  $("investigate-tasks").addEventListener("click", taskAction);
   $("search-refresh").addEventListener("click", (event) => runSearch(event, { fresh: true }));
   $("routing-refresh").addEventListener("click", loadRouting);
   $("settings-level-form").addEventListener("submit", loadSettings);

@@ -152,12 +152,12 @@ export class ApiError extends Error {
   }
 }
 
-export async function api(method, path, { body, params = {}, token = session.token, scope = session.scope } = {}) {
+export async function api(method, path, { body, params = {}, token = session.token, scope = session.scope, headers: extra = {} } = {}) {
   const url = new URL(path, window.location.origin);
   for (const [key, value] of Object.entries({ ...scope, ...params })) {
     if (value) url.searchParams.set(key, value);
   }
-  const headers = { Accept: "application/json", Authorization: `Bearer ${token}` };
+  const headers = { ...extra, Accept: "application/json", Authorization: `Bearer ${token}` };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   let response;
   try {
