@@ -107,7 +107,7 @@ def record_slow_calls(site: Site, project: str, count: int = 3) -> None:
                 await runtime.db.execute(
                     INSERT_SQL,
                     (str(uuid.uuid4()), "default", project, "wiki", "wikipedia", "ENCYCLOPEDIA", "NORMAL",
-                     "0" * 64, 2, True, "success", None, now - 60 * (i + 1), P95_MS, None),
+                     "0" * 64, 2, True, "success", None, now - 60 * (i + 1), P95_MS, None, None),
                 )  # fmt: skip
         finally:
             await runtime.aclose()
