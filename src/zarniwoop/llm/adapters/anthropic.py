@@ -13,6 +13,10 @@ Streaming is SSE with named events: `message_start` â†’ (`content_block_start` â
 after the 200). A tool_use block whose `input_json_delta`s are all empty keeps the input of its
 start block (`{}`).
 
+A native request (the gateway's `/v1/messages`, `ChatRequest.native`) is sent as the client wrote
+it: its body with the call's `model` and capped `max_tokens`, its `anthropic-version` and
+`anthropic-beta`; the answer's whole body is kept (`NATIVE_ANSWER`) and stream events are relayed.
+
 There is no JSON mode: a JSON request adds an instruction (and the schema) to the system prompt; a
 strict JSON schema (`response_format.json_schema.strict`) and strict tools go as structured outputs
 (`output_format`, tool `strict`, beta `structured-outputs-2025-11-13`). OpenAI fields the API has no
@@ -27,7 +31,7 @@ from typing import Any
 
 from ...contract.errors import ParseError, ProviderError
 from ...contract.protocol import RequestSpec
-from .base import ChatRequest, Endpoint, Framing, StreamDelta
+from .base import NATIVE_ANSWER, ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
 from .ids import check_model
 from .options import refuse_unsupported, tool_strict
@@ -38,14 +42,18 @@ STRUCTURED_OUTPUTS_BETA = "structured-outputs-2025-11-13"
 """The beta that makes `strict` tools and `output_format` binding (constrained decoding)."""
 UNSUPPORTED = frozenset({"seed", "logprobs", "top_logprobs", "metadata"})
 """OpenAI fields the Messages API has no equivalent of (`options.py`)."""
+NATIVE_SHAPE = "anthropic-messages"
 
 
 class AnthropicAdapter:
     wire_type = "anthropic"
     framing: Framing = "sse"
+    native_shape: str | None = NATIVE_SHAPE
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
         check_model(self.wire_type, model)
+        if request.native is not None and request.native.shape == NATIVE_SHAPE:
+            return _native(request, endpoint, model)
         refuse_unsupported(request, self.wire_type, UNSUPPORTED)
         options = request.options
         structured = bool(options.schema_strict and request.json_schema is not None)
@@ -128,6 +136,7 @@ class AnthropicAdapter:
         usage, meta = _usage(data.get("usage"))
         if data.get("id"):
             meta["responseId"] = data["id"]
+        meta[NATIVE_ANSWER] = data
         return ChatResponse(
             text="".join(text),
             tool_calls=tuple(calls),
@@ -219,6 +228,22 @@ class AnthropicStream:
             usage=usage,
             metadata={**self.metadata, **meta},
         )
+
+
+def _native(request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
+    """The client's own body, with what the call decides: the model, the capped token limit, streaming."""
+    assert request.native is not None
+    body = {**request.native.body, "model": model, "max_tokens": request.max_tokens}
+    if request.stream:
+        body["stream"] = True
+    else:
+        body.pop("stream", None)
+    headers = {"Content-Type": "application/json", "anthropic-version": API_VERSION}
+    headers.update(request.native.headers)
+    if endpoint.api_key:
+        headers["x-api-key"] = endpoint.api_key.reveal()
+    url = endpoint.base_url.rstrip("/") + "/v1/messages"
+    return RequestSpec("POST", url, headers=headers, json_body=body, step="chat")
 
 
 def _tool_call(slot: Mapping[str, Any]) -> ToolCall:

@@ -5,6 +5,16 @@ A wire adapter is pure, like a search protocol: `build()` turns a `ChatRequest` 
 answer into the contract error, and `accumulator()` folds stream events into the final response.
 Only `ChatClient` does I/O, over the process's one transport (`transport/http.py`).
 
+Two other kinds of request ride the same call path (budgets, failover, settlement):
+
+- a *native* request (`ChatRequest.native`) carries the client's own body in an API shape a wire
+  speaks (the gateway's `/v1/messages` → `anthropic-messages`): the adapter whose `native_shape`
+  it is sends that body as it came (model and token cap set by the call), and its stream events
+  are relayed as they came (`StreamDelta.raw`); every other wire gets the mapped `ChatRequest`, and
+  refuses the fields the mapping could not carry (`NativeBody.unmapped`) with a 400 naming them;
+- an *embeddings* request (`ChatRequest.embedding`) goes through the wire's embeddings codec
+  (`embeddings.py`) instead of its chat adapter.
+
 A `ChatClient` is built fresh for every call with that call's key (seed 002 §4 "a new LLM object
 per call"). It is a slotted object holding four references — construction costs about a
 microsecond, where a new SDK client costs ~30 ms (CA bundle loading) — and it never outlives the call.
@@ -22,13 +32,17 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ...contract.protocol import RequestSpec, Secret
 from .options import NO_OPTIONS, SamplingOptions
-from .response import ChatResponse, ToolCall
+from .response import ChatResponse, TokenUsage, ToolCall
 
 if TYPE_CHECKING:
     from ...contract.errors import ProviderError
     from ...transport.http import HttpTransport
+    from .embeddings import EmbeddingInput
 
 Role = Literal["system", "user", "assistant", "tool"]
+NATIVE_ANSWER = "nativeAnswer"
+"""`ChatResponse.metadata` key of a wire's whole answer body as it came (the Anthropic wire's), which
+the gateway returns to a client of the same API shape."""
 Framing = Literal["sse", "ndjson", "json-array"]
 
 
@@ -55,6 +69,22 @@ class ToolSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class NativeBody:
+    """The client's request in its own API shape, sent as it came to a wire that speaks that shape."""
+
+    shape: str
+    """The API shape, e.g. `anthropic-messages` (an adapter's `native_shape`)."""
+    body: Mapping[str, Any]
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """The shape's own request headers the client sent (`anthropic-version`, `anthropic-beta`)."""
+    unmapped: tuple[str, ...] = ()
+    """Fields the mapped `ChatRequest` cannot carry (a server tool, an image block, `top_k`): a wire
+    of another shape refuses the call naming the first."""
+    extra_input_tokens: int = 0
+    """The input estimate of the parts the mapped request leaves out (images, documents, thinking)."""
+
+
+@dataclass(frozen=True, slots=True)
 class ChatRequest:
     messages: tuple[ChatMessage, ...]
     max_tokens: int = 1024
@@ -69,6 +99,10 @@ class ChatRequest:
     stream: bool = False
     options: SamplingOptions = field(default_factory=lambda: NO_OPTIONS)
     """OpenAI's further request fields; each wire maps them or refuses them (`options.py`)."""
+    native: NativeBody | None = field(default=None, compare=False)
+    """The client's own body, for a wire that speaks its API shape (see the module docstring)."""
+    embedding: EmbeddingInput | None = field(default=None, compare=False)
+    """Set on an embeddings call: the texts are the user messages, `max_tokens` is 0."""
 
     @classmethod
     def prompt(cls, text: str, *, system: str | None = None, **options: Any) -> ChatRequest:
@@ -90,7 +124,8 @@ class ChatRequest:
         chars += sum(len(t.name) + len(t.description) + len(json.dumps(t.parameters)) for t in self.tools)
         if self.json_schema is not None:
             chars += len(json.dumps(self.json_schema))
-        return chars // 4 + 4 * len(self.messages) + 8
+        extra = self.native.extra_input_tokens if self.native is not None else 0
+        return chars // 4 + 4 * len(self.messages) + 8 + extra
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +148,9 @@ class StreamDelta:
     kind: Literal["text", "reasoning", "tool_call"]
     text: str = ""
     tool_call: ToolCall | None = None
+    raw: tuple[str | None, Any] | None = None
+    """On a native request's stream: the upstream's event `(name, payload)` as it came, to relay;
+    `text`/`tool_call` then say what it carried, so a cut stream is charged the same."""
 
 
 class StreamAccumulator(Protocol):
@@ -127,6 +165,8 @@ class WireAdapter(Protocol):
     wire_type: str
     framing: Framing
     """How the wire frames a stream: SSE, newline-delimited JSON, or one streamed JSON array."""
+    native_shape: str | None
+    """The client API shape this wire sends as it came (`NativeBody.shape`); None: none."""
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec: ...
 
@@ -174,16 +214,38 @@ class ChatClient:
                 final = response or final
             assert final is not None
             return final
-        spec = self.adapter.build(request, self.endpoint, self.model)
+        codec = self._codec(request)
+        spec = codec.build(request, self.endpoint, self.model)
         status, headers, body = await send(self.http, spec, self.timeout, self.guarded)
         if status >= 400:
             shown = summary(status) if self.untrusted else body
-            raise _redacted(self.adapter.error(status, headers, shown, self.endpoint.instance), self.endpoint)
+            raise _redacted(codec.error(status, headers, shown, self.endpoint.instance), self.endpoint)
         try:
-            response = self.adapter.parse(body)
+            answer: ChatResponse = codec.parse(body)
         except Exception as exc:
             raise _redacted(_as_parse_error(exc, self.endpoint.instance), self.endpoint) from None
-        return response.with_changes(metadata={**response.metadata, **_header_metadata(headers)})
+        if request.embedding is not None and answer.usage is None:  # Gemini says no count
+            answer = answer.with_changes(usage=TokenUsage(request.estimated_input_tokens(), 0))
+        return answer.with_changes(metadata={**answer.metadata, **_header_metadata(headers)})
+
+    def _codec(self, request: ChatRequest) -> Any:
+        """What builds and parses this request: the wire's embeddings codec, or its chat adapter —
+        which refuses a native request's unmapped fields unless it speaks the request's shape."""
+        if request.embedding is not None:
+            from .embeddings import codec_for
+
+            return codec_for(self.adapter.wire_type)
+        native = request.native
+        if native is not None and native.unmapped and native.shape != self.adapter.native_shape:
+            from ...contract.errors import InvalidRequestError
+
+            name = native.unmapped[0]
+            raise InvalidRequestError(
+                name,
+                f"the {self.adapter.wire_type} wire has no equivalent of {name!r}: remove it, "
+                "or choose a model served over a wire that speaks this API natively",
+            )
+        return self.adapter
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamDelta | ChatResponse]:
         """Deltas as they arrive, then the final `ChatResponse` as the last item."""
@@ -199,8 +261,9 @@ class ChatClient:
         from ._http import stream_payloads
 
         streaming = request if request.stream else _with_stream(request)
-        spec = self.adapter.build(streaming, self.endpoint, self.model)
+        spec = self._codec(streaming).build(streaming, self.endpoint, self.model)
         accumulator = self.adapter.accumulator()
+        relay = request.native is not None and request.native.shape == self.adapter.native_shape
         try:
             async for event, payload in stream_payloads(
                 self.http,
@@ -211,7 +274,11 @@ class ChatClient:
                 self.guarded,
                 summarise=self.untrusted,
             ):
-                for delta in accumulator.feed(event, payload):
+                deltas = accumulator.feed(event, payload)
+                if relay:
+                    yield _relayed(deltas, event, payload), None
+                    continue
+                for delta in deltas:
                     yield delta, None
         except Exception as exc:
             from ...contract.errors import ProviderError
@@ -220,6 +287,15 @@ class ChatClient:
                 raise _redacted(exc, self.endpoint) from None
             raise
         yield None, accumulator.result()
+
+
+def _relayed(deltas: list[StreamDelta], event: str | None, payload: Any) -> StreamDelta:
+    """One upstream event to relay as it came, carrying what it delivered (for a cut's charge)."""
+    if not deltas:
+        return StreamDelta("text", raw=(event, payload))
+    first = deltas[0]
+    text = "".join(d.text for d in deltas)
+    return StreamDelta(first.kind, text, first.tool_call, raw=(event, payload))
 
 
 def _with_stream(request: ChatRequest) -> ChatRequest:

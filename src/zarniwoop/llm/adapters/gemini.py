@@ -38,6 +38,7 @@ run in parallel, and `labels` exist on Vertex AI only."""
 class GeminiAdapter:
     wire_type = "gemini"
     framing: Framing = "json-array"
+    native_shape: str | None = None
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
         refuse_unsupported(request, self.wire_type, UNSUPPORTED)

@@ -34,6 +34,7 @@ since `format: <schema>` constrains decoding."""
 class OllamaAdapter:
     wire_type = "ollama"
     framing: Framing = "ndjson"
+    native_shape: str | None = None
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
         check_model(self.wire_type, model)

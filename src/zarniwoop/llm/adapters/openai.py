@@ -38,6 +38,7 @@ from .response import ChatResponse, TokenUsage, ToolCall
 class OpenAIAdapter:
     wire_type = "openai"
     framing: Framing = "sse"
+    native_shape: str | None = None
     path = "/chat/completions"
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:

@@ -24,12 +24,14 @@ from fastapi import FastAPI
 from ... import __version__, operations
 from ...tools.registry import Toolbox
 from .allowed_methods import AllowedMethods
+from .anthropic_wire import request_schemas as messages_schemas
 from .errors import install_error_handlers
 from .guard import RequestGuard
 from .mcp_endpoint import LazyMCP, MCPEndpoint
 from .no_store import NoStoreApiAnswers
 from .openai_wire import request_schemas
 from .routes import ROUTERS
+from .routes.embeddings import request_schemas as embeddings_schemas
 from .state import AppState
 
 if TYPE_CHECKING:
@@ -123,7 +125,7 @@ def create_app(
     app.add_middleware(AllowedMethods, routes_of=app)
     for router in ROUTERS:
         app.include_router(router)
-    app.openapi = _with_components(app, request_schemas())  # type: ignore[method-assign]
+    app.openapi = _with_components(app, {**request_schemas(), **messages_schemas(), **embeddings_schemas()})  # type: ignore[method-assign]
     endpoint = MCPEndpoint()
     # Starlette serves an ASGI app given as a route endpoint (a non-function endpoint is called as
     # `app(scope, receive, send)`), but `add_route` annotates only request→response callables.

@@ -5,8 +5,10 @@ from . import (
     catalog,
     content,
     credentials,
+    embeddings,
     gateway,
     image,
+    messages,
     oauth,
     research,
     routing,
@@ -20,6 +22,8 @@ from . import (
 
 ROUTERS = (
     gateway.router,
+    messages.router,
+    embeddings.router,
     research.router,
     content.router,
     routing.router,

@@ -1,4 +1,5 @@
-"""The OpenAI-compatible gateway: `POST /v1/chat/completions`, `GET /v1/models`, `POST /v1/embeddings`.
+"""The OpenAI-compatible gateway: `POST /v1/chat/completions`, `GET /v1/models` (and the helpers the
+gateway's other routes share: `routes/messages.py`, `routes/embeddings.py`).
 
 Point any OpenAI SDK at `http://host:port/v1` with a token bound to an account
 (`zarniwoop tokens create --account mike`): every call runs the whole seed 002 path under that
@@ -26,7 +27,6 @@ shape `{"error": {"message", "type", "param", "code"}}` (the rest of the API kee
     a model id its wire does not admit 422 invalid_value            (param: model; x-should-retry: false)
     every upstream failed              502 upstream_error
     token without account / no scope   403 account_required / permission_denied
-    embeddings                         501 unsupported_endpoint     (no wire adapter carries them yet; x-should-retry: false)
 
 The body is read only after the request guard checked the token (`guard.py`), and it is parsed
 here with the wire models of `openai_wire.py`, so a validation error is OpenAI-shaped too.
@@ -92,7 +92,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("zarniwoop.gateway")
 
-_ERRORS = {status: {"model": OpenAIErrorBody} for status in (400, 401, 403, 404, 422, 429, 501, 502)}
+_ERRORS = {status: {"model": OpenAIErrorBody} for status in (400, 401, 403, 404, 422, 429, 502)}
 # FastBodyRoute: the chat route (`request_only`) is its own handler, past FastAPI's dependency pass.
 router = APIRouter(tags=["gateway"], responses=_ERRORS, route_class=FastBodyRoute)  # type: ignore[arg-type]
 
@@ -130,7 +130,7 @@ async def chat_completions(request: Request) -> Response:
     # State and principal read here, not through `Ctx`/`CurrentPrincipal`: each dependency costs
     # FastAPI a resolution pass per call (a twentieth of a gateway call's CPU), as in `get_caller`.
     state: AppState = request.app.state.zarniwoop
-    principal = await _principal(request, state)  # a 401 raised here, outside the OpenAI-shaped answers
+    principal = await principal_of(request, state)  # a 401 raised here, outside the OpenAI-shaped answers
     try:
         who = gateway_call(principal)  # before the body is parsed: no account, no work
         body = _parse(await request.body())
@@ -148,7 +148,7 @@ async def chat_completions(request: Request) -> Response:
                 media_type="text/event-stream",
                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
             )
-        result = await _unless_gone(request, manager, call, chat_request)
+        result = await unless_gone(request, manager, call, chat_request)
         if result is None:  # nobody to answer: the call is settled on its own (`llm/settlement.py`)
             return Response(status_code=499)
         return FastJSONResponse(completion(result, _served(result), completion_id, created))
@@ -202,7 +202,7 @@ async def _events(
             yield chunk(completion_id, created, served, None, usage=result.usage, metadata=response.metadata)
         yield DONE
     except Exception as exc:  # mid-stream: the status is sent already, so the error is an event
-        status, payload, _ = _error_parts(exc)
+        status, payload, _ = error_parts(exc)
         log.warning("gateway stream failed after it started (%s): %s", status, payload["error"]["message"])
         yield sse(payload)
     finally:
@@ -249,24 +249,10 @@ def _model_json(model: UsableModel, **extra: Any) -> dict[str, Any]:
     )
 
 
-@router.post("/v1/embeddings", summary="Not supported: answers 501 in OpenAI's error shape")
-async def embeddings(principal: CurrentPrincipal) -> Response:
-    try:
-        gateway_call(principal)
-    except Exception as exc:
-        return error_response(exc)
-    message = "embeddings are not supported by this gateway: no wire adapter carries an embeddings call"
-    return JSONResponse(
-        error_json(message, "invalid_request_error", None, "unsupported_endpoint"),
-        status_code=501,
-        headers=NO_RETRY,
-    )
-
-
 # -- helpers ----------------------------------------------------------------------------------
 
 
-async def _unless_gone(
+async def unless_gone(
     request: Request, manager: LlmManager, call: LlmCall, chat_request: ChatRequest
 ) -> LlmResult | None:
     """The non-streamed call's result, or None when the client disconnected first: the call is then
@@ -302,7 +288,7 @@ def _quiet(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-async def _principal(request: Request, state: AppState) -> Principal:
+async def principal_of(request: Request, state: AppState) -> Principal:
     """`deps.get_principal` without the dependency: the guard's principal, else the header's."""
     verified = request.scope.get(PRINCIPAL_SCOPE_KEY)
     if isinstance(verified, Principal):
@@ -322,11 +308,11 @@ def _served(result: LlmResult) -> str:
 
 
 def error_response(exc: BaseException) -> JSONResponse:
-    status, payload, headers = _error_parts(exc)
+    status, payload, headers = error_parts(exc)
     return JSONResponse(payload, status_code=status, headers=headers)
 
 
-def _error_parts(exc: BaseException) -> tuple[int, dict[str, Any], dict[str, str]]:
+def error_parts(exc: BaseException) -> tuple[int, dict[str, Any], dict[str, str]]:
     """OpenAI's error shape and status for anything a gateway call can raise."""
     if isinstance(exc, ValidationError):
         first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
@@ -375,4 +361,4 @@ def _error_parts(exc: BaseException) -> tuple[int, dict[str, Any], dict[str, str
     return 500, error_json("internal error; the server log has the details", "server_error", None, None), {}
 
 
-__all__ = ["error_response", "gateway_call", "router"]
+__all__ = ["error_parts", "error_response", "gateway_call", "principal_of", "router", "unless_gone"]
