@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,6 +114,63 @@ def prepare_gateway(
 
     token, more = asyncio.run(setup())
     return GatewaySetup(path, home, token, more)
+
+
+@dataclass
+class InProcessGateway:
+    """A gateway app under Starlette's test client (the fast tier's), its emulator and its setup."""
+
+    emulator: Emulator
+    setup: GatewaySetup
+    http: Any
+    """The test client: an `httpx.Client`, so SDKs take it as their `http_client`."""
+
+    @property
+    def url(self) -> str:
+        return str(self.http.base_url)
+
+    def reset(self) -> InProcessGateway:
+        """The emulator without routes or log (per test; the gateway is per module)."""
+        self.emulator.reset()
+        return self
+
+    def read(self, query: Callable[[Runtime], Awaitable[Any]]) -> Any:
+        """What `query` reads of a runtime opened on the gateway's config (its ledger, its rows)."""
+
+        async def read() -> Any:
+            runtime = await Runtime.open(self.setup.config, home=self.setup.home)
+            try:
+                return await query(runtime)
+            finally:
+                await runtime.aclose()
+
+        return asyncio.run(read())
+
+    def usage_row(self, usage_id: str) -> tuple[Any, ...]:
+        """`(account, project, provider, model, purpose, tokens_input, tokens_output, outcome)`."""
+        sql = (
+            "SELECT account, project, provider, model, purpose, tokens_input, tokens_output, outcome"
+            " FROM llm_usage_records WHERE id = ?"
+        )
+        return tuple(self.read(lambda runtime: runtime.db.fetchone(sql, (usage_id,))))
+
+
+@contextmanager
+def gateway_in_process(directory: Path, **prepare: Any) -> Iterator[InProcessGateway]:
+    """A started emulator, a gateway prepared against it (`prepare_gateway(**prepare)`), and the app
+    under Starlette's test client."""
+    from fastapi.testclient import TestClient
+
+    from zarniwoop.surfaces.http import create_app
+
+    emulator = Emulator().start()
+    try:
+        setup = prepare_gateway(directory, emulator, **prepare)
+        app = create_app(config=setup.config, home=setup.home)
+        with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as http:
+            yield InProcessGateway(emulator, setup, http)
+    finally:
+        emulator.stop()
 
 
 def openai_completion(

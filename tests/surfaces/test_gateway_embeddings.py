@@ -5,22 +5,18 @@ budget level with a usage row of purpose `embeddings`. In-process (the fast tier
 
 from __future__ import annotations
 
-import asyncio
 import platform
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 
 from zarniwoop.limits.token_budgets import QuotaLine
-from zarniwoop.runtime import Runtime
-from zarniwoop.surfaces.http import create_app
 from zarniwoop.surfaces.http.embeddings_wire import EmbeddingRequest
 
-from ..support.emulator import Emulator, RecordedRequest, Reply
-from ..support.gateway import MIKE_KEYS, gateway_tenants, prepare_gateway
+from ..support.emulator import RecordedRequest, Reply
+from ..support.gateway import MIKE_KEYS, gateway_in_process
+from ..support.gateway import InProcessGateway as Gateway
 
 pytestmark = pytest.mark.xdist_group(__name__)
 
@@ -34,65 +30,31 @@ VECTORS = [[0.25, -0.5, 1.0], [0.125, 0.75, -1.0]]
 TEXTS = ["the first text", "and a second one"]
 
 
-@dataclass
-class Gateway:
-    emulator: Emulator
-    http: TestClient
-    token: str
-    config: Any
-    home: Any
+def sdk(gw: Gateway) -> Any:
+    return openai.OpenAI(base_url=gw.url + "/v1", api_key=gw.setup.token, http_client=gw.http, max_retries=0)
 
-    def client(self) -> Any:
-        return openai.OpenAI(
-            base_url=str(self.http.base_url) + "/v1", api_key=self.token, http_client=self.http, max_retries=0
-        )
 
-    def read(self, query: Any) -> Any:
-        async def read() -> Any:
-            runtime = await Runtime.open(self.config, home=self.home)
-            try:
-                return await query(runtime)
-            finally:
-                await runtime.aclose()
+def used(gw: Gateway) -> dict[str, int]:
+    """This month's tokens at mike's account and team levels."""
+    lines = [
+        QuotaLine(level, owner, "monthly", None) for level, owner in (("account", "mike"), ("team", "nlp"))
+    ]
 
-        return asyncio.run(read())
+    async def status(runtime: Any) -> dict[str, int]:
+        return {s.line.level: s.used for s in await runtime.quota_ledger.status("acme", lines)}
 
-    def row(self, usage_id: str) -> tuple[Any, ...]:
-        sql = (
-            "SELECT provider, model, purpose, tokens_input, tokens_output, outcome"
-            " FROM llm_usage_records WHERE id = ?"
-        )
-        return tuple(self.read(lambda runtime: runtime.db.fetchone(sql, (usage_id,))))
-
-    def used(self) -> dict[str, int]:
-        lines = [
-            QuotaLine(level, owner, "monthly", None)
-            for level, owner in (("account", "mike"), ("team", "nlp"))
-        ]
-
-        async def status(runtime: Runtime) -> dict[str, int]:
-            return {s.line.level: s.used for s in await runtime.quota_ledger.status("acme", lines)}
-
-        return self.read(status)
+    return gw.read(status)  # type: ignore[no-any-return]
 
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    emulator = Emulator().start()
-    tenants = gateway_tenants(emulator)
-    setup = prepare_gateway(tmp_path_factory.mktemp("embeddings"), emulator, tenants=tenants)
-    try:
-        app = create_app(config=setup.config, home=setup.home)
-        with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as http:
-            yield Gateway(emulator, http, setup.token, setup.config, setup.home)
-    finally:
-        emulator.stop()
+    with gateway_in_process(tmp_path_factory.mktemp("embeddings")) as gateway:
+        yield gateway
 
 
 @pytest.fixture
 def gw(gateway: Gateway) -> Gateway:
-    gateway.emulator.reset()
-    return gateway
+    return gateway.reset()
 
 
 def _openai_answer(request: RecordedRequest) -> Reply:
@@ -116,8 +78,8 @@ def _openai_answer(request: RecordedRequest) -> Reply:
 
 def test_embeddings_create_over_the_openai_wire_is_charged_in_the_ledger(gw: Gateway) -> None:
     gw.emulator.add("/v1/embeddings", _openai_answer)
-    before = gw.used()
-    answer = gw.client().embeddings.create(model="openai:text-embedding-3-small", input=TEXTS, dimensions=3)
+    before = used(gw)
+    answer = sdk(gw).embeddings.create(model="openai:text-embedding-3-small", input=TEXTS, dimensions=3)
     assert [d.embedding for d in answer.data] == VECTORS
     assert (answer.usage.prompt_tokens, answer.usage.total_tokens) == (9, 9)
     assert answer.model == "openai:text-embedding-3-small"
@@ -129,14 +91,23 @@ def test_embeddings_create_over_the_openai_wire_is_charged_in_the_ledger(gw: Gat
     )  # what the SDK asked, forwarded; its strings relayed as they came
     assert upstream.header("authorization") == f"Bearer {MIKE_KEYS['openai']}"
     served = answer.model_extra["zarniwoop"]
-    assert gw.row(served["usage_id"]) == ("openai", "text-embedding-3-small", "embeddings", 9, 0, "ok")
-    after = gw.used()
+    assert gw.usage_row(served["usage_id"]) == (
+        "mike",
+        "transformer-review",
+        "openai",
+        "text-embedding-3-small",
+        "embeddings",
+        9,
+        0,
+        "ok",
+    )
+    after = used(gw)
     assert {level: after[level] - before[level] for level in after} == {"account": 9, "team": 9}
 
 
 def test_float_vectors_come_back_as_floats(gw: Gateway) -> None:
     gw.emulator.add("/v1/embeddings", _openai_answer)
-    answer = gw.client().embeddings.create(
+    answer = sdk(gw).embeddings.create(
         model="openai:text-embedding-3-small", input="one", encoding_format="float"
     )
     assert [d.embedding for d in answer.data] == VECTORS
@@ -146,7 +117,7 @@ def test_float_vectors_come_back_as_floats(gw: Gateway) -> None:
 def test_embeddings_over_the_gemini_wire_are_charged_the_gateways_estimate(gw: Gateway) -> None:
     path = "/v1beta/models/gemini-embedding-001:batchEmbedContents"
     gw.emulator.add(path, Reply.json({"embeddings": [{"values": v} for v in VECTORS]}))
-    answer = gw.client().embeddings.create(model="gemini:gemini-embedding-001", input=TEXTS, dimensions=3)
+    answer = sdk(gw).embeddings.create(model="gemini:gemini-embedding-001", input=TEXTS, dimensions=3)
     assert [d.embedding for d in answer.data] == VECTORS  # encoded by the gateway as the SDK asked
     [upstream] = gw.emulator.requests(path)
     assert upstream.json() == {
@@ -161,7 +132,7 @@ def test_embeddings_over_the_gemini_wire_are_charged_the_gateways_estimate(gw: G
     }
     estimate = EmbeddingRequest(model="x", input=TEXTS).to_chat_request().estimated_input_tokens()
     assert answer.usage.prompt_tokens == estimate
-    row = gw.row(answer.model_extra["zarniwoop"]["usage_id"])
+    row = gw.usage_row(answer.model_extra["zarniwoop"]["usage_id"])[2:]
     assert row == ("gemini", "gemini-embedding-001", "embeddings", estimate, 0, "ok")
 
 
@@ -170,7 +141,7 @@ def test_embeddings_over_the_ollama_wire_are_charged_its_prompt_count(gw: Gatewa
         "/local/api/embed",
         Reply.json({"model": "nomic-embed-text", "embeddings": VECTORS, "prompt_eval_count": 7}),
     )
-    answer = gw.client().embeddings.create(model="ollama:nomic-embed-text", input=TEXTS)
+    answer = sdk(gw).embeddings.create(model="ollama:nomic-embed-text", input=TEXTS)
     assert [d.embedding for d in answer.data] == VECTORS
     assert answer.usage.prompt_tokens == 7
     [upstream] = gw.emulator.requests("/local/api/embed")
@@ -192,7 +163,7 @@ def test_what_the_gateway_cannot_carry_is_a_400_naming_it(
     answer = gw.http.post(
         "/v1/embeddings",
         json={"model": "openai:text-embedding-3-small", **body},
-        headers={"Authorization": f"Bearer {gw.token}"},
+        headers={"Authorization": f"Bearer {gw.setup.token}"},
     )
     assert answer.status_code == 400
     assert answer.json()["error"]["param"].startswith(param)

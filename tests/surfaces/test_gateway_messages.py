@@ -8,21 +8,17 @@ ledger. In-process (Starlette's test client: the fast tier)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 
-from zarniwoop.runtime import Runtime
-from zarniwoop.surfaces.http import create_app
 from zarniwoop.surfaces.http.anthropic_wire import MessagesRequest, to_chat_request
 
-from ..support.emulator import Emulator, Reply
-from ..support.gateway import MIKE_KEYS, MODELS, openai_text_stream, prepare_gateway, upstream_path
+from ..support.emulator import Reply
+from ..support.gateway import MIKE_KEYS, MODELS, gateway_in_process, openai_text_stream, upstream_path
+from ..support.gateway import InProcessGateway as Gateway
 from ..support.paths import optional_fixture_bytes
 
 pytestmark = pytest.mark.xdist_group(__name__)
@@ -84,55 +80,23 @@ def _recorded(name: str) -> bytes:
     return body
 
 
-@dataclass
-class Gateway:
-    emulator: Emulator
-    http: TestClient
-    token: str
-    tokens: dict[str, str]
-    config: Any
-    home: Any
-
-    def client(self, **options: Any) -> Any:
-        options.setdefault("api_key", self.token)
-        return anthropic.Anthropic(
-            base_url=str(self.http.base_url), http_client=self.http, max_retries=0, **options
-        )
-
-    def usage_row(self, usage_id: str) -> tuple[Any, ...]:
-        async def read() -> tuple[Any, ...]:
-            runtime = await Runtime.open(self.config, home=self.home)
-            try:
-                row = await runtime.db.fetchone(
-                    "SELECT account, project, provider, model, tokens_input, tokens_output, outcome"
-                    " FROM llm_usage_records WHERE id = ?",
-                    (usage_id,),
-                )
-                return tuple(row)
-            finally:
-                await runtime.aclose()
-
-        return asyncio.run(read())
+def sdk(gw: Gateway, **options: Any) -> Any:
+    """The anthropic SDK on the in-process gateway; the token goes as `x-api-key` unless told."""
+    if "auth_token" not in options:
+        options.setdefault("api_key", gw.setup.token)
+    return anthropic.Anthropic(base_url=gw.url, http_client=gw.http, max_retries=0, **options)
 
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    emulator = Emulator().start()
-    setup = prepare_gateway(
-        tmp_path_factory.mktemp("messages"), emulator, tokens={"no-account": ("transformer-review", None)}
-    )
-    try:
-        app = create_app(config=setup.config, home=setup.home)
-        with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as http:
-            yield Gateway(emulator, http, setup.token, dict(setup.tokens), setup.config, setup.home)
-    finally:
-        emulator.stop()
+    tokens = {"no-account": ("transformer-review", None)}
+    with gateway_in_process(tmp_path_factory.mktemp("messages"), tokens=tokens) as gateway:
+        yield gateway
 
 
 @pytest.fixture
 def gw(gateway: Gateway) -> Gateway:
-    gateway.emulator.reset()
-    return gateway
+    return gateway.reset()
 
 
 # -- native: an Anthropic-wire upstream ------------------------------------------------------------
@@ -158,7 +122,7 @@ def test_create_with_tools_goes_to_an_anthropic_upstream_as_the_sdk_sent_it(gw: 
     }
     # fields this SDK version no longer names, as older clients and Claude Code still send them
     older = {"temperature": 0.2, "top_k": 5, "top_p": 0.9, "some_future_field": {"x": 1}}
-    message = gw.client().messages.create(**params, extra_body=older)
+    message = sdk(gw).messages.create(**params, extra_body=older)
     [upstream] = gw.emulator.requests(upstream_path("anthropic"))
     assert upstream.json() == {**params, **older, "model": "claude-sonnet-4-5"}  # field by field
     assert upstream.header("x-api-key") == MIKE_KEYS["anthropic"]  # mike's key, never the gateway token
@@ -177,6 +141,7 @@ def test_create_with_tools_goes_to_an_anthropic_upstream_as_the_sdk_sent_it(gw: 
         "transformer-review",
         "anthropic",
         "claude-sonnet-4-5",
+        "default",
         expected["usage"]["input_tokens"],
         expected["usage"]["output_tokens"],
         "ok",
@@ -191,7 +156,7 @@ def test_stream_from_an_anthropic_upstream_is_relayed_event_by_event(gw: Gateway
     upstream_events = [
         json.loads(line[6:]) for line in recorded.decode().splitlines() if line.startswith("data: {")
     ]
-    with gw.client().messages.stream(
+    with sdk(gw).messages.stream(
         model=MODELS["anthropic"],
         max_tokens=200,
         messages=[{"role": "user", "content": "Name two pelicans"}],
@@ -217,7 +182,7 @@ def test_stream_from_an_anthropic_upstream_is_relayed_event_by_event(gw: Gateway
 
 def test_create_with_tools_is_bridged_to_an_openai_upstream(gw: Gateway) -> None:
     gw.emulator.add(upstream_path("openai"), Reply.json(OPENAI_TOOL_ANSWER))
-    message = gw.client().messages.create(
+    message = sdk(gw).messages.create(
         model=MODELS["openai"],
         max_tokens=300,
         system="Be brief.",
@@ -272,7 +237,7 @@ def test_create_with_tools_is_bridged_to_an_openai_upstream(gw: Gateway) -> None
     ]
     assert (message.usage.input_tokens, message.usage.output_tokens) == (31, 12)
     row = gw.usage_row(message.model_extra["zarniwoop"]["usage_id"])
-    assert row == ("mike", "transformer-review", "openai", "gpt-4o-mini", 31, 12, "ok")
+    assert row == ("mike", "transformer-review", "openai", "gpt-4o-mini", "default", 31, 12, "ok")
 
 
 def test_stream_is_bridged_to_an_openai_upstream(gw: Gateway) -> None:
@@ -281,7 +246,7 @@ def test_stream_is_bridged_to_an_openai_upstream(gw: Gateway) -> None:
         upstream_path("openai"),
         Reply(body=openai_text_stream(text, (21, 9)), headers={"Content-Type": "text/event-stream"}),
     )
-    with gw.client().messages.stream(
+    with sdk(gw).messages.stream(
         model=MODELS["openai"], max_tokens=100, messages=[{"role": "user", "content": "stream please"}]
     ) as stream:
         pieces = list(stream.text_stream)
@@ -309,7 +274,7 @@ def test_fields_a_bridged_wire_cannot_carry_are_refused_naming_them(
 ) -> None:
     gw.emulator.add(upstream_path("openai"), Reply.json(OPENAI_TOOL_ANSWER))
     with pytest.raises(anthropic.BadRequestError) as caught:
-        gw.client().messages.create(
+        sdk(gw).messages.create(
             model=MODELS["openai"], max_tokens=100, messages=[{"role": "user", "content": "hi"}], **extra
         )
     assert caught.value.status_code == 400
@@ -322,7 +287,7 @@ def test_fields_a_bridged_wire_cannot_carry_are_refused_naming_them(
 def test_an_image_block_is_refused_on_a_bridged_wire_naming_its_place(gw: Gateway) -> None:
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
     with pytest.raises(anthropic.BadRequestError) as caught:
-        gw.client().messages.create(
+        sdk(gw).messages.create(
             model=MODELS["openai"],
             max_tokens=100,
             messages=[{"role": "user", "content": [{"type": "text", "text": "what is it?"}, image]}],
@@ -335,9 +300,7 @@ def test_an_image_block_is_refused_on_a_bridged_wire_naming_its_place(gw: Gatewa
 
 def test_a_bearer_token_works_as_well_as_x_api_key(gw: Gateway) -> None:
     gw.emulator.add(upstream_path("openai"), Reply.json(OPENAI_TOOL_ANSWER))
-    client = anthropic.Anthropic(
-        base_url=str(gw.http.base_url), http_client=gw.http, auth_token=gw.token, max_retries=0
-    )
+    client = sdk(gw, auth_token=gw.setup.token)
     message = client.messages.create(
         model=MODELS["openai"], max_tokens=10, messages=[{"role": "user", "content": "hi"}]
     )
@@ -346,7 +309,7 @@ def test_a_bearer_token_works_as_well_as_x_api_key(gw: Gateway) -> None:
 
 def test_a_bad_token_is_a_401_in_anthropics_shape(gw: Gateway) -> None:
     with pytest.raises(anthropic.AuthenticationError) as caught:
-        gw.client(api_key="zw_not-a-token").messages.create(
+        sdk(gw, api_key="zw_not-a-token").messages.create(
             model=MODELS["openai"], max_tokens=10, messages=[{"role": "user", "content": "hi"}]
         )
     assert caught.value.body == {
@@ -357,7 +320,7 @@ def test_a_bad_token_is_a_401_in_anthropics_shape(gw: Gateway) -> None:
 
 def test_a_token_without_an_account_is_a_403_in_anthropics_shape(gw: Gateway) -> None:
     with pytest.raises(anthropic.PermissionDeniedError) as caught:
-        gw.client(api_key=gw.tokens["no-account"]).messages.create(
+        sdk(gw, api_key=gw.setup.tokens["no-account"]).messages.create(
             model=MODELS["openai"], max_tokens=10, messages=[{"role": "user", "content": "hi"}]
         )
     assert caught.value.body["error"]["type"] == "permission_error"
@@ -367,7 +330,7 @@ def test_a_token_without_an_account_is_a_403_in_anthropics_shape(gw: Gateway) ->
 def test_a_malformed_anthropic_version_is_refused_naming_the_header(gw: Gateway) -> None:
     answer = gw.http.post(
         "/v1/messages",
-        headers={"x-api-key": gw.token, "anthropic-version": "latest"},
+        headers={"x-api-key": gw.setup.token, "anthropic-version": "latest"},
         json={"model": MODELS["openai"], "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]},
     )
     assert answer.status_code == 400
@@ -377,7 +340,7 @@ def test_a_malformed_anthropic_version_is_refused_naming_the_header(gw: Gateway)
 def test_a_missing_max_tokens_is_a_400_naming_it(gw: Gateway) -> None:
     answer = gw.http.post(
         "/v1/messages",
-        headers={"x-api-key": gw.token},
+        headers={"x-api-key": gw.setup.token},
         json={"model": MODELS["openai"], "messages": [{"role": "user", "content": "hi"}]},
     )
     assert answer.status_code == 400
@@ -389,7 +352,7 @@ def test_a_missing_max_tokens_is_a_400_naming_it(gw: Gateway) -> None:
 
 def test_an_unknown_model_is_a_404_in_anthropics_shape(gw: Gateway) -> None:
     with pytest.raises(anthropic.NotFoundError) as caught:
-        gw.client().messages.create(
+        sdk(gw).messages.create(
             model="nosuch:model", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
         )
     assert caught.value.body["error"]["type"] == "not_found_error"
@@ -397,7 +360,7 @@ def test_an_unknown_model_is_a_404_in_anthropics_shape(gw: Gateway) -> None:
 
 def test_count_tokens_answers_the_estimate_the_gateway_holds(gw: Gateway) -> None:
     params = {"model": MODELS["anthropic"], "system": "Be brief.", "messages": TOOL_LOOP, "tools": [WEATHER]}
-    counted = gw.client().messages.count_tokens(**params)
+    counted = sdk(gw).messages.count_tokens(**params)
     body = {**params, "max_tokens": 1}
     expected = to_chat_request(MessagesRequest.model_validate(body), body).estimated_input_tokens()
     assert counted.input_tokens == expected

@@ -19,7 +19,6 @@ Anthropic has no embeddings API: a model on its wire is refused naming `model`.
 from __future__ import annotations
 
 import base64
-import json
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from ...contract.errors import InvalidRequestError, ParseError, ProviderError
 from ...contract.protocol import RequestSpec
 from .errors import map_error
 from .ids import check_model, gemini_resource
+from .openai import json_object
 from .response import ChatResponse, TokenUsage
 
 VECTORS = "embeddings"
@@ -62,13 +62,16 @@ def _embedding(request: Any) -> EmbeddingInput:
 
 
 def _json(body: bytes) -> dict[str, Any]:
-    try:
-        data = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ParseError(f"embeddings response is not JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise ParseError("embeddings response is not a JSON object")
-    return data
+    return json_object(body, "embeddings response")
+
+
+def _post(endpoint: Any, path: str, body: dict[str, Any], key_header: str = "Authorization") -> RequestSpec:
+    headers = {"Content-Type": "application/json"}
+    if endpoint.api_key:
+        key = endpoint.api_key.reveal()
+        headers[key_header] = f"Bearer {key}" if key_header == "Authorization" else key
+    url = endpoint.base_url.rstrip("/") + path
+    return RequestSpec("POST", url, headers=headers, json_body=body, step="embeddings")
 
 
 def _floats(value: Any, where: str) -> list[float]:
@@ -100,11 +103,7 @@ class OpenAIEmbeddings(_Codec):
             body["dimensions"] = asked.dimensions
         if asked.user:
             body["user"] = asked.user
-        headers = {"Content-Type": "application/json"}
-        if endpoint.api_key:
-            headers["Authorization"] = f"Bearer {endpoint.api_key.reveal()}"
-        url = endpoint.base_url.rstrip("/") + self.path
-        return RequestSpec("POST", url, headers=headers, json_body=body, step="embeddings")
+        return _post(endpoint, self.path, body)
 
     def parse(self, body: bytes) -> ChatResponse:
         data = _json(body)
@@ -138,11 +137,7 @@ class GeminiEmbeddings(_Codec):
         if asked.dimensions is not None:
             one["outputDimensionality"] = asked.dimensions
         body = {"requests": [{**one, "content": {"parts": [{"text": t}]}} for t in _texts(request)]}
-        headers = {"Content-Type": "application/json"}
-        if endpoint.api_key:
-            headers["x-goog-api-key"] = endpoint.api_key.reveal()
-        url = f"{endpoint.base_url.rstrip('/')}/v1beta/{resource}:batchEmbedContents"
-        return RequestSpec("POST", url, headers=headers, json_body=body, step="embeddings")
+        return _post(endpoint, f"/v1beta/{resource}:batchEmbedContents", body, "x-goog-api-key")
 
     def parse(self, body: bytes) -> ChatResponse:
         items = _json(body).get("embeddings")
@@ -164,11 +159,7 @@ class OllamaEmbeddings(_Codec):
         body: dict[str, Any] = {"model": model, "input": _texts(request)}
         if asked.dimensions is not None:
             body["dimensions"] = asked.dimensions
-        headers = {"Content-Type": "application/json"}
-        if endpoint.api_key:
-            headers["Authorization"] = f"Bearer {endpoint.api_key.reveal()}"
-        url = endpoint.base_url.rstrip("/") + "/api/embed"
-        return RequestSpec("POST", url, headers=headers, json_body=body, step="embeddings")
+        return _post(endpoint, "/api/embed", body)
 
     def parse(self, body: bytes) -> ChatResponse:
         data = _json(body)

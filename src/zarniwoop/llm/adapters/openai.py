@@ -98,7 +98,7 @@ class OpenAIAdapter:
         )
 
     def parse(self, body: bytes) -> ChatResponse:
-        data = _json_object(body)
+        data = json_object(body)
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices:
             raise ParseError("chat completion without choices")
@@ -301,13 +301,13 @@ def _complete_json(text: str) -> bool:
     return True
 
 
-def _json_object(body: bytes) -> dict[str, Any]:
+def json_object(body: bytes, what: str = "chat response") -> dict[str, Any]:
     try:
         data = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ParseError(f"chat response is not JSON ({exc})") from None
+        raise ParseError(f"{what} is not JSON ({exc})") from None
     if not isinstance(data, dict):
-        raise ParseError("chat response is not a JSON object")
+        raise ParseError(f"{what} is not a JSON object")
     return data
 
 
