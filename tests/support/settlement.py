@@ -1,0 +1,176 @@
+"""What the settlement tests of every gateway shape share (`tests/surfaces/test_gateway_settlement.py`,
+`test_gateway_messages_settlement.py`): streams the emulator sends in two halves, and the ledger
+and usage rows of a served gateway, read from its own storage.
+
+    body = two_halves(head, tail)     # Reply(body=body, chunks=2, chunk_delay=…): `head` first, `tail` later
+    ledger = Ledger(config, home)
+    ledger.settled("crowd", 7)        # the project's rows, once 7 are written
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from zarniwoop.limits.token_budgets import QuotaLine
+from zarniwoop.runtime import Runtime
+
+from .waiting import until
+
+LEVELS = (("account", "mike"), ("team", "nlp"), ("tenant", "_tenant"))
+"""The levels above the project of a call of mike's."""
+
+
+def two_halves(head: bytes, tail: bytes) -> bytes:
+    """`head + tail` padded to two equal halves, so the emulator (`chunks=2`) sends `head` in one write
+    and `tail` in a second one after `chunk_delay` — an SSE comment line pads the shorter half."""
+    pad = abs(len(head) - len(tail))
+    padding = b": " + b"p" * max(0, pad - 3) + b"\n" if pad >= 3 else b"\n" * pad
+    head, tail = (head + padding, tail) if len(head) < len(tail) else (head, tail + padding)
+    assert len(head) == len(tail)
+    return head + tail
+
+
+def _openai_event(delta: dict[str, Any] | None, **extra: Any) -> bytes:
+    chunk = {
+        "id": "chatcmpl-emulated",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "gpt-4o-mini",
+    }
+    chunk["choices"] = [] if delta is None else [{"index": 0, "delta": delta}]
+    return b"data: " + json.dumps({**chunk, **extra}).encode() + b"\n\n"
+
+
+def words(text: str) -> list[str]:
+    return [w + " " for w in text.split()]
+
+
+def two_part_stream(first: str, rest: str, usage: tuple[int, int]) -> bytes:
+    """An OpenAI stream in two halves (`two_halves`): `first`, then the rest with usage last."""
+    head = _openai_event({"role": "assistant", "content": ""})
+    head += b"".join(_openai_event({"content": w}) for w in words(first))
+    tail = b"".join(_openai_event({"content": w}) for w in words(rest))
+    tail += _openai_event({}, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}])
+    total = {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
+    tail += _openai_event(None, usage=total)
+    return two_halves(head, tail + b"data: [DONE]\n\n")
+
+
+def _anthropic_event(payload: dict[str, Any]) -> bytes:
+    return f"event: {payload['type']}\ndata: {json.dumps(payload)}\n\n".encode()
+
+
+def anthropic_two_part_stream(first: str, rest: str, usage: tuple[int, int]) -> bytes:
+    """An Anthropic Messages stream in two halves: `message_start` (input tokens) and `first`, then the
+    rest, `message_delta` with the output tokens and `message_stop`."""
+    message = {
+        "id": "msg_emulated",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage[0], "output_tokens": 1},
+    }
+
+    def text(piece: str) -> bytes:
+        delta = {"type": "text_delta", "text": piece}
+        return _anthropic_event({"type": "content_block_delta", "index": 0, "delta": delta})
+
+    head = _anthropic_event({"type": "message_start", "message": message})
+    block = {"type": "text", "text": ""}
+    head += _anthropic_event({"type": "content_block_start", "index": 0, "content_block": block})
+    head += b"".join(text(w) for w in words(first))
+    tail = b"".join(text(w) for w in words(rest))
+    tail += _anthropic_event({"type": "content_block_stop", "index": 0})
+    delta = {"stop_reason": "end_turn", "stop_sequence": None}
+    tail += _anthropic_event({"type": "message_delta", "delta": delta, "usage": {"output_tokens": usage[1]}})
+    tail += _anthropic_event({"type": "message_stop"})
+    return two_halves(head, tail)
+
+
+def produced_tokens(body: bytes) -> int:
+    """The tokens an emulated stream says it cost: OpenAI's usage chunk, or Anthropic's input
+    (`message_start`) plus output (`message_delta`)."""
+    total = 0
+    for line in body.decode().splitlines():
+        if not line.startswith("data: {"):
+            continue
+        data = json.loads(line[6:])
+        if isinstance(data.get("usage"), dict) and "total_tokens" in data["usage"]:
+            return int(data["usage"]["total_tokens"])
+        if data.get("type") == "message_start":
+            total += int(data["message"]["usage"]["input_tokens"])
+        elif data.get("type") == "message_delta":
+            total += int(data["usage"]["output_tokens"])
+    assert total, "no usage in the emulated stream"
+    return total
+
+
+@dataclass
+class Ledger:
+    """A served gateway's storage, read by a runtime of its own (SQL, or Redis when it has one)."""
+
+    config: Path
+    home: Path
+
+    def read(self, sql: str, *args: Any) -> list[Any]:
+        async def read() -> list[Any]:
+            runtime = await Runtime.open(self.config, home=self.home)
+            try:
+                return list(await runtime.db.fetchall(sql, args))
+            finally:
+                await runtime.aclose()
+
+        return asyncio.run(read())
+
+    def rows(self, project: str) -> list[tuple[int, int, str]]:
+        return [
+            tuple(r)
+            for r in self.read(
+                "SELECT tokens_input, tokens_output, outcome FROM llm_usage_records"
+                " WHERE project = ? AND outcome != 'blocked' ORDER BY created_at",
+                project,
+            )
+        ]
+
+    def used(self, project: str, levels: Iterable[tuple[str, str]] = LEVELS) -> dict[tuple[str, str], int]:
+        """This month's tokens used at every level of a call of mike in `project`."""
+
+        async def read() -> dict[tuple[str, str], int]:
+            runtime = await Runtime.open(self.config, home=self.home)
+            try:
+                lines = [
+                    QuotaLine(level, owner, "monthly", None)
+                    for level, owner in (*levels, ("project", project))
+                ]
+                return {
+                    (s.line.level, s.line.owner): s.used
+                    for s in await runtime.quota_ledger.status("acme", lines)
+                }
+            finally:
+                await runtime.aclose()
+
+        return asyncio.run(read())
+
+    def charged(self, before: dict[tuple[str, str], int], project: str) -> dict[tuple[str, str], int]:
+        after = self.used(project)
+        return {key: after[key] - before[key] for key in after}
+
+    def settled(self, project: str, count: int) -> list[tuple[int, int, str]]:
+        """The project's usage rows once `count` of them are written (the settlement runs on after
+        the client left); no more than `count` either."""
+
+        def written() -> list[tuple[int, int, str]] | None:
+            rows = self.rows(project)
+            return rows if len(rows) >= count else None
+
+        rows = until(written, f"{count} usage rows of project {project}")
+        assert len(rows) == count, rows
+        return rows
