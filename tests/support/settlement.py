@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable
+import random
+import threading
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from typing import Any
 from zarniwoop.limits.token_budgets import QuotaLine
 from zarniwoop.runtime import Runtime
 
+from .emulator import Emulator, RecordedRequest, Reply
 from .waiting import until
 
 LEVELS = (("account", "mike"), ("team", "nlp"), ("tenant", "_tenant"))
@@ -113,6 +116,42 @@ def produced_tokens(body: bytes) -> int:
     return total
 
 
+def random_streams(
+    rng: random.Random,
+    build: Callable[[str, str, tuple[int, int]], bytes],
+    prompt_tokens: int,
+    max_output: int,
+) -> Callable[[RecordedRequest], Reply]:
+    """An emulator route answering each request with a stream `build` makes of 8 to 30 words in two
+    halves 0.3 s apart, costing `prompt_tokens` plus 100 to `max_output` output tokens (seeded)."""
+    lock = threading.Lock()
+
+    def answer(request: RecordedRequest) -> Reply:
+        with lock:
+            count, output_tokens = rng.randint(8, 30), rng.randint(100, max_output)
+        text = " ".join(f"w{i}" for i in range(count))
+        body = build(text[: len(text) // 2], text[len(text) // 2 :], (prompt_tokens, output_tokens))
+        return Reply(body=body, headers={"Content-Type": "text/event-stream"}, chunk_delay=0.3, chunks=2)
+
+    return answer
+
+
+async def cut_after(open_stream: Callable[[], Awaitable[Any]], cut: int, refused: type[BaseException]) -> str:
+    """One client of a crowd: opens a stream (an SDK's), reads `cut` events, then closes the socket;
+    `refused` when the gateway answered the SDK's `refused` error (a budget) instead."""
+    try:
+        stream = await open_stream()
+    except refused:
+        return "refused"
+    seen = 0
+    async for _ in stream:
+        seen += 1
+        if seen >= cut:
+            break
+    await stream.close()
+    return "cut"
+
+
 @dataclass
 class Ledger:
     """A served gateway's storage, read by a runtime of its own (SQL, or Redis when it has one)."""
@@ -174,3 +213,34 @@ class Ledger:
         rows = until(written, f"{count} usage rows of project {project}")
         assert len(rows) == count, rows
         return rows
+
+    def check_crowd(
+        self,
+        emulator: Emulator,
+        path: str,
+        project: str,
+        before: dict[tuple[str, str], int],
+        outcomes: list[str],
+        *,
+        fits: int,
+        budget: int,
+        reservation: int,
+    ) -> None:
+        """A crowd of cut streams against a budget that `fits` holds at once: one upstream request per
+        admitted call, the rest refused, every admitted stream read to its usage, the ledger charged at
+        every level exactly what the emulator produced, overspend at most one reservation.
+
+        Not `admitted <= fits`: on a busy machine a cut stream may settle (its real usage, below its
+        hold) before the last calls reserve, and one more then fits; the overspend bound holds anyway."""
+        admitted = outcomes.count("cut")
+        assert len(emulator.requests(path)) == admitted, outcomes
+        assert fits - 1 <= admitted < len(outcomes) and "refused" in outcomes, outcomes
+        rows = self.settled(project, admitted)
+        replies = [reply for _, reply in emulator.completed(path)]
+        assert len(replies) == admitted  # every admitted stream was read to its usage
+        produced = sum(produced_tokens(reply.body) for reply in replies)
+        charged = self.charged(before, project)
+        assert charged == {key: produced for key in charged}
+        assert sum(i + o for i, o, _ in rows) == produced
+        assert {outcome for *_, outcome in rows} <= {"cancelled", "ok"}
+        assert charged[("project", project)] - budget <= reservation

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import threading
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -19,10 +18,10 @@ import pytest
 
 from zarniwoop.surfaces.http.openai_wire import ChatCompletionRequest
 
-from ..support.emulator import Emulator, RecordedRequest, Reply
+from ..support.emulator import Emulator, Reply
 from ..support.gateway import gateway_tenants, openai_completion, prepare_gateway, upstream_path
 from ..support.served import served
-from ..support.settlement import Ledger, produced_tokens, two_part_stream
+from ..support.settlement import Ledger, cut_after, random_streams, two_part_stream
 
 # its module-scoped server is set up once: the module's tests run on one xdist worker
 pytestmark = pytest.mark.xdist_group(__name__)
@@ -227,39 +226,18 @@ def test_twenty_streams_cut_at_random_over_two_replicas_on_postgres_and_redis(
 
 def _crowd(gw: Gateway) -> None:
     rng = random.Random(25)
-    lock = threading.Lock()
-
-    def answer(request: RecordedRequest) -> Reply:
-        with lock:
-            words, completion_tokens = rng.randint(8, 30), rng.randint(100, CROWD_MAX_TOKENS)
-        text = " ".join(f"w{i}" for i in range(words))
-        return Reply(
-            body=two_part_stream(
-                text[: len(text) // 2], text[len(text) // 2 :], (PROMPT_ESTIMATE, completion_tokens)
-            ),
-            headers={"Content-Type": "text/event-stream"},
-            chunk_delay=0.3,
-            chunks=2,
-        )
-
+    answer = random_streams(rng, two_part_stream, PROMPT_ESTIMATE, CROWD_MAX_TOKENS)
     gw.emulator.add(PATH, answer)
     before = gw.ledger("crowd")
     cuts = [rng.randint(1, 4) for _ in range(20)]
 
-    async def one(client: Any, cut: int) -> str:
-        try:
-            stream = await client.chat.completions.create(
-                model=MODEL, messages=MESSAGES, max_tokens=CROWD_MAX_TOKENS, stream=True
-            )
-        except openai.RateLimitError:
-            return "refused"
-        seen = 0
-        async for _ in stream:
-            seen += 1
-            if seen >= cut:
-                break
-        await stream.close()
-        return "cut"
+    def one(client: Any, cut: int) -> Any:
+        create = client.chat.completions.create
+        return cut_after(
+            lambda: create(model=MODEL, messages=MESSAGES, max_tokens=CROWD_MAX_TOKENS, stream=True),
+            cut,
+            openai.RateLimitError,
+        )
 
     async def crowd() -> list[str]:
         clients = [
@@ -273,19 +251,13 @@ def _crowd(gw: Gateway) -> None:
                 await client.close()
 
     outcomes = asyncio.run(crowd())
-    admitted = outcomes.count("cut")
-    # One upstream request per admitted call, and the budget bound: the 10 reservations it fits held
-    # at once refuse the rest. It is not `admitted <= 10`: on a busy machine a cut stream may settle
-    # (its real usage, below its hold) before the last calls reserve, and an 11th then fits. That
-    # the budget was never overspent by more than one reservation is checked on the charges below.
-    assert len(gw.emulator.requests(PATH)) == admitted, outcomes
-    assert 9 <= admitted < len(cuts) and "refused" in outcomes, outcomes
-    rows = gw.settled("crowd", admitted)
-    replies = [reply for _, reply in gw.emulator.completed(PATH)]
-    assert len(replies) == admitted  # every admitted stream was read to its usage chunk
-    produced = sum(produced_tokens(reply.body) for reply in replies)
-    charged = gw.charged(before, "crowd")
-    assert charged == {key: produced for key in charged}
-    assert sum(i + o for i, o, _ in rows) == produced
-    assert {outcome for *_, outcome in rows} <= {"cancelled", "ok"}
-    assert charged[("project", "crowd")] - CROWD_BUDGET <= CROWD_RESERVATION
+    gw.check_crowd(
+        gw.emulator,
+        PATH,
+        "crowd",
+        before,
+        outcomes,
+        fits=10,
+        budget=CROWD_BUDGET,
+        reservation=CROWD_RESERVATION,
+    )
