@@ -365,3 +365,27 @@ def test_count_tokens_answers_the_estimate_the_gateway_holds(gw: Gateway) -> Non
     expected = to_chat_request(MessagesRequest.model_validate(body), body).estimated_input_tokens()
     assert counted.input_tokens == expected
     assert gw.emulator.requests() == []  # nothing went upstream
+
+
+def test_the_openapi_document_names_the_new_routes_schemas(gw: Gateway) -> None:
+    document = gw.http.get("/openapi.json").json()
+    schemas = document["components"]["schemas"]
+    for path, name in (
+        ("/v1/messages", "MessagesRequest"),
+        ("/v1/messages/count_tokens", "CountTokensRequest"),
+        ("/v1/embeddings", "EmbeddingRequest"),
+    ):
+        body = document["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        assert body == {"$ref": f"#/components/schemas/{name}"}
+        assert name in schemas
+    assert {"max_tokens", "messages", "tools", "tool_choice", "thinking", "stop_sequences"} <= set(
+        schemas["MessagesRequest"]["properties"]
+    )
+    assert set(schemas["EmbeddingRequest"]["properties"]) == {
+        "model",
+        "input",
+        "dimensions",
+        "encoding_format",
+        "user",
+    }
+    assert list(document["paths"]["/v1/models"]) == ["get"]
