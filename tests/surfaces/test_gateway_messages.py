@@ -267,6 +267,11 @@ def test_stream_is_bridged_to_an_openai_upstream(gw: Gateway) -> None:
         ({"output_config": {"effort": "low"}}, "output_config"),
         ({"inference_geo": "us"}, "inference_geo"),
         ({"extra_body": {"some_future_field": 1}}, "some_future_field"),
+        ({"tools": [{**WEATHER, "input_examples": [{"city": "Oslo"}]}]}, "tools[0].input_examples"),
+        (
+            {"messages": [{"role": "user", "content": [{"type": "text", "text": "hi", "citations": []}]}]},
+            "messages[0].content[0].citations",
+        ),
     ],
 )
 def test_fields_a_bridged_wire_cannot_carry_are_refused_naming_them(
@@ -274,9 +279,12 @@ def test_fields_a_bridged_wire_cannot_carry_are_refused_naming_them(
 ) -> None:
     gw.emulator.add(upstream_path("openai"), Reply.json(OPENAI_TOOL_ANSWER))
     with pytest.raises(anthropic.BadRequestError) as caught:
-        sdk(gw).messages.create(
-            model=MODELS["openai"], max_tokens=100, messages=[{"role": "user", "content": "hi"}], **extra
-        )
+        params = {
+            "model": MODELS["openai"],
+            "max_tokens": 100,
+            "messages": [{"role": "user", "content": "hi"}],
+        }
+        sdk(gw).messages.create(**{**params, **extra})
     assert caught.value.status_code == 400
     assert caught.value.body["type"] == "error"
     assert caught.value.body["error"]["type"] == "invalid_request_error"

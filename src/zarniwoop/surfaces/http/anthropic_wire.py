@@ -22,7 +22,7 @@ dropped. Field meanings: https://docs.anthropic.com/en/api/messages.
 | `stop_sequences` | `stop` |
 | `metadata.user_id` | `user` |
 | `max_tokens`, `temperature`, `top_p`, `stream` | the same |
-| `thinking` (`enabled`), `top_k`, `service_tier`, `container`, `mcp_servers`, `output_config`, `inference_geo`, any other field | refused, naming it |
+| `thinking` (`enabled`), `top_k`, `service_tier`, `container`, `mcp_servers`, `output_config`, `inference_geo`, any other field (top level, or of a block, tool, `tool_choice`) | refused, naming it |
 | header `anthropic-version` (a date) | forwarded to Anthropic; elsewhere the answer follows 2023-06-01 |
 | header `anthropic-beta` | forwarded to Anthropic; elsewhere feature flags of Anthropic's servers, with no effect |
 """
@@ -224,6 +224,16 @@ def to_chat_request(
     )
 
 
+KNOWN_KEYS = {
+    "text": {"type", "text", "cache_control"},
+    "tool_use": {"type", "id", "name", "input", "cache_control"},
+    "tool_result": {"type", "tool_use_id", "content", "is_error", "cache_control"},
+    "thinking": {"type", "thinking", "signature"},
+    "redacted_thinking": {"type", "data"},
+}
+"""The keys of each content block the mapping carries; any other (`citations`, …) is refused off Anthropic."""
+
+
 class _Mapping:
     """One request's mapping: the messages, and what could not be carried."""
 
@@ -233,13 +243,21 @@ class _Mapping:
         self.tool_names: dict[str, str] = {}
         """tool_use id → tool name (Gemini and Ollama match results by name)."""
 
+    def extra(self, where: str, model: BaseModel) -> None:
+        """Fields of a part that the model does not name: forwarded natively, refused elsewhere."""
+        self.unmapped += [f"{where}.{key}" for key in model.model_extra or ()]
+
     def system(self, system: str | list[AnthropicTextBlock] | None) -> list[ChatMessage]:
         if not system:
             return []
-        text = system if isinstance(system, str) else "\n\n".join(b.text for b in system)
-        return [ChatMessage("system", text)]
+        if isinstance(system, str):
+            return [ChatMessage("system", system)]
+        for i, block in enumerate(system):
+            self.extra(f"system[{i}]", block)
+        return [ChatMessage("system", "\n\n".join(b.text for b in system))]
 
     def message(self, i: int, message: AnthropicMessage) -> list[ChatMessage]:
+        self.extra(f"messages[{i}]", message)
         if isinstance(message.content, str):
             return [ChatMessage(message.role, message.content)]
         texts: list[str] = []
@@ -248,6 +266,8 @@ class _Mapping:
         for j, block in enumerate(message.content):
             where = f"messages[{i}].content[{j}]"
             kind = block.get("type")
+            known = KNOWN_KEYS.get(str(kind), set(block))
+            self.unmapped += [f"{where}.{key}" for key in block if key not in known]
             if kind == "text":
                 texts.append(str(block.get("text") or ""))
             elif kind == "tool_use" and message.role == "assistant":
@@ -286,12 +306,15 @@ class _Mapping:
     def tool(self, i: int, tool: AnthropicTool) -> ToolSpec:
         if tool.type not in (None, "custom"):
             self.unmapped.append(f"tools[{i}].type")
+        else:
+            self.extra(f"tools[{i}]", tool)
         schema = tool.input_schema or {"type": "object", "properties": {}}
         return ToolSpec(tool.name, tool.description or "", schema, tool.strict)
 
     def tool_choice(self, choice: AnthropicToolChoice | None) -> tuple[str | None, bool | None]:
         if choice is None:
             return None, None
+        self.extra("tool_choice", choice)
         parallel = False if choice.disable_parallel_tool_use else None
         if choice.type == "tool":
             if not choice.name:
