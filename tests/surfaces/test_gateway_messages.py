@@ -256,6 +256,33 @@ def test_stream_is_bridged_to_an_openai_upstream(gw: Gateway) -> None:
     assert (final.usage.input_tokens, final.usage.output_tokens) == (21, 9)
 
 
+def test_create_is_bridged_to_a_gemini_upstream(gw: Gateway) -> None:
+    answer = {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}}],
+                },
+                "finishReason": "STOP",
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 17, "candidatesTokenCount": 5, "totalTokenCount": 22},
+    }
+    gw.emulator.add(upstream_path("gemini"), Reply.json(answer))
+    message = sdk(gw).messages.create(
+        model=MODELS["gemini"], max_tokens=64, system="Be brief.", messages=TOOL_LOOP, tools=[WEATHER]
+    )
+    [upstream] = gw.emulator.requests(upstream_path("gemini"))
+    sent = upstream.json()
+    assert sent["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
+    assert sent["tools"][0]["functionDeclarations"][0]["name"] == "get_weather"
+    assert sent["contents"][2]["parts"][0]["functionResponse"]["name"] == "get_weather"  # matched by name
+    assert message.stop_reason == "tool_use"
+    assert message.content[0].type == "tool_use" and message.content[0].input == {"city": "Oslo"}
+    assert (message.usage.input_tokens, message.usage.output_tokens) == (17, 5)
+
+
 @pytest.mark.parametrize(
     ("extra", "field"),
     [
