@@ -214,7 +214,8 @@ class ChatClient:
                 final = response or final
             assert final is not None
             return final
-        codec = self._codec(request)
+        plain = request.embedding is None and request.native is None
+        codec = self.adapter if plain else self._codec(request)
         spec = codec.build(request, self.endpoint, self.model)
         status, headers, body = await send(self.http, spec, self.timeout, self.guarded)
         if status >= 400:
