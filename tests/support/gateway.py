@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,6 +114,31 @@ def prepare_gateway(
 
     token, more = asyncio.run(setup())
     return GatewaySetup(path, home, token, more)
+
+
+def read_rows(config: Path, home: Path, sql: str, *args: Any) -> list[Any]:
+    """The rows of one query against a gateway's database, through a runtime opened for it."""
+
+    async def read() -> list[Any]:
+        runtime = await Runtime.open(config, home=home)
+        try:
+            return list(await runtime.db.fetchall(sql, args))
+        finally:
+            await runtime.aclose()
+
+    return asyncio.run(read())
+
+
+@contextmanager
+def in_process(setup: GatewaySetup) -> Iterator[Any]:
+    """The gateway's app under Starlette's test client (the fast tier's server); a 500 is an answer."""
+    from fastapi.testclient import TestClient
+
+    from zarniwoop.surfaces.http import create_app
+
+    app = create_app(config=setup.config, home=setup.home)
+    with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as http:
+        yield http
 
 
 def openai_completion(

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..contract.errors import FailoverError, QuotaBlockedError, QuotaExceededError, RateLimitExceededError
 from ..limits.token_budgets import exhausted_error
-from .adapters import ADAPTERS, ChatClient, Endpoint
+from .adapters import ChatClient, Endpoint, adapter_for
+from .adapters.openai_responses import serves_responses
 from .adapters.response import TokenUsage
 from .chain import decorate
 from .finish import finish_cut, finish_served, record_failure, secrets_of
@@ -67,8 +68,12 @@ async def run(
 def client_for(parts: CallParts, prep: PreparedCall, candidate: Candidate) -> ChatClient:
     """A fresh client with this candidate's key over the shared pool (well under 1 ms)."""
     endpoint = Endpoint(candidate.wire_type, candidate.instance, candidate.base_url, candidate.api_key)
+    request = prep.request
+    native = request.native is not None and serves_responses(
+        prep.settings, candidate.wire_type, candidate.instance, candidate.base_url
+    )
     return ChatClient(
-        ADAPTERS[candidate.wire_type],
+        adapter_for(candidate.wire_type, request, native),
         endpoint,
         candidate.model,
         parts.http,

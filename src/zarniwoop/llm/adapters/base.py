@@ -55,6 +55,19 @@ class ToolSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class NativeBody:
+    """A request of another API shape, carried next to its chat form (`ChatRequest.native`): a wire that
+    serves the shape natively sends `body` as the client wrote it (`adapter_for`); every other wire
+    sends the chat form, unless the shape asked for something no bridge carries (`refused`)."""
+
+    api: str
+    """The API shape, e.g. `responses` (OpenAI's `/v1/responses`)."""
+    body: Mapping[str, Any] = field(compare=False)
+    refused: tuple[tuple[str, str], ...] = ()
+    """`(field, reason)` pairs a bridged wire cannot honour: the first is the 400 a bridge answers."""
+
+
+@dataclass(frozen=True, slots=True)
 class ChatRequest:
     messages: tuple[ChatMessage, ...]
     max_tokens: int = 1024
@@ -69,6 +82,8 @@ class ChatRequest:
     stream: bool = False
     options: SamplingOptions = field(default_factory=lambda: NO_OPTIONS)
     """OpenAI's further request fields; each wire maps them or refuses them (`options.py`)."""
+    native: NativeBody | None = None
+    """The request as another API shape wrote it (the gateway's `/v1/responses`), for wires that serve it."""
 
     @classmethod
     def prompt(cls, text: str, *, system: str | None = None, **options: Any) -> ChatRequest:

@@ -86,18 +86,10 @@ class OpenAIAdapter:
         if request.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "text/event-stream" if request.stream else "application/json",
-        }
-        if endpoint.api_key:
-            headers["Authorization"] = f"Bearer {endpoint.api_key.reveal()}"
-        return RequestSpec(
-            "POST", endpoint.base_url.rstrip("/") + self.path, headers=headers, json_body=body, step="chat"
-        )
+        return post_json(endpoint, self.path, body, request.stream)
 
     def parse(self, body: bytes) -> ChatResponse:
-        data = _json_object(body)
+        data = json_object(body)
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices:
             raise ParseError("chat completion without choices")
@@ -213,6 +205,19 @@ class OpenAIStream:
         )
 
 
+def post_json(endpoint: Endpoint, path: str, body: dict[str, Any], stream: bool) -> RequestSpec:
+    """The POST of an OpenAI-wire call: JSON in, SSE or JSON out, the bearer key."""
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "text/event-stream" if stream else "application/json",
+    }
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key.reveal()}"
+    return RequestSpec(
+        "POST", endpoint.base_url.rstrip("/") + path, headers=headers, json_body=body, step="chat"
+    )
+
+
 def _passed_options(options: SamplingOptions) -> dict[str, Any]:
     """The sampling fields as OpenAI names them, those the caller set."""
     out: dict[str, Any] = {
@@ -300,7 +305,7 @@ def _complete_json(text: str) -> bool:
     return True
 
 
-def _json_object(body: bytes) -> dict[str, Any]:
+def json_object(body: bytes) -> dict[str, Any]:
     try:
         data = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -29,6 +29,7 @@ from .guard import RequestGuard
 from .mcp_endpoint import LazyMCP, MCPEndpoint
 from .no_store import NoStoreApiAnswers
 from .openai_wire import request_schemas
+from .responses_wire import request_schemas as responses_schemas
 from .routes import ROUTERS
 from .state import AppState
 
@@ -123,7 +124,7 @@ def create_app(
     app.add_middleware(AllowedMethods, routes_of=app)
     for router in ROUTERS:
         app.include_router(router)
-    app.openapi = _with_components(app, request_schemas())  # type: ignore[method-assign]
+    app.openapi = _with_components(app, {**request_schemas(), **responses_schemas()})  # type: ignore[method-assign]
     endpoint = MCPEndpoint()
     # Starlette serves an ASGI app given as a route endpoint (a non-function endpoint is called as
     # `app(scope, receive, send)`), but `add_route` annotates only request→response callables.

@@ -9,6 +9,7 @@ from . import (
     image,
     oauth,
     research,
+    responses,
     routing,
     settings,
     system,
@@ -20,6 +21,7 @@ from . import (
 
 ROUTERS = (
     gateway.router,
+    responses.router,
     research.router,
     content.router,
     routing.router,

@@ -1,0 +1,390 @@
+"""`POST /v1/responses` driven by the real `openai` SDK (issue 43): plain answers, a function tool
+loop (by `previous_response_id` and by resending items), `text.format` json_schema strict, and
+`responses.stream` with `response.completed` usage — natively against an OpenAI-wire upstream
+serving `/v1/responses` (its body compared field by field with what the client sent) and bridged
+through Anthropic, Gemini and OpenAI Chat Completions upstreams. Refusals name their field; stored
+responses are sealed, the account's alone, refused where the operator turned storage off, and
+deleted by the retention job."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import platform
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from zarniwoop.runtime import Runtime
+from zarniwoop.storage.retention import prune
+
+from ..support.emulator import Emulator
+from ..support.gateway import (
+    gateway_tenants,
+    in_process,
+    openai_completion,
+    prepare_gateway,
+    read_rows,
+    upstream_path,
+)
+from ..support.responses_upstream import (
+    AFTER_TOOL,
+    ARGUMENTS,
+    GREETING,
+    JSON_ANSWER,
+    USAGE,
+    ToolLoopUpstream,
+)
+
+pytestmark = pytest.mark.xdist_group(__name__)
+
+# The openai SDK reads `platform.processor()` (a `uname -p` subprocess, cached) for its headers on its
+# first request; read once here, at collection, the fast tier's tests start no process.
+platform.processor()
+
+openai = pytest.importorskip(
+    "openai", reason="the gateway tests drive the real openai SDK (pip install openai)"
+)
+
+MODELS = {
+    "responses": "openai:gpt-4o-mini",
+    "anthropic": "anthropic:claude-sonnet-4-5",
+    "gemini": "gemini:gemini-2.5-pro",
+}
+"""Native (an OpenAI-wire instance serving `/responses`), and the two bridged wires."""
+WIRES = tuple(MODELS)
+WEATHER = {
+    "type": "function",
+    "name": "get_weather",
+    "description": "Today's forecast for a city, in degrees Celsius",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    "strict": False,
+}
+SCHEMA = {
+    "type": "json_schema",
+    "name": "weather",
+    "schema": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "temperature_c": {"type": "integer"}},
+        "required": ["city", "temperature_c"],
+        "additionalProperties": False,
+    },
+    "strict": True,
+}
+
+
+@dataclass
+class Gateway:
+    emulator: Emulator
+    upstream: ToolLoopUpstream
+    http: Any
+    tokens: dict[str, str]
+    config: Any
+    home: Any
+
+    def client(self, name: str = "main") -> Any:
+        return openai.OpenAI(
+            base_url=str(self.http.base_url) + "/v1",
+            api_key=self.tokens[name],
+            max_retries=0,
+            http_client=self.http,
+        )
+
+    def read(self, sql: str, *args: Any) -> list[Any]:
+        return read_rows(self.config, self.home, sql, *args)
+
+
+@pytest.fixture(scope="module")
+def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
+    emulator = Emulator().start()
+    directory = tmp_path_factory.mktemp("responses")
+    tenants = gateway_tenants(emulator, zaphod={"teams": ["nlp"]})
+    acme = tenants["acme"]
+    acme["settings"]["ai.provider.openai.responsesApi"] = True  # the emulator serves /v1/responses
+    acme["projects"]["chatwire"] = {"team": "nlp", "settings": {"ai.provider.openai.responsesApi": False}}
+    acme["projects"]["nostore"] = {"team": "nlp", "settings": {"ai.responses.store": False}}
+    setup = prepare_gateway(
+        directory,
+        emulator,
+        tenants=tenants,
+        tokens={
+            "zaphod": ("transformer-review", "zaphod"),
+            "chatwire": ("chatwire", "mike"),
+            "nostore": ("nostore", "mike"),
+        },
+    )
+    upstream = ToolLoopUpstream(emulator)
+    try:
+        with in_process(setup) as http:
+            tokens = {"main": setup.token, **setup.tokens}
+            yield Gateway(emulator, upstream, http, tokens, setup.config, setup.home)
+    finally:
+        emulator.stop()
+
+
+@pytest.fixture
+def gw(gateway: Gateway) -> Gateway:
+    gateway.emulator.clear_log()
+    return gateway
+
+
+def _text(response: Any) -> str:
+    return "".join(part.text for item in response.output if item.type == "message" for part in item.content)
+
+
+# -- plain answers ----------------------------------------------------------------------------
+
+
+def test_native_upstream_gets_the_clients_body_field_by_field(gw: Gateway) -> None:
+    sent = {
+        "model": MODELS["responses"],
+        "input": [{"role": "user", "content": [{"type": "input_text", "text": "hi"}]}],
+        "instructions": "Answer briefly.",
+        "temperature": 0.4,
+        "top_p": 0.9,
+        "max_output_tokens": 300,
+        "metadata": {"ticket": "42"},
+        "reasoning": {"effort": "low"},
+        "text": {"verbosity": "low"},
+        "parallel_tool_calls": False,
+        "tools": [WEATHER],
+        "tool_choice": "none",
+        "user": "mike-session",
+        "service_tier": "flex",
+        "prompt_cache_key": "cache-1",
+        "safety_identifier": "user-7",
+        "include": ["message.output_text.logprobs"],
+        "top_logprobs": 2,
+    }
+    response = gw.client().responses.create(**sent, extra_body={"some_future_field": {"x": 1}}, store=False)
+    [upstream] = gw.upstream.bodies("responses")
+    changed = {"model": "gpt-4o-mini", "store": False}
+    for name, value in {**sent, "some_future_field": {"x": 1}}.items():
+        assert upstream[name] == changed.get(name, value), name  # forwarded as sent
+    assert upstream["store"] is False and "previous_response_id" not in upstream
+    assert set(upstream) == {*sent, "some_future_field", "store"}
+    assert response.usage.input_tokens == USAGE[0] and response.usage.output_tokens == USAGE[1]
+    assert response.model == MODELS["responses"] and response.store is False
+    assert response.metadata == {"ticket": "42"}
+    assert response.service_tier == "default"  # the upstream's own fields pass back
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_plain_create_on_each_wire_is_charged_in_the_ledger(gw: Gateway, wire: str) -> None:
+    response = gw.client().responses.create(model=MODELS[wire], input="How are you?", instructions="Be kind.")
+    assert response.object == "response" and response.status == "completed"
+    assert response.output_text == GREETING
+    assert (response.usage.input_tokens, response.usage.output_tokens) == USAGE
+    assert response.usage.total_tokens == sum(USAGE)
+    usage_id = response.model_extra["zarniwoop"]["usage_id"]
+    [row] = gw.read(
+        "SELECT account, tokens_input, tokens_output, outcome FROM llm_usage_records WHERE id = ?", usage_id
+    )
+    assert tuple(row) == ("mike", *USAGE, "ok")
+    [body] = gw.upstream.bodies(wire)
+    assert "Be kind." in json.dumps(body)  # instructions became the wire's system prompt
+
+
+def test_an_openai_wire_instance_without_responses_is_bridged_through_chat_completions(gw: Gateway) -> None:
+    gw.emulator.add(upstream_path("openai"), openai_completion("Bridged hello.", 12, 3))
+    response = gw.client("chatwire").responses.create(
+        model=MODELS["responses"], input="hi", instructions="Be brief.", temperature=0.2
+    )
+    assert response.output_text == "Bridged hello." and response.usage.input_tokens == 12
+    [chat] = gw.emulator.requests(upstream_path("openai"))
+    assert chat.json()["messages"] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "hi"},
+    ]
+    assert chat.json()["temperature"] == 0.2
+    assert gw.upstream.bodies("responses") == []
+
+
+# -- tools --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_a_function_tool_loop_through_previous_response_id(gw: Gateway, wire: str) -> None:
+    client = gw.client()
+    first = client.responses.create(model=MODELS[wire], input="Weather in Paris?", tools=[WEATHER])
+    [call] = [item for item in first.output if item.type == "function_call"]
+    assert (call.name, json.loads(call.arguments)) == ("get_weather", json.loads(ARGUMENTS))
+    second = client.responses.create(
+        model=MODELS[wire],
+        previous_response_id=first.id,
+        tools=[WEATHER],
+        input=[{"type": "function_call_output", "call_id": call.call_id, "output": "21 C"}],
+    )
+    assert second.output_text == AFTER_TOOL and second.previous_response_id == first.id
+    sent = json.dumps(gw.upstream.bodies(wire)[1])
+    assert "Weather in Paris?" in sent and "21 C" in sent  # the stored turn, then the tool's result
+    if wire == "responses":
+        body = gw.upstream.bodies(wire)[1]
+        assert [i.get("type", "message") for i in body["input"]] == [
+            "message",
+            "function_call",
+            "function_call_output",
+        ]
+        assert "previous_response_id" not in body and body["store"] is False
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_a_function_tool_loop_by_resending_the_items(gw: Gateway, wire: str) -> None:
+    client = gw.client()
+    items: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
+    first = client.responses.create(model=MODELS[wire], input=items, tools=[WEATHER], store=False)
+    items += [item.model_dump(exclude_none=True) for item in first.output]
+    call = first.output[-1]
+    items.append({"type": "function_call_output", "call_id": call.call_id, "output": "21 C"})
+    second = client.responses.create(model=MODELS[wire], input=items, tools=[WEATHER], store=False)
+    assert second.output_text == AFTER_TOOL and second.status == "completed"
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_text_format_json_schema_strict_on_each_wire(gw: Gateway, wire: str) -> None:
+    response = gw.client().responses.create(
+        model=MODELS[wire], input="Weather in Paris as JSON", text={"format": SCHEMA}
+    )
+    assert json.loads(response.output_text) == json.loads(JSON_ANSWER)
+    [body] = gw.upstream.bodies(wire)
+    if wire == "responses":
+        assert body["text"] == {"format": SCHEMA}
+    elif wire == "anthropic":
+        assert body["output_format"] == {"type": "json_schema", "schema": SCHEMA["schema"]}
+    else:
+        assert body["generationConfig"]["responseJsonSchema"] == SCHEMA["schema"]
+
+
+# -- streams ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_stream_ends_with_response_completed_and_its_usage(gw: Gateway, wire: str) -> None:
+    kinds: list[str] = []
+    deltas: list[str] = []
+    with gw.client().responses.stream(model=MODELS[wire], input="stream please") as stream:
+        for event in stream:
+            kinds.append(event.type)
+            if event.type == "response.output_text.delta":
+                deltas.append(event.delta)
+        final = stream.get_final_response()
+    assert "".join(deltas) == GREETING and len(deltas) == len(GREETING.split(" "))
+    assert kinds[:3] == ["response.created", "response.in_progress", "response.output_item.added"]
+    assert kinds[-1] == "response.completed" and "response.output_item.done" in kinds
+    assert final.output_text == GREETING
+    assert (final.usage.input_tokens, final.usage.output_tokens) == USAGE
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_a_streamed_tool_call_arrives_as_function_call_events(gw: Gateway, wire: str) -> None:
+    arguments: list[str] = []
+    with gw.client().responses.stream(model=MODELS[wire], input="Weather?", tools=[WEATHER]) as stream:
+        for event in stream:
+            if event.type == "response.function_call_arguments.delta":
+                arguments.append(event.delta)
+        final = stream.get_final_response()
+    [call] = final.output
+    assert call.type == "function_call" and call.name == "get_weather"
+    assert json.loads("".join(arguments)) == json.loads(call.arguments) == json.loads(ARGUMENTS)
+    assert final.usage.total_tokens == sum(USAGE)
+
+
+# -- refusals -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("wire", "extra", "param"),
+    [
+        ("anthropic", {"tools": [{"type": "web_search"}]}, "tools[0]"),
+        ("gemini", {"tools": [{"type": "file_search", "vector_store_ids": ["vs_1"]}]}, "tools[0]"),
+        ("anthropic", {"tools": [{"type": "computer_use_preview"}]}, "tools[0]"),
+        ("gemini", {"reasoning": {"effort": "high"}}, "reasoning.effort"),
+        ("anthropic", {"text": {"verbosity": "low"}}, "text.verbosity"),
+        ("anthropic", {"service_tier": "flex"}, "service_tier"),
+        ("gemini", {"prompt_cache_key": "k"}, "prompt_cache_key"),
+        ("anthropic", {"some_future_field": 1}, "some_future_field"),
+        ("responses", {"background": True}, "background"),
+        (
+            "anthropic",
+            {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]},
+            "input[0].content[0].type",
+        ),
+    ],
+)
+def test_what_a_wire_cannot_honour_is_a_400_naming_it(
+    gw: Gateway, wire: str, extra: dict, param: str
+) -> None:
+    body = {"model": MODELS[wire], "input": "hi", **extra}
+    answer = gw.http.post(
+        "/v1/responses", json=body, headers={"Authorization": f"Bearer {gw.tokens['main']}"}
+    )
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert error["param"] == param and error["type"] == "invalid_request_error"
+    if param == "tools[0]":
+        assert extra["tools"][0]["type"] in error["message"]
+    assert gw.upstream.bodies(wire) == []  # refused before any upstream request
+
+
+# -- storage ------------------------------------------------------------------------------------
+
+
+def test_stored_responses_are_sealed_and_the_accounts_alone(gw: Gateway) -> None:
+    first = gw.client().responses.create(model=MODELS["anthropic"], input="My secret is marmalade.")
+    [row] = gw.read("SELECT tenant, account, content FROM llm_responses WHERE id = ?", first.id)
+    assert tuple(row[:2]) == ("acme", "mike") and "marmalade" not in row[2]  # sealed at rest
+    for token, previous in (("zaphod", first.id), ("main", "resp_nosuch")):
+        with pytest.raises(openai.BadRequestError) as caught:
+            gw.client(token).responses.create(
+                model=MODELS["anthropic"], input="go on", previous_response_id=previous
+            )
+        assert caught.value.body["param"] == "previous_response_id"
+        assert "marmalade" not in str(caught.value.body)
+    assert len(gw.upstream.bodies("anthropic")) == 1
+
+
+def test_where_storage_is_off_store_and_previous_response_id_are_refused(gw: Gateway) -> None:
+    client = gw.client("nostore")
+    for options, param in (
+        ({"store": True}, "store"),
+        ({"previous_response_id": "resp_x"}, "previous_response_id"),
+    ):
+        with pytest.raises(openai.BadRequestError) as caught:
+            client.responses.create(model=MODELS["anthropic"], input="hi", **options)
+        assert caught.value.body["param"] == param
+    unasked = client.responses.create(model=MODELS["anthropic"], input="hi")
+    assert unasked.store is False
+    assert gw.read("SELECT id FROM llm_responses WHERE id = ?", unasked.id) == []
+
+
+def test_the_retention_job_deletes_stored_responses(gw: Gateway) -> None:
+    kept = gw.client().responses.create(model=MODELS["gemini"], input="remember me")
+
+    async def purge(days_later: float) -> dict[str, int]:
+        from zarniwoop.boot.retention import retention_rules
+
+        runtime = await Runtime.open(gw.config, home=gw.home)
+        try:
+            return await prune(
+                runtime.db, retention_rules(runtime.settings), now=time.time() + days_later * 86400
+            )
+        finally:
+            await runtime.aclose()
+
+    asyncio.run(purge(29))
+    assert gw.read("SELECT id FROM llm_responses WHERE id = ?", kept.id) != []
+    asyncio.run(purge(31))
+    assert gw.read("SELECT id FROM llm_responses WHERE id = ?", kept.id) == []
+
+
+def test_openapi_names_the_routes_schemas(gw: Gateway) -> None:
+    document = gw.http.get("/openapi.json").json()
+    operation = document["paths"]["/v1/responses"]["post"]
+    assert operation["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ResponsesRequest"
+    }
+    schemas = document["components"]["schemas"]
+    assert {"ResponsesRequest", "ResponsesAnswer", "ResponsesUsage", "ResponsesFunctionTool"} <= set(schemas)
