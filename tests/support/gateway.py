@@ -129,6 +129,17 @@ def read_rows(config: Path, home: Path, sql: str, *args: Any) -> list[Any]:
     return asyncio.run(read())
 
 
+async def cut_after(stream: Any, cut: int) -> str:
+    """Read `cut` events of an SDK stream, then close it: a client that goes away midway."""
+    seen = 0
+    async for _ in stream:
+        seen += 1
+        if seen >= cut:
+            break
+    await stream.close()
+    return "cut"
+
+
 @contextmanager
 def in_process(setup: GatewaySetup) -> Iterator[Any]:
     """The gateway's app under Starlette's test client (the fast tier's server); a 500 is an answer."""

@@ -15,6 +15,7 @@ Every answer reports `USAGE` (input, output), streamed or not, so budgets can be
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from .emulator import Emulator, RecordedRequest, Reply
@@ -54,9 +55,19 @@ def _words(text: str) -> list[str]:
 
 
 class ToolLoopUpstream:
-    def __init__(self, emulator: Emulator, *, usage: tuple[int, int] = USAGE, **reply: Any) -> None:
+    def __init__(
+        self,
+        emulator: Emulator,
+        *,
+        usage: tuple[int, int] | Callable[[], tuple[int, int]] = USAGE,
+        words: int = 0,
+        **reply: Any,
+    ) -> None:
+        """`usage`: what each answer reports, or a function drawing it per answer; `words`: answer
+        with that many words instead of the scripted texts (a long stream to cut)."""
         self.emulator = emulator
-        self.usage = usage
+        self._usage = usage
+        self.words = words
         self.reply = reply
         """Further `Reply` options for every answer (`chunk_delay=…`, `chunks=…`)."""
         emulator.add(RESPONSES_PATH, self._responses)
@@ -70,9 +81,14 @@ class ToolLoopUpstream:
 
     # -- what to answer -------------------------------------------------------------------------
 
-    @staticmethod
-    def _decide(tools: list[str], answered: bool, wants_json: bool) -> tuple[str, str | None]:
+    @property
+    def usage(self) -> tuple[int, int]:
+        return self._usage() if callable(self._usage) else self._usage
+
+    def _decide(self, tools: list[str], answered: bool, wants_json: bool) -> tuple[str, str | None]:
         """(text, tool name to call or None)."""
+        if self.words:
+            return " ".join(f"w{i}" for i in range(self.words)), None
         if tools and not answered:
             return "", tools[0]
         if wants_json:
@@ -82,7 +98,7 @@ class ToolLoopUpstream:
     # -- OpenAI Responses ----------------------------------------------------------------------
 
     def _responses(self, request: RecordedRequest) -> Reply:
-        body = request.json()
+        body, drawn = request.json(), self.usage
         items = body.get("input") if isinstance(body.get("input"), list) else []
         answered = any(i.get("type") == "function_call_output" for i in items)
         fmt = ((body.get("text") or {}).get("format") or {}).get("type")
@@ -111,11 +127,11 @@ class ToolLoopUpstream:
                 }
             )
         usage = {
-            "input_tokens": self.usage[0],
+            "input_tokens": drawn[0],
             "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens": self.usage[1],
+            "output_tokens": drawn[1],
             "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": sum(self.usage),
+            "total_tokens": sum(drawn),
         }
         answer = {
             "id": "resp_upstream_1",
@@ -167,7 +183,7 @@ class ToolLoopUpstream:
     # -- Anthropic Messages -----------------------------------------------------------------
 
     def _anthropic(self, request: RecordedRequest) -> Reply:
-        body = request.json()
+        body, drawn = request.json(), self.usage
         answered = any(
             isinstance(m.get("content"), list) and any(b.get("type") == "tool_result" for b in m["content"])
             for m in body["messages"]
@@ -180,7 +196,7 @@ class ToolLoopUpstream:
             else {"type": "text", "text": text}
         )
         stop = "tool_use" if tool else "end_turn"
-        usage = {"input_tokens": self.usage[0], "output_tokens": self.usage[1]}
+        usage = {"input_tokens": drawn[0], "output_tokens": drawn[1]}
         if not body.get("stream"):
             return Reply.json(
                 {
@@ -230,7 +246,7 @@ class ToolLoopUpstream:
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": stop},
-                "usage": {"output_tokens": self.usage[1]},
+                "usage": {"output_tokens": drawn[1]},
             },
             {"type": "message_stop"},
         ]
@@ -239,15 +255,15 @@ class ToolLoopUpstream:
     # -- Gemini generateContent ---------------------------------------------------------------
 
     def _gemini(self, request: RecordedRequest) -> Reply:
-        body = request.json()
+        body, drawn = request.json(), self.usage
         answered = any("functionResponse" in p for c in body["contents"] for p in c["parts"])
         wants_json = (body.get("generationConfig") or {}).get("responseMimeType") == "application/json"
         names = [d["name"] for t in body.get("tools") or () for d in t.get("functionDeclarations") or ()]
         text, tool = self._decide(names, answered, wants_json)
         usage = {
-            "promptTokenCount": self.usage[0],
-            "candidatesTokenCount": self.usage[1],
-            "totalTokenCount": sum(self.usage),
+            "promptTokenCount": drawn[0],
+            "candidatesTokenCount": drawn[1],
+            "totalTokenCount": sum(drawn),
         }
         parts = (
             [{"functionCall": {"name": tool, "args": json.loads(ARGUMENTS)}}] if tool else [{"text": text}]

@@ -25,6 +25,7 @@ from zarniwoop.surfaces.http.openai_wire import ChatCompletionRequest
 
 from ..support.emulator import Emulator, RecordedRequest, Reply
 from ..support.gateway import (
+    cut_after,
     gateway_tenants,
     openai_completion,
     prepare_gateway,
@@ -346,13 +347,7 @@ def _crowd(gw: Gateway) -> None:
             )
         except openai.RateLimitError:
             return "refused"
-        seen = 0
-        async for _ in stream:
-            seen += 1
-            if seen >= cut:
-                break
-        await stream.close()
-        return "cut"
+        return await cut_after(stream, cut)
 
     async def crowd() -> list[str]:
         clients = [
