@@ -17,11 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from zarniwoop.runtime import Runtime
 from zarniwoop.storage.retention import prune
+from zarniwoop.surfaces.http.responses_wire import ResponsesRequest, to_chat_request
 
-from ..support.emulator import Emulator
+from ..support.emulator import Emulator, Reply
 from ..support.gateway import (
     gateway_tenants,
     in_process,
@@ -203,6 +205,73 @@ def test_an_openai_wire_instance_without_responses_is_bridged_through_chat_compl
     assert gw.upstream.bodies("responses") == []
 
 
+def test_an_ollama_upstream_is_bridged_too(gw: Gateway) -> None:
+    answer = {
+        "model": "gemma4",
+        "message": {"role": "assistant", "content": "Local hello."},
+        "done": True,
+        "done_reason": "stop",
+        "prompt_eval_count": 9,
+        "eval_count": 4,
+    }
+    gw.emulator.add("/local/api/chat", Reply.json(answer))
+    response = gw.client().responses.create(model="ollama:gemma4", input="hi", instructions="Be brief.")
+    assert response.output_text == "Local hello." and (
+        response.usage.input_tokens,
+        response.usage.output_tokens,
+    ) == (9, 4)
+    [sent] = gw.emulator.requests("/local/api/chat")
+    assert sent.json()["messages"] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "hi"},
+    ]
+
+
+def test_an_upstream_failing_mid_stream_ends_it_with_response_failed_and_charges_what_streamed(
+    gw: Gateway,
+) -> None:
+    events = [
+        {
+            "type": "message_start",
+            "message": {
+                "id": "m",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [],
+                "usage": {"input_tokens": 20, "output_tokens": 1},
+            },
+        },
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "text_delta", "text": "Half an answer"},
+        },
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+    ]
+    body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+    gw.emulator.add("/v1/messages", Reply(body=body, headers={"Content-Type": "text/event-stream"}))
+    seen: list[Any] = []
+    try:
+        with gw.client().responses.stream(model=MODELS["anthropic"], input="hi") as stream:
+            seen.extend(stream)
+    finally:
+        ToolLoopUpstream(gw.emulator)  # the scripted routes back for the next tests
+    assert [e.type for e in seen][-2:] == ["response.output_text.delta", "response.failed"]
+    assert seen[-2].delta == "Half an answer"
+    assert "Overloaded" in seen[-1].response.error.message
+    [row] = gw.read(
+        "SELECT tokens_input, tokens_output, outcome FROM llm_usage_records WHERE project = ?"
+        " ORDER BY created_at DESC LIMIT 1",
+        "transformer-review",
+    )
+    prompt = to_chat_request(
+        ResponsesRequest(model="m", input="hi"), {}, [{"role": "user", "content": "hi"}], history=False
+    ).estimated_input_tokens()
+    assert tuple(row) == (prompt, len("Half an answer") // 4, "error")  # the prompt and what streamed
+
+
 # -- tools --------------------------------------------------------------------------------------
 
 
@@ -256,6 +325,20 @@ def test_text_format_json_schema_strict_on_each_wire(gw: Gateway, wire: str) -> 
         assert body["output_format"] == {"type": "json_schema", "schema": SCHEMA["schema"]}
     else:
         assert body["generationConfig"]["responseJsonSchema"] == SCHEMA["schema"]
+    assert response.text.format.name == "weather" and response.text.format.strict is True
+
+
+class Weather(BaseModel):
+    city: str
+    temperature_c: int
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_responses_parse_with_a_pydantic_text_format(gw: Gateway, wire: str) -> None:
+    parsed = gw.client().responses.parse(model=MODELS[wire], input="Weather in Paris", text_format=Weather)
+    assert parsed.output_parsed == Weather(city="Paris", temperature_c=21)
+    [body] = gw.upstream.bodies(wire)
+    assert "temperature_c" in json.dumps(body)  # the model's schema reached the upstream
 
 
 # -- streams ------------------------------------------------------------------------------------

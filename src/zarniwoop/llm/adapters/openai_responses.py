@@ -122,7 +122,6 @@ class ResponsesStream:
     def __init__(self) -> None:
         self.final: Mapping[str, Any] | None = None
         self.text: list[str] = []
-        self.arguments: list[str] = []
 
     def feed(self, event: str | None, payload: Any) -> list[StreamDelta]:
         if not isinstance(payload, dict):
@@ -134,7 +133,9 @@ class ResponsesStream:
         if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
             return [StreamDelta("reasoning", str(payload.get("delta") or ""))]
         if kind == "response.function_call_arguments.delta":
-            self.arguments.append(str(payload.get("delta") or ""))  # counted if the stream is cut
+            # passed on so that a stream cut midway is charged the arguments too (`delta_chars`)
+            call = ToolCall(str(payload.get("item_id") or ""), "", str(payload.get("delta") or ""))
+            return [StreamDelta("tool_call", tool_call=call)]
         elif kind in ("response.completed", "response.incomplete") and isinstance(
             payload.get("response"), dict
         ):

@@ -123,7 +123,7 @@ def response_json(
     if result is not None and isinstance(result.response.metadata.get(ANSWER), Mapping):
         answer = result.response.metadata[ANSWER]  # the native upstream's own fields pass back
     out: dict[str, Any] = {k: v for k, v in answer.items() if k not in ("id", "usage", "model", "store")}
-    sent = body.model_dump(exclude_none=True)
+    sent = body.model_dump(exclude_none=True, by_alias=True)
     for name in ECHOED:
         out.setdefault(name, sent.get(name))
     out.setdefault("tools", [])
