@@ -13,7 +13,6 @@ import json
 import platform
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -23,15 +22,9 @@ from zarniwoop.runtime import Runtime
 from zarniwoop.storage.retention import prune
 from zarniwoop.surfaces.http.responses_wire import ResponsesRequest, to_chat_request
 
-from ..support.emulator import Emulator, Reply
-from ..support.gateway import (
-    gateway_tenants,
-    in_process,
-    openai_completion,
-    prepare_gateway,
-    read_rows,
-    upstream_path,
-)
+from ..support.emulator import Reply
+from ..support.gateway import openai_completion, upstream_path
+from ..support.responses_gateway import MODELS, SCHEMA, WEATHER, WIRES, Gateway, responses_gateway
 from ..support.responses_upstream import (
     AFTER_TOOL,
     ARGUMENTS,
@@ -51,80 +44,11 @@ openai = pytest.importorskip(
     "openai", reason="the gateway tests drive the real openai SDK (pip install openai)"
 )
 
-MODELS = {
-    "responses": "openai:gpt-4o-mini",
-    "anthropic": "anthropic:claude-sonnet-4-5",
-    "gemini": "gemini:gemini-2.5-pro",
-}
-"""Native (an OpenAI-wire instance serving `/responses`), and the two bridged wires."""
-WIRES = tuple(MODELS)
-WEATHER = {
-    "type": "function",
-    "name": "get_weather",
-    "description": "Today's forecast for a city, in degrees Celsius",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-    "strict": False,
-}
-SCHEMA = {
-    "type": "json_schema",
-    "name": "weather",
-    "schema": {
-        "type": "object",
-        "properties": {"city": {"type": "string"}, "temperature_c": {"type": "integer"}},
-        "required": ["city", "temperature_c"],
-        "additionalProperties": False,
-    },
-    "strict": True,
-}
-
-
-@dataclass
-class Gateway:
-    emulator: Emulator
-    upstream: ToolLoopUpstream
-    http: Any
-    tokens: dict[str, str]
-    config: Any
-    home: Any
-
-    def client(self, name: str = "main") -> Any:
-        return openai.OpenAI(
-            base_url=str(self.http.base_url) + "/v1",
-            api_key=self.tokens[name],
-            max_retries=0,
-            http_client=self.http,
-        )
-
-    def read(self, sql: str, *args: Any) -> list[Any]:
-        return read_rows(self.config, self.home, sql, *args)
-
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    emulator = Emulator().start()
-    directory = tmp_path_factory.mktemp("responses")
-    tenants = gateway_tenants(emulator, zaphod={"teams": ["nlp"]})
-    acme = tenants["acme"]
-    acme["settings"]["ai.provider.openai.responsesApi"] = True  # the emulator serves /v1/responses
-    acme["projects"]["chatwire"] = {"team": "nlp", "settings": {"ai.provider.openai.responsesApi": False}}
-    acme["projects"]["nostore"] = {"team": "nlp", "settings": {"ai.responses.store": False}}
-    setup = prepare_gateway(
-        directory,
-        emulator,
-        tenants=tenants,
-        tokens={
-            "zaphod": ("transformer-review", "zaphod"),
-            "chatwire": ("chatwire", "mike"),
-            "nostore": ("nostore", "mike"),
-        },
-    )
-    upstream = ToolLoopUpstream(emulator)
-    try:
-        with in_process(setup) as http:
-            tokens = {"main": setup.token, **setup.tokens}
-            yield Gateway(emulator, upstream, http, tokens, setup.config, setup.home)
-    finally:
-        emulator.stop()
+    with responses_gateway(tmp_path_factory.mktemp("responses")) as gateway:
+        yield gateway
 
 
 @pytest.fixture
