@@ -84,12 +84,12 @@ class ResponsesAdapter(OpenAIAdapter):
 def response_of(data: Mapping[str, Any]) -> ChatResponse:
     """A `ChatResponse` from a response object: text, tool calls, reasoning and usage read from its
     `output`, the items and the rest kept in metadata to pass back as they came."""
-    output = [item for item in data.get("output") or () if isinstance(item, Mapping)]
+    output = [item for item in _listed(data.get("output")) if isinstance(item, Mapping)]
     texts, calls, thoughts = [], [], []
     for item in output:
         kind = item.get("type")
         if kind == "message":
-            for part in item.get("content") or ():
+            for part in _listed(item.get("content")):
                 if isinstance(part, Mapping) and part.get("type") == "output_text":
                     texts.append(str(part.get("text") or ""))
         elif kind == "function_call":
@@ -100,7 +100,7 @@ def response_of(data: Mapping[str, Any]) -> ChatResponse:
             )
         elif kind == "reasoning":
             thoughts += [
-                str(s.get("text") or "") for s in item.get("summary") or () if isinstance(s, Mapping)
+                str(s.get("text") or "") for s in _listed(item.get("summary")) if isinstance(s, Mapping)
             ]
     incomplete = data.get("incomplete_details")
     reason = incomplete.get("reason") if isinstance(incomplete, Mapping) else None
@@ -151,6 +151,11 @@ class ResponsesStream:
             # the stream ended early: what arrived, without the upstream's usage (charged as streamed)
             return ChatResponse(text="".join(self.text), metadata={OUTPUT: []})
         return response_of(self.final)
+
+
+def _listed(value: Any) -> list[Any]:
+    """A list the upstream sent, or nothing: a malformed part is passed over, never a crash."""
+    return value if isinstance(value, list) else []
 
 
 def _usage(usage: Any) -> TokenUsage | None:
