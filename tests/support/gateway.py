@@ -116,6 +116,24 @@ def prepare_gateway(
     return GatewaySetup(path, home, token, more)
 
 
+def read_runtime(config: Path, home: Path, query: Callable[[Runtime], Awaitable[Any]]) -> Any:
+    """What `query` reads of a runtime opened on a gateway's config (its ledger, its rows)."""
+
+    async def read() -> Any:
+        runtime = await Runtime.open(config, home=home)
+        try:
+            return await query(runtime)
+        finally:
+            await runtime.aclose()
+
+    return asyncio.run(read())
+
+
+def read_rows(config: Path, home: Path, sql: str, *args: Any) -> list[Any]:
+    """The rows of one query against a gateway's database."""
+    return list(read_runtime(config, home, lambda runtime: runtime.db.fetchall(sql, args)))
+
+
 @dataclass
 class InProcessGateway:
     """A gateway app under Starlette's test client (the fast tier's), its emulator and its setup."""
@@ -129,6 +147,11 @@ class InProcessGateway:
     def url(self) -> str:
         return str(self.http.base_url)
 
+    @property
+    def tokens(self) -> dict[str, str]:
+        """Every token of the set-up by name, the account-bound default one as `main`."""
+        return {"main": self.setup.token, **self.setup.tokens}
+
     def reset(self) -> InProcessGateway:
         """The emulator without routes or log (per test; the gateway is per module)."""
         self.emulator.reset()
@@ -136,15 +159,10 @@ class InProcessGateway:
 
     def read(self, query: Callable[[Runtime], Awaitable[Any]]) -> Any:
         """What `query` reads of a runtime opened on the gateway's config (its ledger, its rows)."""
+        return read_runtime(self.setup.config, self.setup.home, query)
 
-        async def read() -> Any:
-            runtime = await Runtime.open(self.setup.config, home=self.setup.home)
-            try:
-                return await query(runtime)
-            finally:
-                await runtime.aclose()
-
-        return asyncio.run(read())
+    def rows(self, sql: str, *args: Any) -> list[Any]:
+        return read_rows(self.setup.config, self.setup.home, sql, *args)
 
     def usage_row(self, usage_id: str) -> tuple[Any, ...]:
         """`(account, project, provider, model, purpose, tokens_input, tokens_output, outcome)`."""
@@ -156,15 +174,19 @@ class InProcessGateway:
 
 
 @contextmanager
-def gateway_in_process(directory: Path, **prepare: Any) -> Iterator[InProcessGateway]:
-    """A started emulator, a gateway prepared against it (`prepare_gateway(**prepare)`), and the app
-    under Starlette's test client."""
+def gateway_in_process(
+    directory: Path, *, tenants: Callable[[Emulator], dict[str, Any]] | None = None, **prepare: Any
+) -> Iterator[InProcessGateway]:
+    """A started emulator, a gateway prepared against it (`prepare_gateway(**prepare)`, `tenants`
+    built for the emulator), and the app under Starlette's test client; a 500 is an answer."""
     from fastapi.testclient import TestClient
 
     from zarniwoop.surfaces.http import create_app
 
     emulator = Emulator().start()
     try:
+        if tenants is not None:
+            prepare["tenants"] = tenants(emulator)
         setup = prepare_gateway(directory, emulator, **prepare)
         app = create_app(config=setup.config, home=setup.home)
         with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as http:

@@ -9,7 +9,6 @@ and usage rows of a served gateway, read from its own storage.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 import threading
@@ -22,6 +21,7 @@ from zarniwoop.limits.token_budgets import QuotaLine
 from zarniwoop.runtime import Runtime
 
 from .emulator import Emulator, RecordedRequest, Reply
+from .gateway import read_rows, read_runtime
 from .waiting import until
 
 LEVELS = (("account", "mike"), ("team", "nlp"), ("tenant", "_tenant"))
@@ -160,14 +160,7 @@ class Ledger:
     home: Path
 
     def read(self, sql: str, *args: Any) -> list[Any]:
-        async def read() -> list[Any]:
-            runtime = await Runtime.open(self.config, home=self.home)
-            try:
-                return list(await runtime.db.fetchall(sql, args))
-            finally:
-                await runtime.aclose()
-
-        return asyncio.run(read())
+        return read_rows(self.config, self.home, sql, *args)
 
     def rows(self, project: str) -> list[tuple[int, int, str]]:
         return [
@@ -182,21 +175,14 @@ class Ledger:
     def used(self, project: str, levels: Iterable[tuple[str, str]] = LEVELS) -> dict[tuple[str, str], int]:
         """This month's tokens used at every level of a call of mike in `project`."""
 
-        async def read() -> dict[tuple[str, str], int]:
-            runtime = await Runtime.open(self.config, home=self.home)
-            try:
-                lines = [
-                    QuotaLine(level, owner, "monthly", None)
-                    for level, owner in (*levels, ("project", project))
-                ]
-                return {
-                    (s.line.level, s.line.owner): s.used
-                    for s in await runtime.quota_ledger.status("acme", lines)
-                }
-            finally:
-                await runtime.aclose()
+        lines = [QuotaLine(level, owner, "monthly", None) for level, owner in (*levels, ("project", project))]
 
-        return asyncio.run(read())
+        async def read(runtime: Runtime) -> dict[tuple[str, str], int]:
+            return {
+                (s.line.level, s.line.owner): s.used for s in await runtime.quota_ledger.status("acme", lines)
+            }
+
+        return read_runtime(self.config, self.home, read)  # type: ignore[no-any-return]
 
     def charged(self, before: dict[tuple[str, str], int], project: str) -> dict[tuple[str, str], int]:
         after = self.used(project)

@@ -13,8 +13,8 @@ Streaming is SSE with named events: `message_start` â†’ (`content_block_start` â
 after the 200). A tool_use block whose `input_json_delta`s are all empty keeps the input of its
 start block (`{}`).
 
-A native request (the gateway's `/v1/messages`, `ChatRequest.native`) is sent as the client wrote
-it: its body with the call's `model` and capped `max_tokens`, its `anthropic-version` and
+A native request (the gateway's `/v1/messages`, `ChatRequest.native`) is sent by
+`AnthropicMessagesAdapter` (`adapters.NATIVE`) as the client wrote it: its body with the call's `model` and capped `max_tokens`, its `anthropic-version` and
 `anthropic-beta`; the answer's whole body is kept (`NATIVE_ANSWER`) and stream events are relayed.
 
 There is no JSON mode: a JSON request adds an instruction (and the schema) to the system prompt; a
@@ -43,17 +43,16 @@ STRUCTURED_OUTPUTS_BETA = "structured-outputs-2025-11-13"
 UNSUPPORTED = frozenset({"seed", "logprobs", "top_logprobs", "metadata"})
 """OpenAI fields the Messages API has no equivalent of (`options.py`)."""
 NATIVE_SHAPE = "anthropic-messages"
+"""The API shape of the gateway's `/v1/messages` (`NativeBody.shape`)."""
 
 
 class AnthropicAdapter:
     wire_type = "anthropic"
     framing: Framing = "sse"
-    native_shape: str | None = NATIVE_SHAPE
+    native_shape: str | None = None
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
         check_model(self.wire_type, model)
-        if request.native is not None and request.native.shape == NATIVE_SHAPE:
-            return _native(request, endpoint, model)
         refuse_unsupported(request, self.wire_type, UNSUPPORTED)
         options = request.options
         structured = bool(options.schema_strict and request.json_schema is not None)
@@ -136,7 +135,8 @@ class AnthropicAdapter:
         usage, meta = _usage(data.get("usage"))
         if data.get("id"):
             meta["responseId"] = data["id"]
-        meta[NATIVE_ANSWER] = data
+        if self.native_shape is not None:  # sent as the client wrote it: the body goes back as it came
+            meta[NATIVE_ANSWER] = data
         return ChatResponse(
             text="".join(text),
             tool_calls=tuple(calls),
@@ -230,6 +230,20 @@ class AnthropicStream:
         )
 
 
+class AnthropicMessagesAdapter(AnthropicAdapter):
+    """A `/v1/messages` request sent as the client wrote it (`adapters.NATIVE`): the wire's parsing,
+    errors and stream, its own body; every Anthropic-wire instance serves it."""
+
+    native_shape: str | None = NATIVE_SHAPE
+
+    def serves(self, settings: object, endpoint: Endpoint) -> bool:
+        return True
+
+    def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
+        check_model(self.wire_type, model)
+        return _native(request, endpoint, model)
+
+
 def _native(request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
     """The client's own body, with what the call decides: the model, the capped token limit, streaming."""
     assert request.native is not None
@@ -305,3 +319,4 @@ def _json_instruction(schema: Mapping[str, Any] | None) -> str:
 
 
 ADAPTER = AnthropicAdapter()
+MESSAGES = AnthropicMessagesAdapter()

@@ -7,13 +7,14 @@ Only `ChatClient` does I/O, over the process's one transport (`transport/http.py
 
 Two other kinds of request ride the same call path (budgets, failover, settlement):
 
-- a *native* request (`ChatRequest.native`) carries the client's own body in an API shape a wire
-  speaks (the gateway's `/v1/messages` → `anthropic-messages`): the adapter whose `native_shape`
-  it is sends that body as it came (model and token cap set by the call), and its stream events
-  are relayed as they came (`StreamDelta.raw`); every other wire gets the mapped `ChatRequest`, and
-  refuses the fields the mapping could not carry (`NativeBody.unmapped`) with a 400 naming them;
+- a *native* request (`ChatRequest.native`) carries the client's own body in another API shape
+  (`/v1/messages` → `anthropic-messages`, `/v1/responses` → `responses`): `adapters.adapter_for`
+  picks, per attempt, the adapter registered for (shape × wire) that sends that body as it came
+  (model and token cap set by the call, its stream events relayed as they came in `StreamDelta.raw`)
+  where the instance serves the shape, else the wire's chat adapter with the mapped `ChatRequest` —
+  after refusing the first field the mapping could not carry (`NativeBody.refused`) with a 400;
 - an *embeddings* request (`ChatRequest.embedding`) goes through the wire's embeddings codec
-  (`embeddings.py`) instead of its chat adapter.
+  (`embeddings.py`), which `adapter_for` picks instead of its chat adapter.
 
 A `ChatClient` is built fresh for every call with that call's key (seed 002 §4 "a new LLM object
 per call"). It is a slotted object holding four references — construction costs about a
@@ -41,8 +42,8 @@ if TYPE_CHECKING:
 
 Role = Literal["system", "user", "assistant", "tool"]
 NATIVE_ANSWER = "nativeAnswer"
-"""`ChatResponse.metadata` key of a wire's whole answer body as it came (the Anthropic wire's), which
-the gateway returns to a client of the same API shape."""
+"""`ChatResponse.metadata` key of a native adapter's whole answer body as it came, which the gateway
+returns to the client of that API shape (set only where the request was sent as written)."""
 Framing = Literal["sse", "ndjson", "json-array"]
 
 
@@ -70,16 +71,19 @@ class ToolSpec:
 
 @dataclass(frozen=True, slots=True)
 class NativeBody:
-    """The client's request in its own API shape, sent as it came to a wire that speaks that shape."""
+    """The client's request in another API shape, carried next to its mapped chat form
+    (`ChatRequest.native`): the adapter that serves the shape natively (`adapters.adapter_for`) sends
+    `body` as the client wrote it; every other wire sends the chat form, unless the shape asked for
+    something no bridge carries (`refused`)."""
 
     shape: str
-    """The API shape, e.g. `anthropic-messages` (an adapter's `native_shape`)."""
-    body: Mapping[str, Any]
-    headers: Mapping[str, str] = field(default_factory=dict)
+    """The API shape, e.g. `anthropic-messages` or `responses` (a native adapter's `native_shape`)."""
+    body: Mapping[str, Any] = field(compare=False)
+    refused: tuple[tuple[str, str], ...] = ()
+    """`(field, reason)` pairs the mapped chat form cannot carry (a server tool, an image block,
+    `top_k`, `reasoning.effort`): a bridged wire answers a 400 naming the first."""
+    headers: Mapping[str, str] = field(default_factory=dict, compare=False)
     """The shape's own request headers the client sent (`anthropic-version`, `anthropic-beta`)."""
-    unmapped: tuple[str, ...] = ()
-    """Fields the mapped `ChatRequest` cannot carry (a server tool, an image block, `top_k`): a wire
-    of another shape refuses the call naming the first."""
     extra_input_tokens: int = 0
     """The input estimate of the parts the mapped request leaves out (images, documents, thinking)."""
 
@@ -166,7 +170,8 @@ class WireAdapter(Protocol):
     framing: Framing
     """How the wire frames a stream: SSE, newline-delimited JSON, or one streamed JSON array."""
     native_shape: str | None
-    """The client API shape this wire sends as it came (`NativeBody.shape`); None: none."""
+    """The client API shape this adapter sends as written (`NativeBody.shape`, its key in
+    `adapters.NATIVE`); None for a wire's chat adapter."""
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec: ...
 
@@ -214,39 +219,18 @@ class ChatClient:
                 final = response or final
             assert final is not None
             return final
-        plain = request.embedding is None and request.native is None
-        codec = self.adapter if plain else self._codec(request)
-        spec = codec.build(request, self.endpoint, self.model)
+        spec = self.adapter.build(request, self.endpoint, self.model)
         status, headers, body = await send(self.http, spec, self.timeout, self.guarded)
         if status >= 400:
             shown = summary(status) if self.untrusted else body
-            raise _redacted(codec.error(status, headers, shown, self.endpoint.instance), self.endpoint)
+            raise _redacted(self.adapter.error(status, headers, shown, self.endpoint.instance), self.endpoint)
         try:
-            answer: ChatResponse = codec.parse(body)
+            answer = self.adapter.parse(body)
         except Exception as exc:
             raise _redacted(_as_parse_error(exc, self.endpoint.instance), self.endpoint) from None
         if request.embedding is not None and answer.usage is None:  # Gemini says no count
             answer = answer.with_changes(usage=TokenUsage(request.estimated_input_tokens(), 0))
         return answer.with_changes(metadata={**answer.metadata, **_header_metadata(headers)})
-
-    def _codec(self, request: ChatRequest) -> Any:
-        """What builds and parses this request: the wire's embeddings codec, or its chat adapter —
-        which refuses a native request's unmapped fields unless it speaks the request's shape."""
-        if request.embedding is not None:
-            from .embeddings import codec_for
-
-            return codec_for(self.adapter.wire_type)
-        native = request.native
-        if native is not None and native.unmapped and native.shape != self.adapter.native_shape:
-            from ...contract.errors import InvalidRequestError
-
-            name = native.unmapped[0]
-            raise InvalidRequestError(
-                name,
-                f"the {self.adapter.wire_type} wire has no equivalent of {name!r}: remove it, "
-                "or choose a model served over a wire that speaks this API natively",
-            )
-        return self.adapter
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamDelta | ChatResponse]:
         """Deltas as they arrive, then the final `ChatResponse` as the last item."""
@@ -262,9 +246,10 @@ class ChatClient:
         from ._http import stream_payloads
 
         streaming = request if request.stream else _with_stream(request)
-        spec = self._codec(streaming).build(streaming, self.endpoint, self.model)
+        spec = self.adapter.build(streaming, self.endpoint, self.model)
         accumulator = self.adapter.accumulator()
-        relay = request.native is not None and request.native.shape == self.adapter.native_shape
+        # a native adapter's events go on as they came (`StreamDelta.raw`), for a route to relay
+        relay = self.adapter.native_shape is not None
         try:
             async for event, payload in stream_payloads(
                 self.http,

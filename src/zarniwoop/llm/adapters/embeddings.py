@@ -2,7 +2,7 @@
 
 An embeddings call runs the chat call's whole path (budgets, keys, failover, the one settlement):
 its `ChatRequest` carries the texts as user messages, `max_tokens=0` and `embedding` set, and
-`ChatClient` picks the wire's codec here instead of its chat adapter. The vectors come back in
+`adapters.adapter_for` picks the wire's codec here instead of its chat adapter. The vectors come back in
 `ChatResponse.metadata[VECTORS]`, the input tokens in `usage` (output 0).
 
 | | OpenAI (`POST {base}/embeddings`) | Gemini (`:batchEmbedContents`) | Ollama (`POST /api/embed`) |
@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from ...contract.errors import InvalidRequestError, ParseError, ProviderError
 from ...contract.protocol import RequestSpec
+from .base import Framing, StreamAccumulator, WireAdapter
 from .errors import map_error
 from .ids import check_model, gemini_resource
 from .openai import json_object
@@ -81,7 +82,14 @@ def _floats(value: Any, where: str) -> list[float]:
 
 
 class _Codec:
+    """A wire's embeddings call in the shape `ChatClient` drives (`adapters.adapter_for` picks it)."""
+
     wire_type = ""
+    framing: Framing = "sse"
+    native_shape: str | None = None
+
+    def accumulator(self) -> StreamAccumulator:
+        raise InvalidRequestError("stream", "an embeddings call does not stream")
 
     def error(self, status: int, headers: Mapping[str, str], body: bytes, instance: str) -> ProviderError:
         return map_error(status, headers, body, instance)
@@ -173,7 +181,7 @@ class OllamaEmbeddings(_Codec):
         )
 
 
-_CODECS: dict[str, _Codec] = {
+_CODECS: dict[str, WireAdapter] = {
     "openai": OpenAIEmbeddings(),
     "lmstudio": LmStudioEmbeddings(),
     "gemini": GeminiEmbeddings(),
@@ -182,7 +190,7 @@ _CODECS: dict[str, _Codec] = {
 }
 
 
-def codec_for(wire_type: str) -> Any:
+def codec_for(wire_type: str) -> WireAdapter:
     """The embeddings codec of a vendor's wire; a 400 naming `model` for a wire without embeddings."""
     from .wire import wire_of
 

@@ -87,15 +87,7 @@ class OpenAIAdapter:
         if request.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "text/event-stream" if request.stream else "application/json",
-        }
-        if endpoint.api_key:
-            headers["Authorization"] = f"Bearer {endpoint.api_key.reveal()}"
-        return RequestSpec(
-            "POST", endpoint.base_url.rstrip("/") + self.path, headers=headers, json_body=body, step="chat"
-        )
+        return post_json(endpoint, self.path, body, request.stream)
 
     def parse(self, body: bytes) -> ChatResponse:
         data = json_object(body)
@@ -212,6 +204,19 @@ class OpenAIStream:
                 **({LOGPROBS: openai_logprobs(self.logprobs)} if self.logprobs else {}),
             },
         )
+
+
+def post_json(endpoint: Endpoint, path: str, body: dict[str, Any], stream: bool) -> RequestSpec:
+    """The POST of an OpenAI-wire call: JSON in, SSE or JSON out, the bearer key."""
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "text/event-stream" if stream else "application/json",
+    }
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key.reveal()}"
+    return RequestSpec(
+        "POST", endpoint.base_url.rstrip("/") + path, headers=headers, json_body=body, step="chat"
+    )
 
 
 def _passed_options(options: SamplingOptions) -> dict[str, Any]:

@@ -4,8 +4,8 @@ Pydantic only here, at the edge (STYLE §3). A `MessagesRequest` becomes the man
 twice over: the client's body as it came (`NativeBody`, shape `anthropic-messages`), which an
 Anthropic-wire instance is sent unchanged but for `model` and the capped `max_tokens`, and the
 mapping below, which every other wire is sent. Fields the mapping cannot carry are listed in
-`NativeBody.unmapped`: a non-Anthropic wire refuses the call with a 400 naming the first — never
-dropped. Field meanings: https://docs.anthropic.com/en/api/messages.
+`NativeBody.refused`: a non-Anthropic wire refuses the call with a 400 naming the first — never
+dropped (`llm.adapters.adapter_for`, the one choice of every shape). Field meanings: https://docs.anthropic.com/en/api/messages.
 
 | field (Messages API) | other wires (OpenAI chat, Gemini, Ollama) |
 |---|---|
@@ -52,6 +52,8 @@ PASSED_HEADERS = ("anthropic-version", "anthropic-beta")
 BLOCK_TOKENS = 1600
 """The input estimate of an image or document block (Anthropic's own bound for a 1.15 MP image)."""
 COMPONENT_REF = "#/components/schemas/"
+NO_BRIDGE = "no other wire has an equivalent: remove it, or choose a model served over the Anthropic wire"
+"""Why a field the mapping cannot carry is refused off Anthropic (`NativeBody.refused`)."""
 
 
 class _Wire(BaseModel):
@@ -201,7 +203,11 @@ def to_chat_request(
         mapping.unmapped += [f"metadata.{key}" for key in metadata if key != "user_id"]
     mapping.unmapped += [name for name in body if name not in named]
     native = NativeBody(
-        NATIVE_SHAPE, dict(body), dict(headers or {}), tuple(mapping.unmapped), mapping.extra_tokens
+        NATIVE_SHAPE,
+        dict(body),
+        refused=tuple((name, NO_BRIDGE) for name in mapping.unmapped),
+        headers=dict(headers or {}),
+        extra_input_tokens=mapping.extra_tokens,
     )
     if not full:
         return ChatRequest(tuple(messages), max_tokens=0, tools=tools, native=native)

@@ -30,6 +30,7 @@ from .guard import RequestGuard
 from .mcp_endpoint import LazyMCP, MCPEndpoint
 from .no_store import NoStoreApiAnswers
 from .openai_wire import request_schemas
+from .responses_wire import request_schemas as responses_schemas
 from .routes import ROUTERS
 from .routes.embeddings import request_schemas as embeddings_schemas
 from .state import AppState
@@ -125,7 +126,8 @@ def create_app(
     app.add_middleware(AllowedMethods, routes_of=app)
     for router in ROUTERS:
         app.include_router(router)
-    app.openapi = _with_components(app, {**request_schemas(), **messages_schemas(), **embeddings_schemas()})  # type: ignore[method-assign]
+    schemas = {**request_schemas(), **messages_schemas(), **responses_schemas(), **embeddings_schemas()}
+    app.openapi = _with_components(app, schemas)  # type: ignore[method-assign]
     endpoint = MCPEndpoint()
     # Starlette serves an ASGI app given as a route endpoint (a non-function endpoint is called as
     # `app(scope, receive, send)`), but `add_route` annotates only request→response callables.

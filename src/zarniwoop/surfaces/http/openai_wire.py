@@ -29,7 +29,7 @@ from ...llm.adapters.options import FINGERPRINT, LOGPROBS, REFUSAL, SamplingOpti
 from ...llm.adapters.response import ChatResponse, TokenUsage, ToolCall
 from ...llm.call import LlmResult
 
-GATEWAY_PATHS = ("/v1/chat/completions", "/v1/models", "/v1/embeddings")
+GATEWAY_PATHS = ("/v1/chat/completions", "/v1/models", "/v1/embeddings", "/v1/responses")
 """Paths that answer errors in OpenAI's shape (the request guard asks, for its 401 and 413)."""
 
 DEFAULT_MAX_TOKENS = 1024

@@ -22,12 +22,11 @@ from ....llm.adapters.embeddings import encoded
 from ..embeddings_wire import EmbeddingRequest, embeddings_json
 from ..fast_body import FastBodyRoute, request_only
 from ..fast_json import FastJSONResponse
-from ..openai_wire import COMPONENT_REF, OpenAIErrorBody
+from ..openai_wire import COMPONENT_REF
 from ..state import AppState
-from .gateway import error_response, gateway_call, principal_of, unless_gone
+from .gateway import OPENAI_ERRORS, error_response, gateway_call, principal_of, unless_gone
 
-_ERRORS = {status: {"model": OpenAIErrorBody} for status in (400, 401, 403, 404, 422, 429, 502)}
-router = APIRouter(tags=["gateway"], responses=_ERRORS, route_class=FastBodyRoute)  # type: ignore[arg-type]
+router = APIRouter(tags=["gateway"], responses=OPENAI_ERRORS, route_class=FastBodyRoute)
 PURPOSE = "embeddings"
 
 

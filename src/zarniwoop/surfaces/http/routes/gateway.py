@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException
 
 from ....contract.errors import (
@@ -92,9 +92,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("zarniwoop.gateway")
 
-_ERRORS = {status: {"model": OpenAIErrorBody} for status in (400, 401, 403, 404, 422, 429, 502)}
-# FastBodyRoute: the chat route (`request_only`) is its own handler, past FastAPI's dependency pass.
-router = APIRouter(tags=["gateway"], responses=_ERRORS, route_class=FastBodyRoute)  # type: ignore[arg-type]
+
+def error_answers(body: type[BaseModel]) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI error answers of a gateway route whose errors come in `body`'s shape."""
+    return {status: {"model": body} for status in (400, 401, 403, 404, 422, 429, 502)}
+
+
+OPENAI_ERRORS = error_answers(OpenAIErrorBody)
+"""The error answers of the OpenAI-shaped routes (`/v1/chat/completions`, `/v1/responses`, `/v1/embeddings`)."""
+router = APIRouter(tags=["gateway"], responses=OPENAI_ERRORS, route_class=FastBodyRoute)
 
 
 NO_RETRY = {"x-should-retry": "false"}
@@ -288,12 +294,13 @@ def _quiet(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-async def principal_of(request: Request, state: AppState) -> Principal:
-    """`deps.get_principal` without the dependency: the guard's principal, else the header's."""
+async def principal_of(request: Request, state: AppState, header: str | None = None) -> Principal:
+    """`deps.get_principal` without the dependency: the guard's principal, else the one of `header`
+    (by default `Authorization`; `/v1/messages` passes the `x-api-key` one where that came)."""
     verified = request.scope.get(PRINCIPAL_SCOPE_KEY)
     if isinstance(verified, Principal):
         return verified
-    return await authenticate_header(state, request.headers.get("authorization"))
+    return await authenticate_header(state, header or request.headers.get("authorization"))
 
 
 def _parse(raw: bytes) -> ChatCompletionRequest:
@@ -361,4 +368,13 @@ def error_parts(exc: BaseException) -> tuple[int, dict[str, Any], dict[str, str]
     return 500, error_json("internal error; the server log has the details", "server_error", None, None), {}
 
 
-__all__ = ["error_parts", "error_response", "gateway_call", "principal_of", "router", "unless_gone"]
+__all__ = [
+    "OPENAI_ERRORS",
+    "error_answers",
+    "error_parts",
+    "error_response",
+    "gateway_call",
+    "principal_of",
+    "router",
+    "unless_gone",
+]

@@ -45,16 +45,14 @@ from ..anthropic_wire import (
     parse_body,
     to_chat_request,
 )
-from ..deps import PRINCIPAL_SCOPE_KEY, authenticate_header
 from ..fast_body import FastBodyRoute, request_only
 from ..fast_json import FastJSONResponse
 from ..state import AppState
-from .gateway import error_parts, gateway_call, unless_gone
+from .gateway import error_answers, error_parts, gateway_call, principal_of, unless_gone
 
 log = logging.getLogger("zarniwoop.gateway")
 
-_ERRORS = {status: {"model": AnthropicErrorBody} for status in (400, 401, 403, 404, 422, 429, 502)}
-router = APIRouter(tags=["gateway"], responses=_ERRORS, route_class=FastBodyRoute)  # type: ignore[arg-type]
+router = APIRouter(tags=["gateway"], responses=error_answers(AnthropicErrorBody), route_class=FastBodyRoute)
 
 
 def _body(name: str) -> dict[str, Any]:
@@ -142,11 +140,8 @@ async def _events(
 
 async def _principal(request: Request, state: AppState) -> Principal:
     """The guard's principal, else the token of `Authorization: Bearer` or `x-api-key`."""
-    verified = request.scope.get(PRINCIPAL_SCOPE_KEY)
-    if isinstance(verified, Principal):
-        return verified
     header = authorization(request.headers.get("authorization"), request.headers.get("x-api-key"))
-    return await authenticate_header(state, header)
+    return await principal_of(request, state, header)
 
 
 def _error(exc: BaseException) -> tuple[int, dict[str, Any]]:
