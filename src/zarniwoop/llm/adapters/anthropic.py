@@ -31,7 +31,7 @@ from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
 from .ids import check_model
 from .options import refuse_unsupported, tool_strict
-from .response import ChatResponse, TokenUsage, ToolCall
+from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
 
 API_VERSION = "2023-06-01"
 STRUCTURED_OUTPUTS_BETA = "structured-outputs-2025-11-13"
@@ -151,7 +151,8 @@ class AnthropicStream:
         self.model: str | None = None
         self.finish_reason: str | None = None
         self.input_usage: Mapping[str, Any] = {}
-        self.output_tokens = 0
+        self.output_tokens: Any = None
+        """As the last event reported it; read (and refused if junk) with the rest in `_usage`."""
         self.metadata: dict[str, Any] = {}
 
     def feed(self, event: str | None, payload: Any) -> list[StreamDelta]:
@@ -165,9 +166,9 @@ class AnthropicStream:
             self.model = message.get("model")
             if message.get("id"):
                 self.metadata["responseId"] = message["id"]
-            usage = message.get("usage") or {}
-            self.input_usage = usage
-            self.output_tokens = int(usage.get("output_tokens") or 0)
+            usage = message.get("usage")
+            self.input_usage = usage if isinstance(usage, Mapping) else {}
+            self.output_tokens = self.input_usage.get("output_tokens")
         elif kind == "content_block_start":
             block = dict(payload.get("content_block") or {})
             self.blocks[int(payload.get("index", len(self.blocks)))] = {"block": block, "parts": []}
@@ -192,9 +193,10 @@ class AnthropicStream:
         elif kind == "message_delta":
             delta = payload.get("delta") or {}
             self.finish_reason = delta.get("stop_reason") or self.finish_reason
-            usage = payload.get("usage") or {}
+            usage = payload.get("usage")
+            usage = usage if isinstance(usage, Mapping) else {}
             if usage.get("output_tokens") is not None:
-                self.output_tokens = int(usage["output_tokens"])  # cumulative
+                self.output_tokens = usage["output_tokens"]  # cumulative; checked in `_usage`
             if usage.get("input_tokens") is not None:
                 self.input_usage = {**self.input_usage, **usage}
         return []
@@ -209,7 +211,10 @@ class AnthropicStream:
                 reasoning.append((slot["block"].get("thinking") or "") + "".join(slot["parts"]))
             elif kind == "tool_use":
                 calls.append(_tool_call(slot))
-        usage, meta = _usage({**self.input_usage, "output_tokens": self.output_tokens})
+        reported = self.input_usage or self.output_tokens is not None
+        usage, meta = (
+            _usage({**self.input_usage, "output_tokens": self.output_tokens}) if reported else (None, {})
+        )
         return ChatResponse(
             text="".join(text),
             tool_calls=tuple(calls),
@@ -237,16 +242,16 @@ def _tool_call(slot: Mapping[str, Any]) -> ToolCall:
 def _usage(usage: Any) -> tuple[TokenUsage | None, dict[str, Any]]:
     if not isinstance(usage, Mapping):
         return None, {}
-    cache_write = int(usage.get("cache_creation_input_tokens") or 0)
-    cache_read = int(usage.get("cache_read_input_tokens") or 0)
+    report = UsageReport(usage)
+    cache_write = report.count("cache_creation_input_tokens", required=False)
+    cache_read = report.count("cache_read_input_tokens", required=False)
     meta: dict[str, Any] = {}
     if cache_write:
         meta["cacheWriteInputTokens"] = cache_write
     if cache_read:
         meta["cachedInputTokens"] = cache_read
-    return TokenUsage(
-        int(usage.get("input_tokens") or 0) + cache_write + cache_read, int(usage.get("output_tokens") or 0)
-    ), meta
+    prompt = report.count("input_tokens") + cache_write + cache_read
+    return report.usage(prompt, report.count("output_tokens")), meta
 
 
 def _messages(request: ChatRequest) -> list[dict[str, Any]]:

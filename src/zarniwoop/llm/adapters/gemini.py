@@ -28,7 +28,7 @@ from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error
 from .ids import gemini_resource
 from .options import LOGPROBS, openai_logprobs, refuse_unsupported, tool_strict
-from .response import ChatResponse, TokenUsage, ToolCall
+from .response import ChatResponse, ToolCall, UsageReport
 
 UNSUPPORTED = frozenset({"parallel_tool_calls", "metadata"})
 """OpenAI fields generateContent has no equivalent of (`options.py`): it decides alone whether calls
@@ -157,15 +157,16 @@ class GeminiStream:
     def result(self) -> ChatResponse:
         usage = None
         meta = self.usage_meta
-        if meta:
-            prompt = int(meta.get("promptTokenCount") or 0)
-            total = meta.get("totalTokenCount")
+        if isinstance(meta, Mapping) and meta:
+            report = UsageReport(meta)
+            prompt = report.count("promptTokenCount")
             output = (
-                int(total) - prompt
-                if total is not None
-                else int(meta.get("candidatesTokenCount") or 0) + int(meta.get("thoughtsTokenCount") or 0)
+                report.count("totalTokenCount") - prompt
+                if report.has("totalTokenCount")
+                else report.count("candidatesTokenCount", required=False)
+                + report.count("thoughtsTokenCount", required=False)
             )
-            usage = TokenUsage(prompt, max(0, output))
+            usage = report.usage(prompt, output)
             if meta.get("thoughtsTokenCount"):
                 self.metadata["reasoningTokens"] = meta["thoughtsTokenCount"]
         return ChatResponse(

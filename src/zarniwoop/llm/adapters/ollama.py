@@ -24,7 +24,7 @@ from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
 from .ids import check_model
 from .options import LOGPROBS, openai_logprobs, refuse_unsupported
-from .response import ChatResponse, TokenUsage, ToolCall
+from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
 
 UNSUPPORTED = frozenset({"tools[].function.strict", "parallel_tool_calls", "metadata"})
 """OpenAI fields `/api/chat` has no equivalent of (`options.py`); a strict JSON schema is honoured,
@@ -151,8 +151,10 @@ class OllamaStream:
         if payload.get("done"):
             self.finish_reason = payload.get("done_reason") or "stop"
             if "prompt_eval_count" in payload or "eval_count" in payload:
-                self.usage = TokenUsage(
-                    int(payload.get("prompt_eval_count") or 0), int(payload.get("eval_count") or 0)
+                report = UsageReport(payload)
+                self.usage = report.usage(
+                    report.count("prompt_eval_count", required=False),
+                    report.count("eval_count", required=False),
                 )
         return deltas
 

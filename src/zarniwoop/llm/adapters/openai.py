@@ -32,7 +32,7 @@ from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error
 from .ids import check_model
 from .options import FINGERPRINT, LOGPROBS, REFUSAL, SamplingOptions, openai_logprobs
-from .response import ChatResponse, TokenUsage, ToolCall
+from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
 
 
 class OpenAIAdapter:
@@ -228,13 +228,15 @@ def _passed_options(options: SamplingOptions) -> dict[str, Any]:
 
 
 def usage_from(usage: Any) -> TokenUsage | None:
+    """`prompt_tokens` and `completion_tokens` (or, from some gateways, `total_tokens` less the
+    prompt's), read as reported: `UsageReport` refuses what is not an integer."""
     if not isinstance(usage, Mapping):
         return None
-    prompt = int(usage.get("prompt_tokens") or 0)
-    completion = usage.get("completion_tokens")
-    if completion is None and usage.get("total_tokens") is not None:
-        completion = int(usage["total_tokens"]) - prompt
-    return TokenUsage(prompt, int(completion or 0))
+    report = UsageReport(usage)
+    prompt = report.count("prompt_tokens")
+    if not report.has("completion_tokens") and report.has("total_tokens"):
+        return report.usage(prompt, report.count("total_tokens") - prompt)
+    return report.usage(prompt, report.count("completion_tokens"))
 
 
 def _choice_extras(choice: Mapping[str, Any], message: Mapping[str, Any]) -> dict[str, Any]:
