@@ -110,6 +110,7 @@ async def finish(
         usage_id=record.id,
         duration_ms=duration,
         origin=candidate.origin,
+        usage_estimated=checked.estimated,
     )
 
 

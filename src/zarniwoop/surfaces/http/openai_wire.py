@@ -272,6 +272,7 @@ def served_json(result: LlmResult) -> dict[str, Any]:
         "credential_source": result.credential_source,
         "cost_usd": result.cost_usd,
         "usage_id": result.usage_id,
+        "usage_estimated": result.usage_estimated,
         "failover": [s.to_json() for s in result.failover],
     }
 
