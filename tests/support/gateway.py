@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from zarniwoop.runtime import Runtime
 from .emulator import Emulator, RecordedRequest, Reply
 from .llm import KEYS, seed_tenants, trusting
 from .runtime import write_config
+from .served import Served, served
 
 OPENAI_KEY = "sk-MIKE-0006-openai-personal"
 MODELS = {
@@ -115,6 +117,52 @@ def prepare_gateway(
     return GatewaySetup(path, home, token, more)
 
 
+@dataclass(frozen=True)
+class Running:
+    url: str
+    http: Any
+    """An `httpx.Client` on the gateway (in-process: Starlette's test client, which the SDK can send through)."""
+    server: Served | None
+    """The `zarniwoop serve` process, or None in-process."""
+
+    def openai(self, token: str) -> Any:
+        """The openai SDK on the gateway (in-process it sends through the test client)."""
+        import openai
+
+        http = self.http if self.server is None else None
+        return openai.OpenAI(base_url=self.url + "/v1", api_key=token, max_retries=0, http_client=http)
+
+
+@contextmanager
+def running(kind: str, setup: GatewaySetup) -> Iterator[Running]:
+    """The gateway of `setup` in-process (`app`, the fast tier's: a server's 500 is an answer, not a
+    raise) or under a real `zarniwoop serve` (`serve`, the `process` tier's)."""
+    import httpx
+    from fastapi.testclient import TestClient
+
+    from zarniwoop.surfaces.http import create_app
+
+    if kind == "app":
+        app = create_app(config=setup.config, home=setup.home)
+        with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as http:
+            yield Running(str(http.base_url), http, None)
+    else:
+        with served(setup.config, setup.home) as server, httpx.Client(base_url=server.url) as http:
+            yield Running(server.url, http, server)
+
+
+@contextmanager
+def gateway_on_emulator(kind: str, directory: Path) -> Iterator[tuple[Emulator, GatewaySetup, Running]]:
+    """A fresh emulator, `prepare_gateway`'s setup on it, and that gateway `running` as `kind`."""
+    emulator = Emulator().start()
+    try:
+        setup = prepare_gateway(directory, emulator)
+        with running(kind, setup) as live:
+            yield emulator, setup, live
+    finally:
+        emulator.stop()
+
+
 def openai_completion(
     text: str, prompt_tokens: int, completion_tokens: int, model: str = "gpt-4o-mini", **reply: Any
 ) -> Reply:
@@ -160,6 +208,22 @@ def openai_text_stream(text: str, usage: tuple[int, int]) -> bytes:
         }
     )
     return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+
+
+def openai_chunks(choices: list[list[dict[str, Any]]], usage: Any = None, **fields: Any) -> Reply:
+    """An OpenAI SSE stream: one `chat.completion.chunk` per element of `choices` (each chunk's
+    `choices`), `fields` on every chunk, then — when `usage` is not None — a `choices: []` usage chunk."""
+    base = {
+        "id": "chatcmpl-emulated",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "gpt-4o-mini",
+    }
+    chunks = [{**base, **fields, "choices": c} for c in choices]
+    if usage is not None:
+        chunks.append({**base, **fields, "choices": [], "usage": usage})
+    body = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+    return Reply(body=body, headers={"Content-Type": "text/event-stream"})
 
 
 STREAM_TEXT = "I am fine, thanks for asking."

@@ -16,19 +16,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import pytest
-from fastapi.testclient import TestClient
 
 from zarniwoop.llm.adapters import ADAPTERS
 from zarniwoop.llm.usage_check import estimated_usage
 from zarniwoop.runtime import Runtime
-from zarniwoop.surfaces.http import create_app
 from zarniwoop.surfaces.http.openai_wire import ChatCompletionRequest
 
 from ..support.emulator import Emulator, Reply
-from ..support.gateway import MODELS, prepare_gateway, upstream_path
-from ..support.served import Served, served
+from ..support.gateway import MODELS, Running, gateway_on_emulator, openai_chunks, upstream_path
+from ..support.served import Served
 
 # its module-scoped server is set up once: the module's tests run on one xdist worker
 pytestmark = pytest.mark.xdist_group(__name__)
@@ -76,22 +73,19 @@ def _answer(usage: Any) -> dict[str, Any]:
     return body
 
 
-def _stream(usage: Any) -> bytes:
-    base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4o-mini"}
+def _stream(usage: Any) -> Reply:
     call = {
         "index": 0,
         "id": "call_1",
         "type": "function",
         "function": {"name": "store_rows", "arguments": ""},
     }
-    chunks = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}}]}]
+    choices = [[{"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}}]]
     for start in range(0, len(ARGUMENTS), 4000):
         piece = {"index": 0, "function": {"arguments": ARGUMENTS[start : start + 4000]}}
-        chunks.append({**base, "choices": [{"index": 0, "delta": {"tool_calls": [piece]}}]})
-    chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
-    if usage is not None:
-        chunks.append({**base, "choices": [], "usage": usage})
-    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+        choices.append([{"index": 0, "delta": {"tool_calls": [piece]}}])
+    choices.append([{"index": 0, "delta": {}, "finish_reason": "tool_calls"}])
+    return openai_chunks(choices, usage)
 
 
 EXPECTED = estimated_usage(
@@ -106,18 +100,17 @@ EXPECTED = estimated_usage(
 @dataclass
 class Gateway:
     emulator: Emulator
-    url: str
-    http: httpx.Client
-    server: Served | None
+    live: Running
     token: str
     config: Any
     home: Any
 
+    @property
+    def server(self) -> Served | None:
+        return self.live.server
+
     def client(self) -> Any:
-        sdk_http = self.http if self.server is None else None
-        return openai.OpenAI(
-            base_url=self.url + "/v1", api_key=self.token, max_retries=0, http_client=sdk_http
-        )
+        return self.live.openai(self.token)
 
     def read(self, sql: str, *args: Any) -> list[Any]:
         async def read() -> list[Any]:
@@ -132,19 +125,8 @@ class Gateway:
 
 @pytest.fixture(scope="module", params=["app", pytest.param("serve", marks=pytest.mark.process)])
 def gateway(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    emulator = Emulator().start()
-    setup = prepare_gateway(tmp_path_factory.mktemp("usage-check"), emulator)
-    given = (setup.token, setup.config, setup.home)
-    try:
-        if request.param == "app":
-            app = create_app(config=setup.config, home=setup.home)
-            with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as http:
-                yield Gateway(emulator, str(http.base_url), http, None, *given)
-        else:
-            with served(setup.config, setup.home) as server, httpx.Client(base_url=server.url) as http:
-                yield Gateway(emulator, server.url, http, server, *given)
-    finally:
-        emulator.stop()
+    with gateway_on_emulator(request.param, tmp_path_factory.mktemp("usage")) as (emulator, setup, live):
+        yield Gateway(emulator, live, setup.token, setup.config, setup.home)
 
 
 @pytest.fixture
@@ -160,7 +142,7 @@ def test_junk_upstream_usage_is_charged_the_bounded_estimate_flagged(
 ) -> None:
     usage = JUNK[junk]
     if stream:
-        gw.emulator.add(PATH, Reply(body=_stream(usage), headers={"Content-Type": "text/event-stream"}))
+        gw.emulator.add(PATH, _stream(usage))
     else:
         gw.emulator.add(PATH, Reply.json(_answer(usage)))
     logged_before = len(gw.server.output) if gw.server else 0

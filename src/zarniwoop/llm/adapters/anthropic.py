@@ -16,7 +16,8 @@ start block (`{}`).
 There is no JSON mode: a JSON request adds an instruction (and the schema) to the system prompt; a
 strict JSON schema (`response_format.json_schema.strict`) and strict tools go as structured outputs
 (`output_format`, tool `strict`, beta `structured-outputs-2025-11-13`). OpenAI fields the API has no
-equivalent of (`seed`, `logprobs`, `metadata`) are refused, naming the field (`options.py`).
+equivalent of (`seed`, `logprobs`, `metadata`, `reasoning_effort`, …) are refused, naming the field
+(the table of `fields.py`); `safety_identifier`, like `user`, becomes `metadata.user_id`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ...contract.errors import ParseError, ProviderError
 from ...contract.protocol import RequestSpec
 from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
+from .fields import CHAT, passed_fields
 from .ids import check_model
 from .options import refuse_unsupported, tool_strict
 from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
@@ -36,8 +38,6 @@ from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
 API_VERSION = "2023-06-01"
 STRUCTURED_OUTPUTS_BETA = "structured-outputs-2025-11-13"
 """The beta that makes `strict` tools and `output_format` binding (constrained decoding)."""
-UNSUPPORTED = frozenset({"seed", "logprobs", "top_logprobs", "metadata"})
-"""OpenAI fields the Messages API has no equivalent of (`options.py`)."""
 
 
 class AnthropicAdapter:
@@ -46,8 +46,9 @@ class AnthropicAdapter:
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
         check_model(self.wire_type, model)
-        refuse_unsupported(request, self.wire_type, UNSUPPORTED)
+        refuse_unsupported(request, self.wire_type)
         options = request.options
+        further = passed_fields(CHAT, self.wire_type, options.extra)
         structured = bool(options.schema_strict and request.json_schema is not None)
         system = request.system_text()
         if request.wants_json and not structured:
@@ -65,8 +66,9 @@ class AnthropicAdapter:
             body["top_p"] = options.top_p
         if options.stop:
             body["stop_sequences"] = list(options.stop)
-        if options.user:
-            body["metadata"] = {"user_id": options.user}
+        user = further.get("safety_identifier") or options.user  # OpenAI's successor of `user`
+        if user:
+            body["metadata"] = {"user_id": str(user)}
         if structured:
             assert request.json_schema is not None
             body["output_format"] = {"type": "json_schema", "schema": dict(request.json_schema)}

@@ -30,8 +30,17 @@ from ...contract.errors import ParseError, ProviderError
 from ...contract.protocol import RequestSpec
 from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error
+from .fields import CHAT, passed_fields
 from .ids import check_model
-from .options import FINGERPRINT, LOGPROBS, REFUSAL, SamplingOptions, openai_logprobs
+from .options import (
+    ANSWER_EXTRAS,
+    FINGERPRINT,
+    LOGPROBS,
+    MESSAGE_EXTRAS,
+    REFUSAL,
+    SamplingOptions,
+    openai_logprobs,
+)
 from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
 
 
@@ -83,6 +92,9 @@ class OpenAIAdapter:
         elif request.json_output:
             body["response_format"] = {"type": "json_object"}
         body.update(_passed_options(request.options))
+        # every further field as sent (the native wire: `fields.py` forwards what no table names)
+        further = passed_fields(CHAT, self.wire_type, request.options.extra)
+        body.update({k: v for k, v in further.items() if k not in body})
         if request.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
@@ -118,7 +130,12 @@ class OpenAIAdapter:
             finish_reason=choice.get("finish_reason"),
             model=data.get("model"),
             usage=usage_from(data.get("usage")),
-            metadata={**_metadata(data), **_choice_extras(choice, message)},
+            metadata={
+                **_metadata(data),
+                **_choice_extras(choice, message),
+                **_extras(ANSWER_EXTRAS, data, _ANSWER_FIELDS),
+                **_extras(MESSAGE_EXTRAS, message, _MESSAGE_FIELDS),
+            },
         )
 
     def error(self, status: int, headers: Mapping[str, str], body: bytes, instance: str) -> ProviderError:
@@ -146,6 +163,8 @@ class OpenAIStream:
         self.metadata: dict[str, Any] = {}
         self.refusal: list[str] = []
         self.logprobs: list[Any] = []
+        self.answer_extras: dict[str, Any] = {}
+        self.message_extras: dict[str, Any] = {}
 
     def feed(self, event: str | None, payload: Any) -> list[StreamDelta]:
         if not isinstance(payload, dict):
@@ -160,9 +179,18 @@ class OpenAIStream:
         if payload.get("usage"):
             self.usage = usage_from(payload["usage"])
             self.metadata.update(_metadata(payload))
+        self.answer_extras.update(_extras(ANSWER_EXTRAS, payload, _ANSWER_FIELDS).get(ANSWER_EXTRAS, {}))
         deltas: list[StreamDelta] = []
         for choice in payload.get("choices") or ():
             delta = choice.get("delta") or {}
+            for name, value in (
+                _extras(MESSAGE_EXTRAS, delta, _MESSAGE_FIELDS).get(MESSAGE_EXTRAS, {}).items()
+            ):
+                held = self.message_extras.get(name)
+                # list fields (`annotations`) arrive in pieces; anything else, the last one holds
+                self.message_extras[name] = (
+                    held + value if isinstance(held, list) and isinstance(value, list) else value
+                )
             if delta.get("content"):
                 self.text.append(delta["content"])
                 deltas.append(StreamDelta("text", delta["content"]))
@@ -209,6 +237,8 @@ class OpenAIStream:
                 **self.metadata,
                 **({REFUSAL: "".join(self.refusal)} if self.refusal else {}),
                 **({LOGPROBS: openai_logprobs(self.logprobs)} if self.logprobs else {}),
+                **({ANSWER_EXTRAS: self.answer_extras} if self.answer_extras else {}),
+                **({MESSAGE_EXTRAS: self.message_extras} if self.message_extras else {}),
             },
         )
 
@@ -237,6 +267,21 @@ def usage_from(usage: Any) -> TokenUsage | None:
     if not report.has("completion_tokens") and report.has("total_tokens"):
         return report.usage(prompt, report.count("total_tokens") - prompt)
     return report.usage(prompt, report.count("completion_tokens"))
+
+
+_ANSWER_FIELDS = frozenset(
+    {"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "error", "zarniwoop"}
+)
+"""Top-level answer fields the gateway renders itself; any other (`service_tier`, …) passes back."""
+_MESSAGE_FIELDS = frozenset({"role", "content", "tool_calls", "refusal", "reasoning_content", "reasoning"})
+"""`choices[].message` (or a stream's `delta`) fields the gateway renders itself; any other
+(`annotations`, `audio`, `function_call`, …) passes back as it came."""
+
+
+def _extras(key: str, data: Mapping[str, Any], rendered: frozenset[str]) -> dict[str, Any]:
+    """`{key: {field: value}}` of the fields of `data` the gateway does not render, or `{}`."""
+    extras = {k: v for k, v in data.items() if k not in rendered and v is not None}
+    return {key: extras} if extras else {}
 
 
 def _choice_extras(choice: Mapping[str, Any], message: Mapping[str, Any]) -> dict[str, Any]:
