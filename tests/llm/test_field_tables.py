@@ -65,7 +65,7 @@ def test_unknown_fields_are_forwarded_on_the_native_wire_only() -> None:
 
 
 def test_neutral_values_pass_and_others_are_refused_or_kept() -> None:
-    sent = {"n": 1, "service_tier": "auto", "store": False, "frequency_penalty": 0.2}
+    sent = {"n": 1, "service_tier": "auto", "store": False, "verbosity": None, "frequency_penalty": 0.2}
     assert passed_fields(CHAT, "gemini", sent) == {"frequency_penalty": 0.2}
     forwarded = {k: v for k, v in sent.items() if k != "n"}  # `n` is the gateway's own, on every wire
     assert passed_fields(CHAT, "openai", sent) == forwarded  # forwarded as sent, neutral or not

@@ -159,15 +159,16 @@ def refuse_fields(shape: str, wire: str, names: Iterable[str]) -> None:
 
 
 def passed_fields(shape: str, wire: str, fields: Mapping[str, Any]) -> dict[str, Any]:
-    """The further fields of a request this wire forwards or maps, as sent; a neutral value is left
-    out where the wire has no place for it, and a refused field raises (`refuse_fields`)."""
+    """The further fields of a request this wire forwards or maps, as sent; a neutral value (or
+    `null`) is left out where the wire has no place for it, and a refused field raises
+    (`refuse_fields`)."""
     out: dict[str, Any] = {}
     for name, value in fields.items():
         how = route(shape, wire, name).how
         if how == "forwarded":
             out[name] = value
-        elif value in NEUTRAL.get((shape, name), ()):
-            continue
+        elif value is None or value in NEUTRAL.get((shape, name), ()):
+            continue  # asks for nothing: `null` (some clients send every field), or every wire's default
         elif how == "refused":
             refuse_fields(shape, wire, (name,))
         else:
