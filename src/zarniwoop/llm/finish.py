@@ -55,8 +55,9 @@ async def finish(
     if estimate is not None:  # cut before the upstream's usage came: what is known was produced
         checked = check_usage(None, estimate, bound=usage_bound(doc))
     else:
-        estimated = estimated_usage(prep.request, response)
-        checked = check_usage(response.usage, estimated, bound=usage_bound(doc))
+        checked = check_usage(
+            response.usage, lambda: estimated_usage(prep.request, response), bound=usage_bound(doc)
+        )
         if checked.estimated:
             _say_estimated(candidate, checked)
     usage = checked.usage

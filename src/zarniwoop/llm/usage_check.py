@@ -11,7 +11,7 @@ it produced: text, reasoning and tool-call arguments, ≈ 4 characters a token (
 same count a cut stream is charged by, `delta_chars`) — and the usage row says so
 (`llm_usage_records.usage_estimated`).
 
-    checked = check_usage(response.usage, estimated_usage(request, response), bound=usage_bound(doc))
+    checked = check_usage(response.usage, lambda: estimated_usage(request, response), bound=usage_bound(doc))
     checked.usage       # what is charged and recorded
     checked.estimated   # True: the counts are the gateway's, not the upstream's
     checked.reason      # why the report was not taken ("prompt_tokens: 10**30 is past the bound …"), or None
@@ -22,7 +22,7 @@ shape (not a `ChatResponse`) counts what it produced with `produced_chars` and c
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -56,12 +56,18 @@ def estimate_tokens(chars: int) -> int:
 def produced_chars(text: str = "", tool_calls: Iterable[ToolCall] = (), reasoning: str | None = None) -> int:
     """How many characters of output an answer (or a piece of one) carries: text, reasoning, and each
     tool call's name and arguments."""
-    return len(text) + len(reasoning or "") + sum(len(c.name) + len(c.arguments) for c in tool_calls)
+    return len(text) + len(reasoning or "") + sum(_call_chars(c) for c in tool_calls)
 
 
 def delta_chars(delta: StreamDelta) -> int:
-    """`produced_chars` of one streamed piece (text, reasoning, or a tool call)."""
-    return produced_chars(delta.text, (delta.tool_call,) if delta.tool_call is not None else ())
+    """`produced_chars` of one streamed piece (text, reasoning, or a tool call), on every delta of
+    every stream: kept to a length or two."""
+    call = delta.tool_call
+    return len(delta.text) if call is None else _call_chars(call)
+
+
+def _call_chars(call: ToolCall) -> int:
+    return len(call.name) + len(call.arguments)
 
 
 def estimated_usage(request: ChatRequest, response: ChatResponse) -> TokenUsage:
@@ -79,11 +85,15 @@ def usage_bound(doc: ModelDoc | None) -> int:
 
 
 def check_usage(
-    reported: TokenUsage | None, estimate: TokenUsage, *, bound: int = CALL_TOKEN_BOUND
+    reported: TokenUsage | None,
+    estimate: TokenUsage | Callable[[], TokenUsage],
+    *,
+    bound: int = CALL_TOKEN_BOUND,
 ) -> CheckedUsage:
     """The usage a call is charged: `reported` when each count is a non-negative integer at most
     `bound` (the adapters already refused what was not an integer, `UsageReport`), else `estimate`
-    (itself clamped to the bound) with the reason. Never raises."""
+    (itself clamped to the bound) with the reason. `estimate` may be a function, called only then
+    (every call checks; few need the estimate). Never raises."""
     if reported is not None and reported.refused is None:
         problem = _out_of_bounds("input", reported.input, bound) or _out_of_bounds(
             "output", reported.output, bound
@@ -92,6 +102,8 @@ def check_usage(
             return CheckedUsage(reported, False)
     else:
         problem = reported.refused if reported is not None else None
+    if callable(estimate):
+        estimate = estimate()
     clamped = TokenUsage(min(max(0, estimate.input), bound), min(max(0, estimate.output), bound))
     return CheckedUsage(clamped, True, problem)
 

@@ -271,6 +271,7 @@ def usage_from(usage: Any) -> TokenUsage | None:
 
 _ANSWER_FIELDS = frozenset(
     {"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "error", "zarniwoop"}
+    | {"obfuscation"}  # OpenAI's per-chunk padding: meaningless once the gateway re-chunks the stream
 )
 """Top-level answer fields the gateway renders itself; any other (`service_tier`, …) passes back."""
 _MESSAGE_FIELDS = frozenset({"role", "content", "tool_calls", "refusal", "reasoning_content", "reasoning"})
@@ -280,6 +281,8 @@ _MESSAGE_FIELDS = frozenset({"role", "content", "tool_calls", "refusal", "reason
 
 def _extras(key: str, data: Mapping[str, Any], rendered: frozenset[str]) -> dict[str, Any]:
     """`{key: {field: value}}` of the fields of `data` the gateway does not render, or `{}`."""
+    if data.keys() <= rendered:  # the usual answer: nothing to carry (every stream chunk asks)
+        return {}
     extras = {k: v for k, v in data.items() if k not in rendered and v is not None}
     return {key: extras} if extras else {}
 
