@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from zarniwoop.llm.adapters import ADAPTERS, ChatRequest, StreamDelta
 from zarniwoop.llm.adapters.response import ChatResponse, TokenUsage, ToolCall
@@ -130,3 +132,23 @@ def test_the_estimate_counts_text_reasoning_and_tool_call_arguments_as_a_cut_str
         StreamDelta("tool_call", tool_call=calls[0]),
     ]
     assert sum(delta_chars(d) for d in streamed) == produced
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+@pytest.mark.parametrize("wire", sorted(BODIES))
+@given(prompt=JSON_VALUES)
+@settings(max_examples=40, deadline=None)
+def test_any_json_as_a_count_parses_and_checks_to_bounded_non_negative_counts(
+    wire: str, prompt: object
+) -> None:
+    response = ADAPTERS[wire].parse(BODIES[wire](prompt))
+    checked = check_usage(response.usage, ESTIMATE)
+    assert 0 <= checked.usage.input <= CALL_TOKEN_BOUND and 0 <= checked.usage.output <= CALL_TOKEN_BOUND
+    if not checked.estimated:  # taken only as an integer in bounds (an Ollama count may be absent: 0)
+        assert checked.usage.input == (prompt if type(prompt) is int else 0)
