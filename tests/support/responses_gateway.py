@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .emulator import Emulator
-from .gateway import InProcessGateway, gateway_in_process, gateway_tenants
+from .gateway import LiveGateway, gateway_tenants, live_gateway
 from .responses_upstream import ToolLoopUpstream
 
 MODELS = {
@@ -48,15 +48,11 @@ SCHEMA = {
 
 
 @dataclass
-class Gateway(InProcessGateway):
+class Gateway(LiveGateway):
     upstream: ToolLoopUpstream
 
     def client(self, name: str = "main") -> Any:
-        import openai
-
-        return openai.OpenAI(
-            base_url=self.url + "/v1", api_key=self.tokens[name], max_retries=0, http_client=self.http
-        )
+        return self.openai(self.tokens[name])
 
 
 def _tenants(emulator: Emulator) -> dict[str, Any]:
@@ -75,5 +71,5 @@ def responses_gateway(directory: Path) -> Iterator[Gateway]:
         "chatwire": ("chatwire", "mike"),
         "nostore": ("nostore", "mike"),
     }
-    with gateway_in_process(directory, tenants=_tenants, tokens=tokens) as gw:
-        yield Gateway(gw.emulator, gw.setup, gw.http, ToolLoopUpstream(gw.emulator))
+    with live_gateway(directory, tenants=_tenants, tokens=tokens) as gw:
+        yield Gateway(gw.emulator, gw.setup, gw.http, gw.url, gw.server, ToolLoopUpstream(gw.emulator))

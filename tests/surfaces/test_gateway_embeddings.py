@@ -15,8 +15,8 @@ from zarniwoop.limits.token_budgets import QuotaLine
 from zarniwoop.surfaces.http.embeddings_wire import EmbeddingRequest
 
 from ..support.emulator import RecordedRequest, Reply
-from ..support.gateway import MIKE_KEYS, gateway_in_process
-from ..support.gateway import InProcessGateway as Gateway
+from ..support.gateway import MIKE_KEYS, live_gateway
+from ..support.gateway import LiveGateway as Gateway
 
 pytestmark = pytest.mark.xdist_group(__name__)
 
@@ -48,7 +48,7 @@ def used(gw: Gateway) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    with gateway_in_process(tmp_path_factory.mktemp("embeddings")) as gateway:
+    with live_gateway(tmp_path_factory.mktemp("embeddings")) as gateway:
         yield gateway
 
 

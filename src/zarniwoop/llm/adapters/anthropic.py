@@ -20,7 +20,8 @@ A native request (the gateway's `/v1/messages`, `ChatRequest.native`) is sent by
 There is no JSON mode: a JSON request adds an instruction (and the schema) to the system prompt; a
 strict JSON schema (`response_format.json_schema.strict`) and strict tools go as structured outputs
 (`output_format`, tool `strict`, beta `structured-outputs-2025-11-13`). OpenAI fields the API has no
-equivalent of (`seed`, `logprobs`, `metadata`) are refused, naming the field (`options.py`).
+equivalent of (`seed`, `logprobs`, `metadata`, `reasoning_effort`, …) are refused, naming the field
+(the table of `fields.py`); `safety_identifier`, like `user`, becomes `metadata.user_id`.
 """
 
 from __future__ import annotations
@@ -33,15 +34,14 @@ from ...contract.errors import ParseError, ProviderError
 from ...contract.protocol import RequestSpec
 from .base import NATIVE_ANSWER, ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
+from .fields import CHAT, passed_fields
 from .ids import check_model
 from .options import refuse_unsupported, tool_strict
-from .response import ChatResponse, TokenUsage, ToolCall
+from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
 
 API_VERSION = "2023-06-01"
 STRUCTURED_OUTPUTS_BETA = "structured-outputs-2025-11-13"
 """The beta that makes `strict` tools and `output_format` binding (constrained decoding)."""
-UNSUPPORTED = frozenset({"seed", "logprobs", "top_logprobs", "metadata"})
-"""OpenAI fields the Messages API has no equivalent of (`options.py`)."""
 NATIVE_SHAPE = "anthropic-messages"
 """The API shape of the gateway's `/v1/messages` (`NativeBody.shape`)."""
 
@@ -53,8 +53,9 @@ class AnthropicAdapter:
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
         check_model(self.wire_type, model)
-        refuse_unsupported(request, self.wire_type, UNSUPPORTED)
+        refuse_unsupported(request, self.wire_type)
         options = request.options
+        further = passed_fields(CHAT, self.wire_type, options.extra)
         structured = bool(options.schema_strict and request.json_schema is not None)
         system = request.system_text()
         if request.wants_json and not structured:
@@ -72,8 +73,9 @@ class AnthropicAdapter:
             body["top_p"] = options.top_p
         if options.stop:
             body["stop_sequences"] = list(options.stop)
-        if options.user:
-            body["metadata"] = {"user_id": options.user}
+        user = further.get("safety_identifier") or options.user  # OpenAI's successor of `user`
+        if user:
+            body["metadata"] = {"user_id": str(user)}
         if structured:
             assert request.json_schema is not None
             body["output_format"] = {"type": "json_schema", "schema": dict(request.json_schema)}
@@ -160,7 +162,8 @@ class AnthropicStream:
         self.model: str | None = None
         self.finish_reason: str | None = None
         self.input_usage: Mapping[str, Any] = {}
-        self.output_tokens = 0
+        self.output_tokens: Any = None
+        """As the last event reported it; read (and refused if junk) with the rest in `_usage`."""
         self.metadata: dict[str, Any] = {}
 
     def feed(self, event: str | None, payload: Any) -> list[StreamDelta]:
@@ -174,9 +177,9 @@ class AnthropicStream:
             self.model = message.get("model")
             if message.get("id"):
                 self.metadata["responseId"] = message["id"]
-            usage = message.get("usage") or {}
-            self.input_usage = usage
-            self.output_tokens = int(usage.get("output_tokens") or 0)
+            usage = message.get("usage")
+            self.input_usage = usage if isinstance(usage, Mapping) else {}
+            self.output_tokens = self.input_usage.get("output_tokens")
         elif kind == "content_block_start":
             block = dict(payload.get("content_block") or {})
             self.blocks[int(payload.get("index", len(self.blocks)))] = {"block": block, "parts": []}
@@ -201,9 +204,10 @@ class AnthropicStream:
         elif kind == "message_delta":
             delta = payload.get("delta") or {}
             self.finish_reason = delta.get("stop_reason") or self.finish_reason
-            usage = payload.get("usage") or {}
+            usage = payload.get("usage")
+            usage = usage if isinstance(usage, Mapping) else {}
             if usage.get("output_tokens") is not None:
-                self.output_tokens = int(usage["output_tokens"])  # cumulative
+                self.output_tokens = usage["output_tokens"]  # cumulative; checked in `_usage`
             if usage.get("input_tokens") is not None:
                 self.input_usage = {**self.input_usage, **usage}
         return []
@@ -218,7 +222,10 @@ class AnthropicStream:
                 reasoning.append((slot["block"].get("thinking") or "") + "".join(slot["parts"]))
             elif kind == "tool_use":
                 calls.append(_tool_call(slot))
-        usage, meta = _usage({**self.input_usage, "output_tokens": self.output_tokens})
+        reported = self.input_usage or self.output_tokens is not None
+        usage, meta = (
+            _usage({**self.input_usage, "output_tokens": self.output_tokens}) if reported else (None, {})
+        )
         return ChatResponse(
             text="".join(text),
             tool_calls=tuple(calls),
@@ -276,16 +283,16 @@ def _tool_call(slot: Mapping[str, Any]) -> ToolCall:
 def _usage(usage: Any) -> tuple[TokenUsage | None, dict[str, Any]]:
     if not isinstance(usage, Mapping):
         return None, {}
-    cache_write = int(usage.get("cache_creation_input_tokens") or 0)
-    cache_read = int(usage.get("cache_read_input_tokens") or 0)
+    report = UsageReport(usage)
+    cache_write = report.count("cache_creation_input_tokens", required=False)
+    cache_read = report.count("cache_read_input_tokens", required=False)
     meta: dict[str, Any] = {}
     if cache_write:
         meta["cacheWriteInputTokens"] = cache_write
     if cache_read:
         meta["cachedInputTokens"] = cache_read
-    return TokenUsage(
-        int(usage.get("input_tokens") or 0) + cache_write + cache_read, int(usage.get("output_tokens") or 0)
-    ), meta
+    prompt = report.count("input_tokens") + cache_write + cache_read
+    return report.usage(prompt, report.count("output_tokens")), meta
 
 
 def _messages(request: ChatRequest) -> list[dict[str, Any]]:

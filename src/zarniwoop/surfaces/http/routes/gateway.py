@@ -63,6 +63,7 @@ from ....contract.errors import (
     ZarniwoopError,
 )
 from ....llm.adapters import ChatRequest, StreamDelta
+from ....llm.adapters.options import passed_back
 from ....llm.call import LlmCall, LlmResult
 from ....llm.catalog.liveness import partition
 from ....llm.catalog.usable import UsableModel, usable_models
@@ -201,7 +202,10 @@ async def _events(
         refusal, logprobs, fingerprint = response_extras(response)
         if refusal:
             yield chunk(completion_id, created, served, {"refusal": refusal})
-        extra = {"system_fingerprint": fingerprint, "zarniwoop": served_json(result)}
+        answer_extras, message_extras = passed_back(response)
+        if message_extras:  # `annotations`, … as the upstream sent them, once
+            yield chunk(completion_id, created, served, message_extras)
+        extra = {**answer_extras, "system_fingerprint": fingerprint, "zarniwoop": served_json(result)}
         finish = finish_reason(response)
         yield chunk(completion_id, created, served, {}, finish=finish, extra=extra, logprobs=logprobs)
         if body.include_usage:
