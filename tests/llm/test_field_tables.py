@@ -72,3 +72,17 @@ def test_neutral_values_pass_and_others_are_refused_or_kept() -> None:
     with pytest.raises(InvalidRequestError) as caught:
         passed_fields(CHAT, "anthropic", {"service_tier": "flex"})
     assert caught.value.field == "service_tier"
+
+
+def test_the_other_shapes_bridges_are_tables_of_the_same_kind() -> None:
+    from zarniwoop.llm.adapters.fields import BRIDGED, MESSAGES, RESPONSES, bridge_refusals
+
+    assert route(RESPONSES, BRIDGED, "max_output_tokens").path == "max_tokens"
+    assert route(MESSAGES, BRIDGED, "stop_sequences").path == "stop"
+    sent = {"service_tier": "flex", "include": [], "truncation": "disabled", "x_new": 1, "top_p": 0.5}
+    assert [name for name, _ in bridge_refusals(RESPONSES, sent, "unknown")] == ["service_tier", "x_new"]
+    assert (
+        bridge_refusals(MESSAGES, {"thinking": "disabled", "top_k": None, "metadata.user_id": "u"}, "?") == []
+    )
+    [(name, reason)] = bridge_refusals(MESSAGES, {"thinking": "enabled"}, "?")
+    assert name == "thinking" and "Anthropic wire" in reason

@@ -16,6 +16,8 @@ from zarniwoop.contract.protocol import Secret
 from zarniwoop.llm.adapters import ADAPTERS, ChatMessage, ChatRequest, Endpoint, NativeBody, adapter_for
 from zarniwoop.llm.adapters.base import NATIVE_ANSWER
 from zarniwoop.llm.adapters.openai_responses import ADAPTER, serves_responses
+from zarniwoop.llm.adapters.response import TokenUsage
+from zarniwoop.llm.usage_check import CheckedUsage, check_usage
 
 BODY = {"model": "alias", "input": "hi", "store": True, "reasoning": {"effort": "low"}, "x_future": [1]}
 REQUEST = ChatRequest((ChatMessage("user", "hi"),), max_tokens=99, native=NativeBody("responses", BODY))
@@ -53,7 +55,9 @@ def test_the_answer_is_read_from_its_output_items() -> None:
 @pytest.mark.parametrize("bad", ["abc", 1.5, True, None, [3]])
 def test_a_usage_count_that_is_not_an_integer_leaves_the_estimate_to_the_gateway(bad: object) -> None:
     answer = {**ANSWER, "usage": {"input_tokens": 5, "output_tokens": bad}}
-    assert ADAPTER.parse(json.dumps(answer).encode()).usage is None
+    reported = ADAPTER.parse(json.dumps(answer).encode()).usage
+    assert reported is not None and reported.refused is not None  # read, never raised on
+    assert check_usage(reported, TokenUsage(3, 4)) == CheckedUsage(TokenUsage(3, 4), True, reported.refused)
 
 
 JSON = st.recursive(

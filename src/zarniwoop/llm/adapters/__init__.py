@@ -15,7 +15,7 @@ from typing import Protocol
 
 from ...contract.errors import InvalidRequestError
 from .anthropic import ADAPTER as ANTHROPIC
-from .anthropic import MESSAGES as ANTHROPIC_MESSAGES
+from .anthropic import NATIVE_MESSAGES as ANTHROPIC_MESSAGES
 from .base import (
     ChatClient,
     ChatMessage,

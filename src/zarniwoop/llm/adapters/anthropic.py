@@ -34,7 +34,7 @@ from ...contract.errors import ParseError, ProviderError
 from ...contract.protocol import RequestSpec
 from .base import NATIVE_ANSWER, ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
-from .fields import CHAT, passed_fields
+from .fields import CHAT, MESSAGES, passed_fields
 from .ids import check_model
 from .options import refuse_unsupported, tool_strict
 from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
@@ -42,7 +42,7 @@ from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
 API_VERSION = "2023-06-01"
 STRUCTURED_OUTPUTS_BETA = "structured-outputs-2025-11-13"
 """The beta that makes `strict` tools and `output_format` binding (constrained decoding)."""
-NATIVE_SHAPE = "anthropic-messages"
+NATIVE_SHAPE = MESSAGES
 """The API shape of the gateway's `/v1/messages` (`NativeBody.shape`)."""
 
 
@@ -326,4 +326,4 @@ def _json_instruction(schema: Mapping[str, Any] | None) -> str:
 
 
 ADAPTER = AnthropicAdapter()
-MESSAGES = AnthropicMessagesAdapter()
+NATIVE_MESSAGES = AnthropicMessagesAdapter()

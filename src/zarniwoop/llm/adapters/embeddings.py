@@ -30,7 +30,7 @@ from .base import Framing, StreamAccumulator, WireAdapter
 from .errors import map_error
 from .ids import check_model, gemini_resource
 from .openai import json_object
-from .response import ChatResponse, TokenUsage
+from .response import ChatResponse, TokenUsage, UsageReport
 
 VECTORS = "embeddings"
 """`ChatResponse.metadata` key of the vectors, in input order: a list of floats, or a base64 string."""
@@ -124,8 +124,7 @@ class OpenAIEmbeddings(_Codec):
             value = item.get("embedding") if isinstance(item, dict) else None
             vectors.append(value if isinstance(value, str) else _floats(value, f"data[{i}].embedding"))
         usage = data.get("usage")
-        prompt = usage.get("prompt_tokens") if isinstance(usage, dict) else None
-        counted = TokenUsage(int(prompt), 0) if isinstance(prompt, int) else None
+        counted = _counted(usage, "prompt_tokens") if isinstance(usage, dict) else None
         # the client's format was forwarded: base64 strings come back as they are
         return ChatResponse(usage=counted, metadata={VECTORS: vectors})
 
@@ -175,10 +174,16 @@ class OllamaEmbeddings(_Codec):
         if not isinstance(items, list):
             raise ParseError("/api/embed response without embeddings")
         vectors: list[Vector] = [_floats(v, f"embeddings[{i}]") for i, v in enumerate(items)]
-        prompt = data.get("prompt_eval_count")
-        return ChatResponse(
-            usage=TokenUsage(prompt, 0) if isinstance(prompt, int) else None, metadata={VECTORS: vectors}
-        )
+        return ChatResponse(usage=_counted(data, "prompt_eval_count"), metadata={VECTORS: vectors})
+
+
+def _counted(usage: Mapping[str, Any], name: str) -> TokenUsage | None:
+    """The input count as reported, to be checked (`usage_check.check_usage`); None when absent (the
+    gateway's estimate is then charged)."""
+    if usage.get(name) is None:
+        return None
+    report = UsageReport(usage)
+    return report.usage(report.count(name), 0)
 
 
 _CODECS: dict[str, WireAdapter] = {

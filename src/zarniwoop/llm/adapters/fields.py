@@ -12,12 +12,16 @@ Completions field OpenAI added yesterday reaches an OpenAI-wire upstream) and re
 value that asks for nothing beyond every wire's default (`NEUTRAL`: `n: 1`, `service_tier: "auto"`,
 `store: false`) needs no mapping and passes a wire that has none.
 
-Another shape extends the tables with its own keys, e.g.
+The gateway's other shapes — OpenAI Responses (`/v1/responses`) and Anthropic Messages
+(`/v1/messages`) — go to a wire that serves them natively as the client wrote them (every field
+forwarded: `adapters.adapter_for`), and to every other wire *bridged*: mapped to the chat form
+(`ChatRequest`), which the (Chat Completions × wire) table above then judges. Their tables are
+`(shape, BRIDGED)`: how each field lands in the chat form, or why no bridge carries it — read by
+`bridge_refusals` into `NativeBody.refused`, the 400 a bridged wire answers.
 
-    FIELD_TABLES[("responses", "anthropic")] = {"max_output_tokens": mapped("max_tokens"), ...}
-    NATIVE["responses"] = "openai-responses"
+    refuse_fields(CHAT, "gemini", names); passed_fields(CHAT, "gemini", fields)   # a chat request, per wire
+    bridge_refusals(RESPONSES, fields, unknown="…")                                # another shape, bridged
 
-and judges a request with `refuse_fields(shape, wire, names)` / `passed_fields(shape, wire, fields)`.
 The Chat Completions tables are rendered in docs/llm-calls.md ("Request fields").
 """
 
@@ -121,7 +125,76 @@ FIELD_TABLES: dict[tuple[str, str], dict[str, FieldRoute]] = {
 """(shape, wire) → field → how that wire honours it. LM Studio and OpenAI-wire gateways use the
 `openai` table, Ollama Cloud the `ollama` one (`WIRE_FAMILY`)."""
 
-NATIVE: dict[str, str] = {CHAT: "openai"}
+RESPONSES = "responses"
+"""OpenAI Responses (`POST /v1/responses`)."""
+MESSAGES = "anthropic-messages"
+"""Anthropic Messages (`POST /v1/messages`)."""
+BRIDGED = "bridged"
+"""The wire key of a shape's bridge: the chat form every wire that does not serve the shape is sent."""
+
+
+def refused(note: str) -> FieldRoute:
+    return FieldRoute("refused", "", note)
+
+
+_NO_BRIDGE = "no bridged wire has an equivalent"
+_PARTS = mapped("", "its parts, judged one by one")
+_RESPONSES_ONLY = (
+    *("include", "max_tool_calls", "top_logprobs", "service_tier", "prompt_cache_key"),
+    *("safety_identifier", "prompt"),
+)
+"""Responses fields no bridged wire has an equivalent of (an empty list or object asks for nothing)."""
+FIELD_TABLES[(RESPONSES, BRIDGED)] = {
+    "model": GATEWAY,
+    "stream": GATEWAY,
+    "stream_options": mapped("", "the gateway's own event stream"),
+    "input": mapped("messages", "chat messages, tool calls and tool results; other items refused by name"),
+    "instructions": mapped("messages", "the system message"),
+    "tools": mapped("tools", "function tools; built-in tools refused by name"),
+    "tool_choice": mapped("tool_choice"),
+    "parallel_tool_calls": mapped("parallel_tool_calls"),
+    "text": _PARTS,
+    "text.format": mapped("response_format"),
+    "text.verbosity": refused(_NO_BRIDGE),
+    "reasoning": _PARTS,
+    "reasoning.effort": refused(_NO_BRIDGE),
+    "reasoning.summary": refused(_NO_BRIDGE),
+    "max_output_tokens": mapped("max_tokens"),
+    "temperature": mapped("temperature"),
+    "top_p": mapped("top_p"),
+    "user": mapped("user"),
+    "metadata": mapped("", "kept on the gateway's response object"),
+    "store": mapped("", "the gateway's own store of responses"),
+    "previous_response_id": mapped("", "the stored conversation, expanded into the input"),
+    "truncation": refused(f"{_NO_BRIDGE} of truncation other than 'disabled'"),
+    **dict.fromkeys(("background", "conversation"), mapped("", "refused on every wire: no upstream state")),
+    **dict.fromkeys(_RESPONSES_ONLY, refused(_NO_BRIDGE)),
+}
+"""A Responses request on a wire without `/responses`, field by field (docs: `surfaces/http/responses_wire.py`)."""
+
+_OFF_ANTHROPIC = (
+    "no other wire has an equivalent: remove it, or choose a model served over the Anthropic wire"
+)
+FIELD_TABLES[(MESSAGES, BRIDGED)] = {
+    "model": GATEWAY,
+    "max_tokens": GATEWAY,
+    "stream": GATEWAY,
+    "messages": mapped("messages", "text, tool calls and tool results; other blocks refused by name"),
+    "system": mapped("messages", "a system message"),
+    "tools": mapped("tools", "custom tools; server tools refused by name"),
+    "tool_choice": mapped("tool_choice"),
+    "stop_sequences": mapped("stop"),
+    "temperature": mapped("temperature"),
+    "top_p": mapped("top_p"),
+    "metadata": _PARTS,
+    "metadata.user_id": mapped("user"),
+    "cache_control": mapped("", "no field: the other wires cache prefixes on their own"),
+    "thinking": refused(_OFF_ANTHROPIC),
+    "top_k": refused(_OFF_ANTHROPIC),
+}
+"""A Messages request on a wire other than Anthropic's (docs: `surfaces/http/anthropic_wire.py`)."""
+
+NATIVE: dict[str, str] = {CHAT: "openai", RESPONSES: "openai", MESSAGES: "anthropic"}
 """Each shape's native wire, where a field no table names is forwarded as sent."""
 
 NEUTRAL: dict[tuple[str, str], tuple[Any, ...]] = {
@@ -131,6 +204,9 @@ NEUTRAL: dict[tuple[str, str], tuple[Any, ...]] = {
     (CHAT, "modalities"): (["text"],),
     (CHAT, "logprobs"): (False,),
     (CHAT, "parallel_tool_calls"): (True,),
+    (RESPONSES, "truncation"): ("disabled",),
+    **{(RESPONSES, name): ([], {}) for name in _RESPONSES_ONLY},
+    (MESSAGES, "thinking"): ("disabled",),
 }
 """Values that ask for nothing beyond every wire's default: they pass a wire that refuses the field."""
 
@@ -176,6 +252,18 @@ def passed_fields(shape: str, wire: str, fields: Mapping[str, Any]) -> dict[str,
     return out
 
 
+def bridge_refusals(shape: str, fields: Mapping[str, Any], unknown: str) -> list[tuple[str, str]]:
+    """`(field, reason)` of each of `fields` (top-level, or a part as `reasoning.effort`) the shape's
+    bridge cannot carry (`NativeBody.refused`): refused by its table, or not named there (`unknown`
+    the reason) — unless it asks for nothing (`null`, or a neutral value)."""
+    out: list[tuple[str, str]] = []
+    for name, value in fields.items():
+        fate = route(shape, BRIDGED, name)
+        if fate.how == "refused" and value is not None and value not in NEUTRAL.get((shape, name), ()):
+            out.append((name, fate.note or unknown))
+    return out
+
+
 def number_field(name: str, value: Any, low: float, high: float) -> float:
     """A mapped field's number, checked where the target wire would only fail later, or silently."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
@@ -184,17 +272,22 @@ def number_field(name: str, value: Any, low: float, high: float) -> float:
 
 
 __all__ = [
+    "BRIDGED",
     "CHAT",
     "FIELD_TABLES",
     "FORWARDED",
+    "MESSAGES",
     "NATIVE",
     "NEUTRAL",
     "REFUSED",
+    "RESPONSES",
     "WIRE_FAMILY",
     "FieldRoute",
+    "bridge_refusals",
     "mapped",
     "number_field",
     "passed_fields",
     "refuse_fields",
+    "refused",
     "route",
 ]

@@ -25,15 +25,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ...contract.errors import ParseError
 from .base import NATIVE_ANSWER, ChatRequest, Endpoint, StreamDelta
 from .errors import stream_error
+from .fields import RESPONSES
 from .ids import check_model
 from .openai import OpenAIAdapter, json_object, post_json
-from .response import ChatResponse, TokenUsage, ToolCall
+from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
 from .wire import base_url_for, wire_of
 
 if TYPE_CHECKING:
     from ...contract.protocol import RequestSpec
 
-API = "responses"
+API = RESPONSES
 """The API shape of the gateway's `/v1/responses` (`NativeBody.shape`)."""
 SETTING = "ai.provider.{instance}.responsesApi"
 
@@ -161,14 +162,13 @@ def _listed(value: Any) -> list[Any]:
 
 
 def _usage(usage: Any) -> TokenUsage | None:
-    """The upstream's counts as integers, or None (the call is then charged the gateway's estimate)
-    when a count is not one: a malformed usage never throws a paid answer away."""
+    """The upstream's counts as reported, to be checked (`usage_check.check_usage`): a count that is
+    not an integer refuses the report (`UsageReport`), and the call is charged the gateway's estimate
+    — a malformed usage never throws a paid answer away."""
     if not isinstance(usage, Mapping):
         return None
-    counts = [usage.get("input_tokens", 0), usage.get("output_tokens", 0)]
-    if not all(isinstance(c, int) and not isinstance(c, bool) for c in counts):
-        return None
-    return TokenUsage(counts[0], counts[1])
+    report = UsageReport(usage)
+    return report.usage(report.count("input_tokens"), report.count("output_tokens"))
 
 
 def _args(item: Mapping[str, Any]) -> str:

@@ -60,6 +60,21 @@ def usage_json(usage: TokenUsage) -> dict[str, int]:
     return {"input_tokens": usage.input, "output_tokens": usage.output}
 
 
+def charged_usage(native: dict[str, Any], result: LlmResult) -> dict[str, Any]:
+    """What replaces a native answer's (or `message_delta`'s) `usage`: nothing while the gateway took
+    the upstream's report; once it refused it (`llm/usage_check.py`), the counts it charged, the cache
+    split zeroed — what the client reads is what it paid."""
+    if not result.usage_estimated:
+        return {}
+    reported = native.get("usage")
+    usage = dict(reported) if isinstance(reported, dict) else {}
+    usage.update(input_tokens=result.usage.input, output_tokens=result.usage.output)
+    for name in ("cache_creation_input_tokens", "cache_read_input_tokens"):
+        if name in usage:
+            usage[name] = 0
+    return {"usage": usage}
+
+
 def _arguments(call: ToolCall) -> Any:
     try:
         return call.parsed_arguments()
@@ -72,7 +87,7 @@ def message_json(result: LlmResult, message_id: str, model: str) -> dict[str, An
     response = result.response
     native = response.metadata.get(NATIVE_ANSWER)
     if isinstance(native, dict):
-        return {**native, "zarniwoop": served_json(result)}
+        return {**native, **charged_usage(native, result), "zarniwoop": served_json(result)}
     content: list[dict[str, Any]] = []
     if response.reasoning:
         content.append({"type": "thinking", "thinking": response.reasoning, "signature": ""})
@@ -147,7 +162,8 @@ class MessageEvents:
         served = served_json(result)
         stop = event("message_stop", {"type": "message_stop"})
         if self.held is not None:  # a relayed stream: its own message_delta, with the extension
-            return [event("message_delta", {**self.held, "zarniwoop": served}), stop]
+            delta = {**self.held, **charged_usage(self.held, result), "zarniwoop": served}
+            return [event("message_delta", delta), stop]
         response = result.response
         out = self._start()
         if response.text and not streamed_text:

@@ -40,6 +40,7 @@ from ...contract.errors import InvalidRequestError
 from ...llm.adapters import ChatMessage, ChatRequest, ToolSpec
 from ...llm.adapters.anthropic import NATIVE_SHAPE
 from ...llm.adapters.base import NativeBody
+from ...llm.adapters.fields import MESSAGES, bridge_refusals
 from ...llm.adapters.options import SamplingOptions
 from ...llm.adapters.response import ToolCall
 
@@ -191,21 +192,17 @@ def to_chat_request(
         messages += mapping.message(i, message)
     tools = tuple(mapping.tool(i, t) for i, t in enumerate(request.tools or ()))
     choice, parallel = mapping.tool_choice(request.tool_choice)
-    if request.thinking is not None and request.thinking.type != "disabled":
-        mapping.unmapped.append("thinking")
+    # the top-level fields (and `metadata`'s), judged by the one field table (`fields.py`)
+    top: dict[str, Any] = {**body, "thinking": request.thinking.type if request.thinking else None}
+    metadata = body.get("metadata")
+    if isinstance(metadata, Mapping):
+        top.update({f"metadata.{key}": value for key, value in metadata.items()})
+    refused = [(name, NO_BRIDGE) for name in mapping.unmapped] + bridge_refusals(MESSAGES, top, NO_BRIDGE)
     full = isinstance(request, MessagesRequest)
-    named = set(MessagesRequest.model_fields) if full else set(CountTokensRequest.model_fields)
-    if full:
-        assert isinstance(request, MessagesRequest)
-        if request.top_k is not None:
-            mapping.unmapped.append("top_k")
-        metadata = request.metadata.model_dump(exclude_none=True) if request.metadata else {}
-        mapping.unmapped += [f"metadata.{key}" for key in metadata if key != "user_id"]
-    mapping.unmapped += [name for name in body if name not in named]
     native = NativeBody(
         NATIVE_SHAPE,
         dict(body),
-        refused=tuple((name, NO_BRIDGE) for name in mapping.unmapped),
+        refused=tuple(refused),
         headers=dict(headers or {}),
         extra_input_tokens=mapping.extra_tokens,
     )

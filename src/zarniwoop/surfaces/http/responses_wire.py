@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...contract.errors import InvalidRequestError
 from ...llm.adapters import ChatMessage, ChatRequest, NativeBody, ToolSpec
+from ...llm.adapters.fields import RESPONSES, bridge_refusals
 from ...llm.adapters.openai_responses import API
 from ...llm.adapters.options import SamplingOptions
 from ...llm.adapters.response import ToolCall
@@ -41,16 +42,7 @@ from .openai_wire import DEFAULT_MAX_TOKENS
 
 Item = dict[str, Any]
 
-BRIDGE_REFUSED = (
-    "include",
-    "max_tool_calls",
-    "top_logprobs",
-    "service_tier",
-    "prompt_cache_key",
-    "safety_identifier",
-    "prompt",
-)
-"""Fields no bridged wire has an equivalent of: 400 naming them there, forwarded natively."""
+UNKNOWN = "an unknown field: forwarded only to a wire that serves /responses"
 NEVER = ("background", "conversation")
 """Fields that need the upstream to keep state: the gateway sends `store: false`, so refused everywhere."""
 TEXT_PARTS = ("input_text", "output_text", "text", "summary_text")
@@ -141,7 +133,7 @@ def to_chat_request(
         raise InvalidRequestError("text.format.type", "expected text, json_object or json_schema")
     if fmt is not None and fmt.type == "json_schema" and fmt.schema_ is None:
         raise InvalidRequestError("text.format.schema", "a json_schema format needs its schema")
-    _refuse_unbridged(body, raw, refused)
+    _refuse_unbridged(raw, refused)
     native_body = {k: v for k, v in raw.items() if k not in ("previous_response_id", "store")}
     if history:
         native_body["input"] = list(items)
@@ -165,26 +157,15 @@ def to_chat_request(
     )
 
 
-def _refuse_unbridged(body: ResponsesRequest, raw: Mapping[str, Any], refused: list[tuple[str, str]]) -> None:
-    no_bridge = "no bridged wire has an equivalent"
-    if body.text is not None and body.text.verbosity is not None:
-        refused.append(("text.verbosity", no_bridge))
-    reasoning = body.reasoning
-    if reasoning is not None:
-        for name, value in (("effort", reasoning.effort), ("summary", reasoning.summary)):
-            if value is not None:
-                refused.append((f"reasoning.{name}", no_bridge))
-        for name, value in (reasoning.model_extra or {}).items():
-            if value is not None:
-                refused.append((f"reasoning.{name}", no_bridge))
-    if body.truncation not in (None, "disabled"):
-        refused.append(("truncation", f"{no_bridge} of truncation {body.truncation!r}"))
-    for name in BRIDGE_REFUSED:
-        if raw.get(name) not in (None, [], {}):
-            refused.append((name, no_bridge))
-    for name in body.model_extra or {}:
-        if name not in BRIDGE_REFUSED and name not in NEVER:
-            refused.append((name, "an unknown field: forwarded only to a wire that serves /responses"))
+def _refuse_unbridged(raw: Mapping[str, Any], refused: list[tuple[str, str]]) -> None:
+    """The fields no bridge carries, by the one field table (`fields.py`, (responses × bridged)):
+    top-level, and the parts of `text` and `reasoning` one by one."""
+    fields = dict(raw)
+    for name in ("text", "reasoning"):
+        part = raw.get(name)
+        if isinstance(part, Mapping):
+            fields.update({f"{name}.{key}": value for key, value in part.items()})
+    refused += bridge_refusals(RESPONSES, fields, UNKNOWN)
 
 
 def _messages(
