@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .emulator import Emulator
 from .gateway import LiveGateway, gateway_tenants, live_gateway
 from .responses_upstream import ToolLoopUpstream
@@ -62,6 +64,15 @@ def _tenants(emulator: Emulator) -> dict[str, Any]:
     acme["projects"]["chatwire"] = {"team": "nlp", "settings": {"ai.provider.openai.responsesApi": False}}
     acme["projects"]["nostore"] = {"team": "nlp", "settings": {"ai.responses.store": False}}
     return tenants
+
+
+def module_gateway(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Gateway]:
+    """The `/v1/responses` test modules' gateway, one per module:
+    `gateway = pytest.fixture(scope="module", name="gateway")(module_gateway)`."""
+    with responses_gateway(tmp_path_factory.mktemp(request.module.__name__.rsplit(".", 1)[-1])) as gw:
+        yield gw
 
 
 @contextmanager

@@ -64,14 +64,13 @@ def two_part_stream(first: str, rest: str, usage: tuple[int, int]) -> bytes:
     return two_halves(head, tail + b"data: [DONE]\n\n")
 
 
-def _anthropic_event(payload: dict[str, Any]) -> bytes:
+def anthropic_event(payload: dict[str, Any]) -> bytes:
     return f"event: {payload['type']}\ndata: {json.dumps(payload)}\n\n".encode()
 
 
-def anthropic_two_part_stream(first: str, rest: str, usage: tuple[int, int]) -> bytes:
-    """An Anthropic Messages stream in two halves: `message_start` (input tokens) and `first`, then the
-    rest, `message_delta` with the output tokens and `message_stop`."""
-    message = {
+def anthropic_started(input_tokens: int) -> dict[str, Any]:
+    """The message of an emulated Anthropic stream's `message_start`, reporting `input_tokens`."""
+    return {
         "id": "msg_emulated",
         "type": "message",
         "role": "assistant",
@@ -79,22 +78,28 @@ def anthropic_two_part_stream(first: str, rest: str, usage: tuple[int, int]) -> 
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
-        "usage": {"input_tokens": usage[0], "output_tokens": 1},
+        "usage": {"input_tokens": input_tokens, "output_tokens": 1},
     }
+
+
+def anthropic_two_part_stream(first: str, rest: str, usage: tuple[int, int]) -> bytes:
+    """An Anthropic Messages stream in two halves: `message_start` (input tokens) and `first`, then the
+    rest, `message_delta` with the output tokens and `message_stop`."""
+    message = anthropic_started(usage[0])
 
     def text(piece: str) -> bytes:
         delta = {"type": "text_delta", "text": piece}
-        return _anthropic_event({"type": "content_block_delta", "index": 0, "delta": delta})
+        return anthropic_event({"type": "content_block_delta", "index": 0, "delta": delta})
 
-    head = _anthropic_event({"type": "message_start", "message": message})
+    head = anthropic_event({"type": "message_start", "message": message})
     block = {"type": "text", "text": ""}
-    head += _anthropic_event({"type": "content_block_start", "index": 0, "content_block": block})
+    head += anthropic_event({"type": "content_block_start", "index": 0, "content_block": block})
     head += b"".join(text(w) for w in words(first))
     tail = b"".join(text(w) for w in words(rest))
-    tail += _anthropic_event({"type": "content_block_stop", "index": 0})
+    tail += anthropic_event({"type": "content_block_stop", "index": 0})
     delta = {"stop_reason": "end_turn", "stop_sequence": None}
-    tail += _anthropic_event({"type": "message_delta", "delta": delta, "usage": {"output_tokens": usage[1]}})
-    tail += _anthropic_event({"type": "message_stop"})
+    tail += anthropic_event({"type": "message_delta", "delta": delta, "usage": {"output_tokens": usage[1]}})
+    tail += anthropic_event({"type": "message_stop"})
     return two_halves(head, tail)
 
 

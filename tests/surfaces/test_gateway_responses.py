@@ -12,7 +12,6 @@ import asyncio
 import json
 import platform
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -24,7 +23,14 @@ from zarniwoop.surfaces.http.responses_wire import ResponsesRequest, to_chat_req
 
 from ..support.emulator import Reply
 from ..support.gateway import openai_completion, upstream_path
-from ..support.responses_gateway import MODELS, SCHEMA, WEATHER, WIRES, Gateway, responses_gateway
+from ..support.responses_gateway import (
+    MODELS,
+    SCHEMA,
+    WEATHER,
+    WIRES,
+    Gateway,
+    module_gateway,
+)
 from ..support.responses_upstream import (
     AFTER_TOOL,
     ARGUMENTS,
@@ -36,6 +42,8 @@ from ..support.responses_upstream import (
 
 pytestmark = pytest.mark.xdist_group(__name__)
 
+gateway = pytest.fixture(scope="module", name="gateway")(module_gateway)
+
 # The openai SDK reads `platform.processor()` (a `uname -p` subprocess, cached) for its headers on its
 # first request; read once here, at collection, the fast tier's tests start no process.
 platform.processor()
@@ -43,12 +51,6 @@ platform.processor()
 openai = pytest.importorskip(
     "openai", reason="the gateway tests drive the real openai SDK (pip install openai)"
 )
-
-
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    with responses_gateway(tmp_path_factory.mktemp("responses")) as gateway:
-        yield gateway
 
 
 @pytest.fixture

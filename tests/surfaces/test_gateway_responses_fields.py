@@ -8,14 +8,22 @@ from __future__ import annotations
 import inspect
 import json
 import platform
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from ..support.responses_gateway import MODELS, WEATHER, WIRES, Gateway, responses_gateway
+from ..support.responses_gateway import (
+    MODELS,
+    WEATHER,
+    WIRES,
+    Gateway,
+    module_gateway,
+)
 
 pytestmark = pytest.mark.xdist_group(__name__)
+
+gateway = pytest.fixture(scope="module", name="gateway")(module_gateway)
 
 platform.processor()  # the openai SDK's `uname -p`, read at collection (see test_gateway_responses.py)
 
@@ -156,12 +164,6 @@ FIELDS: dict[str, tuple[Any, dict[str, Any]]] = {
         },
     ),
 }
-
-
-@pytest.fixture(scope="module")
-def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    with responses_gateway(tmp_path_factory.mktemp("responses-fields")) as gateway:
-        yield gateway
 
 
 def test_the_table_knows_every_field_the_sdk_can_send() -> None:

@@ -16,6 +16,7 @@ import pytest
 from ..support.emulator import Reply
 from ..support.gateway import MODELS, LiveGateway, gateway_tenants, live_gateway, upstream_path
 from ..support.responses_upstream import RESPONSES_PATH
+from ..support.settlement import anthropic_event, anthropic_started
 
 pytestmark = pytest.mark.xdist_group(__name__)
 
@@ -92,19 +93,7 @@ def test_a_native_messages_answer_carries_the_checked_usage(gw: LiveGateway) -> 
 def test_a_relayed_messages_stream_ends_with_the_checked_usage(gw: LiveGateway) -> None:
     arguments = json.dumps(ARGUMENTS)
     events = [
-        {
-            "type": "message_start",
-            "message": {
-                "id": "msg_junk",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-sonnet-4-5",
-                "content": [],
-                "stop_reason": None,
-                "stop_sequence": None,
-                "usage": {"input_tokens": JUNK_INPUT, "output_tokens": 1},
-            },
-        },
+        {"type": "message_start", "message": anthropic_started(JUNK_INPUT)},
         {
             "type": "content_block_start",
             "index": 0,
@@ -123,7 +112,7 @@ def test_a_relayed_messages_stream_ends_with_the_checked_usage(gw: LiveGateway) 
         },
         {"type": "message_stop"},
     ]
-    body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+    body = b"".join(anthropic_event(e) for e in events)
     gw.emulator.add(
         upstream_path("anthropic"), Reply(body=body, headers={"Content-Type": "text/event-stream"})
     )

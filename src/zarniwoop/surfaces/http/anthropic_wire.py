@@ -43,6 +43,7 @@ from ...llm.adapters.base import NativeBody
 from ...llm.adapters.fields import MESSAGES, bridge_refusals
 from ...llm.adapters.options import SamplingOptions
 from ...llm.adapters.response import ToolCall
+from .openai_wire import COMPONENT_REF
 
 MESSAGES_PATHS = ("/v1/messages",)
 """Paths that answer in Anthropic's shape and take `x-api-key` (the request guard asks)."""
@@ -52,7 +53,6 @@ know); other wires are answered in the 2023-06-01 shape, which later versions ke
 PASSED_HEADERS = ("anthropic-version", "anthropic-beta")
 BLOCK_TOKENS = 1600
 """The input estimate of an image or document block (Anthropic's own bound for a 1.15 MP image)."""
-COMPONENT_REF = "#/components/schemas/"
 NO_BRIDGE = "no other wire has an equivalent: remove it, or choose a model served over the Anthropic wire"
 """Why a field the mapping cannot carry is refused off Anthropic (`NativeBody.refused`)."""
 

@@ -24,7 +24,7 @@ from ..fast_body import FastBodyRoute, request_only
 from ..fast_json import FastJSONResponse
 from ..openai_wire import COMPONENT_REF
 from ..state import AppState
-from .gateway import OPENAI_ERRORS, error_response, gateway_call, principal_of, unless_gone
+from .gateway import OPENAI_ERRORS, error_response, gateway_call, principal_of, request_body, unless_gone
 
 router = APIRouter(tags=["gateway"], responses=OPENAI_ERRORS, route_class=FastBodyRoute)
 PURPOSE = "embeddings"
@@ -33,12 +33,7 @@ PURPOSE = "embeddings"
 @router.post(
     "/v1/embeddings",
     summary="OpenAI-compatible embeddings under the token's account (OpenAI, Gemini, Ollama wires)",
-    openapi_extra={
-        "requestBody": {
-            "required": True,
-            "content": {"application/json": {"schema": {"$ref": COMPONENT_REF + "EmbeddingRequest"}}},
-        }
-    },
+    openapi_extra=request_body("EmbeddingRequest"),
 )
 @request_only
 async def embeddings(request: Request) -> Response:

@@ -99,6 +99,13 @@ def error_answers(body: type[BaseModel]) -> dict[int | str, dict[str, Any]]:
     return {status: {"model": body} for status in (400, 401, 403, 404, 422, 429, 502)}
 
 
+def request_body(schema: str) -> dict[str, Any]:
+    """A gateway route's OpenAPI `requestBody`: JSON of the named component schema (its own
+    validation runs in the route, past FastAPI's, so the document names it here)."""
+    content = {"application/json": {"schema": {"$ref": COMPONENT_REF + schema}}}
+    return {"requestBody": {"required": True, "content": content}}
+
+
 OPENAI_ERRORS = error_answers(OpenAIErrorBody)
 """The error answers of the OpenAI-shaped routes (`/v1/chat/completions`, `/v1/responses`, `/v1/embeddings`)."""
 router = APIRouter(tags=["gateway"], responses=OPENAI_ERRORS, route_class=FastBodyRoute)
@@ -125,12 +132,7 @@ def gateway_call(principal: Principal) -> LlmCall:
 @router.post(
     "/v1/chat/completions",
     summary="OpenAI-compatible chat completion under the token's account (stream: SSE chunks)",
-    openapi_extra={
-        "requestBody": {
-            "required": True,
-            "content": {"application/json": {"schema": {"$ref": COMPONENT_REF + "ChatCompletionRequest"}}},
-        }
-    },
+    openapi_extra=request_body("ChatCompletionRequest"),
 )
 @request_only
 async def chat_completions(request: Request) -> Response:
@@ -379,6 +381,7 @@ __all__ = [
     "error_response",
     "gateway_call",
     "principal_of",
+    "request_body",
     "router",
     "unless_gone",
 ]

@@ -35,7 +35,6 @@ from ....llm.call import LlmResult
 from ....tenancy.tokens import Principal
 from ..anthropic_answers import MessageEvents, error_json, event, message_json
 from ..anthropic_wire import (
-    COMPONENT_REF,
     AnthropicErrorBody,
     CountTokensRequest,
     CountTokensResponse,
@@ -48,22 +47,17 @@ from ..anthropic_wire import (
 from ..fast_body import FastBodyRoute, request_only
 from ..fast_json import FastJSONResponse
 from ..state import AppState
-from .gateway import error_answers, error_parts, gateway_call, principal_of, unless_gone
+from .gateway import error_answers, error_parts, gateway_call, principal_of, request_body, unless_gone
 
 log = logging.getLogger("zarniwoop.gateway")
 
 router = APIRouter(tags=["gateway"], responses=error_answers(AnthropicErrorBody), route_class=FastBodyRoute)
 
 
-def _body(name: str) -> dict[str, Any]:
-    schema = {"$ref": COMPONENT_REF + name}
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
-
-
 @router.post(
     "/v1/messages",
     summary="Anthropic Messages API under the token's account (stream: Anthropic's SSE events)",
-    openapi_extra=_body("MessagesRequest"),
+    openapi_extra=request_body("MessagesRequest"),
 )
 @request_only
 async def messages(request: Request) -> Response:
@@ -100,7 +94,7 @@ async def messages(request: Request) -> Response:
     "/v1/messages/count_tokens",
     summary="The input tokens the gateway estimates (and holds) for a Messages API request",
     response_model=CountTokensResponse,
-    openapi_extra=_body("CountTokensRequest"),
+    openapi_extra=request_body("CountTokensRequest"),
 )
 @request_only
 async def count_tokens(request: Request) -> Response:

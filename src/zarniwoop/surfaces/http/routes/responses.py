@@ -39,7 +39,15 @@ from ..openai_wire import COMPONENT_REF
 from ..responses_answer import ResponseEvents, new_id, output_items, response_json
 from ..responses_wire import ResponsesRequest, to_chat_request
 from ..state import AppState
-from .gateway import OPENAI_ERRORS, error_parts, error_response, gateway_call, principal_of, unless_gone
+from .gateway import (
+    OPENAI_ERRORS,
+    error_parts,
+    error_response,
+    gateway_call,
+    principal_of,
+    request_body,
+    unless_gone,
+)
 
 log = logging.getLogger("zarniwoop.gateway")
 
@@ -50,10 +58,7 @@ router = APIRouter(tags=["gateway"], responses=OPENAI_ERRORS, route_class=FastBo
     "/v1/responses",
     summary="OpenAI Responses API under the token's account (stream: typed SSE events)",
     openapi_extra={
-        "requestBody": {
-            "required": True,
-            "content": {"application/json": {"schema": {"$ref": COMPONENT_REF + "ResponsesRequest"}}},
-        },
+        **request_body("ResponsesRequest"),
         "responses": {
             "200": {
                 "content": {
