@@ -117,6 +117,19 @@ def prepare_gateway(
     return GatewaySetup(path, home, token, more)
 
 
+def read_db(config: Path, home: Path, sql: str, *args: Any) -> list[Any]:
+    """Rows of `sql` in the gateway's database, read through a runtime of its own."""
+
+    async def read() -> list[Any]:
+        runtime = await Runtime.open(config, home=home)
+        try:
+            return list(await runtime.db.fetchall(sql, args))
+        finally:
+            await runtime.aclose()
+
+    return asyncio.run(read())
+
+
 @dataclass(frozen=True)
 class Running:
     url: str

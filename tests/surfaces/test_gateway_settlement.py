@@ -24,7 +24,7 @@ from zarniwoop.runtime import Runtime
 from zarniwoop.surfaces.http.openai_wire import ChatCompletionRequest
 
 from ..support.emulator import Emulator, RecordedRequest, Reply
-from ..support.gateway import gateway_tenants, openai_completion, prepare_gateway, upstream_path
+from ..support.gateway import gateway_tenants, openai_completion, prepare_gateway, read_db, upstream_path
 from ..support.served import served
 
 # its module-scoped server is set up once: the module's tests run on one xdist worker
@@ -108,14 +108,7 @@ class Gateway:
         )
 
     def read(self, sql: str, *args: Any) -> list[Any]:
-        async def read() -> list[Any]:
-            runtime = await Runtime.open(self.config, home=self.home)
-            try:
-                return list(await runtime.db.fetchall(sql, args))
-            finally:
-                await runtime.aclose()
-
-        return asyncio.run(read())
+        return read_db(self.config, self.home, sql, *args)
 
     def rows(self, project: str) -> list[tuple[int, int, str]]:
         return [

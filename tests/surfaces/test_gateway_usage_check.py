@@ -8,7 +8,6 @@ real `zarniwoop serve` (the `process` tier)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import platform
@@ -20,11 +19,10 @@ import pytest
 
 from zarniwoop.llm.adapters import ADAPTERS
 from zarniwoop.llm.usage_check import estimated_usage
-from zarniwoop.runtime import Runtime
 from zarniwoop.surfaces.http.openai_wire import ChatCompletionRequest
 
 from ..support.emulator import Emulator, Reply
-from ..support.gateway import MODELS, Running, gateway_on_emulator, openai_chunks, upstream_path
+from ..support.gateway import MODELS, Running, gateway_on_emulator, openai_chunks, read_db, upstream_path
 from ..support.served import Served
 
 # its module-scoped server is set up once: the module's tests run on one xdist worker
@@ -113,14 +111,7 @@ class Gateway:
         return self.live.openai(self.token)
 
     def read(self, sql: str, *args: Any) -> list[Any]:
-        async def read() -> list[Any]:
-            runtime = await Runtime.open(self.config, home=self.home)
-            try:
-                return list(await runtime.db.fetchall(sql, args))
-            finally:
-                await runtime.aclose()
-
-        return asyncio.run(read())
+        return read_db(self.config, self.home, sql, *args)
 
 
 @pytest.fixture(scope="module", params=["app", pytest.param("serve", marks=pytest.mark.process)])
