@@ -172,18 +172,13 @@ class OpenAIStream:
         if payload.get("usage"):
             self.usage = usage_from(payload["usage"])
             self.metadata.update(_metadata(payload))
-        self.answer_extras.update(_extras(ANSWER_EXTRAS, payload, _ANSWER_FIELDS).get(ANSWER_EXTRAS, {}))
+        if not payload.keys() <= _ANSWER_FIELDS:  # checked inline: every chunk of every stream asks
+            self.answer_extras.update(_extras(ANSWER_EXTRAS, payload, _ANSWER_FIELDS).get(ANSWER_EXTRAS, {}))
         deltas: list[StreamDelta] = []
         for choice in payload.get("choices") or ():
             delta = choice.get("delta") or {}
-            for name, value in (
-                _extras(MESSAGE_EXTRAS, delta, _MESSAGE_FIELDS).get(MESSAGE_EXTRAS, {}).items()
-            ):
-                held = self.message_extras.get(name)
-                # list fields (`annotations`) arrive in pieces; anything else, the last one holds
-                self.message_extras[name] = (
-                    held + value if isinstance(held, list) and isinstance(value, list) else value
-                )
+            if not delta.keys() <= _MESSAGE_FIELDS:
+                self._keep_message_extras(delta)
             if delta.get("content"):
                 self.text.append(delta["content"])
                 deltas.append(StreamDelta("text", delta["content"]))
@@ -201,6 +196,14 @@ class OpenAIStream:
             if choice.get("finish_reason"):
                 self.finish_reason = choice["finish_reason"]
         return deltas
+
+    def _keep_message_extras(self, delta: Mapping[str, Any]) -> None:
+        for name, value in _extras(MESSAGE_EXTRAS, delta, _MESSAGE_FIELDS).get(MESSAGE_EXTRAS, {}).items():
+            held = self.message_extras.get(name)
+            # list fields (`annotations`) arrive in pieces; anything else, the last one holds
+            self.message_extras[name] = (
+                held + value if isinstance(held, list) and isinstance(value, list) else value
+            )
 
     def _tool_fragment(self, part: Mapping[str, Any]) -> None:
         slot = self.calls.setdefault(int(part.get("index", 0)), {"id": None, "name": "", "arguments": ""})
