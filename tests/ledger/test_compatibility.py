@@ -35,7 +35,14 @@ MAIN_LLM_INSERT = (
 
 
 def test_the_ledger_inserts_what_main_inserted():
-    assert (RESEARCH_CALLS.insert_sql, LLM_USAGE.insert_sql) == (LEDGER_RESEARCH_INSERT, MAIN_LLM_INSERT)
+    assert RESEARCH_CALLS.insert_sql == LEDGER_RESEARCH_INSERT
+    # issue 43 added one column (migration 0038): main's insert, with `usage_estimated` last …
+    main_columns = MAIN_LLM_INSERT.split("(", 1)[1].split(")", 1)[0].split(", ")
+    assert LLM_USAGE.columns == (*main_columns, "usage_estimated")
+    # … and a row an older process spooled without it is replayed with its default
+    old_row = ("usage_x",) + (None,) * (len(main_columns) - 1)
+    assert LLM_USAGE.complete(old_row) == (*old_row, False)
+    assert LLM_USAGE.complete((*old_row, True)) == (*old_row, True)
 
 
 async def test_rows_written_the_old_way_are_all_found(tmp_path, database_url):

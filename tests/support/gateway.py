@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from zarniwoop.runtime import Runtime
 from .emulator import Emulator, RecordedRequest, Reply
 from .llm import KEYS, seed_tenants, trusting
 from .runtime import write_config
+from .served import Served, served
 
 OPENAI_KEY = "sk-MIKE-0006-openai-personal"
 MODELS = {
@@ -115,6 +117,107 @@ def prepare_gateway(
     return GatewaySetup(path, home, token, more)
 
 
+def read_runtime(config: Path, home: Path, query: Callable[[Runtime], Awaitable[Any]]) -> Any:
+    """What `query` reads of a runtime opened on a gateway's config (its ledger, its rows)."""
+
+    async def read() -> Any:
+        runtime = await Runtime.open(config, home=home)
+        try:
+            return await query(runtime)
+        finally:
+            await runtime.aclose()
+
+    return asyncio.run(read())
+
+
+def read_rows(config: Path, home: Path, sql: str, *args: Any) -> list[Any]:
+    """The rows of one query against a gateway's database."""
+    return list(read_runtime(config, home, lambda runtime: runtime.db.fetchall(sql, args)))
+
+
+@dataclass
+class LiveGateway:
+    """A running gateway — in-process under Starlette's test client (the fast tier's) or a real
+    `zarniwoop serve` (the `process` tier's) — with its emulator and its setup."""
+
+    emulator: Emulator
+    setup: GatewaySetup
+    http: Any
+    """An `httpx.Client` on the gateway (in-process: Starlette's test client, which SDKs send through)."""
+    url: str
+    server: Served | None
+    """The `zarniwoop serve` process, or None in-process."""
+
+    @property
+    def tokens(self) -> dict[str, str]:
+        """Every token of the set-up by name, the account-bound default one as `main`."""
+        return {"main": self.setup.token, **self.setup.tokens}
+
+    def openai(self, token: str | None = None) -> Any:
+        """The openai SDK on the gateway (in-process it sends through the test client)."""
+        import openai
+
+        http = self.http if self.server is None else None
+        return openai.OpenAI(
+            base_url=self.url.rstrip("/") + "/v1",
+            api_key=token or self.setup.token,
+            max_retries=0,
+            http_client=http,
+        )
+
+    def reset(self) -> LiveGateway:
+        """The emulator without routes or log (per test; the gateway is per module)."""
+        self.emulator.reset()
+        return self
+
+    def read(self, query: Callable[[Runtime], Awaitable[Any]]) -> Any:
+        """What `query` reads of a runtime opened on the gateway's config (its ledger, its rows)."""
+        return read_runtime(self.setup.config, self.setup.home, query)
+
+    def rows(self, sql: str, *args: Any) -> list[Any]:
+        return read_rows(self.setup.config, self.setup.home, sql, *args)
+
+    def usage_row(self, usage_id: str) -> tuple[Any, ...]:
+        """`(account, project, provider, model, purpose, tokens_input, tokens_output, outcome)`."""
+        sql = (
+            "SELECT account, project, provider, model, purpose, tokens_input, tokens_output, outcome"
+            " FROM llm_usage_records WHERE id = ?"
+        )
+        return tuple(self.read(lambda runtime: runtime.db.fetchone(sql, (usage_id,))))
+
+
+@contextmanager
+def live_gateway(
+    directory: Path,
+    kind: str = "app",
+    *,
+    tenants: Callable[[Emulator], dict[str, Any]] | None = None,
+    **prepare: Any,
+) -> Iterator[LiveGateway]:
+    """A started emulator, a gateway prepared against it (`prepare_gateway(**prepare)`, `tenants`
+    built for the emulator), running in-process (`app`: a server's 500 is an answer, not a raise)
+    or under a real `zarniwoop serve` (`serve`)."""
+    import httpx
+    from fastapi.testclient import TestClient
+
+    from zarniwoop.surfaces.http import create_app
+
+    emulator = Emulator().start()
+    try:
+        if tenants is not None:
+            prepare["tenants"] = tenants(emulator)
+        setup = prepare_gateway(directory, emulator, **prepare)
+        if kind == "app":
+            app = create_app(config=setup.config, home=setup.home)
+            with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as http:
+                yield LiveGateway(emulator, setup, http, str(http.base_url), None)
+        else:
+            with served(setup.config, setup.home) as server, httpx.Client(base_url=server.url) as http:
+                yield LiveGateway(emulator, setup, http, server.url, server)
+    finally:
+        emulator.stop()
+
+
 def openai_completion(
     text: str, prompt_tokens: int, completion_tokens: int, model: str = "gpt-4o-mini", **reply: Any
 ) -> Reply:
@@ -160,6 +263,22 @@ def openai_text_stream(text: str, usage: tuple[int, int]) -> bytes:
         }
     )
     return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+
+
+def openai_chunks(choices: list[list[dict[str, Any]]], usage: Any = None, **fields: Any) -> Reply:
+    """An OpenAI SSE stream: one `chat.completion.chunk` per element of `choices` (each chunk's
+    `choices`), `fields` on every chunk, then — when `usage` is not None — a `choices: []` usage chunk."""
+    base = {
+        "id": "chatcmpl-emulated",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "gpt-4o-mini",
+    }
+    chunks = [{**base, **fields, "choices": c} for c in choices]
+    if usage is not None:
+        chunks.append({**base, **fields, "choices": [], "usage": usage})
+    body = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+    return Reply(body=body, headers={"Content-Type": "text/event-stream"})
 
 
 STREAM_TEXT = "I am fine, thanks for asking."

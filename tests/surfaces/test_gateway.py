@@ -548,15 +548,17 @@ def test_errors_come_in_openai_shape(gw: Gateway) -> None:
     assert gw.emulator.requests() == []
 
 
-def test_embeddings_answer_501_in_openai_shape(gw: Gateway) -> None:
+def test_embeddings_on_a_wire_without_them_answer_400_naming_the_model(gw: Gateway) -> None:
     answer = gw.http.post(
         "/v1/embeddings",
-        json={"model": MODELS["openai"], "input": "hi"},
+        json={"model": MODELS["anthropic"], "input": "hi"},
         headers={"Authorization": f"Bearer {gw.token}"},
     )
-    assert answer.status_code == 501
+    assert answer.status_code == 400
     assert set(answer.json()["error"]) >= {"message", "type", "param", "code"}
-    assert answer.json()["error"]["code"] == "unsupported_endpoint"
+    assert answer.json()["error"]["param"] == "model"
+    assert "no embeddings API" in answer.json()["error"]["message"]
+    assert gw.emulator.requests() == []
 
 
 def test_the_body_cap_answers_in_openai_shape_on_the_gateway(gw: Gateway) -> None:

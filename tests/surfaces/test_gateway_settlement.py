@@ -8,24 +8,20 @@ against a budget of just over ten calls: what the ledger charged is what the emu
 from __future__ import annotations
 
 import asyncio
-import json
 import random
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from zarniwoop.limits.token_budgets import QuotaLine
-from zarniwoop.runtime import Runtime
 from zarniwoop.surfaces.http.openai_wire import ChatCompletionRequest
 
-from ..support.emulator import Emulator, RecordedRequest, Reply
+from ..support.emulator import Emulator, Reply
 from ..support.gateway import gateway_tenants, openai_completion, prepare_gateway, upstream_path
 from ..support.served import served
+from ..support.settlement import Ledger, cut_after, random_streams, two_part_stream
 
 # its module-scoped server is set up once: the module's tests run on one xdist worker
 pytestmark = pytest.mark.xdist_group(__name__)
@@ -38,7 +34,6 @@ MESSAGES = [{"role": "user", "content": "hi"}]
 PROMPT = ChatCompletionRequest.model_validate({"model": MODEL, "messages": MESSAGES}).to_chat_request()
 PROMPT_ESTIMATE = PROMPT.estimated_input_tokens()
 """What the gateway holds and charges for the prompt when the upstream never said."""
-LEVELS = (("account", "mike"), ("team", "nlp"), ("tenant", "_tenant"))
 
 UPSTREAM_USAGE = (40, 160)
 """What the emulator says a whole answer cost (in its last chunk, or the completion's `usage`)."""
@@ -58,105 +53,20 @@ TPM = sum(UPSTREAM_USAGE) + RESERVATION - 1
 """A per-minute token limit one cut stream's upstream usage plus the next call's hold passes."""
 
 
-def _event(delta: dict[str, Any] | None, **extra: Any) -> bytes:
-    chunk = {
-        "id": "chatcmpl-emulated",
-        "object": "chat.completion.chunk",
-        "created": 1,
-        "model": "gpt-4o-mini",
-    }
-    chunk["choices"] = [] if delta is None else [{"index": 0, "delta": delta}]
-    return b"data: " + json.dumps({**chunk, **extra}).encode() + b"\n\n"
-
-
-def two_part_stream(first: str, rest: str, usage: tuple[int, int]) -> bytes:
-    """An OpenAI stream whose two halves are equally long, so the emulator (`chunks=2`) sends `first`
-    in one write and the rest, usage last, in a second one after `chunk_delay` — SSE comment lines
-    pad the shorter half."""
-    head = _event({"role": "assistant", "content": ""}) + b"".join(
-        _event({"content": w}) for w in _words(first)
-    )
-    tail = b"".join(_event({"content": w}) for w in _words(rest))
-    tail += _event({}, choices=[{"index": 0, "delta": {}, "finish_reason": "stop"}])
-    tail += _event(
-        None, usage={"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
-    )
-    tail += b"data: [DONE]\n\n"
-    pad = abs(len(head) - len(tail))
-    padding = b": " + b"p" * max(0, pad - 3) + b"\n" if pad >= 3 else b"\n" * pad
-    head, tail = (head + padding, tail) if len(head) < len(tail) else (head, tail + padding)
-    assert len(head) == len(tail)
-    return head + tail
-
-
-def _words(text: str) -> list[str]:
-    return [w + " " for w in text.split()]
-
-
 @dataclass
-class Gateway:
-    emulator: Emulator
-    urls: list[str]
+class Gateway(Ledger):
+    emulator: Emulator = field(default_factory=Emulator)
+    urls: list[str] = field(default_factory=list)
     """Each replica's base URL (one server, or two sharing PostgreSQL and Redis)."""
-    tokens: dict[str, str]
-    config: Any
-    home: Any
+    tokens: dict[str, str] = field(default_factory=dict)
 
     def client(self, name: str, **options: Any) -> Any:
         return openai.OpenAI(
             base_url=self.urls[0] + "/v1", api_key=self.tokens[name], max_retries=0, **options
         )
 
-    def read(self, sql: str, *args: Any) -> list[Any]:
-        async def read() -> list[Any]:
-            runtime = await Runtime.open(self.config, home=self.home)
-            try:
-                return list(await runtime.db.fetchall(sql, args))
-            finally:
-                await runtime.aclose()
-
-        return asyncio.run(read())
-
-    def rows(self, project: str) -> list[tuple[int, int, str]]:
-        return [
-            tuple(r)
-            for r in self.read(
-                "SELECT tokens_input, tokens_output, outcome FROM llm_usage_records"
-                " WHERE project = ? AND outcome != 'blocked' ORDER BY created_at",
-                project,
-            )
-        ]
-
     def ledger(self, project: str) -> dict[tuple[str, str], int]:
-        """This month's tokens used at every level of a call of mike in `project`, read from the
-        runtime's own ledger (SQL, or Redis when the deployment has one)."""
-
-        async def read() -> dict[tuple[str, str], int]:
-            runtime = await Runtime.open(self.config, home=self.home)
-            try:
-                lines = [
-                    QuotaLine(level, owner, "monthly", None)
-                    for level, owner in (*LEVELS, ("project", project))
-                ]
-                return {
-                    (s.line.level, s.line.owner): s.used
-                    for s in await runtime.quota_ledger.status("acme", lines)
-                }
-            finally:
-                await runtime.aclose()
-
-        return asyncio.run(read())
-
-    def settled(self, project: str, count: int) -> list[tuple[int, int, str]]:
-        """The project's usage rows once `count` of them are written (the settlement runs on after
-        the client left); fails naming what is there if they do not come."""
-        deadline = time.monotonic() + 60
-        while True:
-            rows = self.rows(project)
-            if len(rows) >= count or time.monotonic() > deadline:
-                assert len(rows) == count, rows
-                return rows
-            time.sleep(0.1)
+        return self.used(project)
 
 
 @pytest.fixture(scope="module")
@@ -181,7 +91,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     )
     try:
         with served(setup.config, setup.home) as server:
-            yield Gateway(emulator, [server.url], dict(setup.tokens), setup.config, setup.home)
+            yield Gateway(setup.config, setup.home, emulator, [server.url], dict(setup.tokens))
     finally:
         emulator.stop()
 
@@ -190,11 +100,6 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
 def gw(gateway: Gateway) -> Gateway:
     gateway.emulator.reset()
     return gateway
-
-
-def _charged(gw: Gateway, before: dict[tuple[str, str], int], project: str) -> dict[tuple[str, str], int]:
-    after = gw.ledger(project)
-    return {key: after[key] - before[key] for key in after}
 
 
 def _refused(client: Any, **options: Any) -> Any:
@@ -224,7 +129,7 @@ def test_four_streams_cut_after_the_first_chunk_are_charged_the_upstreams_usage(
     rows = gw.settled("cut", 4)
     assert rows == [(*UPSTREAM_USAGE, "cancelled")] * 4
     assert len(gw.emulator.completed(PATH)) == 4  # the gateway read every upstream answer to its end
-    charged = _charged(gw, before, "cut")
+    charged = gw.charged(before, "cut")
     assert charged == {key: 4 * sum(UPSTREAM_USAGE) for key in charged}
     refused = _refused(client, stream=True)
     assert refused.body["code"] == "insufficient_quota" and refused.body["level"] == "project"
@@ -250,7 +155,7 @@ def test_four_streams_cut_by_the_idle_deadline_are_charged_prompt_and_streamed_t
         assert received == DEADLINE_STREAMED
     rows = gw.settled("deadline", 4)
     assert rows == [(PROMPT_ESTIMATE, len(DEADLINE_STREAMED) // 4, "cancelled")] * 4
-    charged = _charged(gw, before, "deadline")
+    charged = gw.charged(before, "deadline")
     assert charged == {key: 4 * DEADLINE_CHARGE for key in charged}
     refused = _refused(client)
     assert refused.body["code"] == "insufficient_quota" and refused.body["level"] == "project"
@@ -282,7 +187,7 @@ def test_non_streamed_calls_whose_client_hangs_up_are_charged_the_upstreams_usag
             impatient.chat.completions.create(model=MODEL, messages=MESSAGES, max_tokens=MAX_TOKENS)
     rows = gw.settled("gone", 4)
     assert rows == [(*UPSTREAM_USAGE, "cancelled")] * 4
-    charged = _charged(gw, before, "gone")
+    charged = gw.charged(before, "gone")
     assert charged == {key: 4 * sum(UPSTREAM_USAGE) for key in charged}
     refused = _refused(gw.client("gone"))
     assert refused.body["code"] == "insufficient_quota" and refused.body["level"] == "project"
@@ -316,44 +221,23 @@ def test_twenty_streams_cut_at_random_over_two_replicas_on_postgres_and_redis(
             stack.enter_context(served(setup.config, tmp_path / f"home{i}" if i else setup.home, env=env)).url
             for i in range(2)
         ]
-        _crowd(Gateway(emulator, urls, dict(setup.tokens), setup.config, setup.home))
+        _crowd(Gateway(setup.config, setup.home, emulator, urls, dict(setup.tokens)))
 
 
 def _crowd(gw: Gateway) -> None:
     rng = random.Random(25)
-    lock = threading.Lock()
-
-    def answer(request: RecordedRequest) -> Reply:
-        with lock:
-            words, completion_tokens = rng.randint(8, 30), rng.randint(100, CROWD_MAX_TOKENS)
-        text = " ".join(f"w{i}" for i in range(words))
-        return Reply(
-            body=two_part_stream(
-                text[: len(text) // 2], text[len(text) // 2 :], (PROMPT_ESTIMATE, completion_tokens)
-            ),
-            headers={"Content-Type": "text/event-stream"},
-            chunk_delay=0.3,
-            chunks=2,
-        )
-
+    answer = random_streams(rng, two_part_stream, PROMPT_ESTIMATE, CROWD_MAX_TOKENS)
     gw.emulator.add(PATH, answer)
     before = gw.ledger("crowd")
     cuts = [rng.randint(1, 4) for _ in range(20)]
 
-    async def one(client: Any, cut: int) -> str:
-        try:
-            stream = await client.chat.completions.create(
-                model=MODEL, messages=MESSAGES, max_tokens=CROWD_MAX_TOKENS, stream=True
-            )
-        except openai.RateLimitError:
-            return "refused"
-        seen = 0
-        async for _ in stream:
-            seen += 1
-            if seen >= cut:
-                break
-        await stream.close()
-        return "cut"
+    def one(client: Any, cut: int) -> Any:
+        create = client.chat.completions.create
+        return cut_after(
+            lambda: create(model=MODEL, messages=MESSAGES, max_tokens=CROWD_MAX_TOKENS, stream=True),
+            cut,
+            openai.RateLimitError,
+        )
 
     async def crowd() -> list[str]:
         clients = [
@@ -367,26 +251,13 @@ def _crowd(gw: Gateway) -> None:
                 await client.close()
 
     outcomes = asyncio.run(crowd())
-    admitted = outcomes.count("cut")
-    # One upstream request per admitted call, and the budget bound: the 10 reservations it fits held
-    # at once refuse the rest. It is not `admitted <= 10`: on a busy machine a cut stream may settle
-    # (its real usage, below its hold) before the last calls reserve, and an 11th then fits. That
-    # the budget was never overspent by more than one reservation is checked on the charges below.
-    assert len(gw.emulator.requests(PATH)) == admitted, outcomes
-    assert 9 <= admitted < len(cuts) and "refused" in outcomes, outcomes
-    rows = gw.settled("crowd", admitted)
-    produced = [reply for _, reply in gw.emulator.completed(PATH)]
-    assert len(produced) == admitted  # every admitted stream was read to its usage chunk
-    produced_tokens = sum(_usage_of(reply.body) for reply in produced)
-    charged = _charged(gw, before, "crowd")
-    assert charged == {key: produced_tokens for key in charged}
-    assert sum(i + o for i, o, _ in rows) == produced_tokens
-    assert {outcome for *_, outcome in rows} <= {"cancelled", "ok"}
-    assert charged[("project", "crowd")] - CROWD_BUDGET <= CROWD_RESERVATION
-
-
-def _usage_of(body: bytes) -> int:
-    for line in body.decode().splitlines():
-        if line.startswith("data: {") and '"usage"' in line:
-            return int(json.loads(line[6:])["usage"]["total_tokens"])
-    raise AssertionError("no usage chunk in the emulated stream")
+    gw.check_crowd(
+        gw.emulator,
+        PATH,
+        "crowd",
+        before,
+        outcomes,
+        fits=10,
+        budget=CROWD_BUDGET,
+        reservation=CROWD_RESERVATION,
+    )

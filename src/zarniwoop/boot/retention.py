@@ -9,6 +9,7 @@ from ..config.settings import SettingService
 from ..contract.errors import ConfigError
 from ..contract.query import SearchScope
 from ..ledger import LLM_USAGE, RESEARCH_CALLS
+from ..storage import responses
 from ..storage.retention import QUOTA_COUNTER_KEEP_DAYS, RetentionRule, iso_bound
 from ..tasks.store import TABLE as TASKS
 
@@ -31,14 +32,19 @@ def retention_days(settings: SettingService, scope: SearchScope) -> int:
 def retention_rules(settings: SettingService) -> list[RetentionRule]:
     """What the one retention job deletes, with the days the settings give (read at each run):
     provider calls per scope (`research.log.retentionDays`, 30), LLM usage and its traces
-    (`ai.usage.retentionDays`, system-wide, 90), quota windows past two months, tasks past their
-    expiry (`research.tasks.ttlSeconds` after they were made or ended; their steps go with them);
-    the built-in OAuth server's sign-in requests, codes and refresh tokens once expired, and clients
+    (`ai.usage.retentionDays`, system-wide, 90), quota windows past two months, stored responses
+    of `/v1/responses` (`ai.responses.retentionDays`, system-wide, 30), tasks past their expiry
+    (`research.tasks.ttlSeconds` after they were made or ended; their steps go with them); the
+    built-in OAuth server's sign-in requests, codes and refresh tokens once expired, and clients
     that never got a token a day after they registered (issue 45: unauthenticated rows never pile up)."""
 
     def llm_days(_: SearchScope) -> int:
         system = settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
         return system.get_int(LLM_USAGE.retention_key, LLM_USAGE.default_retention_days)
+
+    def response_days(_: SearchScope) -> int:
+        system = settings.scoped(SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL))
+        return system.get_int(responses.RETENTION_KEY, responses.DEFAULT_RETENTION_DAYS)
 
     return [
         RetentionRule(
@@ -51,6 +57,7 @@ def retention_rules(settings: SettingService) -> list[RetentionRule]:
             LLM_USAGE.name, LLM_USAGE.time_column, days=llm_days, bound=iso_bound, companions=("llm_traces",)
         ),
         RetentionRule("llm_quota_usage", "updated_at", days=lambda _: QUOTA_COUNTER_KEEP_DAYS),
+        RetentionRule(responses.TABLE, responses.TIME_COLUMN, days=response_days),
         RetentionRule(TASKS, "expires_at", days=lambda _: 0, expiry=True),
         *(
             RetentionRule(table, "expires_at", days=lambda _: 0, expiry=True)

@@ -139,6 +139,12 @@ KNOWN_KEYS: tuple[KnownKey, ...] = (
         "ai.rateLimit.windowSeconds", "the window requests_per_minute / tokens_per_minute count over", "60"
     ),
     KnownKey("ai.trace.persist", "keep raw LLM traces", "false"),
+    KnownKey(
+        "ai.responses.store",
+        "false: the gateway's /v1/responses stores nothing (store: true and previous_response_id refused)",
+        "true",
+    ),
+    KnownKey("ai.responses.retentionDays", "stored /v1/responses conversations kept this long", "30"),
     KnownKey("ai.quota.webhookUrl", "where quota threshold notices are posted"),
     KnownKey("ai.catalog.refreshMinutes", "model catalog refresh interval", "30"),
     KnownKey("ai.discovery.timeoutMs", "per-instance model discovery timeout"),

@@ -333,7 +333,7 @@ class ZarniwoopUsageCounter:
                 for row in rows:
                     self._spool({"ledger": name, "row": list(row)}, None)
                 continue
-            await self.db.executemany(table.insert_sql, [tuple(row) for row in rows])
+            await self.db.executemany(table.insert_sql, [table.complete(row) for row in rows])
         for segment in segments:
             segment.unlink()
         return len(records) + sum(len(rows) for name, rows in other.items() if name in TABLES)

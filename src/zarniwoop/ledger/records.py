@@ -153,6 +153,9 @@ class UsageRecord:
     session_id: str | None = None
     think_process_id: str | None = None
     node_id: str | None = None
+    usage_estimated: bool = False
+    """The tokens are the gateway's estimate, not the upstream's report: none came, the one that came
+    was refused (`llm/usage_check.py`), or the call was cut before it."""
     id: str = field(default_factory=new_usage_id)
     created_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="milliseconds"))
 
@@ -184,6 +187,7 @@ class UsageRecord:
             "durationMs": self.duration_ms,
             "outcome": self.outcome,
             "error": self.error,
+            "usageEstimated": self.usage_estimated,
             "failover": [s.to_json() for s in self.failover],
             "attempts": [a.to_json() for a in self.attempts],
             "timestamp": self.created_at,
@@ -215,6 +219,7 @@ class UsageRecord:
             json.dumps([s.to_json() for s in self.failover]),
             json.dumps([a.to_json() for a in self.attempts]),
             self.created_at,
+            self.usage_estimated,
         )
 
     @classmethod
@@ -227,6 +232,7 @@ class UsageRecord:
             tokens_output=int(values["tokens_output"]),
             cost_usd=None if values["cost_usd"] is None else float(values["cost_usd"]),
             duration_ms=int(values["duration_ms"]),
+            usage_estimated=bool(values["usage_estimated"]),
             failover=tuple(
                 Switch(from_instance=s["from"], to_instance=s["to"], reason=s["reason"])
                 for s in json.loads(values["failover"])

@@ -11,7 +11,7 @@ was written.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -47,6 +47,9 @@ class LedgerTable:
     """A moment (epoch seconds) in the form `time_column` stores it."""
     moment: Callable[[Any], float] = float
     """A stored `time_column` value as epoch seconds."""
+    late: tuple[Any, ...] = ()
+    """Defaults of the last columns, added after rows may have been spooled without them (migration
+    0038: `usage_estimated`): a replayed row that is short gets them (`complete`)."""
     insert_sql: str = field(init=False)
     """The row's idempotent INSERT, built once (every LLM call runs it)."""
 
@@ -54,6 +57,14 @@ class LedgerTable:
         marks = ", ".join("?" * len(self.columns))
         sql = f"INSERT INTO {self.name} ({', '.join(self.columns)}) VALUES ({marks}) ON CONFLICT (id) DO NOTHING"
         object.__setattr__(self, "insert_sql", sql)  # frozen: set once, here
+
+    def complete(self, row: Sequence[Any]) -> tuple[Any, ...]:
+        """A spooled row with every column: one spooled before the `late` columns existed gets their
+        defaults."""
+        missing = len(self.columns) - len(row)
+        if 0 < missing <= len(self.late):
+            return (*row, *self.late[len(self.late) - missing :])
+        return tuple(row)
 
 
 RESEARCH_CALLS: Final = LedgerTable(
@@ -71,8 +82,9 @@ LLM_USAGE: Final = LedgerTable(
     columns=_columns(
         "id, tenant, account, project, team, session_id, think_process_id, node_id, provider, instance, model, "
         "purpose, tokens_input, tokens_output, tokens_total, cost_usd, credential_source, duration_ms, outcome, "
-        "error, failover, attempts, created_at"
+        "error, failover, attempts, created_at, usage_estimated"
     ),
+    late=(False,),
     # `created_at` is ISO text written by `UsageRecord` (UTC, `+00:00`): compared as text with
     # bounds of the same form, parsed per row where a bucket needs it.
     time_column="created_at",

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..contract.errors import FailoverError, QuotaBlockedError, QuotaExceededError, RateLimitExceededError
 from ..limits.token_budgets import exhausted_error
-from .adapters import ADAPTERS, ChatClient, Endpoint
+from .adapters import ChatClient, Endpoint, adapter_for
 from .adapters.response import TokenUsage
 from .chain import decorate
 from .finish import finish_cut, finish_served, record_failure, secrets_of
@@ -68,7 +68,7 @@ def client_for(parts: CallParts, prep: PreparedCall, candidate: Candidate) -> Ch
     """A fresh client with this candidate's key over the shared pool (well under 1 ms)."""
     endpoint = Endpoint(candidate.wire_type, candidate.instance, candidate.base_url, candidate.api_key)
     return ChatClient(
-        ADAPTERS[candidate.wire_type],
+        adapter_for(prep.request, endpoint, prep.settings),
         endpoint,
         candidate.model,
         parts.http,

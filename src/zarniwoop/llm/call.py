@@ -165,6 +165,8 @@ class LlmResult:
     duration_ms: int = 0
     origin: str = "primary"
     """Why what served was a candidate: `primary`, `fallbackModels`, `priority`, `local` or `substitute`."""
+    usage_estimated: bool = False
+    """`usage` is the gateway's estimate: the upstream reported none it could take (`usage_check.py`)."""
 
     def to_json(self) -> dict[str, Any]:
         """`zarniwoop llm ask --json` (DESIGN §6), exactly these keys."""

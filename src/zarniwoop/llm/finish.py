@@ -9,6 +9,7 @@ known (`finish_cut`); one that never reached a provider leaves a row with no tok
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -17,14 +18,17 @@ from .adapters.response import ChatResponse, TokenUsage
 from .call import LlmResult
 from .observers import CallEvent, notify_all
 from .prepare import model_doc
-from .settlement import CANCELLED, Admission, charge, estimate_tokens, record_usage
+from .settlement import CANCELLED, Admission, charge, record_usage
 from .trace import TraceBuffer
+from .usage_check import CheckedUsage, check_usage, estimated_usage, usage_bound
 
 if TYPE_CHECKING:
     from ..ledger import AttemptRecord, Switch
     from .call import CallParts, PreparedCall
     from .catalog import ModelDoc
     from .failover import Candidate, FailoverOutcome
+
+log = logging.getLogger("zarniwoop.llm")
 
 
 async def finish(
@@ -41,13 +45,22 @@ async def finish(
     started: float,
     outcome: str = "ok",
     error: str | None = None,
+    estimate: TokenUsage | None = None,
 ) -> LlmResult:
-    """Settle real usage, tell the observers, and build the result."""
+    """Settle real usage, tell the observers, and build the result. The usage is the upstream's when
+    it passes `check_usage`, else the gateway's estimate of the answer (flagged on the record);
+    `estimate`: a cut call's count of what is known to have been produced (flagged too)."""
     call = prep.call
     switches = with_substitution(prep, switches)
-    usage = response.usage or TokenUsage(
-        prep.request.estimated_input_tokens(), estimate_tokens(len(response.text)) or 1
-    )
+    if estimate is not None:  # cut before the upstream's usage came: what is known was produced
+        checked = check_usage(None, estimate, bound=usage_bound(doc))
+    else:
+        checked = check_usage(
+            response.usage, lambda: estimated_usage(prep.request, response), bound=usage_bound(doc)
+        )
+        if checked.estimated:
+            _say_estimated(candidate, checked)
+    usage = checked.usage
     cost = doc.cost_usd(usage.input, usage.output) if doc is not None else None
     duration = int((time.perf_counter() - started) * 1000)
     record = UsageRecord(
@@ -71,6 +84,7 @@ async def finish(
         session_id=call.session_id,
         think_process_id=call.think_process_id,
         node_id=call.node_id,
+        usage_estimated=checked.estimated,
     )
     statuses = await charge(parts, admission, usage.total, record)
     event = CallEvent(
@@ -100,6 +114,7 @@ async def finish(
         usage_id=record.id,
         duration_ms=duration,
         origin=candidate.origin,
+        usage_estimated=checked.estimated,
     )
 
 
@@ -148,7 +163,7 @@ async def finish_cut(
         parts,
         prep,
         candidate,
-        ChatResponse(usage=usage),
+        ChatResponse(),
         admission=admission,
         sink=TraceBuffer(secrets_of(candidate)),
         doc=model_doc(prep, candidate),
@@ -157,6 +172,7 @@ async def finish_cut(
         started=started,
         outcome=outcome,
         error=message or ("the client went away" if outcome == CANCELLED else None),
+        estimate=usage,
     )
 
 
@@ -200,6 +216,29 @@ async def record_failure(
         parts.observers,
         CallEvent(record=record, request=prep.request, settings=prep.settings, blocked=prep.blocked),
     )
+
+
+def _say_estimated(candidate: Candidate, checked: CheckedUsage) -> None:
+    """Once per call: a refused report is a warning (a broken or hostile upstream), an absent one
+    only worth knowing (some servers never report usage)."""
+    usage = checked.usage
+    if checked.reason is not None:
+        log.warning(
+            "%s/%s reported usage the gateway cannot take (%s): charged its estimate, %d in + %d out",
+            candidate.instance,
+            candidate.model,
+            checked.reason,
+            usage.input,
+            usage.output,
+        )
+    else:
+        log.info(
+            "%s/%s reported no usage: charged the gateway's estimate, %d in + %d out",
+            candidate.instance,
+            candidate.model,
+            usage.input,
+            usage.output,
+        )
 
 
 def with_substitution(prep: PreparedCall, switches: tuple[Switch, ...]) -> tuple[Switch, ...]:

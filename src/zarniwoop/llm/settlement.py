@@ -13,7 +13,7 @@ non-streamed call — has still made the upstream work. The call is then *abando
   upstream to its usage (a stream's last chunk, a completion's `usage`), and is settled with
   exactly those counts;
 - past that it is cut, and charged what is known to have been produced: the prompt (the request's
-  estimate) plus the tokens already streamed, counted with the wire's estimate (`estimate_tokens`,
+  estimate) plus the tokens already streamed, counted with the wire's estimate (`usage_check.estimate_tokens`,
   ≈ 4 characters a token) — for a non-streamed call, whose output is unknown until it ends, the
   whole reservation (prompt plus `max_tokens`);
 - a stream cut by a deadline (the idle timeout between chunks) or failing upstream after tokens
@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..contract.errors import DatabaseUnavailableError
-from .adapters import StreamDelta
 
 if TYPE_CHECKING:
     from ..ledger import UsageRecord
@@ -53,19 +52,6 @@ DRAIN_KEY = "ai.call.drainMs"
 """How long an abandoned call may run on to learn its real usage before it is cut."""
 DEFAULT_DRAIN_MS = 30_000
 CANCELLED = "cancelled"
-
-
-def estimate_tokens(chars: int) -> int:
-    """The wire's token estimate of `chars` characters of generated text: ≈ 4 characters a token, at
-    least 1 for any text (as `LlmManager` counts an answer that came without usage)."""
-    return max(1, chars // 4) if chars else 0
-
-
-def delta_chars(delta: StreamDelta) -> int:
-    """How many characters of output one streamed piece carries (text, reasoning, tool arguments)."""
-    if delta.tool_call is not None:
-        return len(delta.tool_call.name) + len(delta.tool_call.arguments)
-    return len(delta.text)
 
 
 class CallWatch:
@@ -184,7 +170,11 @@ async def charge(
     record; a record the database refuses is undone alone and spooled, the charge stands.
 
     A database that cannot take the batch at all (it is down) gets the two apart, as each handles
-    an outage: the budgets log and let the hold lapse, the record is spooled."""
+    an outage: the budgets log and let the hold lapse, the record is spooled.
+
+    Never raises (issue 43): a settle failing for any other reason is logged, the hold is given back
+    rather than left for its TTL, and the record is still written — the upstream answered, the
+    caller gets its answer."""
     if admission is not None:
         try:
             async with parts.db.write_batch():
@@ -193,9 +183,25 @@ async def charge(
             return statuses
         except DatabaseUnavailableError:
             pass  # BEGIN or COMMIT failed: nothing of it was written
-    statuses = await _settle(parts, admission, tokens)
+        except Exception:
+            await _settle_failed(parts, admission, record)
+            await record_usage(parts, record)  # the batch's copy was rolled back with it
+            return []
+    try:
+        statuses = await _settle(parts, admission, tokens)
+    except Exception:
+        await _settle_failed(parts, admission, record)
+        statuses = []
     await record_usage(parts, record)
     return statuses
+
+
+async def _settle_failed(parts: CallParts, admission: Admission | None, record: UsageRecord) -> None:
+    log.exception("settling LLM call %s failed: its hold is given back, its record kept", record.id)
+    try:
+        await release(parts, admission)
+    except Exception:
+        log.exception("giving back the hold of LLM call %s failed: it lapses with its TTL", record.id)
 
 
 async def record_usage(parts: CallParts, record: UsageRecord) -> None:
@@ -214,8 +220,6 @@ __all__ = [
     "Admission",
     "CallWatch",
     "charge",
-    "delta_chars",
-    "estimate_tokens",
     "record_usage",
     "release",
     "release_first_hold",

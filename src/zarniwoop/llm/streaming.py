@@ -21,8 +21,9 @@ from .call import LlmResult
 from .finish import finish_cut, finish_served, secrets_of
 from .prepare import model_doc
 from .sanitize import sanitize
-from .settlement import CANCELLED, CallWatch, delta_chars, estimate_tokens, release, reserve
+from .settlement import CANCELLED, CallWatch, release, reserve
 from .trace import TraceBuffer
+from .usage_check import delta_chars, estimate_tokens
 
 if TYPE_CHECKING:
     from .adapters import ChatRequest

@@ -13,10 +13,15 @@ Streaming is SSE with named events: `message_start` → (`content_block_start` �
 after the 200). A tool_use block whose `input_json_delta`s are all empty keeps the input of its
 start block (`{}`).
 
+A native request (the gateway's `/v1/messages`, `ChatRequest.native`) is sent by
+`AnthropicMessagesAdapter` (`adapters.NATIVE`) as the client wrote it: its body with the call's `model` and capped `max_tokens`, its `anthropic-version` and
+`anthropic-beta`; the answer's whole body is kept (`NATIVE_ANSWER`) and stream events are relayed.
+
 There is no JSON mode: a JSON request adds an instruction (and the schema) to the system prompt; a
 strict JSON schema (`response_format.json_schema.strict`) and strict tools go as structured outputs
 (`output_format`, tool `strict`, beta `structured-outputs-2025-11-13`). OpenAI fields the API has no
-equivalent of (`seed`, `logprobs`, `metadata`) are refused, naming the field (`options.py`).
+equivalent of (`seed`, `logprobs`, `metadata`, `reasoning_effort`, …) are refused, naming the field
+(the table of `fields.py`); `safety_identifier`, like `user`, becomes `metadata.user_id`.
 """
 
 from __future__ import annotations
@@ -27,27 +32,30 @@ from typing import Any
 
 from ...contract.errors import ParseError, ProviderError
 from ...contract.protocol import RequestSpec
-from .base import ChatRequest, Endpoint, Framing, StreamDelta
+from .base import NATIVE_ANSWER, ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
+from .fields import CHAT, MESSAGES, passed_fields
 from .ids import check_model
 from .options import refuse_unsupported, tool_strict
-from .response import ChatResponse, TokenUsage, ToolCall
+from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
 
 API_VERSION = "2023-06-01"
 STRUCTURED_OUTPUTS_BETA = "structured-outputs-2025-11-13"
 """The beta that makes `strict` tools and `output_format` binding (constrained decoding)."""
-UNSUPPORTED = frozenset({"seed", "logprobs", "top_logprobs", "metadata"})
-"""OpenAI fields the Messages API has no equivalent of (`options.py`)."""
+NATIVE_SHAPE = MESSAGES
+"""The API shape of the gateway's `/v1/messages` (`NativeBody.shape`)."""
 
 
 class AnthropicAdapter:
     wire_type = "anthropic"
     framing: Framing = "sse"
+    native_shape: str | None = None
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
         check_model(self.wire_type, model)
-        refuse_unsupported(request, self.wire_type, UNSUPPORTED)
+        refuse_unsupported(request, self.wire_type)
         options = request.options
+        further = passed_fields(CHAT, self.wire_type, options.extra)
         structured = bool(options.schema_strict and request.json_schema is not None)
         system = request.system_text()
         if request.wants_json and not structured:
@@ -65,8 +73,9 @@ class AnthropicAdapter:
             body["top_p"] = options.top_p
         if options.stop:
             body["stop_sequences"] = list(options.stop)
-        if options.user:
-            body["metadata"] = {"user_id": options.user}
+        user = further.get("safety_identifier") or options.user  # OpenAI's successor of `user`
+        if user:
+            body["metadata"] = {"user_id": str(user)}
         if structured:
             assert request.json_schema is not None
             body["output_format"] = {"type": "json_schema", "schema": dict(request.json_schema)}
@@ -128,6 +137,8 @@ class AnthropicAdapter:
         usage, meta = _usage(data.get("usage"))
         if data.get("id"):
             meta["responseId"] = data["id"]
+        if self.native_shape is not None:  # sent as the client wrote it: the body goes back as it came
+            meta[NATIVE_ANSWER] = data
         return ChatResponse(
             text="".join(text),
             tool_calls=tuple(calls),
@@ -151,7 +162,8 @@ class AnthropicStream:
         self.model: str | None = None
         self.finish_reason: str | None = None
         self.input_usage: Mapping[str, Any] = {}
-        self.output_tokens = 0
+        self.output_tokens: Any = None
+        """As the last event reported it; read (and refused if junk) with the rest in `_usage`."""
         self.metadata: dict[str, Any] = {}
 
     def feed(self, event: str | None, payload: Any) -> list[StreamDelta]:
@@ -165,9 +177,9 @@ class AnthropicStream:
             self.model = message.get("model")
             if message.get("id"):
                 self.metadata["responseId"] = message["id"]
-            usage = message.get("usage") or {}
-            self.input_usage = usage
-            self.output_tokens = int(usage.get("output_tokens") or 0)
+            usage = message.get("usage")
+            self.input_usage = usage if isinstance(usage, Mapping) else {}
+            self.output_tokens = self.input_usage.get("output_tokens")
         elif kind == "content_block_start":
             block = dict(payload.get("content_block") or {})
             self.blocks[int(payload.get("index", len(self.blocks)))] = {"block": block, "parts": []}
@@ -192,9 +204,10 @@ class AnthropicStream:
         elif kind == "message_delta":
             delta = payload.get("delta") or {}
             self.finish_reason = delta.get("stop_reason") or self.finish_reason
-            usage = payload.get("usage") or {}
+            usage = payload.get("usage")
+            usage = usage if isinstance(usage, Mapping) else {}
             if usage.get("output_tokens") is not None:
-                self.output_tokens = int(usage["output_tokens"])  # cumulative
+                self.output_tokens = usage["output_tokens"]  # cumulative; checked in `_usage`
             if usage.get("input_tokens") is not None:
                 self.input_usage = {**self.input_usage, **usage}
         return []
@@ -209,7 +222,10 @@ class AnthropicStream:
                 reasoning.append((slot["block"].get("thinking") or "") + "".join(slot["parts"]))
             elif kind == "tool_use":
                 calls.append(_tool_call(slot))
-        usage, meta = _usage({**self.input_usage, "output_tokens": self.output_tokens})
+        reported = self.input_usage or self.output_tokens is not None
+        usage, meta = (
+            _usage({**self.input_usage, "output_tokens": self.output_tokens}) if reported else (None, {})
+        )
         return ChatResponse(
             text="".join(text),
             tool_calls=tuple(calls),
@@ -219,6 +235,36 @@ class AnthropicStream:
             usage=usage,
             metadata={**self.metadata, **meta},
         )
+
+
+class AnthropicMessagesAdapter(AnthropicAdapter):
+    """A `/v1/messages` request sent as the client wrote it (`adapters.NATIVE`): the wire's parsing,
+    errors and stream, its own body; every Anthropic-wire instance serves it."""
+
+    native_shape: str | None = NATIVE_SHAPE
+
+    def serves(self, settings: object, endpoint: Endpoint) -> bool:
+        return True
+
+    def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
+        check_model(self.wire_type, model)
+        return _native(request, endpoint, model)
+
+
+def _native(request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
+    """The client's own body, with what the call decides: the model, the capped token limit, streaming."""
+    assert request.native is not None
+    body = {**request.native.body, "model": model, "max_tokens": request.max_tokens}
+    if request.stream:
+        body["stream"] = True
+    else:
+        body.pop("stream", None)
+    headers = {"Content-Type": "application/json", "anthropic-version": API_VERSION}
+    headers.update(request.native.headers)
+    if endpoint.api_key:
+        headers["x-api-key"] = endpoint.api_key.reveal()
+    url = endpoint.base_url.rstrip("/") + "/v1/messages"
+    return RequestSpec("POST", url, headers=headers, json_body=body, step="chat")
 
 
 def _tool_call(slot: Mapping[str, Any]) -> ToolCall:
@@ -237,16 +283,16 @@ def _tool_call(slot: Mapping[str, Any]) -> ToolCall:
 def _usage(usage: Any) -> tuple[TokenUsage | None, dict[str, Any]]:
     if not isinstance(usage, Mapping):
         return None, {}
-    cache_write = int(usage.get("cache_creation_input_tokens") or 0)
-    cache_read = int(usage.get("cache_read_input_tokens") or 0)
+    report = UsageReport(usage)
+    cache_write = report.count("cache_creation_input_tokens", required=False)
+    cache_read = report.count("cache_read_input_tokens", required=False)
     meta: dict[str, Any] = {}
     if cache_write:
         meta["cacheWriteInputTokens"] = cache_write
     if cache_read:
         meta["cachedInputTokens"] = cache_read
-    return TokenUsage(
-        int(usage.get("input_tokens") or 0) + cache_write + cache_read, int(usage.get("output_tokens") or 0)
-    ), meta
+    prompt = report.count("input_tokens") + cache_write + cache_read
+    return report.usage(prompt, report.count("output_tokens")), meta
 
 
 def _messages(request: ChatRequest) -> list[dict[str, Any]]:
@@ -280,3 +326,4 @@ def _json_instruction(schema: Mapping[str, Any] | None) -> str:
 
 
 ADAPTER = AnthropicAdapter()
+NATIVE_MESSAGES = AnthropicMessagesAdapter()

@@ -5,6 +5,17 @@ A wire adapter is pure, like a search protocol: `build()` turns a `ChatRequest` 
 answer into the contract error, and `accumulator()` folds stream events into the final response.
 Only `ChatClient` does I/O, over the process's one transport (`transport/http.py`).
 
+Two other kinds of request ride the same call path (budgets, failover, settlement):
+
+- a *native* request (`ChatRequest.native`) carries the client's own body in another API shape
+  (`/v1/messages` → `anthropic-messages`, `/v1/responses` → `responses`): `adapters.adapter_for`
+  picks, per attempt, the adapter registered for (shape × wire) that sends that body as it came
+  (model and token cap set by the call, its stream events relayed as they came in `StreamDelta.raw`)
+  where the instance serves the shape, else the wire's chat adapter with the mapped `ChatRequest` —
+  after refusing the first field the mapping could not carry (`NativeBody.refused`) with a 400;
+- an *embeddings* request (`ChatRequest.embedding`) goes through the wire's embeddings codec
+  (`embeddings.py`), which `adapter_for` picks instead of its chat adapter.
+
 A `ChatClient` is built fresh for every call with that call's key (seed 002 §4 "a new LLM object
 per call"). It is a slotted object holding four references — construction costs about a
 microsecond, where a new SDK client costs ~30 ms (CA bundle loading) — and it never outlives the call.
@@ -22,13 +33,17 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ...contract.protocol import RequestSpec, Secret
 from .options import NO_OPTIONS, SamplingOptions
-from .response import ChatResponse, ToolCall
+from .response import ChatResponse, TokenUsage, ToolCall
 
 if TYPE_CHECKING:
     from ...contract.errors import ProviderError
     from ...transport.http import HttpTransport
+    from .embeddings import EmbeddingInput
 
 Role = Literal["system", "user", "assistant", "tool"]
+NATIVE_ANSWER = "nativeAnswer"
+"""`ChatResponse.metadata` key of a native adapter's whole answer body as it came, which the gateway
+returns to the client of that API shape (set only where the request was sent as written)."""
 Framing = Literal["sse", "ndjson", "json-array"]
 
 
@@ -55,6 +70,25 @@ class ToolSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class NativeBody:
+    """The client's request in another API shape, carried next to its mapped chat form
+    (`ChatRequest.native`): the adapter that serves the shape natively (`adapters.adapter_for`) sends
+    `body` as the client wrote it; every other wire sends the chat form, unless the shape asked for
+    something no bridge carries (`refused`)."""
+
+    shape: str
+    """The API shape, e.g. `anthropic-messages` or `responses` (a native adapter's `native_shape`)."""
+    body: Mapping[str, Any] = field(compare=False)
+    refused: tuple[tuple[str, str], ...] = ()
+    """`(field, reason)` pairs the mapped chat form cannot carry (a server tool, an image block,
+    `top_k`, `reasoning.effort`): a bridged wire answers a 400 naming the first."""
+    headers: Mapping[str, str] = field(default_factory=dict, compare=False)
+    """The shape's own request headers the client sent (`anthropic-version`, `anthropic-beta`)."""
+    extra_input_tokens: int = 0
+    """The input estimate of the parts the mapped request leaves out (images, documents, thinking)."""
+
+
+@dataclass(frozen=True, slots=True)
 class ChatRequest:
     messages: tuple[ChatMessage, ...]
     max_tokens: int = 1024
@@ -69,6 +103,10 @@ class ChatRequest:
     stream: bool = False
     options: SamplingOptions = field(default_factory=lambda: NO_OPTIONS)
     """OpenAI's further request fields; each wire maps them or refuses them (`options.py`)."""
+    native: NativeBody | None = field(default=None, compare=False)
+    """The client's own body, for a wire that speaks its API shape (see the module docstring)."""
+    embedding: EmbeddingInput | None = field(default=None, compare=False)
+    """Set on an embeddings call: the texts are the user messages, `max_tokens` is 0."""
 
     @classmethod
     def prompt(cls, text: str, *, system: str | None = None, **options: Any) -> ChatRequest:
@@ -90,7 +128,8 @@ class ChatRequest:
         chars += sum(len(t.name) + len(t.description) + len(json.dumps(t.parameters)) for t in self.tools)
         if self.json_schema is not None:
             chars += len(json.dumps(self.json_schema))
-        return chars // 4 + 4 * len(self.messages) + 8
+        extra = self.native.extra_input_tokens if self.native is not None else 0
+        return chars // 4 + 4 * len(self.messages) + 8 + extra
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +152,9 @@ class StreamDelta:
     kind: Literal["text", "reasoning", "tool_call"]
     text: str = ""
     tool_call: ToolCall | None = None
+    raw: tuple[str | None, Any] | None = None
+    """On a native request's stream: the upstream's event `(name, payload)` as it came, to relay;
+    `text`/`tool_call` then say what it carried, so a cut stream is charged the same."""
 
 
 class StreamAccumulator(Protocol):
@@ -127,6 +169,9 @@ class WireAdapter(Protocol):
     wire_type: str
     framing: Framing
     """How the wire frames a stream: SSE, newline-delimited JSON, or one streamed JSON array."""
+    native_shape: str | None
+    """The client API shape this adapter sends as written (`NativeBody.shape`, its key in
+    `adapters.NATIVE`); None for a wire's chat adapter."""
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec: ...
 
@@ -180,10 +225,12 @@ class ChatClient:
             shown = summary(status) if self.untrusted else body
             raise _redacted(self.adapter.error(status, headers, shown, self.endpoint.instance), self.endpoint)
         try:
-            response = self.adapter.parse(body)
+            answer = self.adapter.parse(body)
         except Exception as exc:
             raise _redacted(_as_parse_error(exc, self.endpoint.instance), self.endpoint) from None
-        return response.with_changes(metadata={**response.metadata, **_header_metadata(headers)})
+        if request.embedding is not None and answer.usage is None:  # Gemini says no count
+            answer = answer.with_changes(usage=TokenUsage(request.estimated_input_tokens(), 0))
+        return answer.with_changes(metadata={**answer.metadata, **_header_metadata(headers)})
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamDelta | ChatResponse]:
         """Deltas as they arrive, then the final `ChatResponse` as the last item."""
@@ -201,6 +248,8 @@ class ChatClient:
         streaming = request if request.stream else _with_stream(request)
         spec = self.adapter.build(streaming, self.endpoint, self.model)
         accumulator = self.adapter.accumulator()
+        # a native adapter's events go on as they came (`StreamDelta.raw`), for a route to relay
+        relay = self.adapter.native_shape is not None
         try:
             async for event, payload in stream_payloads(
                 self.http,
@@ -211,7 +260,11 @@ class ChatClient:
                 self.guarded,
                 summarise=self.untrusted,
             ):
-                for delta in accumulator.feed(event, payload):
+                deltas = accumulator.feed(event, payload)
+                if relay:
+                    yield _relayed(deltas, event, payload), None
+                    continue
+                for delta in deltas:
                     yield delta, None
         except Exception as exc:
             from ...contract.errors import ProviderError
@@ -220,6 +273,15 @@ class ChatClient:
                 raise _redacted(exc, self.endpoint) from None
             raise
         yield None, accumulator.result()
+
+
+def _relayed(deltas: list[StreamDelta], event: str | None, payload: Any) -> StreamDelta:
+    """One upstream event to relay as it came, carrying what it delivered (for a cut's charge)."""
+    if not deltas:
+        return StreamDelta("text", raw=(event, payload))
+    first = deltas[0]
+    text = "".join(d.text for d in deltas)
+    return StreamDelta(first.kind, text, first.tool_call, raw=(event, payload))
 
 
 def _with_stream(request: ChatRequest) -> ChatRequest:

@@ -22,29 +22,34 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ...contract.errors import ParseError, ProviderError
+from ...contract.errors import InvalidRequestError, ParseError, ProviderError
 from ...contract.protocol import RequestSpec
 from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error
+from .fields import CHAT, number_field, passed_fields
 from .ids import gemini_resource
 from .options import LOGPROBS, openai_logprobs, refuse_unsupported, tool_strict
-from .response import ChatResponse, TokenUsage, ToolCall
+from .response import ChatResponse, ToolCall, UsageReport
 
-UNSUPPORTED = frozenset({"parallel_tool_calls", "metadata"})
-"""OpenAI fields generateContent has no equivalent of (`options.py`): it decides alone whether calls
-run in parallel, and `labels` exist on Vertex AI only."""
+THINKING_BUDGETS = {"low": 1024, "medium": 8192, "high": 24576}
+"""`reasoning_effort` as `thinkingConfig.thinkingBudget`, the budgets Google's own OpenAI-compatible
+endpoint uses (https://ai.google.dev/gemini-api/docs/openai#thinking). OpenAI fields generateContent
+has no equivalent of (`parallel_tool_calls`: it decides alone whether calls run in parallel;
+`metadata`: `labels` exist on Vertex AI only) are refused by the table of `fields.py`."""
 
 
 class GeminiAdapter:
     wire_type = "gemini"
     framing: Framing = "json-array"
+    native_shape: str | None = None
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
-        refuse_unsupported(request, self.wire_type, UNSUPPORTED)
+        refuse_unsupported(request, self.wire_type)
         options = request.options
         config: dict[str, Any] = {"maxOutputTokens": request.max_tokens}
         if request.temperature is not None:
             config["temperature"] = request.temperature
+        config.update(_further(passed_fields(CHAT, self.wire_type, options.extra)))
         for name, value in (
             ("topP", options.top_p),
             ("seed", options.seed),
@@ -157,15 +162,16 @@ class GeminiStream:
     def result(self) -> ChatResponse:
         usage = None
         meta = self.usage_meta
-        if meta:
-            prompt = int(meta.get("promptTokenCount") or 0)
-            total = meta.get("totalTokenCount")
+        if isinstance(meta, Mapping) and meta:
+            report = UsageReport(meta)
+            prompt = report.count("promptTokenCount")
             output = (
-                int(total) - prompt
-                if total is not None
-                else int(meta.get("candidatesTokenCount") or 0) + int(meta.get("thoughtsTokenCount") or 0)
+                report.count("totalTokenCount") - prompt
+                if report.has("totalTokenCount")
+                else report.count("candidatesTokenCount", required=False)
+                + report.count("thoughtsTokenCount", required=False)
             )
-            usage = TokenUsage(prompt, max(0, output))
+            usage = report.usage(prompt, output)
             if meta.get("thoughtsTokenCount"):
                 self.metadata["reasoningTokens"] = meta["thoughtsTokenCount"]
         return ChatResponse(
@@ -180,6 +186,22 @@ class GeminiStream:
                 **({LOGPROBS: openai_logprobs(self.logprobs)} if self.logprobs else {}),
             },
         )
+
+
+def _further(fields: dict[str, Any]) -> dict[str, Any]:
+    """`generationConfig` entries of the further fields the table maps."""
+    config: dict[str, Any] = {}
+    for name, key in (("frequency_penalty", "frequencyPenalty"), ("presence_penalty", "presencePenalty")):
+        if name in fields:
+            config[key] = number_field(name, fields[name], -2, 2)
+    if "reasoning_effort" in fields:
+        effort = fields["reasoning_effort"]
+        if effort not in THINKING_BUDGETS:
+            raise InvalidRequestError(
+                "reasoning_effort", f"the gemini wire maps low, medium or high, got {effort!r:.40}"
+            )
+        config["thinkingConfig"] = {"thinkingBudget": THINKING_BUDGETS[effort]}
+    return config
 
 
 def _logprobs(result: Any) -> list[dict[str, Any]]:

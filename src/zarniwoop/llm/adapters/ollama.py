@@ -18,28 +18,34 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ...contract.errors import ParseError, ProviderError
+from ...contract.errors import InvalidRequestError, ParseError, ProviderError
 from ...contract.protocol import RequestSpec
 from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
+from .fields import CHAT, number_field, passed_fields
 from .ids import check_model
 from .options import LOGPROBS, openai_logprobs, refuse_unsupported
-from .response import ChatResponse, TokenUsage, ToolCall
+from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
 
-UNSUPPORTED = frozenset({"tools[].function.strict", "parallel_tool_calls", "metadata"})
-"""OpenAI fields `/api/chat` has no equivalent of (`options.py`); a strict JSON schema is honoured,
-since `format: <schema>` constrains decoding."""
+# OpenAI fields `/api/chat` has no equivalent of (strict tools, `parallel_tool_calls`, `metadata`, …)
+# are refused by the table of `fields.py`; a strict JSON schema is honoured, since `format: <schema>`
+# constrains decoding.
 
 
 class OllamaAdapter:
     wire_type = "ollama"
     framing: Framing = "ndjson"
+    native_shape: str | None = None
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
         check_model(self.wire_type, model)
-        refuse_unsupported(request, self.wire_type, UNSUPPORTED)
+        refuse_unsupported(request, self.wire_type)
         asked = request.options
         options: dict[str, Any] = {"num_predict": request.max_tokens}
+        further = passed_fields(CHAT, self.wire_type, asked.extra)
+        for name in ("frequency_penalty", "presence_penalty"):
+            if name in further:
+                options[name] = number_field(name, further[name], -2, 2)
         if request.temperature is not None:
             options["temperature"] = request.temperature
         for name, value in (("seed", asked.seed), ("top_p", asked.top_p), ("stop", list(asked.stop) or None)):
@@ -59,7 +65,13 @@ class OllamaAdapter:
             body["format"] = dict(request.json_schema)
         elif request.json_output:
             body["format"] = "json"
-        if request.tools:
+        if request.tool_choice not in (None, "auto", "none"):  # `/api/chat` lets the model choose
+            raise InvalidRequestError(
+                "tool_choice",
+                f"the ollama wire has no equivalent of tool_choice {request.tool_choice!r} (auto or none only): "
+                "remove it, or choose a model served over another wire",
+            )
+        if request.tools and request.tool_choice != "none":
             body["tools"] = [
                 {
                     "type": "function",
@@ -151,8 +163,10 @@ class OllamaStream:
         if payload.get("done"):
             self.finish_reason = payload.get("done_reason") or "stop"
             if "prompt_eval_count" in payload or "eval_count" in payload:
-                self.usage = TokenUsage(
-                    int(payload.get("prompt_eval_count") or 0), int(payload.get("eval_count") or 0)
+                report = UsageReport(payload)
+                self.usage = report.usage(
+                    report.count("prompt_eval_count", required=False),
+                    report.count("eval_count", required=False),
                 )
         return deltas
 

@@ -30,14 +30,24 @@ from ...contract.errors import ParseError, ProviderError
 from ...contract.protocol import RequestSpec
 from .base import ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error
+from .fields import CHAT, passed_fields
 from .ids import check_model
-from .options import FINGERPRINT, LOGPROBS, REFUSAL, SamplingOptions, openai_logprobs
-from .response import ChatResponse, TokenUsage, ToolCall
+from .options import (
+    ANSWER_EXTRAS,
+    FINGERPRINT,
+    LOGPROBS,
+    MESSAGE_EXTRAS,
+    REFUSAL,
+    SamplingOptions,
+    openai_logprobs,
+)
+from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
 
 
 class OpenAIAdapter:
     wire_type = "openai"
     framing: Framing = "sse"
+    native_shape: str | None = None
     path = "/chat/completions"
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
@@ -83,21 +93,16 @@ class OpenAIAdapter:
         elif request.json_output:
             body["response_format"] = {"type": "json_object"}
         body.update(_passed_options(request.options))
+        # every further field as sent (the native wire: `fields.py` forwards what no table names)
+        further = passed_fields(CHAT, self.wire_type, request.options.extra)
+        body.update({k: v for k, v in further.items() if k not in body})
         if request.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "text/event-stream" if request.stream else "application/json",
-        }
-        if endpoint.api_key:
-            headers["Authorization"] = f"Bearer {endpoint.api_key.reveal()}"
-        return RequestSpec(
-            "POST", endpoint.base_url.rstrip("/") + self.path, headers=headers, json_body=body, step="chat"
-        )
+        return post_json(endpoint, self.path, body, request.stream)
 
     def parse(self, body: bytes) -> ChatResponse:
-        data = _json_object(body)
+        data = json_object(body)
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices:
             raise ParseError("chat completion without choices")
@@ -118,7 +123,12 @@ class OpenAIAdapter:
             finish_reason=choice.get("finish_reason"),
             model=data.get("model"),
             usage=usage_from(data.get("usage")),
-            metadata={**_metadata(data), **_choice_extras(choice, message)},
+            metadata={
+                **_metadata(data),
+                **_choice_extras(choice, message),
+                **_extras(ANSWER_EXTRAS, data, _ANSWER_FIELDS),
+                **_extras(MESSAGE_EXTRAS, message, _MESSAGE_FIELDS),
+            },
         )
 
     def error(self, status: int, headers: Mapping[str, str], body: bytes, instance: str) -> ProviderError:
@@ -146,6 +156,8 @@ class OpenAIStream:
         self.metadata: dict[str, Any] = {}
         self.refusal: list[str] = []
         self.logprobs: list[Any] = []
+        self.answer_extras: dict[str, Any] = {}
+        self.message_extras: dict[str, Any] = {}
 
     def feed(self, event: str | None, payload: Any) -> list[StreamDelta]:
         if not isinstance(payload, dict):
@@ -160,9 +172,13 @@ class OpenAIStream:
         if payload.get("usage"):
             self.usage = usage_from(payload["usage"])
             self.metadata.update(_metadata(payload))
+        if not payload.keys() <= _ANSWER_FIELDS:  # checked inline: every chunk of every stream asks
+            self.answer_extras.update(_extras(ANSWER_EXTRAS, payload, _ANSWER_FIELDS).get(ANSWER_EXTRAS, {}))
         deltas: list[StreamDelta] = []
         for choice in payload.get("choices") or ():
             delta = choice.get("delta") or {}
+            if not delta.keys() <= _MESSAGE_FIELDS:
+                self._keep_message_extras(delta)
             if delta.get("content"):
                 self.text.append(delta["content"])
                 deltas.append(StreamDelta("text", delta["content"]))
@@ -180,6 +196,14 @@ class OpenAIStream:
             if choice.get("finish_reason"):
                 self.finish_reason = choice["finish_reason"]
         return deltas
+
+    def _keep_message_extras(self, delta: Mapping[str, Any]) -> None:
+        for name, value in _extras(MESSAGE_EXTRAS, delta, _MESSAGE_FIELDS).get(MESSAGE_EXTRAS, {}).items():
+            held = self.message_extras.get(name)
+            # list fields (`annotations`) arrive in pieces; anything else, the last one holds
+            self.message_extras[name] = (
+                held + value if isinstance(held, list) and isinstance(value, list) else value
+            )
 
     def _tool_fragment(self, part: Mapping[str, Any]) -> None:
         slot = self.calls.setdefault(int(part.get("index", 0)), {"id": None, "name": "", "arguments": ""})
@@ -209,8 +233,23 @@ class OpenAIStream:
                 **self.metadata,
                 **({REFUSAL: "".join(self.refusal)} if self.refusal else {}),
                 **({LOGPROBS: openai_logprobs(self.logprobs)} if self.logprobs else {}),
+                **({ANSWER_EXTRAS: self.answer_extras} if self.answer_extras else {}),
+                **({MESSAGE_EXTRAS: self.message_extras} if self.message_extras else {}),
             },
         )
+
+
+def post_json(endpoint: Endpoint, path: str, body: dict[str, Any], stream: bool) -> RequestSpec:
+    """The POST of an OpenAI-wire call: JSON in, SSE or JSON out, the bearer key."""
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "text/event-stream" if stream else "application/json",
+    }
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key.reveal()}"
+    return RequestSpec(
+        "POST", endpoint.base_url.rstrip("/") + path, headers=headers, json_body=body, step="chat"
+    )
 
 
 def _passed_options(options: SamplingOptions) -> dict[str, Any]:
@@ -228,13 +267,33 @@ def _passed_options(options: SamplingOptions) -> dict[str, Any]:
 
 
 def usage_from(usage: Any) -> TokenUsage | None:
+    """`prompt_tokens` and `completion_tokens` (or, from some gateways, `total_tokens` less the
+    prompt's), read as reported: `UsageReport` refuses what is not an integer."""
     if not isinstance(usage, Mapping):
         return None
-    prompt = int(usage.get("prompt_tokens") or 0)
-    completion = usage.get("completion_tokens")
-    if completion is None and usage.get("total_tokens") is not None:
-        completion = int(usage["total_tokens"]) - prompt
-    return TokenUsage(prompt, int(completion or 0))
+    report = UsageReport(usage)
+    prompt = report.count("prompt_tokens")
+    if not report.has("completion_tokens") and report.has("total_tokens"):
+        return report.usage(prompt, report.count("total_tokens") - prompt)
+    return report.usage(prompt, report.count("completion_tokens"))
+
+
+_ANSWER_FIELDS = frozenset(
+    {"id", "object", "created", "model", "choices", "usage", "system_fingerprint", "error", "zarniwoop"}
+    | {"obfuscation"}  # OpenAI's per-chunk padding: meaningless once the gateway re-chunks the stream
+)
+"""Top-level answer fields the gateway renders itself; any other (`service_tier`, …) passes back."""
+_MESSAGE_FIELDS = frozenset({"role", "content", "tool_calls", "refusal", "reasoning_content", "reasoning"})
+"""`choices[].message` (or a stream's `delta`) fields the gateway renders itself; any other
+(`annotations`, `audio`, `function_call`, …) passes back as it came."""
+
+
+def _extras(key: str, data: Mapping[str, Any], rendered: frozenset[str]) -> dict[str, Any]:
+    """`{key: {field: value}}` of the fields of `data` the gateway does not render, or `{}`."""
+    if data.keys() <= rendered:  # the usual answer: nothing to carry (every stream chunk asks)
+        return {}
+    extras = {k: v for k, v in data.items() if k not in rendered and v is not None}
+    return {key: extras} if extras else {}
 
 
 def _choice_extras(choice: Mapping[str, Any], message: Mapping[str, Any]) -> dict[str, Any]:
@@ -300,13 +359,13 @@ def _complete_json(text: str) -> bool:
     return True
 
 
-def _json_object(body: bytes) -> dict[str, Any]:
+def json_object(body: bytes, what: str = "chat response") -> dict[str, Any]:
     try:
         data = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ParseError(f"chat response is not JSON ({exc})") from None
+        raise ParseError(f"{what} is not JSON ({exc})") from None
     if not isinstance(data, dict):
-        raise ParseError("chat response is not a JSON object")
+        raise ParseError(f"{what} is not a JSON object")
     return data
 
 

@@ -1,20 +1,10 @@
-"""OpenAI's request fields beyond messages, tools and JSON mode — and which wire can honour which.
+"""OpenAI's request fields beyond messages, tools and JSON mode that the gateway models — and which
+wire honours which, by the one table of `fields.py` (forwarded, mapped or refused; never dropped).
 
-A client that asks for strict tool calls, a seed or log probabilities must get them or be told no:
-the OpenAI wire passes every field through; the others map what has an equivalent and refuse the
-rest before any request is built (`InvalidRequestError` naming the field → the gateway's 400).
-
-| field (OpenAI) | anthropic | gemini | ollama |
-|---|---|---|---|
-| `tools[].function.strict` | tool `strict` (structured outputs) | `functionCallingConfig.mode: VALIDATED` | refused |
-| `parallel_tool_calls: false` | `tool_choice.disable_parallel_tool_use` | refused | refused |
-| `response_format.json_schema.strict` | `output_format` json_schema | `responseJsonSchema` (enforced) | `format: <schema>` (enforced) |
-| `seed` | refused | `generationConfig.seed` | `options.seed` |
-| `logprobs`, `top_logprobs` | refused | `responseLogprobs`, `logprobs` | `logprobs`, `top_logprobs` |
-| `stop` | `stop_sequences` | `stopSequences` | `options.stop` |
-| `top_p` | `top_p` | `topP` | `options.top_p` |
-| `user` | `metadata.user_id` | the usage record's session | the usage record's session |
-| `metadata` | refused | refused | refused |
+The fields modelled here (`SamplingOptions`) are checked by `asked()` and `refuse_unsupported`; every
+other field a client sends rides along as sent in `SamplingOptions.extra`, judged by the same table
+(`fields.passed_fields`) as each wire builds its body. A refusal names the field
+(`InvalidRequestError` → the gateway's 400) before any request is built.
 
 `parallel_tool_calls: true` is every wire's default, so it needs no mapping.
 """
@@ -25,10 +15,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ...contract.errors import InvalidRequestError
+from .fields import CHAT, passed_fields, refuse_fields
 
 if TYPE_CHECKING:
     from .base import ChatRequest
+    from .response import ChatResponse
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +38,18 @@ class SamplingOptions:
     """`response_format.json_schema.strict`."""
     schema_description: str | None = None
     """`response_format.json_schema.description` (the OpenAI wire's; the others have no place for it)."""
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    """Every further request field, as the client sent it (`frequency_penalty`, `reasoning_effort`,
+    `service_tier`, a field OpenAI added yesterday…): each wire forwards, maps or refuses it by the
+    table of `fields.py`."""
 
 
 NO_OPTIONS = SamplingOptions()
 
+ANSWER_EXTRAS = "answerExtras"
+MESSAGE_EXTRAS = "messageExtras"
+"""`ChatResponse.metadata` keys of the answer's fields the gateway does not render itself, as the
+upstream sent them: top-level (`service_tier`, …) and `choices[].message` (`annotations`, `audio`, …)."""
 REFUSAL = "refusal"
 LOGPROBS = "logprobs"
 FINGERPRINT = "systemFingerprint"
@@ -86,19 +85,22 @@ def asked(request: ChatRequest) -> list[str]:
     return out
 
 
-def refuse_unsupported(request: ChatRequest, wire_type: str, unsupported: frozenset[str]) -> None:
-    """`InvalidRequestError` naming the first field of the request this wire cannot honour."""
-    for name in asked(request):
-        if name in unsupported:
-            raise InvalidRequestError(
-                name,
-                f"the {wire_type} wire has no equivalent of {name!r}: "
-                "remove it, or choose a model served over another wire",
-            )
+def refuse_unsupported(request: ChatRequest, wire_type: str) -> None:
+    """`InvalidRequestError` naming the first field of the request this wire cannot honour: a
+    modelled one (`asked`), then a further one (`SamplingOptions.extra`)."""
+    refuse_fields(CHAT, wire_type, asked(request))
+    passed_fields(CHAT, wire_type, request.options.extra)
 
 
 def tool_strict(request: ChatRequest) -> bool:
     return any(t.strict for t in request.tools)
+
+
+def passed_back(response: ChatResponse) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The answer's fields the gateway does not render itself, as the upstream sent them: top-level
+    (`service_tier`, …) and the message's (`annotations`, …)."""
+    meta = response.metadata
+    return dict(meta.get(ANSWER_EXTRAS, {})), dict(meta.get(MESSAGE_EXTRAS, {}))
 
 
 def openai_logprobs(tokens: list[dict[str, Any]]) -> dict[str, Any]:
@@ -107,8 +109,10 @@ def openai_logprobs(tokens: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 __all__ = [
+    "ANSWER_EXTRAS",
     "FINGERPRINT",
     "LOGPROBS",
+    "MESSAGE_EXTRAS",
     "NO_OPTIONS",
     "PARALLEL",
     "REFUSAL",
@@ -117,6 +121,7 @@ __all__ = [
     "SamplingOptions",
     "asked",
     "openai_logprobs",
+    "passed_back",
     "refuse_unsupported",
     "tool_strict",
 ]

@@ -46,10 +46,48 @@ class ToolCall:
 class TokenUsage:
     input: int = 0
     output: int = 0
+    refused: str | None = None
+    """What made the upstream's report unusable as it came (`prompt_tokens: 'abc'`); the counts are
+    then meaningless and the call is charged the gateway's estimate (`llm/usage_check.py`)."""
 
     @property
     def total(self) -> int:
         return self.input + self.output
+
+
+class UsageReport:
+    """Reads the counts of one usage object an upstream sent, as data to check, not to trust: a count
+    is a JSON integer or the report is refused (`TokenUsage.refused`), never an exception — a paid
+    answer is not thrown away, nor failed over, for a junk `usage` (issue 43). Ranges (negative,
+    10**30, past the model's limits) are judged once, later, by `usage_check.check_usage`.
+
+        report = UsageReport(data["usage"])
+        usage = report.usage(report.count("prompt_tokens"), report.count("completion_tokens"))
+    """
+
+    __slots__ = ("raw", "refused")
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        self.raw = raw
+        self.refused: str | None = None
+
+    def count(self, name: str, *, required: bool = True) -> int:
+        """The count `name`; 0 when absent and not `required`. Anything but an integer (a string, a
+        fraction, a boolean, an absent required count) refuses the report and reads as 0."""
+        value = self.raw.get(name)
+        if type(value) is int:  # not bool, not 1.5, not "12"
+            return value
+        if value is None and not required:
+            return 0
+        if self.refused is None:
+            self.refused = f"{name}: {'absent' if value is None else repr(value)[:40]}"
+        return 0
+
+    def has(self, name: str) -> bool:
+        return self.raw.get(name) is not None
+
+    def usage(self, input: int, output: int) -> TokenUsage:
+        return TokenUsage(input, output, self.refused)
 
 
 @dataclass(frozen=True, slots=True)

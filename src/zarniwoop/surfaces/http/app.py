@@ -28,12 +28,15 @@ from ...observability.tracing import TRACING
 from ...tools.registry import Toolbox
 from .allowed_hosts import host_check
 from .allowed_methods import AllowedMethods
+from .anthropic_wire import request_schemas as messages_schemas
 from .errors import install_error_handlers
 from .guard import RequestGuard
 from .mcp_endpoint import LazyMCP, MCPEndpoint
 from .no_store import NoStoreApiAnswers
 from .openai_wire import request_schemas
+from .responses_wire import request_schemas as responses_schemas
 from .routes import ROUTERS
+from .routes.embeddings import request_schemas as embeddings_schemas
 from .state import AppState
 from .trace_requests import trace_id_headers
 
@@ -135,7 +138,8 @@ def create_app(
         app.add_middleware(trace_id_headers)  # outermost: a refused request says its trace too
     for router in ROUTERS:
         app.include_router(router)
-    app.openapi = _with_components(app, request_schemas())  # type: ignore[method-assign]
+    schemas = {**request_schemas(), **messages_schemas(), **responses_schemas(), **embeddings_schemas()}
+    app.openapi = _with_components(app, schemas)  # type: ignore[method-assign]
     endpoint = MCPEndpoint()
     # Starlette serves an ASGI app given as a route endpoint (a non-function endpoint is called as
     # `app(scope, receive, send)`), but `add_route` annotates only request→response callables.

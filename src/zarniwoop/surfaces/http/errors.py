@@ -11,7 +11,8 @@ HTTPException (401, 404, 405, …)           → its status, same JSON shape
 anything else                              → 500 "internal error", logged here, no traceback sent
 
 On the OpenAI-compatible gateway's paths (`openai_wire.GATEWAY_PATHS`) the same answers come in
-OpenAI's shape `{"error": {"message", "type", "param", "code"}}`, the one its clients parse.
+OpenAI's shape `{"error": {"message", "type", "param", "code"}}`, the one its clients parse; on
+`/v1/messages` in Anthropic's `{"type": "error", "error": {"type", "message"}}`.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from ...contract.errors import (
     ZarniwoopError,
 )
 from ...tools.schema import to_invalid_request
+from .anthropic_answers import error_json as anthropic_error
+from .anthropic_wire import MESSAGES_PATHS
 from .openai_wire import GATEWAY_PATHS, error_json
 
 log = logging.getLogger(__name__)
@@ -92,6 +95,8 @@ def status_of(exc: ZarniwoopError) -> int:
 def _answer(
     request: Request, message: str, field: str | None, status: int, headers: Any = None
 ) -> JSONResponse:
+    if request.url.path.startswith(MESSAGES_PATHS):
+        return JSONResponse(anthropic_error(status, message, field), status_code=status, headers=headers)
     if request.url.path.startswith(GATEWAY_PATHS):
         kind = "server_error" if status >= 500 else "invalid_request_error"
         return JSONResponse(error_json(message, kind, field), status_code=status, headers=headers)

@@ -10,7 +10,8 @@ parsed before the 401). For `/v1/*`, `/mcp` and `/metrics`:
    counted as it is read and cut with a 413 when it passes the cap.
 
 Both answers use the one error shape (`errors.error_body`) — OpenAI's on the gateway's paths
-(`openai_wire.GATEWAY_PATHS`), whose clients parse only that. Header sizes are capped by the HTTP
+(`openai_wire.GATEWAY_PATHS`), Anthropic's on `/v1/messages` (`anthropic_wire.MESSAGES_PATHS`,
+where the token may also come as `x-api-key`, the anthropic SDK's header), whose clients parse only that. Header sizes are capped by the HTTP
 parser `serve` runs: httptools with the count of `server_protocol.py` (a 431), or h11's own
 `max_incomplete_event_size` where httptools is not installed.
 
@@ -25,6 +26,8 @@ from typing import TYPE_CHECKING
 
 from starlette.exceptions import HTTPException
 
+from .anthropic_answers import error_json as anthropic_error
+from .anthropic_wire import MESSAGES_PATHS, authorization
 from .deps import PRINCIPAL_SCOPE_KEY, authenticate_header
 from .errors import error_body
 from .openai_wire import GATEWAY_PATHS, error_json
@@ -60,8 +63,12 @@ class RequestGuard:
         headers = {k.lower(): v for k, v in scope.get("headers", ())}
         state: AppState = scope["app"].state.zarniwoop
         header = headers.get(b"authorization")
+        credential = header.decode("latin-1") if header else None
+        if path.startswith(MESSAGES_PATHS):
+            key = headers.get(b"x-api-key")
+            credential = authorization(credential, key.decode("latin-1") if key else None)
         try:
-            principal = await authenticate_header(state, header.decode("latin-1") if header else None)
+            principal = await authenticate_header(state, credential)
         except HTTPException as exc:
             await _answer(send, exc.status_code, _error(scope, exc.status_code, str(exc.detail)), exc.headers)
             return
@@ -103,6 +110,8 @@ class RequestGuard:
 
 
 def _error(scope: Scope, status: int, message: str) -> dict[str, object]:
+    if str(scope.get("path", "")).startswith(MESSAGES_PATHS):
+        return anthropic_error(status, message)
     if str(scope.get("path", "")).startswith(GATEWAY_PATHS):
         return error_json(
             message, "invalid_request_error", None, "invalid_api_key" if status == 401 else None

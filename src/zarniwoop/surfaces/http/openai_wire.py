@@ -4,11 +4,10 @@ Pydantic only here, at the edge (STYLE §3): the gateway turns a `ChatCompletion
 manager's own `ChatRequest`, and an `LlmResult` back into a `chat.completion` or a stream of
 `chat.completion.chunk`s. Field names and meanings follow
 https://platform.openai.com/docs/api-reference/chat/create. Every field read here reaches the
-upstream: `tools[].function.strict`, `parallel_tool_calls`, `response_format.json_schema.strict`,
-`seed`, `logprobs`/`top_logprobs`, `stop`, `top_p`, `user`, `metadata` pass through to the OpenAI
-wire and are mapped, or refused with a 400 naming the field, on the others
-(`llm/adapters/options.py`); never silently dropped. The answer passes `usage.*_details`,
-`system_fingerprint`, `message.refusal` and `choices[].logprobs` back. One extension:
+upstream, and so does every field it does not read: each is forwarded, mapped or refused with a 400
+naming it by the table of (shape × wire) in `llm/adapters/fields.py` — never silently dropped. The
+answer passes `usage.*_details`, `system_fingerprint`, `message.refusal`, `choices[].logprobs` back,
+and every answer field the gateway does not render itself (`service_tier`, `message.annotations`). One extension:
 `fallback_models`, the runtime fallback chain (seed 002 `params.fallbackModels`).
 
     body = ChatCompletionRequest.model_validate_json(raw)
@@ -25,11 +24,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...llm.adapters import ChatMessage, ChatRequest, ToolSpec
-from ...llm.adapters.options import FINGERPRINT, LOGPROBS, REFUSAL, SamplingOptions
+from ...llm.adapters.options import FINGERPRINT, LOGPROBS, REFUSAL, SamplingOptions, passed_back
 from ...llm.adapters.response import ChatResponse, TokenUsage, ToolCall
 from ...llm.call import LlmResult
+from ...llm.usage_check import CALL_TOKEN_BOUND
 
-GATEWAY_PATHS = ("/v1/chat/completions", "/v1/models", "/v1/embeddings")
+GATEWAY_PATHS = ("/v1/chat/completions", "/v1/models", "/v1/embeddings", "/v1/responses")
 """Paths that answer errors in OpenAI's shape (the request guard asks, for its 401 and 413)."""
 
 DEFAULT_MAX_TOKENS = 1024
@@ -115,7 +115,11 @@ class ResponseFormat(_Wire):
 
 
 class ChatCompletionRequest(_Wire):
-    """`POST /v1/chat/completions`: what the gateway reads of OpenAI's body."""
+    """`POST /v1/chat/completions`: what the gateway reads of OpenAI's body. Every other field is kept
+    as sent (`model_extra`) and forwarded, mapped or refused by the wire that serves the call
+    (`llm/adapters/fields.py`), never dropped."""
+
+    model_config = ConfigDict(extra="allow")
 
     model: str = Field(
         min_length=1,
@@ -124,8 +128,8 @@ class ChatCompletionRequest(_Wire):
         "a comma cascade, or `purpose:light`.",
     )
     messages: list[Message] = Field(min_length=1, max_length=10_000)
-    max_tokens: int | None = Field(default=None, ge=1)
-    max_completion_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1, le=CALL_TOKEN_BOUND)
+    max_completion_tokens: int | None = Field(default=None, ge=1, le=CALL_TOKEN_BOUND)
     temperature: float | None = Field(default=None, ge=0, le=2)
     tools: list[Tool] | None = Field(default=None, max_length=512)
     tool_choice: Literal["auto", "none", "required"] | NamedToolChoice | None = None
@@ -190,6 +194,7 @@ class ChatCompletionRequest(_Wire):
             schema_name=fmt.name if fmt else "answer",
             schema_strict=fmt.strict if fmt else None,
             schema_description=fmt.description if fmt else None,
+            extra=dict(self.model_extra or {}),
         )
 
 
@@ -272,6 +277,7 @@ def served_json(result: LlmResult) -> dict[str, Any]:
         "credential_source": result.credential_source,
         "cost_usd": result.cost_usd,
         "usage_id": result.usage_id,
+        "usage_estimated": result.usage_estimated,
         "failover": [s.to_json() for s in result.failover],
     }
 
@@ -280,7 +286,9 @@ def completion(result: LlmResult, model: str, completion_id: str, created: int) 
     """A `chat.completion` object; `model` is what served, as `<instance>:<model>`."""
     response = result.response
     refusal, logprobs, fingerprint = response_extras(response)
+    answer_extras, message_extras = passed_back(response)
     message: dict[str, Any] = {
+        **message_extras,  # `annotations`, `audio`, … as the upstream sent them
         "role": "assistant",
         "content": response.text if response.text or not response.tool_calls else None,
         "refusal": refusal,
@@ -290,6 +298,7 @@ def completion(result: LlmResult, model: str, completion_id: str, created: int) 
     if response.reasoning:
         message["reasoning_content"] = response.reasoning
     return {
+        **answer_extras,  # `service_tier`, … as the upstream sent them
         "id": completion_id,
         "object": "chat.completion",
         "created": created,

@@ -5,10 +5,13 @@ from . import (
     catalog,
     content,
     credentials,
+    embeddings,
     gateway,
     image,
+    messages,
     oauth,
     research,
+    responses,
     routing,
     settings,
     system,
@@ -21,6 +24,9 @@ from . import (
 
 ROUTERS = (
     gateway.router,
+    messages.router,
+    embeddings.router,
+    responses.router,
     research.router,
     tasks.router,
     content.router,

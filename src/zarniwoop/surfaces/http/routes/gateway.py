@@ -1,4 +1,5 @@
-"""The OpenAI-compatible gateway: `POST /v1/chat/completions`, `GET /v1/models`, `POST /v1/embeddings`.
+"""The OpenAI-compatible gateway: `POST /v1/chat/completions`, `GET /v1/models` (and the helpers the
+gateway's other routes share: `routes/messages.py`, `routes/embeddings.py`).
 
 Point any OpenAI SDK at `http://host:port/v1` with a token bound to an account
 (`zarniwoop tokens create --account mike`): every call runs the whole seed 002 path under that
@@ -26,7 +27,6 @@ shape `{"error": {"message", "type", "param", "code"}}` (the rest of the API kee
     a model id its wire does not admit 422 invalid_value            (param: model; x-should-retry: false)
     every upstream failed              502 upstream_error
     token without account / no scope   403 account_required / permission_denied
-    embeddings                         501 unsupported_endpoint     (no wire adapter carries them yet; x-should-retry: false)
 
 The body is read only after the request guard checked the token (`guard.py`), and it is parsed
 here with the wire models of `openai_wire.py`, so a validation error is OpenAI-shaped too.
@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException
 
 from ....contract.errors import (
@@ -63,6 +63,7 @@ from ....contract.errors import (
     ZarniwoopError,
 )
 from ....llm.adapters import ChatRequest, StreamDelta
+from ....llm.adapters.options import passed_back
 from ....llm.call import LlmCall, LlmResult
 from ....llm.catalog.liveness import partition
 from ....llm.catalog.usable import UsableModel, usable_models
@@ -92,9 +93,22 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("zarniwoop.gateway")
 
-_ERRORS = {status: {"model": OpenAIErrorBody} for status in (400, 401, 403, 404, 422, 429, 501, 502)}
-# FastBodyRoute: the chat route (`request_only`) is its own handler, past FastAPI's dependency pass.
-router = APIRouter(tags=["gateway"], responses=_ERRORS, route_class=FastBodyRoute)  # type: ignore[arg-type]
+
+def error_answers(body: type[BaseModel]) -> dict[int | str, dict[str, Any]]:
+    """The OpenAPI error answers of a gateway route whose errors come in `body`'s shape."""
+    return {status: {"model": body} for status in (400, 401, 403, 404, 422, 429, 502)}
+
+
+def request_body(schema: str) -> dict[str, Any]:
+    """A gateway route's OpenAPI `requestBody`: JSON of the named component schema (its own
+    validation runs in the route, past FastAPI's, so the document names it here)."""
+    content = {"application/json": {"schema": {"$ref": COMPONENT_REF + schema}}}
+    return {"requestBody": {"required": True, "content": content}}
+
+
+OPENAI_ERRORS = error_answers(OpenAIErrorBody)
+"""The error answers of the OpenAI-shaped routes (`/v1/chat/completions`, `/v1/responses`, `/v1/embeddings`)."""
+router = APIRouter(tags=["gateway"], responses=OPENAI_ERRORS, route_class=FastBodyRoute)
 
 
 NO_RETRY = {"x-should-retry": "false"}
@@ -118,19 +132,14 @@ def gateway_call(principal: Principal) -> LlmCall:
 @router.post(
     "/v1/chat/completions",
     summary="OpenAI-compatible chat completion under the token's account (stream: SSE chunks)",
-    openapi_extra={
-        "requestBody": {
-            "required": True,
-            "content": {"application/json": {"schema": {"$ref": COMPONENT_REF + "ChatCompletionRequest"}}},
-        }
-    },
+    openapi_extra=request_body("ChatCompletionRequest"),
 )
 @request_only
 async def chat_completions(request: Request) -> Response:
     # State and principal read here, not through `Ctx`/`CurrentPrincipal`: each dependency costs
     # FastAPI a resolution pass per call (a twentieth of a gateway call's CPU), as in `get_caller`.
     state: AppState = request.app.state.zarniwoop
-    principal = await _principal(request, state)  # a 401 raised here, outside the OpenAI-shaped answers
+    principal = await principal_of(request, state)  # a 401 raised here, outside the OpenAI-shaped answers
     try:
         who = gateway_call(principal)  # before the body is parsed: no account, no work
         body = _parse(await request.body())
@@ -148,7 +157,7 @@ async def chat_completions(request: Request) -> Response:
                 media_type="text/event-stream",
                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
             )
-        result = await _unless_gone(request, manager, call, chat_request)
+        result = await unless_gone(request, manager, call, chat_request)
         if result is None:  # nobody to answer: the call is settled on its own (`llm/settlement.py`)
             return Response(status_code=499)
         return FastJSONResponse(completion(result, _served(result), completion_id, created))
@@ -195,14 +204,17 @@ async def _events(
         refusal, logprobs, fingerprint = response_extras(response)
         if refusal:
             yield chunk(completion_id, created, served, {"refusal": refusal})
-        extra = {"system_fingerprint": fingerprint, "zarniwoop": served_json(result)}
+        answer_extras, message_extras = passed_back(response)
+        if message_extras:  # `annotations`, … as the upstream sent them, once
+            yield chunk(completion_id, created, served, message_extras)
+        extra = {**answer_extras, "system_fingerprint": fingerprint, "zarniwoop": served_json(result)}
         finish = finish_reason(response)
         yield chunk(completion_id, created, served, {}, finish=finish, extra=extra, logprobs=logprobs)
         if body.include_usage:
             yield chunk(completion_id, created, served, None, usage=result.usage, metadata=response.metadata)
         yield DONE
     except Exception as exc:  # mid-stream: the status is sent already, so the error is an event
-        status, payload, _ = _error_parts(exc)
+        status, payload, _ = error_parts(exc)
         log.warning("gateway stream failed after it started (%s): %s", status, payload["error"]["message"])
         yield sse(payload)
     finally:
@@ -249,24 +261,10 @@ def _model_json(model: UsableModel, **extra: Any) -> dict[str, Any]:
     )
 
 
-@router.post("/v1/embeddings", summary="Not supported: answers 501 in OpenAI's error shape")
-async def embeddings(principal: CurrentPrincipal) -> Response:
-    try:
-        gateway_call(principal)
-    except Exception as exc:
-        return error_response(exc)
-    message = "embeddings are not supported by this gateway: no wire adapter carries an embeddings call"
-    return JSONResponse(
-        error_json(message, "invalid_request_error", None, "unsupported_endpoint"),
-        status_code=501,
-        headers=NO_RETRY,
-    )
-
-
 # -- helpers ----------------------------------------------------------------------------------
 
 
-async def _unless_gone(
+async def unless_gone(
     request: Request, manager: LlmManager, call: LlmCall, chat_request: ChatRequest
 ) -> LlmResult | None:
     """The non-streamed call's result, or None when the client disconnected first: the call is then
@@ -302,12 +300,13 @@ def _quiet(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-async def _principal(request: Request, state: AppState) -> Principal:
-    """`deps.get_principal` without the dependency: the guard's principal, else the header's."""
+async def principal_of(request: Request, state: AppState, header: str | None = None) -> Principal:
+    """`deps.get_principal` without the dependency: the guard's principal, else the one of `header`
+    (by default `Authorization`; `/v1/messages` passes the `x-api-key` one where that came)."""
     verified = request.scope.get(PRINCIPAL_SCOPE_KEY)
     if isinstance(verified, Principal):
         return verified
-    return await authenticate_header(state, request.headers.get("authorization"))
+    return await authenticate_header(state, header or request.headers.get("authorization"))
 
 
 def _parse(raw: bytes) -> ChatCompletionRequest:
@@ -322,11 +321,11 @@ def _served(result: LlmResult) -> str:
 
 
 def error_response(exc: BaseException) -> JSONResponse:
-    status, payload, headers = _error_parts(exc)
+    status, payload, headers = error_parts(exc)
     return JSONResponse(payload, status_code=status, headers=headers)
 
 
-def _error_parts(exc: BaseException) -> tuple[int, dict[str, Any], dict[str, str]]:
+def error_parts(exc: BaseException) -> tuple[int, dict[str, Any], dict[str, str]]:
     """OpenAI's error shape and status for anything a gateway call can raise."""
     if isinstance(exc, ValidationError):
         first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
@@ -375,4 +374,14 @@ def _error_parts(exc: BaseException) -> tuple[int, dict[str, Any], dict[str, str
     return 500, error_json("internal error; the server log has the details", "server_error", None, None), {}
 
 
-__all__ = ["error_response", "gateway_call", "router"]
+__all__ = [
+    "OPENAI_ERRORS",
+    "error_answers",
+    "error_parts",
+    "error_response",
+    "gateway_call",
+    "principal_of",
+    "request_body",
+    "router",
+    "unless_gone",
+]

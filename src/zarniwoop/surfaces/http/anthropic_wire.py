@@ -1,0 +1,348 @@
+"""Anthropic's Messages API shapes for the gateway's `/v1/messages` (`routes/messages.py`): the request in.
+
+Pydantic only here, at the edge (STYLE §3). A `MessagesRequest` becomes the manager's `ChatRequest`
+twice over: the client's body as it came (`NativeBody`, shape `anthropic-messages`), which an
+Anthropic-wire instance is sent unchanged but for `model` and the capped `max_tokens`, and the
+mapping below, which every other wire is sent. Fields the mapping cannot carry are listed in
+`NativeBody.refused`: a non-Anthropic wire refuses the call with a 400 naming the first — never
+dropped (`llm.adapters.adapter_for`, the one choice of every shape). Field meanings: https://docs.anthropic.com/en/api/messages.
+
+| field (Messages API) | other wires (OpenAI chat, Gemini, Ollama) |
+|---|---|
+| `system` (string or text blocks) | a system message |
+| `messages[].content` text blocks | the message's text |
+| `tool_use` blocks (assistant) | the message's tool calls (`input` as JSON arguments) |
+| `tool_result` blocks (user) | tool messages, before the turn's text (`is_error: true` → text led by `Error: `) |
+| `thinking`/`redacted_thinking` blocks of earlier turns | left out (the Messages API itself strips them from earlier turns); counted in the estimate |
+| `image`, `document` and other blocks | refused, naming `messages[i].content[j].type` |
+| `cache_control` (top level, on blocks and tools) | no field: the other wires cache prefixes on their own |
+| `tools[]` custom (`name`, `description`, `input_schema`, `strict`) | function tools |
+| `tools[]` server tools (`type: web_search_…`, `bash_…`, …) | refused, naming `tools[i].type` |
+| `tool_choice` `auto`/`any`/`tool`/`none`, `disable_parallel_tool_use` | `auto`/`required`/the tool/`none`, `parallel_tool_calls: false` |
+| `stop_sequences` | `stop` |
+| `metadata.user_id` | `user` |
+| `max_tokens`, `temperature`, `top_p`, `stream` | the same |
+| `thinking` (`enabled`), `top_k`, `service_tier`, `container`, `mcp_servers`, `output_config`, `inference_geo`, any other field (top level, or of a block, tool, `tool_choice`) | refused, naming it |
+| header `anthropic-version` (a date) | forwarded to Anthropic; elsewhere the answer follows 2023-06-01 |
+| header `anthropic-beta` | forwarded to Anthropic; elsewhere feature flags of Anthropic's servers, with no effect |
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ...contract.errors import InvalidRequestError
+from ...llm.adapters import ChatMessage, ChatRequest, ToolSpec
+from ...llm.adapters.anthropic import NATIVE_SHAPE
+from ...llm.adapters.base import NativeBody
+from ...llm.adapters.fields import MESSAGES, bridge_refusals
+from ...llm.adapters.options import SamplingOptions
+from ...llm.adapters.response import ToolCall
+from .openai_wire import COMPONENT_REF
+
+MESSAGES_PATHS = ("/v1/messages",)
+"""Paths that answer in Anthropic's shape and take `x-api-key` (the request guard asks)."""
+VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+"""An `anthropic-version` is a date: forwarded as sent to Anthropic (which refuses one it does not
+know); other wires are answered in the 2023-06-01 shape, which later versions keep."""
+PASSED_HEADERS = ("anthropic-version", "anthropic-beta")
+BLOCK_TOKENS = 1600
+"""The input estimate of an image or document block (Anthropic's own bound for a 1.15 MP image)."""
+NO_BRIDGE = "no other wire has an equivalent: remove it, or choose a model served over the Anthropic wire"
+"""Why a field the mapping cannot carry is refused off Anthropic (`NativeBody.refused`)."""
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="allow")  # the native route forwards what it does not name
+
+
+class AnthropicCacheControl(_Wire):
+    type: str = "ephemeral"
+
+
+class AnthropicTextBlock(_Wire):
+    type: Literal["text"] = "text"
+    text: str
+    cache_control: AnthropicCacheControl | None = None
+
+
+class AnthropicMessage(_Wire):
+    role: Literal["user", "assistant"]
+    content: str | list[dict[str, Any]] = Field(
+        description="A string, or content blocks: `text`, `image`, `document`, `tool_use`, `tool_result`, "
+        "`thinking`, `redacted_thinking` (each an object with a `type`)."
+    )
+
+
+class AnthropicTool(_Wire):
+    name: str = Field(min_length=1, max_length=200)
+    type: str | None = Field(default=None, description="Absent or `custom`; a server tool's type otherwise.")
+    description: str | None = None
+    input_schema: dict[str, Any] | None = None
+    strict: bool | None = None
+    cache_control: AnthropicCacheControl | None = None
+
+
+class AnthropicToolChoice(_Wire):
+    type: Literal["auto", "any", "tool", "none"]
+    name: str | None = None
+    disable_parallel_tool_use: bool | None = None
+
+
+class AnthropicThinking(_Wire):
+    type: Literal["enabled", "disabled", "adaptive"]
+    budget_tokens: int | None = Field(default=None, ge=1)
+
+
+class AnthropicMetadata(_Wire):
+    user_id: str | None = Field(default=None, max_length=256)
+
+
+class CountTokensRequest(_Wire):
+    """`POST /v1/messages/count_tokens`: what the gateway would estimate (and hold) as the input."""
+
+    model: str = Field(min_length=1, max_length=500, description="Anything the alias resolver takes.")
+    messages: list[AnthropicMessage] = Field(min_length=1, max_length=10_000)
+    system: str | list[AnthropicTextBlock] | None = None
+    tools: list[AnthropicTool] | None = Field(default=None, max_length=512)
+    tool_choice: AnthropicToolChoice | None = None
+    thinking: AnthropicThinking | None = None
+    cache_control: AnthropicCacheControl | None = None
+
+
+class MessagesRequest(CountTokensRequest):
+    """`POST /v1/messages`: Anthropic's Messages API request."""
+
+    max_tokens: int = Field(ge=1)
+    stop_sequences: list[str] | None = Field(default=None, max_length=16)
+    stream: bool = False
+    temperature: float | None = Field(default=None, ge=0, le=1)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    top_k: int | None = Field(default=None, ge=0)
+    metadata: AnthropicMetadata | None = None
+
+
+class CountTokensResponse(BaseModel):
+    input_tokens: int
+
+
+class AnthropicErrorDetail(BaseModel):
+    type: str
+    message: str
+
+
+class AnthropicErrorBody(BaseModel):
+    """Anthropic's error shape, which `/v1/messages` answers in."""
+
+    type: Literal["error"] = "error"
+    error: AnthropicErrorDetail
+
+
+def request_schemas() -> dict[str, Any]:
+    """The request models as OpenAPI components (`$ref`s into `#/components/schemas/`)."""
+    out: dict[str, Any] = {}
+    for model in (MessagesRequest, CountTokensRequest):
+        schema = model.model_json_schema(ref_template=COMPONENT_REF + "{model}")
+        out.update(schema.pop("$defs", {}))
+        out[model.__name__] = schema
+    return out
+
+
+def authorization(header: str | None, api_key: str | None) -> str | None:
+    """The `Authorization` header to verify: as sent, or made from Anthropic's `x-api-key` (a
+    Zarniwoop token given to the anthropic SDK as its `api_key`)."""
+    if header or not api_key:
+        return header
+    return f"Bearer {api_key}"
+
+
+def check_version(headers: Mapping[str, str]) -> dict[str, str]:
+    """The Anthropic headers to forward; a 400 naming `anthropic-version` when it is not a date."""
+    version = headers.get("anthropic-version")
+    if version is not None and not VERSION.match(version):
+        raise InvalidRequestError("anthropic-version", f"{version[:40]!r} is not a version (YYYY-MM-DD)")
+    return {name: headers[name] for name in PASSED_HEADERS if headers.get(name)}
+
+
+def parse_body(raw: bytes, model: type[CountTokensRequest]) -> tuple[Any, dict[str, Any]]:
+    """The validated request and the body as sent (forwarded natively)."""
+    if not raw.strip():
+        raise InvalidRequestError("body", "expected a JSON Messages API request")
+    try:
+        body = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidRequestError("body", f"not JSON ({exc})") from None
+    if not isinstance(body, dict):
+        raise InvalidRequestError("body", "expected a JSON object")
+    return model.model_validate(body), body
+
+
+def to_chat_request(
+    request: CountTokensRequest, body: Mapping[str, Any], headers: Mapping[str, str] | None = None
+) -> ChatRequest:
+    """The manager's request: the mapping for other wires, and the body as sent for Anthropic's."""
+    mapping = _Mapping()
+    messages = mapping.system(request.system)
+    for i, message in enumerate(request.messages):
+        messages += mapping.message(i, message)
+    tools = tuple(mapping.tool(i, t) for i, t in enumerate(request.tools or ()))
+    choice, parallel = mapping.tool_choice(request.tool_choice)
+    # the top-level fields (and `metadata`'s), judged by the one field table (`fields.py`)
+    top: dict[str, Any] = {**body, "thinking": request.thinking.type if request.thinking else None}
+    metadata = body.get("metadata")
+    if isinstance(metadata, Mapping):
+        top.update({f"metadata.{key}": value for key, value in metadata.items()})
+    refused = [(name, NO_BRIDGE) for name in mapping.unmapped] + bridge_refusals(MESSAGES, top, NO_BRIDGE)
+    full = isinstance(request, MessagesRequest)
+    native = NativeBody(
+        NATIVE_SHAPE,
+        dict(body),
+        refused=tuple(refused),
+        headers=dict(headers or {}),
+        extra_input_tokens=mapping.extra_tokens,
+    )
+    if not full:
+        return ChatRequest(tuple(messages), max_tokens=0, tools=tools, native=native)
+    assert isinstance(request, MessagesRequest)
+    options = SamplingOptions(
+        parallel_tool_calls=parallel,
+        stop=tuple(request.stop_sequences or ()),
+        top_p=request.top_p,
+        user=request.metadata.user_id if request.metadata else None,
+    )
+    return ChatRequest(
+        tuple(messages),
+        max_tokens=request.max_tokens,
+        temperature=request.temperature,
+        tools=tools,
+        tool_choice=choice,
+        stream=request.stream,
+        options=options,
+        native=native,
+    )
+
+
+KNOWN_KEYS = {
+    "text": {"type", "text", "cache_control"},
+    "tool_use": {"type", "id", "name", "input", "cache_control"},
+    "tool_result": {"type", "tool_use_id", "content", "is_error", "cache_control"},
+    "thinking": {"type", "thinking", "signature"},
+    "redacted_thinking": {"type", "data"},
+}
+"""The keys of each content block the mapping carries; any other (`citations`, …) is refused off Anthropic."""
+
+
+class _Mapping:
+    """One request's mapping: the messages, and what could not be carried."""
+
+    def __init__(self) -> None:
+        self.unmapped: list[str] = []
+        self.extra_tokens = 0
+        self.tool_names: dict[str, str] = {}
+        """tool_use id → tool name (Gemini and Ollama match results by name)."""
+
+    def extra(self, where: str, model: BaseModel) -> None:
+        """Fields of a part that the model does not name: forwarded natively, refused elsewhere."""
+        self.unmapped += [f"{where}.{key}" for key in model.model_extra or ()]
+
+    def system(self, system: str | list[AnthropicTextBlock] | None) -> list[ChatMessage]:
+        if not system:
+            return []
+        if isinstance(system, str):
+            return [ChatMessage("system", system)]
+        for i, block in enumerate(system):
+            self.extra(f"system[{i}]", block)
+        return [ChatMessage("system", "\n\n".join(b.text for b in system))]
+
+    def message(self, i: int, message: AnthropicMessage) -> list[ChatMessage]:
+        self.extra(f"messages[{i}]", message)
+        if isinstance(message.content, str):
+            return [ChatMessage(message.role, message.content)]
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        results: list[ChatMessage] = []
+        for j, block in enumerate(message.content):
+            where = f"messages[{i}].content[{j}]"
+            kind = block.get("type")
+            known = KNOWN_KEYS.get(str(kind), set(block))
+            self.unmapped += [f"{where}.{key}" for key in block if key not in known]
+            if kind == "text":
+                texts.append(str(block.get("text") or ""))
+            elif kind == "tool_use" and message.role == "assistant":
+                call_id, name = str(block.get("id") or f"toolu_{i}_{j}"), str(block.get("name") or "")
+                self.tool_names[call_id] = name
+                calls.append(ToolCall.create(call_id, name, _object(block.get("input"), where + ".input")))
+            elif kind == "tool_result" and message.role == "user":
+                results.append(self._result(block, where))
+            elif kind in ("thinking", "redacted_thinking") and message.role == "assistant":
+                self.extra_tokens += len(str(block.get("thinking") or block.get("data") or "")) // 4
+            else:
+                self.unmapped.append(f"{where}.type")
+                self.extra_tokens += BLOCK_TOKENS
+        text = "".join(texts)
+        if message.role == "assistant":
+            return [ChatMessage("assistant", text, tool_calls=tuple(calls))] if text or calls else []
+        return results + ([ChatMessage("user", text)] if text or not results else [])
+
+    def _result(self, block: Mapping[str, Any], where: str) -> ChatMessage:
+        content = block.get("content")
+        if isinstance(content, list):
+            parts = []
+            for k, part in enumerate(content):
+                if isinstance(part, Mapping) and part.get("type") == "text":
+                    parts.append(str(part.get("text") or ""))
+                else:
+                    self.unmapped.append(f"{where}.content[{k}].type")
+                    self.extra_tokens += BLOCK_TOKENS
+            content = "".join(parts)
+        text = "" if content is None else str(content)
+        if block.get("is_error"):
+            text = "Error: " + text
+        call_id = str(block.get("tool_use_id") or "")
+        return ChatMessage("tool", text, tool_call_id=call_id, name=self.tool_names.get(call_id))
+
+    def tool(self, i: int, tool: AnthropicTool) -> ToolSpec:
+        if tool.type not in (None, "custom"):
+            self.unmapped.append(f"tools[{i}].type")
+        else:
+            self.extra(f"tools[{i}]", tool)
+        schema = tool.input_schema or {"type": "object", "properties": {}}
+        return ToolSpec(tool.name, tool.description or "", schema, tool.strict)
+
+    def tool_choice(self, choice: AnthropicToolChoice | None) -> tuple[str | None, bool | None]:
+        if choice is None:
+            return None, None
+        self.extra("tool_choice", choice)
+        parallel = False if choice.disable_parallel_tool_use else None
+        if choice.type == "tool":
+            if not choice.name:
+                raise InvalidRequestError("tool_choice.name", "required when tool_choice.type is 'tool'")
+            return choice.name, parallel
+        return {"auto": "auto", "any": "required", "none": "none"}[choice.type], parallel
+
+
+def _object(value: Any, where: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidRequestError(where, "expected an object")
+    return value
+
+
+__all__ = [
+    "MESSAGES_PATHS",
+    "AnthropicErrorBody",
+    "CountTokensRequest",
+    "CountTokensResponse",
+    "MessagesRequest",
+    "authorization",
+    "check_version",
+    "parse_body",
+    "request_schemas",
+    "to_chat_request",
+]

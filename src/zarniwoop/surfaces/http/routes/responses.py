@@ -1,0 +1,191 @@
+"""`POST /v1/responses`: OpenAI's Responses API under the token's account.
+
+The same call as `/v1/chat/completions` (`gateway.py`) — one `LlmManager.chat` / `.stream`, so the
+same budgets, settlement, failover and usage record — with the Responses shape at both ends: native
+to an OpenAI-wire instance that serves `/responses` (the body forwarded as the client wrote it),
+bridged through every other wire by the mapping table of `responses_wire.py`.
+
+    client = openai.OpenAI(base_url="http://127.0.0.1:8765/v1", api_key="zw_…")
+    first = client.responses.create(model="openai:gpt-4o-mini", input="hi", tools=[...])
+    client.responses.create(model="anthropic:claude-sonnet-4-5", previous_response_id=first.id,
+                            input=[{"type": "function_call_output", "call_id": "…", "output": "42"}])
+
+`store` (default true) keeps the conversation for `previous_response_id`, sealed, the account's
+alone, for `ai.responses.retentionDays` (`storage/responses.py`); where the operator set
+`ai.responses.store: false`, `store: true` and `previous_response_id` are a 400 naming them. Errors are
+OpenAI-shaped as on the rest of the gateway; an error after the stream began is `response.failed`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response, StreamingResponse
+
+from ....contract.errors import InvalidRequestError
+from ....contract.query import SearchScope
+from ....llm.adapters import StreamDelta
+from ....llm.call import LlmCall, LlmResult
+from ....storage.responses import STORE_KEY, ResponseStore
+from ..fast_body import FastBodyRoute, request_only
+from ..fast_json import FastJSONResponse
+from ..openai_wire import COMPONENT_REF
+from ..responses_answer import ResponseEvents, new_id, output_items, response_json
+from ..responses_wire import ResponsesRequest, to_chat_request
+from ..state import AppState
+from .gateway import (
+    OPENAI_ERRORS,
+    error_parts,
+    error_response,
+    gateway_call,
+    principal_of,
+    request_body,
+    unless_gone,
+)
+
+log = logging.getLogger("zarniwoop.gateway")
+
+router = APIRouter(tags=["gateway"], responses=OPENAI_ERRORS, route_class=FastBodyRoute)
+
+
+@router.post(
+    "/v1/responses",
+    summary="OpenAI Responses API under the token's account (stream: typed SSE events)",
+    openapi_extra={
+        **request_body("ResponsesRequest"),
+        "responses": {
+            "200": {
+                "content": {
+                    "application/json": {"schema": {"$ref": COMPONENT_REF + "ResponsesAnswer"}},
+                    "text/event-stream": {"schema": {"type": "string"}},
+                }
+            }
+        },
+    },
+)
+@request_only
+async def create_response(request: Request) -> Response:
+    state: AppState = request.app.state.zarniwoop
+    principal = await principal_of(request, state)  # a 401 raised here, outside the OpenAI-shaped answers
+    try:
+        who = gateway_call(principal)
+        raw, body = _parse(await request.body())
+        runtime = state.runtime
+        await runtime.settings.refresh(max_age=1.0)
+        storing = runtime.settings.scoped(SearchScope(who.tenant, who.project)).get_bool(STORE_KEY, True)
+        for name, asked in (
+            ("store", body.store is True),
+            ("previous_response_id", body.previous_response_id),
+        ):
+            if asked and not storing:
+                raise InvalidRequestError(
+                    name, "the operator turned response storage off (ai.responses.store)"
+                )
+        store = ResponseStore(runtime.db, runtime.box)
+        items = await _history(store, who, body) + body.input_items()
+        chat_request = to_chat_request(body, raw, items, history=body.previous_response_id is not None)
+        call = replace(who, model=body.model, session_id=body.user)
+        keep = Keeper(store, who, items) if storing and body.store is not False else None
+        manager = await runtime.llm()
+        response_id, created = new_id("resp"), int(time.time())
+        if body.stream:
+            upstream = manager.stream(call, chat_request).__aiter__()
+            first = await upstream.__anext__()  # a refusal or failover error still answers as JSON
+            events = ResponseEvents(response_id, created, body, keep is not None)
+            return StreamingResponse(
+                _events(upstream, first, events, keep),
+                media_type="text/event-stream",
+                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            )
+        result = await unless_gone(request, manager, call, chat_request)
+        if result is None:  # nobody to answer: the call is settled on its own (`llm/settlement.py`)
+            return Response(status_code=499)
+        output = output_items(result.response, new_id("msg"))
+        answer = response_json(
+            response_id,
+            created,
+            body,
+            status="completed",
+            stored=keep is not None,
+            result=result,
+            output=output,
+        )
+        if keep is not None:
+            await keep.save(response_id, output)
+        return FastJSONResponse(answer)
+    except Exception as exc:
+        return error_response(exc)
+
+
+class Keeper:
+    """Saves a finished response for `previous_response_id`: the input items (history included) and
+    the output items, sealed (`storage/responses.py`)."""
+
+    def __init__(self, store: ResponseStore, who: LlmCall, items: list[dict[str, Any]]) -> None:
+        self.store, self.who, self.items = store, who, items
+
+    async def save(self, response_id: str, output: list[dict[str, Any]]) -> None:
+        who = self.who
+        content = {"input": self.items, "output": output}
+        await self.store.save(response_id, who.tenant, who.project, who.account, content, now=time.time())
+
+
+async def _history(store: ResponseStore, who: LlmCall, body: ResponsesRequest) -> list[dict[str, Any]]:
+    """The stored conversation `previous_response_id` continues: its input, then its output."""
+    if body.previous_response_id is None:
+        return []
+    stored = await store.load(body.previous_response_id, who.tenant, who.account)
+    if stored is None:  # absent, expired, or another account's: the same answer for each
+        raise InvalidRequestError(
+            "previous_response_id", f"no stored response {body.previous_response_id!r} for this account"
+        )
+    return [*stored.get("input", []), *stored.get("output", [])]
+
+
+async def _events(
+    upstream: AsyncIterator[StreamDelta | LlmResult],
+    first: StreamDelta | LlmResult,
+    events: ResponseEvents,
+    keep: Keeper | None,
+) -> AsyncIterator[bytes]:
+    for piece in events.start():
+        yield piece
+    try:
+        item = first
+        while isinstance(item, StreamDelta):
+            if item.kind == "text" and item.text:
+                for piece in events.text_delta(item.text):
+                    yield piece
+            item = await upstream.__anext__()
+        pieces, final = events.finish(item)
+        if keep is not None:
+            await keep.save(events.response_id, final["output"])
+        for piece in pieces:
+            yield piece
+    except Exception as exc:  # mid-stream: the status is sent already, so the error is an event
+        status, payload, _ = error_parts(exc)
+        log.warning("responses stream failed after it started (%s): %s", status, payload["error"]["message"])
+        yield events.failed(payload["error"])
+    finally:
+        aclose = getattr(upstream, "aclose", None)
+        if aclose is not None:
+            await aclose()  # a client that went away abandons the call: it is settled on its own
+
+
+def _parse(raw: bytes) -> tuple[dict[str, Any], ResponsesRequest]:
+    try:
+        data = json.loads(raw) if raw.strip() else None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        data = None
+    if not isinstance(data, dict):
+        raise InvalidRequestError("body", "expected a JSON object: a Responses API request")
+    return data, ResponsesRequest.model_validate(data)
+
+
+__all__ = ["router"]
