@@ -191,6 +191,7 @@ FIELD_TABLES[(MESSAGES, BRIDGED)] = {
     "cache_control": mapped("", "no field: the other wires cache prefixes on their own"),
     "thinking": refused(_OFF_ANTHROPIC),
     "top_k": refused(_OFF_ANTHROPIC),
+    **dict.fromkeys(("anthropic-user-profile-id", "anthropic-workspace-id"), refused(_OFF_ANTHROPIC)),
 }
 """A Messages request on a wire other than Anthropic's (docs: `surfaces/http/anthropic_wire.py`)."""
 

@@ -22,9 +22,10 @@ dropped (`llm.adapters.adapter_for`, the one choice of every shape). Field meani
 | `stop_sequences` | `stop` |
 | `metadata.user_id` | `user` |
 | `max_tokens`, `temperature`, `top_p`, `stream` | the same |
-| `thinking` (`enabled`), `top_k`, `service_tier`, `container`, `mcp_servers`, `output_config`, `inference_geo`, any other field (top level, or of a block, tool, `tool_choice`) | refused, naming it |
+| `thinking` (`enabled`), `top_k`, `service_tier`, `container`, `mcp_servers`, `output_config`, `inference_geo`, `speed`, `diagnostics`, any other field (top level, or of a block, tool, `tool_choice`) | refused, naming it |
 | header `anthropic-version` (a date) | forwarded to Anthropic; elsewhere the answer follows 2023-06-01 |
 | header `anthropic-beta` | forwarded to Anthropic; elsewhere feature flags of Anthropic's servers, with no effect |
+| headers `anthropic-workspace-id`, `anthropic-user-profile-id` (the SDK's `workspace_id`, `user_profile_id`) | forwarded to Anthropic; elsewhere refused, naming the header |
 """
 
 from __future__ import annotations
@@ -50,7 +51,10 @@ MESSAGES_PATHS = ("/v1/messages",)
 VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 """An `anthropic-version` is a date: forwarded as sent to Anthropic (which refuses one it does not
 know); other wires are answered in the 2023-06-01 shape, which later versions keep."""
-PASSED_HEADERS = ("anthropic-version", "anthropic-beta")
+ACCOUNT_HEADERS = ("anthropic-user-profile-id", "anthropic-workspace-id")
+"""Headers the SDK sends for `user_profile_id` and `workspace_id`: forwarded to Anthropic, judged by
+the field table elsewhere (no other wire has an Anthropic workspace or user profile)."""
+PASSED_HEADERS = ("anthropic-version", "anthropic-beta", *ACCOUNT_HEADERS)
 BLOCK_TOKENS = 1600
 """The input estimate of an image or document block (Anthropic's own bound for a 1.15 MP image)."""
 NO_BRIDGE = "no other wire has an equivalent: remove it, or choose a model served over the Anthropic wire"
@@ -194,6 +198,7 @@ def to_chat_request(
     choice, parallel = mapping.tool_choice(request.tool_choice)
     # the top-level fields (and `metadata`'s), judged by the one field table (`fields.py`)
     top: dict[str, Any] = {**body, "thinking": request.thinking.type if request.thinking else None}
+    top.update({name: value for name, value in (headers or {}).items() if name in ACCOUNT_HEADERS})
     metadata = body.get("metadata")
     if isinstance(metadata, Mapping):
         top.update({f"metadata.{key}": value for key, value in metadata.items()})
