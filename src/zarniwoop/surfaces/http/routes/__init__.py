@@ -22,12 +22,15 @@ from . import (
     web,
 )
 
+# Starlette tries the routes in this order, one pattern match each: the hot paths first — a gateway
+# call, a search, the liveness probe a load balancer sends every few seconds — then the rest.
 ROUTERS = (
     gateway.router,
+    research.router,
+    system.router,
     messages.router,
     embeddings.router,
     responses.router,
-    research.router,
     tasks.router,
     content.router,
     routing.router,
@@ -39,7 +42,6 @@ ROUTERS = (
     credentials.router,
     catalog.router,
     image.router,
-    system.router,
     oauth.router,
     web.router,
 )
