@@ -247,3 +247,34 @@ async def test_a_tenant_base_url_never_receives_the_operator_key(tmp_path, emula
                 LlmCall("acme", "p1", "mike", model=f"anthropic:{MODEL}"), ChatRequest.prompt("hi")
             )
         assert emulator.requests() == []
+
+
+@pytest.mark.parametrize("header", ["anthropic-workspace-id", "anthropic-user-profile-id"])
+async def test_a_workspace_header_rides_only_a_key_of_the_callers_own(tmp_path, emulator, header) -> None:
+    """`/v1/messages` forwards the SDK's `workspace_id`/`user_profile_id` headers to Anthropic: with
+    the account's own key they go as sent; on the operator's key they would choose a workspace inside
+    the operator's organisation — refused, naming the header, before any byte leaves, the hold given back."""
+    from zarniwoop.contract.errors import InvalidRequestError
+    from zarniwoop.surfaces.http.anthropic_wire import MessagesRequest, parse_body, to_chat_request
+
+    emulator.add(ANTHROPIC_PATH, anthropic_reply())
+    raw = b'{"model": "anthropic:claude-sonnet-4-5", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]}'
+    request = to_chat_request(*parse_body(raw, MessagesRequest), {header: "wrkspc_01"})
+    call = LlmCall("acme", "p1", "mike", model=f"anthropic:{MODEL}")
+    async with await open_case(tmp_path, Case("operator"), emulator) as runtime:
+        manager = await manager_for(runtime, environ={"ANTHROPIC_API_KEY": ENV_KEY})
+        manager._catalog = None
+        with pytest.raises(InvalidRequestError) as caught:
+            await manager.chat(call, request)
+        assert caught.value.field == header
+        assert "operator's key" in caught.value.reason
+        assert emulator.requests(ANTHROPIC_PATH) == []
+        assert await runtime.db.fetchone("SELECT COUNT(*) FROM llm_quota_holds") == (0,)
+    (own := tmp_path / "own").mkdir()
+    async with await open_case(own, Case("own", account=[entry("k_acc")]), emulator) as runtime:
+        manager = await manager_for(runtime, environ={"ANTHROPIC_API_KEY": ENV_KEY})
+        manager._catalog = None
+        result = await manager.chat(call, request)
+        assert result.credential_source == "account"
+        sent = emulator.requests(ANTHROPIC_PATH)
+        assert [(r.header(header), r.header("x-api-key")) for r in sent] == [("wrkspc_01", K["account"])]

@@ -66,7 +66,13 @@ async def run(
 
 def client_for(parts: CallParts, prep: PreparedCall, candidate: Candidate) -> ChatClient:
     """A fresh client with this candidate's key over the shared pool (well under 1 ms)."""
-    endpoint = Endpoint(candidate.wire_type, candidate.instance, candidate.base_url, candidate.api_key)
+    endpoint = Endpoint(
+        candidate.wire_type,
+        candidate.instance,
+        candidate.base_url,
+        candidate.api_key,
+        operator_key=candidate.credential_source == "operator",
+    )
     return ChatClient(
         adapter_for(prep.request, endpoint, prep.settings),
         endpoint,

@@ -30,7 +30,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ...contract.errors import ParseError, ProviderError
+from ...contract.errors import InvalidRequestError, ParseError, ProviderError
 from ...contract.protocol import RequestSpec
 from .base import NATIVE_ANSWER, ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
@@ -43,6 +43,10 @@ API_VERSION = "2023-06-01"
 STRUCTURED_OUTPUTS_BETA = "structured-outputs-2025-11-13"
 """The beta that makes `strict` tools and `output_format` binding (constrained decoding)."""
 NATIVE_SHAPE = MESSAGES
+ACCOUNT_HEADERS = ("anthropic-user-profile-id", "anthropic-workspace-id")
+"""Headers the SDK sends for `user_profile_id` and `workspace_id`: they choose where inside the key's
+organisation a call runs, so they are forwarded with a key of the caller's own (account, project,
+team, tenant) and refused with the operator's — a tenant never picks the operator's workspace."""
 """The API shape of the gateway's `/v1/messages` (`NativeBody.shape`)."""
 
 
@@ -260,6 +264,13 @@ def _native(request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec
     else:
         body.pop("stream", None)
     headers = {"Content-Type": "application/json", "anthropic-version": API_VERSION}
+    if endpoint.operator_key:
+        for name in ACCOUNT_HEADERS:
+            if name in request.native.headers:
+                raise InvalidRequestError(
+                    name,
+                    "refused on the operator's key: only a key of your own may choose a workspace or user profile",
+                )
     headers.update(request.native.headers)
     if endpoint.api_key:
         headers["x-api-key"] = endpoint.api_key.reveal()

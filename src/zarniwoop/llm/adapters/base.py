@@ -140,6 +140,9 @@ class Endpoint:
     instance: str
     base_url: str
     api_key: Secret | None = None
+    operator_key: bool = False
+    """The key is the operator's (its environment): the call may not choose an account inside the
+    operator's organisation at the vendor (`anthropic.ACCOUNT_HEADERS`)."""
 
     def __repr__(self) -> str:  # the key is a Secret already; keep the repr short anyway
         return f"Endpoint({self.wire_type!r}, {self.instance!r}, {self.base_url!r})"

@@ -25,7 +25,7 @@ dropped (`llm.adapters.adapter_for`, the one choice of every shape). Field meani
 | `thinking` (`enabled`), `top_k`, `service_tier`, `container`, `mcp_servers`, `output_config`, `inference_geo`, `speed`, `diagnostics`, any other field (top level, or of a block, tool, `tool_choice`) | refused, naming it |
 | header `anthropic-version` (a date) | forwarded to Anthropic; elsewhere the answer follows 2023-06-01 |
 | header `anthropic-beta` | forwarded to Anthropic; elsewhere feature flags of Anthropic's servers, with no effect |
-| headers `anthropic-workspace-id`, `anthropic-user-profile-id` (the SDK's `workspace_id`, `user_profile_id`) | forwarded to Anthropic; elsewhere refused, naming the header |
+| headers `anthropic-workspace-id`, `anthropic-user-profile-id` (the SDK's `workspace_id`, `user_profile_id`) | forwarded to Anthropic with a key of the caller's own (refused, naming the header, on the operator's key); elsewhere refused, naming the header |
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...contract.errors import InvalidRequestError
 from ...llm.adapters import ChatMessage, ChatRequest, ToolSpec
-from ...llm.adapters.anthropic import NATIVE_SHAPE
+from ...llm.adapters.anthropic import ACCOUNT_HEADERS, NATIVE_SHAPE
 from ...llm.adapters.base import NativeBody
 from ...llm.adapters.fields import MESSAGES, bridge_refusals
 from ...llm.adapters.options import SamplingOptions
@@ -51,9 +51,6 @@ MESSAGES_PATHS = ("/v1/messages",)
 VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 """An `anthropic-version` is a date: forwarded as sent to Anthropic (which refuses one it does not
 know); other wires are answered in the 2023-06-01 shape, which later versions keep."""
-ACCOUNT_HEADERS = ("anthropic-user-profile-id", "anthropic-workspace-id")
-"""Headers the SDK sends for `user_profile_id` and `workspace_id`: forwarded to Anthropic, judged by
-the field table elsewhere (no other wire has an Anthropic workspace or user profile)."""
 PASSED_HEADERS = ("anthropic-version", "anthropic-beta", *ACCOUNT_HEADERS)
 BLOCK_TOKENS = 1600
 """The input estimate of an image or document block (Anthropic's own bound for a 1.15 MP image)."""
