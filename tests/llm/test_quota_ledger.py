@@ -82,6 +82,30 @@ async def test_reserve_then_settle_charges_every_level(ledger) -> None:
     ] * 4
 
 
+async def test_several_holds_settled_at_once_each_see_the_usage_after_their_own(ledger) -> None:
+    """`settle_many` (the gateway's group commit): one write for all, each hold's statuses as if
+    settled one after another in order, every hold released."""
+    ledger, tenant = ledger
+    other = QuotaLine("account", "zaphod", "daily", 1000)
+    holds = [
+        await ledger.reserve(tenant, LINES, 100),
+        await ledger.reserve(tenant, [other, PROJECT], 100),
+        await ledger.reserve(tenant, LINES, 100),
+    ]
+    settled = await ledger.settle_many(list(zip(holds, (10, 20, 30), strict=True)))
+    assert [[(s.line.level, s.line.owner, s.used) for s in each] for each in settled] == [
+        [("account", "mike", 10), ("project", "review", 10)],
+        [("account", "zaphod", 20), ("project", "review", 30)],
+        [("account", "mike", 40), ("project", "review", 60)],
+    ]
+    now = await statuses(ledger, tenant)
+    assert [(now[k].used, now[k].held) for k in ("account.daily", "project.monthly", "team.monthly")] == [
+        (40, 0),
+        (60, 0),
+        (40, 0),
+    ]
+
+
 async def test_a_refusal_names_the_first_level_over_and_holds_nothing(ledger) -> None:
     ledger, tenant = ledger
     await ledger.charge(tenant, PROJECT, 450)

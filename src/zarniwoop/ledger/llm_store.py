@@ -3,11 +3,13 @@ LLM call — successful, failed or blocked by a budget.
 
     store = UsageStore(db, spool=counter.spool_rows)
     await store.record(record)              # in the call, before the answer: it is the receipt
+    await store.charges.charge(budgets, hold, tokens, record)   # with the call's settle, batched
     await store.get(record.id)              # read back by `usage_id`
 
 Unlike a provider call (spooled, then inserted in batches by `ledger/audit.py`), an LLM usage
-record is written in its call — in the budgets' transaction where they share the database — so a
-budget reading never lags the records behind it. When the database cannot take it, the row goes to
+record is written in its call — in the budgets' transaction where they share the database, with
+the charges of the calls finishing at the same moment (`charges.py`) — so a budget reading never
+lags the records behind it. When the database cannot take it, the row goes to
 the one audit spool and its flusher inserts it once the database is back.
 """
 
@@ -18,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..observability.outage import OutageLog
+from .charges import ChargeQueue
 from .query import select
 from .records import UsageRecord
 from .tables import LLM_USAGE, iso_epoch
@@ -38,6 +41,8 @@ class UsageStore:
         self.db = db
         self.spool = spool
         self.outage = OutageLog(log, "LLM usage database")
+        self.charges = ChargeQueue(self)
+        """Where a call's settle and record go together (the group commit, `charges.py`)."""
 
     async def record(self, record: UsageRecord) -> None:
         try:
@@ -47,6 +52,21 @@ class UsageStore:
                 raise
             self.spool(LLM_USAGE.name, [record.row()])  # raises OSError if the disk cannot take it either
             self.outage.failed(exc, "usage records are spooled and written when it is back")
+        else:
+            self.outage.recovered()
+
+    async def record_many(self, records: Sequence[UsageRecord]) -> None:
+        """Several records in one statement (the gateway's group commit); if the database refuses
+        it, each is written (or spooled) on its own, so one bad row never takes the others with it."""
+        if len(records) == 1:
+            await self.record(records[0])
+            return
+        rows = [record.row() for record in records]
+        try:
+            await self.db.execute(LLM_USAGE.insert_many_sql(len(rows)), [v for row in rows for v in row])
+        except Exception:
+            for record in records:
+                await self.record(record)
         else:
             self.outage.recovered()
 

@@ -11,12 +11,14 @@ was written.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
 from ..config import keys as K
+from ..storage.db import value_rows
 
 
 def iso_ms(epoch: float) -> str:
@@ -29,6 +31,13 @@ def iso_epoch(stored: Any) -> float:
     """A stored ISO-8601 moment as epoch seconds (UTC unless it says otherwise)."""
     moment = datetime.fromisoformat(str(stored).replace("Z", "+00:00"))
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
+
+
+@functools.cache
+def _insert_sql(table: str, columns: tuple[str, ...], count: int) -> str:
+    """The idempotent INSERT of `count` rows of a ledger table."""
+    values = value_rows(count, len(columns))
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES {values} ON CONFLICT (id) DO NOTHING"
 
 
 def _columns(names: str) -> tuple[str, ...]:
@@ -54,9 +63,11 @@ class LedgerTable:
     """The row's idempotent INSERT, built once (every LLM call runs it)."""
 
     def __post_init__(self) -> None:
-        marks = ", ".join("?" * len(self.columns))
-        sql = f"INSERT INTO {self.name} ({', '.join(self.columns)}) VALUES ({marks}) ON CONFLICT (id) DO NOTHING"
-        object.__setattr__(self, "insert_sql", sql)  # frozen: set once, here
+        object.__setattr__(self, "insert_sql", _insert_sql(self.name, self.columns, 1))  # frozen: set once
+
+    def insert_many_sql(self, count: int) -> str:
+        """`insert_sql` for `count` rows at once."""
+        return _insert_sql(self.name, self.columns, count)
 
     def complete(self, row: Sequence[Any]) -> tuple[Any, ...]:
         """A spooled row with every column: one spooled before the `late` columns existed gets their

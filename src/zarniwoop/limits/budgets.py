@@ -283,6 +283,11 @@ class Budgets(Protocol):
         """Release the hold and charge the real amount: each limited line's usage after it."""
         ...
 
+    async def settle_many(self, settles: Sequence[tuple[Hold, int]]) -> list[list[LineStatus]]:
+        """`settle` for several holds at once, in order (the gateway's group commit): each one's
+        statuses as if they had been settled one after another."""
+        ...
+
     async def release(self, hold: Hold) -> None:
         """A failed attempt gives its hold back."""
         ...
@@ -331,6 +336,13 @@ class BudgetStore:
         buckets: BucketChoice = None,
     ) -> list[LineStatus]:
         return await self._spend(new_hold(tenant, lines, amount, self.clock.now(), buckets))
+
+    async def settle(self, hold: Hold, amount: int) -> list[LineStatus]:
+        raise NotImplementedError
+
+    async def settle_many(self, settles: Sequence[tuple[Hold, int]]) -> list[list[LineStatus]]:
+        """One after another; a form that can write them at once does (`SQLBudgets`)."""
+        return [await self.settle(hold, amount) for hold, amount in settles]
 
     async def _hold(self, hold: Hold, limited: Sequence[QuotaLine]) -> None:
         raise NotImplementedError

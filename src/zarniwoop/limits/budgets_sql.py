@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from ..contract.errors import DatabaseUnavailableError
+from ..storage.db import value_rows
 from .budgets import (
     HOLD_TTL_SECONDS,
     Bucket,
@@ -44,6 +45,9 @@ if TYPE_CHECKING:
     from ..storage.db import Database
 
 log = logging.getLogger(__name__)
+
+_Charge = tuple[Hold, Sequence[QuotaLine], int]
+"""A hold, the lines it charges and the amount each is charged."""
 
 _KEY = "tenant, unit, level, owner, subject, period, bucket"
 
@@ -101,7 +105,7 @@ class SQLBudgets(BudgetStore):
                 params.extend((hold.id, *key, hold.amount, epoch + self.hold_ttl))
             await self.db.execute(
                 f"INSERT INTO llm_quota_holds (id, {_KEY}, tokens, expires_at) VALUES "
-                + _rows(len(limited), 10),
+                + value_rows(len(limited), 10),
                 params,
             )
 
@@ -115,41 +119,62 @@ class SQLBudgets(BudgetStore):
             if limited:
                 statuses = await self._statuses(limited, hold, _keys(hold, limited), self.clock.now())
                 check_room(statuses, hold.amount)
-            return await self._charge_lines(hold, hold.lines, hold.amount)
+            return (await self._charge_many([(hold, hold.lines, hold.amount)]))[0]
 
     async def settle(self, hold: Hold, amount: int) -> list[LineStatus]:
+        return (await self.settle_many([(hold, amount)]))[0]
+
+    async def settle_many(self, settles: Sequence[tuple[Hold, int]]) -> list[list[LineStatus]]:
+        """Every hold released and charged in one transaction of three statements, however many
+        (the gateway's group commit): one DELETE, one upsert of the counters they share."""
         try:
             async with self.db.transaction():
-                await self.db.execute("DELETE FROM llm_quota_holds WHERE id = ?", (hold.id,))
-                charged = await self._charge_lines(hold, hold.lines, max(0, amount))
+                ids = [hold.id for hold, _ in settles]
+                await self.db.execute(f"DELETE FROM llm_quota_holds WHERE id IN ({_marks(len(ids))})", ids)
+                charged = await self._charge_many(
+                    [(hold, hold.lines, max(0, amount)) for hold, amount in settles]
+                )
                 if secrets.randbelow(64) == 0:  # now and then, drop lapsed holds of crashed processes
                     await self.db.execute(
                         "DELETE FROM llm_quota_holds WHERE expires_at <= ?", (self.clock.now(),)
                     )
         except DatabaseUnavailableError as exc:
             self.outage.failed(exc, "usage not charged to the budgets; holds lapse by themselves")
-            return []
-        return [status for status in charged if status.line.limit is not None]
+            return [[] for _ in settles]
+        return [[status for status in statuses if status.line.limit is not None] for statuses in charged]
 
-    async def _charge_lines(self, hold: Hold, lines: Sequence[QuotaLine], amount: int) -> list[LineStatus]:
-        """Charge every line in one upsert (the keys are distinct, so no row is hit twice, which
-        PostgreSQL would refuse); it returns each line's usage after it."""
-        if not lines:
-            return []
+    async def _charge_many(self, charges: Sequence[_Charge]) -> list[list[LineStatus]]:
+        """Charge every line of every charge in one upsert: amounts on the same counter are summed
+        first (PostgreSQL refuses an upsert that hits a row twice), and the usage it returns is
+        unwound so that each charge sees its lines as if charged one after another, in order."""
         epoch = self.clock.now()
-        keys = _keys(hold, lines)
+        keyed = [_keys(hold, lines) if lines else [] for hold, lines, _ in charges]
+        totals: dict[tuple[str, ...], int] = {}
+        for keys, (_, _, amount) in zip(keyed, charges, strict=True):
+            for key in keys:
+                totals[key] = totals.get(key, 0) + amount
+        if not totals:
+            return [[] for _ in charges]
         params: list[object] = []
-        for key in keys:
+        for key, amount in totals.items():
             params.extend((*key, amount, epoch))
         rows = await self.db.fetchall(
             f"INSERT INTO llm_quota_usage ({_KEY}, used, updated_at) VALUES "
-            + _rows(len(lines), 9)
+            + value_rows(len(totals), 9)
             + f" ON CONFLICT ({_KEY}) DO UPDATE SET used = llm_quota_usage.used + excluded.used,"
             f" updated_at = excluded.updated_at RETURNING {_KEY}, used",
             params,
         )
-        charged = {tuple(map(str, row[:7])): int(row[7]) for row in rows}
-        return [LineStatus(line, key[6], charged[key]) for line, key in zip(lines, keys, strict=True)]
+        used = {tuple(map(str, row[:7])): int(row[7]) for row in rows}
+        before = {key: used[key] - total for key, total in totals.items()}
+        out: list[list[LineStatus]] = []
+        for keys, (_, lines, amount) in zip(keyed, charges, strict=True):
+            statuses = []
+            for line, key in zip(lines, keys, strict=True):
+                before[key] += amount
+                statuses.append(LineStatus(line, key[6], before[key]))
+            out.append(statuses)
+        return out
 
     async def release(self, hold: Hold) -> None:
         try:
@@ -209,9 +234,8 @@ class SQLBudgets(BudgetStore):
 
 
 @functools.cache
-def _rows(count: int, width: int) -> str:
-    """`(?, ?), (?, ?)` for a multi-row VALUES of `count` rows of `width` columns."""
-    return ", ".join(["(" + ", ".join("?" * width) + ")"] * count)
+def _marks(count: int) -> str:
+    return ", ".join("?" * count)
 
 
 _MATCH = "tenant = ? AND unit = ? AND level = ? AND owner = ? AND subject = ? AND period = ? AND bucket = ?"

@@ -18,7 +18,7 @@ from .adapters.response import ChatResponse, TokenUsage
 from .call import LlmResult
 from .observers import CallEvent, notify_all
 from .prepare import model_doc
-from .settlement import CANCELLED, Admission, charge, record_usage
+from .settlement import CANCELLED, Admission, charge
 from .trace import TraceBuffer
 from .usage_check import CheckedUsage, check_usage, estimated_usage, usage_bound
 
@@ -211,7 +211,7 @@ async def record_failure(
         think_process_id=call.think_process_id,
         node_id=call.node_id,
     )
-    await record_usage(parts, record)
+    await charge(parts, None, 0, record)
     await notify_all(
         parts.observers,
         CallEvent(record=record, request=prep.request, settings=prep.settings, blocked=prep.blocked),

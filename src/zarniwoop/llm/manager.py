@@ -161,10 +161,11 @@ class LlmManager:
     # -- lifecycle -------------------------------------------------------------------------------
 
     async def flush(self) -> None:
-        """Wait for abandoned calls to be settled and for what the observers scheduled (threshold
-        webhooks) to finish."""
+        """Wait for abandoned calls to be settled, their charges written, and for what the
+        observers scheduled (threshold webhooks) to finish."""
         while self._settling:
             await asyncio.gather(*list(self._settling), return_exceptions=True)
+        await self.usage.charges.flush()
         for observer in self.observers:
             await observer.flush()
 

@@ -3,8 +3,10 @@ of a call whose caller went away (issue 25 item 1).
 
 An attempt holds its estimate at every budget level at once and is admitted into every per-minute
 window (`reserve`); a failed attempt gives the hold back (`release`); a finished call is settled
-with its real usage, together with its usage record (`charge`), in the write batch the storage
-offers (`Database.write_batch`: one commit on SQLite, each write on its own on PostgreSQL).
+with its real usage, together with its usage record (`charge`), through the ledger's group commit
+(`ledger/charges.py`): the charges of the calls finishing at the same moment in one write batch of
+the storage (`Database.write_batch`: one commit on SQLite, each write on its own on PostgreSQL),
+committed before any of those calls returns.
 
 A call whose caller goes away — a client closing a stream before `[DONE]`, or the socket of a
 non-streamed call — has still made the upstream work. The call is then *abandoned*, not dropped:
@@ -36,8 +38,6 @@ import asyncio
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-from ..contract.errors import DatabaseUnavailableError
 
 if TYPE_CHECKING:
     from ..ledger import UsageRecord
@@ -153,64 +153,20 @@ async def release(parts: CallParts, admission: Admission | None) -> None:
         await parts.rate.settle(admission.ticket, 0)
 
 
-async def _settle(parts: CallParts, admission: Admission | None, tokens: int) -> list[LineStatus]:
-    if admission is None:
-        return []
-    if admission.ticket is not None:
-        await parts.rate.settle(admission.ticket, tokens)
-    return await parts.ledger.settle(admission.hold, tokens)
-
-
 async def charge(
     parts: CallParts, admission: Admission | None, tokens: int, record: UsageRecord
 ) -> list[LineStatus]:
-    """Settle the budgets, then write the call's usage record, in one write batch of the storage:
-    where the budgets live in that database (the embedded default) their statements join it, so a
-    call's bookkeeping is one commit instead of two (issue 23) and a charge never lands without its
-    record; a record the database refuses is undone alone and spooled, the charge stands.
-
-    A database that cannot take the batch at all (it is down) gets the two apart, as each handles
-    an outage: the budgets log and let the hold lapse, the record is spooled.
-
-    Never raises (issue 43): a settle failing for any other reason is logged, the hold is given back
-    rather than left for its TTL, and the record is still written — the upstream answered, the
-    caller gets its answer."""
-    if admission is not None:
+    """Settle the budgets and write the call's usage record, through the ledger's group commit
+    (`ledger/charges.py`): written before the call returns, with whatever other calls' charges are
+    queued at the same moment; never raises. The rate-window ticket is settled first, on its own."""
+    if admission is not None and admission.ticket is not None:
         try:
-            async with parts.db.write_batch():
-                statuses = await _settle(parts, admission, tokens)
-                await record_usage(parts, record)
-            return statuses
-        except DatabaseUnavailableError:
-            pass  # BEGIN or COMMIT failed: nothing of it was written
+            await parts.rate.settle(admission.ticket, tokens)
         except Exception:
-            await _settle_failed(parts, admission, record)
-            await record_usage(parts, record)  # the batch's copy was rolled back with it
-            return []
-    try:
-        statuses = await _settle(parts, admission, tokens)
-    except Exception:
-        await _settle_failed(parts, admission, record)
-        statuses = []
-    await record_usage(parts, record)
-    return statuses
-
-
-async def _settle_failed(parts: CallParts, admission: Admission | None, record: UsageRecord) -> None:
-    log.exception("settling LLM call %s failed: its hold is given back, its record kept", record.id)
-    try:
-        await release(parts, admission)
-    except Exception:
-        log.exception("giving back the hold of LLM call %s failed: it lapses with its TTL", record.id)
-
-
-async def record_usage(parts: CallParts, record: UsageRecord) -> None:
-    """The usage record, written before the call returns (callers read it by `usage_id`); a record
-    neither the database nor the spool can take is logged, never a failure of the call it records."""
-    try:
-        await parts.usage.record(record)
-    except Exception:
-        log.exception("LLM usage record %s could not be written", record.id)
+            log.exception("settling the rate windows of LLM call %s failed", record.id)
+    return await parts.usage.charges.charge(
+        parts.ledger, admission.hold if admission else None, tokens, record
+    )
 
 
 __all__ = [
@@ -220,7 +176,6 @@ __all__ = [
     "Admission",
     "CallWatch",
     "charge",
-    "record_usage",
     "release",
     "release_first_hold",
     "reserve",

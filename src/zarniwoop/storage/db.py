@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import logging
 import re
 import sqlite3
@@ -256,6 +257,12 @@ class _Transaction:
     """Identity of one open transaction: tasks whose context holds it are inside it."""
 
     __slots__ = ()
+
+
+@functools.cache
+def value_rows(count: int, width: int) -> str:
+    """`(?, ?), (?, ?)`: the VALUES of a multi-row statement, `count` rows of `width` columns."""
+    return ", ".join(["(" + ", ".join("?" * width) + ")"] * count)
 
 
 def migration_scripts(dialect: str) -> list[tuple[int, str, str]]:
