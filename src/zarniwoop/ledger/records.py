@@ -88,7 +88,7 @@ class CallRecord:
 
     def row(self) -> tuple[Any, ...]:
         """The values of `RESEARCH_CALLS.columns` (named as the fields are), in that order."""
-        return _CALL_ROW(self)  # type: ignore[no-any-return]
+        return _CALL_ROW(self)
 
 
 _CALL_ROW = operator.attrgetter(*RESEARCH_CALLS.columns)
