@@ -5,7 +5,8 @@ A protocol object (`contract/protocol.py`: `SearchProtocol`) is usable once it s
 may offer is one of these hooks — a config check, an error reader, a pace, a probe, a form, … The
 provider factory checks them once per protocol (`protocol.CAPABILITIES`) and warns about an
 attribute that looks like a misspelt one. Where a capability has a default, a function beside the
-SPI reads it (`protocol.soft_error_statuses`, `protocol.known_extras`, `protocol.protocol_domains`).
+SPI reads it (`protocol.soft_error_statuses`, `protocol.carries_html`, `protocol.known_extras`,
+`protocol.protocol_domains`).
 """
 
 from __future__ import annotations
@@ -62,6 +63,15 @@ class ReadsErrorStatuses(Protocol):
     """Non-2xx statuses whose body `parse_response` reads (arXiv's 400 error feed → a soft error)."""
 
     soft_error_statuses: frozenset[int]
+
+
+@runtime_checkable
+class CarriesHtml(Protocol):
+    """Whether the wire's titles and snippets carry HTML (Wikipedia's search-match `<span>`s, Brave's
+    `<strong>`, Stack Exchange's entities): True, parsing strips tags and decodes entities; False,
+    the text is plain and a literal `<` or `&` in it is content (`a < b`, `Vec<T>`), kept as sent."""
+
+    html_in_text: bool
 
 
 @runtime_checkable

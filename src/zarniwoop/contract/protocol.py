@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .capabilities import (
+    CarriesHtml,
     ContributesSettingForm,
     CoversDomains,
     DeclinesProbes,
@@ -203,6 +204,7 @@ CAPABILITIES: tuple[type, ...] = (
     RejectsKeys,
     ReportsThrottles,
     ReadsErrorStatuses,
+    CarriesHtml,
     HasOperatorKey,
     PacedByDefault,
     FasterWithKey,
@@ -291,6 +293,12 @@ def soft_error_statuses(protocol: SearchProtocol) -> frozenset[int]:
     return NO_SOFT_ERROR_STATUSES
 
 
+def carries_html(protocol: SearchProtocol) -> bool:
+    """Whether the protocol's titles and snippets carry HTML (`CarriesHtml`). Undeclared: True — an
+    add-on's markup is stripped rather than handed to a model as tags."""
+    return bool(protocol.html_in_text) if isinstance(protocol, CarriesHtml) else True
+
+
 def protocol_filters(protocol: SearchProtocol) -> frozenset[str]:
     """The filters the protocol's wire can express (`HonoursFilters`); by default none."""
     return frozenset(protocol.filters) if isinstance(protocol, HonoursFilters) else frozenset()
@@ -306,6 +314,7 @@ __all__ = [
     "CAPABILITIES",
     "COMMON_EXTRAS",
     "NO_SOFT_ERROR_STATUSES",
+    "CarriesHtml",
     "ContributesSettingForm",
     "CoversDomains",
     "DeclinesProbes",
@@ -334,6 +343,7 @@ __all__ = [
     "Secret",
     "ServesLanguage",
     "ValidatesConfig",
+    "carries_html",
     "instance_domains",
     "known_extras",
     "protocol_domains",

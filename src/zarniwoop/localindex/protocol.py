@@ -70,6 +70,7 @@ class LocalIndexProtocol:
     modalities = frozenset({Modality.INTERNAL_DOC, Modality.RAG})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    html_in_text = False
     default_rate_per_second = None  # nothing upstream to protect
     prompt_hint = (
         "**Local documents** — passages from the user's own files (notes, reports, papers as PDF) "

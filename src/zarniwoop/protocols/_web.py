@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, urlsplit
 
 from ..contract.errors import ParseError
-from ..contract.protocol import RequestSpec, SearchPage
+from ..contract.protocol import RequestSpec, SearchPage, carries_html
 from ..contract.results import QuotaStatus, SearchHit
 from ._text import as_int, load_json, strip_html, unsupported_note
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..contract.enums import Modality
-    from ..contract.protocol import RawResponse
+    from ..contract.protocol import RawResponse, SearchProtocol
     from ..contract.query import SearchRequest
 
 _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>?#]+)", re.IGNORECASE)
@@ -125,11 +125,24 @@ def pdf_url_for(url: Any) -> str | None:
 
 
 def text(value: Any) -> str | None:
-    """A non-empty plain string (HTML stripped), or None."""
+    """A non-empty string of a wire that carries HTML, tags stripped and entities decoded, or None."""
     if not isinstance(value, str):
         return None
     cleaned = strip_html(value)
     return cleaned or None
+
+
+def plain_text(value: Any) -> str | None:
+    """A non-empty string of a plain-text wire, whitespace folded and `<`/`&` kept as sent, or None."""
+    if not isinstance(value, str):
+        return None
+    return " ".join(value.split()) or None
+
+
+def text_for(protocol: SearchProtocol) -> Callable[[Any], str | None]:
+    """How `protocol`'s parser reads a string field, by what it declares its wire carries
+    (`contract.protocol.carries_html`): `text` where HTML, `plain_text` where none."""
+    return text if carries_html(protocol) else plain_text
 
 
 def http_url(value: Any) -> str | None:

@@ -56,6 +56,7 @@ class ArxivProtocol:
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     domains = frozenset({SearchDomain.STEM, SearchDomain.ACADEMIC})
     key_required = False
+    html_in_text = False
     filters = frozenset({"timeRange", "page"})
     """`submittedDate:[… TO …]` for `timeRange`; pages by `start`."""
     default_rate_per_second = 1 / 3

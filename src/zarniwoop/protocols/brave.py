@@ -73,6 +73,7 @@ class BraveProtocol:
     modalities = frozenset(_VERTICALS)
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = True
+    html_in_text = True
     env_key = "BRAVE_API_KEY"
     filters = frozenset(
         {"includeDomains", "excludeDomains", "timeRange", "safeSearch", "language", "region", "page"}

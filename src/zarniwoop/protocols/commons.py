@@ -55,6 +55,7 @@ class CommonsProtocol:
     modalities = frozenset({Modality.IMAGE})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    html_in_text = True
     default_rate_per_second = 5.0
     """Wikimedia sets no hard read limit but asks for serial requests; 5/s stays well inside that."""
     prompt_hint = (

@@ -55,6 +55,7 @@ class CrossrefProtocol:
     modalities = frozenset({Modality.ACADEMIC})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    html_in_text = True
     filters = frozenset({"timeRange", "page"})
     """`filter=from-pub-date:` for `timeRange`; pages by `offset`."""
     default_rate_per_second = 5.0

@@ -46,6 +46,7 @@ class EuropePmcProtocol:
     modalities = frozenset({Modality.ACADEMIC})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    html_in_text = True
     filters = frozenset({"timeRange", "page"})
     """`FIRST_PDATE:[…]` for `timeRange`; pages by `cursorMark` (`nextCursorMark`)."""
     default_rate_per_second = 5.0

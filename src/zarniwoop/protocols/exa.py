@@ -75,6 +75,7 @@ class ExaProtocol:
     known_extras = frozenset({"textMaxCharacters"})
     """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = True
+    html_in_text = True
     filters = frozenset({"includeDomains", "excludeDomains", "timeRange"})
     """`includeDomains`, `excludeDomains`, `startPublishedDate` (today minus the range) in the body."""
     env_key = "EXA_API_KEY"

@@ -36,7 +36,7 @@ from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._polite import identifying_headers
 from ._text import expect, unsupported_note
-from ._web import compact, hostname, http_url, text
+from ._web import compact, hostname, http_url, text_for
 
 DEFAULT_BASE_URL = "https://api.gdeltproject.org"
 MAX_RECORDS = 250
@@ -58,6 +58,7 @@ class GdeltProtocol:
     modalities = frozenset({Modality.NEWS})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    html_in_text = False
     filters = frozenset({"includeDomains", "excludeDomains", "timeRange"})
     """`domain:`/`-domain:` in `query`; `timespan` 1d/1w/1m (GDELT reaches three months back, so
     `year` is its whole window: not expressed, reported ignored)."""
@@ -206,3 +207,4 @@ def _hit(article: dict[str, Any], modality: Modality) -> SearchHit | None:
 
 
 PROTOCOL = GdeltProtocol()
+text = text_for(PROTOCOL)

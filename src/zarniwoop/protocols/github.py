@@ -39,7 +39,7 @@ from ..contract.results import QuotaStatus, SearchHit
 from ._filters import next_number, resumed_int, time_range_start
 from ._polite import identifying_headers
 from ._text import as_int, embedded, expect, load_json, obj, shorten, unsupported_note
-from ._web import compact, error_text, http_url, text
+from ._web import compact, error_text, http_url, text_for
 
 DEFAULT_BASE_URL = "https://api.github.com"
 MAX_PER_PAGE = 100
@@ -54,6 +54,7 @@ class GitHubProtocol:
     modalities = frozenset({Modality.CODE})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    html_in_text = False
     filters = frozenset({"timeRange", "page"})
     """`pushed:>=`/`created:>=` qualifiers for `timeRange` (code search has none); `page`."""
     env_key = "GITHUB_TOKEN"
@@ -295,6 +296,7 @@ _BUILDERS = {"repositories": _repository_hit, "code": _code_hit, "issues": _issu
 
 
 PROTOCOL = GitHubProtocol()
+text = text_for(PROTOCOL)
 
 
 def _next_page(spec: RequestSpec, request: SearchRequest, total: int | None) -> dict[str, str] | None:

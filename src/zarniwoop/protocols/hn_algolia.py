@@ -49,6 +49,7 @@ class HackerNewsProtocol:
     """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     domains = frozenset({SearchDomain.TECH, SearchDomain.NEWS})
     key_required = False
+    html_in_text = True
     filters = frozenset({"timeRange", "page"})
     """`numericFilters=created_at_i>=…` for `timeRange`; `page` (0-based)."""
     default_rate_per_second = 2.0

@@ -37,7 +37,7 @@ from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._polite import contact_email, identifying_headers
 from ._text import as_int, expect, load_json, obj, unsupported_note
-from ._web import compact, error_text, language, text
+from ._web import compact, error_text, language, text_for
 
 DEFAULT_BASE_URL = "https://nominatim.openstreetmap.org"
 OSM_OBJECT_URL = "https://www.openstreetmap.org/{type}/{id}"
@@ -55,6 +55,7 @@ class NominatimProtocol:
     modalities = frozenset({Modality.MAP})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    html_in_text = False
     filters = frozenset({"language", "region"})
     """`accept-language`, `countrycodes`."""
     default_rate_per_second = 1.0
@@ -188,3 +189,4 @@ def _hit(place: dict[str, Any], modality: Modality) -> SearchHit | None:
 
 
 PROTOCOL = NominatimProtocol()
+text = text_for(PROTOCOL)

@@ -44,6 +44,7 @@ class OpenAlexProtocol:
     known_extras = frozenset({"contactEmail"})
     """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = False
+    html_in_text = False
     filters = frozenset({"timeRange", "language", "page"})
     """`filter=from_publication_date:` for `timeRange`, `filter=language:`, `page` (basic paging)."""
     default_rate_per_second = 10.0

@@ -54,6 +54,7 @@ class OpenLibraryProtocol:
     modalities = frozenset({Modality.BOOK})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    html_in_text = False
     filters = frozenset({"page"})
     """`page` (1-based)."""
     default_rate_per_second = 1.0

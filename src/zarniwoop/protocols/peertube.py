@@ -35,7 +35,7 @@ from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
 from ._filters import next_offset, resumed_int, time_range_start
 from ._text import as_int, expect, load_json, obj, shorten, unsupported_note
-from ._web import compact, error_text, format_duration, hostname, http_url, split_url, text
+from ._web import compact, error_text, format_duration, hostname, http_url, split_url, text_for
 
 DEFAULT_BASE_URL = "https://sepiasearch.org"
 MAX_COUNT = 100
@@ -48,6 +48,7 @@ class PeerTubeProtocol:
     modalities = frozenset({Modality.VIDEO})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    html_in_text = False
     filters = frozenset({"timeRange", "page"})
     """`startDate` for `timeRange`; pages by `start`."""
     default_rate_per_second = 2.0
@@ -179,3 +180,4 @@ def _hit(video: dict[str, Any], base: str, modality: Modality) -> SearchHit | No
 
 
 PROTOCOL = PeerTubeProtocol()
+text = text_for(PROTOCOL)

@@ -70,6 +70,7 @@ class PubMedProtocol:
     """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     domains = frozenset({SearchDomain.BIOMEDICAL, SearchDomain.ACADEMIC})
     key_required = False
+    html_in_text = False
     filters = frozenset({"timeRange", "page"})
     """`datetype=pdat&reldate=<days>` for `timeRange`; pages by `retstart`."""
     env_key = "NCBI_API_KEY"

@@ -83,6 +83,7 @@ class SearxngProtocol:
     """`site:`/`-site:` in `q`, `time_range`, `safesearch`, `language` (`de-DE` with a region), `pageno`."""
     """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = False
+    html_in_text = True
     default_rate_per_second = None
     """Your own instance: no pacing unless `.rateLimit.perSecond` is set (its operator knows what its
     upstream engines tolerate; a pace here made `research_rich` over one instance ×4 slower)."""

@@ -32,7 +32,7 @@ from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._filters import resumed_int, time_range_start
 from ._text import as_int, embedded, expect, load_json, obj, shorten, unsupported_note
-from ._web import compact, error_text, http_url, text
+from ._web import compact, error_text, http_url, text_for
 
 DEFAULT_BASE_URL = "https://api.semanticscholar.org"
 PAPER_URL = "https://www.semanticscholar.org/paper/{id}"
@@ -49,6 +49,7 @@ class SemanticScholarProtocol:
     modalities = frozenset({Modality.ACADEMIC})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    html_in_text = False
     filters = frozenset({"timeRange", "page"})
     """`publicationDateOrYear=<since>:` for `timeRange`; pages by `offset` (the body's `next`)."""
     env_key = "SEMANTIC_SCHOLAR_API_KEY"
@@ -172,3 +173,4 @@ def _hit(paper: dict[str, Any], modality: Modality) -> SearchHit | None:
 
 
 PROTOCOL = SemanticScholarProtocol()
+text = text_for(PROTOCOL)

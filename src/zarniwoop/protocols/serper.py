@@ -50,7 +50,7 @@ from ._web import (
     query_with_operators,
     quota_from_headers,
     region,
-    text,
+    text_for,
 )
 
 DEFAULT_BASE_URL = "https://google.serper.dev"
@@ -73,6 +73,7 @@ class SerperProtocol:
     modalities = frozenset(_VERTICALS)
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = True
+    html_in_text = False
     filters = frozenset({"includeDomains", "excludeDomains", "timeRange", "language", "region", "page"})
     """`site:`/`-site:` in `q`, `tbs=qdr:d|w|m|y`, `hl`, `gl`, `page`."""
     env_key = "SERPER_API_KEY"
@@ -309,3 +310,4 @@ _BUILDERS = {
 }
 
 PROTOCOL = SerperProtocol()
+text = text_for(PROTOCOL)

@@ -58,6 +58,7 @@ class StackExchangeProtocol:
     modalities = frozenset({Modality.CODE, Modality.WEB})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    html_in_text = True
     probes_allowed = False
     """300 calls a day without a key: a reachability probe every few minutes would eat it."""
     env_key = "STACKEXCHANGE_KEY"

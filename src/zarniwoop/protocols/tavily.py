@@ -43,7 +43,7 @@ from ._web import (
     hostname,
     json_filters,
     json_post,
-    text,
+    text_for,
 )
 
 DEFAULT_BASE_URL = "https://api.tavily.com"
@@ -59,6 +59,7 @@ class TavilyProtocol:
     known_extras = frozenset({"searchDepth"})
     """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = True
+    html_in_text = False
     filters = frozenset({"includeDomains", "excludeDomains", "timeRange"})
     """`include_domains`, `exclude_domains`, `time_range` in the JSON body."""
     env_key = "TAVILY_API_KEY"
@@ -136,3 +137,4 @@ def _extract_page(item: dict[str, Any]) -> ContentRef | None:
 
 
 PROTOCOL = TavilyProtocol()
+text = text_for(PROTOCOL)

@@ -43,6 +43,7 @@ class WikipediaProtocol:
     modalities = frozenset({Modality.ENCYCLOPEDIA, Modality.WEB})
     tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
+    html_in_text = True
     default_rate_per_second = 10.0
     prompt_hint = (
         "**Wikipedia** — encyclopedia articles with a lead excerpt. Best for definitions, background, "

@@ -120,6 +120,7 @@ def create_app(
             if owned:
                 await rt.aclose()
 
+    traced = runtime is None or TRACING.on  # a runtime opened without tracing never traces a request
     app = FastAPI(
         title="Zarniwoop",
         version=__version__,
@@ -129,12 +130,16 @@ def create_app(
         # they are blank pages: off. The document itself is at /openapi.json.
         docs_url=None,
         redoc_url=None,
+        # FastAPI's native telemetry opens the request's span (`trace_requests.py`); its HTTP metrics
+        # and logs are not Zarniwoop's (those are `/metrics` and its own log lines). Each switch left
+        # on costs every request a look-up of the global OpenTelemetry provider (issue 42).
+        telemetry={"tracing": traced, "metrics": False, "logs": False},
     )
     install_error_handlers(app)
     app.add_middleware(RequestGuard)  # token before body, bodies capped (issue 11)
     app.add_middleware(NoStoreApiAnswers)
     app.add_middleware(AllowedMethods, routes_of=app)
-    if runtime is None or TRACING.on:  # a runtime opened without tracing: not even a pass-through
+    if traced:  # a runtime opened without tracing: not even a pass-through
         app.add_middleware(trace_id_headers)  # outermost: a refused request says its trace too
     for router in ROUTERS:
         app.include_router(router)
