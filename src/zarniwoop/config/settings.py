@@ -20,6 +20,7 @@ from ..contract.clock import Clock
 from ..contract.errors import ConfigError, InvalidRequestError
 from ..contract.protocol import Secret
 from ..contract.query import SearchScope
+from ..storage.table_watch import TableWatch
 from .keys import OPERATOR_DENY_KEYS, SYSTEM_TENANT, TENANT_LEVEL, infer_type, is_valid_key
 
 if TYPE_CHECKING:
@@ -199,10 +200,11 @@ class SettingService:
             for i, (key, value) in enumerate(builtins.items())
         ]
         self._rows: dict[tuple[str, str], list[SettingRow]] = {}
-        self._fingerprint: tuple[object, ...] | None = None
-        self._checked_at = 0.0
         self.clock = clock or Clock()
         """Times `refresh(max_age=…)`: how old a snapshot may be before the table is checked again."""
+        self._watch = TableWatch(
+            db, "SELECT COUNT(*), COALESCE(MAX(seq), 0), MAX(updated_at) FROM settings", self.clock
+        )
         self.version = 0
         """Bumped on every reload; caches built from settings compare against it."""
         self._scoped: dict[SearchScope, ScopedSettings] = {}
@@ -237,14 +239,8 @@ class SettingService:
 
     async def refresh(self, *, max_age: float = 0.0) -> bool:
         """Reload the snapshot if the table changed; returns True when it did."""
-        now = self.clock.monotonic()
-        if self._fingerprint is not None and now - self._checked_at < max_age:
-            return False
-        self._checked_at = now
-        fingerprint = await self.db.fetchone(
-            "SELECT COUNT(*), COALESCE(MAX(seq), 0), MAX(updated_at) FROM settings"
-        )
-        if fingerprint == self._fingerprint:
+        fingerprint = await self._watch.changed(max_age)
+        if fingerprint is None:
             return False
         rows = await self.db.fetchall(
             "SELECT tenant, project, key, type, value, seq FROM settings ORDER BY seq"
@@ -256,7 +252,7 @@ class SettingService:
             )
         self._rows = grouped
         self._scoped = {}
-        self._fingerprint = fingerprint
+        self._watch.loaded = fingerprint
         self.version += 1
         return True
 
@@ -345,7 +341,7 @@ class SettingService:
 
     def invalidate(self) -> None:
         """Forget the snapshot; the next `refresh()` reloads (after a rolled-back transaction)."""
-        self._fingerprint = None
+        self._watch.loaded = None
         self._rows = {}  # the file layer stays: it is not in the database
         self._scoped = {}
 
