@@ -239,9 +239,9 @@ class SettingService:
 
     async def refresh(self, *, max_age: float = 0.0) -> bool:
         """Reload the snapshot if the table changed; returns True when it did."""
-        fingerprint = await self._watch.changed(max_age)
-        if fingerprint is None:
-            return False
+        return await self._watch.refresh(self._load, max_age)
+
+    async def _load(self) -> None:
         rows = await self.db.fetchall(
             "SELECT tenant, project, key, type, value, seq FROM settings ORDER BY seq"
         )
@@ -252,9 +252,7 @@ class SettingService:
             )
         self._rows = grouped
         self._scoped = {}
-        self._watch.loaded = fingerprint
         self.version += 1
-        return True
 
     def scoped(self, scope: SearchScope, overrides: Mapping[str, str] | None = None) -> ScopedSettings:
         """The cascade for a scope. Configured keys come first in settings order, built-in ones last,

@@ -4,6 +4,7 @@ query (row count, latest update) asked at most every `max_age` seconds."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -21,12 +22,17 @@ class TableWatch:
         self.checked_at = 0.0
         """Monotonic time of the last fingerprint query."""
 
-    async def changed(self, max_age: float = 0.0) -> Row | None:
-        """The table's fingerprint when the snapshot must be (re)loaded, else None. The caller
-        stores it in `loaded` once the new snapshot is in, so a failed load is tried again."""
+    async def refresh(self, load: Callable[[], Awaitable[None]], max_age: float = 0.0) -> bool:
+        """Run `load` (read the table into memory) when the table changed since the last load, or
+        none was made; True when it ran. The fingerprint is kept only once `load` returned, so a
+        failed load is tried again."""
         now = self.clock.monotonic()
         if self.loaded is not None and now - self.checked_at < max_age:
-            return None
+            return False
         self.checked_at = now
         fingerprint = await self.db.fetchone(self.fingerprint_sql)
-        return None if fingerprint == self.loaded else fingerprint
+        if fingerprint == self.loaded:
+            return False
+        await load()
+        self.loaded = fingerprint
+        return True

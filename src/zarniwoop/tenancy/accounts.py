@@ -96,9 +96,9 @@ class OrgDirectory:
         return (tenant, kind, TENANT_LEVEL if kind == "tenant" else name) in self._file
 
     async def refresh(self, *, max_age: float = 0.0) -> bool:
-        fingerprint = await self._watch.changed(max_age)
-        if fingerprint is None:
-            return False
+        return await self._watch.refresh(self._load, max_age)
+
+    async def _load(self) -> None:
         rows = await self.db.fetchall("SELECT tenant, kind, name, team, teams, llm FROM org_units")
         units = {}
         for tenant, kind, name, team, teams, llm in rows:
@@ -107,8 +107,6 @@ class OrgDirectory:
                 tenant, kind, name, parse_llm_config(json.loads(llm), where), team, tuple(json.loads(teams))
             )
         self._units = units
-        self._watch.loaded = fingerprint
-        return True
 
     def unit(self, tenant: str, kind: str, name: str | None) -> OrgUnit | None:
         if name is None:

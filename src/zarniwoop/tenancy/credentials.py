@@ -124,9 +124,9 @@ class CredentialStore:
 
     async def refresh(self, *, max_age: float = 0.0) -> bool:
         """Reload the snapshot if the tables changed; True when it did."""
-        fingerprint = await self._watch.changed(max_age)
-        if fingerprint is None:
-            return False
+        return await self._watch.refresh(self._load, max_age)
+
+    async def _load(self) -> None:
         rows = await self.db.fetchall(
             "SELECT tenant, level, owner, name, ciphertext, origin, updated_at FROM credentials"
         )
@@ -137,9 +137,7 @@ class CredentialStore:
         if wrapped != self._wrapped:
             self._keys = {t: k for t, k in self._keys.items() if wrapped.get(t) == self._wrapped.get(t)}
         self._wrapped = wrapped
-        self._watch.loaded = fingerprint
         self.version += 1
-        return True
 
     # -- reads --------------------------------------------------------------------------------
 
