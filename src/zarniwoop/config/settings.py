@@ -11,10 +11,10 @@ table — `refresh()` checks a cheap fingerprint first. PASSWORD values are seal
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from ..contract.clock import Clock
 from ..contract.errors import ConfigError, InvalidRequestError
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 TYPES = ("STRING", "INT", "BOOL", "PASSWORD")
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
+_N = TypeVar("_N", int, float)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,22 +123,22 @@ class ScopedSettings:
         return Secret(self._box.open(row.value, aad=_aad(row.tenant, row.project, row.key)))
 
     def get_int(self, key: str, default: int) -> int:
-        raw = self.get(key)
-        if raw is None or raw == "":
-            return default
-        try:
-            return int(raw)
-        except ValueError:
-            raise ConfigError(key, f"expected an integer, got {raw!r}") from None
+        value = self._number(key, int, "an integer")
+        return default if value is None else value
 
     def get_float(self, key: str, default: float | None) -> float | None:
+        value = self._number(key, float, "a number")
+        return default if value is None else value
+
+    def _number(self, key: str, parse: Callable[[str], _N], expected: str) -> _N | None:
+        """The key's value parsed, or None where it is not set."""
         raw = self.get(key)
         if raw is None or raw == "":
-            return default
+            return None
         try:
-            return float(raw)
+            return parse(raw)
         except ValueError:
-            raise ConfigError(key, f"expected a number, got {raw!r}") from None
+            raise ConfigError(key, f"expected {expected}, got {raw!r}") from None
 
     def get_bool(self, key: str, default: bool) -> bool:
         raw = self.get(key)
