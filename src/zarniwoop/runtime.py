@@ -47,7 +47,6 @@ from .dispatch.dispatcher import Dispatcher
 from .dispatch.factory import ProviderFactory
 from .ledger import UsageLedger, ZarniwoopUsageCounter
 from .limits.clock import Clock
-from .observability.metrics import MetricsObserver
 from .protocols import checked_protocols, load_protocols
 from .storage.crypto import SecretBox
 from .storage.db import Database, open_database
@@ -173,7 +172,7 @@ class Runtime:
             settings,
             clock,
             redis,
-            observers=[usage, MetricsObserver()],
+            observers=[usage],
             share_pacing=share_pacing,
             home=home_path,
             processes=processes,
