@@ -31,7 +31,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .boot.retention import retention_days, retention_interval, retention_rules
@@ -43,6 +42,7 @@ from .config.defaults import builtin_settings
 from .config.file import ConfigFile, load_config, parse_config
 from .config.settings import SettingService
 from .config.validate import extras_warnings
+from .contract.closing import ClosedOnExit
 from .dispatch.dispatcher import Dispatcher
 from .dispatch.factory import ProviderFactory
 from .ledger import UsageLedger, ZarniwoopUsageCounter
@@ -77,7 +77,7 @@ def default_home() -> Path:
 
 
 @dataclass(eq=False)
-class Runtime:
+class Runtime(ClosedOnExit):
     home: Path
     config: ConfigFile
     db: Database
@@ -322,14 +322,6 @@ class Runtime:
         if self.redis is not None:
             await self.redis.aclose()
         await self.db.aclose()
-
-    async def __aenter__(self) -> Runtime:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
 
 class _FreshFiles:
