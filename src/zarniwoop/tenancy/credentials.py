@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ..config.keys import TENANT_LEVEL
+from ..contract.camel_json import camel_json
 from ..contract.clock import Clock
 from ..contract.errors import InvalidRequestError
 from ..contract.protocol import Secret
@@ -55,14 +56,7 @@ class CredentialInfo:
     updated_at: str
 
     def to_json(self) -> dict[str, str]:
-        return {
-            "tenant": self.tenant,
-            "level": self.level,
-            "owner": self.owner,
-            "name": self.name,
-            "origin": self.origin,
-            "updatedAt": self.updated_at,
-        }
+        return camel_json(self)
 
 
 def check_level(level: str, owner: str | None) -> str:
