@@ -33,6 +33,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from . import operations
+from .contract.closing import ClosedOnExit
 from .contract.errors import InvalidRequestError
 from .contract.query import SearchScope
 from .tools.dialects import Dialect
@@ -55,7 +56,7 @@ T = TypeVar("T")
 ConfigSource = str | Path | Mapping[str, Any] | None
 
 
-class Zarniwoop:
+class Zarniwoop(ClosedOnExit):
     """One scope's view of a Zarniwoop runtime. Build it with `Zarniwoop.open(...)`."""
 
     def __init__(
@@ -259,14 +260,6 @@ class Zarniwoop:
     async def aclose(self) -> None:
         if self._owns_runtime:
             await self._runtime.aclose()
-
-    async def __aenter__(self) -> Zarniwoop:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
 
 class _Opening:

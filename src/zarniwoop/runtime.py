@@ -31,7 +31,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .boot.retention import retention_days, retention_interval, retention_rules
@@ -43,11 +42,11 @@ from .config.defaults import builtin_settings
 from .config.file import ConfigFile, load_config, parse_config
 from .config.settings import SettingService
 from .config.validate import extras_warnings
+from .contract.closing import ClosedOnExit
 from .dispatch.dispatcher import Dispatcher
 from .dispatch.factory import ProviderFactory
 from .ledger import UsageLedger, ZarniwoopUsageCounter
 from .limits.clock import Clock
-from .observability.metrics import MetricsObserver
 from .protocols import checked_protocols, load_protocols
 from .storage.crypto import SecretBox
 from .storage.db import Database, open_database
@@ -78,7 +77,7 @@ def default_home() -> Path:
 
 
 @dataclass(eq=False)
-class Runtime:
+class Runtime(ClosedOnExit):
     home: Path
     config: ConfigFile
     db: Database
@@ -173,7 +172,7 @@ class Runtime:
             settings,
             clock,
             redis,
-            observers=[usage, MetricsObserver()],
+            observers=[usage],
             share_pacing=share_pacing,
             home=home_path,
             processes=processes,
@@ -323,14 +322,6 @@ class Runtime:
         if self.redis is not None:
             await self.redis.aclose()
         await self.db.aclose()
-
-    async def __aenter__(self) -> Runtime:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
 
 class _FreshFiles:

@@ -11,15 +11,16 @@ table — `refresh()` checks a cheap fingerprint first. PASSWORD values are seal
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from ..contract.clock import Clock
 from ..contract.errors import ConfigError, InvalidRequestError
 from ..contract.protocol import Secret
 from ..contract.query import SearchScope
+from ..storage.table_watch import TableWatch
 from .keys import OPERATOR_DENY_KEYS, SYSTEM_TENANT, TENANT_LEVEL, infer_type, is_valid_key
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 TYPES = ("STRING", "INT", "BOOL", "PASSWORD")
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
+_N = TypeVar("_N", int, float)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,22 +123,22 @@ class ScopedSettings:
         return Secret(self._box.open(row.value, aad=_aad(row.tenant, row.project, row.key)))
 
     def get_int(self, key: str, default: int) -> int:
-        raw = self.get(key)
-        if raw is None or raw == "":
-            return default
-        try:
-            return int(raw)
-        except ValueError:
-            raise ConfigError(key, f"expected an integer, got {raw!r}") from None
+        value = self._number(key, int, "an integer")
+        return default if value is None else value
 
     def get_float(self, key: str, default: float | None) -> float | None:
+        value = self._number(key, float, "a number")
+        return default if value is None else value
+
+    def _number(self, key: str, parse: Callable[[str], _N], expected: str) -> _N | None:
+        """The key's value parsed, or None where it is not set."""
         raw = self.get(key)
         if raw is None or raw == "":
-            return default
+            return None
         try:
-            return float(raw)
+            return parse(raw)
         except ValueError:
-            raise ConfigError(key, f"expected a number, got {raw!r}") from None
+            raise ConfigError(key, f"expected {expected}, got {raw!r}") from None
 
     def get_bool(self, key: str, default: bool) -> bool:
         raw = self.get(key)
@@ -199,10 +201,11 @@ class SettingService:
             for i, (key, value) in enumerate(builtins.items())
         ]
         self._rows: dict[tuple[str, str], list[SettingRow]] = {}
-        self._fingerprint: tuple[object, ...] | None = None
-        self._checked_at = 0.0
         self.clock = clock or Clock()
         """Times `refresh(max_age=…)`: how old a snapshot may be before the table is checked again."""
+        self._watch = TableWatch(
+            db, "SELECT COUNT(*), COALESCE(MAX(seq), 0), MAX(updated_at) FROM settings", self.clock
+        )
         self.version = 0
         """Bumped on every reload; caches built from settings compare against it."""
         self._scoped: dict[SearchScope, ScopedSettings] = {}
@@ -237,15 +240,9 @@ class SettingService:
 
     async def refresh(self, *, max_age: float = 0.0) -> bool:
         """Reload the snapshot if the table changed; returns True when it did."""
-        now = self.clock.monotonic()
-        if self._fingerprint is not None and now - self._checked_at < max_age:
-            return False
-        self._checked_at = now
-        fingerprint = await self.db.fetchone(
-            "SELECT COUNT(*), COALESCE(MAX(seq), 0), MAX(updated_at) FROM settings"
-        )
-        if fingerprint == self._fingerprint:
-            return False
+        return await self._watch.refresh(self._load, max_age)
+
+    async def _load(self) -> None:
         rows = await self.db.fetchall(
             "SELECT tenant, project, key, type, value, seq FROM settings ORDER BY seq"
         )
@@ -256,9 +253,7 @@ class SettingService:
             )
         self._rows = grouped
         self._scoped = {}
-        self._fingerprint = fingerprint
         self.version += 1
-        return True
 
     def scoped(self, scope: SearchScope, overrides: Mapping[str, str] | None = None) -> ScopedSettings:
         """The cascade for a scope. Configured keys come first in settings order, built-in ones last,
@@ -345,7 +340,7 @@ class SettingService:
 
     def invalidate(self) -> None:
         """Forget the snapshot; the next `refresh()` reloads (after a rolled-back transaction)."""
-        self._fingerprint = None
+        self._watch.loaded = None
         self._rows = {}  # the file layer stays: it is not in the database
         self._scoped = {}
 

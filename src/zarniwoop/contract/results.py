@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from .camel_json import camel_json
 from .enums import Availability, ContentInline, Modality, Outcome, Tier
 from .replacing import replacer, slot_init
 
@@ -133,7 +134,7 @@ class RoutedProfile:
     sha256: str
 
     def to_json(self) -> dict[str, str]:
-        return {"name": self.name, "sha256": self.sha256}
+        return camel_json(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +145,7 @@ class IgnoredParam:
     reason: str
 
     def to_json(self) -> dict[str, str]:
-        return {"param": self.param, "reason": self.reason}
+        return camel_json(self)
 
 
 @slot_init

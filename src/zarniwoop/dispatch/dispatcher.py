@@ -14,7 +14,7 @@ split by job:
 - `dispatch/search_run.py` — one run's state, and each attempt recorded once.
 
 The `Dispatcher` owns what outlives a search: the provider factory, the cooldown, cache, quota,
-pacing and reachability stores, the hedge ledger, the observers (audit, metrics) and the last
+pacing and reachability stores, the hedge ledger, the observers (the audit) and the last
 outcome of each instance.
 """
 
@@ -32,6 +32,7 @@ from ..contract.errors import InvalidRequestError
 from ..contract.results import Attempt, SearchResult
 from ..limits.clock import Clock
 from ..limits.pacing import LocalPacer, Pacer
+from ..observability.metrics import record_dispatch
 from ..observability.outage import OutageLog
 from ..observability.tracing import TRACING
 from ..storage.privacy import query_hash
@@ -57,7 +58,8 @@ log = logging.getLogger(__name__)
 
 
 class DispatchObserver(Protocol):
-    """Audit and metrics hook: told about every provider call and every dispatch."""
+    """The audit's hook: told about every provider call and every dispatch (the metrics count them
+    directly, `observability/metrics.py`)."""
 
     def on_call_started(
         self, scope: SearchScope, instance: ProviderInstance, request: SearchRequest, call_id: str
@@ -249,6 +251,7 @@ class Dispatcher:
             return {i: o for i in instance_ids if (o := self.last_outcomes.get((scope, i))) is not None}
 
     def _notify_dispatch(self, scope: SearchScope, request: SearchRequest, result: SearchResult) -> None:
+        record_dispatch(request, result)
         for observer in self.observers:
             try:
                 observer.on_dispatch(scope, request, result)

@@ -3,7 +3,7 @@
 its attempts.
 
 Every provider call is recorded exactly once, whatever cut it short, and so is every skip: the
-attempt goes into the result's `attempts`, is told to the observers (audit, metrics), and — for a
+attempt goes into the result's `attempts`, the metrics, the observers (the audit), and — for a
 call — becomes the instance's last outcome in this process (the routing view's `reachable`).
 """
 
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..contract.enums import Outcome
 from ..contract.results import Attempt
+from ..observability.metrics import record_provider_call
 from ..observability.tracing import TRACING
 from ..storage.privacy import redact_query
 from .failures import with_cause
@@ -108,13 +109,14 @@ class SearchRun:
     def record_cut(
         self, instance: ProviderInstance, attempt: Attempt, call_id: str | None, hits: int = 0
     ) -> None:
-        """An attempt, told to the observers (audit, metrics). Used as is for a hedged loser: a
+        """An attempt, counted in the metrics and told to the observers (the audit). Used as is for a hedged loser: a
         provider call, but no verdict on the instance's reachability."""
         self.attempts.append(attempt)
         if call_id is not None:
             self.recorded.add(call_id)
         if TRACING.on:
             note_attempt(self, instance, with_cause(attempt), hits)
+        record_provider_call(instance, self.request, attempt)
         for observer in self.dispatcher.observers:
             try:
                 observer.on_attempt(self.scope, instance, self.request, attempt, hits, call_id=call_id)

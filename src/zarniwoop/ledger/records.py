@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from ..contract.camel_json import camel_json
 from ..contract.replacing import slot_init
 from .tables import LLM_USAGE, RESEARCH_CALLS
 
@@ -108,15 +109,7 @@ class AttemptRecord:
     """How long the engine waited before this attempt (Retry-After or backoff)."""
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "instance": self.instance,
-            "model": self.model,
-            "outcome": self.outcome,
-            "error": self.error,
-            "status": self.status,
-            "durationMs": self.duration_ms,
-            "waitedMs": self.waited_ms,
-        }
+        return camel_json(self)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from ..contract.errors import RateLimitExceededError
+from ..observability.outage import OutageLog
 from .clock import Clock
 
 if TYPE_CHECKING:
@@ -96,6 +97,17 @@ def need_of(line: RateLine, tokens: int) -> int:
     return 1 if line.kind == "requests" else tokens
 
 
+def no_room(
+    line: RateLine, tokens: int, entries: Sequence[tuple[float, int]], now: float, window: float
+) -> RateLimitExceededError | None:
+    """The refusal when the line's window (its `(admitted at, amount)` entries) has no room for the
+    attempt, else None."""
+    need = need_of(line, tokens)
+    if sum(amount for _, amount in entries) + need <= line.limit:
+        return None
+    return refused(line, wait_for_room(entries, need, line.limit, now, window), window)
+
+
 class AdmissionWindows(Protocol):
     async def admit(
         self, tenant: str, lines: Sequence[RateLine], tokens: int, *, window: float
@@ -141,12 +153,9 @@ class LocalAdmissionWindows:
         async with self._lock:
             now = self.clock.monotonic()
             for line in lines:
-                entries = self._entries(tenant, line, now, window)
-                need = need_of(line, tokens)
-                if sum(amount for _, amount in entries.values()) + need > line.limit:
-                    raise refused(
-                        line, wait_for_room(list(entries.values()), need, line.limit, now, window), window
-                    )
+                entries = list(self._entries(tenant, line, now, window).values())
+                if (refusal := no_room(line, tokens, entries, now, window)) is not None:
+                    raise refusal
             for line in lines:
                 self._entries(tenant, line, now, window)[ticket.id] = (now, need_of(line, tokens))
         return ticket
@@ -164,8 +173,63 @@ class LocalAdmissionWindows:
                 self._log.get((ticket.tenant, line.level, line.owner, line.kind), {}).pop(ticket.id, None)
 
 
-def new_ticket(tenant: str, lines: Sequence[RateLine], tokens: int) -> RateTicket:
-    return RateTicket(secrets.token_hex(8), tenant, tuple(lines), tokens)
+class SharedAdmissionWindows:
+    """What the shared forms (SQL, Redis) have in common: the outage policy. While the store fails
+    with one of `store_errors`, each process admits against its own window (fail open, logged
+    once), and a ticket admitted there is settled there; each form writes its three primitives."""
+
+    store_errors: tuple[type[BaseException], ...]
+    fallback: LocalAdmissionWindows
+    outage: OutageLog
+
+    async def admit(
+        self, tenant: str, lines: Sequence[RateLine], tokens: int, *, window: float
+    ) -> RateTicket:
+        ticket = RateTicket(secrets.token_hex(8), tenant, tuple(lines), tokens)
+        if not lines:
+            return ticket
+        try:
+            refusal = await self._admit(ticket, window)
+        except self.store_errors as exc:
+            self.outage.failed(exc, "rate windows fail open: each process admits against its own window")
+            return await self.fallback.admit(tenant, lines, tokens, window=window)
+        self.outage.recovered()
+        if refusal is not None:
+            raise refusal
+        return ticket
+
+    async def settle(self, ticket: RateTicket, tokens: int) -> None:
+        if ticket.local:
+            return await self.fallback.settle(ticket, tokens)
+        token_lines = [line for line in ticket.lines if line.kind == "tokens"]
+        if not token_lines:
+            return
+        try:
+            await self._settle(ticket, token_lines, max(0, tokens))
+        except self.store_errors as exc:
+            self.outage.failed(exc, "the attempt keeps its reserved tokens until the window slides on")
+
+    async def release(self, ticket: RateTicket) -> None:
+        if ticket.local:
+            return await self.fallback.release(ticket)
+        if not ticket.lines:
+            return
+        try:
+            await self._release(ticket)
+        except self.store_errors as exc:
+            self.outage.failed(exc, "the attempt stays counted until the window slides on")
+
+    async def _admit(self, ticket: RateTicket, window: float) -> RateLimitExceededError | None:
+        """Record the attempt on every line, or on none and return the first line's refusal."""
+        raise NotImplementedError
+
+    async def _settle(self, ticket: RateTicket, token_lines: Sequence[RateLine], tokens: int) -> None:
+        """Set the attempt's amount on its token lines to the tokens it used."""
+        raise NotImplementedError
+
+    async def _release(self, ticket: RateTicket) -> None:
+        """Take the attempt off every line."""
+        raise NotImplementedError
 
 
 __all__ = [
@@ -175,8 +239,9 @@ __all__ = [
     "LocalAdmissionWindows",
     "RateLine",
     "RateTicket",
+    "SharedAdmissionWindows",
     "need_of",
-    "new_ticket",
+    "no_room",
     "rate_lines",
     "refused",
     "wait_for_room",

@@ -17,9 +17,10 @@ from collections.abc import Sequence
 
 from redis.exceptions import RedisError
 
+from ..contract.errors import RateLimitExceededError
 from ..observability.outage import OutageLog
 from .redis_state import RedisState
-from .windows import LocalAdmissionWindows, RateLine, RateTicket, new_ticket, refused
+from .windows import LocalAdmissionWindows, RateLine, RateTicket, SharedAdmissionWindows, refused
 
 log = logging.getLogger(__name__)
 
@@ -80,65 +81,41 @@ return 0
 """
 
 
-class RedisAdmissionWindows:
+class RedisAdmissionWindows(SharedAdmissionWindows):
     """Sliding windows in Redis, shared by every replica (one script, Redis's clock)."""
+
+    store_errors = (RedisError, OSError)
 
     def __init__(self, state: RedisState, fallback: LocalAdmissionWindows | None = None) -> None:
         self.state = state
         self.fallback = fallback or LocalAdmissionWindows()
-        self._admit = state.script(WINDOW_ADMIT_SCRIPT)
-        self._settle = state.script(WINDOW_SETTLE_SCRIPT)
+        self._admit_script = state.script(WINDOW_ADMIT_SCRIPT)
+        self._settle_script = state.script(WINDOW_SETTLE_SCRIPT)
         self.outage = OutageLog(log, "Redis (LLM rate windows)")
 
     def _keys(self, tenant: str, line: RateLine) -> tuple[str, str]:
         base = f"{self.state.prefix}llmr:{{{tenant}}}:{line.level}:{line.owner}:{line.kind}"
         return base, base + ":n"
 
-    async def admit(
-        self, tenant: str, lines: Sequence[RateLine], tokens: int, *, window: float
-    ) -> RateTicket:
-        ticket = new_ticket(tenant, lines, tokens)
-        if not lines:
-            return ticket
-        keys = [key for line in lines for key in self._keys(tenant, line)]
-        args: list[str | int | float] = [window, ticket.id, tokens, len(lines)]
+    async def _admit(self, ticket: RateTicket, window: float) -> RateLimitExceededError | None:
+        lines = ticket.lines
+        keys = [key for line in lines for key in self._keys(ticket.tenant, line)]
+        args: list[str | int | float] = [window, ticket.id, ticket.tokens, len(lines)]
         args += [line.limit for line in lines] + [line.kind for line in lines]
-        try:
-            failed, wait = await self._admit(keys=keys, args=args)
-        except (RedisError, OSError) as exc:
-            self.outage.failed(exc, "rate windows fail open: each process admits against its own window")
-            return await self.fallback.admit(tenant, lines, tokens, window=window)
-        self.outage.recovered()
-        if int(failed):
-            raise refused(lines[int(failed) - 1], float(wait), window)
-        return ticket
+        failed, wait = await self._admit_script(keys=keys, args=args)
+        return refused(lines[int(failed) - 1], float(wait), window) if int(failed) else None
 
-    async def settle(self, ticket: RateTicket, tokens: int) -> None:
-        if ticket.local:
-            return await self.fallback.settle(ticket, tokens)
-        token_lines = [line for line in ticket.lines if line.kind == "tokens"]
-        if not token_lines:
-            return
+    async def _settle(self, ticket: RateTicket, token_lines: Sequence[RateLine], tokens: int) -> None:
         keys = [key for line in token_lines for key in self._keys(ticket.tenant, line)]
-        try:
-            await self._settle(keys=keys, args=[ticket.id, max(0, tokens)])
-        except (RedisError, OSError) as exc:
-            self.outage.failed(exc, "the attempt keeps its reserved tokens until the window slides on")
+        await self._settle_script(keys=keys, args=[ticket.id, tokens])
 
-    async def release(self, ticket: RateTicket) -> None:
-        if ticket.local:
-            return await self.fallback.release(ticket)
-        if not ticket.lines:
-            return
+    async def _release(self, ticket: RateTicket) -> None:
         pipe = self.state.client.pipeline(transaction=False)
         for line in ticket.lines:
             zset, amounts = self._keys(ticket.tenant, line)
             pipe.zrem(zset, ticket.id)
             pipe.hdel(amounts, ticket.id)
-        try:
-            await pipe.execute()
-        except (RedisError, OSError) as exc:
-            self.outage.failed(exc, "the attempt stays counted until the window slides on")
+        await pipe.execute()
 
 
 __all__ = ["WINDOW_ADMIT_SCRIPT", "WINDOW_SETTLE_SCRIPT", "RedisAdmissionWindows"]

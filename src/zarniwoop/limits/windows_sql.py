@@ -21,10 +21,10 @@ import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..contract.errors import DatabaseUnavailableError
+from ..contract.errors import DatabaseUnavailableError, RateLimitExceededError
 from ..observability.outage import OutageLog
 from .clock import Clock
-from .windows import LocalAdmissionWindows, RateLine, RateTicket, need_of, new_ticket, refused, wait_for_room
+from .windows import LocalAdmissionWindows, RateLine, RateTicket, SharedAdmissionWindows, need_of, no_room
 
 if TYPE_CHECKING:
     from ..storage.db import Database
@@ -39,8 +39,10 @@ STALE_SECONDS = 86400.0
 _LINE = "tenant = ? AND level = ? AND owner = ? AND kind = ?"
 
 
-class SQLAdmissionWindows:
+class SQLAdmissionWindows(SharedAdmissionWindows):
     """Sliding windows in `rate_windows`, shared by every process on the database."""
+
+    store_errors = STORE_ERRORS
 
     def __init__(
         self, db: Database, *, clock: Clock | None = None, fallback: LocalAdmissionWindows | None = None
@@ -50,21 +52,7 @@ class SQLAdmissionWindows:
         self.fallback = fallback or LocalAdmissionWindows(self.clock)
         self.outage = OutageLog(log, "database (LLM rate windows)")
 
-    async def admit(
-        self, tenant: str, lines: Sequence[RateLine], tokens: int, *, window: float
-    ) -> RateTicket:
-        ticket = new_ticket(tenant, lines, tokens)
-        if not lines:
-            return ticket
-        try:
-            await self._admit(ticket, window)
-        except STORE_ERRORS as exc:
-            self.outage.failed(exc, "rate windows fail open: each process admits against its own window")
-            return await self.fallback.admit(tenant, lines, tokens, window=window)
-        self.outage.recovered()
-        return ticket
-
-    async def _admit(self, ticket: RateTicket, window: float) -> None:
+    async def _admit(self, ticket: RateTicket, window: float) -> RateLimitExceededError | None:
         async with self.db.transaction():
             now = self.clock.now()
             for line in ticket.lines:
@@ -76,9 +64,8 @@ class SQLAdmissionWindows:
                     f"SELECT admitted_at, amount FROM rate_windows WHERE {_LINE}", key
                 )
                 entries = [(float(at), int(amount)) for at, amount in rows]
-                need = need_of(line, ticket.tokens)
-                if sum(amount for _, amount in entries) + need > line.limit:
-                    raise refused(line, wait_for_room(entries, need, line.limit, now, window), window)
+                if (refusal := no_room(line, ticket.tokens, entries, now, window)) is not None:
+                    return refusal  # the lapsed rows' deletion commits: they are gone either way
             await self.db.executemany(
                 "INSERT INTO rate_windows (ticket, tenant, level, owner, kind, admitted_at, amount) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -99,31 +86,18 @@ class SQLAdmissionWindows:
                 await self.db.execute(
                     "DELETE FROM rate_windows WHERE admitted_at <= ?", (now - max(window, STALE_SECONDS),)
                 )
+        return None
 
-    async def settle(self, ticket: RateTicket, tokens: int) -> None:
-        if ticket.local:
-            return await self.fallback.settle(ticket, tokens)
-        if not any(line.kind == "tokens" for line in ticket.lines):
-            return
-        try:
-            await self.db.execute(
-                "UPDATE rate_windows SET amount = ? WHERE ticket = ? AND tenant = ? AND kind = 'tokens'",
-                (max(0, tokens), ticket.id, ticket.tenant),
-            )
-        except STORE_ERRORS as exc:
-            self.outage.failed(exc, "the attempt keeps its reserved tokens until the window slides on")
+    async def _settle(self, ticket: RateTicket, token_lines: Sequence[RateLine], tokens: int) -> None:
+        await self.db.execute(
+            "UPDATE rate_windows SET amount = ? WHERE ticket = ? AND tenant = ? AND kind = 'tokens'",
+            (tokens, ticket.id, ticket.tenant),
+        )
 
-    async def release(self, ticket: RateTicket) -> None:
-        if ticket.local:
-            return await self.fallback.release(ticket)
-        if not ticket.lines:
-            return
-        try:
-            await self.db.execute(
-                "DELETE FROM rate_windows WHERE ticket = ? AND tenant = ?", (ticket.id, ticket.tenant)
-            )
-        except STORE_ERRORS as exc:
-            self.outage.failed(exc, "the attempt stays counted until the window slides on")
+    async def _release(self, ticket: RateTicket) -> None:
+        await self.db.execute(
+            "DELETE FROM rate_windows WHERE ticket = ? AND tenant = ?", (ticket.id, ticket.tenant)
+        )
 
 
 __all__ = ["SQLAdmissionWindows"]

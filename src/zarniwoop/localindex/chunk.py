@@ -98,30 +98,30 @@ def _tail(text: str) -> str:
 
 def _split_long(text: str) -> Iterator[str]:
     """Sentences packed up to TARGET_CHARS; over-long sentences by words; over-long words cut."""
-    buffer = ""
-    for sentence in _SENTENCE_END.split(text):
-        for part in _by_words(sentence) if len(sentence) > MAX_CHARS else (sentence,):
-            if buffer and len(buffer) + 1 + len(part) > TARGET_CHARS:
-                yield buffer
-                buffer = ""
-            buffer = f"{buffer} {part}" if buffer else part
-    if buffer:
-        yield buffer
+    return _packed(
+        part
+        for sentence in _SENTENCE_END.split(text)
+        for part in (_packed(_words(sentence)) if len(sentence) > MAX_CHARS else (sentence,))
+    )
 
 
-def _by_words(sentence: str) -> Iterator[str]:
-    buffer = ""
+def _words(sentence: str) -> Iterator[str]:
+    """The sentence's words, one longer than MAX_CHARS cut into pieces of at most that."""
     for word in sentence.split():
         while len(word) > MAX_CHARS:
-            if buffer:
-                yield buffer
-                buffer = ""
             yield word[:MAX_CHARS]
             word = word[MAX_CHARS:]
-        if buffer and len(buffer) + 1 + len(word) > TARGET_CHARS:
+        yield word
+
+
+def _packed(parts: Iterable[str]) -> Iterator[str]:
+    """Consecutive parts joined by a space up to TARGET_CHARS (a longer part stands alone)."""
+    buffer = ""
+    for part in parts:
+        if buffer and len(buffer) + 1 + len(part) > TARGET_CHARS:
             yield buffer
             buffer = ""
-        buffer = f"{buffer} {word}" if buffer else word
+        buffer = f"{buffer} {part}" if buffer else part
     if buffer:
         yield buffer
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..contract.camel_json import camel_json
 from ..contract.errors import ExtractionError, InvalidRequestError, MissingLibraryError
 from .chunk import chunk_blocks
 from .extract import extract, filetype_of
@@ -45,7 +46,7 @@ class FileNote:
     reason: str
 
     def to_json(self) -> dict[str, str]:
-        return {"path": self.path, "reason": self.reason}
+        return camel_json(self)
 
 
 @dataclass(slots=True)

@@ -32,7 +32,7 @@ from ..contract.enums import Outcome
 
 if TYPE_CHECKING:
     from ..contract.protocol import ProviderInstance
-    from ..contract.query import SearchRequest, SearchScope
+    from ..contract.query import SearchRequest
     from ..contract.results import Attempt, SearchResult
 
 REGISTRY = CollectorRegistry(auto_describe=True)
@@ -157,32 +157,18 @@ def _child(metric: Any, *labels: str) -> Any:
     return child
 
 
-class MetricsObserver:
-    """A `DispatchObserver` feeding the dispatch and provider metrics."""
+def record_provider_call(instance: ProviderInstance, request: SearchRequest, attempt: Attempt) -> None:
+    """One provider call that ended (a skip is no call: not counted)."""
+    if attempt.outcome.is_skip:
+        return
+    protocol, outcome = instance.protocol.id, attempt.outcome.value
+    _child(PROVIDER_CALLS, protocol, instance.id, request.modality.value, outcome).inc()
+    _child(PROVIDER_DURATION, protocol, instance.id, outcome).observe(attempt.duration_ms / 1000)
 
-    def on_call_started(
-        self, scope: SearchScope, instance: ProviderInstance, request: SearchRequest, call_id: str
-    ) -> None:
-        """Calls are counted when they end."""
 
-    def on_attempt(
-        self,
-        scope: SearchScope,
-        instance: ProviderInstance | None,
-        request: SearchRequest,
-        attempt: Attempt,
-        hits: int,
-        *,
-        call_id: str | None = None,
-    ) -> None:
-        if attempt.outcome.is_skip or instance is None:
-            return
-        protocol, outcome = instance.protocol.id, attempt.outcome.value
-        _child(PROVIDER_CALLS, protocol, instance.id, request.modality.value, outcome).inc()
-        _child(PROVIDER_DURATION, protocol, instance.id, outcome).observe(attempt.duration_ms / 1000)
-
-    def on_dispatch(self, scope: SearchScope, request: SearchRequest, result: SearchResult) -> None:
-        _child(DISPATCH, request.modality.value, request.tier.value, dispatch_outcome(result)).inc()
+def record_dispatch(request: SearchRequest, result: SearchResult) -> None:
+    """One dispatch, by the outcome of its result (`dispatch_outcome`)."""
+    _child(DISPATCH, request.modality.value, request.tier.value, dispatch_outcome(result)).inc()
 
 
 def count_quota_lookup(instance_id: str, modality: str, source: str) -> None:
@@ -214,10 +200,11 @@ def record_llm_call(
 __all__ = [
     "CONTENT_TYPE",
     "REGISTRY",
-    "MetricsObserver",
     "count_quota_lookup",
     "dispatch_outcome",
     "record_curated_run",
+    "record_dispatch",
     "record_llm_call",
+    "record_provider_call",
     "render_metrics",
 ]

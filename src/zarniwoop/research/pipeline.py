@@ -34,7 +34,7 @@ from ..observability.metrics import record_curated_run
 from .checkpoints import recalled_plan
 from .heuristics import HeuristicPlanner, LexicalEvaluator
 from .insights import ExtractiveInsights, InsightsBuilder
-from .model import Evaluation, Insights, MergedHit, Plan, RankedHit, RankedHitSet, Verdict
+from .model import DroppedHit, Evaluation, Insights, MergedHit, Plan, RankedHit, RankedHitSet, Verdict
 from .progress import ProgressObserver, Tracker
 from .searches import search_and_merge
 from .spans import note_strategy, run_span, step
@@ -178,17 +178,13 @@ class Investigator:
                 merged = await self._deepen(merged, scope, notes)
             await tracker.step("deepen", notes[-1])
         phase[0] = "evaluate"
-        with step("evaluate"):
-            evaluation, strategies["evaluate"] = await self._evaluate(
-                chosen.evaluator, question, merged, fell_back
-            )
-            note_strategy(strategies["evaluate"])
-        kept, dropped = apply_verdicts(merged, evaluation.verdicts)
-        await tracker.step(
-            "evaluate",
-            f"kept {len(kept)}, dropped {len(dropped)} ({strategies['evaluate']})",
-            kept=len(kept),
-            dropped=len(dropped),
+        evaluation, strategies["evaluate"], kept, dropped = await self._evaluate(
+            chosen.evaluator,
+            question,
+            merged,
+            fell_back,
+            tracker,
+            "kept {kept}, dropped {dropped} ({strategy})",
         )
         refine_depth, refine_plan = 0, None
         if len(kept) < min_hits and plan.searches:
@@ -219,17 +215,13 @@ class Investigator:
                     with step("deepen"):
                         more = await self._deepen(more, scope, notes)
                     await tracker.step("deepen", notes[-1])
-                with step("evaluate"):
-                    more_evaluation, more_strategy = await self._evaluate(
-                        chosen.evaluator, question, more, fell_back
-                    )
-                    note_strategy(more_strategy)
-                more_kept, more_dropped = apply_verdicts(more, more_evaluation.verdicts)
-                await tracker.step(
-                    "evaluate",
-                    f"kept {len(more_kept)} more, dropped {len(more_dropped)}",
-                    kept=len(more_kept),
-                    dropped=len(more_dropped),
+                _, _, more_kept, more_dropped = await self._evaluate(
+                    chosen.evaluator,
+                    question,
+                    more,
+                    fell_back,
+                    tracker,
+                    "kept {kept} more, dropped {dropped}",
                 )
                 kept += more_kept
                 dropped += more_dropped
@@ -324,6 +316,25 @@ class Investigator:
             return second, f"{second.strategy} (fallback: {exc.message})"
 
     async def _evaluate(
+        self,
+        evaluator: Evaluator,
+        question: str,
+        merged: Sequence[MergedHit],
+        fell_back: set[str],
+        tracker: Tracker,
+        report: str,
+    ) -> tuple[Evaluation, str, list[RankedHit], list[DroppedHit]]:
+        """The evaluate step: the hits judged, split into kept and dropped, and told to the tracker
+        as `report` says (formatted with the `kept` and `dropped` counts and the `strategy`)."""
+        with step("evaluate"):
+            evaluation, strategy = await self._judge(evaluator, question, merged, fell_back)
+            note_strategy(strategy)
+        kept, dropped = apply_verdicts(merged, evaluation.verdicts)
+        message = report.format(kept=len(kept), dropped=len(dropped), strategy=strategy)
+        await tracker.step("evaluate", message, kept=len(kept), dropped=len(dropped))
+        return evaluation, strategy, kept, dropped
+
+    async def _judge(
         self, evaluator: Evaluator, question: str, merged: Sequence[MergedHit], fell_back: set[str]
     ) -> tuple[Evaluation, str]:
         if not merged:

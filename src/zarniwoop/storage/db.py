@@ -6,8 +6,8 @@ are sub-millisecond in WAL mode, so they run inline rather than on a thread pool
 another process's write lock is done with `asyncio.sleep`, never inside SQLite (see
 `SQLiteDatabase`).
 
-Migrations are numbered SQL files in `migrations/<dialect>/NNNN_name.sql`, applied once each,
-in order, recorded in `schema_version`.
+Migrations are numbered SQL files, `migrations/NNNN_name.sql` written once for both dialects
+(storage/schema.py), applied once each, in order, recorded in `schema_version`.
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ import re
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..contract.errors import ConfigError
 from .private import create_private, private_dir
+from .schema import migration_scripts
 
 log = logging.getLogger(__name__)
 
@@ -263,17 +263,6 @@ class _Transaction:
 def value_rows(count: int, width: int) -> str:
     """`(?, ?), (?, ?)`: the VALUES of a multi-row statement, `count` rows of `width` columns."""
     return ", ".join(["(" + ", ".join("?" * width) + ")"] * count)
-
-
-def migration_scripts(dialect: str) -> list[tuple[int, str, str]]:
-    """`(version, name, sql)` for each bundled migration of a dialect, in order."""
-    folder = resources.files("zarniwoop.storage") / "migrations" / dialect
-    scripts = []
-    for entry in folder.iterdir():
-        name = entry.name
-        if name.endswith(".sql") and name[:4].isdigit():
-            scripts.append((int(name[:4]), name, entry.read_text(encoding="utf-8")))
-    return sorted(scripts)
 
 
 async def apply_migrations(db: Database) -> int:

@@ -216,7 +216,7 @@ class PostgresDatabase:
         yield self
 
     async def migrate(self) -> int:
-        """Create the schema if asked for one, then apply `migrations/postgres/*.sql` — under the
+        """Create the schema if asked for one, then apply the migrations — under the
         advisory lock, so replicas starting together migrate once."""
         try:
             async with self.transaction():

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..config.keys import TENANT_LEVEL
 from ..contract.clock import Clock
 from ..contract.errors import ConfigError
+from ..storage.table_watch import TableWatch
 from .levels import LISTING_ORDER, ORG_LEVELS
 from .llm_config import PROVIDER_ALIASES, FailoverPolicy, LlmConfig, parse_llm_config
 
@@ -85,8 +86,7 @@ class OrgDirectory:
         self._units: dict[tuple[str, str, str], OrgUnit] = {}
         self._file: dict[tuple[str, str, str], OrgUnit] = {}
         """The config file's units: this run's only, never stored; a stored unit of the same name wins."""
-        self._fingerprint: tuple[object, ...] | None = None
-        self._checked_at = 0.0
+        self._watch = TableWatch(db, "SELECT COUNT(*), MAX(updated_at) FROM org_units", self.clock)
 
     def use_file(self, units: Iterable[OrgUnit]) -> None:
         self._file = {(u.tenant, u.kind, u.name): u for u in units}
@@ -96,13 +96,9 @@ class OrgDirectory:
         return (tenant, kind, TENANT_LEVEL if kind == "tenant" else name) in self._file
 
     async def refresh(self, *, max_age: float = 0.0) -> bool:
-        now = self.clock.monotonic()
-        if self._fingerprint is not None and now - self._checked_at < max_age:
-            return False
-        self._checked_at = now
-        fingerprint = await self.db.fetchone("SELECT COUNT(*), MAX(updated_at) FROM org_units")
-        if fingerprint == self._fingerprint:
-            return False
+        return await self._watch.refresh(self._load, max_age)
+
+    async def _load(self) -> None:
         rows = await self.db.fetchall("SELECT tenant, kind, name, team, teams, llm FROM org_units")
         units = {}
         for tenant, kind, name, team, teams, llm in rows:
@@ -111,8 +107,6 @@ class OrgDirectory:
                 tenant, kind, name, parse_llm_config(json.loads(llm), where), team, tuple(json.loads(teams))
             )
         self._units = units
-        self._fingerprint = fingerprint
-        return True
 
     def unit(self, tenant: str, kind: str, name: str | None) -> OrgUnit | None:
         if name is None:

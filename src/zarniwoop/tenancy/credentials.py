@@ -28,10 +28,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ..config.keys import TENANT_LEVEL
+from ..contract.camel_json import camel_json
 from ..contract.clock import Clock
 from ..contract.errors import InvalidRequestError
 from ..contract.protocol import Secret
 from ..storage.crypto import SecretBox
+from ..storage.table_watch import TableWatch
 from .levels import LISTING_ORDER, ORG_LEVELS
 
 if TYPE_CHECKING:
@@ -54,14 +56,7 @@ class CredentialInfo:
     updated_at: str
 
     def to_json(self) -> dict[str, str]:
-        return {
-            "tenant": self.tenant,
-            "level": self.level,
-            "owner": self.owner,
-            "name": self.name,
-            "origin": self.origin,
-            "updatedAt": self.updated_at,
-        }
+        return camel_json(self)
 
 
 def check_level(level: str, owner: str | None) -> str:
@@ -100,8 +95,11 @@ class CredentialStore:
         self._keys: dict[str, SecretBox] = {}
         self._opened: dict[tuple[str, str, str, str], tuple[str, str | None, Secret]] = {}
         """(tenant, level, owner, name) → (ciphertext, wrapped data key, plaintext) opened from them."""
-        self._fingerprint: tuple[object, ...] | None = None
-        self._checked_at = 0.0
+        self._watch = TableWatch(
+            db,
+            "SELECT COUNT(*), MAX(updated_at), (SELECT COUNT(*) FROM credential_keys) FROM credentials",
+            self.clock,
+        )
         self._tasks: set[asyncio.Task[bool]] = set()
         """Background reloads in flight (kept referenced until done)."""
         self.version = 0
@@ -120,15 +118,9 @@ class CredentialStore:
 
     async def refresh(self, *, max_age: float = 0.0) -> bool:
         """Reload the snapshot if the tables changed; True when it did."""
-        now = self.clock.monotonic()
-        if self._fingerprint is not None and now - self._checked_at < max_age:
-            return False
-        self._checked_at = now
-        fingerprint = await self.db.fetchone(
-            "SELECT COUNT(*), MAX(updated_at), (SELECT COUNT(*) FROM credential_keys) FROM credentials"
-        )
-        if fingerprint == self._fingerprint:
-            return False
+        return await self._watch.refresh(self._load, max_age)
+
+    async def _load(self) -> None:
         rows = await self.db.fetchall(
             "SELECT tenant, level, owner, name, ciphertext, origin, updated_at FROM credentials"
         )
@@ -139,9 +131,7 @@ class CredentialStore:
         if wrapped != self._wrapped:
             self._keys = {t: k for t, k in self._keys.items() if wrapped.get(t) == self._wrapped.get(t)}
         self._wrapped = wrapped
-        self._fingerprint = fingerprint
         self.version += 1
-        return True
 
     # -- reads --------------------------------------------------------------------------------
 
@@ -213,13 +203,13 @@ class CredentialStore:
         return None
 
     def _refresh_soon(self, max_age: float = 5.0) -> None:
-        if self.clock.monotonic() - self._checked_at < max_age:
+        if self.clock.monotonic() - self._watch.checked_at < max_age:
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        self._checked_at = self.clock.monotonic()  # one reload at a time
+        self._watch.checked_at = self.clock.monotonic()  # one reload at a time
         task = loop.create_task(self._quiet_refresh())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -228,7 +218,7 @@ class CredentialStore:
         try:
             return await self.refresh()
         except Exception:  # the database went away (shutdown): the next lookup tries again
-            self._checked_at = 0.0
+            self._watch.checked_at = 0.0
             return False
 
     # -- writes -------------------------------------------------------------------------------
@@ -275,7 +265,7 @@ class CredentialStore:
         self.box = new_box
         self._keys.clear()
         self._opened.clear()
-        self._fingerprint = None
+        self._watch.loaded = None
         await self.refresh()
         return len(rows)
 

@@ -72,37 +72,43 @@ def tools_document(dialect: str = "mcp", specs: Sequence[ToolSpec[Any]] | None =
 
 def openai_schema(node: Any) -> Any:
     """A JSON schema rewritten for OpenAI strict mode (see the module docstring)."""
-    if isinstance(node, list):
-        return [openai_schema(v) for v in node]
-    if not isinstance(node, dict):
-        return node
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key in OPENAI_DROPPED or (key == "format" and value not in OPENAI_STRING_FORMATS):
-            continue
-        out[key] = (
-            {k: openai_schema(v) for k, v in value.items()} if key == "properties" else openai_schema(value)
-        )
-    if out.get("type") == "object":
-        out.setdefault("properties", {})
-        out["required"] = list(out["properties"])
-        out["additionalProperties"] = False
-    return out
+    return _rewritten(node, OPENAI_DROPPED, OPENAI_STRING_FORMATS, _openai_strict)
 
 
 def gemini_schema(node: Any) -> Any:
     """A JSON schema rewritten into Gemini's OpenAPI subset (see the module docstring)."""
+    return _rewritten(node, GEMINI_DROPPED, GEMINI_STRING_FORMATS, _gemini_nullable)
+
+
+def _rewritten(
+    node: Any, dropped: frozenset[str], formats: frozenset[str], amend: Callable[[dict[str, Any]], None]
+) -> Any:
+    """`node` without the keywords and string formats a dialect lacks, each schema object in it
+    amended to the dialect's rules by `amend`."""
     if isinstance(node, list):
-        return [gemini_schema(v) for v in node]
+        return [_rewritten(v, dropped, formats, amend) for v in node]
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key in GEMINI_DROPPED or (key == "format" and value not in GEMINI_STRING_FORMATS):
+        if key in dropped or (key == "format" and value not in formats):
             continue
-        out[key] = (
-            {k: gemini_schema(v) for k, v in value.items()} if key == "properties" else gemini_schema(value)
-        )
+        if key == "properties":
+            out[key] = {k: _rewritten(v, dropped, formats, amend) for k, v in value.items()}
+        else:
+            out[key] = _rewritten(value, dropped, formats, amend)
+    amend(out)
+    return out
+
+
+def _openai_strict(out: dict[str, Any]) -> None:
+    if out.get("type") == "object":
+        out.setdefault("properties", {})
+        out["required"] = list(out["properties"])
+        out["additionalProperties"] = False
+
+
+def _gemini_nullable(out: dict[str, Any]) -> None:
     kind = out.get("type")
     if isinstance(kind, list):
         (single,) = [k for k in kind if k != "null"]
@@ -112,7 +118,6 @@ def gemini_schema(node: Any) -> Any:
     if isinstance(out.get("enum"), list) and None in out["enum"]:
         out["enum"] = [v for v in out["enum"] if v is not None]
         out["nullable"] = True
-    return out
 
 
 def _mcp(spec: ToolSpec[Any]) -> dict[str, Any]:

@@ -1,16 +1,3 @@
--- The built-in authorization server bounded and its grants tied to their approver (issue 45):
--- a client that never got a token (`used_at` NULL) is purged by the retention job a day after it
--- registered; a refresh token carries its grant's tenant (a tenant admin lists and revokes its
--- tenant's grants; the approver is in `grant_data`); expired requests, codes and refresh tokens are
--- purged by their expiry, and a client's waiting requests are counted (at most 20).
-ALTER TABLE oauth_clients ADD COLUMN used_at DOUBLE PRECISION;
-ALTER TABLE oauth_refresh_tokens ADD COLUMN tenant TEXT;
-CREATE INDEX oauth_clients_unused ON oauth_clients (used_at, created_at);
-CREATE INDEX oauth_refresh_tokens_tenant ON oauth_refresh_tokens (tenant);
-CREATE INDEX oauth_requests_expires ON oauth_requests (expires_at);
-CREATE INDEX oauth_requests_client ON oauth_requests (client_id, expires_at);
-CREATE INDEX oauth_codes_expires ON oauth_codes (expires_at);
-CREATE INDEX oauth_refresh_tokens_expires ON oauth_refresh_tokens (expires_at);
 -- PostgreSQL's REAL is 4 bytes: an epoch near 1.8e9 was kept to the nearest 128 s, so a 5-minute
 -- code or a day-old client was off by up to a minute. Epoch seconds are 8-byte floats.
 ALTER TABLE oauth_clients ALTER COLUMN created_at TYPE DOUBLE PRECISION;

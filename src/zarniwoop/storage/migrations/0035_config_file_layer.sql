@@ -2,7 +2,7 @@
 -- settings table. The keys a file wrote at its starts (recorded in config_seeded) move out of the
 -- stored settings, each removal in the settings history; a run with the same file sees them again.
 INSERT INTO settings_changes (at, token_id, tenant, project, keys, note)
-SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') || '+00:00', 'config file', s.tenant, s.project, s.key,
+SELECT {utc_now_text} || '+00:00', 'config file', s.tenant, s.project, s.key,
        'moved out: ' || c.source || ' is in force only while given'
 FROM settings s
 JOIN config_seeded c ON c.tenant = s.tenant AND c.project = s.project AND c.key = s.key;

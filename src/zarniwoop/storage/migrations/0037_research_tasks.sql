@@ -14,11 +14,11 @@ CREATE TABLE research_tasks (
     result      TEXT,                     -- sealed JSON: the tool's answer
     error       TEXT,                     -- sealed: why it failed
     owner       TEXT,                     -- the process running it (host:pid:nonce), NULL: nobody yet
-    lease_until REAL NOT NULL DEFAULT 0,  -- epoch seconds: past it, another process may take it over
+    lease_until {float64} NOT NULL DEFAULT 0, -- epoch seconds: past it, another process may take it over
     runs        INTEGER NOT NULL DEFAULT 0,
-    created_at  REAL NOT NULL,
-    updated_at  REAL NOT NULL,
-    expires_at  REAL NOT NULL             -- the retention job deletes it (and its steps) after this
+    created_at  {float64} NOT NULL,
+    updated_at  {float64} NOT NULL,
+    expires_at  {float64} NOT NULL          -- the retention job deletes it (and its steps) after this
 );
 CREATE INDEX research_tasks_by_caller ON research_tasks (tenant, project, principal, created_at);
 CREATE INDEX research_tasks_by_lease ON research_tasks (state, lease_until);

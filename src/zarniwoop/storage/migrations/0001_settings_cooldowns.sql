@@ -1,6 +1,6 @@
 -- Settings: flat keys per (tenant, project) scope; '_system'/'_tenant' are the outer levels.
 CREATE TABLE settings (
-    seq        INTEGER PRIMARY KEY AUTOINCREMENT,   -- insertion order = "settings order" of the cascade
+    seq        {serial_key},   -- insertion order = "settings order" of the cascade
     tenant     TEXT NOT NULL,
     project    TEXT NOT NULL,
     key        TEXT NOT NULL,
@@ -15,9 +15,9 @@ CREATE TABLE cooldowns (
     tenant      TEXT NOT NULL,
     project     TEXT NOT NULL,
     subject     TEXT NOT NULL,
-    until_epoch REAL NOT NULL,
+    until_epoch {float64} NOT NULL,
     reason      TEXT NOT NULL,
     streak      INTEGER NOT NULL DEFAULT 0,         -- consecutive failures, for doubling backoff
-    updated_at  REAL NOT NULL,
+    updated_at  {float64} NOT NULL,
     PRIMARY KEY (tenant, project, subject)
 );

@@ -2,6 +2,6 @@
 -- theoretical arrival time per endpoint and credential digest (dispatch/shared_pacing.py).
 CREATE TABLE pacing (
     pace_key    TEXT PRIMARY KEY,   -- protocol:instance:sha256(key)[:16], never the key itself
-    tat         DOUBLE PRECISION NOT NULL,      -- epoch seconds
-    updated_at  DOUBLE PRECISION NOT NULL
+    tat         {float64} NOT NULL,    -- epoch seconds
+    updated_at  {float64} NOT NULL
 );

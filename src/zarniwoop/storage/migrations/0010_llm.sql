@@ -1,5 +1,5 @@
--- LLM resource management (seed 002, DESIGN §8/§9), PostgreSQL mirror of sqlite/0010_llm.sql:
--- the same tables; epoch seconds are DOUBLE PRECISION and token counters BIGINT.
+-- LLM resource management (seed 002, DESIGN §8/§9): credentials, the org tree, quota counters,
+-- usage records and traces. Epoch seconds and costs are 8-byte floats, token counters 8-byte integers.
 
 -- Envelope encryption: one random data key per tenant, sealed by the master key (never stored plain).
 CREATE TABLE credential_keys (
@@ -43,7 +43,7 @@ CREATE TABLE llm_quota_usage (
     owner  TEXT NOT NULL,
     period TEXT NOT NULL,
     bucket TEXT NOT NULL,
-    used   BIGINT NOT NULL,
+    used   {int64} NOT NULL,
     PRIMARY KEY (tenant, level, owner, period, bucket)
 );
 
@@ -55,8 +55,8 @@ CREATE TABLE llm_quota_holds (
     owner      TEXT NOT NULL,
     period     TEXT NOT NULL,
     bucket     TEXT NOT NULL,
-    tokens     BIGINT NOT NULL,
-    expires_at DOUBLE PRECISION NOT NULL,
+    tokens     {int64} NOT NULL,
+    expires_at {float64} NOT NULL,
     PRIMARY KEY (id, level, period)
 );
 CREATE INDEX llm_quota_holds_line ON llm_quota_holds (tenant, level, owner, period, bucket);
@@ -87,12 +87,12 @@ CREATE TABLE llm_usage_records (
     instance          TEXT NOT NULL,
     model             TEXT NOT NULL,
     purpose           TEXT NOT NULL,
-    tokens_input      BIGINT NOT NULL,
-    tokens_output     BIGINT NOT NULL,
-    tokens_total      BIGINT NOT NULL,
-    cost_usd          DOUBLE PRECISION,
+    tokens_input      {int64} NOT NULL,
+    tokens_output     {int64} NOT NULL,
+    tokens_total      {int64} NOT NULL,
+    cost_usd          {float64},
     credential_source TEXT NOT NULL,
-    duration_ms       BIGINT NOT NULL,
+    duration_ms       {int64} NOT NULL,
     outcome           TEXT NOT NULL,    -- ok | error | blocked
     error             TEXT,
     failover          TEXT NOT NULL,    -- JSON list of {from, to, reason}

@@ -7,7 +7,7 @@ CREATE TABLE llm_responses (
     tenant      TEXT NOT NULL,
     project     TEXT NOT NULL,
     account     TEXT NOT NULL,
-    created_at  DOUBLE PRECISION NOT NULL,  -- epoch seconds
+    created_at  {float64} NOT NULL,        -- epoch seconds
     content     TEXT NOT NULL           -- sealed JSON {"input": [...], "output": [...]}
 );
 CREATE INDEX llm_responses_created ON llm_responses (created_at);

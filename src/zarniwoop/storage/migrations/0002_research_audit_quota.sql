@@ -11,10 +11,10 @@ CREATE TABLE research_call_records (
     tier          TEXT NOT NULL,
     query_hash    TEXT NOT NULL,
     hit_count     INTEGER NOT NULL,
-    ok            INTEGER NOT NULL,                 -- 1 = success or empty answer
+    ok            {bool} NOT NULL,                  -- success or empty answer
     outcome       TEXT NOT NULL,                    -- success, empty, soft_error, hard_error, timeout
     error_message TEXT,
-    started_at    REAL NOT NULL,                    -- epoch seconds, UTC
+    started_at    {float64} NOT NULL,                  -- epoch seconds, UTC
     duration_ms   INTEGER NOT NULL
 );
 CREATE INDEX research_call_records_scope ON research_call_records (tenant, project, started_at);
@@ -28,6 +28,6 @@ CREATE TABLE quota_counters (
     period       TEXT NOT NULL CHECK (period IN ('day', 'month')),
     window_start TEXT NOT NULL,                     -- '2025-01-31' for a day, '2025-01' for a month (UTC)
     used         INTEGER NOT NULL,
-    updated_at   REAL NOT NULL,
+    updated_at   {float64} NOT NULL,
     PRIMARY KEY (tenant, project, instance_id, period, window_start)
 );

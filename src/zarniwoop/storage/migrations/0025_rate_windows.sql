@@ -6,7 +6,7 @@ CREATE TABLE rate_windows (
     level        TEXT NOT NULL,      -- account | project | team | tenant
     owner        TEXT NOT NULL,
     kind         TEXT NOT NULL,      -- requests | tokens
-    admitted_at  REAL NOT NULL,      -- epoch seconds
+    admitted_at  {float64} NOT NULL,    -- epoch seconds
     amount       BIGINT NOT NULL,    -- 1 on a request line, the tokens on a token line
     PRIMARY KEY (ticket, tenant, level, owner, kind)
 );

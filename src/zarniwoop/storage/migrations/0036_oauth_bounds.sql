@@ -3,7 +3,7 @@
 -- registered; a refresh token carries its grant's tenant (a tenant admin lists and revokes its
 -- tenant's grants; the approver is in `grant_data`); expired requests, codes and refresh tokens are
 -- purged by their expiry, and a client's waiting requests are counted (at most 20).
-ALTER TABLE oauth_clients ADD COLUMN used_at REAL;
+ALTER TABLE oauth_clients ADD COLUMN used_at {float64};
 ALTER TABLE oauth_refresh_tokens ADD COLUMN tenant TEXT;
 CREATE INDEX oauth_clients_unused ON oauth_clients (used_at, created_at);
 CREATE INDEX oauth_refresh_tokens_tenant ON oauth_refresh_tokens (tenant);

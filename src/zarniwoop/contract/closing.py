@@ -1,0 +1,21 @@
+"""`async with` for what has an `aclose()`: the runtime and the library facade."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Self
+
+
+class ClosedOnExit:
+    """`async with x:` gives x and runs `await x.aclose()` on the way out."""
+
+    async def aclose(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
