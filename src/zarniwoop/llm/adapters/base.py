@@ -144,6 +144,22 @@ class Endpoint:
     def __repr__(self) -> str:  # the key is a Secret already; keep the repr short anyway
         return f"Endpoint({self.wire_type!r}, {self.instance!r}, {self.base_url!r})"
 
+    def post(
+        self,
+        path: str,
+        body: dict[str, Any],
+        headers: Mapping[str, str],
+        key_header: tuple[str, str] = ("Authorization", "Bearer "),
+    ) -> RequestSpec:
+        """A chat call's POST to this endpoint: a JSON body, the wire's `headers` (framing, version)
+        and the key as the wire carries it (`key_header`: its name and the scheme before it)."""
+        sent = {"Content-Type": "application/json", **headers}
+        if self.api_key:
+            sent[key_header[0]] = key_header[1] + self.api_key.reveal()
+        return RequestSpec(
+            "POST", self.base_url.rstrip("/") + path, headers=sent, json_body=body, step="chat"
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class StreamDelta:

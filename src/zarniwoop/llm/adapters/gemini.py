@@ -22,10 +22,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ...contract.errors import InvalidRequestError, ParseError, ProviderError
+from ...contract.errors import InvalidRequestError, ParseError
 from ...contract.protocol import RequestSpec
 from .base import ChatRequest, Endpoint, Framing, StreamDelta
-from .errors import map_error
+from .errors import map_error, stream_object
 from .fields import CHAT, number_field, passed_fields
 from .ids import gemini_resource
 from .options import LOGPROBS, openai_logprobs, refuse_unsupported, tool_strict
@@ -85,11 +85,7 @@ class GeminiAdapter:
             elif mode != "AUTO":
                 body["toolConfig"] = {"functionCallingConfig": {"mode": mode}}
         method = "streamGenerateContent" if request.stream else "generateContent"
-        headers = {"Content-Type": "application/json"}
-        if endpoint.api_key:
-            headers["x-goog-api-key"] = endpoint.api_key.reveal()
-        url = f"{endpoint.base_url.rstrip('/')}/v1beta/{gemini_resource(model)}:{method}"
-        return RequestSpec("POST", url, headers=headers, json_body=body, step="chat")
+        return endpoint.post(f"/v1beta/{gemini_resource(model)}:{method}", body, {}, ("x-goog-api-key", ""))
 
     def parse(self, body: bytes) -> ChatResponse:
         try:
@@ -107,8 +103,7 @@ class GeminiAdapter:
         stream.feed(None, data)
         return stream.result()
 
-    def error(self, status: int, headers: Mapping[str, str], body: bytes, instance: str) -> ProviderError:
-        return map_error(status, headers, body, instance)
+    error = staticmethod(map_error)
 
     def accumulator(self) -> GeminiStream:
         return GeminiStream()
@@ -126,12 +121,7 @@ class GeminiStream:
         self.logprobs: list[dict[str, Any]] = []
 
     def feed(self, event: str | None, payload: Any) -> list[StreamDelta]:
-        if not isinstance(payload, dict):
-            raise ParseError("stream element is not a JSON object")
-        if "error" in payload:
-            from .errors import stream_error
-
-            raise stream_error(payload, "gemini")
+        payload = stream_object(payload, "gemini", "stream element")
         self.model = payload.get("modelVersion") or self.model
         if payload.get("responseId"):
             self.metadata["responseId"] = payload["responseId"]

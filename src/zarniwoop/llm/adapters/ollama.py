@@ -18,12 +18,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ...contract.errors import InvalidRequestError, ParseError, ProviderError
+from ...contract.errors import InvalidRequestError, ParseError
 from ...contract.protocol import RequestSpec
 from .base import ChatRequest, Endpoint, Framing, StreamDelta
-from .errors import map_error, stream_error
+from .errors import map_error, stream_object
 from .fields import CHAT, number_field, passed_fields
 from .ids import check_model
+from .openai import function_tools
 from .options import LOGPROBS, openai_logprobs, refuse_unsupported
 from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
 
@@ -72,23 +73,8 @@ class OllamaAdapter:
                 "remove it, or choose a model served over another wire",
             )
         if request.tools and request.tool_choice != "none":
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": dict(t.parameters),
-                    },
-                }
-                for t in request.tools
-            ]
-        headers = {"Content-Type": "application/json"}
-        if endpoint.api_key:
-            headers["Authorization"] = f"Bearer {endpoint.api_key.reveal()}"
-        return RequestSpec(
-            "POST", endpoint.base_url.rstrip("/") + "/api/chat", headers=headers, json_body=body, step="chat"
-        )
+            body["tools"] = function_tools(request.tools, strict=False)
+        return endpoint.post("/api/chat", body, {})
 
     def parse(self, body: bytes) -> ChatResponse:
         text = body.decode("utf-8", "replace").strip()
@@ -107,8 +93,7 @@ class OllamaAdapter:
             stream.feed(None, item)
         return stream.result()
 
-    def error(self, status: int, headers: Mapping[str, str], body: bytes, instance: str) -> ProviderError:
-        return map_error(status, headers, body, instance)
+    error = staticmethod(map_error)
 
     def accumulator(self) -> OllamaStream:
         return OllamaStream()
@@ -129,10 +114,7 @@ class OllamaStream:
         self.logprobs: list[dict[str, Any]] = []
 
     def feed(self, event: str | None, payload: Any) -> list[StreamDelta]:
-        if not isinstance(payload, dict):
-            raise ParseError("stream line is not a JSON object")
-        if "error" in payload:
-            raise stream_error(payload, "ollama")
+        payload = stream_object(payload, "ollama", "stream line")
         self.model = payload.get("model") or self.model
         deltas: list[StreamDelta] = []
         message = payload.get("message") or {}
