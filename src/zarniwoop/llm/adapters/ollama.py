@@ -25,7 +25,8 @@ from .errors import map_error, stream_object
 from .fields import CHAT, number_field, passed_fields
 from .ids import check_model
 from .openai import function_tools
-from .options import LOGPROBS, openai_logprobs, refuse_unsupported
+from .options import refuse_unsupported
+from .parts import PartsStream, logprob_entry
 from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
 
 # OpenAI fields `/api/chat` has no equivalent of (strict tools, `parallel_tool_calls`, `metadata`, …)
@@ -103,15 +104,10 @@ class OllamaCloudAdapter(OllamaAdapter):
     wire_type = "ollama-cloud"
 
 
-class OllamaStream:
+class OllamaStream(PartsStream):
     def __init__(self) -> None:
-        self.text: list[str] = []
-        self.reasoning: list[str] = []
-        self.calls: list[ToolCall] = []
-        self.finish_reason: str | None = None
-        self.model: str | None = None
+        super().__init__()
         self.usage: TokenUsage | None = None
-        self.logprobs: list[dict[str, Any]] = []
 
     def feed(self, event: str | None, payload: Any) -> list[StreamDelta]:
         payload = stream_object(payload, "ollama", "stream line")
@@ -120,12 +116,10 @@ class OllamaStream:
         message = payload.get("message") or {}
         content = message.get("content") if message else payload.get("response")
         if content:
-            self.text.append(content)
-            deltas.append(StreamDelta("text", content))
+            deltas.append(self.took("text", content))
         thinking = message.get("thinking") if message else payload.get("thinking")
         if thinking:
-            self.reasoning.append(thinking)
-            deltas.append(StreamDelta("reasoning", thinking))
+            deltas.append(self.took("reasoning", thinking))
         for call in message.get("tool_calls") or ():
             function = call.get("function") or {}
             arguments = function.get("arguments") or {}
@@ -137,8 +131,7 @@ class OllamaStream:
                 tool = ToolCall.create(
                     str(call.get("id") or f"call_{len(self.calls)}"), str(function.get("name", "")), arguments
                 )
-            self.calls.append(tool)
-            deltas.append(StreamDelta("tool_call", tool_call=tool))
+            deltas.append(self.called(tool))
         for token in payload.get("logprobs") or ():
             if isinstance(token, Mapping):
                 self.logprobs.append(_token(token))
@@ -153,32 +146,15 @@ class OllamaStream:
         return deltas
 
     def result(self) -> ChatResponse:
-        return ChatResponse(
-            text="".join(self.text),
-            tool_calls=tuple(self.calls),
-            reasoning="".join(self.reasoning) or None,
-            finish_reason=self.finish_reason,
-            model=self.model,
-            usage=self.usage,
-            metadata={LOGPROBS: openai_logprobs(self.logprobs)} if self.logprobs else {},
-        )
+        return self.answer(self.usage, {})
 
 
 def _token(token: Mapping[str, Any]) -> dict[str, Any]:
     """One of Ollama's `logprobs` entries (`{token, logprob, bytes?, top_logprobs?}`) in OpenAI's shape."""
     tops = [t for t in token.get("top_logprobs") or () if isinstance(t, Mapping)]
     return {
-        "token": str(token.get("token", "")),
-        "logprob": float(token.get("logprob") or 0.0),
-        "bytes": token.get("bytes"),
-        "top_logprobs": [
-            {
-                "token": str(t.get("token", "")),
-                "logprob": float(t.get("logprob") or 0.0),
-                "bytes": t.get("bytes"),
-            }
-            for t in tops
-        ],
+        **logprob_entry(token.get("token", ""), token.get("logprob"), token.get("bytes")),
+        "top_logprobs": [logprob_entry(t.get("token", ""), t.get("logprob"), t.get("bytes")) for t in tops],
     }
 
 
