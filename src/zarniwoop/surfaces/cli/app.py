@@ -48,6 +48,17 @@ class Globals:
         return SearchScope(self.tenant, self.project)
 
 
+def command_group(name: str, help: str) -> tuple[typer.Typer, Callable[[typer.Typer], None]]:
+    """A command group (`zarniwoop <name> …`) whose commands its module declares, and the `register`
+    the module hands `cli/__init__.py`, which adds the groups to the app in their listed order."""
+    group = typer.Typer(help=help, no_args_is_help=True)
+
+    def register(parent: typer.Typer) -> None:
+        parent.add_typer(group, name=name)
+
+    return group, register
+
+
 def name_option(
     value: str | None, param: Any = None, *, field: str | None = None, allow_level: bool = False
 ) -> str | None:

@@ -8,19 +8,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from .app import console, print_json, run
+from .app import command_group, console, print_json, run
 
 if TYPE_CHECKING:
     from ...runtime import Runtime
     from ...tenancy.oauth_grants import Grant
 
-oauth_app = typer.Typer(
-    help="OAuth sign-ins granted on the consent page (auth.builtin).", no_args_is_help=True
-)
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(oauth_app, name="oauth")
+oauth_app, register = command_group("oauth", "OAuth sign-ins granted on the consent page (auth.builtin).")
 
 
 @oauth_app.command("grants")

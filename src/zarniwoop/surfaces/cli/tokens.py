@@ -6,19 +6,15 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from .app import console, name_param, print_json, run
+from .app import command_group, console, name_param, print_json, run
 
 if TYPE_CHECKING:
     from ...runtime import Runtime
     from ...tenancy.tokens import IssuedToken, TokenRecord
 
-tokens_app = typer.Typer(
-    help="API tokens of the HTTP server (bound to tenant, project and role).", no_args_is_help=True
+tokens_app, register = command_group(
+    "tokens", "API tokens of the HTTP server (bound to tenant, project and role)."
 )
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(tokens_app, name="tokens")
 
 
 @tokens_app.command("create")
