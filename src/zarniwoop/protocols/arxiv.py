@@ -31,7 +31,7 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
-from ._filters import next_offset, resumed_int, time_range_start
+from ._filters import next_offset, paging_honoured, resumed_int, time_range_start
 from ._text import as_int, embedded, shorten, unsupported_note
 from ._xml import child, child_text, children, local, parse_xml
 
@@ -81,8 +81,8 @@ class ArxivProtocol:
             ("sortBy", "relevance"),
             ("sortOrder", "descending"),
         )
-        honoured = (["timeRange"] if request.filters.time_range and request.today else []) + (
-            ["page"] if request.resume is not None else []
+        honoured = (["timeRange"] if request.filters.time_range and request.today else []) + paging_honoured(
+            request
         )
         return RequestSpec(
             method="GET",

@@ -34,7 +34,7 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
-from ._filters import next_offset, resumed_int, time_range_start
+from ._filters import next_offset, paging_honoured, resumed_offset, time_range_start
 from ._polite import contact_param, identifying_headers
 from ._text import as_int, expect, load_json, load_object, obj, strip_html
 from ._web import described_hit, error_text, http_url, json_get, listed_page, text
@@ -75,10 +75,8 @@ class CrossrefProtocol:
         ]
         filters = []
         expert = request.expert_params
-        honoured = ["page"] if request.resume is not None else []
-        offset = resumed_int(request, "offset", 0)
-        if offset:
-            params.append(("offset", str(offset)))
+        honoured = paging_honoured(request)
+        offset = resumed_offset(request, params)
         since = time_range_start(request)
         if since is not None:
             filters.append(f"from-pub-date:{since.isoformat()}")

@@ -30,7 +30,7 @@ from ..contract.enums import Modality, Tier
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
-from ._filters import resumed_text, time_range_start
+from ._filters import paging_honoured, resumed_text, time_range_start
 from ._polite import contact_param, identifying_headers
 from ._text import as_int, embedded, expect, load_object, obj, shorten, strip_html
 from ._web import compact, error_text, http_url, json_get, listed_page, refusal, text
@@ -60,7 +60,7 @@ class EuropePmcProtocol:
         base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         query = request.query
         expert = request.expert_params
-        honoured = ["page"] if request.resume is not None else []
+        honoured = paging_honoured(request)
         since = time_range_start(request)
         if since is not None:
             query = f"({query}) AND FIRST_PDATE:[{since.isoformat()} TO 3000-12-31]"

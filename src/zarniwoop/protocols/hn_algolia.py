@@ -30,7 +30,7 @@ from ..contract.enums import Modality, SearchDomain, Tier
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
-from ._filters import next_number, resumed_int, time_range_start
+from ._filters import next_number, paging_honoured, resumed_int, time_range_start
 from ._text import as_int, embedded, expect, load_object, shorten, strip_html, text
 from ._web import error_text, json_get, listed_page, refusal
 
@@ -69,7 +69,7 @@ class HackerNewsProtocol:
             ("page", str(page := resumed_int(request, "page", 0))),
         ]
         filters = _date_filters(request.expert_params)
-        honoured = ["page"] if request.resume is not None else []
+        honoured = paging_honoured(request)
         since = time_range_start(request)
         if since is not None:
             filters.append(f"created_at_i>={int(datetime.combine(since, time.min, UTC).timestamp())}")

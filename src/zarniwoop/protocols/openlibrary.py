@@ -27,7 +27,7 @@ from ..contract.enums import Modality, Tier
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
-from ._filters import next_number, resumed_int
+from ._filters import next_number, paging_honoured, resumed_int
 from ._text import as_int, expect, load_object
 from ._web import error_text, json_get, listed_page, refusal
 
@@ -80,7 +80,7 @@ class OpenLibraryProtocol:
         language = _marc(request.expert_params.get("language"))
         if language:
             params.append(("language", language))
-        honoured = ["page"] if request.resume is not None else []
+        honoured = paging_honoured(request)
         return json_get(f"{base}/search.json", params, honoured=honoured, page=page)
 
     def describe_error(self, raw: RawResponse) -> str | None:

@@ -33,7 +33,7 @@ from ..contract.enums import Modality, Tier
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
-from ._filters import next_offset, resumed_int, time_range_start
+from ._filters import next_offset, paging_honoured, resumed_int, time_range_start
 from ._text import as_int, expect, load_object, obj
 from ._web import (
     described_hit,
@@ -79,7 +79,7 @@ class PeerTubeProtocol:
             ("nsfw", "false"),
         ]
         expert = request.expert_params
-        honoured = ["page"] if request.resume is not None else []
+        honoured = paging_honoured(request)
         since = time_range_start(request)
         if since is not None:
             params.append(("startDate", f"{since.isoformat()}T00:00:00Z"))

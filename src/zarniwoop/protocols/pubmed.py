@@ -37,7 +37,7 @@ from ..contract.filters import TIME_RANGE_DAYS
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, QuotaStatus, SearchHit
-from ._filters import next_offset, resumed_int
+from ._filters import next_offset, paging_honoured, resumed_int
 from ._text import as_int, unsupported_note
 from ._web import error_text
 from ._xml import child, child_text, children, local, parse_xml, text_of
@@ -97,7 +97,7 @@ class PubMedProtocol:
             ("sort", "relevance"),
         ]
         start, end = request.expert_params.get("dateFrom"), request.expert_params.get("dateTo")
-        honoured = ["page"] if request.resume is not None else []
+        honoured = paging_honoured(request)
         days = TIME_RANGE_DAYS.get(request.filters.time_range or "")
         if days:  # NCBI's own relative range: the last `reldate` days of publication dates
             params += [("datetype", "pdat"), ("reldate", str(days))]

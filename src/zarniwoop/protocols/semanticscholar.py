@@ -31,7 +31,7 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
-from ._filters import resumed_int, time_range_start
+from ._filters import paging_honoured, resumed_offset, time_range_start
 from ._text import as_int, expect, load_object, obj
 from ._web import described_hit, error_text, http_url, json_get, key_header, listed_page, text
 
@@ -71,10 +71,8 @@ class SemanticScholarProtocol:
             ("fields", FIELDS),
         ]
         expert = request.expert_params
-        honoured = ["page"] if request.resume is not None else []
-        offset = resumed_int(request, "offset", 0)
-        if offset:
-            params.append(("offset", str(offset)))
+        honoured = paging_honoured(request)
+        resumed_offset(request, params)
         since = time_range_start(request)
         if since is not None:
             params.append(("publicationDateOrYear", f"{since.isoformat()}:"))
