@@ -29,7 +29,7 @@ from ..contract.results import QuotaStatus, SearchHit
 from ._filters import next_number, resumed_int, time_range_start
 from ._polite import contact_param
 from ._text import as_int, embedded, expect, load_object, obj, shorten, text
-from ._web import json_get, listed_page
+from ._web import json_get, listed_page, quota_from_headers
 
 DEFAULT_BASE_URL = "https://api.openalex.org"
 MAX_PER_PAGE = 200
@@ -182,10 +182,8 @@ def _extract_pdf(work: dict[str, Any]) -> str | None:
 
 
 def _quota(raw: RawResponse) -> QuotaStatus | None:
-    limit, remaining = as_int(raw.header("ratelimit-limit")), as_int(raw.header("ratelimit-remaining"))
-    if limit is None or remaining is None:
-        return None
-    return QuotaStatus(used=max(0, limit - remaining), limit=limit, period="day", source="provider")
+    """OpenAlex counts a day's calls in `RateLimit-Limit/Remaining`."""
+    return quota_from_headers(raw, windows=("day",))
 
 
 PROTOCOL = OpenAlexProtocol()
