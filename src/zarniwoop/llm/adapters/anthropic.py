@@ -287,9 +287,7 @@ def _usage(usage: Any) -> tuple[TokenUsage | None, dict[str, Any]]:
 
 def _messages(request: ChatRequest) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for m in request.messages:
-        if m.role == "system":
-            continue
+    for m in request.turns():
         if m.role == "tool":
             block = {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content}
             if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], list):

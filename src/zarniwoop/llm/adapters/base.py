@@ -120,6 +120,11 @@ class ChatRequest:
     def system_text(self) -> str:
         return "\n\n".join(m.content for m in self.messages if m.role == "system" and m.content)
 
+    def turns(self) -> list[ChatMessage]:
+        """The conversation without its system messages, for the wires that take those apart
+        (`system_text`: Anthropic's `system`, Gemini's `systemInstruction`)."""
+        return [m for m in self.messages if m.role != "system"]
+
     def estimated_input_tokens(self) -> int:
         """A cheap upper-side estimate (≈4 characters a token, plus framing) for quota holds."""
         chars = sum(

@@ -201,9 +201,7 @@ def _logprobs(result: Any) -> list[dict[str, Any]]:
 
 def _contents(request: ChatRequest) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for m in request.messages:
-        if m.role == "system":
-            continue
+    for m in request.turns():
         if m.role == "tool":
             part = {
                 "functionResponse": {
