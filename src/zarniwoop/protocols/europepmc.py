@@ -38,6 +38,8 @@ from ._web import compact, error_text, http_url, json_get, listed_page, refusal,
 DEFAULT_BASE_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest"
 ARTICLE_URL = "https://europepmc.org/article/{source}/{id}"
 MAX_PAGE_SIZE = 100
+ERROR_KEYS = ("errMsg", "errorMessage", "message")
+"""Where Europe PMC puts the reason of a failure, in a 200 without `resultList` or an error status."""
 
 
 class EuropePmcProtocol:
@@ -81,7 +83,7 @@ class EuropePmcProtocol:
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = load_object(raw.body, "europepmc")
         if "resultList" not in data:
-            return refusal(data, "europepmc", "resultList", "errMsg", "errorMessage", "message")
+            return refusal(data, "europepmc", "resultList", *ERROR_KEYS)
         records = expect(obj(data["resultList"]).get("result", []), list, "europepmc result")
         return listed_page(
             records,
@@ -93,7 +95,7 @@ class EuropePmcProtocol:
         )
 
     def describe_error(self, raw: RawResponse) -> str | None:
-        return error_text(raw, "errMsg", "errorMessage", "message")
+        return error_text(raw, *ERROR_KEYS)
 
 
 def _authors(record: dict[str, Any]) -> list[str]:

@@ -50,6 +50,8 @@ from ._web import (
 
 DEFAULT_BASE_URL = "https://sepiasearch.org"
 MAX_COUNT = 100
+ERROR_KEYS = ("detail", "error", "title")
+"""PeerTube's problem+json (`detail`, `title`) or its older `{"error": …}`."""
 """PeerTube's `count` maximum."""
 
 
@@ -95,7 +97,7 @@ class PeerTubeProtocol:
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = load_object(raw.body, "peertube")
         if "data" not in data:
-            return refusal(data, "peertube", "data", "detail", "error", "title")
+            return refusal(data, "peertube", "data", *ERROR_KEYS)
         videos = expect(data["data"], list, "peertube data")
         base = str(spec.state.get("base") or DEFAULT_BASE_URL)
         return listed_page(
@@ -113,8 +115,7 @@ class PeerTubeProtocol:
         )
 
     def describe_error(self, raw: RawResponse) -> str | None:
-        """PeerTube's problem+json (`detail`, `title`) or its older `{"error": …}`."""
-        return error_text(raw, "detail", "error", "title")
+        return error_text(raw, *ERROR_KEYS)
 
 
 def _origin(video: dict[str, Any], base: str) -> str:

@@ -43,6 +43,8 @@ from ._web import described_hit, error_text, http_url, json_get, listed_page, re
 DEFAULT_BASE_URL = "https://api.stackexchange.com"
 DEFAULT_SITE = "stackoverflow"
 MAX_PAGESIZE = 100
+ERROR_KEYS = ("error_message", "error_name")
+"""Where the API puts a failure's reason (`error_id` is only its number)."""
 MAX_INFLATED = 8 * 1024 * 1024
 """An inflated body larger than this is not a search answer (a gzip bomb, say): refused."""
 THROTTLE_DEFAULT = 60.0
@@ -88,9 +90,7 @@ class StackExchangeProtocol:
         data = load_object(inflate(raw.body), "stackexchange")
         backoff = _seconds(data.get("backoff"))
         if "items" not in data:
-            return refusal(
-                data, "stackexchange", "items", "error_message", "error_name", backoff_seconds=backoff
-            )
+            return refusal(data, "stackexchange", "items", *ERROR_KEYS, backoff_seconds=backoff)
         items = expect(data["items"], list, "stackexchange items")
         return listed_page(
             items,
@@ -103,7 +103,7 @@ class StackExchangeProtocol:
         )
 
     def describe_error(self, raw: RawResponse) -> str | None:
-        return error_text(_inflated(raw), "error_message", "error_name")
+        return error_text(_inflated(raw), *ERROR_KEYS)
 
     def rejects_key(self, raw: RawResponse) -> bool:
         """A wrong or unknown key is HTTP 400 `bad_parameter` naming `key`, or 401/403 by name."""
