@@ -78,7 +78,8 @@ def load_json(body: bytes, what: str) -> Any:
 
 def load_object(body: bytes, what: str) -> dict[str, Any]:
     """A JSON body that must be an object, else `ParseError` (`load_json`, then `expect`)."""
-    return expect(load_json(body, what), dict, what)  # type: ignore[no-any-return]
+    data: dict[str, Any] = expect(load_json(body, what), dict, what)
+    return data
 
 
 def expect(data: Any, kind: type, what: str) -> Any:
