@@ -1,4 +1,4 @@
-"""Helpers shared by the protocols that speak JSON over HTTP (the web engines and the keyless APIs).
+"""Helpers shared by the protocols, most of them speaking JSON over HTTP (web engines, keyless APIs).
 
 The request (`json_get`, `json_post`, the key's header), the page (hits built from a listing, the
 provider's refusal, the note on unhonoured params), query operators for expert parameters,

@@ -32,7 +32,8 @@ from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, Search
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._filters import next_offset, paging_honoured, resumed_int, time_range_start
-from ._text import as_int, embedded, shorten, unsupported_note
+from ._text import as_int, unsupported_note
+from ._web import described_hit
 from ._xml import child, child_text, children, local, parse_xml
 
 if TYPE_CHECKING:
@@ -172,15 +173,7 @@ def _hit(entry: Element, modality: Modality) -> SearchHit | None:
         "categories": [c.get("term") for c in children(entry, "category") if c.get("term")],
         "comment": child_text(entry, "comment") or None,
     }
-    return SearchHit(
-        title=title,
-        url=url,
-        modality=modality,
-        snippet=shorten(summary),
-        source="arxiv",
-        content=embedded(summary),
-        extras={k: v for k, v in extras.items() if v not in (None, [])},
-    )
+    return described_hit(title, url, modality, "arxiv", summary, extras)
 
 
 def _extract_links(entry: Element) -> tuple[str | None, str | None, str | None]:
