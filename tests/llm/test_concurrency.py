@@ -17,7 +17,7 @@ from zarniwoop.llm.manager import LlmCall
 from zarniwoop.runtime import Runtime
 
 from ..support.emulator import Reply
-from ..support.llm import ANTHROPIC_PATH
+from ..support.llm import ANTHROPIC_PATH, redis_token_budgets
 from ..support.runtime import write_config
 from .test_quota_ledger import run_workers
 
@@ -126,21 +126,13 @@ async def test_two_processes_sharing_sqlite_run_exactly_twenty(tmp_path, emulato
 
 @pytest.mark.slow
 async def test_two_processes_sharing_redis_run_exactly_twenty(tmp_path, emulator, redis_url):
-    from zarniwoop.limits.budgets_redis import RedisBudgets as RedisTokenBudgets
-
     tenant = "conc-" + secrets.token_hex(4)
     results = await _two_processes(tmp_path, emulator, tenant, {"redis_url": redis_url})
     assert sum(r["ok"] for r in results) == 20 and sum(r["blocked"] for r in results) == 30
     assert len(emulator.requests(ANTHROPIC_PATH)) == 20
-    ledger = RedisTokenBudgets(redis_url)
-    try:
+    async with redis_token_budgets(redis_url, tenant) as ledger:
         [status] = await ledger.status(tenant, [QuotaLine("account", "ann", "daily", BUDGET)])
         assert (status.used, status.held) == (BUDGET, 0)
-    finally:
-        keys = [k async for k in ledger.redis.scan_iter(match=f"zarniwoop:llmq:{{{tenant}}}:*")]
-        if keys:
-            await ledger.redis.delete(*keys)
-        await ledger.aclose()
 
 
 @pytest.mark.slow
@@ -148,23 +140,15 @@ async def test_two_processes_sharing_postgres_and_redis_run_exactly_twenty(
     tmp_path, emulator, postgres_url, redis_url
 ):
     """The scale-out set-up: settings, credentials, usage records in PostgreSQL; quota counters in Redis."""
-    from zarniwoop.limits.budgets_redis import RedisBudgets as RedisTokenBudgets
-
     tenant = "conc-" + secrets.token_hex(4)
     results = await _two_processes(
         tmp_path, emulator, tenant, {"redis_url": redis_url, "database_url": postgres_url}
     )
     assert sum(r["ok"] for r in results) == 20 and sum(r["blocked"] for r in results) == 30
     assert len(emulator.requests(ANTHROPIC_PATH)) == 20
-    ledger = RedisTokenBudgets(redis_url)
-    try:
+    async with redis_token_budgets(redis_url, tenant) as ledger:
         [status] = await ledger.status(tenant, [QuotaLine("account", "ann", "daily", BUDGET)])
         assert (status.used, status.held) == (BUDGET, 0)
-    finally:
-        keys = [k async for k in ledger.redis.scan_iter(match=f"zarniwoop:llmq:{{{tenant}}}:*")]
-        if keys:
-            await ledger.redis.delete(*keys)
-        await ledger.aclose()
     async with await Runtime.open(tmp_path / "zarniwoop.yaml", home=tmp_path / "home") as runtime:
         rows = await runtime.db.fetchall(
             "SELECT outcome, COUNT(*) FROM llm_usage_records WHERE tenant = ? GROUP BY outcome ORDER BY outcome",

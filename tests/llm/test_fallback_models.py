@@ -29,6 +29,10 @@ pytestmark = pytest.mark.anyio
 
 MIKE = LlmCall(tenant="acme", project="architecture", account="mike", purpose="execution")
 FLASH = gemini_path("gemini-2.5-flash")
+MIKE_THEN_FLASH = LlmCall(
+    tenant="acme", project="architecture", account="mike", fallback_models=("gemini:gemini-2.5-flash",)
+)
+"""Mike's call with Gemini Flash as its runtime fallback (after his providers failed)."""
 
 
 def overloaded_route():
@@ -63,12 +67,7 @@ async def test_primary_529_twice_then_the_fallback_model_serves_and_the_record_n
     emulator.add(FLASH, gemini_reply())
     async with await open_llm_runtime(tmp_path, one_retry(emulator)) as runtime:
         manager = await manager_for(runtime, Sleeps())
-        call = LlmCall(
-            tenant="acme",
-            project="architecture",
-            account="mike",
-            fallback_models=("gemini:gemini-2.5-flash",),
-        )
+        call = MIKE_THEN_FLASH
         result = await manager.chat(call, ChatRequest.prompt("Plan the review"))
 
         assert len(emulator.requests(ANTHROPIC_PATH)) == 2  # the primary really was called, twice
@@ -102,12 +101,7 @@ async def test_a_healthy_primary_never_touches_the_chain(tmp_path, emulator):
     emulator.add(FLASH, gemini_reply())
     async with await open_llm_runtime(tmp_path, one_retry(emulator)) as runtime:
         manager = await manager_for(runtime, Sleeps())
-        call = LlmCall(
-            tenant="acme",
-            project="architecture",
-            account="mike",
-            fallback_models=("gemini:gemini-2.5-flash",),
-        )
+        call = MIKE_THEN_FLASH
         result = await manager.chat(call, ChatRequest.prompt("x"))
         assert (result.instance, result.failover) == ("anthropic", ())
         assert emulator.requests(FLASH) == []

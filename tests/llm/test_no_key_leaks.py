@@ -17,7 +17,7 @@ from zarniwoop.runtime import Runtime
 from zarniwoop.surfaces.cli import app
 
 from ..support.emulator import Reply
-from ..support.llm import ANTHROPIC_PATH, KEYS, anthropic_reply, gemini_path, seed_tenants, trusting
+from ..support.llm import ANTHROPIC_PATH, KEYS, anthropic_reply, ask_as, gemini_path, seed_tenants, trusting
 from ..support.runtime import write_config
 
 INLINE = "sk-ant-INLINE-SARAH-31337"
@@ -78,37 +78,15 @@ def test_no_key_in_plaintext_anywhere_after_a_run(tmp_path, emulator, monkeypatc
         for (level, owner, name), value in KEYS.items():
             cli("credentials", "set", name, *([f"--{level}", owner] if owner else []), input=value)
         mike = json.loads(
-            cli(
-                "llm",
-                "ask",
-                "hi",
-                "--account",
-                "mike",
-                "--project",
-                "transformer-review",
-                "--max-tokens",
-                "20",
-                "--json",
-            )
+            cli(*ask_as("mike", "--project", "transformer-review", "--max-tokens", "20", "--json"))
         )
         assert mike["credentialSource"] == "account"
         # Mike's google key is echoed back by a 401; the call fails over to his anthropic key.
         echoed = json.loads(
-            cli(
-                "llm",
-                "ask",
-                "hi",
-                "--account",
-                "mike",
-                "--model",
-                "gemini:gemini-2.5-pro",
-                "--max-tokens",
-                "20",
-                "--json",
-            )
+            cli(*ask_as("mike", "--model", "gemini:gemini-2.5-pro", "--max-tokens", "20", "--json"))
         )
         assert echoed["failover"][0]["reason"] == "HTTP 401" and echoed["instance"] == "anthropic"
-        sarah = json.loads(cli("llm", "ask", "hi", "--account", "sarah", "--json"))
+        sarah = json.loads(cli(*ask_as("sarah", "--json")))
         assert sarah["credentialSource"] == "account"
         beta = json.loads(
             cli("llm", "ask", "hi", "--model", "anthropic:claude-sonnet-4-5", "--json", tenant="beta")

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from zarniwoop.runtime import Runtime
 from zarniwoop.surfaces.cli import app
 
-from ..support.llm import ANTHROPIC_PATH, KEYS, anthropic_reply, seed_tenants, trusting
+from ..support.llm import ANTHROPIC_PATH, KEYS, anthropic_reply, ask_as, seed_tenants, trusting
 from ..support.runtime import write_config
 
 
@@ -42,18 +42,7 @@ def config_with_keys(tmp_path: Path, emulator, **settings: object) -> Path:
     return config
 
 
-ASK = (
-    "llm",
-    "ask",
-    "hi",
-    "--account",
-    "mike",
-    "--project",
-    "architecture",
-    "--model",
-    "openai:gpt-4o",
-    "--json",
-)
+ASK = ask_as("mike", "--project", "architecture", "--model", "openai:gpt-4o", "--json")
 
 
 def test_a_provider_without_a_key_exits_4_naming_it_and_the_levels_and_calls_nothing(

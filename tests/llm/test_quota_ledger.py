@@ -21,6 +21,7 @@ from zarniwoop.limits.token_budgets import LineStatus, QuotaLine
 from zarniwoop.storage.db import SQLiteDatabase, apply_migrations
 
 from ..support.clock import TestClock
+from ..support.llm import redis_token_budgets
 from ..support.paths import REPO_ROOT
 
 pytestmark = pytest.mark.anyio
@@ -51,16 +52,8 @@ async def ledger(request, tmp_path) -> AsyncIterator[tuple[object, str]]:
         await db.aclose()
         return
     url = request.getfixturevalue("redis_url")
-    from zarniwoop.limits.budgets_redis import RedisBudgets as RedisTokenBudgets
-
-    ledger = RedisTokenBudgets(url)
-    try:
+    async with redis_token_budgets(url, tenant) as ledger:
         yield ledger, tenant
-    finally:
-        keys = [k async for k in ledger.redis.scan_iter(match=f"zarniwoop:llmq:{{{tenant}}}:*")]
-        if keys:
-            await ledger.redis.delete(*keys)
-        await ledger.aclose()
 
 
 async def statuses(ledger, tenant) -> dict[str, LineStatus]:
@@ -171,6 +164,15 @@ async def test_fifty_concurrent_reservations_against_a_budget_for_twenty(ledger)
     assert (await ledger.status(tenant, [line]))[0].used == 20 * 37
 
 
+async def assert_twenty_ran_and_settled(results: list[dict[str, int]], db, tenant: str) -> None:
+    """Of the workers' 50 calls of 50 tokens, 20 ran on the 1,000-token line and its counter says so."""
+    assert sum(r["ok"] for r in results) == 20
+    assert sum(r["blocked"] for r in results) == 30
+    used = await db.fetchone("SELECT used FROM llm_quota_usage WHERE tenant = ?", (tenant,))
+    assert used == (1000,)
+    await db.aclose()
+
+
 def run_workers(count: int, args: dict) -> list[dict[str, int]]:
     procs = [
         subprocess.Popen(
@@ -212,17 +214,11 @@ async def test_two_processes_share_one_sqlite_budget(tmp_path) -> None:
         run_workers, 2, {"mode": "ledger", "backend": "sqlite", "db": str(tmp_path / "shared.db"), "tenant": tenant,
                          "lines": [line], "tokens": 50, "calls": 25},
     )  # fmt: skip
-    assert sum(r["ok"] for r in results) == 20
-    assert sum(r["blocked"] for r in results) == 30
-    used = await db.fetchone("SELECT used FROM llm_quota_usage WHERE tenant = ?", (tenant,))
-    assert used == (1000,)
-    await db.aclose()
+    await assert_twenty_ran_and_settled(results, db, tenant)
 
 
 @pytest.mark.slow
 async def test_two_processes_share_one_redis_budget(redis_url) -> None:
-    from zarniwoop.limits.budgets_redis import RedisBudgets as RedisTokenBudgets
-
     tenant = "two-proc-" + secrets.token_hex(4)
     line = {"level": "project", "owner": "review", "period": "monthly", "limit": 20 * 50}
     results = await asyncio.to_thread(
@@ -231,15 +227,9 @@ async def test_two_processes_share_one_redis_budget(redis_url) -> None:
     )  # fmt: skip
     assert sum(r["ok"] for r in results) == 20
     assert sum(r["blocked"] for r in results) == 30
-    ledger = RedisTokenBudgets(redis_url)
-    try:
+    async with redis_token_budgets(redis_url, tenant) as ledger:
         [status] = await ledger.status(tenant, [QuotaLine(**line)])
         assert status.used == 1000 and status.held == 0
-    finally:
-        keys = [k async for k in ledger.redis.scan_iter(match=f"zarniwoop:llmq:{{{tenant}}}:*")]
-        if keys:
-            await ledger.redis.delete(*keys)
-        await ledger.aclose()
 
 
 @pytest.mark.slow
@@ -256,8 +246,4 @@ async def test_two_processes_share_one_postgres_budget(postgres_url) -> None:
         {"mode": "ledger", "backend": "postgres", "db": postgres_url, "tenant": tenant, "lines": [line],
          "tokens": 50, "calls": 25},
     )  # fmt: skip
-    assert sum(r["ok"] for r in results) == 20
-    assert sum(r["blocked"] for r in results) == 30
-    used = await db.fetchone("SELECT used FROM llm_quota_usage WHERE tenant = ?", (tenant,))
-    assert used == (1000,)
-    await db.aclose()
+    await assert_twenty_ran_and_settled(results, db, tenant)

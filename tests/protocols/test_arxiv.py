@@ -6,19 +6,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarniwoop.contract import ContentInline, InstanceConfig, Modality, ParseError, RawResponse, SearchRequest
+from zarniwoop.contract import ContentInline, InstanceConfig, Modality, ParseError, SearchRequest
 from zarniwoop.protocols.arxiv import PROTOCOL, search_query
 
 from ..support.fuzz_academic import any_body, hostile_xml, parses_or_refuses
 from ..support.paths import fixture_bytes
+from ..support.protocol_pages import parse_body
 
 CONFIG = InstanceConfig("arxiv", "arxiv")
 
 
 def parse(body: bytes, modality: str = "academic", status: int = 200, **kw):
-    request = SearchRequest.create("testing", modality, **kw)
-    spec = PROTOCOL.build_request(request, CONFIG)
-    return PROTOCOL.parse_response(RawResponse(status, {}, body), spec, request)
+    return parse_body(PROTOCOL, CONFIG, "testing", modality, body, status=status, **kw)
 
 
 def test_build_request_plain_words_are_anded_all_terms():

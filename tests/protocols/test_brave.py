@@ -15,6 +15,7 @@ from zarniwoop.protocols.brave import PROTOCOL
 
 from ..support.fuzz import encoded, garbles, json_like, parse_or_parse_error, truncations
 from ..support.paths import fixture_bytes
+from ..support.protocol_pages import parse_body
 from ..support.providers_web import synthetic_bytes
 
 CONFIG = InstanceConfig("brave", "brave", api_key=Secret("BSA-secret-0001"))
@@ -50,9 +51,7 @@ RECORDED = ("brave", "web-search-what-is-semantic-kernel.json")
 
 
 def parse(body: bytes, modality: str = "web", headers: dict[str, str] | None = None, **kw):
-    request = SearchRequest.create("q", modality, **kw)
-    spec = PROTOCOL.build_request(request, CONFIG)
-    return PROTOCOL.parse_response(RawResponse(200, headers or {}, body), spec, request)
+    return parse_body(PROTOCOL, CONFIG, "q", modality, body, headers=headers, **kw)
 
 
 def test_recorded_web_body():

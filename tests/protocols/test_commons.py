@@ -10,6 +10,7 @@ from zarniwoop.protocols.commons import PROTOCOL
 
 from ..support.fuzz_academic import survives_broken_json
 from ..support.paths import fixture_bytes
+from ..support.protocol_pages import parse_body
 
 CONFIG = InstanceConfig("commons", "commons", extras={"contactEmail": "images@example.org"})
 VIDEO_SEARCH = ("wikimedia-commons", "generator-search-ns6-filetype-video-cat-offset-40-imageinfo.json")
@@ -18,9 +19,7 @@ NO_PAGES = ("wikimedia-commons", "generator-search-ns6-zero-results-with-suggest
 
 
 def parse(body: bytes, **kw):
-    request = SearchRequest.create("cat", "image", **kw)
-    spec = PROTOCOL.build_request(request, CONFIG)
-    return PROTOCOL.parse_response(RawResponse(200, {}, body), spec, request)
+    return parse_body(PROTOCOL, CONFIG, "cat", "image", body, **kw)
 
 
 def test_build_request_searches_files_for_pictures_with_imageinfo_and_a_contact():

@@ -12,6 +12,7 @@ from zarniwoop.protocols.crossref import PROTOCOL
 
 from ..support.fuzz_academic import survives_broken_json
 from ..support.paths import fixture_bytes
+from ..support.protocol_pages import parse_body
 
 BOETTIGER = ("crossref", "works-query-ecology-query-author-boettiger-20-items.json")
 ROWS_2 = ("crossref", "works-query-ecology-rows-2.json")
@@ -20,9 +21,7 @@ CONFIG = InstanceConfig("crossref", "crossref", extras={"contactEmail": "lab@exa
 
 
 def parse(body: bytes, **kw):
-    request = SearchRequest.create("ecology", "academic", **kw)
-    spec = PROTOCOL.build_request(request, CONFIG)
-    return PROTOCOL.parse_response(RawResponse(200, {}, body), spec, request)
+    return parse_body(PROTOCOL, CONFIG, "ecology", "academic", body, **kw)
 
 
 def test_build_request_selects_fields_filters_dates_and_joins_the_polite_pool():

@@ -5,11 +5,12 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarniwoop.contract import InstanceConfig, RawResponse, SearchRequest
+from zarniwoop.contract import InstanceConfig, SearchRequest
 from zarniwoop.protocols.europepmc import PROTOCOL
 
 from ..support.fuzz_academic import survives_broken_json
 from ..support.paths import fixture_bytes
+from ..support.protocol_pages import parse_body
 
 CORE = ("europepmc", "search-cancer-resulttype-core-pagesize-25.json")
 LITE = ("europepmc", "search-cancer-lite-pagesize-5.json")
@@ -18,9 +19,7 @@ CONFIG = InstanceConfig("europepmc", "europepmc")
 
 
 def parse(body: bytes, **kw):
-    request = SearchRequest.create("cancer", "academic", **kw)
-    spec = PROTOCOL.build_request(request, CONFIG)
-    return PROTOCOL.parse_response(RawResponse(200, {}, body), spec, request)
+    return parse_body(PROTOCOL, CONFIG, "cancer", "academic", body, **kw)
 
 
 def test_build_request_asks_for_json_core_records_and_dates_in_the_query():

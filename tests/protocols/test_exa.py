@@ -13,6 +13,7 @@ from zarniwoop.protocols.exa import PROTOCOL, plain_text
 
 from ..support.fuzz import encoded, garbles, json_like, parse_or_parse_error, truncations
 from ..support.paths import fixture_bytes
+from ..support.protocol_pages import parse_body
 
 CONFIG = InstanceConfig("exa", "exa", api_key=Secret("exa-secret-0001"))
 FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -38,9 +39,7 @@ DOMAINS = ("exa", "search-auto-include-domains-learning-capabilities.json")
 
 
 def parse(body: bytes, modality: str = "web", **kw):
-    request = SearchRequest.create("q", modality, **kw)
-    spec = PROTOCOL.build_request(request, CONFIG)
-    return PROTOCOL.parse_response(RawResponse(200, {}, body), spec, request)
+    return parse_body(PROTOCOL, CONFIG, "q", modality, body, **kw)
 
 
 def test_ai_agents_body_as_web():

@@ -6,11 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarniwoop.contract import InstanceConfig, ParseError, RawResponse, SearchRequest
+from zarniwoop.contract import InstanceConfig, ParseError, SearchRequest
 from zarniwoop.protocols.gdelt import PROTOCOL, SLOW_DOWN_PAUSE
 
 from ..support.fuzz_academic import survives_broken_json
 from ..support.paths import fixture_bytes
+from ..support.protocol_pages import parse_body
 
 ARTLIST = ("gdelt", "artlist-vizhinjam-jun-jul-2024-4-articles-reindented.json")
 TOO_SHORT = ("gdelt", "error-200-keyword-too-short-plaintext.txt")
@@ -18,9 +19,9 @@ CONFIG = InstanceConfig("gdelt", "gdelt")
 
 
 def parse(body: bytes, **kw):
-    request = SearchRequest.create("vizhinjam", "news", **kw)
-    spec = PROTOCOL.build_request(request, CONFIG)
-    return PROTOCOL.parse_response(RawResponse(200, {"content-type": "text/html"}, body), spec, request)
+    return parse_body(
+        PROTOCOL, CONFIG, "vizhinjam", "news", body, headers={"content-type": "text/html"}, **kw
+    )
 
 
 def test_build_request_lists_articles_as_json_with_dates_and_domain():

@@ -13,6 +13,7 @@ from zarniwoop.protocols.github import PROTOCOL
 
 from ..support.fuzz_academic import survives_broken_json
 from ..support.paths import fixture_bytes
+from ..support.protocol_pages import parse_body
 
 REPOS = ("github", "search-repositories-github3-language-python-2017.json")
 CODE = ("github", "search-code-profile-black-toml-per-page-5-2026.json")
@@ -25,9 +26,7 @@ def config(search: str = "repositories", token: str | None = "ghp_test") -> Inst
 
 
 def parse(body: bytes, cfg: InstanceConfig = KEYLESS, headers=None, **kw):
-    request = SearchRequest.create("github3", "code", **kw)
-    spec = PROTOCOL.build_request(request, cfg)
-    return PROTOCOL.parse_response(RawResponse(200, headers or {}, body), spec, request)
+    return parse_body(PROTOCOL, cfg, "github3", "code", body, headers=headers, **kw)
 
 
 def test_keyless_request_searches_repositories_with_the_api_headers():

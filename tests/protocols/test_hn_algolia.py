@@ -13,14 +13,13 @@ from zarniwoop.protocols.hn_algolia import PROTOCOL
 
 from ..support.fuzz_academic import survives_broken_json
 from ..support.paths import fixture_bytes
+from ..support.protocol_pages import parse_body
 
 CONFIG = InstanceConfig("hackernews", "hackernews")
 
 
 def parse(body: bytes, modality: str = "news", **kw):
-    request = SearchRequest.create("stephen", modality, **kw)
-    spec = PROTOCOL.build_request(request, CONFIG)
-    return PROTOCOL.parse_response(RawResponse(200, {}, body), spec, request)
+    return parse_body(PROTOCOL, CONFIG, "stephen", modality, body, **kw)
 
 
 def test_protocol_id_and_modalities():

@@ -10,6 +10,7 @@ from zarniwoop.protocols.nominatim import PROTOCOL
 
 from ..support.fuzz_academic import survives_broken_json
 from ..support.paths import fixture_bytes
+from ..support.protocol_pages import parse_body
 
 PALAIS = ("nominatim", "search-jsonv2-1-place-des-palais-bruxelles-5-results.json")
 POSTCODE = ("nominatim", "search-jsonv2-90210-united-states-postcode-no-osm-id.json")
@@ -20,9 +21,7 @@ CONFIG = InstanceConfig(
 
 
 def parse(body: bytes, **kw):
-    request = SearchRequest.create("1 Place des Palais", "map", **kw)
-    spec = PROTOCOL.build_request(request, CONFIG)
-    return PROTOCOL.parse_response(RawResponse(200, {}, body), spec, request)
+    return parse_body(PROTOCOL, CONFIG, "1 Place des Palais", "map", body, **kw)
 
 
 def test_build_request_identifies_the_operator_and_honours_the_policy_pace():

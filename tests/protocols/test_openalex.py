@@ -19,14 +19,13 @@ from zarniwoop.transport.status import raise_for_status
 
 from ..support.fuzz_academic import survives_broken_json
 from ..support.paths import fixture_bytes
+from ..support.protocol_pages import parse_body
 
 CONFIG = InstanceConfig("openalex", "openalex", extras={"contactEmail": "lab@example.org"})
 
 
 def parse(body: bytes, headers=None, **kw):
-    request = SearchRequest.create("paperqa", "academic", **kw)
-    spec = PROTOCOL.build_request(request, CONFIG)
-    return PROTOCOL.parse_response(RawResponse(200, headers or {}, body), spec, request)
+    return parse_body(PROTOCOL, CONFIG, "paperqa", "academic", body, headers=headers, **kw)
 
 
 def test_build_request_with_filters_and_polite_pool():

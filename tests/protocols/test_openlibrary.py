@@ -8,19 +8,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarniwoop.contract import InstanceConfig, Modality, ParseError, RawResponse, SearchRequest
+from zarniwoop.contract import InstanceConfig, Modality, ParseError, SearchRequest
 from zarniwoop.protocols.openlibrary import FIELDS, PROTOCOL
 
 from ..support.fuzz_academic import survives_broken_json
 from ..support.paths import fixture_bytes
+from ..support.protocol_pages import parse_body
 
 CONFIG = InstanceConfig("openlibrary", "openlibrary")
 
 
 def parse(body: bytes, **kw):
-    request = SearchRequest.create("time war", "book", **kw)
-    spec = PROTOCOL.build_request(request, CONFIG)
-    return PROTOCOL.parse_response(RawResponse(200, {}, body), spec, request)
+    return parse_body(PROTOCOL, CONFIG, "time war", "book", body, **kw)
 
 
 def test_build_request_with_year_range_and_marc_language():

@@ -12,15 +12,16 @@ from zarniwoop.protocols.peertube import PROTOCOL
 
 from ..support.fuzz_academic import survives_broken_json
 from ..support.paths import fixture_bytes
+from ..support.protocol_pages import parse_body
 
 SEPIA = ("peertube", "sepiasearch-search-videos-kde-start12-count12.json")
 FRAMATUBE = ("peertube", "framatube-search-videos-fsf-start0-count12.json")
 
 
 def parse(body: bytes, base: str | None = None, **kw):
-    request = SearchRequest.create("kde", "video", **kw)
-    spec = PROTOCOL.build_request(request, InstanceConfig("peertube", "peertube", base_url=base))
-    return PROTOCOL.parse_response(RawResponse(200, {}, body), spec, request)
+    return parse_body(
+        PROTOCOL, InstanceConfig("peertube", "peertube", base_url=base), "kde", "video", body, **kw
+    )
 
 
 def test_build_request_with_dates_and_language():

@@ -15,6 +15,7 @@ from zarniwoop.protocols.searxng import JSON_DISABLED, PROTOCOL
 
 from ..support.fuzz import encoded, garbles, json_like, parse_or_parse_error, truncations
 from ..support.paths import fixture_bytes
+from ..support.protocol_pages import parse_body
 from ..support.providers_web import synthetic_bytes
 
 CONFIG = InstanceConfig("searxng", "searxng", base_url="https://searx.example.org/")
@@ -47,9 +48,7 @@ SEARXNG_KEYS = [
 
 
 def parse(body: bytes, modality: str = "web", **kw):
-    request = SearchRequest.create("stephen", modality, **kw)
-    spec = PROTOCOL.build_request(request, CONFIG)
-    return PROTOCOL.parse_response(RawResponse(200, {}, body), spec, request)
+    return parse_body(PROTOCOL, CONFIG, "stephen", modality, body, **kw)
 
 
 def test_two_engines_interleaved():

@@ -10,6 +10,7 @@ from zarniwoop.protocols.semanticscholar import PROTOCOL
 
 from ..support.fuzz_academic import survives_broken_json
 from ..support.paths import fixture_bytes
+from ..support.protocol_pages import parse_body
 
 RICH = ("semantic-scholar", "paper-search-match-title-chemistry-tools-rich-fields.json")
 TITLES = ("semantic-scholar", "paper-search-sublinear-edit-distance-89-results-no-next.json")
@@ -18,9 +19,7 @@ KEYLESS = InstanceConfig("semanticscholar", "semanticscholar")
 
 
 def parse(body: bytes, **kw):
-    request = SearchRequest.create("chemistry tools", "academic", **kw)
-    spec = PROTOCOL.build_request(request, KEYLESS)
-    return PROTOCOL.parse_response(RawResponse(200, {}, body), spec, request)
+    return parse_body(PROTOCOL, KEYLESS, "chemistry tools", "academic", body, **kw)
 
 
 def test_build_request_names_fields_dates_and_the_optional_key():

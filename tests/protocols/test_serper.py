@@ -13,6 +13,7 @@ from zarniwoop.protocols.serper import PROTOCOL
 
 from ..support.fuzz import encoded, garbles, json_like, parse_or_parse_error, truncations
 from ..support.paths import fixture_bytes
+from ..support.protocol_pages import parse_body
 from ..support.providers_web import synthetic_bytes
 
 CONFIG = InstanceConfig("serper", "serper", api_key=Secret("serper-key-0001"))
@@ -42,9 +43,7 @@ SERPER_KEYS = [
 
 
 def parse(body: bytes, modality: str = "web", **kw):
-    request = SearchRequest.create("q", modality, **kw)
-    spec = PROTOCOL.build_request(request, CONFIG)
-    return PROTOCOL.parse_response(RawResponse(200, {}, body), spec, request)
+    return parse_body(PROTOCOL, CONFIG, "q", modality, body, **kw)
 
 
 # --- recorded bodies -------------------------------------------------------------------------------

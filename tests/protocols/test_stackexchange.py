@@ -14,6 +14,7 @@ from zarniwoop.protocols.stackexchange import MAX_INFLATED, PROTOCOL
 
 from ..support.fuzz_academic import survives_broken_json
 from ..support.paths import fixture_bytes
+from ..support.protocol_pages import parse_body
 
 SEARCH = ("stackexchange", "search-intitle-java-custom-filter-total-body-2018-test-stub.json")
 QUESTION = ("stackexchange", "questions-by-id-custom-filter-discourse-onebox-not-search.json")
@@ -22,9 +23,7 @@ CONFIG = InstanceConfig("se", "stackexchange", api_key=Secret("se-key"), extras=
 
 
 def parse(body: bytes, modality: str = "code"):
-    request = SearchRequest.create("java", modality)
-    spec = PROTOCOL.build_request(request, CONFIG)
-    return PROTOCOL.parse_response(RawResponse(200, {}, body), spec, request)
+    return parse_body(PROTOCOL, CONFIG, "java", modality, body)
 
 
 def test_build_request_with_site_key_and_inclusive_dates():

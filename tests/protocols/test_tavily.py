@@ -13,6 +13,7 @@ from zarniwoop.protocols.tavily import PROTOCOL
 
 from ..support.fuzz import encoded, garbles, json_like, parse_or_parse_error, truncations
 from ..support.paths import fixture_bytes
+from ..support.protocol_pages import parse_body
 
 CONFIG = InstanceConfig("tavily", "tavily", api_key=Secret("tvly-secret-0001"))
 FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -35,9 +36,7 @@ RECORDED = ("tavily", "search-with-answer-and-images-semantic-kernel.json")
 
 
 def parse(body: bytes, modality: str = "web", **kw):
-    request = SearchRequest.create("q", modality, **kw)
-    spec = PROTOCOL.build_request(request, CONFIG)
-    return PROTOCOL.parse_response(RawResponse(200, {}, body), spec, request)
+    return parse_body(PROTOCOL, CONFIG, "q", modality, body, **kw)
 
 
 def test_recorded_body():

@@ -8,19 +8,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarniwoop.contract import ContentInline, InstanceConfig, Modality, ParseError, RawResponse, SearchRequest
+from zarniwoop.contract import ContentInline, InstanceConfig, Modality, ParseError, SearchRequest
 from zarniwoop.protocols.wikipedia import PROTOCOL
 
 from ..support.fuzz_academic import any_body, json_bodies, parses_or_refuses
 from ..support.paths import fixture_bytes
+from ..support.protocol_pages import parse_body
 
 CONFIG = InstanceConfig("wikipedia", "wikipedia")
 
 
 def parse(body: bytes, modality: str = "encyclopedia", config: InstanceConfig = CONFIG, **kw):
-    request = SearchRequest.create("shell", modality, **kw)
-    spec = PROTOCOL.build_request(request, config)
-    return PROTOCOL.parse_response(RawResponse(200, {}, body), spec, request)
+    return parse_body(PROTOCOL, config, "shell", modality, body, **kw)
 
 
 def test_build_request_rest_search():

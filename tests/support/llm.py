@@ -3,7 +3,9 @@ for backoff sleeps."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -237,3 +239,23 @@ class ScriptedLlm:
             return Reply.json({"error": {"message": f"no script for {recipe}"}}, status=400)
         out = answer(prompt, body)
         return out if isinstance(out, Reply) else Reply.json(openai_chat(json.dumps(out)))
+
+
+@contextlib.asynccontextmanager
+async def redis_token_budgets(redis_url: str, tenant: str) -> AsyncIterator[Any]:
+    """The Redis budget store, whose keys of `tenant` are deleted on the way out (asserted or not)."""
+    from zarniwoop.limits.budgets_redis import RedisBudgets
+
+    ledger = RedisBudgets(redis_url)
+    try:
+        yield ledger
+    finally:
+        keys = [k async for k in ledger.redis.scan_iter(match=f"zarniwoop:llmq:{{{tenant}}}:*")]
+        if keys:
+            await ledger.redis.delete(*keys)
+        await ledger.aclose()
+
+
+def ask_as(account: str, *options: str) -> tuple[str, ...]:
+    """The CLI's `llm ask hi` for `account`, then `options` (`--project`, `--model`, `--json`, …)."""
+    return ("llm", "ask", "hi", "--account", account, *options)

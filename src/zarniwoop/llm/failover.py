@@ -101,6 +101,22 @@ def short_reason(error: BaseException) -> str:
     return type(error).__name__
 
 
+def _tried(
+    candidate: Candidate,
+    outcome: str,
+    error: str | None,
+    status: int | None = None,
+    started: float | None = None,
+    waited: float = 0.0,
+) -> AttemptRecord:
+    """What the usage record keeps of one attempt on `candidate`: its outcome, the error, and how long
+    it took since `started` (`time.perf_counter`) after `waited` seconds of retry delay."""
+    elapsed = int((time.perf_counter() - started) * 1000) if started is not None else 0
+    return AttemptRecord(
+        candidate.instance, candidate.model, outcome, error, status, elapsed, int(waited * 1000)
+    )
+
+
 class FailoverEngine:
     def __init__(
         self,
@@ -145,30 +161,12 @@ class FailoverEngine:
                 try:
                     value = await call(candidate)
                 except QuotaExceededError as exc:
-                    attempts.append(
-                        AttemptRecord(
-                            instance=candidate.instance,
-                            model=candidate.model,
-                            outcome="blocked",
-                            error=exc.message,
-                        )
-                    )
+                    attempts.append(_tried(candidate, "blocked", exc.message))
                     quota_error, last_reason = exc, short_reason(exc)
                     break
                 except ProviderError as exc:
-                    elapsed = int((time.perf_counter() - started) * 1000)
                     status = getattr(exc, "status", None)
-                    attempts.append(
-                        AttemptRecord(
-                            instance=candidate.instance,
-                            model=candidate.model,
-                            outcome="error",
-                            error=exc.message,
-                            status=status,
-                            duration_ms=elapsed,
-                            waited_ms=int(waited * 1000),
-                        )
-                    )
+                    attempts.append(_tried(candidate, "error", exc.message, status, started, waited))
                     last_reason = short_reason(exc)
                     retry += 1
                     wait = self.delay(exc, retry)
@@ -178,16 +176,7 @@ class FailoverEngine:
                     waited = wait
                     await self.clock.sleep(wait)
                     continue
-                elapsed = int((time.perf_counter() - started) * 1000)
-                attempts.append(
-                    AttemptRecord(
-                        instance=candidate.instance,
-                        model=candidate.model,
-                        outcome="ok",
-                        duration_ms=elapsed,
-                        waited_ms=int(waited * 1000),
-                    )
-                )
+                attempts.append(_tried(candidate, "ok", None, None, started, waited))
                 return FailoverOutcome(value, candidate, tuple(attempts), tuple(switches))
         if quota_error is not None:
             raise QuotaBlockedError(quota_error, tuple(attempts), tuple(switches))

@@ -57,6 +57,20 @@ def resumed_int(request: SearchRequest, name: str, default: int) -> int:
         return default
 
 
+def paging_honoured(request: SearchRequest) -> list[str]:
+    """`["page"]` when the request resumes a page this wire wrote (its paging reached the wire), else
+    nothing honoured yet."""
+    return ["page"] if request.resume is not None else []
+
+
+def resumed_offset(request: SearchRequest, params: list[tuple[str, str]]) -> int:
+    """The `offset` the previous page wrote (0 on the first), added to `params` past the first page."""
+    offset = resumed_int(request, "offset", 0)
+    if offset:
+        params.append(("offset", str(offset)))
+    return offset
+
+
 def resumed_text(request: SearchRequest, name: str) -> str | None:
     """A text position the previous page wrote (an upstream cursor), else None."""
     return request.resume.get(name) if request.resume is not None else None
@@ -92,7 +106,9 @@ __all__ = [
     "json_domains",
     "next_number",
     "next_offset",
+    "paging_honoured",
     "resumed_int",
+    "resumed_offset",
     "resumed_text",
     "time_range_start",
 ]

@@ -28,3 +28,9 @@ def identifying_headers(config: InstanceConfig) -> dict[str, str]:
 def contact_email(config: InstanceConfig) -> str | None:
     email = (config.extra("contactEmail") or "").strip()
     return email or None
+
+
+def contact_param(config: InstanceConfig, name: str) -> list[tuple[str, str]]:
+    """The contact as the query parameter `name` (`mailto`, `email`), or none."""
+    email = contact_email(config)
+    return [(name, email)] if email else []

@@ -76,6 +76,12 @@ def load_json(body: bytes, what: str) -> Any:
         raise ParseError(f"{what}: body is not JSON ({type(exc).__name__})") from None
 
 
+def load_object(body: bytes, what: str) -> dict[str, Any]:
+    """A JSON body that must be an object, else `ParseError` (`load_json`, then `expect`)."""
+    data: dict[str, Any] = expect(load_json(body, what), dict, what)
+    return data
+
+
 def expect(data: Any, kind: type, what: str) -> Any:
     if not isinstance(data, kind):
         raise ParseError(f"{what}: expected a JSON {kind.__name__}, got {type(data).__name__}")

@@ -1,7 +1,9 @@
-"""Helpers shared by the web-search protocols (serper, brave, exa, tavily, searxng).
+"""Helpers shared by the protocols, most of them speaking JSON over HTTP (web engines, keyless APIs).
 
-Query operators for expert parameters, language/region from a request, host names, DOIs,
-rate-limit headers read into a `QuotaStatus`, and the error text a provider puts in a body.
+The request (`json_get`, `json_post`, the key's header), the page (hits built from a listing, the
+provider's refusal, the note on unhonoured params), query operators for expert parameters,
+language/region from a request, host names, DOIs, rate-limit headers read into a `QuotaStatus`,
+and the error text a provider puts in a body. Each protocol declares only what differs.
 """
 
 from __future__ import annotations
@@ -16,13 +18,13 @@ from urllib.parse import SplitResult, urlsplit
 from ..contract.errors import ParseError
 from ..contract.protocol import RequestSpec, SearchPage, carries_html
 from ..contract.results import QuotaStatus, SearchHit
-from ._text import as_int, load_json, strip_html, unsupported_note
+from ._text import as_int, embedded, load_json, shorten, strip_html, unsupported_note
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable, Mapping
 
     from ..contract.enums import Modality
-    from ..contract.protocol import RawResponse, SearchProtocol
+    from ..contract.protocol import InstanceConfig, RawResponse, SearchProtocol
     from ..contract.query import SearchRequest
 
 _DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>?#]+)", re.IGNORECASE)
@@ -177,11 +179,49 @@ def json_post(url: str, body: dict[str, Any], auth: dict[str, str], **state: Any
     return RequestSpec(method="POST", url=url, headers=headers, json_body=body, state=state)
 
 
+def json_get(
+    url: str, params: Iterable[tuple[str, str]], headers: Mapping[str, str] | None = None, **state: Any
+) -> RequestSpec:
+    """A search sent as a GET with query parameters, answered in JSON; `headers` add to (or replace)
+    the `Accept`, `state` is what the parser reads back (`honoured`, the page asked for, …)."""
+    sent = {"Accept": "application/json", **headers} if headers else {"Accept": "application/json"}
+    return RequestSpec(method="GET", url=url, params=tuple(params), headers=sent, state=state)
+
+
+def key_header(config: InstanceConfig, name: str, scheme: str = "") -> dict[str, str]:
+    """The endpoint's key as the header `name` (after `scheme`, e.g. `Bearer `); nothing without a key."""
+    return {name: f"{scheme}{config.api_key.reveal()}"} if config.api_key else {}
+
+
+def refusal(data: dict[str, Any], source: str, listing: str, *message_keys: str, **page: Any) -> SearchPage:
+    """The page for a JSON body without its `listing`: the provider's message, from the first of
+    `message_keys` that holds one, as the page's error (`page` adds fields such as a backoff);
+    `ParseError` where the body says nothing."""
+    for key in message_keys:
+        message = text(data.get(key))
+        if message:
+            return SearchPage(error_message=f"{source}: {message}", **page)
+    raise ParseError(f"{source}: body has no {listing}")
+
+
 def built_hits(
     items: list[Any], build: Callable[[dict[str, Any]], SearchHit | None]
 ) -> tuple[SearchHit, ...]:
     """The hits `build` makes of the JSON objects among `items` (it answers None for one it cannot cite)."""
     return tuple(h for h in (build(item) for item in items if isinstance(item, dict)) if h)
+
+
+def listed_page(
+    items: list[Any],
+    build: Callable[[dict[str, Any]], SearchHit | None],
+    request: SearchRequest,
+    honoured: set[str],
+    **page: Any,
+) -> SearchPage:
+    """The page of the hits `build` makes of `items`, at most `max_results` of them, whose note names
+    the expert params outside `honoured`; `page` carries the rest (`total`, `next_page`, …)."""
+    hits = built_hits(items, build)
+    return SearchPage(hits=hits[: request.max_results], note=unsupported_note(request, honoured), **page)
 
 
 def honoured_page(
@@ -212,6 +252,22 @@ def cited_hit(
     if found is None:
         return None
     return SearchHit(found[0], found[1], modality, snippet, source, None, compact(extras))
+
+
+def described_hit(
+    title: str,
+    url: str,
+    modality: Modality,
+    source: str,
+    description: str | None,
+    extras: dict[str, Any],
+    mime_type: str = "text/plain",
+) -> SearchHit:
+    """A hit whose description (an abstract, a post's body) is both its snippet, shortened, and its
+    inline text; extras `compact`-ed."""
+    return SearchHit(
+        title, url, modality, shorten(description), source, embedded(description, mime_type), compact(extras)
+    )
 
 
 def compact(extras: dict[str, Any]) -> dict[str, Any]:

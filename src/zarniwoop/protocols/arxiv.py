@@ -31,8 +31,9 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
-from ._filters import next_offset, resumed_int, time_range_start
-from ._text import as_int, embedded, shorten, unsupported_note
+from ._filters import next_offset, paging_honoured, resumed_int, time_range_start
+from ._text import as_int, unsupported_note
+from ._web import described_hit
 from ._xml import child, child_text, children, local, parse_xml
 
 if TYPE_CHECKING:
@@ -82,8 +83,8 @@ class ArxivProtocol:
             ("sortBy", "relevance"),
             ("sortOrder", "descending"),
         )
-        honoured = (["timeRange"] if request.filters.time_range and request.today else []) + (
-            ["page"] if request.resume is not None else []
+        honoured = (["timeRange"] if request.filters.time_range and request.today else []) + paging_honoured(
+            request
         )
         return RequestSpec(
             method="GET",
@@ -173,15 +174,7 @@ def _hit(entry: Element, modality: Modality) -> SearchHit | None:
         "categories": [c.get("term") for c in children(entry, "category") if c.get("term")],
         "comment": child_text(entry, "comment") or None,
     }
-    return SearchHit(
-        title=title,
-        url=url,
-        modality=modality,
-        snippet=shorten(summary),
-        source="arxiv",
-        content=embedded(summary),
-        extras={k: v for k, v in extras.items() if v not in (None, [])},
-    )
+    return described_hit(title, url, modality, "arxiv", summary, extras)
 
 
 def _extract_links(entry: Element) -> tuple[str | None, str | None, str | None]:

@@ -35,12 +35,14 @@ from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, Search
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._filters import domain_operators, next_number, resumed_int
-from ._text import as_int, expect, load_json, obj, unsupported_note
+from ._text import as_int, expect, load_json, load_object, obj, unsupported_note
 from ._web import (
     built_hits,
     cited_hit,
     format_duration,
     hostname,
+    json_get,
+    key_header,
     language,
     query_with_operators,
     quota_from_headers,
@@ -123,19 +125,11 @@ class BraveProtocol:
             start = expert.get("dateFrom") or "1970-01-01"
             params.append(("freshness", f"{start}to{end}"))  # both ends: an open range ends today
             honoured.update(k for k in ("dateFrom", "dateTo") if k in expert)
-        headers = {"Accept": "application/json"}
-        if config.api_key:
-            headers["X-Subscription-Token"] = config.api_key.reveal()
-        return RequestSpec(
-            method="GET",
-            url=f"{base}{path}",
-            params=tuple(params),
-            headers=headers,
-            state={"honoured": sorted(honoured), "page": page},
-        )
+        auth = key_header(config, "X-Subscription-Token")
+        return json_get(f"{base}{path}", params, auth, honoured=sorted(honoured), page=page)
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
-        data = expect(load_json(raw.body, "brave"), dict, "brave")
+        data = load_object(raw.body, "brave")
         if data.get("type") == "ErrorResponse":
             return SearchPage(error_message=f"brave: {_error_detail(data)}")
         if request.modality is Modality.WEB:

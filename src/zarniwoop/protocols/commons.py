@@ -31,14 +31,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contract.enums import ContentInline, Modality, Tier
+from ..contract.enums import Modality, Tier
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
-from ..contract.results import ContentRef, SearchHit
+from ..contract.results import SearchHit
 from ._polite import identifying_headers
-from ._text import as_int, expect, load_json, obj, shorten, strip_html, unsupported_note
-from ._web import compact, error_text, http_url, text
+from ._text import as_int, embedded, expect, load_object, obj, shorten, strip_html, unsupported_note
+from ._web import compact, error_text, http_url, json_get, text
 
 DEFAULT_BASE_URL = "https://commons.wikimedia.org"
 MAX_LIMIT = 50
@@ -82,11 +82,10 @@ class CommonsProtocol:
             ("iiextmetadatafilter", METADATA),
             ("iiextmetadatalanguage", _language(request)),
         )
-        headers = {"Accept": "application/json", **identifying_headers(config)}
-        return RequestSpec(method="GET", url=f"{base}/w/api.php", params=params, headers=headers)
+        return json_get(f"{base}/w/api.php", params, identifying_headers(config))
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
-        data = expect(load_json(raw.body, "commons"), dict, "commons")
+        data = load_object(raw.body, "commons")
         error = data.get("error")
         if isinstance(error, dict):
             return SearchPage(error_message=f"commons: {error.get('code')}: {text(error.get('info')) or ''}")
@@ -160,9 +159,7 @@ def _hit(page: dict[str, Any], modality: Modality) -> SearchHit | None:
         modality=modality,
         snippet=shorten(snippet),
         source="commons",
-        content=ContentRef(ContentInline.EMBED_TEXT, text=description, mime_type="text/plain")
-        if description
-        else None,
+        content=embedded(description),
         extras=compact(extras),
     )
 

@@ -26,17 +26,18 @@ Quirks:
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
-from ..contract.enums import ContentInline, Modality, Tier
+from ..contract.enums import Modality, Tier
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
-from ..contract.results import ContentRef, SearchHit
-from ._filters import next_offset, resumed_int, time_range_start
-from ._polite import contact_email, identifying_headers
-from ._text import as_int, expect, load_json, obj, shorten, strip_html, unsupported_note
-from ._web import compact, error_text, http_url, text
+from ..contract.results import SearchHit
+from ._filters import next_offset, paging_honoured, resumed_offset, time_range_start
+from ._polite import contact_param, identifying_headers
+from ._text import as_int, expect, load_json, load_object, obj, strip_html
+from ._web import described_hit, error_text, http_url, json_get, listed_page, text
 
 DEFAULT_BASE_URL = "https://api.crossref.org"
 DOI_URL = "https://doi.org/{doi}"
@@ -75,10 +76,8 @@ class CrossrefProtocol:
         ]
         filters = []
         expert = request.expert_params
-        honoured = ["page"] if request.resume is not None else []
-        offset = resumed_int(request, "offset", 0)
-        if offset:
-            params.append(("offset", str(offset)))
+        honoured = paging_honoured(request)
+        offset = resumed_offset(request, params)
         since = time_range_start(request)
         if since is not None:
             filters.append(f"from-pub-date:{since.isoformat()}")
@@ -89,20 +88,13 @@ class CrossrefProtocol:
             filters.append(f"until-pub-date:{expert['dateTo']}")
         if filters:
             params.append(("filter", ",".join(filters)))
-        email = contact_email(config)
-        if email:
-            params.append(("mailto", email))
-        headers = {"Accept": "application/json", **identifying_headers(config)}
-        return RequestSpec(
-            method="GET",
-            url=f"{base}/works",
-            params=tuple(params),
-            headers=headers,
-            state={"honoured": honoured, "offset": offset},
+        params += contact_param(config, "mailto")
+        return json_get(
+            f"{base}/works", params, identifying_headers(config), honoured=honoured, offset=offset
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
-        data = expect(load_json(raw.body, "crossref"), dict, "crossref")
+        data = load_object(raw.body, "crossref")
         message = data.get("message")
         if data.get("status") != "ok" or not isinstance(message, dict):
             reason = _failure(message) or text(data.get("status"))
@@ -116,11 +108,12 @@ class CrossrefProtocol:
             works, total = [message], 1
         else:
             raise ParseError("crossref: message has no items")
-        hits = tuple(h for h in (_hit(w, request.modality) for w in works if isinstance(w, dict)) if h)
-        return SearchPage(
-            hits=hits[: request.max_results],
+        return listed_page(
+            works,
+            partial(_hit, modality=request.modality),
+            request,
+            {"dateFrom", "dateTo"},
             total=total,
-            note=unsupported_note(request, {"dateFrom", "dateTo"}),
             next_page=next_offset(
                 int(spec.state.get("offset", 0)), min(request.max_results, MAX_ROWS), len(works), total
             ),
@@ -203,16 +196,8 @@ def _hit(work: dict[str, Any], modality: Modality) -> SearchHit | None:
         "publisher": text(work.get("publisher")),
         "type": text(work.get("type")),
     }
-    return SearchHit(
-        title=f"{title}: {subtitle}" if subtitle else title,
-        url=url,
-        modality=modality,
-        snippet=shorten(abstract),
-        source="crossref",
-        content=ContentRef(ContentInline.EMBED_TEXT, text=abstract, mime_type="text/plain")
-        if abstract
-        else None,
-        extras=compact(extras),
+    return described_hit(
+        f"{title}: {subtitle}" if subtitle else title, url, modality, "crossref", abstract, extras
     )
 
 

@@ -23,21 +23,23 @@ Quirks:
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
-from ..contract.enums import ContentInline, Modality, Tier
-from ..contract.errors import ParseError
+from ..contract.enums import Modality, Tier
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
-from ..contract.results import ContentRef, SearchHit
-from ._filters import resumed_text, time_range_start
-from ._polite import contact_email, identifying_headers
-from ._text import as_int, expect, load_json, obj, shorten, strip_html, unsupported_note
-from ._web import compact, error_text, http_url, text
+from ..contract.results import SearchHit
+from ._filters import paging_honoured, resumed_text, time_range_start
+from ._polite import contact_param, identifying_headers
+from ._text import as_int, embedded, expect, load_object, obj, shorten, strip_html
+from ._web import compact, error_text, http_url, json_get, listed_page, refusal, text
 
 DEFAULT_BASE_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest"
 ARTICLE_URL = "https://europepmc.org/article/{source}/{id}"
 MAX_PAGE_SIZE = 100
+ERROR_KEYS = ("errMsg", "errorMessage", "message")
+"""Where Europe PMC puts the reason of a failure, in a 200 without `resultList` or an error status."""
 
 
 class EuropePmcProtocol:
@@ -61,7 +63,7 @@ class EuropePmcProtocol:
         base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         query = request.query
         expert = request.expert_params
-        honoured = ["page"] if request.resume is not None else []
+        honoured = paging_honoured(request)
         since = time_range_start(request)
         if since is not None:
             query = f"({query}) AND FIRST_PDATE:[{since.isoformat()} TO 3000-12-31]"
@@ -76,36 +78,25 @@ class EuropePmcProtocol:
             ("pageSize", str(min(request.max_results, MAX_PAGE_SIZE))),
             ("cursorMark", resumed_text(request, "cursor") or "*"),
         ]
-        email = contact_email(config)
-        if email:
-            params.append(("email", email))
-        headers = {"Accept": "application/json", **identifying_headers(config)}
-        return RequestSpec(
-            method="GET",
-            url=f"{base}/search",
-            params=tuple(params),
-            headers=headers,
-            state={"honoured": honoured},
-        )
+        params += contact_param(config, "email")
+        return json_get(f"{base}/search", params, identifying_headers(config), honoured=honoured)
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
-        data = expect(load_json(raw.body, "europepmc"), dict, "europepmc")
+        data = load_object(raw.body, "europepmc")
         if "resultList" not in data:
-            message = text(data.get("errMsg")) or text(data.get("errorMessage")) or text(data.get("message"))
-            if message:
-                return SearchPage(error_message=f"europepmc: {message}")
-            raise ParseError("europepmc: body has no resultList")
+            return refusal(data, "europepmc", "resultList", *ERROR_KEYS)
         records = expect(obj(data["resultList"]).get("result", []), list, "europepmc result")
-        hits = tuple(h for h in (_hit(r, request.modality) for r in records if isinstance(r, dict)) if h)
-        return SearchPage(
-            hits=hits[: request.max_results],
+        return listed_page(
+            records,
+            partial(_hit, modality=request.modality),
+            request,
+            {"dateFrom", "dateTo"},
             total=as_int(data.get("hitCount")),
-            note=unsupported_note(request, {"dateFrom", "dateTo"}),
             next_page=_next_cursor(data, len(records)),
         )
 
     def describe_error(self, raw: RawResponse) -> str | None:
-        return error_text(raw, "errMsg", "errorMessage", "message")
+        return error_text(raw, *ERROR_KEYS)
 
 
 def _authors(record: dict[str, Any]) -> list[str]:
@@ -161,9 +152,7 @@ def _hit(record: dict[str, Any], modality: Modality) -> SearchHit | None:
         modality=modality,
         snippet=shorten(abstract) or text(record.get("journalTitle")),
         source="europepmc",
-        content=ContentRef(ContentInline.EMBED_TEXT, text=abstract, mime_type="text/plain")
-        if abstract
-        else None,
+        content=embedded(abstract),
         extras=compact(extras),
     )
 

@@ -39,7 +39,7 @@ from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, Search
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
 from ._filters import json_domains, time_range_start
-from ._text import as_int, embedded, expect, load_json, shorten
+from ._text import as_int, embedded, expect, load_object, shorten
 from ._web import (
     built_hits,
     compact,
@@ -49,6 +49,7 @@ from ._web import (
     hostname,
     json_filters,
     json_post,
+    key_header,
     pdf_url_for,
     text,
 )
@@ -118,11 +119,10 @@ class ExaProtocol:
         if since is not None:
             body["startPublishedDate"] = since.isoformat()
             honoured.add("timeRange")
-        auth = {"x-api-key": config.api_key.reveal()} if config.api_key else {}
-        return json_post(f"{base}/search", body, auth, honoured=sorted(honoured))
+        return json_post(f"{base}/search", body, key_header(config, "x-api-key"), honoured=sorted(honoured))
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
-        data = expect(load_json(raw.body, "exa"), dict, "exa")
+        data = load_object(raw.body, "exa")
         if "results" not in data:
             message = data.get("error") or data.get("message")
             if isinstance(message, str) and message:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import partial
 from typing import Any
 
 from ..contract.enums import Modality, Tier
@@ -35,8 +36,8 @@ from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, Search
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._polite import identifying_headers
-from ._text import expect, unsupported_note
-from ._web import compact, hostname, http_url, text_for
+from ._text import expect
+from ._web import compact, hostname, http_url, json_get, listed_page, text_for
 
 DEFAULT_BASE_URL = "https://api.gdeltproject.org"
 MAX_RECORDS = 250
@@ -90,13 +91,9 @@ class GdeltProtocol:
             honoured.add("timeRange")
         elif not (expert.get("dateFrom") or expert.get("dateTo")) and config.extra("timespan"):
             params.append(("timespan", str(config.extra("timespan"))))
-        headers = {"Accept": "application/json", **identifying_headers(config)}
-        return RequestSpec(
-            method="GET",
-            url=f"{base}/api/v2/doc/doc",
-            params=tuple(params),
-            headers=headers,
-            state={"honoured": sorted(honoured | {"dateFrom", "dateTo"})},
+        honoured |= {"dateFrom", "dateTo"}
+        return json_get(
+            f"{base}/api/v2/doc/doc", params, identifying_headers(config), honoured=sorted(honoured)
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
@@ -107,11 +104,8 @@ class GdeltProtocol:
         data = expect(data, dict, "gdelt")
         articles = data.get("articles", [])
         articles = expect(articles, list, "gdelt articles")
-        hits = tuple(h for h in (_hit(a, request.modality) for a in articles if isinstance(a, dict)) if h)
-        return SearchPage(
-            hits=hits[: request.max_results],
-            note=unsupported_note(request, set(spec.state.get("honoured", ()))),
-        )
+        honoured = set(spec.state.get("honoured", ()))
+        return listed_page(articles, partial(_hit, modality=request.modality), request, honoured)
 
     def describe_error(self, raw: RawResponse) -> str | None:
         """The 429's plain-text sentence ("Please limit requests to one every 5 seconds…")."""

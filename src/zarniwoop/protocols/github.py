@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import email.utils
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from ..contract.enums import Modality, Tier
@@ -38,8 +39,18 @@ from ..contract.query import SearchRequest
 from ..contract.results import QuotaStatus, SearchHit
 from ._filters import next_number, resumed_int, time_range_start
 from ._polite import identifying_headers
-from ._text import as_int, embedded, expect, load_json, obj, shorten, unsupported_note
-from ._web import compact, error_text, http_url, text_for
+from ._text import as_int, expect, load_json, load_object, obj, shorten, unsupported_note
+from ._web import (
+    built_hits,
+    compact,
+    described_hit,
+    error_text,
+    http_url,
+    json_get,
+    key_header,
+    refusal,
+    text_for,
+)
 
 DEFAULT_BASE_URL = "https://api.github.com"
 MAX_PER_PAGE = 100
@@ -97,27 +108,19 @@ class GitHubProtocol:
             "Accept": "application/vnd.github+json",
             "X-GitHub-Api-Version": API_VERSION,
             **identifying_headers(config),
+            **key_header(config, "Authorization", "Bearer "),
         }
-        if config.api_key:
-            headers["Authorization"] = f"Bearer {config.api_key.reveal()}"
-        return RequestSpec(
-            method="GET",
-            url=f"{base}/search/{kind}",
-            params=params,
-            headers=headers,
-            state={"kind": kind, "honoured": sorted(honoured), "page": page},
+        return json_get(
+            f"{base}/search/{kind}", params, headers, kind=kind, honoured=sorted(honoured), page=page
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
-        data = expect(load_json(raw.body, "github"), dict, "github")
+        data = load_object(raw.body, "github")
         if "items" not in data:
-            message = text(data.get("message"))
-            if message:
-                return SearchPage(error_message=f"github: {message}")
-            raise ParseError("github: body has no items")
+            return refusal(data, "github", "items", "message")
         items = expect(data["items"], list, "github items")
         build = _BUILDERS.get(str(spec.state.get("kind")), _repository_hit)
-        hits = tuple(h for h in (build(i, request.modality) for i in items if isinstance(i, dict)) if h)
+        hits = built_hits(items, partial(build, modality=request.modality))
         notes = [unsupported_note(request, set(spec.state.get("honoured", ())))]
         if data.get("incomplete_results") is True:
             notes.append("GitHub timed out: results are incomplete")
@@ -281,15 +284,7 @@ def _issue_hit(item: dict[str, Any], modality: Modality) -> SearchHit | None:
         "createdAt": text(item.get("created_at")),
         "updatedAt": text(item.get("updated_at")),
     }
-    return SearchHit(
-        title=title,
-        url=url,
-        modality=modality,
-        snippet=shorten(body),
-        source="github",
-        content=embedded(body, "text/markdown"),
-        extras=compact(extras),
-    )
+    return described_hit(title, url, modality, "github", body, extras, "text/markdown")
 
 
 _BUILDERS = {"repositories": _repository_hit, "code": _code_hit, "issues": _issue_hit}

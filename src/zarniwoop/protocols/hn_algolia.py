@@ -27,13 +27,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..contract.enums import Modality, SearchDomain, Tier
-from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
-from ._filters import next_number, resumed_int, time_range_start
-from ._text import as_int, embedded, expect, load_json, shorten, strip_html, text, unsupported_note
-from ._web import built_hits, error_text
+from ._filters import next_number, paging_honoured, resumed_int, time_range_start
+from ._text import as_int, embedded, expect, load_object, shorten, strip_html, text
+from ._web import error_text, json_get, listed_page, refusal
 
 DEFAULT_BASE_URL = "https://hn.algolia.com"
 DISCUSSION_URL = "https://news.ycombinator.com/item?id={id}"
@@ -71,19 +70,15 @@ class HackerNewsProtocol:
             ("page", str(page := resumed_int(request, "page", 0))),
         ]
         filters = _date_filters(request.expert_params)
-        honoured = ["page"] if request.resume is not None else []
+        honoured = paging_honoured(request)
         since = time_range_start(request)
         if since is not None:
             filters.append(f"created_at_i>={int(datetime.combine(since, time.min, UTC).timestamp())}")
             honoured.append("timeRange")
         if filters:
             params.append(("numericFilters", ",".join(filters)))
-        return RequestSpec(
-            method="GET",
-            url=f"{base}/api/v1/{'search_by_date' if by_date else 'search'}",
-            params=tuple(params),
-            headers={"Accept": "application/json"},
-            state={"honoured": honoured, "page": page},
+        return json_get(
+            f"{base}/api/v1/{'search_by_date' if by_date else 'search'}", params, honoured=honoured, page=page
         )
 
     def describe_error(self, raw: RawResponse) -> str | None:
@@ -91,17 +86,16 @@ class HackerNewsProtocol:
         return error_text(raw, "message")
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
-        data = expect(load_json(raw.body, "hackernews"), dict, "hackernews")
-        if "hits" not in data:
-            if isinstance(data.get("message"), str):  # Algolia's error shape: {"message", "status"}
-                return SearchPage(error_message=f"hackernews: {data['message']}")
-            raise ParseError("hackernews: body has no hits")
+        data = load_object(raw.body, "hackernews")
+        if "hits" not in data:  # Algolia's error shape: {"message", "status"}
+            return refusal(data, "hackernews", "hits", "message")
         found = expect(data["hits"], list, "hackernews hits")
-        hits = built_hits(found, partial(_hit, modality=request.modality))
-        return SearchPage(
-            hits=hits[: request.max_results],
+        return listed_page(
+            found,
+            partial(_hit, modality=request.modality),
+            request,
+            {"dateFrom", "dateTo"},
             total=as_int(data.get("nbHits")),
-            note=unsupported_note(request, {"dateFrom", "dateTo"}),
             next_page=next_number(int(spec.state.get("page", 0)), len(found), last=_last_page(data)),
         )
 

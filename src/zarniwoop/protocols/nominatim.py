@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import partial
 from typing import Any
 
 from ..contract.enums import Modality, Tier
@@ -35,9 +36,9 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
-from ._polite import contact_email, identifying_headers
-from ._text import as_int, expect, load_json, obj, unsupported_note
-from ._web import compact, error_text, language, text_for
+from ._polite import contact_param, identifying_headers
+from ._text import as_int, expect, load_json, obj
+from ._web import compact, error_text, json_get, language, listed_page, text_for
 
 DEFAULT_BASE_URL = "https://nominatim.openstreetmap.org"
 OSM_OBJECT_URL = "https://www.openstreetmap.org/{type}/{id}"
@@ -88,17 +89,8 @@ class NominatimProtocol:
                 honoured.append("region")
         if countries:
             params.append(("countrycodes", countries))
-        email = contact_email(config)
-        if email:
-            params.append(("email", email))
-        headers = {"Accept": "application/json", **identifying_headers(config)}
-        return RequestSpec(
-            method="GET",
-            url=f"{base}/search",
-            params=tuple(params),
-            headers=headers,
-            state={"honoured": honoured},
-        )
+        params += contact_param(config, "email")
+        return json_get(f"{base}/search", params, identifying_headers(config), honoured=honoured)
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = load_json(raw.body, "nominatim")
@@ -109,8 +101,7 @@ class NominatimProtocol:
                 return SearchPage(error_message=f"nominatim: {message}")
             raise ParseError("nominatim: expected a JSON list of places")
         places = expect(data, list, "nominatim")
-        hits = tuple(h for h in (_hit(p, request.modality) for p in places if isinstance(p, dict)) if h)
-        return SearchPage(hits=hits[: request.max_results], note=unsupported_note(request, {"language"}))
+        return listed_page(places, partial(_hit, modality=request.modality), request, {"language"})
 
     def describe_error(self, raw: RawResponse) -> str | None:
         return error_text(raw, "error.message", "error")

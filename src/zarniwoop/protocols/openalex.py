@@ -27,7 +27,9 @@ from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, Search
 from ..contract.query import SearchRequest
 from ..contract.results import QuotaStatus, SearchHit
 from ._filters import next_number, resumed_int, time_range_start
-from ._text import as_int, embedded, expect, load_json, obj, shorten, text, unsupported_note
+from ._polite import contact_param
+from ._text import as_int, embedded, expect, load_object, obj, shorten, text
+from ._web import json_get, listed_page, quota_from_headers
 
 DEFAULT_BASE_URL = "https://api.openalex.org"
 MAX_PER_PAGE = 200
@@ -83,19 +85,12 @@ class OpenAlexProtocol:
             filters.append("has_pdf_url:true")
         if filters:
             params.append(("filter", ",".join(filters)))
-        email = config.extra("contactEmail")
-        if email:
-            params.append(("mailto", email))
-        return RequestSpec(
-            method="GET",
-            url=f"{base}/works",
-            params=tuple(params),
-            headers={"Accept": "application/json"},
-            state={"honoured": honoured, "page": page} if honoured or page > 1 else {},
-        )
+        params += contact_param(config, "mailto")
+        state: dict[str, Any] = {"honoured": honoured, "page": page} if honoured or page > 1 else {}
+        return json_get(f"{base}/works", params, **state)
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
-        data = expect(load_json(raw.body, "openalex"), dict, "openalex")
+        data = load_object(raw.body, "openalex")
         if "error" in data and "results" not in data:
             message = text(data.get("message")) or ""
             return SearchPage(error_message=f"openalex: {data.get('error')}: {message}".strip().rstrip(":"))
@@ -109,14 +104,15 @@ class OpenAlexProtocol:
         honoured = {"dateFrom", "dateTo", "language"} | (
             {"filetype"} if request.expert_params.get("filetype", "").lower() == "pdf" else set()
         )
-        hits = tuple(h for h in (_hit(w) for w in works if isinstance(w, dict)) if h)
         page = int(spec.state.get("page", 1))
         per_page = min(request.max_results, MAX_PER_PAGE)
         last = -(-total // per_page) if total is not None else None
-        return SearchPage(
-            hits=hits[: request.max_results],
+        return listed_page(
+            works,
+            _hit,
+            request,
+            honoured,
             total=total,
-            note=unsupported_note(request, honoured),
             quota=_quota(raw),
             next_page=next_number(page, len(works), last=min(last, _LAST_PAGE) if last else _LAST_PAGE),
         )
@@ -187,10 +183,8 @@ def _extract_pdf(work: dict[str, Any]) -> str | None:
 
 
 def _quota(raw: RawResponse) -> QuotaStatus | None:
-    limit, remaining = as_int(raw.header("ratelimit-limit")), as_int(raw.header("ratelimit-remaining"))
-    if limit is None or remaining is None:
-        return None
-    return QuotaStatus(used=max(0, limit - remaining), limit=limit, period="day", source="provider")
+    """OpenAlex counts a day's calls in `RateLimit-Limit/Remaining`."""
+    return quota_from_headers(raw, windows=("day",))
 
 
 PROTOCOL = OpenAlexProtocol()

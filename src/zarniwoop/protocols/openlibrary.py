@@ -24,13 +24,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..contract.enums import Modality, Tier
-from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
-from ._filters import next_number, resumed_int
-from ._text import as_int, expect, load_json, unsupported_note
-from ._web import error_text
+from ._filters import next_number, paging_honoured, resumed_int
+from ._text import as_int, expect, load_object
+from ._web import error_text, json_get, listed_page, refusal
 
 DEFAULT_BASE_URL = "https://openlibrary.org"
 WORK_URL_BASE = "https://openlibrary.org"
@@ -82,36 +81,30 @@ class OpenLibraryProtocol:
         language = _marc(request.expert_params.get("language"))
         if language:
             params.append(("language", language))
-        return RequestSpec(
-            method="GET",
-            url=f"{base}/search.json",
-            params=tuple(params),
-            headers={"Accept": "application/json"},
-            state={"honoured": ["page"] if request.resume is not None else [], "page": page},
-        )
+        honoured = paging_honoured(request)
+        return json_get(f"{base}/search.json", params, honoured=honoured, page=page)
 
     def describe_error(self, raw: RawResponse) -> str | None:
         """Open Library's reason in a non-2xx JSON body (`error`), if it sent one."""
         return error_text(raw, "error", "message")
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
-        data = expect(load_json(raw.body, "openlibrary"), dict, "openlibrary")
+        data = load_object(raw.body, "openlibrary")
         if "docs" not in data:
-            if isinstance(data.get("error"), str):
-                return SearchPage(error_message=f"openlibrary: {data['error']}")
-            raise ParseError("openlibrary: body has no docs")
+            return refusal(data, "openlibrary", "docs", "error")
         docs = expect(data["docs"], list, "openlibrary docs")
-        hits = tuple(h for h in (_hit(d) for d in docs if isinstance(d, dict)) if h)
         total = as_int(data.get("numFound", data.get("num_found")))
         honoured = {"dateFrom", "dateTo"} | (
             {"language"} if _marc(request.expert_params.get("language")) else set()
         )
         limit = min(request.max_results, MAX_LIMIT)
         last = -(-total // limit) if total is not None else None
-        return SearchPage(
-            hits=hits[: request.max_results],
+        return listed_page(
+            docs,
+            _hit,
+            request,
+            honoured,
             total=total,
-            note=unsupported_note(request, honoured),
             next_page=next_number(int(spec.state.get("page", 1)), len(docs), last=last),
         )
 

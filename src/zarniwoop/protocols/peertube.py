@@ -25,20 +25,33 @@ Quirks:
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 from urllib.parse import urljoin
 
-from ..contract.enums import ContentInline, Modality, Tier
-from ..contract.errors import ParseError
+from ..contract.enums import Modality, Tier
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
-from ..contract.results import ContentRef, SearchHit
-from ._filters import next_offset, resumed_int, time_range_start
-from ._text import as_int, expect, load_json, obj, shorten, unsupported_note
-from ._web import compact, error_text, format_duration, hostname, http_url, split_url, text_for
+from ..contract.results import SearchHit
+from ._filters import next_offset, paging_honoured, resumed_int, time_range_start
+from ._text import as_int, expect, load_object, obj
+from ._web import (
+    described_hit,
+    error_text,
+    format_duration,
+    hostname,
+    http_url,
+    json_get,
+    listed_page,
+    refusal,
+    split_url,
+    text_for,
+)
 
 DEFAULT_BASE_URL = "https://sepiasearch.org"
 MAX_COUNT = 100
+ERROR_KEYS = ("detail", "error", "title")
+"""PeerTube's problem+json (`detail`, `title`) or its older `{"error": …}`."""
 """PeerTube's `count` maximum."""
 
 
@@ -69,7 +82,7 @@ class PeerTubeProtocol:
             ("nsfw", "false"),
         ]
         expert = request.expert_params
-        honoured = ["page"] if request.resume is not None else []
+        honoured = paging_honoured(request)
         since = time_range_start(request)
         if since is not None:
             params.append(("startDate", f"{since.isoformat()}T00:00:00Z"))
@@ -80,28 +93,20 @@ class PeerTubeProtocol:
             params.append(("endDate", f"{expert['dateTo']}T23:59:59Z"))
         if expert.get("language"):
             params.append(("languageOneOf", expert["language"].lower().replace("_", "-").split("-")[0]))
-        return RequestSpec(
-            method="GET",
-            url=f"{base}/api/v1/search/videos",
-            params=tuple(params),
-            headers={"Accept": "application/json"},
-            state={"base": base, "honoured": honoured, "start": start},
-        )
+        return json_get(f"{base}/api/v1/search/videos", params, base=base, honoured=honoured, start=start)
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
-        data = expect(load_json(raw.body, "peertube"), dict, "peertube")
+        data = load_object(raw.body, "peertube")
         if "data" not in data:
-            message = text(data.get("detail")) or text(data.get("error")) or text(data.get("title"))
-            if message:
-                return SearchPage(error_message=f"peertube: {message}")
-            raise ParseError("peertube: body has no data")
+            return refusal(data, "peertube", "data", *ERROR_KEYS)
         videos = expect(data["data"], list, "peertube data")
         base = str(spec.state.get("base") or DEFAULT_BASE_URL)
-        hits = tuple(h for h in (_hit(v, base, request.modality) for v in videos if isinstance(v, dict)) if h)
-        return SearchPage(
-            hits=hits[: request.max_results],
+        return listed_page(
+            videos,
+            partial(_hit, base=base, modality=request.modality),
+            request,
+            {"dateFrom", "dateTo", "language"},
             total=as_int(data.get("total")),
-            note=unsupported_note(request, {"dateFrom", "dateTo", "language"}),
             next_page=next_offset(
                 int(spec.state.get("start", 0)),
                 min(request.max_results, MAX_COUNT),
@@ -111,8 +116,7 @@ class PeerTubeProtocol:
         )
 
     def describe_error(self, raw: RawResponse) -> str | None:
-        """PeerTube's problem+json (`detail`, `title`) or its older `{"error": …}`."""
-        return error_text(raw, "detail", "error", "title")
+        return error_text(raw, *ERROR_KEYS)
 
 
 def _origin(video: dict[str, Any], base: str) -> str:
@@ -166,17 +170,7 @@ def _hit(video: dict[str, Any], base: str, modality: Modality) -> SearchHit | No
         "isLive": video.get("isLive") if isinstance(video.get("isLive"), bool) else None,
         "host": hostname(url),
     }
-    return SearchHit(
-        title=title,
-        url=url,
-        modality=modality,
-        snippet=shorten(description),
-        source="peertube",
-        content=ContentRef(ContentInline.EMBED_TEXT, text=description, mime_type="text/markdown")
-        if description
-        else None,
-        extras=compact(extras),
-    )
+    return described_hit(title, url, modality, "peertube", description, extras, "text/markdown")
 
 
 PROTOCOL = PeerTubeProtocol()

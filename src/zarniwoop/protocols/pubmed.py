@@ -37,9 +37,9 @@ from ..contract.filters import TIME_RANGE_DAYS
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, QuotaStatus, SearchHit
-from ._filters import next_offset, resumed_int
+from ._filters import next_offset, paging_honoured, resumed_int
 from ._text import as_int, unsupported_note
-from ._web import error_text
+from ._web import error_text, quota_from_headers
 from ._xml import child, child_text, children, local, parse_xml, text_of
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ class PubMedProtocol:
             ("sort", "relevance"),
         ]
         start, end = request.expert_params.get("dateFrom"), request.expert_params.get("dateTo")
-        honoured = ["page"] if request.resume is not None else []
+        honoured = paging_honoured(request)
         days = TIME_RANGE_DAYS.get(request.filters.time_range or "")
         if days:  # NCBI's own relative range: the last `reldate` days of publication dates
             params += [("datetype", "pdat"), ("reldate", str(days))]
@@ -381,10 +381,7 @@ def _xml_error(body: bytes) -> str | None:
 
 def _quota(raw: RawResponse) -> QuotaStatus | None:
     """NCBI sends `X-RateLimit-Limit/Remaining` per second (3 or 10) on E-utilities answers."""
-    limit, remaining = as_int(raw.header("x-ratelimit-limit")), as_int(raw.header("x-ratelimit-remaining"))
-    if limit is None or remaining is None:
-        return None
-    return QuotaStatus(used=max(0, limit - remaining), limit=limit, period="second", source="provider")
+    return quota_from_headers(raw, windows=("second",))
 
 
 PROTOCOL = PubMedProtocol()

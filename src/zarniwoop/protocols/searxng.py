@@ -35,21 +35,24 @@ from datetime import date
 from typing import Any
 
 from ..contract.enums import Modality, Tier
-from ..contract.errors import ConfigError, ParseError
+from ..contract.errors import ConfigError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._filters import domain_operators, next_number, resumed_int
-from ._text import as_int, expect, load_json, shorten, unsupported_note
+from ._text import as_int, expect, load_object, shorten, unsupported_note
 from ._web import (
+    built_hits,
     compact,
     error_text,
     find_doi,
     format_duration,
     hostname,
+    json_get,
     language,
     pdf_url_for,
     query_with_operators,
+    refusal,
     text,
 )
 
@@ -151,23 +154,20 @@ class SearxngProtocol:
                 notes.append(f"dateFrom widened to time_range={chosen}")
         if "dateTo" in expert and today is not None and date.fromisoformat(expert["dateTo"]) >= today:
             honoured.add("dateTo")  # an end date of today or later restricts nothing
-        return RequestSpec(
-            method="GET",
-            url=f"{config.base_url.rstrip('/')}/search",
-            params=tuple(params),
-            headers={"Accept": "application/json"},
-            state={"honoured": sorted(honoured), "notes": notes, "pageno": pageno},
+        return json_get(
+            f"{config.base_url.rstrip('/')}/search",
+            params,
+            honoured=sorted(honoured),
+            notes=notes,
+            pageno=pageno,
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
-        data = expect(load_json(raw.body, "searxng"), dict, "searxng")
+        data = load_object(raw.body, "searxng")
         if "results" not in data:
-            if isinstance(data.get("error"), str):
-                return SearchPage(error_message=f"searxng: {data['error']}")
-            raise ParseError("searxng: body has no results")
+            return refusal(data, "searxng", "results", "error")
         items = expect(data["results"], list, "searxng results")
-        build = _BUILDERS[request.modality]
-        hits = tuple(h for h in (build(item) for item in items if isinstance(item, dict)) if h)
+        hits = built_hits(items, _BUILDERS[request.modality])
         failed = _unresponsive(data.get("unresponsive_engines"))
         notes = [unsupported_note(request, set(spec.state.get("honoured", ()))), *spec.state.get("notes", ())]
         if failed:

@@ -23,6 +23,7 @@ Quirks:
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ..contract.enums import Modality, Tier
@@ -30,9 +31,9 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
-from ._filters import resumed_int, time_range_start
-from ._text import as_int, embedded, expect, load_json, obj, shorten, unsupported_note
-from ._web import compact, error_text, http_url, text_for
+from ._filters import paging_honoured, resumed_offset, time_range_start
+from ._text import as_int, expect, load_object, obj
+from ._web import described_hit, error_text, http_url, json_get, key_header, listed_page, text_for
 
 DEFAULT_BASE_URL = "https://api.semanticscholar.org"
 PAPER_URL = "https://www.semanticscholar.org/paper/{id}"
@@ -71,10 +72,8 @@ class SemanticScholarProtocol:
             ("fields", FIELDS),
         ]
         expert = request.expert_params
-        honoured = ["page"] if request.resume is not None else []
-        offset = resumed_int(request, "offset", 0)
-        if offset:
-            params.append(("offset", str(offset)))
+        honoured = paging_honoured(request)
+        resumed_offset(request, params)
         since = time_range_start(request)
         if since is not None:
             params.append(("publicationDateOrYear", f"{since.isoformat()}:"))
@@ -85,19 +84,12 @@ class SemanticScholarProtocol:
             )
         if expert.get("filetype", "").lower() == "pdf":
             params.append(("openAccessPdf", ""))
-        headers = {"Accept": "application/json"}
-        if config.api_key:
-            headers["x-api-key"] = config.api_key.reveal()
-        return RequestSpec(
-            method="GET",
-            url=f"{base}/graph/v1/paper/search",
-            params=tuple(params),
-            headers=headers,
-            state={"honoured": honoured},
+        return json_get(
+            f"{base}/graph/v1/paper/search", params, key_header(config, "x-api-key"), honoured=honoured
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
-        data = expect(load_json(raw.body, "semanticscholar"), dict, "semanticscholar")
+        data = load_object(raw.body, "semanticscholar")
         total = as_int(data.get("total"))
         if "data" not in data:
             message = text(data.get("error")) or text(data.get("message"))
@@ -107,15 +99,16 @@ class SemanticScholarProtocol:
                 return SearchPage(total=total)
             raise ParseError("semanticscholar: body has no data")
         papers = expect(data["data"], list, "semanticscholar data")
-        hits = tuple(h for h in (_hit(p, request.modality) for p in papers if isinstance(p, dict)) if h)
         honoured = {"dateFrom", "dateTo"} | (
             {"filetype"} if request.expert_params.get("filetype", "").lower() == "pdf" else set()
         )
         following = as_int(data.get("next"))  # the offset of the next page; absent on the last one
-        return SearchPage(
-            hits=hits[: request.max_results],
+        return listed_page(
+            papers,
+            partial(_hit, modality=request.modality),
+            request,
+            honoured,
             total=total,
-            note=unsupported_note(request, honoured),
             next_page={"offset": str(following)} if following and papers else None,
         )
 
@@ -161,15 +154,7 @@ def _hit(paper: dict[str, Any], modality: Modality) -> SearchHit | None:
         "pdfUrl": http_url(obj(paper.get("openAccessPdf")).get("url")),
         "publishedAt": text(paper.get("publicationDate")),
     }
-    return SearchHit(
-        title=title,
-        url=url,
-        modality=modality,
-        snippet=shorten(abstract),
-        source="semanticscholar",
-        content=embedded(abstract),
-        extras=compact(extras),
-    )
+    return described_hit(title, url, modality, "semanticscholar", abstract, extras)
 
 
 PROTOCOL = SemanticScholarProtocol()

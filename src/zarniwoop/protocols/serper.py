@@ -45,6 +45,7 @@ from ._web import (
     format_duration,
     identity,
     json_post,
+    key_header,
     language,
     pdf_url_for,
     query_with_operators,
@@ -118,7 +119,7 @@ class SerperProtocol:
         elif "dateFrom" in expert or "dateTo" in expert:
             body["tbs"] = _custom_date_range(expert.get("dateFrom"), expert.get("dateTo"))
         honoured.update(k for k in ("dateFrom", "dateTo") if k in expert)
-        auth = {"X-API-KEY": config.api_key.reveal()} if config.api_key else {}
+        auth = key_header(config, "X-API-KEY")
         return json_post(
             f"{base}{path}",
             body,

@@ -37,12 +37,14 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import QuotaStatus, SearchHit
-from ._text import as_int, embedded, expect, load_json, obj, shorten, strip_html, unsupported_note
-from ._web import built_hits, compact, error_text, http_url, text
+from ._text import as_int, expect, load_object, obj, strip_html
+from ._web import described_hit, error_text, http_url, json_get, listed_page, refusal, text
 
 DEFAULT_BASE_URL = "https://api.stackexchange.com"
 DEFAULT_SITE = "stackoverflow"
 MAX_PAGESIZE = 100
+ERROR_KEYS = ("error_message", "error_name")
+"""Where the API puts a failure's reason (`error_id` is only its number)."""
 MAX_INFLATED = 8 * 1024 * 1024
 """An inflated body larger than this is not a search answer (a gzip bomb, say): refused."""
 THROTTLE_DEFAULT = 60.0
@@ -83,33 +85,26 @@ class StackExchangeProtocol:
         params += _date_params(request.expert_params)
         if config.api_key:
             params.append(("key", config.api_key.reveal()))
-        return RequestSpec(
-            method="GET",
-            url=f"{base}/2.3/search/advanced",
-            params=tuple(params),
-            headers={"Accept": "application/json", "Accept-Encoding": "gzip"},
-        )
+        return json_get(f"{base}/2.3/search/advanced", params, {"Accept-Encoding": "gzip"})
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
-        data = expect(load_json(inflate(raw.body), "stackexchange"), dict, "stackexchange")
+        data = load_object(inflate(raw.body), "stackexchange")
         backoff = _seconds(data.get("backoff"))
         if "items" not in data:
-            message = text(data.get("error_message")) or text(data.get("error_name"))
-            if message:
-                return SearchPage(error_message=f"stackexchange: {message}", backoff_seconds=backoff)
-            raise ParseError("stackexchange: body has no items")
+            return refusal(data, "stackexchange", "items", *ERROR_KEYS, backoff_seconds=backoff)
         items = expect(data["items"], list, "stackexchange items")
-        hits = built_hits(items, partial(_hit, modality=request.modality))
-        return SearchPage(
-            hits=hits[: request.max_results],
+        return listed_page(
+            items,
+            partial(_hit, modality=request.modality),
+            request,
+            {"dateFrom", "dateTo"},
             total=as_int(data.get("total")),
-            note=unsupported_note(request, {"dateFrom", "dateTo"}),
             quota=_quota(data),
             backoff_seconds=backoff,
         )
 
     def describe_error(self, raw: RawResponse) -> str | None:
-        return error_text(_inflated(raw), "error_message", "error_name")
+        return error_text(_inflated(raw), *ERROR_KEYS)
 
     def rejects_key(self, raw: RawResponse) -> bool:
         """A wrong or unknown key is HTTP 400 `bad_parameter` naming `key`, or 401/403 by name."""
@@ -197,15 +192,7 @@ def _hit(question: dict[str, Any], modality: Modality) -> SearchHit | None:
         "createdAt": _iso(question.get("creation_date")),
         "lastActivityAt": _iso(question.get("last_activity_date")),
     }
-    return SearchHit(
-        title=title,
-        url=url,
-        modality=modality,
-        snippet=shorten(body) or None,
-        source="stackexchange",
-        content=embedded(body),
-        extras=compact(extras),
-    )
+    return described_hit(title, url, modality, "stackexchange", body, extras)
 
 
 PROTOCOL = StackExchangeProtocol()

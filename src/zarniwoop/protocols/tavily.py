@@ -34,7 +34,7 @@ from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, Search
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
 from ._filters import json_domains
-from ._text import embedded, expect, load_json, shorten
+from ._text import embedded, expect, load_object, shorten
 from ._web import (
     built_hits,
     compact,
@@ -43,6 +43,7 @@ from ._web import (
     hostname,
     json_filters,
     json_post,
+    key_header,
     text_for,
 )
 
@@ -85,11 +86,11 @@ class TavilyProtocol:
         if request.filters.time_range:
             body["time_range"] = request.filters.time_range  # day, week, month, year: Tavily's own words
             honoured.add("timeRange")
-        auth = {"Authorization": f"Bearer {config.api_key.reveal()}"} if config.api_key else {}
+        auth = key_header(config, "Authorization", "Bearer ")
         return json_post(f"{base}/search", body, auth, honoured=sorted(honoured))
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
-        data = expect(load_json(raw.body, "tavily"), dict, "tavily")
+        data = load_object(raw.body, "tavily")
         if "results" not in data:
             message = _detail(data)
             if message:

@@ -29,7 +29,8 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
-from ._text import as_int, embedded, expect, load_json, obj, strip_html, text, unsupported_note
+from ._text import as_int, embedded, expect, load_object, obj, strip_html, text, unsupported_note
+from ._web import json_get
 
 DEFAULT_BASE_URL = "https://en.wikipedia.org"
 MAX_LIMIT = 100
@@ -52,12 +53,11 @@ class WikipediaProtocol:
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
         base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
-        return RequestSpec(
-            method="GET",
-            url=f"{base}/w/rest.php/v1/search/page",
-            params=(("q", request.query), ("limit", str(min(request.max_results, MAX_LIMIT)))),
-            headers={"Accept": "application/json"},
-            state={"base": base, "language": self.instance_language(config)},
+        return json_get(
+            f"{base}/w/rest.php/v1/search/page",
+            (("q", request.query), ("limit", str(min(request.max_results, MAX_LIMIT)))),
+            base=base,
+            language=self.instance_language(config),
         )
 
     def instance_language(self, config: InstanceConfig) -> str | None:
@@ -76,7 +76,7 @@ class WikipediaProtocol:
         return match.group(1) if match else None
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
-        data = expect(load_json(raw.body, "wikipedia"), dict, "wikipedia")
+        data = load_object(raw.body, "wikipedia")
         base = str(spec.state.get("base") or DEFAULT_BASE_URL)
         note = None
         if request.expert_params:

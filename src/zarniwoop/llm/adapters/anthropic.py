@@ -30,7 +30,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ...contract.errors import InvalidRequestError, ParseError, ProviderError
+from ...contract.errors import InvalidRequestError, ParseError
 from ...contract.protocol import RequestSpec
 from .base import NATIVE_ANSWER, ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
@@ -40,6 +40,8 @@ from .options import refuse_unsupported, tool_strict
 from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
 
 API_VERSION = "2023-06-01"
+KEY_HEADER = ("x-api-key", "")
+"""Anthropic takes the key as is in `x-api-key` (no scheme)."""
 STRUCTURED_OUTPUTS_BETA = "structured-outputs-2025-11-13"
 """The beta that makes `strict` tools and `output_format` binding (constrained decoding)."""
 NATIVE_SHAPE = MESSAGES
@@ -107,18 +109,10 @@ class AnthropicAdapter:
                 }
         if request.stream:
             body["stream"] = True
-        headers = {"Content-Type": "application/json", "anthropic-version": API_VERSION}
+        headers = {"anthropic-version": API_VERSION}
         if structured or tool_strict(request):
             headers["anthropic-beta"] = STRUCTURED_OUTPUTS_BETA
-        if endpoint.api_key:
-            headers["x-api-key"] = endpoint.api_key.reveal()
-        return RequestSpec(
-            "POST",
-            endpoint.base_url.rstrip("/") + "/v1/messages",
-            headers=headers,
-            json_body=body,
-            step="chat",
-        )
+        return endpoint.post("/v1/messages", body, headers, KEY_HEADER)
 
     def parse(self, body: bytes) -> ChatResponse:
         try:
@@ -153,8 +147,7 @@ class AnthropicAdapter:
             metadata=meta,
         )
 
-    def error(self, status: int, headers: Mapping[str, str], body: bytes, instance: str) -> ProviderError:
-        return map_error(status, headers, body, instance)
+    error = staticmethod(map_error)
 
     def accumulator(self) -> AnthropicStream:
         return AnthropicStream()
@@ -263,7 +256,6 @@ def _native(request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec
         body["stream"] = True
     else:
         body.pop("stream", None)
-    headers = {"Content-Type": "application/json", "anthropic-version": API_VERSION}
     if endpoint.operator_key:
         for name in ACCOUNT_HEADERS:
             if name in request.native.headers:
@@ -271,11 +263,9 @@ def _native(request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec
                     name,
                     "refused on the operator's key: only a key of your own may choose a workspace or user profile",
                 )
-    headers.update(request.native.headers)
-    if endpoint.api_key:
-        headers["x-api-key"] = endpoint.api_key.reveal()
-    url = endpoint.base_url.rstrip("/") + "/v1/messages"
-    return RequestSpec("POST", url, headers=headers, json_body=body, step="chat")
+    return endpoint.post(
+        "/v1/messages", body, {"anthropic-version": API_VERSION, **request.native.headers}, KEY_HEADER
+    )
 
 
 def _tool_call(slot: Mapping[str, Any]) -> ToolCall:
@@ -308,9 +298,7 @@ def _usage(usage: Any) -> tuple[TokenUsage | None, dict[str, Any]]:
 
 def _messages(request: ChatRequest) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for m in request.messages:
-        if m.role == "system":
-            continue
+    for m in request.turns():
         if m.role == "tool":
             block = {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content}
             if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], list):

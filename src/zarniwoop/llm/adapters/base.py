@@ -120,6 +120,11 @@ class ChatRequest:
     def system_text(self) -> str:
         return "\n\n".join(m.content for m in self.messages if m.role == "system" and m.content)
 
+    def turns(self) -> list[ChatMessage]:
+        """The conversation without its system messages, for the wires that take those apart
+        (`system_text`: Anthropic's `system`, Gemini's `systemInstruction`)."""
+        return [m for m in self.messages if m.role != "system"]
+
     def estimated_input_tokens(self) -> int:
         """A cheap upper-side estimate (≈4 characters a token, plus framing) for quota holds."""
         chars = sum(
@@ -146,6 +151,22 @@ class Endpoint:
 
     def __repr__(self) -> str:  # the key is a Secret already; keep the repr short anyway
         return f"Endpoint({self.wire_type!r}, {self.instance!r}, {self.base_url!r})"
+
+    def post(
+        self,
+        path: str,
+        body: dict[str, Any],
+        headers: Mapping[str, str],
+        key_header: tuple[str, str] = ("Authorization", "Bearer "),
+    ) -> RequestSpec:
+        """A chat call's POST to this endpoint: a JSON body, the wire's `headers` (framing, version)
+        and the key as the wire carries it (`key_header`: its name and the scheme before it)."""
+        sent = {"Content-Type": "application/json", **headers}
+        if self.api_key:
+            sent[key_header[0]] = key_header[1] + self.api_key.reveal()
+        return RequestSpec(
+            "POST", self.base_url.rstrip("/") + path, headers=sent, json_body=body, step="chat"
+        )
 
 
 @dataclass(frozen=True, slots=True)

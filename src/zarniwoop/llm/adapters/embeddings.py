@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ...contract.errors import InvalidRequestError, ParseError, ProviderError
+from ...contract.errors import InvalidRequestError, ParseError
 from ...contract.protocol import RequestSpec
 from .base import Framing, StreamAccumulator, WireAdapter
 from .errors import map_error
@@ -91,8 +91,7 @@ class _Codec:
     def accumulator(self) -> StreamAccumulator:
         raise InvalidRequestError("stream", "an embeddings call does not stream")
 
-    def error(self, status: int, headers: Mapping[str, str], body: bytes, instance: str) -> ProviderError:
-        return map_error(status, headers, body, instance)
+    error = staticmethod(map_error)
 
 
 class OpenAIEmbeddings(_Codec):

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ...contract.errors import ProviderError
+from ...contract.errors import ParseError, ProviderError
 from ...transport.status import error_for_status
 
 _TRY_AGAIN = re.compile(r"try again in (\d+(?:\.\d+)?)\s*(ms|s)\b", re.IGNORECASE)
@@ -81,6 +81,16 @@ def map_error(status: int, headers: Mapping[str, str], body: bytes, instance: st
 
 _STREAM_STATUS = {"overloaded_error": 529, "rate_limit_error": 429}
 """A mid-stream error has no status of its own; its type says which one it stands for."""
+
+
+def stream_object(payload: Any, instance: str, what: str) -> dict[str, Any]:
+    """A stream's parsed `payload` (`what`: a line, an element), which must be a JSON object; one
+    carrying `error` is the failure that arrived after the 200, raised as `stream_error`."""
+    if not isinstance(payload, dict):
+        raise ParseError(f"{what} is not a JSON object")
+    if "error" in payload:
+        raise stream_error(payload, instance)
+    return payload
 
 
 def stream_error(payload: Mapping[str, Any], instance: str) -> ProviderError:

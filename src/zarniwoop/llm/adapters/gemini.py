@@ -22,13 +22,14 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ...contract.errors import InvalidRequestError, ParseError, ProviderError
+from ...contract.errors import InvalidRequestError, ParseError
 from ...contract.protocol import RequestSpec
 from .base import ChatRequest, Endpoint, Framing, StreamDelta
-from .errors import map_error
+from .errors import map_error, stream_object
 from .fields import CHAT, number_field, passed_fields
 from .ids import gemini_resource
-from .options import LOGPROBS, openai_logprobs, refuse_unsupported, tool_strict
+from .options import refuse_unsupported, tool_strict
+from .parts import PartsStream, logprob_entry
 from .response import ChatResponse, ToolCall, UsageReport
 
 THINKING_BUDGETS = {"low": 1024, "medium": 8192, "high": 24576}
@@ -85,11 +86,7 @@ class GeminiAdapter:
             elif mode != "AUTO":
                 body["toolConfig"] = {"functionCallingConfig": {"mode": mode}}
         method = "streamGenerateContent" if request.stream else "generateContent"
-        headers = {"Content-Type": "application/json"}
-        if endpoint.api_key:
-            headers["x-goog-api-key"] = endpoint.api_key.reveal()
-        url = f"{endpoint.base_url.rstrip('/')}/v1beta/{gemini_resource(model)}:{method}"
-        return RequestSpec("POST", url, headers=headers, json_body=body, step="chat")
+        return endpoint.post(f"/v1beta/{gemini_resource(model)}:{method}", body, {}, ("x-goog-api-key", ""))
 
     def parse(self, body: bytes) -> ChatResponse:
         try:
@@ -107,31 +104,20 @@ class GeminiAdapter:
         stream.feed(None, data)
         return stream.result()
 
-    def error(self, status: int, headers: Mapping[str, str], body: bytes, instance: str) -> ProviderError:
-        return map_error(status, headers, body, instance)
+    error = staticmethod(map_error)
 
     def accumulator(self) -> GeminiStream:
         return GeminiStream()
 
 
-class GeminiStream:
+class GeminiStream(PartsStream):
     def __init__(self) -> None:
-        self.text: list[str] = []
-        self.reasoning: list[str] = []
-        self.calls: list[ToolCall] = []
-        self.finish_reason: str | None = None
-        self.model: str | None = None
+        super().__init__()
         self.usage_meta: Mapping[str, Any] = {}
         self.metadata: dict[str, Any] = {}
-        self.logprobs: list[dict[str, Any]] = []
 
     def feed(self, event: str | None, payload: Any) -> list[StreamDelta]:
-        if not isinstance(payload, dict):
-            raise ParseError("stream element is not a JSON object")
-        if "error" in payload:
-            from .errors import stream_error
-
-            raise stream_error(payload, "gemini")
+        payload = stream_object(payload, "gemini", "stream element")
         self.model = payload.get("modelVersion") or self.model
         if payload.get("responseId"):
             self.metadata["responseId"] = payload["responseId"]
@@ -145,15 +131,9 @@ class GeminiStream:
                     tool = ToolCall.create(
                         f"call_{len(self.calls)}", str(call.get("name", "")), call.get("args") or {}
                     )
-                    self.calls.append(tool)
-                    deltas.append(StreamDelta("tool_call", tool_call=tool))
+                    deltas.append(self.called(tool))
                 elif part.get("text"):
-                    if part.get("thought"):
-                        self.reasoning.append(part["text"])
-                        deltas.append(StreamDelta("reasoning", part["text"]))
-                    else:
-                        self.text.append(part["text"])
-                        deltas.append(StreamDelta("text", part["text"]))
+                    deltas.append(self.took("reasoning" if part.get("thought") else "text", part["text"]))
             if candidate.get("finishReason"):
                 self.finish_reason = candidate["finishReason"]
             self.logprobs.extend(_logprobs(candidate.get("logprobsResult")))
@@ -174,18 +154,7 @@ class GeminiStream:
             usage = report.usage(prompt, output)
             if meta.get("thoughtsTokenCount"):
                 self.metadata["reasoningTokens"] = meta["thoughtsTokenCount"]
-        return ChatResponse(
-            text="".join(self.text),
-            tool_calls=tuple(self.calls),
-            reasoning="".join(self.reasoning) or None,
-            finish_reason=self.finish_reason,
-            model=self.model,
-            usage=usage,
-            metadata={
-                **self.metadata,
-                **({LOGPROBS: openai_logprobs(self.logprobs)} if self.logprobs else {}),
-            },
-        )
+        return self.answer(usage, dict(self.metadata))
 
 
 def _further(fields: dict[str, Any]) -> dict[str, Any]:
@@ -219,15 +188,9 @@ def _logprobs(result: Any) -> list[dict[str, Any]]:
         )
         out.append(
             {
-                "token": str(token.get("token", "")),
-                "logprob": float(token.get("logProbability") or 0.0),
-                "bytes": None,
+                **logprob_entry(token.get("token", ""), token.get("logProbability"), None),
                 "top_logprobs": [
-                    {
-                        "token": str(t.get("token", "")),
-                        "logprob": float(t.get("logProbability") or 0.0),
-                        "bytes": None,
-                    }
+                    logprob_entry(t.get("token", ""), t.get("logProbability"), None)
                     for t in top
                     if isinstance(t, Mapping)
                 ],
@@ -238,9 +201,7 @@ def _logprobs(result: Any) -> list[dict[str, Any]]:
 
 def _contents(request: ChatRequest) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for m in request.messages:
-        if m.role == "system":
-            continue
+    for m in request.turns():
         if m.role == "tool":
             part = {
                 "functionResponse": {

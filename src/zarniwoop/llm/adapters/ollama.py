@@ -18,13 +18,15 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ...contract.errors import InvalidRequestError, ParseError, ProviderError
+from ...contract.errors import InvalidRequestError, ParseError
 from ...contract.protocol import RequestSpec
 from .base import ChatRequest, Endpoint, Framing, StreamDelta
-from .errors import map_error, stream_error
+from .errors import map_error, stream_object
 from .fields import CHAT, number_field, passed_fields
 from .ids import check_model
-from .options import LOGPROBS, openai_logprobs, refuse_unsupported
+from .openai import function_tools
+from .options import refuse_unsupported
+from .parts import PartsStream, logprob_entry
 from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
 
 # OpenAI fields `/api/chat` has no equivalent of (strict tools, `parallel_tool_calls`, `metadata`, …)
@@ -72,23 +74,8 @@ class OllamaAdapter:
                 "remove it, or choose a model served over another wire",
             )
         if request.tools and request.tool_choice != "none":
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": dict(t.parameters),
-                    },
-                }
-                for t in request.tools
-            ]
-        headers = {"Content-Type": "application/json"}
-        if endpoint.api_key:
-            headers["Authorization"] = f"Bearer {endpoint.api_key.reveal()}"
-        return RequestSpec(
-            "POST", endpoint.base_url.rstrip("/") + "/api/chat", headers=headers, json_body=body, step="chat"
-        )
+            body["tools"] = function_tools(request.tools, strict=False)
+        return endpoint.post("/api/chat", body, {})
 
     def parse(self, body: bytes) -> ChatResponse:
         text = body.decode("utf-8", "replace").strip()
@@ -107,8 +94,7 @@ class OllamaAdapter:
             stream.feed(None, item)
         return stream.result()
 
-    def error(self, status: int, headers: Mapping[str, str], body: bytes, instance: str) -> ProviderError:
-        return map_error(status, headers, body, instance)
+    error = staticmethod(map_error)
 
     def accumulator(self) -> OllamaStream:
         return OllamaStream()
@@ -118,32 +104,22 @@ class OllamaCloudAdapter(OllamaAdapter):
     wire_type = "ollama-cloud"
 
 
-class OllamaStream:
+class OllamaStream(PartsStream):
     def __init__(self) -> None:
-        self.text: list[str] = []
-        self.reasoning: list[str] = []
-        self.calls: list[ToolCall] = []
-        self.finish_reason: str | None = None
-        self.model: str | None = None
+        super().__init__()
         self.usage: TokenUsage | None = None
-        self.logprobs: list[dict[str, Any]] = []
 
     def feed(self, event: str | None, payload: Any) -> list[StreamDelta]:
-        if not isinstance(payload, dict):
-            raise ParseError("stream line is not a JSON object")
-        if "error" in payload:
-            raise stream_error(payload, "ollama")
+        payload = stream_object(payload, "ollama", "stream line")
         self.model = payload.get("model") or self.model
         deltas: list[StreamDelta] = []
         message = payload.get("message") or {}
         content = message.get("content") if message else payload.get("response")
         if content:
-            self.text.append(content)
-            deltas.append(StreamDelta("text", content))
+            deltas.append(self.took("text", content))
         thinking = message.get("thinking") if message else payload.get("thinking")
         if thinking:
-            self.reasoning.append(thinking)
-            deltas.append(StreamDelta("reasoning", thinking))
+            deltas.append(self.took("reasoning", thinking))
         for call in message.get("tool_calls") or ():
             function = call.get("function") or {}
             arguments = function.get("arguments") or {}
@@ -155,8 +131,7 @@ class OllamaStream:
                 tool = ToolCall.create(
                     str(call.get("id") or f"call_{len(self.calls)}"), str(function.get("name", "")), arguments
                 )
-            self.calls.append(tool)
-            deltas.append(StreamDelta("tool_call", tool_call=tool))
+            deltas.append(self.called(tool))
         for token in payload.get("logprobs") or ():
             if isinstance(token, Mapping):
                 self.logprobs.append(_token(token))
@@ -171,32 +146,15 @@ class OllamaStream:
         return deltas
 
     def result(self) -> ChatResponse:
-        return ChatResponse(
-            text="".join(self.text),
-            tool_calls=tuple(self.calls),
-            reasoning="".join(self.reasoning) or None,
-            finish_reason=self.finish_reason,
-            model=self.model,
-            usage=self.usage,
-            metadata={LOGPROBS: openai_logprobs(self.logprobs)} if self.logprobs else {},
-        )
+        return self.answer(self.usage, {})
 
 
 def _token(token: Mapping[str, Any]) -> dict[str, Any]:
     """One of Ollama's `logprobs` entries (`{token, logprob, bytes?, top_logprobs?}`) in OpenAI's shape."""
     tops = [t for t in token.get("top_logprobs") or () if isinstance(t, Mapping)]
     return {
-        "token": str(token.get("token", "")),
-        "logprob": float(token.get("logprob") or 0.0),
-        "bytes": token.get("bytes"),
-        "top_logprobs": [
-            {
-                "token": str(t.get("token", "")),
-                "logprob": float(t.get("logprob") or 0.0),
-                "bytes": t.get("bytes"),
-            }
-            for t in tops
-        ],
+        **logprob_entry(token.get("token", ""), token.get("logprob"), token.get("bytes")),
+        "top_logprobs": [logprob_entry(t.get("token", ""), t.get("logprob"), t.get("bytes")) for t in tops],
     }
 
 

@@ -23,12 +23,12 @@ Quirks handled here:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...contract.errors import ParseError, ProviderError
+from ...contract.errors import ParseError
 from ...contract.protocol import RequestSpec
-from .base import ChatRequest, Endpoint, Framing, StreamDelta
+from .base import ChatRequest, Endpoint, Framing, StreamDelta, ToolSpec
 from .errors import map_error
 from .fields import CHAT, passed_fields
 from .ids import check_model
@@ -60,18 +60,7 @@ class OpenAIAdapter:
         if request.temperature is not None:
             body["temperature"] = request.temperature
         if request.tools:
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": dict(t.parameters),
-                        **({"strict": t.strict} if t.strict is not None else {}),
-                    },
-                }
-                for t in request.tools
-            ]
+            body["tools"] = function_tools(request.tools, strict=True)
             if request.options.parallel_tool_calls is not None:
                 body["parallel_tool_calls"] = request.options.parallel_tool_calls
             if request.tool_choice:
@@ -99,7 +88,7 @@ class OpenAIAdapter:
         if request.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
-        return post_json(endpoint, self.path, body, request.stream)
+        return endpoint.post(self.path, body, streamed_accept(request.stream))
 
     def parse(self, body: bytes) -> ChatResponse:
         data = json_object(body)
@@ -131,8 +120,7 @@ class OpenAIAdapter:
             },
         )
 
-    def error(self, status: int, headers: Mapping[str, str], body: bytes, instance: str) -> ProviderError:
-        return map_error(status, headers, body, instance)
+    error = staticmethod(map_error)
 
     def accumulator(self) -> OpenAIStream:
         return OpenAIStream()
@@ -239,17 +227,25 @@ class OpenAIStream:
         )
 
 
-def post_json(endpoint: Endpoint, path: str, body: dict[str, Any], stream: bool) -> RequestSpec:
-    """The POST of an OpenAI-wire call: JSON in, SSE or JSON out, the bearer key."""
-    headers = {
-        "Content-Type": "application/json",
-        "Accept": "text/event-stream" if stream else "application/json",
-    }
-    if endpoint.api_key:
-        headers["Authorization"] = f"Bearer {endpoint.api_key.reveal()}"
-    return RequestSpec(
-        "POST", endpoint.base_url.rstrip("/") + path, headers=headers, json_body=body, step="chat"
-    )
+def streamed_accept(stream: bool) -> dict[str, str]:
+    """What an OpenAI-wire call accepts: SSE when it streams, else JSON."""
+    return {"Accept": "text/event-stream" if stream else "application/json"}
+
+
+def function_tools(tools: Sequence[ToolSpec], *, strict: bool) -> list[dict[str, Any]]:
+    """Tools as OpenAI's `{"type": "function", "function": …}`; `strict` passes each tool's own flag."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": dict(t.parameters),
+                **({"strict": t.strict} if strict and t.strict is not None else {}),
+            },
+        }
+        for t in tools
+    ]
 
 
 def _passed_options(options: SamplingOptions) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from .base import NATIVE_ANSWER, ChatRequest, Endpoint, StreamDelta
 from .errors import stream_error
 from .fields import RESPONSES
 from .ids import check_model
-from .openai import OpenAIAdapter, json_object, post_json
+from .openai import OpenAIAdapter, json_object, streamed_accept
 from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
 from .wire import base_url_for, wire_of
 
@@ -72,7 +72,7 @@ class ResponsesAdapter(OpenAIAdapter):
         body.pop("stream", None)
         if request.stream:
             body["stream"] = True
-        return post_json(endpoint, self.path, body, request.stream)
+        return endpoint.post(self.path, body, streamed_accept(request.stream))
 
     def parse(self, body: bytes) -> ChatResponse:
         data = json_object(body)

@@ -24,10 +24,10 @@ from typing import Any
 
 from ...contract.errors import ParseError
 from ...contract.protocol import RequestSpec, Secret
+from ..adapters.anthropic import API_VERSION
 from ..adapters.wire import wire_of
 
 MAX_PAGES = 20
-ANTHROPIC_VERSION = "2023-06-01"
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,9 +48,9 @@ def listing_requests(wire_type: str, base_url: str, api_key: Secret | None) -> l
         return [RequestSpec("GET", f"{base_url}/models", headers=bearer, step="openai")]
     if wire_type == "anthropic":
         headers = (
-            {"x-api-key": key, "anthropic-version": ANTHROPIC_VERSION}
+            {"x-api-key": key, "anthropic-version": API_VERSION}
             if key
-            else {"anthropic-version": ANTHROPIC_VERSION}
+            else {"anthropic-version": API_VERSION}
         )
         return [
             RequestSpec(

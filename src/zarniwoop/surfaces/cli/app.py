@@ -10,7 +10,7 @@ import asyncio
 import json
 import logging
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -46,6 +46,17 @@ class Globals:
         from ...contract.query import SearchScope
 
         return SearchScope(self.tenant, self.project)
+
+
+def command_group(name: str, help: str) -> tuple[typer.Typer, Callable[[typer.Typer], None]]:
+    """A command group (`zarniwoop <name> …`) whose commands its module declares, and the `register`
+    the module hands `cli/__init__.py`, which adds the groups to the app in their listed order."""
+    group = typer.Typer(help=help, no_args_is_help=True)
+
+    def register(parent: typer.Typer) -> None:
+        parent.add_typer(group, name=name)
+
+    return group, register
 
 
 def name_option(
@@ -261,6 +272,29 @@ def plural(count: int, noun: str) -> str:
 
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def print_records(
+    name: str,
+    records: Sequence[Any],
+    as_json: bool,
+    columns: Sequence[str],
+    row: Callable[[Any], Sequence[str]],
+) -> None:
+    """A listing of stored records: `{name: [each record's to_json()]}` with `--json`, else a table of
+    `columns` (each record's `row`) whose `id` column is never cut, whatever the terminal's width:
+    an id is what the other commands take."""
+    if as_json:
+        print_json({name: [r.to_json() for r in records]})
+        return
+    from rich.table import Table
+
+    table = Table(header_style="bold")
+    for column in columns:
+        table.add_column(column, no_wrap=column == "id", overflow="fold")
+    for record in records:
+        table.add_row(*row(record))
+    console().print(table)
 
 
 def console() -> Any:

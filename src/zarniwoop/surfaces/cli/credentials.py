@@ -16,18 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .app import console, fail, guarded, name_param, print_json, run
+from .app import command_group, console, fail, guarded, name_param, print_json, run
 
 if TYPE_CHECKING:
     from ...runtime import Runtime
 
-credentials_app = typer.Typer(
-    help="Store, list and delete API keys (encrypted at rest).", no_args_is_help=True
+credentials_app, register = command_group(
+    "credentials", "Store, list and delete API keys (encrypted at rest)."
 )
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(credentials_app, name="credentials")
 
 
 def _level(account: str | None, team: str | None, project: str | None) -> tuple[str, str | None]:

@@ -16,16 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .app import Exit, console, name_option, name_param, names_param, print_json, run
+from .app import Exit, command_group, console, name_option, name_param, names_param, print_json, run
 
 if TYPE_CHECKING:
     from ...runtime import Runtime
 
-llm_app = typer.Typer(help="LLM calls under accounts: ask, usage, org tree.", no_args_is_help=True)
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(llm_app, name="llm")
+llm_app, register = command_group("llm", "LLM calls under accounts: ask, usage, org tree.")
 
 
 NO_LLM_HINT = (

@@ -16,19 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .app import console, fail, print_json, run
+from .app import command_group, console, fail, print_json, run
 
 if TYPE_CHECKING:
     from ...llm.catalog import ModelDoc
     from ...runtime import Runtime
 
-models_app = typer.Typer(help="Model specs, the model catalog and discovery.", no_args_is_help=True)
+models_app, register = command_group("models", "Model specs, the model catalog and discovery.")
 
 LEVELS = ("system", "tenant", "project", "all")
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(models_app, name="models")
 
 
 @models_app.command("resolve")

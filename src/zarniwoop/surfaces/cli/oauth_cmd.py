@@ -8,19 +8,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from .app import console, print_json, run
+from .app import command_group, print_records, run
 
 if TYPE_CHECKING:
     from ...runtime import Runtime
     from ...tenancy.oauth_grants import Grant
 
-oauth_app = typer.Typer(
-    help="OAuth sign-ins granted on the consent page (auth.builtin).", no_args_is_help=True
-)
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(oauth_app, name="oauth")
+oauth_app, register = command_group("oauth", "OAuth sign-ins granted on the consent page (auth.builtin).")
 
 
 @oauth_app.command("grants")
@@ -37,21 +31,19 @@ def grants(
 
         return await GrantStore(rt.db).list(ANY if every_tenant else ctx.obj.tenant, now=rt.clock.now())
 
-    found = run(ctx, body)
-    if as_json:
-        print_json({"grants": [g.to_json() for g in found]})
-        return
-    from rich.table import Table
-
-    table = Table(header_style="bold")
-    for column in ("id", "client", "tenant", "project", "role", "approver", "granted"):
-        table.add_column(column, no_wrap=column == "id", overflow="fold")
-    for g in found:
-        shown = g.to_json()
-        table.add_row(
-            g.id, g.client_id, g.tenant, g.project, g.role, g.approver or "", shown["grantedAt"] or ""
+    def row(g: Grant) -> tuple[str, ...]:
+        return (
+            g.id,
+            g.client_id,
+            g.tenant,
+            g.project,
+            g.role,
+            g.approver or "",
+            g.to_json()["grantedAt"] or "",
         )
-    console().print(table)
+
+    columns = ("id", "client", "tenant", "project", "role", "approver", "granted")
+    print_records("grants", run(ctx, body), as_json, columns, row)
 
 
 @oauth_app.command("revoke")

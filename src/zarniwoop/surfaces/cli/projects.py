@@ -6,16 +6,12 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from .app import name_param, run
+from .app import command_group, name_param, run
 
 if TYPE_CHECKING:
     from ...runtime import Runtime
 
-projects_app = typer.Typer(help="Project lifecycle.", no_args_is_help=True)
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(projects_app, name="projects")
+projects_app, register = command_group("projects", "Project lifecycle.")
 
 
 @projects_app.command("stop")

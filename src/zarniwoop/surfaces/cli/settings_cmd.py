@@ -14,16 +14,12 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperCommand
 
-from .app import console, print_json, run
+from .app import command_group, console, print_json, run
 
 if TYPE_CHECKING:
     from ...runtime import Runtime
 
-settings_app = typer.Typer(help="Read and write settings of a scope.", no_args_is_help=True)
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(settings_app, name="settings")
+settings_app, register = command_group("settings", "Read and write settings of a scope.")
 
 
 LEVEL_HELP = "Which level to write: system, tenant or project (default project)."

@@ -21,23 +21,19 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from .app import Globals, console, fail, print_json, run
+from .app import Globals, command_group, console, fail, print_json, run
 
 if TYPE_CHECKING:
     from ...runtime import Runtime
     from ...tasks.store import TaskCaller, TaskRecord
     from ...tools.inputs import ResearchInvestigateInput
 
-tasks_app = typer.Typer(
-    help="Tasks: investigations that run on after the command that started them.", no_args_is_help=True
+tasks_app, register = command_group(
+    "tasks", "Tasks: investigations that run on after the command that started them."
 )
 POLL_SECONDS = 0.5
 LOG_FILE = "tasks.log"
 """Under ZARNIWOOP_HOME: what detached runners wrote on stderr (a runner has no terminal)."""
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(tasks_app, name="tasks")
 
 
 def local_caller(g: Globals) -> TaskCaller:

@@ -6,19 +6,15 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from .app import console, name_param, print_json, run
+from .app import command_group, name_param, print_json, print_records, run
 
 if TYPE_CHECKING:
     from ...runtime import Runtime
     from ...tenancy.tokens import IssuedToken, TokenRecord
 
-tokens_app = typer.Typer(
-    help="API tokens of the HTTP server (bound to tenant, project and role).", no_args_is_help=True
+tokens_app, register = command_group(
+    "tokens", "API tokens of the HTTP server (bound to tenant, project and role)."
 )
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(tokens_app, name="tokens")
 
 
 @tokens_app.command("create")
@@ -100,16 +96,8 @@ def list_(
 
         return await rt.tokens.records(include_revoked=include_revoked)
 
-    records = run(ctx, body)
-    if as_json:
-        print_json({"tokens": [r.to_json() for r in records]})
-        return
-    from rich.table import Table
+    def row(r: TokenRecord) -> tuple[str, ...]:
+        return (r.id, r.tenant, r.project, r.role, r.label or "", r.created_at, r.revoked_at or "")
 
-    table = Table(header_style="bold")
-    for column in ("id", "tenant", "project", "role", "label", "created", "revoked"):
-        # an id is what `tokens revoke` takes: it is never cut, whatever the terminal's width
-        table.add_column(column, no_wrap=column == "id", overflow="fold")
-    for r in records:
-        table.add_row(r.id, r.tenant, r.project, r.role, r.label or "", r.created_at, r.revoked_at or "")
-    console().print(table)
+    columns = ("id", "tenant", "project", "role", "label", "created", "revoked")
+    print_records("tokens", run(ctx, body), as_json, columns, row)

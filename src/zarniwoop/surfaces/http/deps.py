@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import Depends, HTTPException, Query, Request
+from fastapi import Depends, HTTPException, Path, Query, Request
 
 from ...contract.errors import AccessDeniedError, OAuthTokenError, ScopeRequiredError
 from ...contract.names import MAX_NAME_CHARS, NAME_RULE
@@ -36,6 +36,9 @@ async def get_state(request: Request) -> AppState:
 
 
 Ctx = Annotated[AppState, Depends(get_state)]
+
+RecordId = Annotated[str, Path(max_length=100, pattern=r"^[A-Za-z0-9_\-]+$")]
+"""A stored record's id in a URL path (an API token's, an OAuth grant's or sign-in request's)."""
 
 
 async def authenticate_header(state: AppState, header: str | None) -> Principal:

@@ -19,12 +19,13 @@ from fastapi.responses import Response
 
 from ....contract.errors import InvalidRequestError
 from ....llm.adapters.embeddings import encoded
+from ..answering import unless_gone
 from ..embeddings_wire import EmbeddingRequest, embeddings_json
 from ..fast_body import FastBodyRoute, request_only
 from ..fast_json import FastJSONResponse
 from ..openai_wire import COMPONENT_REF
 from ..state import AppState
-from .gateway import OPENAI_ERRORS, error_response, gateway_call, principal_of, request_body, unless_gone
+from .gateway import OPENAI_ERRORS, error_response, gateway_call, principal_of, request_body
 
 router = APIRouter(tags=["gateway"], responses=OPENAI_ERRORS, route_class=FastBodyRoute)
 PURPOSE = "embeddings"

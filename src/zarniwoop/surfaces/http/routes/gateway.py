@@ -34,7 +34,6 @@ here with the wire models of `openai_wire.py`, so a validation error is OpenAI-s
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import time
@@ -44,7 +43,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException
 
@@ -62,13 +61,13 @@ from ....contract.errors import (
     UnsafeValueError,
     ZarniwoopError,
 )
-from ....llm.adapters import ChatRequest, StreamDelta
+from ....llm.adapters import StreamDelta
 from ....llm.adapters.options import passed_back
 from ....llm.call import LlmCall, LlmResult
 from ....llm.catalog.liveness import partition
 from ....llm.catalog.usable import UsableModel, usable_models
-from ....llm.settlement import CallWatch
 from ....tenancy.tokens import Principal
+from ..answering import streamed, unless_gone
 from ..deps import PRINCIPAL_SCOPE_KEY, Ctx, CurrentPrincipal, authenticate_header
 from ..fast_body import FastBodyRoute, request_only
 from ..fast_json import FastJSONResponse
@@ -89,7 +88,7 @@ from ..openai_wire import (
 from ..state import AppState
 
 if TYPE_CHECKING:
-    from ....llm.manager import LlmManager
+    pass
 
 log = logging.getLogger("zarniwoop.gateway")
 
@@ -150,12 +149,11 @@ async def chat_completions(request: Request) -> Response:
         chat_request = body.to_chat_request()
         completion_id, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
         if body.stream:
-            items = manager.stream(call, chat_request).__aiter__()
-            first = await items.__anext__()  # a refusal or failover error still answers as JSON
-            return StreamingResponse(
-                _events(items, first, body, completion_id, created),
-                media_type="text/event-stream",
-                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            return await streamed(
+                manager,
+                call,
+                chat_request,
+                lambda items, first: _events(items, first, body, completion_id, created),
             )
         result = await unless_gone(request, manager, call, chat_request)
         if result is None:  # nobody to answer: the call is settled on its own (`llm/settlement.py`)
@@ -264,42 +262,6 @@ def _model_json(model: UsableModel, **extra: Any) -> dict[str, Any]:
 # -- helpers ----------------------------------------------------------------------------------
 
 
-async def unless_gone(
-    request: Request, manager: LlmManager, call: LlmCall, chat_request: ChatRequest
-) -> LlmResult | None:
-    """The non-streamed call's result, or None when the client disconnected first: the call is then
-    abandoned — it runs on detached and is settled with what the upstream produced."""
-    watch = CallWatch()
-    task = asyncio.ensure_future(manager.chat(call, chat_request, watch=watch))
-    gone = asyncio.ensure_future(_disconnected(request))
-    try:
-        await asyncio.wait((task, gone), return_when=asyncio.FIRST_COMPLETED)
-    except BaseException:  # the handler itself was cancelled (shutdown): same as a client gone
-        gone.cancel()
-        watch.abandon()
-        manager.adopt(task)
-        raise
-    gone.cancel()
-    if task.done():
-        return task.result()
-    watch.abandon()
-    manager.adopt(task)
-    task.add_done_callback(_quiet)
-    return None
-
-
-async def _disconnected(request: Request) -> None:
-    """Returns when the client closed its connection (the body was read already)."""
-    while (await request.receive())["type"] != "http.disconnect":
-        pass
-
-
-def _quiet(task: asyncio.Future[Any]) -> None:
-    """An abandoned call's failure has nobody to go to: it is in its usage row; retrieve it here."""
-    if not task.cancelled():
-        task.exception()
-
-
 async def principal_of(request: Request, state: AppState, header: str | None = None) -> Principal:
     """`deps.get_principal` without the dependency: the guard's principal, else the one of `header`
     (by default `Authorization`; `/v1/messages` passes the `x-api-key` one where that came)."""
@@ -383,5 +345,4 @@ __all__ = [
     "principal_of",
     "request_body",
     "router",
-    "unless_gone",
 ]

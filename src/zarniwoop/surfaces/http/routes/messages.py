@@ -28,11 +28,12 @@ from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import Response, StreamingResponse
+from fastapi.responses import Response
 
 from ....llm.adapters import StreamDelta
 from ....llm.call import LlmResult
 from ....tenancy.tokens import Principal
+from ..answering import streamed, unless_gone
 from ..anthropic_answers import MessageEvents, error_json, event, message_json
 from ..anthropic_wire import (
     AnthropicErrorBody,
@@ -47,7 +48,13 @@ from ..anthropic_wire import (
 from ..fast_body import FastBodyRoute, request_only
 from ..fast_json import FastJSONResponse
 from ..state import AppState
-from .gateway import error_answers, error_parts, gateway_call, principal_of, request_body, unless_gone
+from .gateway import (
+    error_answers,
+    error_parts,
+    gateway_call,
+    principal_of,
+    request_body,
+)
 
 log = logging.getLogger("zarniwoop.gateway")
 
@@ -74,13 +81,9 @@ async def messages(request: Request) -> Response:
         manager = await state.runtime.llm()
         message_id = f"msg_{uuid.uuid4().hex[:24]}"
         if parsed.stream:
-            items = manager.stream(call, chat_request).__aiter__()
-            first = await items.__anext__()  # a refusal or failover error still answers as JSON
             events = MessageEvents(message_id, parsed.model, chat_request.estimated_input_tokens())
-            return StreamingResponse(
-                _events(items, first, events),
-                media_type="text/event-stream",
-                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            return await streamed(
+                manager, call, chat_request, lambda items, first: _events(items, first, events)
             )
         result = await unless_gone(request, manager, call, chat_request)
         if result is None:  # nobody to answer: the call is settled on its own (`llm/settlement.py`)

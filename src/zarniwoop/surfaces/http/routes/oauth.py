@@ -17,14 +17,14 @@ role, approving token, dates), `DELETE /v1/oauth/grants/{id}` ends one — tenan
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-from fastapi import APIRouter, HTTPException, Path, Request, Response
+from fastapi import APIRouter, HTTPException, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from ....contract.errors import AccessDeniedError
 from ....tenancy.oauth_grants import GrantStore
-from ..deps import AdminCaller, CallerInfo, Ctx
+from ..deps import AdminCaller, CallerInfo, Ctx, RecordId
 from ..state import AppState
 
 if TYPE_CHECKING:  # the MCP SDK's auth, which it builds on, loads only with `auth.builtin`
@@ -58,7 +58,7 @@ def _server(ctx: AppState) -> BuiltinAuthServer:
 
 @router.get("/v1/oauth/requests/{request_id}", summary="A sign-in request waiting for consent")
 async def pending_request(
-    request_id: Annotated[str, Path(max_length=100, pattern=r"^[A-Za-z0-9_\-]+$")],
+    request_id: RecordId,
     ctx: Ctx,
     admin: AdminCaller,
 ) -> dict[str, Any]:
@@ -73,7 +73,7 @@ async def pending_request(
 
 @router.post("/v1/oauth/requests/{request_id}", summary="Grant (or deny) a sign-in request")
 async def decide_request(
-    request_id: Annotated[str, Path(max_length=100, pattern=r"^[A-Za-z0-9_\-]+$")],
+    request_id: RecordId,
     body: ConsentBody,
     ctx: Ctx,
     admin: AdminCaller,
@@ -102,7 +102,7 @@ async def list_grants(ctx: Ctx, admin: AdminCaller) -> dict[str, Any]:
 
 @router.delete("/v1/oauth/grants/{grant_id}", summary="End an OAuth grant: its refresh tokens stop working")
 async def revoke_grant(
-    grant_id: Annotated[str, Path(max_length=100, pattern=r"^[A-Za-z0-9_\-]+$")],
+    grant_id: RecordId,
     ctx: Ctx,
     admin: AdminCaller,
 ) -> dict[str, Any]:

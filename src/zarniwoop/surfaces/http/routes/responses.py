@@ -26,13 +26,14 @@ from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import Response, StreamingResponse
+from fastapi.responses import Response
 
 from ....contract.errors import InvalidRequestError
 from ....contract.query import SearchScope
 from ....llm.adapters import StreamDelta
 from ....llm.call import LlmCall, LlmResult
 from ....storage.responses import STORE_KEY, ResponseStore
+from ..answering import streamed, unless_gone
 from ..fast_body import FastBodyRoute, request_only
 from ..fast_json import FastJSONResponse
 from ..openai_wire import COMPONENT_REF
@@ -46,7 +47,6 @@ from .gateway import (
     gateway_call,
     principal_of,
     request_body,
-    unless_gone,
 )
 
 log = logging.getLogger("zarniwoop.gateway")
@@ -95,13 +95,9 @@ async def create_response(request: Request) -> Response:
         manager = await runtime.llm()
         response_id, created = new_id("resp"), int(time.time())
         if body.stream:
-            upstream = manager.stream(call, chat_request).__aiter__()
-            first = await upstream.__anext__()  # a refusal or failover error still answers as JSON
             events = ResponseEvents(response_id, created, body, keep is not None)
-            return StreamingResponse(
-                _events(upstream, first, events, keep),
-                media_type="text/event-stream",
-                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            return await streamed(
+                manager, call, chat_request, lambda upstream, first: _events(upstream, first, events, keep)
             )
         result = await unless_gone(request, manager, call, chat_request)
         if result is None:  # nobody to answer: the call is settled on its own (`llm/settlement.py`)

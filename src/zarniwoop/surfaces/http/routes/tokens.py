@@ -15,15 +15,15 @@ answered as absent (404), so ids of other tenants are not confirmed. Ids are log
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from fastapi import APIRouter, HTTPException, Path
+from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, ConfigDict, Field
 
 from ....contract.errors import AccessDeniedError
 from ....contract.names import MAX_NAME_CHARS, NAME_RULE
 from ....tenancy.tokens import ANY, Principal, TokenRecord
-from ..deps import AdminCaller, Ctx
+from ..deps import AdminCaller, Ctx, RecordId
 from ..errors import ERROR_RESPONSES
 
 router = APIRouter(prefix="/v1/tokens", tags=["tokens"], responses=ERROR_RESPONSES)
@@ -94,9 +94,7 @@ async def create_token(body: TokenCreate, ctx: Ctx, admin: AdminCaller) -> dict[
 
 
 @router.delete("/{token_id}", summary="Revoke an API token by its id")
-async def revoke_token(
-    token_id: Annotated[str, Path(max_length=100, pattern=r"^[A-Za-z0-9_\-]+$")], ctx: Ctx, admin: AdminCaller
-) -> dict[str, Any]:
+async def revoke_token(token_id: RecordId, ctx: Ctx, admin: AdminCaller) -> dict[str, Any]:
     store = ctx.runtime.tokens
     record = next((r for r in await store.records() if r.id == token_id), None)
     if record is None or not _within(admin.principal, record):
