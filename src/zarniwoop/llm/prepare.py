@@ -18,7 +18,7 @@ import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..config.trust import guarded, set_by_operator
 from ..contract.errors import FailoverError, QuotaExceededError, ZarniwoopError
@@ -40,6 +40,7 @@ from .traits import WarnOnce, warning_for
 if TYPE_CHECKING:
     from ..config.settings import ScopedSettings
     from ..ledger import Switch
+    from ..limits.windows import RateLine
     from ..tenancy.accounts import CallScope, FailoverPolicy
     from .adapters import ChatRequest
     from .call import CallParts
@@ -69,10 +70,15 @@ class Decision:
     resolution: Resolution
 
 
-async def _situate(parts: CallParts, call: LlmCall) -> tuple[CallScope, SearchScope, ScopedSettings]:
+async def _refresh(parts: CallParts) -> None:
+    """Reload the snapshots another process may have changed (a cheap check at most once a second)."""
     await parts.settings.refresh(max_age=1.0)
     await parts.credentials.refresh(max_age=1.0)
     await parts.directory.refresh(max_age=1.0)
+
+
+async def _situate(parts: CallParts, call: LlmCall) -> tuple[CallScope, SearchScope, ScopedSettings]:
+    await _refresh(parts)
     scope = parts.directory.scope(call.tenant, call.project, call.account, team=call.team)
     scope_key = SearchScope(call.tenant, call.project)
     return scope, scope_key, parts.settings.scoped(scope_key)
@@ -138,6 +144,116 @@ def _plan(
     return _Plan(purpose, choice, resolution, builder, candidates, substitution)
 
 
+class Versioned(Protocol):
+    version: int
+    """Bumped by every change of the store's snapshot."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Situation:
+    """What a call's scope decides before its model: budgets, failover policy, the settings read
+    per call. Depends only on the directory and the settings (`CallMemory`)."""
+
+    scope: CallScope
+    scope_key: SearchScope
+    settings: ScopedSettings
+    lines: tuple[QuotaLine, ...]
+    cap: int | None
+    policy: FailoverPolicy
+    rate_lines: tuple[RateLine, ...]
+    rate_window: float
+    max_wait: float
+    timeout: float
+    drain: float
+    persist_trace: bool
+    webhook_url: str | None
+    webhook_guarded: bool
+
+
+def _situation(scope: CallScope, scope_key: SearchScope, settings: ScopedSettings) -> _Situation:
+    return _Situation(
+        scope=scope,
+        scope_key=scope_key,
+        settings=settings,
+        lines=tuple(quota_lines(scope)),
+        cap=max_tokens_cap(scope),
+        policy=failover_policy(scope),
+        rate_lines=tuple(rate_lines(scope)),
+        rate_window=settings.get_float(WINDOW_KEY, DEFAULT_WINDOW_SECONDS) or DEFAULT_WINDOW_SECONDS,
+        max_wait=settings.get_float(MAX_WAIT_KEY, IN_CALL_WAIT_CAP) or IN_CALL_WAIT_CAP,
+        timeout=settings.get_int(TIMEOUT_KEY, 120_000) / 1000,
+        drain=max(0, settings.get_int(DRAIN_KEY, DEFAULT_DRAIN_MS)) / 1000,
+        persist_trace=settings.get_bool(PERSIST_KEY, False),
+        webhook_url=settings.get(WEBHOOK_KEY),
+        webhook_guarded=guarded(settings, not set_by_operator(settings, WEBHOOK_KEY)),
+    )
+
+
+class CallMemory:
+    """What preparing a call keeps for the next ones, per manager: the discipline warnings given
+    (`WarnOnce`), and each scope's `_Situation` and each (scope, spec)'s `_Plan` — the credential
+    cascade and the candidates, a tenth of a gateway call's instructions when built per call. Each holds
+    while what it was built from is unchanged: the directory's, the settings' and the credentials'
+    versions (bumped by every reload a refresh makes) and the operator variables it read; a plan
+    made after a budget's reading (the light model's switch) is not kept."""
+
+    MAX_ENTRIES = 1024
+    """Entries kept at most in each memory (`_keep`)."""
+
+    def __init__(self) -> None:
+        self.warn_once = WarnOnce()
+        self._situations: dict[tuple[object, ...], tuple[tuple[int, ...], _Situation]] = {}
+        self._plans: dict[tuple[object, ...], tuple[tuple[int, ...], _Plan]] = {}
+
+    async def situation(self, parts: CallParts, call: LlmCall) -> _Situation:
+        await _refresh(parts)
+        key = (call.tenant, call.project, call.account, call.team)
+        versions = _versions(parts.directory, parts.settings)
+        known = self._situations.get(key)
+        if known is not None and known[0] == versions:
+            return known[1]
+        scope = parts.directory.scope(call.tenant, call.project, call.account, team=call.team)
+        scope_key = SearchScope(call.tenant, call.project)
+        found = _situation(scope, scope_key, parts.settings.scoped(scope_key))
+        _keep(self._situations, key, (versions, found))
+        return found
+
+    def plan(self, parts: CallParts, call: LlmCall, situation: _Situation) -> _Plan:
+        """The plan of a call before any budget was read (a refused one raises, kept nowhere)."""
+        overrides = tuple(sorted(call.overrides.items()))
+        key: tuple[object, ...] = (
+            call.tenant,
+            call.project,
+            call.account,
+            call.team,
+            call.model,
+            call.purpose,
+        )
+        key += (overrides, call.fallback_models)
+        versions = _versions(parts.directory, parts.settings, parts.credentials)
+        known = self._plans.get(key)
+        if known is not None and known[0] == versions:
+            environ = parts.environ
+            if all(environ.get(name) == value for name, value in known[1].builder.environ_read.items()):
+                return known[1]
+        found = _plan(parts, call, situation.scope, situation.settings, situation.policy, ())
+        _keep(self._plans, key, (versions, found))
+        return found
+
+
+def _keep(memory: dict[tuple[object, ...], Any], key: tuple[object, ...], value: Any) -> None:
+    """Scopes and specs are named by callers: a memory is emptied when it grows past its bound."""
+    if len(memory) >= CallMemory.MAX_ENTRIES:
+        memory.clear()
+    memory[key] = value
+
+
+def _versions(*stores: Versioned) -> tuple[int, ...]:
+    """Which snapshot of each store a memory was built from (a store swapped on the manager, as
+    tests do, is another store even at the same version)."""
+    return tuple(n for store in stores for n in (id(store), store.version))
+
+
 async def decide(parts: CallParts, call: LlmCall) -> Decision:
     """Scope, budgets (read) and model: the purpose (`light` at 95 %), the spec, its resolution."""
     scope, scope_key, settings = await _situate(parts, call)
@@ -189,23 +305,22 @@ def _below_light(line: QuotaLine) -> QuotaLine:
 
 
 async def prepare_call(
-    parts: CallParts, call: LlmCall, request: ChatRequest, warn_once: WarnOnce, *, hold_first: bool = False
+    parts: CallParts, call: LlmCall, request: ChatRequest, memory: CallMemory, *, hold_first: bool = False
 ) -> PreparedCall:
     """Everything before the first byte leaves: scope, budgets, model, keys, candidates; with
     `hold_first` (a call about to run) also the first attempt's hold, whose reservation doubles as
     the budgets' check (`_hold_below_light`)."""
-    scope, scope_key, settings = await _situate(parts, call)
-    lines = tuple(quota_lines(scope))
-    cap = max_tokens_cap(scope)
+    situation = await memory.situation(parts, call)
+    scope, settings, lines, policy = situation.scope, situation.settings, situation.lines, situation.policy
+    cap = situation.cap
     if cap is not None and request.max_tokens > cap:
         request = replace(request, max_tokens=cap)
     estimate = request.estimated_input_tokens() + request.max_tokens
-    policy = failover_policy(scope)
     plan: _Plan | None = None
     first = None
     if hold_first:
         try:
-            plan = _plan(parts, call, scope, settings, policy, ())
+            plan = memory.plan(parts, call, situation)
         except ZarniwoopError:
             plan = None  # the light model may serve where this one cannot: the budgets decide below
         if plan is not None and plan.candidates:
@@ -225,12 +340,11 @@ async def prepare_call(
         detail = "; ".join(dict.fromkeys(plan.builder.missing)) or "no provider entry or key"
         raise FailoverError(f"no usable LLM provider for {choice.spec!r} ({detail})", (), ())
     try:
-        max_wait = settings.get_float(MAX_WAIT_KEY, IN_CALL_WAIT_CAP) or IN_CALL_WAIT_CAP
         catalog = await parts.catalog()
-        warn_once(warning_for(resolution, catalog, scope_key))
+        memory.warn_once(warning_for(resolution, catalog, situation.scope_key))
         return PreparedCall(
             call=call,
-            scope_key=scope_key,
+            scope_key=situation.scope_key,
             scope=scope,
             settings=settings,
             lines=lines,
@@ -240,15 +354,15 @@ async def prepare_call(
             candidates=tuple(candidates),
             request=request,
             estimate=estimate,
-            engine=FailoverEngine(policy, clock=parts.clock, max_wait=max_wait),
+            engine=FailoverEngine(policy, clock=parts.clock, max_wait=situation.max_wait),
             catalog=catalog,
-            timeout=settings.get_int(TIMEOUT_KEY, 120_000) / 1000,
-            drain=max(0, settings.get_int(DRAIN_KEY, DEFAULT_DRAIN_MS)) / 1000,
-            persist_trace=settings.get_bool(PERSIST_KEY, False),
-            webhook_url=settings.get(WEBHOOK_KEY),
-            webhook_guarded=guarded(settings, not set_by_operator(settings, WEBHOOK_KEY)),
-            rate_lines=tuple(rate_lines(scope)),
-            rate_window=settings.get_float(WINDOW_KEY, DEFAULT_WINDOW_SECONDS) or DEFAULT_WINDOW_SECONDS,
+            timeout=situation.timeout,
+            drain=situation.drain,
+            persist_trace=situation.persist_trace,
+            webhook_url=situation.webhook_url,
+            webhook_guarded=situation.webhook_guarded,
+            rate_lines=situation.rate_lines,
+            rate_window=situation.rate_window,
             substitution=substitution,
             blocked=blocked,
             first_hold=first,

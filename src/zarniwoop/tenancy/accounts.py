@@ -87,9 +87,12 @@ class OrgDirectory:
         """The config file's units: this run's only, never stored; a stored unit of the same name wins."""
         self._fingerprint: tuple[object, ...] | None = None
         self._checked_at = 0.0
+        self.version = 0
+        """Bumped whenever the units change; caches built from them compare against it."""
 
     def use_file(self, units: Iterable[OrgUnit]) -> None:
         self._file = {(u.tenant, u.kind, u.name): u for u in units}
+        self.version += 1
 
     def file_names(self, tenant: str, kind: str, name: str) -> bool:
         """Whether this run's config file declares the unit."""
@@ -112,6 +115,7 @@ class OrgDirectory:
             )
         self._units = units
         self._fingerprint = fingerprint
+        self.version += 1
         return True
 
     def unit(self, tenant: str, kind: str, name: str | None) -> OrgUnit | None:
