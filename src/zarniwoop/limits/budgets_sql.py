@@ -205,19 +205,17 @@ class SQLBudgets(BudgetStore):
         self, lines: Sequence[QuotaLine], hold: Hold, keys: Sequence[tuple[str, ...]], epoch: float
     ) -> list[LineStatus]:
         """Used and held amounts of each line (`keys`: its counter's, in the hold's buckets), in order,
-        read in one statement (two scalar subqueries per line: SQLite and PostgreSQL alike)."""
+        read in one statement: a row per line, two scalar subqueries over its key, each key bound
+        once (SQLite and PostgreSQL alike)."""
         if not lines:
             return []
-        params: list[object] = []
+        params: list[object] = [epoch]
         for key in keys:
             params.extend(key)
-            params.extend(key)
-            params.append(epoch)
-        row = await self.db.fetchone(_status_sql(len(lines)), params)
-        assert row is not None  # a SELECT without FROM always yields its one row
+        rows = await self.db.fetchall(_status_sql(len(lines)), params)
         return [
-            LineStatus(line, key[6], int(row[2 * i] or 0), int(row[2 * i + 1] or 0))
-            for i, (line, key) in enumerate(zip(lines, keys, strict=True))
+            LineStatus(line, key[6], int(used or 0), int(held or 0))
+            for line, key, (used, held) in zip(lines, keys, rows, strict=True)
         ]
 
     async def charge(
@@ -238,16 +236,19 @@ def _marks(count: int) -> str:
     return ", ".join("?" * count)
 
 
-_MATCH = "tenant = ? AND unit = ? AND level = ? AND owner = ? AND subject = ? AND period = ? AND bucket = ?"
+_MATCH_KEY = " AND ".join(f"{column} = k.column{i}" for i, column in enumerate(_KEY.split(", "), start=2))
+"""A counter's key equal to the row of `k`, the keys' VALUES (its first column is the line's place)."""
 
 
 @functools.cache
 def _status_sql(count: int) -> str:
-    """The one statement `_statuses` runs for `count` lines: per line, its charged usage and the
-    amount of its unexpired holds (seven key parameters each, plus the epoch for the holds)."""
-    used = f"(SELECT used FROM llm_quota_usage WHERE {_MATCH})"
-    held = f"(SELECT COALESCE(SUM(tokens), 0) FROM llm_quota_holds WHERE {_MATCH} AND expires_at > ?)"
-    return "SELECT " + ", ".join([f"{used}, {held}"] * count)
+    """The one statement `_statuses` runs for `count` lines: a row per line, in order, with its
+    charged usage and the amount of its unexpired holds (the epoch for the holds, then seven key
+    parameters per line)."""
+    used = f"(SELECT used FROM llm_quota_usage WHERE {_MATCH_KEY})"
+    held = f"(SELECT COALESCE(SUM(tokens), 0) FROM llm_quota_holds WHERE {_MATCH_KEY} AND expires_at > ?)"
+    keys = ", ".join(f"({i}, ?, ?, ?, ?, ?, ?, ?)" for i in range(count))
+    return f"SELECT {used}, {held} FROM (VALUES {keys}) AS k ORDER BY k.column1"
 
 
 class SQLCallBudgets(CallBudgets):
