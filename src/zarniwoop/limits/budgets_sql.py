@@ -13,15 +13,14 @@ was a third of a gateway call's CPU when it took two reads and an insert per lin
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from ..contract.errors import DatabaseUnavailableError
+from ..contract.errors import BudgetUnavailableError, DatabaseUnavailableError
 from ..storage.db import value_rows
 from .budgets import (
     HOLD_TTL_SECONDS,
@@ -81,37 +80,35 @@ class SQLBudgets(BudgetStore):
     def now(self) -> datetime:
         return datetime.fromtimestamp(self.clock.now(), UTC)
 
-    @contextlib.contextmanager
-    def _fail_closed(self, lines: Sequence[QuotaLine]) -> Iterator[None]:
+    def _closed(self, lines: Sequence[QuotaLine], exc: DatabaseUnavailableError) -> BudgetUnavailableError:
         """An unreachable database refuses the reservation (the store fails closed)."""
-        try:
-            yield
-        except DatabaseUnavailableError as exc:
-            self.outage.failed(exc, "budgets fail closed: calls under a budget are refused")
-            raise unavailable_error(lines, exc, "the database") from None
-        self.outage.recovered()
+        self.outage.failed(exc, "budgets fail closed: calls under a budget are refused")
+        return unavailable_error(lines, exc, "the database")
 
     async def _hold(self, hold: Hold, limited: Sequence[QuotaLine]) -> None:
-        with self._fail_closed(limited):
+        try:
             await self._hold_in_transaction(hold, limited)
+        except DatabaseUnavailableError as exc:
+            raise self._closed(limited, exc) from None
+        self.outage.recovered()
 
     async def _hold_in_transaction(self, hold: Hold, limited: Sequence[QuotaLine]) -> None:
         epoch = self.clock.now()
         keys = _keys(hold, limited)
         async with self.db.transaction():
             check_room(await self._statuses(limited, hold, keys, epoch), hold.amount)
-            params: list[object] = []
+            params: list[object] = [hold.id, hold.amount, epoch + self.hold_ttl]
             for key in keys:
-                params.extend((hold.id, *key, hold.amount, epoch + self.hold_ttl))
-            await self.db.execute(
-                f"INSERT INTO llm_quota_holds (id, {_KEY}, tokens, expires_at) VALUES "
-                + value_rows(len(limited), 10),
-                params,
-            )
+                params.extend(key)
+            await self.db.execute(_hold_sql(len(keys)), params)
 
     async def _spend(self, hold: Hold) -> list[LineStatus]:
-        with self._fail_closed(hold.lines):
-            return await self._spend_in_transaction(hold)
+        try:
+            statuses = await self._spend_in_transaction(hold)
+        except DatabaseUnavailableError as exc:
+            raise self._closed(hold.lines, exc) from None
+        self.outage.recovered()
+        return statuses
 
     async def _spend_in_transaction(self, hold: Hold) -> list[LineStatus]:
         limited = [line for line in hold.lines if line.limit is not None]
@@ -234,6 +231,17 @@ class SQLBudgets(BudgetStore):
 @functools.cache
 def _marks(count: int) -> str:
     return ", ".join("?" * count)
+
+
+@functools.cache
+def _hold_sql(count: int) -> str:
+    """The INSERT of one hold's `count` rows, its id, amount and expiry bound once (then seven key
+    parameters per line)."""
+    keys = ", ".join(f"k.column{i}" for i in range(1, 8))
+    return (
+        f"INSERT INTO llm_quota_holds (id, {_KEY}, tokens, expires_at) SELECT ?, {keys}, "
+        f"CAST(? AS BIGINT), CAST(? AS DOUBLE PRECISION) FROM (VALUES {value_rows(count, 7)}) AS k"
+    )
 
 
 _MATCH_KEY = " AND ".join(f"{column} = k.column{i}" for i, column in enumerate(_KEY.split(", "), start=2))

@@ -14,17 +14,16 @@ budgets read to decide between the light model, a block, and a call that is mere
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ..config.trust import guarded, set_by_operator
 from ..contract.errors import FailoverError, QuotaExceededError, ZarniwoopError
 from ..contract.query import SearchScope
 from ..limits.failure_policy import IN_CALL_WAIT_CAP
-from ..limits.token_budgets import LineStatus, QuotaLine, max_tokens_cap, quota_lines
+from ..limits.token_budgets import Hold, LineStatus, QuotaLine, max_tokens_cap, quota_lines
 from ..limits.windows import DEFAULT_WINDOW_SECONDS, WINDOW_KEY, rate_lines
 from .call import FirstHold, LlmCall, ModelChoice, PreparedCall
 from .choice.aliases import resolve
@@ -144,11 +143,6 @@ def _plan(
     return _Plan(purpose, choice, resolution, builder, candidates, substitution)
 
 
-class Versioned(Protocol):
-    version: int
-    """Bumped by every change of the store's snapshot."""
-
-
 @dataclass(frozen=True, slots=True)
 class _Situation:
     """What a call's scope decides before its model: budgets, failover policy, the settings read
@@ -158,6 +152,8 @@ class _Situation:
     scope_key: SearchScope
     settings: ScopedSettings
     lines: tuple[QuotaLine, ...]
+    below_light: tuple[QuotaLine, ...]
+    """`lines`, each refusing at its light-model threshold (`_hold_below_light`'s probe)."""
     cap: int | None
     policy: FailoverPolicy
     rate_lines: tuple[RateLine, ...]
@@ -171,11 +167,13 @@ class _Situation:
 
 
 def _situation(scope: CallScope, scope_key: SearchScope, settings: ScopedSettings) -> _Situation:
+    lines = tuple(quota_lines(scope))
     return _Situation(
         scope=scope,
         scope_key=scope_key,
         settings=settings,
-        lines=tuple(quota_lines(scope)),
+        lines=lines,
+        below_light=tuple(_below_light(line) for line in lines),
         cap=max_tokens_cap(scope),
         policy=failover_policy(scope),
         rate_lines=tuple(rate_lines(scope)),
@@ -208,7 +206,8 @@ class CallMemory:
     async def situation(self, parts: CallParts, call: LlmCall) -> _Situation:
         await _refresh(parts)
         key = (call.tenant, call.project, call.account, call.team)
-        versions = _versions(parts.directory, parts.settings)
+        directory, settings = parts.directory, parts.settings
+        versions = (id(directory), directory.version, id(settings), settings.version)
         known = self._situations.get(key)
         if known is not None and known[0] == versions:
             return known[1]
@@ -230,7 +229,9 @@ class CallMemory:
             call.purpose,
         )
         key += (overrides, call.fallback_models)
-        versions = _versions(parts.directory, parts.settings, parts.credentials)
+        directory, settings, credentials = parts.directory, parts.settings, parts.credentials
+        versions: tuple[int, ...] = (id(directory), directory.version, id(settings), settings.version)
+        versions += (id(credentials), credentials.version)  # a store swapped on the manager is another
         known = self._plans.get(key)
         if known is not None and known[0] == versions:
             environ = parts.environ
@@ -246,12 +247,6 @@ def _keep(memory: dict[tuple[object, ...], Any], key: tuple[object, ...], value:
     if len(memory) >= CallMemory.MAX_ENTRIES:
         memory.clear()
     memory[key] = value
-
-
-def _versions(*stores: Versioned) -> tuple[int, ...]:
-    """Which snapshot of each store a memory was built from (a store swapped on the manager, as
-    tests do, is another store even at the same version)."""
-    return tuple(n for store in stores for n in (id(store), store.version))
 
 
 async def decide(parts: CallParts, call: LlmCall) -> Decision:
@@ -282,25 +277,27 @@ async def choose_model(parts: CallParts, call: LlmCall) -> ModelChoice:
 
 
 async def _hold_below_light(
-    parts: CallParts, tenant: str, lines: Sequence[QuotaLine], tokens: int, purpose: str
+    parts: CallParts, tenant: str, situation: _Situation, tokens: int, purpose: str
 ) -> FirstHold | None:
     """The first attempt's hold, reserved against each line's light-model threshold instead of its
     block: granted, no line is near the light model's switch nor exhausted, so the budgets need no
     read of their own — one storage round trip before the first byte. Refused (or the store is
     out), None: the caller reads the budgets and decides as before, the hold left to the attempt."""
+    lines = situation.lines
     if tokens < 1 or not any(line.limit is not None for line in lines):
         return None
-    probe = lines if purpose == LIGHT else [_below_light(line) for line in lines]
     try:
-        hold = await parts.ledger.reserve(tenant, probe, tokens)
+        hold = await parts.ledger.reserve(
+            tenant, lines if purpose == LIGHT else situation.below_light, tokens
+        )
     except QuotaExceededError:
         return None
-    return FirstHold(replace(hold, lines=tuple(lines)))  # settled against the lines' real thresholds
+    # settled against the lines' real thresholds
+    return FirstHold(Hold(hold.id, hold.tenant, lines, hold.buckets, hold.amount, hold.by_period))
 
 
-@functools.lru_cache(maxsize=1024)
 def _below_light(line: QuotaLine) -> QuotaLine:
-    """The line refusing at its light-model threshold (cached: the same lines come with every call)."""
+    """The line refusing at its light-model threshold."""
     return replace(line, block_pct=min(line.light_pct, line.block_pct)) if line.limit is not None else line
 
 
@@ -324,7 +321,7 @@ async def prepare_call(
         except ZarniwoopError:
             plan = None  # the light model may serve where this one cannot: the budgets decide below
         if plan is not None and plan.candidates:
-            first = await _hold_below_light(parts, call.tenant, lines, estimate, plan.purpose)
+            first = await _hold_below_light(parts, call.tenant, situation, estimate, plan.purpose)
     statuses: tuple[LineStatus, ...] = ()
     if first is None:
         statuses = await _statuses(parts, call.tenant, lines)
