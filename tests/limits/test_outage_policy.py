@@ -163,6 +163,9 @@ class _UnreachableDatabase:
     async def fetchone(self, sql, params=()):
         raise DatabaseUnavailableError("unreachable")
 
+    async def fetchall(self, sql, params=()):
+        raise DatabaseUnavailableError("unreachable")
+
 
 async def test_policy_token_budgets_fail_closed_when_the_database_is_unreachable():
     budgets = SQLTokenBudgets(_UnreachableDatabase())  # type: ignore[arg-type]

@@ -278,3 +278,23 @@ async def test_a_workspace_header_rides_only_a_key_of_the_callers_own(tmp_path, 
         assert result.credential_source == "account"
         sent = emulator.requests(ANTHROPIC_PATH)
         assert [(r.header(header), r.header("x-api-key")) for r in sent] == [("wrkspc_01", K["account"])]
+
+
+async def test_a_plan_kept_between_calls_follows_the_keys_it_was_built_from(tmp_path, emulator) -> None:
+    """The cascade's plan is kept for the next call of the same scope and spec (`prepare.CallMemory`)
+    only while the operator variables it read and the credential store are as they were."""
+    emulator.add(ANTHROPIC_PATH, anthropic_reply())
+    case = Case("memory", account=[entry("k_acc")], stored=())
+    async with await open_case(tmp_path, case, emulator) as runtime:
+        manager = await manager_for(runtime, environ={"ANTHROPIC_API_KEY": ENV_KEY})
+        manager._catalog = None
+        call = LlmCall("acme", "p1", "mike", model=f"anthropic:{MODEL}")
+        sources = [(await manager.chat(call, ChatRequest.prompt("hi"))).credential_source]
+        sources.append((await manager.chat(call, ChatRequest.prompt("hi"))).credential_source)
+        manager.environ = {"ANTHROPIC_API_KEY": "sk-ant-ROTATED-7777"}  # the operator rotated its key
+        sources.append((await manager.chat(call, ChatRequest.prompt("hi"))).credential_source)
+        await runtime.credentials.set("acme", "account", "mike", "k_acc", K["account"])  # the account's own
+        sources.append((await manager.chat(call, ChatRequest.prompt("hi"))).credential_source)
+        sent = [request.header("x-api-key") for request in emulator.requests(ANTHROPIC_PATH)]
+        assert sources == ["operator", "operator", "operator", "account"]
+        assert sent == [ENV_KEY, ENV_KEY, "sk-ant-ROTATED-7777", K["account"]]

@@ -80,9 +80,14 @@ class ChargeQueue:
         while self._queue:
             batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
             try:
-                statuses = await self._charge_batch(batch)
-            except Exception:
-                statuses = [await self._charge_one(queued) for queued in batch]
+                try:
+                    statuses = await self._charge_batch(batch)
+                except Exception:
+                    statuses = [await self._charge_one(queued) for queued in batch]
+            except BaseException:
+                for queued in batch:  # the writer itself cancelled (its loop closing): none waits forever
+                    queued.done.cancel()
+                raise
             for queued, charged in zip(batch, statuses, strict=True):
                 if not queued.done.done():  # its caller may have been cancelled meanwhile
                     queued.done.set_result(charged)

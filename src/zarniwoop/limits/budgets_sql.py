@@ -13,15 +13,14 @@ was a third of a gateway call's CPU when it took two reads and an insert per lin
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from ..contract.errors import DatabaseUnavailableError
+from ..contract.errors import BudgetUnavailableError, DatabaseUnavailableError
 from ..storage.db import value_rows
 from .budgets import (
     HOLD_TTL_SECONDS,
@@ -81,37 +80,35 @@ class SQLBudgets(BudgetStore):
     def now(self) -> datetime:
         return datetime.fromtimestamp(self.clock.now(), UTC)
 
-    @contextlib.contextmanager
-    def _fail_closed(self, lines: Sequence[QuotaLine]) -> Iterator[None]:
+    def _closed(self, lines: Sequence[QuotaLine], exc: DatabaseUnavailableError) -> BudgetUnavailableError:
         """An unreachable database refuses the reservation (the store fails closed)."""
-        try:
-            yield
-        except DatabaseUnavailableError as exc:
-            self.outage.failed(exc, "budgets fail closed: calls under a budget are refused")
-            raise unavailable_error(lines, exc, "the database") from None
-        self.outage.recovered()
+        self.outage.failed(exc, "budgets fail closed: calls under a budget are refused")
+        return unavailable_error(lines, exc, "the database")
 
     async def _hold(self, hold: Hold, limited: Sequence[QuotaLine]) -> None:
-        with self._fail_closed(limited):
+        try:
             await self._hold_in_transaction(hold, limited)
+        except DatabaseUnavailableError as exc:
+            raise self._closed(limited, exc) from None
+        self.outage.recovered()
 
     async def _hold_in_transaction(self, hold: Hold, limited: Sequence[QuotaLine]) -> None:
         epoch = self.clock.now()
         keys = _keys(hold, limited)
         async with self.db.transaction():
             check_room(await self._statuses(limited, hold, keys, epoch), hold.amount)
-            params: list[object] = []
+            params: list[object] = [hold.id, hold.amount, epoch + self.hold_ttl]
             for key in keys:
-                params.extend((hold.id, *key, hold.amount, epoch + self.hold_ttl))
-            await self.db.execute(
-                f"INSERT INTO llm_quota_holds (id, {_KEY}, tokens, expires_at) VALUES "
-                + value_rows(len(limited), 10),
-                params,
-            )
+                params.extend(key)
+            await self.db.execute(_hold_sql(len(keys)), params)
 
     async def _spend(self, hold: Hold) -> list[LineStatus]:
-        with self._fail_closed(hold.lines):
-            return await self._spend_in_transaction(hold)
+        try:
+            statuses = await self._spend_in_transaction(hold)
+        except DatabaseUnavailableError as exc:
+            raise self._closed(hold.lines, exc) from None
+        self.outage.recovered()
+        return statuses
 
     async def _spend_in_transaction(self, hold: Hold) -> list[LineStatus]:
         limited = [line for line in hold.lines if line.limit is not None]
@@ -205,19 +202,17 @@ class SQLBudgets(BudgetStore):
         self, lines: Sequence[QuotaLine], hold: Hold, keys: Sequence[tuple[str, ...]], epoch: float
     ) -> list[LineStatus]:
         """Used and held amounts of each line (`keys`: its counter's, in the hold's buckets), in order,
-        read in one statement (two scalar subqueries per line: SQLite and PostgreSQL alike)."""
+        read in one statement: a row per line, two scalar subqueries over its key, each key bound
+        once (SQLite and PostgreSQL alike)."""
         if not lines:
             return []
-        params: list[object] = []
+        params: list[object] = [epoch]
         for key in keys:
             params.extend(key)
-            params.extend(key)
-            params.append(epoch)
-        row = await self.db.fetchone(_status_sql(len(lines)), params)
-        assert row is not None  # a SELECT without FROM always yields its one row
+        rows = await self.db.fetchall(_status_sql(len(lines)), params)
         return [
-            LineStatus(line, key[6], int(row[2 * i] or 0), int(row[2 * i + 1] or 0))
-            for i, (line, key) in enumerate(zip(lines, keys, strict=True))
+            LineStatus(line, key[6], int(used or 0), int(held or 0))
+            for line, key, (used, held) in zip(lines, keys, rows, strict=True)
         ]
 
     async def charge(
@@ -238,16 +233,30 @@ def _marks(count: int) -> str:
     return ", ".join("?" * count)
 
 
-_MATCH = "tenant = ? AND unit = ? AND level = ? AND owner = ? AND subject = ? AND period = ? AND bucket = ?"
+@functools.cache
+def _hold_sql(count: int) -> str:
+    """The INSERT of one hold's `count` rows, its id, amount and expiry bound once (then seven key
+    parameters per line)."""
+    keys = ", ".join(f"k.column{i}" for i in range(1, 8))
+    return (
+        f"INSERT INTO llm_quota_holds (id, {_KEY}, tokens, expires_at) SELECT ?, {keys}, "
+        f"CAST(? AS BIGINT), CAST(? AS DOUBLE PRECISION) FROM (VALUES {value_rows(count, 7)}) AS k"
+    )
+
+
+_MATCH_KEY = " AND ".join(f"{column} = k.column{i}" for i, column in enumerate(_KEY.split(", "), start=2))
+"""A counter's key equal to the row of `k`, the keys' VALUES (its first column is the line's place)."""
 
 
 @functools.cache
 def _status_sql(count: int) -> str:
-    """The one statement `_statuses` runs for `count` lines: per line, its charged usage and the
-    amount of its unexpired holds (seven key parameters each, plus the epoch for the holds)."""
-    used = f"(SELECT used FROM llm_quota_usage WHERE {_MATCH})"
-    held = f"(SELECT COALESCE(SUM(tokens), 0) FROM llm_quota_holds WHERE {_MATCH} AND expires_at > ?)"
-    return "SELECT " + ", ".join([f"{used}, {held}"] * count)
+    """The one statement `_statuses` runs for `count` lines: a row per line, in order, with its
+    charged usage and the amount of its unexpired holds (the epoch for the holds, then seven key
+    parameters per line)."""
+    used = f"(SELECT used FROM llm_quota_usage WHERE {_MATCH_KEY})"
+    held = f"(SELECT COALESCE(SUM(tokens), 0) FROM llm_quota_holds WHERE {_MATCH_KEY} AND expires_at > ?)"
+    keys = ", ".join(f"({i}, ?, ?, ?, ?, ?, ?, ?)" for i in range(count))
+    return f"SELECT {used}, {held} FROM (VALUES {keys}) AS k ORDER BY k.column1"
 
 
 class SQLCallBudgets(CallBudgets):

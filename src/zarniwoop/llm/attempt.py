@@ -29,17 +29,17 @@ if TYPE_CHECKING:
     from .call import CallParts, LlmCall, LlmResult, PreparedCall
     from .catalog import ModelDoc
     from .failover import Candidate, FailoverOutcome
+    from .prepare import CallMemory
     from .settlement import Admission, CallWatch
-    from .traits import WarnOnce
 
 _T = TypeVar("_T")
 
 
 async def begin(
-    parts: CallParts, call: LlmCall, request: ChatRequest, started: float, warn_once: WarnOnce
+    parts: CallParts, call: LlmCall, request: ChatRequest, started: float, memory: CallMemory
 ) -> PreparedCall:
     """Prepare; when a budget leaves no candidate at all, record the refusal and raise it."""
-    prep = await prepare_call(parts, call, request, warn_once, hold_first=True)
+    prep = await prepare_call(parts, call, request, memory, hold_first=True)
     if not prep.candidates:
         assert prep.blocked is not None
         error = exhausted_error(prep.blocked, prep.estimate)

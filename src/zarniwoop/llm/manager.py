@@ -44,10 +44,9 @@ from .adapters import ChatRequest, StreamDelta
 from .call import LlmCall, LlmResult, ModelChoice, PreparedCall
 from .notify import QuotaNotifier
 from .observers import LlmMetrics, LlmObserver, TraceRecorder
-from .prepare import choose_model, model_doc, prepare_call
+from .prepare import CallMemory, choose_model, model_doc, prepare_call
 from .settlement import CallWatch
 from .spans import LlmSpans
-from .traits import WarnOnce
 
 if TYPE_CHECKING:
     from ..config.settings import SettingService
@@ -104,7 +103,8 @@ class LlmManager:
         self.rate: AdmissionWindows = rate or LocalAdmissionWindows()
         self.clock = clock or Clock()
         self.environ = os.environ if environ is None else environ
-        self._warn_once = WarnOnce()
+        self._memory = CallMemory()
+        """What preparing a call keeps for the next ones (warnings given, plans built)."""
         self._settling: set[asyncio.Future[Any]] = set()
         """Abandoned calls still running on to be settled (`settlement.py`); `flush` waits for them."""
 
@@ -121,7 +121,7 @@ class LlmManager:
 
     async def prepare(self, call: LlmCall, request: ChatRequest) -> PreparedCall:
         """Everything before the first byte leaves: scope, budgets, model, keys, candidates."""
-        return await prepare_call(self, call, request, self._warn_once)
+        return await prepare_call(self, call, request, self._memory)
 
     async def chat(self, call: LlmCall, request: ChatRequest, *, watch: CallWatch | None = None) -> LlmResult:
         """One call through the whole path; the sanitised answer with who served it and what it cost.
@@ -133,7 +133,7 @@ class LlmManager:
         (every candidate failed; `.attempts` says how).
         """
         started = time.perf_counter()
-        prep = await attempt.begin(self, call, request, started, self._warn_once)
+        prep = await attempt.begin(self, call, request, started, self._memory)
         if watch is not None:
             watch.bind(asyncio.current_task(), prep.drain)
         return await attempt.chat(self, prep, watch, started)
@@ -141,7 +141,7 @@ class LlmManager:
     def stream(self, call: LlmCall, request: ChatRequest) -> AsyncIterator[StreamDelta | LlmResult]:
         """Deltas as they arrive (raw: partial tokens are not sanitised), then the `LlmResult`.
         Failover happens only before the first delta: a stream cannot switch provider midway."""
-        return streaming.stream(self, call, request, self._warn_once, self.adopt)
+        return streaming.stream(self, call, request, self._memory, self.adopt)
 
     def adopt(self, running: asyncio.Future[Any]) -> None:
         """Keep an abandoned call's task alive until it is settled (`flush` waits for it)."""

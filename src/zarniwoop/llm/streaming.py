@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from .adapters import ChatRequest
     from .call import CallParts, LlmCall, PreparedCall
     from .failover import Candidate, FailoverOutcome
+    from .prepare import CallMemory
     from .settlement import Admission
-    from .traits import WarnOnce
 
 Relayed = StreamDelta | LlmResult | BaseException
 Upstream = AsyncIterator[StreamDelta | ChatResponse]
@@ -40,13 +40,13 @@ async def stream(
     parts: CallParts,
     call: LlmCall,
     request: ChatRequest,
-    warn_once: WarnOnce,
+    memory: CallMemory,
     adopt: Callable[[asyncio.Future[Any]], None],
 ) -> AsyncIterator[StreamDelta | LlmResult]:
     """`LlmManager.stream`: the deltas, then the result; `adopt` keeps the pump alive past a
     caller that went away until the call is settled."""
     started = time.perf_counter()
-    prep = await begin(parts, call, replace(request, stream=True), started, warn_once)
+    prep = await begin(parts, call, replace(request, stream=True), started, memory)
 
     async def open_stream(
         candidate: Candidate,

@@ -20,7 +20,7 @@ import logging
 import re
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -173,34 +173,10 @@ class SQLiteDatabase:
         a single step would leave one page into its work)."""
         await self._run(lambda: self._conn.executescript(script))
 
-    @contextlib.asynccontextmanager
-    async def transaction(self) -> AsyncIterator[SQLiteDatabase]:
+    def transaction(self) -> contextlib.AbstractAsyncContextManager[SQLiteDatabase]:
         """An IMMEDIATE transaction: takes the write lock up front so read-modify-write is atomic
         across processes too. Nested in the same task, it joins the outer one."""
-        if self._in_own_transaction():
-            yield self
-            return
-        self._bind_loop()
-        async with self._tx_lock:
-            await self._run(lambda: self._conn.execute("BEGIN IMMEDIATE"))
-            tx = self._open = _Transaction()
-            self._idle.clear()
-            token = self._owner.set(tx)
-            try:
-                yield self
-            except BaseException:
-                self._rollback()
-                raise
-            else:
-                try:
-                    self._conn.execute("COMMIT")
-                except BaseException:
-                    self._rollback()
-                    raise
-            finally:
-                self._owner.reset(token)
-                self._open = None
-                self._idle.set()
+        return _SQLiteTransaction(self)
 
     def write_batch(self) -> contextlib.AbstractAsyncContextManager[SQLiteDatabase]:
         """One transaction: SQLite undoes just a failed statement and keeps the rest, so the batch
@@ -257,6 +233,55 @@ class _Transaction:
     """Identity of one open transaction: tasks whose context holds it are inside it."""
 
     __slots__ = ()
+
+
+class _SQLiteTransaction:
+    """`SQLiteDatabase.transaction()`: a class, not a generator-based context manager, because two
+    of them open on every LLM call (the reservation, the charges' write batch)."""
+
+    __slots__ = ("_db", "_joined", "_token")
+
+    def __init__(self, db: SQLiteDatabase) -> None:
+        self._db = db
+        self._joined = False
+        self._token: contextvars.Token[_Transaction | None] | None = None
+
+    async def __aenter__(self) -> SQLiteDatabase:
+        db = self._db
+        if db._in_own_transaction():
+            self._joined = True
+            return db
+        db._bind_loop()
+        await db._tx_lock.acquire()
+        try:
+            await db._run(lambda: db._conn.execute("BEGIN IMMEDIATE"))
+        except BaseException:
+            db._tx_lock.release()
+            raise
+        tx = db._open = _Transaction()
+        db._idle.clear()
+        self._token = db._owner.set(tx)
+        return db
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        if self._joined:
+            return
+        db = self._db
+        try:
+            if exc_type is not None:
+                db._rollback()
+            else:
+                try:
+                    db._conn.execute("COMMIT")
+                except BaseException:
+                    db._rollback()
+                    raise
+        finally:
+            assert self._token is not None
+            db._owner.reset(self._token)
+            db._open = None
+            db._idle.set()
+            db._tx_lock.release()
 
 
 @functools.cache

@@ -87,9 +87,12 @@ class OrgDirectory:
         self._file: dict[tuple[str, str, str], OrgUnit] = {}
         """The config file's units: this run's only, never stored; a stored unit of the same name wins."""
         self._watch = TableWatch(db, "SELECT COUNT(*), MAX(updated_at) FROM org_units", self.clock)
+        self.version = 0
+        """Bumped whenever the units change; caches built from them compare against it."""
 
     def use_file(self, units: Iterable[OrgUnit]) -> None:
         self._file = {(u.tenant, u.kind, u.name): u for u in units}
+        self.version += 1
 
     def file_names(self, tenant: str, kind: str, name: str) -> bool:
         """Whether this run's config file declares the unit."""
@@ -107,6 +110,7 @@ class OrgDirectory:
                 tenant, kind, name, parse_llm_config(json.loads(llm), where), team, tuple(json.loads(teams))
             )
         self._units = units
+        self.version += 1
 
     def unit(self, tenant: str, kind: str, name: str | None) -> OrgUnit | None:
         if name is None:

@@ -58,6 +58,9 @@ class CandidateBuilder:
         self.environ = os.environ if environ is None else environ
         self.missing: list[str] = []
         """Why candidates could not be built (no key, unknown provider), for the error message."""
+        self.environ_read: dict[str, str | None] = {}
+        """The operator variables the cascade read, with their values: a plan built from them
+        holds while they are unchanged (`prepare.CallMemory`)."""
 
     # -- instance facts ------------------------------------------------------------------------
 
@@ -142,8 +145,9 @@ class CandidateBuilder:
         if not self._operator_endpoint(wire, instance, base_url):
             return None
         for name in self.operator_env(wire, instance):
-            if self.environ.get(name):
-                return Secret(self.environ[name]), "operator"
+            value = self.environ_read[name] = self.environ.get(name)
+            if value:
+                return Secret(value), "operator"
         return None
 
     @staticmethod
