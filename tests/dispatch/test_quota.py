@@ -23,7 +23,7 @@ from ..support.bodies import openalex_works
 from ..support.clock import TestClock
 from ..support.emulator import Reply
 from ..support.runtime import cascade, endpoint, open_runtime, write_config
-from ..support.tcp_proxy import TcpProxy
+from ..support.tcp_proxy import proxied_postgres
 
 pytestmark = pytest.mark.anyio
 SCOPE = SearchScope()
@@ -263,9 +263,7 @@ async def test_budgets_hold_through_a_counter_store_outage(tmp_path, emulator, p
     calls since, and adds those calls to the shared counter when the database is back."""
     emulator.add("/q/works", Reply.json(openalex_works(1)))
     emulator.add("/free/works", Reply.json(openalex_works(1)))
-    base, schema = postgres_url.rsplit("?schema=", 1)
-    proxy = TcpProxy("127.0.0.1", int(base.rsplit(":", 1)[1].split("/")[0])).start()
-    proxied = f"postgresql://postgres@127.0.0.1:{proxy.port}/{base.rsplit('/', 1)[1]}?schema={schema}"
+    proxy, proxied = proxied_postgres(postgres_url)
     try:
         settings = quota_settings(emulator, quota__daily=5)
         async with await open_runtime(tmp_path, settings, database_url=proxied) as rt:

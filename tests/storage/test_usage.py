@@ -31,7 +31,7 @@ from zarniwoop.storage.spool import Spool, read_segment
 from ..support.bodies import openalex_works
 from ..support.emulator import Reply
 from ..support.runtime import cascade, endpoint, open_runtime, write_config
-from ..support.tcp_proxy import TcpProxy
+from ..support.tcp_proxy import proxied_postgres
 from ..support.waiting import until_async
 
 pytestmark = pytest.mark.anyio
@@ -311,9 +311,7 @@ async def test_kill_9_mid_burst_loses_no_record_of_a_completed_call(tmp_path, em
 
 async def test_database_outage_spools_logs_once_and_catches_up(tmp_path, emulator, postgres_url, caplog):
     serve(emulator)
-    base, schema = postgres_url.rsplit("?schema=", 1)
-    proxy = TcpProxy("127.0.0.1", int(base.rsplit(":", 1)[1].split("/")[0])).start()
-    proxied = f"postgresql://postgres@127.0.0.1:{proxy.port}/{base.rsplit('/', 1)[1]}?schema={schema}"
+    proxy, proxied = proxied_postgres(postgres_url)
     caplog.set_level(logging.INFO, logger="zarniwoop")
     try:
         async with await open_runtime(tmp_path, two_endpoints(emulator), database_url=proxied) as rt:

@@ -73,3 +73,15 @@ class TcpProxy:
             for sock in (source, sink):
                 with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
+
+
+def proxied_postgres(postgres_url: str) -> tuple[TcpProxy, str]:
+    """A started proxy in front of the test database, and the URL that reaches it through the proxy.
+
+    The URL asks for no TLS: asyncpg's default (`prefer`) opens every connection with a TLS probe, and
+    a probe the proxy resets reaches the event loop's exception handler as a `ConnectionError` from
+    asyncio's SSL protocol — an error of the probe, not of the code under test."""
+    base, schema = postgres_url.rsplit("?schema=", 1)
+    proxy = TcpProxy("127.0.0.1", int(base.rsplit(":", 1)[1].split("/")[0])).start()
+    database = base.rsplit("/", 1)[1]
+    return proxy, f"postgresql://postgres@127.0.0.1:{proxy.port}/{database}?schema={schema}&sslmode=disable"
