@@ -103,6 +103,7 @@ class HttpTransport:
         max_redirects: int = MAX_REDIRECTS,
         connect_timeout: float | None = None,
         deadline: float | None = None,
+        caller_bounded: bool = False,
     ) -> RawResponse:
         """Send one request, follow up to `max_redirects` redirects, return whatever status came back.
 
@@ -110,6 +111,7 @@ class HttpTransport:
         every connect is checked by the SSRF policy after DNS resolution. `max_redirects=0` returns a
         redirect as it came (LLM calls never follow one). `timeout` bounds each read (the other
         side's silence); `deadline` (default: `timeout`) the whole exchange, every hop and the body.
+        `caller_bounded`: the caller's own deadline, begun before and no longer, ends it (no timer).
         """
         whole = timeout if deadline is None else deadline
         cap = max_bytes or self.max_bytes
@@ -119,7 +121,7 @@ class HttpTransport:
         def read(response: aiohttp.ClientResponse, url: str) -> Awaitable[bytes]:
             return read_capped(response, cap, "read", timeout, url)
 
-        async with total_deadline(whole, url=spec.url):
+        async with total_deadline(None if caller_bounded else whole, url=spec.url):
             answer = await self.follow(
                 spec.method,
                 spec.url,
