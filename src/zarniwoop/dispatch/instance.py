@@ -76,7 +76,8 @@ class HttpProviderInstance:
     async def search(self, request: SearchRequest, scope: SearchScope, *, timeout: float) -> SearchResult:
         """The call, with every string that leaves it — soft and hard errors, notes, upstream headers,
         and the hits when a body held the key — scrubbed of every form of the key it used (some APIs
-        echo the key, even in a 200 body: in a next-page link, say)."""
+        echo the key, even in a 200 body: in a next-page link, say). The whole call, every step, is
+        bounded by the dispatcher's attempt timeout around it (`provider_call.py`), not here."""
         forms = self._secret_forms()
         echoes = [form.encode() for form in forms]
         try:
@@ -110,7 +111,8 @@ class HttpProviderInstance:
         page: SearchPage | None = None
         echoed = False
         for _ in range(MAX_STEPS):
-            raw = await self._send(spec, timeout)
+            # the dispatcher's attempt timeout (`provider_call.py`), begun first, bounds every step
+            raw = await self._send(spec, timeout, caller_bounded=True)
             echoed = echoed or any(echo in raw.body for echo in echoes)
             headers.update(rate_limit_headers(raw.headers))
             # A protocol may read some error statuses itself (arXiv: HTTP 400 with an Atom error
@@ -158,9 +160,11 @@ class HttpProviderInstance:
             page_state=page.next_page,
         ), echoed
 
-    async def _send(self, spec: RequestSpec, timeout: float) -> RawResponse:
+    async def _send(self, spec: RequestSpec, timeout: float, *, caller_bounded: bool = False) -> RawResponse:
         guarded = self._config.untrusted and not self._config.allow_private
-        return await self._transport.send(self._identified(spec), timeout=timeout, guarded=guarded)
+        return await self._transport.send(
+            self._identified(spec), timeout=timeout, guarded=guarded, caller_bounded=caller_bounded
+        )
 
     def _identified(self, spec: RequestSpec) -> RequestSpec:
         """The endpoint's `userAgent` extra on the wire (Nominatim and Wikipedia ask operators for an

@@ -37,6 +37,8 @@ class ProfileChoice:
 
     def pick(self, argument: str | None = None) -> str | None:
         """The profile a search routes through, given a per-call `argument` (rules in the module doc)."""
+        if argument is None and self.asked is None:  # most calls name none: nothing to check
+            return self.bound
         wanted = check_profile("profile", argument) or check_profile("profile", self.asked)
         if self.bound is None:
             return wanted

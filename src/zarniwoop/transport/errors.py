@@ -46,21 +46,25 @@ class total_deadline:
             ...   # ProviderTimeoutError("no complete answer from host:443 within 8.0s") at 8 s
 
     `head=True`: the deadline bounds connecting and the head only (a stream's), and says so as a
-    connect timeout does ("no answer from host:443 within 8.0s").
+    connect timeout does ("no answer from host:443 within 8.0s"). `seconds=None`: no deadline here
+    (the caller's own, which began first and is no longer, ends the exchange).
     """
 
     __slots__ = ("_timeout", "head", "seconds", "url", "where")
 
-    def __init__(self, seconds: float, *, url: str, where: str = "", head: bool = False) -> None:
+    def __init__(self, seconds: float | None, *, url: str, where: str = "", head: bool = False) -> None:
         self.seconds, self.url, self.where, self.head = seconds, url, where, head
-        self._timeout = asyncio.timeout(seconds)
+        self._timeout = asyncio.timeout(seconds) if seconds is not None else None
 
     async def __aenter__(self) -> None:
-        await self._timeout.__aenter__()
+        if self._timeout is not None:
+            await self._timeout.__aenter__()
 
     async def __aexit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        if self._timeout is None:
+            return
         try:
             await self._timeout.__aexit__(kind, exc, tb)
         except TimeoutError:

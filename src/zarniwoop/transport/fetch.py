@@ -153,6 +153,7 @@ class GuardedFetcher:
             redirects=Redirects(self.max_redirects, off_origin=policy, check=check),
             decompress=False,
             name_host=True,
+            timed=False,  # `fetch`'s deadline, the same `timeout`, started first and ends first
         )
         if not 200 <= answer.status < 300:
             raise error_for_status(

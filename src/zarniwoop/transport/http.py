@@ -103,6 +103,7 @@ class HttpTransport:
         max_redirects: int = MAX_REDIRECTS,
         connect_timeout: float | None = None,
         deadline: float | None = None,
+        caller_bounded: bool = False,
     ) -> RawResponse:
         """Send one request, follow up to `max_redirects` redirects, return whatever status came back.
 
@@ -110,19 +111,9 @@ class HttpTransport:
         every connect is checked by the SSRF policy after DNS resolution. `max_redirects=0` returns a
         redirect as it came (LLM calls never follow one). `timeout` bounds each read (the other
         side's silence); `deadline` (default: `timeout`) the whole exchange, every hop and the body.
+        `caller_bounded`: the caller's own deadline, begun before and no longer, ends it (no timer).
         """
-        async with total_deadline(timeout if deadline is None else deadline, url=spec.url):
-            return await self._send(spec, timeout, max_bytes, guarded, max_redirects, connect_timeout)
-
-    async def _send(
-        self,
-        spec: RequestSpec,
-        timeout: float,
-        max_bytes: int | None,
-        guarded: bool,
-        max_redirects: int,
-        connect_timeout: float | None,
-    ) -> RawResponse:
+        whole = timeout if deadline is None else deadline
         cap = max_bytes or self.max_bytes
         started = time.perf_counter()
         endpoint = self.endpoint_policy
@@ -130,18 +121,22 @@ class HttpTransport:
         def read(response: aiohttp.ClientResponse, url: str) -> Awaitable[bytes]:
             return read_capped(response, cap, "read", timeout, url)
 
-        answer = await self.follow(
-            spec.method,
-            spec.url,
-            spec.headers,
-            spec.json_body,
-            read,
-            params=spec.params,
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            policy=endpoint if guarded else None,
-            redirects=Redirects(max_redirects, spec.secret_headers, off_origin=endpoint),
-        )
+        async with total_deadline(None if caller_bounded else whole, url=spec.url):
+            answer = await self.follow(
+                spec.method,
+                spec.url,
+                spec.headers,
+                spec.json_body,
+                read,
+                params=spec.params,
+                timeout=timeout,
+                connect_timeout=connect_timeout,
+                policy=endpoint if guarded else None,
+                redirects=Redirects(max_redirects, spec.secret_headers, off_origin=endpoint),
+                # a read or connect timeout no shorter than this deadline, which started first, can
+                # never end the exchange first: aiohttp sets no timer for it then (issue 42)
+                timed=whole > min(timeout, connect_timeout or timeout),
+            )
         return RawResponse(
             status=answer.status,
             headers=answer.headers,
@@ -165,12 +160,13 @@ class HttpTransport:
         redirects: Redirects,
         decompress: bool = True,
         name_host: bool = False,
+        timed: bool = True,
     ) -> Answer[_Body]:
         """One request and the redirects it leads to, each hop as `transport/redirects.py` says; the
         last answer's body is `read(response, url)`'s. The one redirect loop of every kind of traffic
         (`send`, the content fetcher). `policy`: the SSRF policy every connect must pass (None: the
         operator's URL). `name_host`: errors start with the host they came from. The caller bounds
-        the whole exchange (`total_deadline`)."""
+        the whole exchange (`total_deadline`); `timed=False`: before `timeout` or `connect_timeout` could."""
         hops: list[str] = []
         came_from: str | None = None
         for count in range(redirects.limit + 1):
@@ -188,6 +184,7 @@ class HttpTransport:
                 policy=policy,
                 decompress=decompress,
                 where=host_of(url) if name_host else "",
+                timed=timed,
             )
             try:
                 status, answer = response.status, headers_of(response)
@@ -296,6 +293,7 @@ class HttpTransport:
         policy: TargetPolicy | None,
         decompress: bool = True,
         where: str = "",
+        timed: bool = True,
     ) -> aiohttp.ClientResponse:
         """Send one request and wait for its head; the caller releases the response."""
         check_headers(headers)
@@ -317,7 +315,7 @@ class HttpTransport:
                     data=data,
                     headers=headers,
                     proxy=proxy,
-                    timeout=request_timeouts(timeout, connect_timeout or timeout),
+                    timeout=request_timeouts(timeout, connect_timeout or timeout, timed),
                     allow_redirects=False,
                     auto_decompress=decompress,
                 )

@@ -60,10 +60,14 @@ def new_session(
 
 
 @functools.lru_cache(maxsize=64)
-def request_timeouts(read: float, connect: float) -> aiohttp.ClientTimeout:
+def request_timeouts(read: float, connect: float, timed: bool = True) -> aiohttp.ClientTimeout:
     """aiohttp's timeouts: between reads (the other side's silence) and for connecting; no total, since
-    the caller's deadline bounds the whole call. Few distinct pairs exist (one per endpoint setting)."""
-    return aiohttp.ClientTimeout(total=None, connect=connect, sock_read=read)
+    the caller's deadline bounds the whole call. Few distinct pairs exist (one per endpoint setting).
+    `timed=False`: none at all, for a caller whose deadline ends before either could."""
+    return aiohttp.ClientTimeout(total=None, connect=connect, sock_read=read) if timed else _UNTIMED
+
+
+_UNTIMED = aiohttp.ClientTimeout(total=None)
 
 
 def _one_request_per_attempt(session: aiohttp.ClientSession) -> None:

@@ -27,12 +27,11 @@ from ...contract.query import SearchScope
 from ...observability.tracing import TRACING
 from ...tools.registry import Toolbox
 from .allowed_hosts import host_check
-from .allowed_methods import AllowedMethods
+from .answer_headers import AnswerHeaders
 from .anthropic_wire import request_schemas as messages_schemas
 from .errors import install_error_handlers
 from .guard import RequestGuard
 from .mcp_endpoint import LazyMCP, MCPEndpoint
-from .no_store import NoStoreApiAnswers
 from .openai_wire import request_schemas
 from .responses_wire import request_schemas as responses_schemas
 from .routes import ROUTERS
@@ -137,8 +136,7 @@ def create_app(
     )
     install_error_handlers(app)
     app.add_middleware(RequestGuard)  # token before body, bodies capped (issue 11)
-    app.add_middleware(NoStoreApiAnswers)
-    app.add_middleware(AllowedMethods, routes_of=app)
+    app.add_middleware(AnswerHeaders, routes_of=app)  # Allow, and no-store on API answers
     if traced:  # a runtime opened without tracing: not even a pass-through
         app.add_middleware(trace_id_headers)  # outermost: a refused request says its trace too
     for router in ROUTERS:

@@ -70,16 +70,7 @@ def sign_thumbnails(structured: Any, sign: Any) -> Any:
     if isinstance(structured, dict):
         hits = structured.get("hits")
         if isinstance(hits, list):
-            for hit in hits:
-                extras = hit.get("extras") if isinstance(hit, dict) else None
-                if not extras or not isinstance(extras, dict):
-                    continue
-                for key in _IMAGE_KEYS:  # the first that is a string (a loop: no generator per hit)
-                    source = extras.get(key)
-                    if isinstance(source, str):
-                        if source.startswith(("http://", "https://")):
-                            extras["thumbnailProxy"] = proxy_url(sign, source)
-                        break
+            sign_hits(hits, sign)
         for value in structured.values():
             if value is not hits and isinstance(value, dict | list):
                 sign_thumbnails(value, sign)
@@ -87,6 +78,21 @@ def sign_thumbnails(structured: Any, sign: Any) -> Any:
         for item in structured:
             sign_thumbnails(item, sign)
     return structured
+
+
+def sign_hits(hits: list[Any], sign: Any) -> None:
+    """`sign_thumbnails` of one list of hits: where a search answer keeps all of its (issue 42)."""
+    for hit in hits:
+        extras = hit.get("extras") if isinstance(hit, dict) else None
+        # most hits have no image key: one set test, not a look-up per key
+        if not extras or not isinstance(extras, dict) or extras.keys().isdisjoint(_IMAGE_KEYS):
+            continue
+        for key in _IMAGE_KEYS:  # the first that is a string (a loop: no generator per hit)
+            source = extras.get(key)
+            if isinstance(source, str):
+                if source.startswith(("http://", "https://")):
+                    extras["thumbnailProxy"] = proxy_url(sign, source)
+                break
 
 
 @router.get("/v1/image", summary="An image or video thumbnail of a served hit, through the SSRF guard")
@@ -132,4 +138,4 @@ def _error(status: int, message: str) -> Response:
     return JSONResponse({"error": {"field": "url", "message": message}}, status_code=status)
 
 
-__all__ = ["proxy_url", "router", "sign_thumbnails"]
+__all__ = ["proxy_url", "router", "sign_hits", "sign_thumbnails"]

@@ -51,7 +51,7 @@ from ..errors import ERROR_RESPONSES, error_body
 from ..fast_body import FastBodyRoute, fast_body
 from ..fast_json import FastJSONResponse
 from ..state import AppState
-from .image import sign_thumbnails
+from .image import sign_hits, sign_thumbnails
 from .tasks import Task, accepted, runner_of, task_caller, wants_async
 
 if TYPE_CHECKING:
@@ -135,8 +135,12 @@ async def _run(
         overrides=checked_overrides(overrides),
     )
     payload = result.full if result.full is not None else result.structured
-    # image and video hits get a signed URL of the server's image proxy (the web UI's thumbnails)
-    sign_thumbnails(payload, state.runtime.box.sign)
+    # image and video hits get a signed URL of the server's image proxy (the web UI's thumbnails);
+    # a search answer's hits are all in its `hits`, other answers are walked for theirs
+    if spec is SEARCH or spec is SEARCH_EXPERT:
+        sign_hits(payload["hits"], state.runtime.box.sign)
+    else:
+        sign_thumbnails(payload, state.runtime.box.sign)
     # Already plain JSON: a JSONResponse skips FastAPI's re-validation of the return value.
     return FastJSONResponse(payload)
 
