@@ -29,6 +29,22 @@ def test_a_protocol_declaring_no_html_keeps_a_literal_angle_bracket_in_a_title()
     assert hit.snippet == "a <b> c"  # whitespace folded, nothing else touched
 
 
+@pytest.mark.parametrize("modality", ["news", "video", "academic"])
+def test_a_plain_wire_keeps_its_title_through_the_shared_hit_builders(modality):
+    """Serper's news, video and scholar hits are built by `_web.cited_hit`/`identity`, which read the
+    title with the protocol's own reader, not the stripping one."""
+    from zarniwoop.protocols.serper import PROTOCOL as SERPER
+
+    assert SERPER.html_in_text is False
+    item = {"title": TITLE, "link": "https://example.org/vec", "snippet": "a  <b>  c"}
+    request = SearchRequest.create("vec", modality)
+    spec = SERPER.build_request(request, InstanceConfig("serper", "serper", api_key=Secret("k")))
+    key = str(spec.state["results"])
+    body = json.dumps({"searchParameters": {"q": "vec"}, key: [item]}).encode()
+    hit = SERPER.parse_response(RawResponse(200, {}, body), spec, request).hits[0]
+    assert (hit.title, hit.snippet) == (TITLE, "a <b> c")
+
+
 def test_a_protocol_declaring_html_strips_it_from_a_title():
     assert BRAVE.html_in_text is True
     item = {"title": TITLE, "url": "https://example.org/vec", "description": "<strong>Vec</strong> &lt;T&gt;"}

@@ -233,9 +233,12 @@ def honoured_page(
     return SearchPage(hits=hits, note=note, quota=quota_from_headers(raw))
 
 
-def identity(item: dict[str, Any], url_key: str) -> tuple[str, str] | None:
-    """A result's title and URL (under `url_key`), both required: a hit without either cannot be cited."""
-    title, url = text(item.get("title")), item.get(url_key)
+def identity(
+    item: dict[str, Any], url_key: str, read: Callable[[Any], str | None] = text
+) -> tuple[str, str] | None:
+    """A result's title (read as its wire carries it: `text_for`) and URL (under `url_key`), both
+    required: a hit without either cannot be cited."""
+    title, url = read(item.get("title")), item.get(url_key)
     return (title, url) if title and isinstance(url, str) and url else None
 
 
@@ -246,9 +249,10 @@ def cited_hit(
     source: str,
     snippet: str | None,
     extras: dict[str, Any],
+    read: Callable[[Any], str | None] = text,
 ) -> SearchHit | None:
     """A web engine's result as a hit (`identity`, extras `compact`-ed), or None where it cannot be cited."""
-    found = identity(item, url_key)
+    found = identity(item, url_key, read)
     if found is None:
         return None
     return SearchHit(found[0], found[1], modality, snippet, source, None, compact(extras))

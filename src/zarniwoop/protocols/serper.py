@@ -177,7 +177,7 @@ def _custom_date_range(date_from: str | None, date_to: str | None) -> str:
 
 
 def _web_hit(item: dict[str, Any], modality: Modality = Modality.WEB) -> SearchHit | None:
-    found = identity(item, "link")
+    found = identity(item, "link", text)
     if found is None:
         return None
     title, url = found
@@ -231,7 +231,7 @@ def _video_hit(item: dict[str, Any]) -> SearchHit | None:
         "platform": text(item.get("source")),
         "position": as_int(item.get("position")),
     }
-    return cited_hit(item, "link", Modality.VIDEO, "serper", text(item.get("snippet")), extras)
+    return cited_hit(item, "link", Modality.VIDEO, "serper", text(item.get("snippet")), extras, text)
 
 
 def _news_hit(item: dict[str, Any]) -> SearchHit | None:
@@ -241,11 +241,11 @@ def _news_hit(item: dict[str, Any]) -> SearchHit | None:
         "thumbnailUrl": item.get("imageUrl"),
         "position": as_int(item.get("position")),
     }
-    return cited_hit(item, "link", Modality.NEWS, "serper", text(item.get("snippet")), extras)
+    return cited_hit(item, "link", Modality.NEWS, "serper", text(item.get("snippet")), extras, text)
 
 
 def _scholar_hit(item: dict[str, Any]) -> SearchHit | None:
-    found = identity(item, "link")
+    found = identity(item, "link", text)
     if found is None:
         return None
     title, url = found
