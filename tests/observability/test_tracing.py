@@ -2,11 +2,13 @@
 the MCP SDK's tool span, the search span, a child per attempt (cooldown skip, failure with its
 cause, the serving one); a `research_investigate` has a span per pipeline step and GenAI spans for
 its LLM calls; the query's plaintext is in no span unless the scope opts in; a `traceparent`
-sent with an HTTP request is the parent, and the result's `traceId` and the audit row carry it."""
+sent with an HTTP request is the parent, and the result's `traceId` and the audit row carry it; a
+CLI command's `--json` answer carries its `traceId` (none with tracing off)."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 
 import pytest
 from fastapi.testclient import TestClient
@@ -226,6 +228,56 @@ def test_a_cli_command_is_a_span_under_the_environments_traceparent(tmp_path, em
     [search] = children(spans, command)
     assert search.name == "zarniwoop.search"
     assert search.attributes["zarniwoop.provider.instance"] == "good"
+
+
+def test_a_cli_search_json_carries_its_trace_id_only_when_tracing_is_on(tmp_path, emulator):
+    from zarniwoop.observability.tracing import shutdown_tracing
+
+    from ..support.cli import run_cli
+
+    config = write_config(
+        tmp_path, {"settings": {**three_wikis(emulator), "research.default.encyclopedia": "good"}}
+    )
+    command = ("--config", str(config), "search", QUERY, "-m", "encyclopedia", "--json")
+    with OtlpReceiver() as receiver:
+        try:
+            traced = run_cli(
+                *command, home=tmp_path / "home", env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url}
+            )
+        finally:
+            shutdown_tracing()
+        assert traced.code == 0, traced.stderr
+        [search] = receiver.named("zarniwoop.search")
+        assert {s.trace_id for s in receiver.spans} == {search.trace_id}
+    assert json.loads(traced.stdout)["traceId"] == search.trace_id
+
+    untraced = run_cli(*command, home=tmp_path / "home")
+    assert untraced.code == 0, untraced.stderr
+    assert "traceId" not in json.loads(untraced.stdout)
+    assert json.loads(untraced.stdout)["hits"] == json.loads(traced.stdout)["hits"]
+
+
+def test_a_cli_investigate_json_carries_its_trace_id(tmp_path, emulator):
+    from zarniwoop.observability.tracing import shutdown_tracing
+
+    from ..support.cli import run_cli
+
+    emulator.add("/good/w/rest.php/v1/search/page", Reply.json(wikipedia_pages("Aurora", "Aurora borealis")))
+    config = write_config(
+        tmp_path, {"settings": {**only(), **endpoint("good", "wikipedia", f"{emulator.url}/good")}}
+    )
+    with OtlpReceiver() as receiver:
+        try:
+            ran = run_cli(
+                *("--config", str(config), "investigate", QUESTION, "--json"),
+                home=tmp_path / "home",
+                env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url},
+            )
+        finally:
+            shutdown_tracing()
+        assert ran.code == 0, ran.stderr
+        [run] = receiver.named("zarniwoop.investigate")
+    assert json.loads(ran.stdout)["traceId"] == run.trace_id
 
 
 async def test_a_content_fetch_is_a_span_naming_the_host_not_the_url(tmp_path, emulator):

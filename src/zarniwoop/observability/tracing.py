@@ -258,6 +258,15 @@ def current_trace_id() -> str | None:
     return format(context.trace_id, "032x") if context.is_valid else None
 
 
+def with_trace_id(payload: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`payload` (a result's JSON) with the current trace's `traceId` when tracing is on, so a result
+    finds its trace, audit rows and log lines; `payload` itself, unchanged, otherwise. Every surface
+    that answers with a result (a tool's, `zarniwoop search --json`) asks here."""
+    if TRACING.on and (trace_id := current_trace_id()) is not None:
+        return {**payload, "traceId": trace_id}
+    return payload
+
+
 def parent_from(headers: Mapping[str, str]) -> otel_context.Context | None:
     """The context an incoming W3C `traceparent` (and `tracestate`) names, or None without a valid one."""
     carrier = {k.lower(): v for k, v in headers.items() if k.lower() in ("traceparent", "tracestate")}
@@ -304,4 +313,5 @@ __all__ = [
     "span",
     "start_span_at",
     "wanted",
+    "with_trace_id",
 ]

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from ..contract.errors import InvalidRequestError
 from ..dispatch.profiles import ProfileChoice
 from ..dispatch.spans import scope_attributes
-from ..observability.tracing import TRACING, current_trace_id, set_attributes
+from ..observability.tracing import TRACING, set_attributes, with_trace_id
 from .base import InputT, ToolContext, ToolHost, ToolResult, ToolSpec
 from .dialects import tool_definitions
 from .investigate import INVESTIGATE
@@ -124,9 +124,7 @@ class Toolbox:
         if TRACING.on:  # on the surface's span (the MCP SDK's tool span, the HTTP request's, the command's)
             set_attributes({"zarniwoop.tool": spec.name, **scope_attributes(scope)})
         result = await spec.body(context, args)
-        full = result.structured
-        if TRACING.on and (trace_id := current_trace_id()) is not None:
-            full = {**full, "traceId": trace_id}  # a result finds its trace, audit row and log lines
+        full = with_trace_id(result.structured)
         return ToolResult(
             result.name,
             lambda: compact(spec.name, full),  # computed when a surface reads it (MCP, CLI, /v1/tools)

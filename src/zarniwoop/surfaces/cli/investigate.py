@@ -11,7 +11,7 @@ the one error line a failure writes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -77,9 +77,11 @@ def investigate(
         _detach(ctx, question, max_results, depth, no_insights, no_cache, as_json)
         return
 
-    async def body(rt: Runtime) -> RankedHitSet:
+    async def body(rt: Runtime) -> tuple[RankedHitSet, Mapping[str, Any] | None]:
+        from ...observability.tracing import with_trace_id
+
         with progress_display() as observe:
-            return await rt.investigator.investigate(
+            ranked = await rt.investigator.investigate(
                 question,
                 ctx.obj.scope,
                 max_results=max_results,
@@ -88,12 +90,13 @@ def investigate(
                 progress=observe,
                 cache=not no_cache,
             )
+        return ranked, with_trace_id(ranked.to_json()) if as_json else None  # in the command's span
 
-    ranked = run(ctx, body)
+    ranked, document = run(ctx, body)
     failed = [s for s in ranked.searches if s.get("errorMessage")]
     every_search_failed = bool(ranked.searches) and len(failed) == len(ranked.searches)
-    if as_json:
-        print_json(ranked.to_json())
+    if document is not None:
+        print_json(document)
     if every_search_failed:
         summary = ranked.failure_summary or "every provider failed"
         report_failure(f"every search failed: {summary}", _failures(failed), verbose)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -97,7 +98,8 @@ def search(
             filters=filters,
         )
 
-    async def body(rt: Runtime) -> SearchResult:
+    async def body(rt: Runtime) -> tuple[SearchResult, Mapping[str, Any] | None]:
+        from ...observability.tracing import with_trace_id
         from .paging import last_cursor, remember_cursor
 
         scope = ctx.obj.scope
@@ -108,7 +110,7 @@ def search(
                 raise fail("page: no next page to read; the last search here returned no nextPage")
         result = await rt.dispatcher.search(build_request(cursor), scope, cache=not no_cache)
         remember_cursor(rt.home, scope, result.next_page)
-        return result
+        return result, with_trace_id(result.to_json()) if as_json else None  # in the command's span
 
     # Validate before opening the runtime, so bad input writes nothing (not even a database file).
     from ...contract.errors import ZarniwoopError
@@ -122,14 +124,14 @@ def search(
         typer.echo(f"error: {exc.message}", err=True)
         raise typer.Exit(2) from None
     if as_json or not sys.stderr.isatty():
-        result = run(ctx, body)
+        result, document = run(ctx, body)
     else:  # a slow cascade (a firewall dropping packets) shows it is working, on stderr only
         from rich.console import Console
 
         with Console(stderr=True).status(f"searching {modality.upper()}…"):
-            result = run(ctx, body)
-    if as_json:
-        print_json(result.to_json())
+            result, document = run(ctx, body)
+    if document is not None:
+        print_json(document)
     else:
         render_result(result)
     if result.error_message:
