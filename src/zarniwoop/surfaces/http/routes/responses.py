@@ -26,7 +26,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
@@ -134,49 +134,58 @@ async def create_response(request: Request) -> Response:
         return error_response(exc)
 
 
-@router.get(
-    "/v1/responses/{response_id}",
-    summary="A stored response of the token's account, the object as it was answered",
-    openapi_extra=_answer_200("ResponsesAnswer"),
+def _stored_route(method: str, summary: str, schema: str) -> Callable[[Any], Any]:
+    """The route of one method on a stored response, answering the named component schema."""
+    return router.api_route(
+        "/v1/responses/{response_id}", methods=[method], summary=summary, openapi_extra=_answer_200(schema)
+    )
+
+
+@_stored_route(
+    "GET", "A stored response of the token's account, the object as it was answered", "ResponsesAnswer"
 )
 async def retrieve_response(
     ctx: Ctx, principal: CurrentPrincipal, response_id: str = RESPONSE_ID_PATH
 ) -> Response:
-    try:
-        store, who = _owner(ctx, principal, response_id)
+    async def answered(store: ResponseStore, who: LlmCall) -> Response | None:
         stored = await store.load(response_id, who.tenant, who.account)
         answer = stored.get("response") if stored is not None else None
-        if not isinstance(answer, dict):  # absent, expired, another's, or stored before retrieval was
-            raise _not_found(response_id)
-        return FastJSONResponse(answer)
-    except Exception as exc:
-        return error_response(exc)
+        # None: absent, expired, another's, or stored before retrieval was
+        return FastJSONResponse(answer) if isinstance(answer, dict) else None
+
+    return await _owned(ctx, principal, response_id, answered)
 
 
-@router.delete(
-    "/v1/responses/{response_id}",
-    summary="Delete a stored response of the token's account",
-    openapi_extra=_answer_200("ResponsesDeleted"),
-)
+@_stored_route("DELETE", "Delete a stored response of the token's account", "ResponsesDeleted")
 async def delete_response(
     ctx: Ctx, principal: CurrentPrincipal, response_id: str = RESPONSE_ID_PATH
 ) -> Response:
-    try:
-        store, who = _owner(ctx, principal, response_id)
+    async def deleted(store: ResponseStore, who: LlmCall) -> Response | None:
         if not await store.delete(response_id, who.tenant, who.account):
-            raise _not_found(response_id)
+            return None
         return JSONResponse({"id": response_id, "object": "response.deleted", "deleted": True})
+
+    return await _owned(ctx, principal, response_id, deleted)
+
+
+async def _owned(
+    state: AppState,
+    principal: Principal,
+    response_id: str,
+    act: Callable[[ResponseStore, LlmCall], Awaitable[Response | None]],
+) -> Response:
+    """`act` on the caller's stored response — a token without an account refused, then an id not of
+    the shape this route issues — and one 404 where it found none (`_not_found`)."""
+    try:
+        who = gateway_call(principal)
+        if RESPONSE_ID.fullmatch(response_id) is None:
+            raise InvalidRequestError("response_id", "expected an id as `POST /v1/responses` answered it")
+        answer = await act(ResponseStore(state.runtime.db, state.runtime.box), who)
+        if answer is None:
+            raise _not_found(response_id)
+        return answer
     except Exception as exc:
         return error_response(exc)
-
-
-def _owner(state: AppState, principal: Principal, response_id: str) -> tuple[ResponseStore, LlmCall]:
-    """The store and the caller whose responses it may read: a token without an account refused,
-    then an id not of the shape this route issues."""
-    who = gateway_call(principal)
-    if RESPONSE_ID.fullmatch(response_id) is None:
-        raise InvalidRequestError("response_id", "expected an id as `POST /v1/responses` answered it")
-    return ResponseStore(state.runtime.db, state.runtime.box), who
 
 
 def _not_found(response_id: str) -> HTTPException:
