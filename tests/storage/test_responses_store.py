@@ -1,5 +1,5 @@
 """Stored responses of `/v1/responses` (`storage/responses.py`, migration 0039) on both backends: sealed
-at rest, read back only by the account that stored them, deleted by the retention job."""
+at rest, read back and deleted only by the account that stored them, deleted by the retention job."""
 
 from __future__ import annotations
 
@@ -41,6 +41,16 @@ async def test_a_stored_response_is_sealed_and_its_accounts_alone(store: Respons
     assert await store.load("resp_1", "other", "mike") is None  # another tenant's account of that name
     [(sealed,)] = await store.db.fetchall(f"SELECT content FROM {TABLE} WHERE id = ?", ("resp_1",))
     assert "launch code" not in sealed and "noted" not in sealed
+
+
+async def test_only_its_account_deletes_a_stored_response(store: ResponseStore) -> None:
+    await store.save("resp_3", "acme", "review", "mike", CONTENT, now=time.time())
+    for tenant, account in (("acme", "zaphod"), ("other", "mike")):  # as if absent: nothing deleted
+        assert await store.delete("resp_3", tenant, account) is False
+    assert await store.load("resp_3", "acme", "mike") == CONTENT
+    assert await store.delete("resp_3", "acme", "mike") is True
+    assert await store.load("resp_3", "acme", "mike") is None
+    assert await store.delete("resp_3", "acme", "mike") is False
 
 
 async def test_a_sealed_row_copied_to_another_account_does_not_open(store: ResponseStore) -> None:

@@ -1,7 +1,8 @@
 """A gateway to test `/v1/responses` against (tests/surfaces/test_gateway_responses*.py): the gateway's
 set-up (tests/support/gateway.py) with the scripted upstreams of `responses_upstream.py`, the OpenAI
 instance serving `/v1/responses` natively, and projects for a Chat-Completions-bridged OpenAI instance
-(`chatwire`) and for storage turned off (`nostore`); account `zaphod` for isolation. In-process
+(`chatwire`) and for storage turned off (`nostore`); account `zaphod` and tenant `globex` (its own
+`mike`, token by `other_tenant_token`) for isolation. In-process
 (Starlette's test client): the fast tier's server.
 
     with responses_gateway(directory) as gw:
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 
 from .emulator import Emulator
-from .gateway import LiveGateway, gateway_tenants, live_gateway
+from .gateway import LiveGateway, gateway_tenants, live_gateway, read_runtime
 from .responses_upstream import ToolLoopUpstream
 
 MODELS = {
@@ -63,7 +64,17 @@ def _tenants(emulator: Emulator) -> dict[str, Any]:
     acme["settings"]["ai.provider.openai.responsesApi"] = True  # the emulator serves /v1/responses
     acme["projects"]["chatwire"] = {"team": "nlp", "settings": {"ai.provider.openai.responsesApi": False}}
     acme["projects"]["nostore"] = {"team": "nlp", "settings": {"ai.responses.store": False}}
+    tenants["globex"] = {"accounts": {"mike": {}}, "projects": {"review": {}}}
     return tenants
+
+
+def other_tenant_token(gw: Gateway) -> str:
+    """A user token of tenant globex bound to its account `mike` (acme's has the same name)."""
+
+    async def create(runtime: Any) -> str:
+        return str((await runtime.tokens.create("globex", "review", "user", account="mike")).token)
+
+    return str(read_runtime(gw.setup.config, gw.setup.home, create))
 
 
 def module_gateway(

@@ -2,13 +2,14 @@
 
 A stored response is its account's alone: it is read by id *and* tenant *and* account, so another
 account's id reads as not found — the same answer as an id that never existed. Its content (the
-conversation's input and output items) is the prompt's plaintext, so it is sealed with the master key
+conversation's input items and the response object as it was answered) is the prompt's plaintext, so it is sealed with the master key
 (`crypto.SecretBox`, bound to the row's tenant, account and id: a ciphertext copied to another row
 does not open) and deleted by the one retention job after `ai.responses.retentionDays`.
 
     store = ResponseStore(db, box)
-    await store.save("resp_…", "acme", "review", "mike", {"input": [...], "output": [...]}, now=time.time())
+    await store.save("resp_…", "acme", "review", "mike", {"input": [...], "response": {...}}, now=time.time())
     await store.load("resp_…", "acme", "mike")     # the dict, or None (absent, expired, another's)
+    await store.delete("resp_…", "acme", "mike")   # True, or False (absent, expired, another's)
 """
 
 from __future__ import annotations
@@ -64,6 +65,14 @@ class ResponseStore:
             return None
         value = json.loads(self.box.open(row[0], aad=_aad(response_id, tenant, account)))
         return value if isinstance(value, dict) else None
+
+    async def delete(self, response_id: str, tenant: str, account: str) -> bool:
+        """Whether the account's response was there to delete (another's reads as absent)."""
+        deleted = await self.db.execute(
+            f"DELETE FROM {TABLE} WHERE id = ? AND tenant = ? AND account = ?",
+            (response_id, tenant, account),
+        )
+        return deleted > 0
 
 
 __all__ = ["DEFAULT_RETENTION_DAYS", "RETENTION_KEY", "STORE_KEY", "TABLE", "TIME_COLUMN", "ResponseStore"]

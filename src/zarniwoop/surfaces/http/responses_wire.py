@@ -294,6 +294,14 @@ class ResponsesAnswer(BaseModel):
     )
 
 
+class ResponsesDeleted(BaseModel):
+    """`DELETE /v1/responses/{response_id}`'s answer, OpenAI's shape."""
+
+    id: str
+    object: str = "response.deleted"
+    deleted: bool = True
+
+
 def request_schemas() -> dict[str, Any]:
     """`ResponsesRequest` and its parts as OpenAPI components (`$ref`s to `#/components/schemas/…`)."""
     from .openai_wire import COMPONENT_REF
@@ -302,7 +310,11 @@ def request_schemas() -> dict[str, Any]:
     defs = schema.pop("$defs", {})
     parts = {
         name: model.model_json_schema(ref_template=COMPONENT_REF + "{model}")
-        for name, model in (("ResponsesFunctionTool", FunctionTool), ("ResponsesAnswer", ResponsesAnswer))
+        for name, model in (
+            ("ResponsesFunctionTool", FunctionTool),
+            ("ResponsesAnswer", ResponsesAnswer),
+            ("ResponsesDeleted", ResponsesDeleted),
+        )
     }
     parts.update(parts["ResponsesAnswer"].pop("$defs", {}))
     return {"ResponsesRequest": schema, **defs, **parts}

@@ -10,8 +10,12 @@ bridged through every other wire by the mapping table of `responses_wire.py`.
     client.responses.create(model="anthropic:claude-sonnet-4-5", previous_response_id=first.id,
                             input=[{"type": "function_call_output", "call_id": "…", "output": "42"}])
 
-`store` (default true) keeps the conversation for `previous_response_id`, sealed, the account's
-alone, for `ai.responses.retentionDays` (`storage/responses.py`); where the operator set
+`store` (default true) keeps the conversation for `previous_response_id`, and the response object as
+it was answered for `GET /v1/responses/{response_id}` (`client.responses.retrieve(id)`), until
+`DELETE` (`client.responses.delete(id)`) or `ai.responses.retentionDays` — sealed, the account's
+alone (`storage/responses.py`): any other caller's retrieve or delete is the 404 of an id that never
+existed, and a deleted id continues nothing (`previous_response_id`: the 400 of an unknown one).
+A `response_id` not of the shape `resp_<32 hex>` is a 400 naming it. Where the operator set
 `ai.responses.store: false`, `store: true` and `previous_response_id` are a 400 naming them. Errors are
 OpenAI-shaped as on the rest of the gateway; an error after the stream began is `response.failed`.
 """
@@ -20,20 +24,24 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
-from fastapi import APIRouter, Request
-from fastapi.responses import Response
+from fastapi import APIRouter, Path, Request
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException
 
 from ....contract.errors import InvalidRequestError
 from ....contract.query import SearchScope
 from ....llm.adapters import StreamDelta
 from ....llm.call import LlmCall, LlmResult
 from ....storage.responses import STORE_KEY, ResponseStore
+from ....tenancy.tokens import Principal
 from ..answering import streamed, unless_gone
+from ..deps import Ctx, CurrentPrincipal
 from ..fast_body import FastBodyRoute, request_only
 from ..fast_json import FastJSONResponse
 from ..openai_wire import COMPONENT_REF
@@ -53,20 +61,27 @@ log = logging.getLogger("zarniwoop.gateway")
 
 router = APIRouter(tags=["gateway"], responses=OPENAI_ERRORS, route_class=FastBodyRoute)
 
+RESPONSE_ID = re.compile(r"resp_[0-9a-f]{32}")
+"""The shape of the ids this route issues (`new_id("resp")`)."""
+RESPONSE_ID_PATH = Path(
+    description="A response's id, as `POST /v1/responses` answered it.",
+    json_schema_extra={"pattern": f"^{RESPONSE_ID.pattern}$"},
+)
+
+
+def _answer_200(schema: str, *types: str) -> dict[str, Any]:
+    """The OpenAPI `200` of a route answering the named component schema (and other media `types`)."""
+    content = {"application/json": {"schema": {"$ref": COMPONENT_REF + schema}}}
+    content.update({media: {"schema": {"type": "string"}} for media in types})
+    return {"responses": {"200": {"content": content}}}
+
 
 @router.post(
     "/v1/responses",
     summary="OpenAI Responses API under the token's account (stream: typed SSE events)",
     openapi_extra={
         **request_body("ResponsesRequest"),
-        "responses": {
-            "200": {
-                "content": {
-                    "application/json": {"schema": {"$ref": COMPONENT_REF + "ResponsesAnswer"}},
-                    "text/event-stream": {"schema": {"type": "string"}},
-                }
-            }
-        },
+        **_answer_200("ResponsesAnswer", "text/event-stream"),
     },
 )
 @request_only
@@ -113,23 +128,82 @@ async def create_response(request: Request) -> Response:
             output=output,
         )
         if keep is not None:
-            await keep.save(response_id, output)
+            await keep.save(answer)
         return FastJSONResponse(answer)
     except Exception as exc:
         return error_response(exc)
 
 
+def _stored_route(method: str, summary: str, schema: str) -> Callable[[Any], Any]:
+    """The route of one method on a stored response, answering the named component schema."""
+    return router.api_route(
+        "/v1/responses/{response_id}", methods=[method], summary=summary, openapi_extra=_answer_200(schema)
+    )
+
+
+@_stored_route(
+    "GET", "A stored response of the token's account, the object as it was answered", "ResponsesAnswer"
+)
+async def retrieve_response(
+    ctx: Ctx, principal: CurrentPrincipal, response_id: str = RESPONSE_ID_PATH
+) -> Response:
+    async def answered(store: ResponseStore, who: LlmCall) -> Response | None:
+        stored = await store.load(response_id, who.tenant, who.account)
+        answer = stored.get("response") if stored is not None else None
+        # None: absent, expired, another's, or stored before retrieval was
+        return FastJSONResponse(answer) if isinstance(answer, dict) else None
+
+    return await _owned(ctx, principal, response_id, answered)
+
+
+@_stored_route("DELETE", "Delete a stored response of the token's account", "ResponsesDeleted")
+async def delete_response(
+    ctx: Ctx, principal: CurrentPrincipal, response_id: str = RESPONSE_ID_PATH
+) -> Response:
+    async def deleted(store: ResponseStore, who: LlmCall) -> Response | None:
+        if not await store.delete(response_id, who.tenant, who.account):
+            return None
+        return JSONResponse({"id": response_id, "object": "response.deleted", "deleted": True})
+
+    return await _owned(ctx, principal, response_id, deleted)
+
+
+async def _owned(
+    state: AppState,
+    principal: Principal,
+    response_id: str,
+    act: Callable[[ResponseStore, LlmCall], Awaitable[Response | None]],
+) -> Response:
+    """`act` on the caller's stored response — a token without an account refused, then an id not of
+    the shape this route issues — and one 404 where it found none (`_not_found`)."""
+    try:
+        who = gateway_call(principal)
+        if RESPONSE_ID.fullmatch(response_id) is None:
+            raise InvalidRequestError("response_id", "expected an id as `POST /v1/responses` answered it")
+        answer = await act(ResponseStore(state.runtime.db, state.runtime.box), who)
+        if answer is None:
+            raise _not_found(response_id)
+        return answer
+    except Exception as exc:
+        return error_response(exc)
+
+
+def _not_found(response_id: str) -> HTTPException:
+    """One answer for an id never issued, expired, deleted or another's: it says none of them."""
+    return HTTPException(404, f"Response with id '{response_id}' not found.")
+
+
 class Keeper:
-    """Saves a finished response for `previous_response_id`: the input items (history included) and
-    the output items, sealed (`storage/responses.py`)."""
+    """Saves a finished response: the input items (history included) for `previous_response_id` and
+    the response object as answered for retrieval, sealed (`storage/responses.py`)."""
 
     def __init__(self, store: ResponseStore, who: LlmCall, items: list[dict[str, Any]]) -> None:
         self.store, self.who, self.items = store, who, items
 
-    async def save(self, response_id: str, output: list[dict[str, Any]]) -> None:
+    async def save(self, answer: dict[str, Any]) -> None:
         who = self.who
-        content = {"input": self.items, "output": output}
-        await self.store.save(response_id, who.tenant, who.project, who.account, content, now=time.time())
+        content = {"input": self.items, "response": answer}
+        await self.store.save(answer["id"], who.tenant, who.project, who.account, content, now=time.time())
 
 
 async def _history(store: ResponseStore, who: LlmCall, body: ResponsesRequest) -> list[dict[str, Any]]:
@@ -141,7 +215,8 @@ async def _history(store: ResponseStore, who: LlmCall, body: ResponsesRequest) -
         raise InvalidRequestError(
             "previous_response_id", f"no stored response {body.previous_response_id!r} for this account"
         )
-    return [*stored.get("input", []), *stored.get("output", [])]
+    answered = stored.get("response") or stored  # a row saved before retrieval kept `output` alone
+    return [*stored.get("input", []), *answered.get("output", [])]
 
 
 async def _events(
@@ -161,7 +236,7 @@ async def _events(
             item = await upstream.__anext__()
         pieces, final = events.finish(item)
         if keep is not None:
-            await keep.save(events.response_id, final["output"])
+            await keep.save(final)
         for piece in pieces:
             yield piece
     except Exception as exc:  # mid-stream: the status is sent already, so the error is an event
