@@ -22,7 +22,11 @@ CPU time per request moves ±20 % with what else runs on a shared machine; an in
 hardly does: the same code, inputs, interpreter and libraries counted within 1.5 % of each other
 (what moves is work driven by the clock — uvicorn's tick, background loops, the timers requests
 leave cancelled in the event loop's heap popped as they come due — of which a phase takes in more
-when a busy machine stretches it). Each server runs under `valgrind --tool=callgrind
+when a busy machine stretches it). The two gateway phases move more, ±4 %: a call's charge is
+committed together with those of the calls finishing in the same turn of the event loop
+(`ledger/charges.py`), so how the four clients interleave decides how many commits a phase makes —
+ten runs of one tree counted chat 2.98–3.23 M and stream 4.71–4.99 M; their baselines are the top of
+that range, not one lucky run. Each server runs under `valgrind --tool=callgrind
 --instr-atstart=no` (start-up is not counted); after a warm-up, counting is switched on for each
 phase with `callgrind_control`, and the phase's dump gives its total. Under valgrind the server is
 ~50× slower, so phases are counted in requests, not seconds. `--keep DIR` keeps the dumps (open
