@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import platform
 import time
 from typing import Any
 
@@ -44,9 +43,6 @@ pytestmark = pytest.mark.xdist_group(__name__)
 
 gateway = pytest.fixture(scope="module", name="gateway")(module_gateway)
 
-# The openai SDK reads `platform.processor()` (a `uname -p` subprocess, cached) for its headers on its
-# first request; read once here, at collection, the fast tier's tests start no process.
-platform.processor()
 
 openai = pytest.importorskip(
     "openai", reason="the gateway tests drive the real openai SDK (pip install openai)"

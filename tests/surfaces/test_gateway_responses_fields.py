@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import platform
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +24,6 @@ pytestmark = pytest.mark.xdist_group(__name__)
 
 gateway = pytest.fixture(scope="module", name="gateway")(module_gateway)
 
-platform.processor()  # the openai SDK's `uname -p`, read at collection (see test_gateway_responses.py)
 
 openai = pytest.importorskip("openai", reason="the table is the openai SDK's (pip install openai)")
 

@@ -7,7 +7,6 @@ same 404 as an unknown id and leaves the owner's response in place; a malformed 
 
 from __future__ import annotations
 
-import platform
 from typing import Any
 
 import pytest
@@ -18,7 +17,6 @@ pytestmark = pytest.mark.xdist_group(__name__)
 
 gateway = pytest.fixture(scope="module", name="gateway")(module_gateway)
 
-platform.processor()  # read at collection: the SDK's first request would start `uname -p`
 
 openai = pytest.importorskip(
     "openai", reason="the gateway tests drive the real openai SDK (pip install openai)"

@@ -14,6 +14,7 @@ import pytest
 
 from zarniwoop.surfaces.http.allowed_hosts import host_check
 
+from ..support.mcp_stdio import INITIALIZE
 from ..support.oauth import TestIssuer
 from ..support.runtime import write_config
 from ..support.served import served
@@ -21,16 +22,6 @@ from ..support.tool_calls import mount_recorded
 
 pytestmark = [pytest.mark.anyio, pytest.mark.xdist_group(__name__)]
 PUBLIC = "https://zarniwoop.example.org"
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
 
 
 def test_the_names_come_from_the_resource_and_the_setting_not_the_bind_address():
