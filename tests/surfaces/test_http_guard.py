@@ -1,5 +1,5 @@
 """The request guard on a real `zarniwoop serve`: the token before the body, bodies capped at 1 MiB
-with a 413 in the one error shape, header sizes capped (issue 11, item 5) by the httptools protocol
+(32 MiB on the LLM gateway's paths) with a 413 in the one error shape (OpenAI's, Anthropic's on theirs), header sizes capped (issue 11, item 5) by the httptools protocol
 of `surfaces/http/server_protocol.py` (or h11's own cap where httptools is not installed)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from zarniwoop.surfaces.http.guard import MAX_BODY_BYTES, MAX_HEADER_BYTES
+from zarniwoop.surfaces.http.guard import GATEWAY_MAX_BODY_BYTES, MAX_BODY_BYTES, MAX_HEADER_BYTES
 from zarniwoop.surfaces.http.server_protocol import http_protocol
 
 from ..support.served import rss_kib, served
@@ -121,6 +121,41 @@ def test_a_chunked_body_is_cut_at_the_cap_with_a_413(server, path):
     status, body, sent = _exchange(server.url, head, (chunk for _ in range(512)))  # 32 MiB
     assert (status, body) == (413, {"error": {"message": f"request body over {MAX_BODY_BYTES} bytes"}})
     assert sent < 16 * MIB  # cut near the cap (socket buffers hold a few MiB more)
+
+
+@pytest.mark.parametrize(
+    ("path", "error"),
+    [
+        (
+            "/v1/chat/completions",
+            {"message": "request body over 33554432 bytes", "type": "invalid_request_error"},
+        ),
+        ("/v1/responses", {"message": "request body over 33554432 bytes", "type": "invalid_request_error"}),
+        ("/v1/embeddings", {"message": "request body over 33554432 bytes", "type": "invalid_request_error"}),
+    ],
+)
+def test_the_gateways_paths_take_32_mib_in_their_own_shape(server, path, error):
+    auth = f"Authorization: Bearer {server.token}\r\n"
+    over = _exchange(server.url, _post(path, f"{auth}Content-Length: {GATEWAY_MAX_BODY_BYTES + 1}\r\n"))
+    assert over[0] == 413 and {k: over[1]["error"][k] for k in error} == error
+    # 2 MiB (a conversation with a screenshot) passes the guard and reaches the route
+    under = _exchange(server.url, _post(path, f"{auth}Content-Length: {2 * MIB}\r\n"), [b" " * (2 * MIB)])
+    assert under[0] == 403, under  # the token is bound to no account: the route, not the guard, refuses
+
+
+def test_messages_are_capped_at_32_mib_in_anthropics_shape(server):
+    head = _post(
+        "/v1/messages",
+        f"Authorization: Bearer {server.token}\r\nContent-Length: {GATEWAY_MAX_BODY_BYTES + 1}\r\n",
+    )
+    status, body, _ = _exchange(server.url, head)
+    assert (status, body) == (
+        413,
+        {
+            "type": "error",
+            "error": {"type": "request_too_large", "message": "request body over 33554432 bytes"},
+        },
+    )
 
 
 def test_a_body_under_the_cap_is_served(server):

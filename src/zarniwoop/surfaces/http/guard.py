@@ -6,8 +6,10 @@ parsed before the 401). For `/v1/*`, `/mcp` and `/metrics`:
 1. the `Authorization` header is verified first — a missing or bad token is a 401 while the body
    is still unread on the socket; the principal is left in the ASGI scope (`PRINCIPAL_SCOPE_KEY`)
    so the route's dependency does not verify it a second time;
-2. a `Content-Length` over `MAX_BODY_BYTES` is a 413 at once; a body without a length (chunked) is
-   counted as it is read and cut with a 413 when it passes the cap.
+2. a `Content-Length` over the path's cap is a 413 at once; a body without a length (chunked) is
+   counted as it is read and cut with a 413 when it passes the cap. The cap is `MAX_BODY_BYTES`,
+   but `GATEWAY_MAX_BODY_BYTES` on the LLM gateway's paths, whose bodies carry whole conversations
+   and images.
 
 Both answers use the one error shape (`errors.error_body`) — OpenAI's on the gateway's paths
 (`openai_wire.GATEWAY_PATHS`), Anthropic's on `/v1/messages` (`anthropic_wire.MESSAGES_PATHS`,
@@ -38,7 +40,12 @@ if TYPE_CHECKING:
     from .state import AppState
 
 MAX_BODY_BYTES = 1024 * 1024
-"""1 MiB: a search or tool call is a few hundred bytes; nothing the API accepts comes near it."""
+"""1 MiB: a search or tool call is a few hundred bytes; nothing else the API accepts comes near it."""
+GATEWAY_MAX_BODY_BYTES = 32 * 1024 * 1024
+"""32 MiB on the gateway's paths: an agent's request carries its whole conversation, tool results and
+images as base64 (one screenshot is 1–3 MB), so 1 MiB refused ordinary calls; 32 MB is Anthropic's own
+cap for a Messages request. The body is still read to its end before the upstream is asked."""
+_GATEWAY = GATEWAY_PATHS + MESSAGES_PATHS
 MAX_HEADER_BYTES = 16 * 1024
 """The request line and headers together (`server_protocol.py`; h11's `max_incomplete_event_size`)."""
 _GUARDED = ("/v1/", "/mcp", "/metrics")
@@ -46,14 +53,25 @@ _SIGNED = ("/v1/image",)
 """GETs whose signature is the capability (an `<img>` cannot send a bearer token; no body)."""
 
 
-def too_large() -> HTTPException:
-    return HTTPException(413, f"request body over {MAX_BODY_BYTES} bytes")
+def too_large(cap: int = MAX_BODY_BYTES) -> HTTPException:
+    return HTTPException(413, f"request body over {cap} bytes")
 
 
 class RequestGuard:
-    def __init__(self, app: ASGIApp, *, max_body_bytes: int = MAX_BODY_BYTES) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_body_bytes: int = MAX_BODY_BYTES,
+        gateway_max_body_bytes: int = GATEWAY_MAX_BODY_BYTES,
+    ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.gateway_max_body_bytes = gateway_max_body_bytes
+
+    def cap(self, path: str) -> int:
+        """The most body bytes a request to `path` may send."""
+        return self.gateway_max_body_bytes if path.startswith(_GATEWAY) else self.max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = str(scope.get("path", ""))
@@ -73,18 +91,19 @@ class RequestGuard:
             await _answer(send, exc.status_code, _error(scope, exc.status_code, str(exc.detail)), exc.headers)
             return
         length = headers.get(b"content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.max_body_bytes):
+        cap = self.cap(path)
+        if length is not None and (not length.isdigit() or int(length) > cap):
             status = 413 if length.isdigit() else 400
-            message = str(too_large().detail) if status == 413 else "Content-Length is not a number"
+            message = str(too_large(cap).detail) if status == 413 else "Content-Length is not a number"
             await _answer(send, status, _error(scope, status, message))
             return
         scope[PRINCIPAL_SCOPE_KEY] = principal
         if length is not None:  # the server delivers at most Content-Length bytes
             await self.app(scope, receive, send)
             return
-        await self._counted(scope, receive, send)
+        await self._counted(scope, receive, send, cap)
 
-    async def _counted(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _counted(self, scope: Scope, receive: Receive, send: Send, cap: int) -> None:
         read = 0
         started = False
 
@@ -92,8 +111,8 @@ class RequestGuard:
             nonlocal read
             message = await receive()
             read += len(message.get("body", b""))
-            if read > self.max_body_bytes:
-                raise too_large()  # FastAPI re-raises HTTPException from body reading: a 413
+            if read > cap:
+                raise too_large(cap)  # FastAPI re-raises HTTPException from body reading: a 413
             return message
 
         async def tracking_send(message: Message) -> None:
@@ -131,4 +150,10 @@ async def _answer(
     await send({"type": "http.response.body", "body": payload})
 
 
-__all__ = ["MAX_BODY_BYTES", "MAX_HEADER_BYTES", "PRINCIPAL_SCOPE_KEY", "RequestGuard"]
+__all__ = [
+    "GATEWAY_MAX_BODY_BYTES",
+    "MAX_BODY_BYTES",
+    "MAX_HEADER_BYTES",
+    "PRINCIPAL_SCOPE_KEY",
+    "RequestGuard",
+]
