@@ -242,6 +242,24 @@ def openai_completion(
     )
 
 
+def anthropic_message(text: str, input_tokens: int, output_tokens: int, **reply: Any) -> Reply:
+    """A synthetic Anthropic Messages answer of one text block with exactly this usage; `reply` goes to
+    `Reply` (`delay=…`)."""
+    return Reply.json(
+        {
+            "id": "msg_emulated",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+        },
+        **reply,
+    )
+
+
 def openai_text_stream(text: str, usage: tuple[int, int]) -> bytes:
     """OpenAI's SSE framing of `text` in word-sized deltas, usage in a last `choices: []` chunk."""
     words = text.split(" ")

@@ -11,8 +11,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from ..support.emulator import Reply
-from ..support.gateway import MODELS, LiveGateway, live_gateway, openai_completion, upstream_path
+from ..support.gateway import (
+    MODELS,
+    LiveGateway,
+    anthropic_message,
+    live_gateway,
+    openai_completion,
+    upstream_path,
+)
 
 # its module-scoped gateway is set up once: the module's tests run on one xdist worker
 pytestmark = pytest.mark.xdist_group(__name__)
@@ -63,17 +69,7 @@ def test_a_chat_with_a_1_5_mib_tool_result_reaches_the_upstream_whole(gw: LiveGa
 
 
 def test_a_message_with_a_4_mib_image_reaches_an_anthropic_upstream_whole(gw: LiveGateway) -> None:
-    answer = {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-sonnet-4-5",
-        "content": [{"type": "text", "text": "A login form."}],
-        "stop_reason": "end_turn",
-        "stop_sequence": None,
-        "usage": {"input_tokens": 1_200, "output_tokens": 5},
-    }
-    gw.emulator.add(upstream_path("anthropic"), Reply.json(answer))
+    gw.emulator.add(upstream_path("anthropic"), anthropic_message("A login form.", 1_200, 5))
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": SCREENSHOT}}
     client = anthropic.Anthropic(base_url=gw.url, http_client=gw.http, max_retries=0, api_key=gw.setup.token)
     message = client.messages.create(

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from ..support.emulator import RecordedRequest, Reply
-from ..support.gateway import MODELS, live_gateway, openai_completion, upstream_path
+from ..support.gateway import MODELS, anthropic_message, live_gateway, openai_completion, upstream_path
 from ..support.gateway import LiveGateway as Gateway
 
 pytestmark = pytest.mark.xdist_group(__name__)
@@ -43,18 +43,7 @@ WEATHER = {
 }
 HI = [{"role": "user", "content": "hi"}]
 REPLIES = {
-    "anthropic": Reply.json(
-        {
-            "id": "msg_1",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-sonnet-4-5",
-            "content": [{"type": "text", "text": "Hello."}],
-            "stop_reason": "end_turn",
-            "stop_sequence": None,
-            "usage": {"input_tokens": 9, "output_tokens": 2},
-        }
-    ),
+    "anthropic": anthropic_message("Hello.", 9, 2),
     "openai": openai_completion("Hello.", 9, 2),
     "gemini": Reply.json(
         {

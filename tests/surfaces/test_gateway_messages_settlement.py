@@ -19,7 +19,7 @@ import pytest
 from zarniwoop.surfaces.http.anthropic_wire import MessagesRequest, to_chat_request
 
 from ..support.emulator import Emulator, Reply
-from ..support.gateway import MODELS, gateway_tenants, prepare_gateway, upstream_path
+from ..support.gateway import MODELS, anthropic_message, gateway_tenants, prepare_gateway, upstream_path
 from ..support.served import served
 from ..support.settlement import Ledger, anthropic_two_part_stream, cut_after, random_streams, two_part_stream
 
@@ -116,17 +116,8 @@ def test_ten_concurrent_streams_cut_at_random_events_charge_what_the_upstream_pr
 
 def test_non_streamed_calls_whose_client_hangs_up_are_charged_the_upstreams_usage(gw: Gateway) -> None:
     assert gw.emulator is not None
-    body = {
-        "id": "msg_late",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-sonnet-4-5",
-        "content": [{"type": "text", "text": "a late answer"}],
-        "stop_reason": "end_turn",
-        "stop_sequence": None,
-        "usage": {"input_tokens": UPSTREAM_USAGE[0], "output_tokens": UPSTREAM_USAGE[1]},
-    }
-    gw.emulator.add(upstream_path("anthropic"), Reply.json(body, delay=2.0))
+    late = anthropic_message("a late answer", *UPSTREAM_USAGE, delay=2.0)
+    gw.emulator.add(upstream_path("anthropic"), late)
     before = gw.used("gone")
     impatient = gw.client("gone", timeout=0.5)
     for _ in range(2):
