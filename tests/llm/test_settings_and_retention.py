@@ -26,6 +26,7 @@ pytestmark = pytest.mark.anyio
         ("ai.usage.retentionDays", 0, "expected an integer ≥ 1"),
         ("ai.trace.persist", "maybe", "expected true or false, got 'maybe'"),
         ("ai.substitute", "perhaps", "expected true or false, got 'perhaps'"),
+        ("ai.provider.openai.traceparent", "always", "expected true or false, got 'always'"),
         ("ai.rateLimit.windowSeconds", 0, "expected a number > 0 (seconds)"),
         ("ai.usage.purgeIntervalSeconds", -5, "expected a number > 0 (seconds)"),
         (

@@ -90,3 +90,26 @@ def test_a_tenant_that_opts_in_gets_prompt_and_completion_in_its_genai_span(tmp_
     assert json.loads(call.attributes["gen_ai.output.messages"]) == [
         {"role": "assistant", "content": "Fine."}
     ]
+
+
+def test_an_llm_instance_marked_traceparent_gets_the_calls_trace_and_a_vendor_gets_none(tmp_path, emulator):
+    from ..support.gateway import gateway_tenants, openai_upstream
+
+    marked = gateway_tenants(emulator)
+    marked["acme"]["settings"]["ai.provider.openai.traceparent"] = True  # the operator's own upstream
+    sent: dict[str, list[str | None]] = {}
+    for name, tenants in (("marked", marked), ("unmarked", gateway_tenants(emulator))):
+        (tmp_path / name).mkdir()
+        setup = prepare_gateway(tmp_path / name, emulator, tenants=tenants)
+        emulator.reset()
+        emulator.add(upstream_path("openai"), openai_upstream)
+        with OtlpReceiver() as receiver, tracing_to(receiver):
+            app = create_app(config=setup.config, home=setup.home)
+            with TestClient(app, base_url="http://127.0.0.1") as client:
+                assert chat(client, setup.token).status_code == 200
+                assert chat(client, setup.token, stream=True).status_code == 200
+        sent[name] = [r.header("traceparent") for r in emulator.requests(upstream_path("openai"))]
+    assert sent["unmarked"] == [None, None]
+    for carried in sent["marked"]:  # plain and streamed: the caller's trace, a span of ours as parent
+        version, trace_id, parent, flags = str(carried).split("-")
+        assert (version, trace_id, flags) == ("00", TRACE_ID, "01") and parent != PARENT and len(parent) == 16

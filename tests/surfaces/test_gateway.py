@@ -19,6 +19,7 @@ from zarniwoop.llm.adapters import ADAPTERS
 from zarniwoop.llm.adapters._http import SseDecoder
 from zarniwoop.runtime import Runtime
 from zarniwoop.surfaces.http import create_app
+from zarniwoop.surfaces.http.guard import GATEWAY_MAX_BODY_BYTES
 
 from ..support.emulator import Emulator, RecordedRequest, Reply
 from ..support.gateway import (
@@ -562,7 +563,8 @@ def test_embeddings_on_a_wire_without_them_answer_400_naming_the_model(gw: Gatew
 
 
 def test_the_body_cap_answers_in_openai_shape_on_the_gateway(gw: Gateway) -> None:
-    big = json.dumps({"model": MODELS["openai"], "messages": [{"role": "user", "content": "x" * 1_100_000}]})
+    content = "x" * GATEWAY_MAX_BODY_BYTES  # the gateway's cap (32 MiB), not the API's 1 MiB
+    big = json.dumps({"model": MODELS["openai"], "messages": [{"role": "user", "content": content}]})
     answer = gw.http.post(
         "/v1/chat/completions",
         content=big,

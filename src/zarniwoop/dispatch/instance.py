@@ -24,7 +24,7 @@ from ..contract.protocol import (
     soft_error_statuses,
 )
 from ..contract.results import SearchHit, SearchResult
-from ..observability.tracing import TRACING, inject_traceparent
+from ..observability.tracing import traced
 from ..storage.privacy import redact_secrets, secret_forms
 from ..transport.http import rate_limit_headers
 from ..transport.status import error_for_status, raise_for_status
@@ -170,10 +170,8 @@ class HttpProviderInstance:
         """The endpoint's `userAgent` extra on the wire (Nominatim and Wikipedia ask operators for an
         identifying one); a header the protocol set itself wins. The call's `traceparent` only to an
         endpoint marked `.traceparent: true` (a third-party provider gets none by default)."""
-        if TRACING.on and (self._config.extra("traceparent") or "").lower() == "true":
-            headers = dict(spec.headers)
-            inject_traceparent(headers)
-            spec = replace(spec, headers=headers)
+        if (self._config.extra("traceparent") or "").lower() == "true":
+            spec = traced(spec)
         agent = self._config.extra("userAgent")
         if not agent or any(k.lower() == "user-agent" for k in spec.headers):
             return spec

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..contract.errors import FailoverError, QuotaBlockedError, QuotaExceededError, RateLimitExceededError
 from ..limits.token_budgets import exhausted_error
+from ..observability.tracing import TRACING
 from .adapters import ChatClient, Endpoint, adapter_for
 from .adapters.response import TokenUsage
 from .chain import decorate
@@ -72,6 +73,8 @@ def client_for(parts: CallParts, prep: PreparedCall, candidate: Candidate) -> Ch
         candidate.base_url,
         candidate.api_key,
         operator_key=candidate.credential_source == "operator",
+        traceparent=TRACING.on
+        and prep.settings.get_bool(f"ai.provider.{candidate.instance}.traceparent", False),
     )
     return ChatClient(
         adapter_for(prep.request, endpoint, prep.settings),

@@ -8,6 +8,7 @@ the first call. Checked in every scope that has settings:
     ai.usage.retentionDays   a positive integer
     ai.failover.maxWaitSeconds  a non-negative number
     ai.substitute            true | false
+    ai.provider.<id>.traceparent   true | false
     ai.rateLimit.windowSeconds, ai.usage.purgeIntervalSeconds   a positive number
 """
 
@@ -43,6 +44,12 @@ def _check(settings: ScopedSettings) -> list[ConfigError]:
                 errors.append(ConfigError(key, "expected a number > 0 (seconds)"))
         except ConfigError as exc:
             errors.append(exc)
+    for key in settings:
+        if key.startswith("ai.provider.") and key.endswith(".traceparent"):
+            try:
+                settings.get_bool(key, False)
+            except ConfigError as exc:
+                errors.append(exc)
     try:
         settings.get_bool("ai.trace.persist", False)
         settings.get_bool("ai.substitute", False)

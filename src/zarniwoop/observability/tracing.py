@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import context as otel_context
@@ -36,6 +36,8 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+
+    from ..contract.protocol import RequestSpec
 
 TRACER_NAME = "zarniwoop"
 _PROPAGATOR = TraceContextTextMapPropagator()
@@ -289,9 +291,14 @@ def attached(parent: otel_context.Context | None) -> Iterator[None]:
         otel_context.detach(token)
 
 
-def inject_traceparent(headers: MutableMapping[str, str]) -> None:
-    """Add the current span's `traceparent` (and `tracestate`) to outgoing `headers`."""
-    _PROPAGATOR.inject(headers)
+def traced(spec: RequestSpec) -> RequestSpec:
+    """`spec` carrying the current span's `traceparent` — for an upstream the operator marked
+    `.traceparent: true` (search endpoints and LLM instances alike); unchanged with tracing off."""
+    if not TRACING.on:
+        return spec
+    headers = dict(spec.headers)
+    _PROPAGATOR.inject(headers)  # `traceparent`, and `tracestate` where there is one
+    return replace(spec, headers=headers)
 
 
 __all__ = [
@@ -305,13 +312,13 @@ __all__ = [
     "current_trace_id",
     "event_span",
     "flush_tracing",
-    "inject_traceparent",
     "parent_from",
     "set_attributes",
     "set_error",
     "shutdown_tracing",
     "span",
     "start_span_at",
+    "traced",
     "wanted",
     "with_trace_id",
 ]

@@ -148,6 +148,9 @@ class Endpoint:
     operator_key: bool = False
     """The key is the operator's (its environment): the call may not choose an account inside the
     operator's organisation at the vendor (`anthropic.ACCOUNT_HEADERS`)."""
+    traceparent: bool = False
+    """`ai.provider.<instance>.traceparent: true`: requests carry the call's W3C trace context (a
+    vendor gets none by default)."""
 
     def __repr__(self) -> str:  # the key is a Secret already; keep the repr short anyway
         return f"Endpoint({self.wire_type!r}, {self.instance!r}, {self.base_url!r})"
@@ -243,7 +246,7 @@ class ChatClient:
                 final = response or final
             assert final is not None
             return final
-        spec = self.adapter.build(request, self.endpoint, self.model)
+        spec = self._built(request)
         status, headers, body = await send(self.http, spec, self.timeout, self.guarded)
         if status >= 400:
             shown = summary(status) if self.untrusted else body
@@ -255,6 +258,14 @@ class ChatClient:
         if request.embedding is not None and answer.usage is None:  # Gemini says no count
             answer = answer.with_changes(usage=TokenUsage(request.estimated_input_tokens(), 0))
         return answer.with_changes(metadata={**answer.metadata, **_header_metadata(headers)})
+
+    def _built(self, request: ChatRequest) -> RequestSpec:
+        spec = self.adapter.build(request, self.endpoint, self.model)
+        if not self.endpoint.traceparent:
+            return spec
+        from ...observability.tracing import traced
+
+        return traced(spec)
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[StreamDelta | ChatResponse]:
         """Deltas as they arrive, then the final `ChatResponse` as the last item."""
@@ -270,7 +281,7 @@ class ChatClient:
         from ._http import stream_payloads
 
         streaming = request if request.stream else _with_stream(request)
-        spec = self.adapter.build(streaming, self.endpoint, self.model)
+        spec = self._built(streaming)
         accumulator = self.adapter.accumulator()
         # a native adapter's events go on as they came (`StreamDelta.raw`), for a route to relay
         relay = self.adapter.native_shape is not None
