@@ -24,10 +24,11 @@ from typing import Any
 
 from ...contract.errors import InvalidRequestError, ParseError
 from ...contract.protocol import RequestSpec
-from .base import ChatRequest, Endpoint, Framing, StreamDelta
+from .base import ChatMessage, ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_object
 from .fields import CHAT, number_field, passed_fields
 from .ids import gemini_resource
+from .images import checked
 from .options import refuse_unsupported, tool_strict
 from .parts import PartsStream, logprob_entry
 from .response import ChatResponse, ToolCall, UsageReport
@@ -218,8 +219,21 @@ def _contents(request: ChatRequest) -> list[dict[str, Any]]:
             parts += [{"functionCall": {"name": c.name, "args": c.parsed_arguments()}} for c in m.tool_calls]
             out.append({"role": "model", "parts": parts or [{"text": ""}]})
         else:
-            out.append({"role": "user", "parts": [{"text": m.content}]})
+            out.append({"role": "user", "parts": _parts(m) if m.parts else [{"text": m.content}]})
     return out
+
+
+def _parts(message: ChatMessage) -> list[dict[str, Any]]:
+    """A message with images as Gemini's parts, in order: `inlineData` (`inline_data` in Google's
+    REST examples; either spelling is read). An http(s) URL is refused: `fileData` needs the image's
+    MIME type, which the gateway would have to fetch the image to know, and it never fetches one."""
+    checked(message.images, "gemini", urls=False)
+    return [
+        {"text": part}
+        if isinstance(part, str)
+        else {"inlineData": {"mimeType": part.media_type, "data": part.data}}
+        for part in message.parts
+    ]
 
 
 def _tool_result(content: str) -> dict[str, Any]:
