@@ -18,8 +18,14 @@ from zarniwoop.llm.adapters.images import IMAGE_TOKENS
 from zarniwoop.surfaces.http.openai_wire import ChatCompletionRequest
 
 from ..support.emulator import Reply
-from ..support.gateway import MODELS, LiveGateway, live_gateway, openai_completion, openai_text_stream
-from ..support.gateway import upstream_path
+from ..support.gateway import (
+    MODELS,
+    LiveGateway,
+    live_gateway,
+    openai_completion,
+    openai_text_stream,
+    upstream_path,
+)
 
 pytestmark = pytest.mark.xdist_group(__name__)
 
@@ -147,8 +153,8 @@ def test_anthropic_wire_gets_image_blocks_base64_and_url(gw: LiveGateway) -> Non
     assert row[2:7] == ("anthropic", "claude-sonnet-4-5", "default", PROMPT_TOKENS, 3)
 
 
-def test_gemini_wire_gets_inline_data_in_order(gw: LiveGateway) -> None:
-    completion = _ask(gw, "gemini", _asking(_image(f"data:image/jpeg;base64,{PNG}")))
+def test_gemini_wire_gets_inline_data_and_file_data_in_order(gw: LiveGateway) -> None:
+    completion = _ask(gw, "gemini", _asking(_image(f"data:image/jpeg;base64,{PNG}"), _image(PHOTO)))
     [body] = _sent(gw, "gemini")
     assert body["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
     assert body["contents"] == [
@@ -157,6 +163,7 @@ def test_gemini_wire_gets_inline_data_in_order(gw: LiveGateway) -> None:
             "parts": [
                 {"text": "What is in "},
                 {"inlineData": {"mimeType": "image/jpeg", "data": PNG}},
+                {"fileData": {"mimeType": "image/jpeg", "fileUri": PHOTO}},
                 {"text": "?"},
             ],
         }
@@ -166,7 +173,7 @@ def test_gemini_wire_gets_inline_data_in_order(gw: LiveGateway) -> None:
 
 def test_ollama_wire_gets_the_images_list(gw: LiveGateway) -> None:
     completion = _ask(
-        gw, "ollama", _asking(_image(f"data:image/png;base64,{PNG}"), _image(f"data:image/gif;base64,R0lG"))
+        gw, "ollama", _asking(_image(f"data:image/png;base64,{PNG}"), _image("data:image/gif;base64,R0lG"))
     )
     [body] = _sent(gw, "ollama")
     assert body["messages"][1] == {"role": "user", "content": "What is in ?", "images": [PNG, "R0lG"]}
@@ -208,7 +215,8 @@ def test_an_image_of_600_kib_passes_the_gateway(gw: LiveGateway) -> None:
 @pytest.mark.parametrize(
     ("wire", "part", "param"),
     [
-        ("gemini", _image(PHOTO), "messages[1].content[1].image_url"),
+        ("gemini", _image("https://images.example.org/cat"), "messages[1].content[1].image_url"),
+        ("gemini", _image("http://images.example.org/cat.png"), "messages[1].content[1].image_url"),
         ("ollama", _image(PHOTO), "messages[1].content[1].image_url"),
         ("anthropic", _image(PHOTO, "high"), "messages[1].content[1].image_url.detail"),
         ("gemini", _image(f"data:image/png;base64,{PNG}", "low"), "messages[1].content[1].image_url.detail"),
@@ -238,7 +246,7 @@ def test_what_cannot_be_carried_is_a_400_naming_it(
 def test_an_image_is_taken_on_user_messages_only(gw: LiveGateway) -> None:
     messages = [{"role": "system", "content": [{"type": "text", "text": "Be brief."}, _image(PHOTO)]}]
     with pytest.raises(openai.BadRequestError) as refused:
-        _ask(gw, "openai", messages + [{"role": "user", "content": "hi"}])
+        _ask(gw, "openai", [*messages, {"role": "user", "content": "hi"}])
     assert refused.value.body["param"] == "messages[0].content[1].type"
     assert _sent(gw, "openai") == []
 

@@ -224,16 +224,21 @@ def _contents(request: ChatRequest) -> list[dict[str, Any]]:
 
 
 def _parts(message: ChatMessage) -> list[dict[str, Any]]:
-    """A message with images as Gemini's parts, in order: `inlineData` (`inline_data` in Google's
-    REST examples; either spelling is read). An http(s) URL is refused: `fileData` needs the image's
-    MIME type, which the gateway would have to fetch the image to know, and it never fetches one."""
-    checked(message.images, "gemini", urls=False)
-    return [
-        {"text": part}
-        if isinstance(part, str)
-        else {"inlineData": {"mimeType": part.media_type, "data": part.data}}
-        for part in message.parts
-    ]
+    """A message with images as Gemini's parts, in order: `inlineData` for data (`inline_data` in
+    Google's REST examples; either spelling is read), `fileData` for an https URL Gemini fetches
+    itself (https://ai.google.dev/gemini-api/docs/file-input-methods), its MIME type told by the
+    URL's extension (`ImagePart.url_type`: the gateway never fetches an image)."""
+    checked(message.images, "gemini", urls=True)
+    out: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, str):
+            if part:  # Gemini refuses an empty text part
+                out.append({"text": part})
+        elif part.url:
+            out.append({"fileData": {"mimeType": part.url_type("gemini"), "fileUri": part.url}})
+        else:
+            out.append({"inlineData": {"mimeType": part.media_type, "data": part.data}})
+    return out
 
 
 def _tool_result(content: str) -> dict[str, Any]:

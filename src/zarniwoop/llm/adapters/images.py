@@ -5,8 +5,9 @@ written by each wire's chat adapter in its own form (`openai.py`, `anthropic.py`
     image = ImagePart.read("data:image/png;base64,iVBO…", "high", "messages[0].content[1].image_url")
     image.media_type, image.data, image.url, image.detail   # "image/png", "iVBO…", "", "high"
 
-What a wire cannot carry is refused with a 400 naming the client's field (`checked`), before anything
-is sent: an http(s) URL on Gemini and Ollama (they take the bytes only), a `detail` other than
+What a wire cannot carry is refused with a 400 naming the client's field, before anything is sent
+(`checked`, `url_type`): an image URL on Ollama (it takes the bytes only), on Gemini one that is not
+https or whose type its path does not tell (`fileData` needs the MIME type), a `detail` other than
 `auto` off the OpenAI wire (no other wire has a per-image resolution).
 """
 
@@ -27,6 +28,14 @@ DETAILS = ("auto", "low", "high")
 """OpenAI's `image_url.detail`; `auto` (or none) asks for nothing beyond every wire's default."""
 _DATA_URL = re.compile(r"data:(image/(?:png|jpeg|gif|webp));base64,([A-Za-z0-9+/]+={0,2})")
 """The data URLs every image-taking wire accepts: PNG, JPEG, GIF or WebP, base64-encoded."""
+_EXTENSIONS = {
+    "png": "image/png",
+    "jpg": "image/jpeg",
+    "jpeg": "image/jpeg",
+    "gif": "image/gif",
+    "webp": "image/webp",
+}
+"""The same types, told by an image URL's extension (`ImagePart.url_type`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +75,20 @@ class ImagePart:
     def data_url(self) -> str:
         """The image as OpenAI's `image_url.url` takes it."""
         return self.url or f"data:{self.media_type};base64,{self.data}"
+
+    def url_type(self, wire: str) -> str:
+        """The MIME type of an https `url`, told by its path's extension (`.png`, `.jpg`, `.jpeg`,
+        `.gif`, `.webp`), for a wire that fetches the image but must be sent its type (Gemini's
+        `fileData`); a 400 naming the field when the URL does not tell it — the gateway never fetches."""
+        parts = urlsplit(self.url)
+        found = _EXTENSIONS.get(parts.path.rpartition(".")[2].lower()) if "." in parts.path else None
+        if parts.scheme != "https" or found is None:
+            raise InvalidRequestError(
+                self.where,
+                f"the {wire} wire fetches an image URL only when it is https and its path ends in "
+                ".png, .jpg, .jpeg, .gif or .webp (it must be sent the type): send a base64 data URL",
+            )
+        return found
 
     def asks_detail(self) -> bool:
         """A `detail` beyond every wire's default (`low` or `high`)."""
