@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from zarniwoop.llm.adapters.images import IMAGE_TOKENS
+from zarniwoop.llm.trace import request_json
 from zarniwoop.surfaces.http.openai_wire import ChatCompletionRequest
 
 from ..support.emulator import Reply
@@ -224,7 +225,11 @@ def test_an_image_of_600_kib_passes_the_gateway(gw: LiveGateway) -> None:
         ("openai", _image(f"data:image/png,{PNG}"), "messages[1].content[1].image_url.url"),
         ("anthropic", _image("ftp://images.example.org/cat.jpg"), "messages[1].content[1].image_url.url"),
         ("openai", _image("file:///etc/passwd"), "messages[1].content[1].image_url.url"),
-        ("openai", _image(PHOTO, "ultra"), "messages[1].content[1].image_url.detail"),
+        (
+            "ollama",
+            _image(f"data:image/png;base64,{PNG}", "original"),
+            "messages[1].content[1].image_url.detail",
+        ),
         (
             "openai",
             {"type": "input_audio", "input_audio": {"data": "UklG", "format": "wav"}},
@@ -263,3 +268,17 @@ def test_the_estimate_holds_image_tokens_for_each_image() -> None:
     assert estimate(_image(PHOTO)) == text_only + IMAGE_TOKENS == text_only + 1600
     # the base64 data is not counted as text: two images are two fixed estimates, whatever their size
     assert estimate(_image(f"data:image/png;base64,{'A' * 40_000}"), _image(PHOTO)) == text_only + 2 * 1600
+
+
+def test_a_persisted_trace_names_each_image_never_its_data() -> None:
+    body = {
+        "model": MODELS["openai"],
+        "messages": _asking(_image(f"data:image/png;base64,{PNG}"), _image(PHOTO)),
+    }
+    traced = request_json(ChatCompletionRequest.model_validate(body).to_chat_request())
+    assert traced["messages"][1] == {
+        "role": "user",
+        "content": "What is in ?",
+        "images": ["image/png", PHOTO],
+    }
+    assert PNG not in str(traced)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import NoReturn
 from urllib.parse import urlsplit
 
 from ...contract.errors import InvalidRequestError
@@ -24,8 +23,6 @@ IMAGE_TOKENS = 1600
 """The input estimate of one image (or document) for budget holds: Anthropic's own bound for a
 1.15-megapixel image (https://docs.anthropic.com/en/docs/build-with-claude/vision#calculate-image-costs);
 OpenAI's `high` detail of a 1024×1024 image is 765. The upstream's reported usage is what is charged."""
-DETAILS = ("auto", "low", "high")
-"""OpenAI's `image_url.detail`; `auto` (or none) asks for nothing beyond every wire's default."""
 _DATA_URL = re.compile(r"data:(image/(?:png|jpeg|gif|webp));base64,([A-Za-z0-9+/]+={0,2})")
 """The data URLs every image-taking wire accepts: PNG, JPEG, GIF or WebP, base64-encoded."""
 _EXTENSIONS = {
@@ -46,16 +43,15 @@ class ImagePart:
     data: str = field(default="", repr=False)
     url: str = ""
     detail: str | None = None
-    """OpenAI's `detail` as sent (`auto`, `low`, `high`), or None."""
+    """OpenAI's `detail` as sent (`auto`, `low`, `high`, or one OpenAI added since: the OpenAI wire
+    forwards it as sent, the others refuse anything but `auto`), or None."""
     where: str = field(default="", compare=False)
     """The client's field this came from (`messages[0].content[1].image_url`), named in a refusal."""
 
     @classmethod
     def read(cls, url: str, detail: str | None, where: str) -> ImagePart:
-        """An image from OpenAI's `image_url.url` and `detail`; a 400 naming the field when the URL is
-        neither a base64 data URL of PNG, JPEG, GIF or WebP nor an http(s) URL."""
-        if detail is not None and detail not in DETAILS:
-            raise InvalidRequestError(f"{where}.detail", f"expected auto, low or high, got {detail!r:.40}")
+        """An image from OpenAI's `image_url.url` and `detail`; a 400 naming `url` when it is neither
+        a base64 data URL of PNG, JPEG, GIF or WebP nor an http(s) URL."""
         if url.startswith("data:"):
             found = _DATA_URL.fullmatch(url)
             if found is None:
@@ -91,24 +87,8 @@ class ImagePart:
         return found
 
     def asks_detail(self) -> bool:
-        """A `detail` beyond every wire's default (`low` or `high`)."""
+        """A `detail` beyond every wire's default `auto` (`low`, `high`, …)."""
         return self.detail not in (None, "auto")
-
-
-def _refuse(image: ImagePart, wire: str, what: str) -> NoReturn:
-    """The 400 for an image part `wire` cannot carry: `what` is `url` (an http(s) URL where the wire
-    takes bytes only) or `detail`."""
-    if what == "detail":
-        raise InvalidRequestError(
-            f"{image.where}.detail",
-            f"the {wire} wire has no per-image detail: send auto (or none), "
-            "or choose a model served over the OpenAI wire",
-        )
-    raise InvalidRequestError(
-        image.where,
-        f"the {wire} wire takes images as data only: send a base64 data URL "
-        "(the gateway does not fetch image URLs)",
-    )
 
 
 def checked(images: tuple[ImagePart, ...], wire: str, *, urls: bool) -> tuple[ImagePart, ...]:
@@ -116,10 +96,18 @@ def checked(images: tuple[ImagePart, ...], wire: str, *, urls: bool) -> tuple[Im
     else the 400 naming the first it cannot carry."""
     for image in images:
         if image.asks_detail():
-            _refuse(image, wire, "detail")
+            raise InvalidRequestError(
+                f"{image.where}.detail",
+                f"the {wire} wire has no per-image detail: send auto (or none), "
+                "or choose a model served over the OpenAI wire",
+            )
         if image.url and not urls:
-            _refuse(image, wire, "url")
+            raise InvalidRequestError(
+                image.where,
+                f"the {wire} wire takes images as data only: send a base64 data URL "
+                "(the gateway does not fetch image URLs)",
+            )
     return images
 
 
-__all__ = ["DETAILS", "IMAGE_TOKENS", "ImagePart", "checked"]
+__all__ = ["IMAGE_TOKENS", "ImagePart", "checked"]
