@@ -64,6 +64,7 @@ class ChatMessage:
 
     @property
     def images(self) -> tuple[ImagePart, ...]:
+        """The message's images, in order (none on a text-only message)."""
         return tuple(p for p in self.parts if isinstance(p, ImagePart))
 
 
