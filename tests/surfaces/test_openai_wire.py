@@ -75,11 +75,19 @@ def test_bad_bodies_name_the_field(fields: dict[str, object], field: str) -> Non
     assert caught.value.errors()[0]["loc"][0] == field
 
 
-def test_a_non_text_content_part_is_refused_naming_it() -> None:
+def test_a_content_part_the_chat_form_cannot_carry_is_refused_naming_it() -> None:
+    # an image_url part is carried now (tests/surfaces/test_gateway_images.py); one that is no image
+    # URL, and every other part type, is refused naming its own field
     body = _body(messages=[{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}])
     with pytest.raises(InvalidRequestError) as caught:
         body.to_chat_request()
-    assert caught.value.field == "messages.content" and "image_url" in caught.value.reason
+    assert (
+        caught.value.field == "messages[0].content[0].image_url.url" and "http(s) URL" in caught.value.reason
+    )
+    body = _body(messages=[{"role": "user", "content": [{"type": "input_audio", "input_audio": {}}]}])
+    with pytest.raises(InvalidRequestError) as caught:
+        body.to_chat_request()
+    assert caught.value.field == "messages[0].content[0].type" and "input_audio" in caught.value.reason
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,8 @@ def request_json(request: Any) -> dict[str, Any]:
             "role": m.role,
             "content": m.content,
             **({"toolCalls": [c.name for c in m.tool_calls]} if m.tool_calls else {}),
+            # an image as its URL or its type, never its data (a screenshot is megabytes)
+            **({"images": [i.url or i.media_type for i in m.images]} if m.parts else {}),
         }
         for m in getattr(request, "messages", ())
     ]

@@ -32,10 +32,11 @@ from typing import Any
 
 from ...contract.errors import InvalidRequestError, ParseError
 from ...contract.protocol import RequestSpec
-from .base import NATIVE_ANSWER, ChatRequest, Endpoint, Framing, StreamDelta
+from .base import NATIVE_ANSWER, ChatMessage, ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
 from .fields import CHAT, MESSAGES, passed_fields
 from .ids import check_model
+from .images import checked
 from .options import refuse_unsupported, tool_strict
 from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
 
@@ -313,7 +314,24 @@ def _messages(request: ChatRequest) -> list[dict[str, Any]]:
             ]
             out.append({"role": "assistant", "content": blocks})
         else:
-            out.append({"role": m.role, "content": m.content})
+            out.append({"role": m.role, "content": _blocks(m) if m.parts else m.content})
+    return out
+
+
+def _blocks(message: ChatMessage) -> list[dict[str, Any]]:
+    """A message with images as Anthropic's content blocks, in order: an `image` block's source is
+    the base64 data or the URL (Anthropic fetches it); no per-image `detail` (a 400 naming it)."""
+    checked(message.images, "anthropic", urls=True)
+    out: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, str):
+            if part:  # Anthropic refuses an empty text block
+                out.append({"type": "text", "text": part})
+        elif part.url:
+            out.append({"type": "image", "source": {"type": "url", "url": part.url}})
+        else:
+            source = {"type": "base64", "media_type": part.media_type, "data": part.data}
+            out.append({"type": "image", "source": source})
     return out
 
 

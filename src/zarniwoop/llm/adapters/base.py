@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ...contract.protocol import RequestSpec, Secret
+from .images import IMAGE_TOKENS, ImagePart
 from .options import NO_OPTIONS, SamplingOptions
 from .response import ChatResponse, TokenUsage, ToolCall
 
@@ -57,6 +58,14 @@ class ChatMessage:
     """On a tool message: which call this is the result of."""
     name: str | None = None
     """On a tool message: the tool's name (Gemini and Ollama match results by name)."""
+    parts: tuple[str | ImagePart, ...] = ()
+    """On a user message with images: its text and image parts in the order sent (`content` is the
+    text alone, joined); empty when the message is text only. Each wire writes them in its own form."""
+
+    @property
+    def images(self) -> tuple[ImagePart, ...]:
+        """The message's images, in order (none on a text-only message)."""
+        return tuple(p for p in self.parts if isinstance(p, ImagePart))
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +135,8 @@ class ChatRequest:
         return [m for m in self.messages if m.role != "system"]
 
     def estimated_input_tokens(self) -> int:
-        """A cheap upper-side estimate (≈4 characters a token, plus framing) for quota holds."""
+        """A cheap upper-side estimate (≈4 characters a token, plus framing, `IMAGE_TOKENS` an image)
+        for quota holds."""
         chars = sum(
             len(m.content) + sum(len(c.arguments) + len(c.name) for c in m.tool_calls) for m in self.messages
         )
@@ -134,6 +144,7 @@ class ChatRequest:
         if self.json_schema is not None:
             chars += len(json.dumps(self.json_schema))
         extra = self.native.extra_input_tokens if self.native is not None else 0
+        extra += IMAGE_TOKENS * sum(len(m.images) for m in self.messages if m.parts)
         return chars // 4 + 4 * len(self.messages) + 8 + extra
 
 

@@ -24,10 +24,11 @@ from typing import Any
 
 from ...contract.errors import InvalidRequestError, ParseError
 from ...contract.protocol import RequestSpec
-from .base import ChatRequest, Endpoint, Framing, StreamDelta
+from .base import ChatMessage, ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_object
 from .fields import CHAT, number_field, passed_fields
 from .ids import gemini_resource
+from .images import checked
 from .options import refuse_unsupported, tool_strict
 from .parts import PartsStream, logprob_entry
 from .response import ChatResponse, ToolCall, UsageReport
@@ -218,7 +219,25 @@ def _contents(request: ChatRequest) -> list[dict[str, Any]]:
             parts += [{"functionCall": {"name": c.name, "args": c.parsed_arguments()}} for c in m.tool_calls]
             out.append({"role": "model", "parts": parts or [{"text": ""}]})
         else:
-            out.append({"role": "user", "parts": [{"text": m.content}]})
+            out.append({"role": "user", "parts": _parts(m) if m.parts else [{"text": m.content}]})
+    return out
+
+
+def _parts(message: ChatMessage) -> list[dict[str, Any]]:
+    """A message with images as Gemini's parts, in order: `inlineData` for data (`inline_data` in
+    Google's REST examples; either spelling is read), `fileData` for an https URL Gemini fetches
+    itself (https://ai.google.dev/gemini-api/docs/file-input-methods), its MIME type told by the
+    URL's extension (`ImagePart.url_type`: the gateway never fetches an image)."""
+    checked(message.images, "gemini", urls=True)
+    out: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, str):
+            if part:  # Gemini refuses an empty text part
+                out.append({"text": part})
+        elif part.url:
+            out.append({"fileData": {"mimeType": part.url_type("gemini"), "fileUri": part.url}})
+        else:
+            out.append({"inlineData": {"mimeType": part.media_type, "data": part.data}})
     return out
 
 

@@ -20,10 +20,11 @@ from typing import Any
 
 from ...contract.errors import InvalidRequestError, ParseError
 from ...contract.protocol import RequestSpec
-from .base import ChatRequest, Endpoint, Framing, StreamDelta
+from .base import ChatMessage, ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_object
 from .fields import CHAT, number_field, passed_fields
 from .ids import check_model
+from .images import checked
 from .openai import function_tools
 from .options import refuse_unsupported
 from .parts import PartsStream, logprob_entry
@@ -158,8 +159,10 @@ def _token(token: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _message(message: Any) -> dict[str, Any]:
+def _message(message: ChatMessage) -> dict[str, Any]:
     out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.parts:  # `/api/chat` takes a message's images as base64 next to its text, no URLs
+        out["images"] = [image.data for image in checked(message.images, "ollama", urls=False)]
     if message.role == "assistant" and message.tool_calls:
         out["tool_calls"] = [
             {"function": {"name": c.name, "arguments": c.parsed_arguments()}} for c in message.tool_calls

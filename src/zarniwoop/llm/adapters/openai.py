@@ -28,7 +28,7 @@ from typing import Any
 
 from ...contract.errors import ParseError
 from ...contract.protocol import RequestSpec
-from .base import ChatRequest, Endpoint, Framing, StreamDelta, ToolSpec
+from .base import ChatMessage, ChatRequest, Endpoint, Framing, StreamDelta, ToolSpec
 from .errors import map_error
 from .fields import CHAT, passed_fields
 from .ids import check_model
@@ -326,8 +326,11 @@ def _metadata(data: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _message(message: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": message.role, "content": message.content}
+def _message(message: ChatMessage) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "role": message.role,
+        "content": _content(message) if message.parts else message.content,
+    }
     if message.role == "assistant" and message.tool_calls:
         out["content"] = message.content or None
         out["tool_calls"] = [
@@ -336,6 +339,21 @@ def _message(message: Any) -> dict[str, Any]:
         ]
     if message.role == "tool":
         out["tool_call_id"] = message.tool_call_id
+    return out
+
+
+def _content(message: ChatMessage) -> list[dict[str, Any]]:
+    """A message with images as OpenAI's content parts, in order: every OpenAI-wire upstream takes
+    data and http(s) URLs and `detail` as they came."""
+    out: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, str):
+            out.append({"type": "text", "text": part})
+            continue
+        image: dict[str, Any] = {"url": part.data_url}
+        if part.detail is not None:
+            image["detail"] = part.detail
+        out.append({"type": "image_url", "image_url": image})
     return out
 
 

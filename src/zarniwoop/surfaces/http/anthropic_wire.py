@@ -42,6 +42,7 @@ from ...llm.adapters import ChatMessage, ChatRequest, ToolSpec
 from ...llm.adapters.anthropic import ACCOUNT_HEADERS, NATIVE_SHAPE
 from ...llm.adapters.base import NativeBody
 from ...llm.adapters.fields import MESSAGES, bridge_refusals
+from ...llm.adapters.images import IMAGE_TOKENS
 from ...llm.adapters.options import SamplingOptions
 from ...llm.adapters.response import ToolCall
 from .openai_wire import COMPONENT_REF
@@ -52,8 +53,6 @@ VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 """An `anthropic-version` is a date: forwarded as sent to Anthropic (which refuses one it does not
 know); other wires are answered in the 2023-06-01 shape, which later versions keep."""
 PASSED_HEADERS = ("anthropic-version", "anthropic-beta", *ACCOUNT_HEADERS)
-BLOCK_TOKENS = 1600
-"""The input estimate of an image or document block (Anthropic's own bound for a 1.15 MP image)."""
 NO_BRIDGE = "no other wire has an equivalent: remove it, or choose a model served over the Anthropic wire"
 """Why a field the mapping cannot carry is refused off Anthropic (`NativeBody.refused`)."""
 
@@ -285,7 +284,7 @@ class _Mapping:
                 self.extra_tokens += len(str(block.get("thinking") or block.get("data") or "")) // 4
             else:
                 self.unmapped.append(f"{where}.type")
-                self.extra_tokens += BLOCK_TOKENS
+                self.extra_tokens += IMAGE_TOKENS
         text = "".join(texts)
         if message.role == "assistant":
             return [ChatMessage("assistant", text, tool_calls=tuple(calls))] if text or calls else []
@@ -300,7 +299,7 @@ class _Mapping:
                     parts.append(str(part.get("text") or ""))
                 else:
                     self.unmapped.append(f"{where}.content[{k}].type")
-                    self.extra_tokens += BLOCK_TOKENS
+                    self.extra_tokens += IMAGE_TOKENS
             content = "".join(parts)
         text = "" if content is None else str(content)
         if block.get("is_error"):

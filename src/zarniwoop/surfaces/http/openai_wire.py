@@ -8,7 +8,8 @@ upstream, and so does every field it does not read: each is forwarded, mapped or
 naming it by the table of (shape × wire) in `llm/adapters/fields.py` — never silently dropped. The
 answer passes `usage.*_details`, `system_fingerprint`, `message.refusal`, `choices[].logprobs` back,
 and every answer field the gateway does not render itself (`service_tier`, `message.annotations`). One extension:
-`fallback_models`, the runtime fallback chain (seed 002 `params.fallbackModels`).
+`fallback_models`, the runtime fallback chain (seed 002 `params.fallbackModels`). Messages and their
+content parts (text, images) are read by `openai_messages.py`.
 
     body = ChatCompletionRequest.model_validate_json(raw)
     request = body.to_chat_request()          # zarniwoop.llm.adapters.ChatRequest
@@ -23,11 +24,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ...llm.adapters import ChatMessage, ChatRequest, ToolSpec
+from ...llm.adapters import ChatRequest, ToolSpec
 from ...llm.adapters.options import FINGERPRINT, LOGPROBS, REFUSAL, SamplingOptions, passed_back
 from ...llm.adapters.response import ChatResponse, TokenUsage, ToolCall
 from ...llm.call import LlmResult
 from ...llm.usage_check import CALL_TOKEN_BOUND
+from .openai_messages import Message, chat_message
+from .openai_messages import Wire as _Wire
 
 GATEWAY_PATHS = ("/v1/chat/completions", "/v1/models", "/v1/embeddings", "/v1/responses")
 """Paths that answer errors in OpenAI's shape (the request guard asks, for its 401 and 413)."""
@@ -35,46 +38,6 @@ GATEWAY_PATHS = ("/v1/chat/completions", "/v1/models", "/v1/embeddings", "/v1/re
 DEFAULT_MAX_TOKENS = 1024
 """`max_tokens` when the caller sends none: the budget reserves it up front, so it must be finite.
 The smallest `max_tokens_per_call` of the call's levels still caps it."""
-
-
-class _Wire(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-
-class TextPart(_Wire):
-    type: str
-    text: str | None = None
-
-
-class FunctionCall(_Wire):
-    name: str = Field(max_length=200)
-    arguments: str = "{}"
-
-
-class MessageToolCall(_Wire):
-    id: str = Field(max_length=200)
-    type: Literal["function"] = "function"
-    function: FunctionCall
-
-
-class Message(_Wire):
-    role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[TextPart] | None = None
-    name: str | None = None
-    tool_calls: list[MessageToolCall] | None = None
-    tool_call_id: str | None = None
-
-    def text(self) -> str:
-        if self.content is None or isinstance(self.content, str):
-            return self.content or ""
-        for part in self.content:
-            if part.type != "text":
-                from ...contract.errors import InvalidRequestError
-
-                raise InvalidRequestError(
-                    "messages.content", f"only text parts are supported, got a {part.type!r} part"
-                )
-        return "".join(part.text or "" for part in self.content)
 
 
 class FunctionDefinition(_Wire):
@@ -163,7 +126,7 @@ class ChatCompletionRequest(_Wire):
         fmt = self.response_format
         schema = fmt.json_schema.schema_ if fmt and fmt.json_schema else None
         return ChatRequest(
-            tuple(_message(m) for m in self.messages),
+            tuple(chat_message(i, m) for i, m in enumerate(self.messages)),
             max_tokens=self.max_completion_tokens or self.max_tokens or DEFAULT_MAX_TOKENS,
             temperature=self.temperature,
             tools=tuple(
@@ -207,18 +170,6 @@ def request_schemas() -> dict[str, Any]:
     schema = ChatCompletionRequest.model_json_schema(ref_template=COMPONENT_REF + "{model}")
     defs = schema.pop("$defs", {})
     return {"ChatCompletionRequest": schema, **defs}
-
-
-def _message(message: Message) -> ChatMessage:
-    role = "system" if message.role == "developer" else message.role
-    calls = tuple(ToolCall(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or ())
-    return ChatMessage(
-        role,
-        message.text(),
-        tool_calls=calls,
-        tool_call_id=message.tool_call_id,
-        name=message.name,
-    )
 
 
 # -- answers ------------------------------------------------------------------------------------

@@ -1,0 +1,113 @@
+"""Image parts of a user message (`ChatMessage.parts`): what a client sent, checked once at the edge,
+written by each wire's chat adapter in its own form (`openai.py`, `anthropic.py`, `gemini.py`,
+`ollama.py`). An image is data or an http(s) URL the *upstream* fetches; the gateway never fetches one.
+
+    image = ImagePart.read("data:image/png;base64,iVBO…", "high", "messages[0].content[1].image_url")
+    image.media_type, image.data, image.url, image.detail   # "image/png", "iVBO…", "", "high"
+
+What a wire cannot carry is refused with a 400 naming the client's field, before anything is sent
+(`checked`, `url_type`): an image URL on Ollama (it takes the bytes only), on Gemini one that is not
+https or whose type its path does not tell (`fileData` needs the MIME type), a `detail` other than
+`auto` off the OpenAI wire (no other wire has a per-image resolution).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from ...contract.errors import InvalidRequestError
+
+IMAGE_TOKENS = 1600
+"""The input estimate of one image (or document) for budget holds: Anthropic's own bound for a
+1.15-megapixel image (https://docs.anthropic.com/en/docs/build-with-claude/vision#calculate-image-costs);
+OpenAI's `high` detail of a 1024×1024 image is 765. The upstream's reported usage is what is charged."""
+_DATA_URL = re.compile(r"data:(image/(?:png|jpeg|gif|webp));base64,([A-Za-z0-9+/]+={0,2})")
+"""The data URLs every image-taking wire accepts: PNG, JPEG, GIF or WebP, base64-encoded."""
+_EXTENSIONS = {
+    "png": "image/png",
+    "jpg": "image/jpeg",
+    "jpeg": "image/jpeg",
+    "gif": "image/gif",
+    "webp": "image/webp",
+}
+"""The same types, told by an image URL's extension (`ImagePart.url_type`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImagePart:
+    """One image: `media_type` and base64 `data` (from a data URL), or an http(s) `url`."""
+
+    media_type: str = ""
+    data: str = field(default="", repr=False)
+    url: str = ""
+    detail: str | None = None
+    """OpenAI's `detail` as sent (`auto`, `low`, `high`, or one OpenAI added since: the OpenAI wire
+    forwards it as sent, the others refuse anything but `auto`), or None."""
+    where: str = field(default="", compare=False)
+    """The client's field this came from (`messages[0].content[1].image_url`), named in a refusal."""
+
+    @classmethod
+    def read(cls, url: str, detail: str | None, where: str) -> ImagePart:
+        """An image from OpenAI's `image_url.url` and `detail`; a 400 naming `url` when it is neither
+        a base64 data URL of PNG, JPEG, GIF or WebP nor an http(s) URL."""
+        if url.startswith("data:"):
+            found = _DATA_URL.fullmatch(url)
+            if found is None:
+                raise InvalidRequestError(
+                    f"{where}.url",
+                    f"a data URL must be data:image/(png|jpeg|gif|webp);base64,<data> (got {url[:40]!r}…)",
+                )
+            return cls(found.group(1), found.group(2), detail=detail, where=where)
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise InvalidRequestError(
+                f"{where}.url", f"expected an http(s) URL or a base64 data URL of an image, got {url[:40]!r}"
+            )
+        return cls(url=url, detail=detail, where=where)
+
+    @property
+    def data_url(self) -> str:
+        """The image as OpenAI's `image_url.url` takes it."""
+        return self.url or f"data:{self.media_type};base64,{self.data}"
+
+    def url_type(self, wire: str) -> str:
+        """The MIME type of an https `url`, told by its path's extension (`.png`, `.jpg`, `.jpeg`,
+        `.gif`, `.webp`), for a wire that fetches the image but must be sent its type (Gemini's
+        `fileData`); a 400 naming the field when the URL does not tell it — the gateway never fetches."""
+        parts = urlsplit(self.url)
+        found = _EXTENSIONS.get(parts.path.rpartition(".")[2].lower()) if "." in parts.path else None
+        if parts.scheme != "https" or found is None:
+            raise InvalidRequestError(
+                self.where,
+                f"the {wire} wire fetches an image URL only when it is https and its path ends in "
+                ".png, .jpg, .jpeg, .gif or .webp (it must be sent the type): send a base64 data URL",
+            )
+        return found
+
+    def asks_detail(self) -> bool:
+        """A `detail` beyond every wire's default `auto` (`low`, `high`, …)."""
+        return self.detail not in (None, "auto")
+
+
+def checked(images: tuple[ImagePart, ...], wire: str, *, urls: bool) -> tuple[ImagePart, ...]:
+    """`images` as a wire without per-image detail takes them (`urls`: whether it takes http(s) URLs),
+    else the 400 naming the first it cannot carry."""
+    for image in images:
+        if image.asks_detail():
+            raise InvalidRequestError(
+                f"{image.where}.detail",
+                f"the {wire} wire has no per-image detail: send auto (or none), "
+                "or choose a model served over the OpenAI wire",
+            )
+        if image.url and not urls:
+            raise InvalidRequestError(
+                image.where,
+                f"the {wire} wire takes images as data only: send a base64 data URL "
+                "(the gateway does not fetch image URLs)",
+            )
+    return images
+
+
+__all__ = ["IMAGE_TOKENS", "ImagePart", "checked"]
