@@ -33,7 +33,7 @@ from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._filters import next_offset, paging_honoured, resumed_int, time_range_start
 from ._text import as_int, unsupported_note
-from ._web import described_hit
+from ._web import described_hit, endpoint
 from ._xml import child, child_text, children, local, parse_xml
 
 if TYPE_CHECKING:
@@ -70,7 +70,6 @@ class ArxivProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         query = search_query(request.query)
         date_clause = _date_clause(request.expert_params, time_range_start(request), request.today)
         if date_clause:
@@ -88,7 +87,7 @@ class ArxivProtocol:
         )
         return RequestSpec(
             method="GET",
-            url=f"{base}/api/query",
+            url=endpoint(config, DEFAULT_BASE_URL, "/api/query"),
             params=params,
             headers={"Accept": "application/atom+xml"},
             state={"honoured": honoured, "start": start},

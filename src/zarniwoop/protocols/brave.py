@@ -39,6 +39,7 @@ from ._text import as_int, expect, load_json, load_object, obj, unsupported_note
 from ._web import (
     built_hits,
     cited_hit,
+    endpoint,
     format_duration,
     hostname,
     json_get,
@@ -89,7 +90,6 @@ class BraveProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         path, cap = _VERTICALS[request.modality]
         query, honoured = query_with_operators(request)
         query = domain_operators(query, request, honoured)
@@ -126,7 +126,9 @@ class BraveProtocol:
             params.append(("freshness", f"{start}to{end}"))  # both ends: an open range ends today
             honoured.update(k for k in ("dateFrom", "dateTo") if k in expert)
         auth = key_header(config, "X-Subscription-Token")
-        return json_get(f"{base}{path}", params, auth, honoured=sorted(honoured), page=page)
+        return json_get(
+            endpoint(config, DEFAULT_BASE_URL, path), params, auth, honoured=sorted(honoured), page=page
+        )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = load_object(raw.body, "brave")

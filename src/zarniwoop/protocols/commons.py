@@ -38,7 +38,7 @@ from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._polite import identifying_headers
 from ._text import as_int, embedded, expect, load_object, obj, shorten, strip_html, unsupported_note
-from ._web import compact, error_text, http_url, json_get, text
+from ._web import compact, endpoint, error_text, http_url, json_get, text
 
 DEFAULT_BASE_URL = "https://commons.wikimedia.org"
 MAX_LIMIT = 50
@@ -65,7 +65,6 @@ class CommonsProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         params = (
             ("action", "query"),
             ("format", "json"),
@@ -82,7 +81,7 @@ class CommonsProtocol:
             ("iiextmetadatafilter", METADATA),
             ("iiextmetadatalanguage", _language(request)),
         )
-        return json_get(f"{base}/w/api.php", params, identifying_headers(config))
+        return json_get(endpoint(config, DEFAULT_BASE_URL, "/w/api.php"), params, identifying_headers(config))
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = load_object(raw.body, "commons")

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 import re
-from functools import partial
 from typing import Any
 
 from ..contract.enums import Modality, Tier
@@ -38,7 +37,7 @@ from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._polite import contact_param, identifying_headers
 from ._text import as_int, expect, load_json, obj
-from ._web import compact, error_text, json_get, language, listed_page, text_for
+from ._web import compact, endpoint, error_text, json_get, language, listed_page, text_for
 
 DEFAULT_BASE_URL = "https://nominatim.openstreetmap.org"
 OSM_OBJECT_URL = "https://www.openstreetmap.org/{type}/{id}"
@@ -68,7 +67,6 @@ class NominatimProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         params: list[tuple[str, str]] = [
             ("q", request.query),
             ("format", "jsonv2"),
@@ -90,7 +88,12 @@ class NominatimProtocol:
         if countries:
             params.append(("countrycodes", countries))
         params += contact_param(config, "email")
-        return json_get(f"{base}/search", params, identifying_headers(config), honoured=honoured)
+        return json_get(
+            endpoint(config, DEFAULT_BASE_URL, "/search"),
+            params,
+            identifying_headers(config),
+            honoured=honoured,
+        )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = load_json(raw.body, "nominatim")
@@ -101,7 +104,7 @@ class NominatimProtocol:
                 return SearchPage(error_message=f"nominatim: {message}")
             raise ParseError("nominatim: expected a JSON list of places")
         places = expect(data, list, "nominatim")
-        return listed_page(places, partial(_hit, modality=request.modality), request, {"language"})
+        return listed_page(places, _hit, request, {"language"})
 
     def describe_error(self, raw: RawResponse) -> str | None:
         return error_text(raw, "error.message", "error")

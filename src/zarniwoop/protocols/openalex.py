@@ -26,10 +26,10 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import QuotaStatus, SearchHit
-from ._filters import next_number, resumed_int, time_range_start
+from ._filters import next_number, page_count, resumed_int, time_range_start
 from ._polite import contact_param
 from ._text import as_int, embedded, expect, load_object, obj, shorten, text
-from ._web import json_get, listed_page, quota_from_headers
+from ._web import endpoint, json_get, listed_page, quota_from_headers
 
 DEFAULT_BASE_URL = "https://api.openalex.org"
 MAX_PER_PAGE = 200
@@ -56,7 +56,6 @@ class OpenAlexProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         params: list[tuple[str, str]] = [
             ("search", request.query),
             ("per-page", str(min(request.max_results, MAX_PER_PAGE))),
@@ -87,7 +86,7 @@ class OpenAlexProtocol:
             params.append(("filter", ",".join(filters)))
         params += contact_param(config, "mailto")
         state: dict[str, Any] = {"honoured": honoured, "page": page} if honoured or page > 1 else {}
-        return json_get(f"{base}/works", params, **state)
+        return json_get(endpoint(config, DEFAULT_BASE_URL, "/works"), params, **state)
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = load_object(raw.body, "openalex")
@@ -106,7 +105,7 @@ class OpenAlexProtocol:
         )
         page = int(spec.state.get("page", 1))
         per_page = min(request.max_results, MAX_PER_PAGE)
-        last = -(-total // per_page) if total is not None else None
+        last = page_count(total, per_page)
         return listed_page(
             works,
             _hit,
@@ -131,7 +130,7 @@ def rebuild_abstract(index: Any) -> str | None:
     return " ".join(word for _, word in sorted(placed))
 
 
-def _hit(work: dict[str, Any]) -> SearchHit | None:
+def _hit(work: dict[str, Any], modality: Modality) -> SearchHit | None:
     title, url, doi = _extract_identity(work)
     if not title or not url:
         return None
@@ -148,7 +147,7 @@ def _hit(work: dict[str, Any]) -> SearchHit | None:
     return SearchHit(
         title=title,
         url=url,
-        modality=Modality.ACADEMIC,
+        modality=modality,
         snippet=shorten(abstract),
         source="openalex",
         content=embedded(abstract),

@@ -103,7 +103,7 @@ class PeerTubeProtocol:
         base = str(spec.state.get("base") or DEFAULT_BASE_URL)
         return listed_page(
             videos,
-            partial(_hit, base=base, modality=request.modality),
+            partial(_hit, base=base),
             request,
             {"dateFrom", "dateTo", "language"},
             total=as_int(data.get("total")),

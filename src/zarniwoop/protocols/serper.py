@@ -40,6 +40,7 @@ from ._web import (
     built_hits,
     cited_hit,
     compact,
+    endpoint,
     error_text,
     find_doi,
     format_duration,
@@ -87,7 +88,6 @@ class SerperProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         path, results_key = _VERTICALS[request.modality]
         forced = "pdf" if request.modality is Modality.PDF else None
         query, honoured = query_with_operators(request, filetype=forced)
@@ -121,7 +121,7 @@ class SerperProtocol:
         honoured.update(k for k in ("dateFrom", "dateTo") if k in expert)
         auth = key_header(config, "X-API-KEY")
         return json_post(
-            f"{base}{path}",
+            endpoint(config, DEFAULT_BASE_URL, path),
             body,
             auth,
             results=results_key,
