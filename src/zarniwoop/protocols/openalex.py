@@ -28,8 +28,8 @@ from ..contract.query import SearchRequest
 from ..contract.results import QuotaStatus, SearchHit
 from ._filters import next_number, page_count, resumed_int, time_range_start
 from ._polite import contact_param
-from ._text import as_int, embedded, expect, load_object, obj, shorten, text
-from ._web import endpoint, json_get, listed_page, quota_from_headers
+from ._text import as_int, expect, load_object, obj, text
+from ._web import described_hit, endpoint, json_get, listed_page, quota_from_headers
 
 DEFAULT_BASE_URL = "https://api.openalex.org"
 MAX_PER_PAGE = 200
@@ -144,15 +144,7 @@ def _hit(work: dict[str, Any], modality: Modality) -> SearchHit | None:
         "pdfUrl": _extract_pdf(work),
         "openalexId": text(work.get("id")),
     }
-    return SearchHit(
-        title=title,
-        url=url,
-        modality=modality,
-        snippet=shorten(abstract),
-        source="openalex",
-        content=embedded(abstract),
-        extras={k: v for k, v in extras.items() if v is not None},
-    )
+    return described_hit(title, url, modality, "openalex", abstract, extras)
 
 
 def _extract_identity(work: dict[str, Any]) -> tuple[str | None, str | None, str | None]:
