@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..contract.enums import Modality, SearchDomain, Tier
+from ..contract.enums import Modality, SearchDomain
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
@@ -54,7 +54,6 @@ class ArxivProtocol:
     id = "arxiv"
     display_name = "arXiv"
     modalities = frozenset({Modality.ACADEMIC, Modality.PDF})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     domains = frozenset({SearchDomain.STEM, SearchDomain.ACADEMIC})
     key_required = False
     html_in_text = False

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
@@ -74,7 +74,6 @@ class BraveProtocol:
     id = "brave"
     display_name = "Brave Search"
     modalities = frozenset(_VERTICALS)
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = True
     html_in_text = True
     env_key = "BRAVE_API_KEY"

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
@@ -53,7 +53,6 @@ class CommonsProtocol:
     id = "commons"
     display_name = "Wikimedia Commons"
     modalities = frozenset({Modality.IMAGE})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = True
     default_rate_per_second = 5.0

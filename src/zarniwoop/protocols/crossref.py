@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
@@ -53,7 +53,6 @@ class CrossrefProtocol:
     id = "crossref"
     display_name = "Crossref"
     modalities = frozenset({Modality.ACADEMIC})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = True
     filters = frozenset({"timeRange", "page"})

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
@@ -45,7 +45,6 @@ class EuropePmcProtocol:
     id = "europepmc"
     display_name = "Europe PMC"
     modalities = frozenset({Modality.ACADEMIC})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = True
     filters = frozenset({"timeRange", "page"})

@@ -33,7 +33,7 @@ import re
 from functools import partial
 from typing import Any
 
-from ..contract.enums import ContentInline, Modality, Tier
+from ..contract.enums import ContentInline, Modality
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
@@ -73,7 +73,6 @@ class ExaProtocol:
     id = "exa"
     display_name = "Exa"
     modalities = frozenset(_CATEGORY)
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     known_extras = frozenset({"textMaxCharacters"})
     """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = True

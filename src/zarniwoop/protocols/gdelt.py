@@ -29,7 +29,7 @@ import json
 import re
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
@@ -56,7 +56,6 @@ class GdeltProtocol:
     id = "gdelt"
     display_name = "GDELT (DOC 2.0)"
     modalities = frozenset({Modality.NEWS})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = False
     filters = frozenset({"includeDomains", "excludeDomains", "timeRange"})

@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.errors import ConfigError, ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
@@ -64,7 +64,6 @@ class GitHubProtocol:
     id = "github"
     display_name = "GitHub"
     modalities = frozenset({Modality.CODE})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = False
     filters = frozenset({"timeRange", "page"})

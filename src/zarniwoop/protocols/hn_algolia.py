@@ -25,7 +25,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..contract.enums import Modality, SearchDomain, Tier
+from ..contract.enums import Modality, SearchDomain
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
@@ -42,7 +42,6 @@ class HackerNewsProtocol:
     id = "hackernews"
     display_name = "Hacker News (Algolia)"
     modalities = frozenset({Modality.NEWS, Modality.WEB})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     known_extras = frozenset({"sort"})
     """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     domains = frozenset({SearchDomain.TECH, SearchDomain.NEWS})

@@ -30,7 +30,7 @@ import math
 import re
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
@@ -53,7 +53,6 @@ class NominatimProtocol:
     id = "nominatim"
     display_name = "OpenStreetMap Nominatim"
     modalities = frozenset({Modality.MAP})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = False
     filters = frozenset({"language", "region"})

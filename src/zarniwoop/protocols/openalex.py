@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
@@ -42,7 +42,6 @@ class OpenAlexProtocol:
     id = "openalex"
     display_name = "OpenAlex"
     modalities = frozenset({Modality.ACADEMIC})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     known_extras = frozenset({"contactEmail"})
     """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = False

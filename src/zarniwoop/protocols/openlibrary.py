@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
@@ -51,7 +51,6 @@ class OpenLibraryProtocol:
     id = "openlibrary"
     display_name = "Open Library"
     modalities = frozenset({Modality.BOOK})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = False
     filters = frozenset({"page"})

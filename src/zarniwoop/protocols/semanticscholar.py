@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
@@ -47,7 +47,6 @@ class SemanticScholarProtocol:
     id = "semanticscholar"
     display_name = "Semantic Scholar"
     modalities = frozenset({Modality.ACADEMIC})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = False
     filters = frozenset({"timeRange", "page"})

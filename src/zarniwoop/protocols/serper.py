@@ -29,7 +29,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from ..contract.enums import ContentInline, Modality, Tier
+from ..contract.enums import ContentInline, Modality
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
@@ -73,7 +73,6 @@ class SerperProtocol:
     id = "serper"
     display_name = "Serper (Google)"
     modalities = frozenset(_VERTICALS)
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = True
     html_in_text = False
     filters = frozenset({"includeDomains", "excludeDomains", "timeRange", "language", "region", "page"})

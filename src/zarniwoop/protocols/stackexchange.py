@@ -31,7 +31,7 @@ import zlib
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
@@ -57,7 +57,6 @@ class StackExchangeProtocol:
     id = "stackexchange"
     display_name = "Stack Exchange"
     modalities = frozenset({Modality.CODE, Modality.WEB})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = True
     probes_allowed = False

@@ -28,7 +28,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
@@ -57,7 +57,6 @@ class TavilyProtocol:
     id = "tavily"
     display_name = "Tavily"
     modalities = frozenset(_TOPIC)
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     known_extras = frozenset({"searchDepth"})
     """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = True
