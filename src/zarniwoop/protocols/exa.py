@@ -74,7 +74,6 @@ class ExaProtocol:
     display_name = "Exa"
     modalities = frozenset(_CATEGORY)
     known_extras = frozenset({"textMaxCharacters"})
-    """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = True
     html_in_text = True
     filters = frozenset({"includeDomains", "excludeDomains", "timeRange"})

@@ -43,7 +43,6 @@ class HackerNewsProtocol:
     display_name = "Hacker News (Algolia)"
     modalities = frozenset({Modality.NEWS, Modality.WEB})
     known_extras = frozenset({"sort"})
-    """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     domains = frozenset({SearchDomain.TECH, SearchDomain.NEWS})
     key_required = False
     html_in_text = True

@@ -43,7 +43,6 @@ class OpenAlexProtocol:
     display_name = "OpenAlex"
     modalities = frozenset({Modality.ACADEMIC})
     known_extras = frozenset({"contactEmail"})
-    """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = False
     html_in_text = False
     filters = frozenset({"timeRange", "language", "page"})

@@ -66,7 +66,6 @@ class PubMedProtocol:
     display_name = "PubMed"
     modalities = frozenset({Modality.ACADEMIC})
     known_extras = frozenset({"tool", "contactEmail"})
-    """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     domains = frozenset({SearchDomain.BIOMEDICAL, SearchDomain.ACADEMIC})
     key_required = False
     html_in_text = False

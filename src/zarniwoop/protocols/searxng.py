@@ -83,7 +83,6 @@ class SearxngProtocol:
         {"includeDomains", "excludeDomains", "timeRange", "safeSearch", "language", "region", "page"}
     )
     """`site:`/`-site:` in `q`, `time_range`, `safesearch`, `language` (`de-DE` with a region), `pageno`."""
-    """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = False
     html_in_text = True
     default_rate_per_second = None

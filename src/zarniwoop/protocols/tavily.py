@@ -58,7 +58,6 @@ class TavilyProtocol:
     display_name = "Tavily"
     modalities = frozenset(_TOPIC)
     known_extras = frozenset({"searchDepth"})
-    """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = True
     html_in_text = False
     filters = frozenset({"includeDomains", "excludeDomains", "timeRange"})
