@@ -296,7 +296,7 @@ def soft_error_statuses(protocol: SearchProtocol) -> frozenset[int]:
 
 
 EVERY_TIER: frozenset[Tier] = frozenset(Tier)
-"""The default of `tiers`: a protocol serves every tier unless it declares fewer (every built-in does)."""
+"""The default of `tiers`: a protocol serves every tier unless it declares fewer (no built-in does)."""
 
 
 def protocol_tiers(protocol: SearchProtocol) -> frozenset[Tier]:

@@ -25,9 +25,10 @@ _REFUSED: dict[str, str] = {}
 def protocol_problem(protocol: Any) -> str | None:
     """Why a protocol object cannot be registered, naming it and the bad declaration; None if it can.
 
-    The dispatcher trusts `modalities` and `tiers` (where declared) to be the contract's enums (cooldown subjects,
-    settings keys and the routing view are built from them), so an add-on declaring `"PODCAST"`
-    or the text `"web"` is refused here rather than failing later with an `AttributeError`.
+    The dispatcher trusts `modalities` and `tiers` (where declared) to be the contract's enums
+    (cooldown subjects, settings keys and the routing view are built from them), so an add-on
+    declaring `"PODCAST"` or the text `"web"` is refused here rather than failing later with an
+    `AttributeError`.
     """
     protocol_id = getattr(protocol, "id", None)
     if not isinstance(protocol_id, str) or not protocol_id:

@@ -202,8 +202,8 @@ def key_header(config: InstanceConfig, name: str, scheme: str = "") -> dict[str,
 
 def refusal(data: dict[str, Any], source: str, listing: str, *message_keys: str, **page: Any) -> SearchPage:
     """The page for a JSON body without its `listing`: the provider's message, from the first of
-    `message_keys` (dotted paths, as in `error_text`) that holds one, as the page's error (`page` adds fields such as a backoff);
-    `ParseError` where the body says nothing."""
+    `message_keys` (dotted paths, as in `error_text`) that holds one, as the page's error (`page`
+    adds fields such as a backoff); `ParseError` where the body says nothing."""
     for key in message_keys:
         message = text(_at(data, key))
         if message:
