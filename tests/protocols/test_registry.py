@@ -11,7 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 import zarniwoop.protocols
-from zarniwoop.contract import ConfigError, SearchProtocol, Tier
+from zarniwoop.contract import ConfigError, Modality, SearchProtocol, Tier
+from zarniwoop.contract.protocol import protocol_tiers
 from zarniwoop.protocols import checked_protocols, load_protocols, protocol_problem, refused_protocols
 from zarniwoop.surfaces.cli import app
 
@@ -114,6 +115,26 @@ def test_protocols_handed_in_by_code_are_checked_alike(modalities, problem):
     with pytest.raises(ConfigError) as caught:
         checked_protocols({"demo": demo})
     assert caught.value.message == f"config error: protocols.demo: {problem}"
+
+
+def test_a_protocol_that_declares_no_tiers_serves_every_tier():
+    demo = type("Demo", (), {"id": "demo", "modalities": frozenset({Modality.WEB})})()
+    assert protocol_problem(demo) is None
+    assert protocol_tiers(demo) == frozenset({Tier.NORMAL, Tier.EXPERT})
+    # Every built-in serves both: none needs to say so.
+    assert {protocol_tiers(p) for p in load_protocols().values()} == {frozenset({Tier.NORMAL, Tier.EXPERT})}
+
+
+def test_declared_tiers_are_still_checked_and_kept():
+    normal = type(
+        "Demo", (), {"id": "demo", "modalities": frozenset({Modality.WEB}), "tiers": {Tier.NORMAL}}
+    )()
+    assert protocol_problem(normal) is None
+    assert protocol_tiers(normal) == frozenset({Tier.NORMAL})
+    texted = type("Demo", (), {"id": "demo", "modalities": frozenset({Modality.WEB}), "tiers": {"expert"}})()
+    assert protocol_problem(texted) == "protocol 'demo' declares tier 'expert' as text; declare Tier.EXPERT"
+    empty = type("Demo", (), {"id": "demo", "modalities": frozenset({Modality.WEB}), "tiers": frozenset()})()
+    assert protocol_problem(empty) == "protocol 'demo': `tiers` must be a non-empty set of Tier"
 
 
 def test_an_addon_registers_without_changing_zarniwoop(addon_on_path):

@@ -6,7 +6,7 @@ may offer is one of these hooks — a config check, an error reader, a pace, a p
 provider factory checks them once per protocol (`protocol.CAPABILITIES`) and warns about an
 attribute that looks like a misspelt one. Where a capability has a default, a function beside the
 SPI reads it (`protocol.soft_error_statuses`, `protocol.carries_html`, `protocol.known_extras`,
-`protocol.protocol_domains`).
+`protocol.protocol_domains`, `protocol.protocol_tiers`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from .enums import SearchDomain
+    from .enums import SearchDomain, Tier
     from .protocol import InstanceConfig, ProviderInstance, RawResponse, RequestSpec
     from .results import ContentRef
 
@@ -63,6 +63,14 @@ class ReadsErrorStatuses(Protocol):
     """Non-2xx statuses whose body `parse_response` reads (arXiv's 400 error feed → a soft error)."""
 
     soft_error_statuses: frozenset[int]
+
+
+@runtime_checkable
+class ServesTiers(Protocol):
+    """The tiers the protocol serves, where not every one: an instance whose protocol lacks the
+    request's tier is skipped as `skipped_unsupported`, also when pinned. Undeclared: every tier."""
+
+    tiers: frozenset[Tier]
 
 
 @runtime_checkable

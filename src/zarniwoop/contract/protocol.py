@@ -40,6 +40,7 @@ from .capabilities import (
     RejectsKeys,
     ReportsThrottles,
     ServesLanguage,
+    ServesTiers,
     ValidatesConfig,
 )
 from .enums import MODALITY_DOMAINS, Availability, Modality, SearchDomain, Tier
@@ -173,13 +174,13 @@ class SearchProtocol(Protocol):
     To be usable a protocol also speaks HTTP (`HttpSearchProtocol`: `build_request` and
     `parse_response`) or builds its own instances (`InstantiatesItself`). Everything else is an
     optional capability, one `Protocol` each below; the provider factory checks them once per
-    protocol (and warns about attributes that look like a misspelt capability).
+    protocol (and warns about attributes that look like a misspelt capability). One a protocol is
+    likely to need: `tiers` (`ServesTiers`), where it serves fewer than every tier.
     """
 
     id: str
     display_name: str
     modalities: frozenset[Modality]
-    tiers: frozenset[Tier]
     prompt_hint: str
     key_required: bool
     """True when no search can succeed without a key (→ `skipped_no_key`)."""
@@ -217,6 +218,7 @@ CAPABILITIES: tuple[type, ...] = (
     DeclinesProbes,
     ContributesSettingForm,
     HonoursFilters,
+    ServesTiers,
 )
 """Every optional capability a protocol object may have, for the factory's one-time check."""
 
@@ -293,6 +295,15 @@ def soft_error_statuses(protocol: SearchProtocol) -> frozenset[int]:
     return NO_SOFT_ERROR_STATUSES
 
 
+EVERY_TIER: frozenset[Tier] = frozenset(Tier)
+"""The default of `tiers`: a protocol serves every tier unless it declares fewer (no built-in does)."""
+
+
+def protocol_tiers(protocol: SearchProtocol) -> frozenset[Tier]:
+    """The tiers the protocol serves (`ServesTiers`); by default every one."""
+    return frozenset(protocol.tiers) if isinstance(protocol, ServesTiers) else EVERY_TIER
+
+
 def carries_html(protocol: SearchProtocol) -> bool:
     """Whether the protocol's titles and snippets carry HTML (`CarriesHtml`). Undeclared: True — an
     add-on's markup is stripped rather than handed to a model as tags."""
@@ -313,6 +324,7 @@ def known_extras(protocol: SearchProtocol) -> frozenset[str]:
 __all__ = [
     "CAPABILITIES",
     "COMMON_EXTRAS",
+    "EVERY_TIER",
     "NO_SOFT_ERROR_STATUSES",
     "CarriesHtml",
     "ContributesSettingForm",
@@ -342,11 +354,13 @@ __all__ = [
     "SearchProtocol",
     "Secret",
     "ServesLanguage",
+    "ServesTiers",
     "ValidatesConfig",
     "carries_html",
     "instance_domains",
     "known_extras",
     "protocol_domains",
     "protocol_filters",
+    "protocol_tiers",
     "soft_error_statuses",
 ]

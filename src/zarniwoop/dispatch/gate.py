@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..contract.enums import Availability, Modality, Outcome, Tier
 from ..contract.filters import DOMAIN_FILTERS
-from ..contract.protocol import protocol_filters
+from ..contract.protocol import protocol_filters, protocol_tiers
 from ..contract.replacing import slot_init
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def check_static(
     """The checks that need no I/O: modality, tier, enabled, key, the instance's own availability."""
     if modality not in instance.protocol.modalities:
         return GateDecision(Outcome.SKIPPED_UNSUPPORTED, f"does not serve {modality.value}")
-    if tier not in instance.protocol.tiers:
+    if tier not in protocol_tiers(instance.protocol):
         return GateDecision(Outcome.SKIPPED_UNSUPPORTED, f"does not support the {tier.value} tier")
     availability = instance.availability(scope)
     if availability is Availability.DISABLED or not instance.config.enabled:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import keys as K
 from ..contract.enums import Availability, Modality, Outcome, SearchDomain, Tier
-from ..contract.protocol import instance_domains
+from ..contract.protocol import instance_domains, protocol_tiers
 from ..limits.clock import iso_utc
 from .gate import GateDecision, check_cooldown, check_static, status_text
 from .probe import probe_identity
@@ -175,7 +175,7 @@ async def provider_statuses(dispatcher: Dispatcher, scope: SearchScope) -> list[
                 last_probe=probe,
                 status_text=status_text(instance, scope),
                 domains=instance_domains(instance),
-                tiers=instance.protocol.tiers,
+                tiers=protocol_tiers(instance.protocol),
             )
         )
     return statuses

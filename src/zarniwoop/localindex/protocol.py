@@ -37,7 +37,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..contract.enums import Availability, ContentInline, Modality, Tier
+from ..contract.enums import Availability, ContentInline, Modality
 from ..contract.errors import IndexFormatError, InvalidRequestError, ProviderError, ProviderTimeoutError
 from ..contract.results import ContentRef, SearchHit, SearchResult
 from ..protocols._text import unsupported_note
@@ -68,7 +68,6 @@ class LocalIndexProtocol:
     id = "local"
     display_name = "Local documents"
     modalities = frozenset({Modality.INTERNAL_DOC, Modality.RAG})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = False
     default_rate_per_second = None  # nothing upstream to protect

@@ -25,14 +25,17 @@ _REFUSED: dict[str, str] = {}
 def protocol_problem(protocol: Any) -> str | None:
     """Why a protocol object cannot be registered, naming it and the bad declaration; None if it can.
 
-    The dispatcher trusts `modalities` and `tiers` to be the contract's enums (cooldown subjects,
-    settings keys and the routing view are built from them), so an add-on declaring `"PODCAST"`
-    or the text `"web"` is refused here rather than failing later with an `AttributeError`.
+    The dispatcher trusts `modalities` and `tiers` (where declared) to be the contract's enums
+    (cooldown subjects, settings keys and the routing view are built from them), so an add-on
+    declaring `"PODCAST"` or the text `"web"` is refused here rather than failing later with an
+    `AttributeError`.
     """
     protocol_id = getattr(protocol, "id", None)
     if not isinstance(protocol_id, str) or not protocol_id:
         return f"protocol {protocol!r} has no `id`"
     for attribute, enum in (("modalities", Modality), ("tiers", Tier)):
+        if attribute == "tiers" and not hasattr(protocol, "tiers"):
+            continue  # undeclared: every tier (`contract.protocol.protocol_tiers`)
         declared = getattr(protocol, attribute, None)
         if not isinstance(declared, (frozenset, set, tuple, list)) or not declared:
             return f"protocol {protocol_id!r}: `{attribute}` must be a non-empty set of {enum.__name__}"

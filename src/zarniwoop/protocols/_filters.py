@@ -94,6 +94,12 @@ def next_offset(offset: int, asked: int, got: int, total: int | None = None) -> 
     return {"offset": str(following)}
 
 
+def page_count(total: int | None, per_page: int) -> int | None:
+    """How many pages of `per_page` hold `total` results (the last page's number on a 1-based wire);
+    None when the provider gave no total."""
+    return -(-total // per_page) if total is not None else None
+
+
 def next_number(page: int, got: int, last: int | None = None) -> dict[str, str] | None:
     """The next page of a page-numbered wire: none after an empty page or past `last`."""
     if got <= 0 or (last is not None and page + 1 > last):
@@ -106,6 +112,7 @@ __all__ = [
     "json_domains",
     "next_number",
     "next_offset",
+    "page_count",
     "paging_honoured",
     "resumed_int",
     "resumed_offset",

@@ -12,6 +12,7 @@ import email.utils
 import math
 import re
 from datetime import UTC, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, urlsplit
 
@@ -173,6 +174,12 @@ def json_filters(
             honoured.add(param)
 
 
+def endpoint(config: InstanceConfig, default: str, path: str = "") -> str:
+    """The URL of `path` on the endpoint: its `baseUrl` (a mirror, a self-hosted instance, a test
+    server), else the provider's public `default`; a trailing slash of either is dropped."""
+    return (config.base_url or default).rstrip("/") + path
+
+
 def json_post(url: str, body: dict[str, Any], auth: dict[str, str], **state: Any) -> RequestSpec:
     """A search sent as a JSON POST; `auth` is the key's header (empty without a key)."""
     headers = {"Content-Type": "application/json", "Accept": "application/json", **auth}
@@ -195,10 +202,10 @@ def key_header(config: InstanceConfig, name: str, scheme: str = "") -> dict[str,
 
 def refusal(data: dict[str, Any], source: str, listing: str, *message_keys: str, **page: Any) -> SearchPage:
     """The page for a JSON body without its `listing`: the provider's message, from the first of
-    `message_keys` that holds one, as the page's error (`page` adds fields such as a backoff);
-    `ParseError` where the body says nothing."""
+    `message_keys` (dotted paths, as in `error_text`) that holds one, as the page's error (`page`
+    adds fields such as a backoff); `ParseError` where the body says nothing."""
     for key in message_keys:
-        message = text(data.get(key))
+        message = text(_at(data, key))
         if message:
             return SearchPage(error_message=f"{source}: {message}", **page)
     raise ParseError(f"{source}: body has no {listing}")
@@ -213,14 +220,15 @@ def built_hits(
 
 def listed_page(
     items: list[Any],
-    build: Callable[[dict[str, Any]], SearchHit | None],
+    build: Callable[..., SearchHit | None],
     request: SearchRequest,
     honoured: set[str],
     **page: Any,
 ) -> SearchPage:
-    """The page of the hits `build` makes of `items`, at most `max_results` of them, whose note names
-    the expert params outside `honoured`; `page` carries the rest (`total`, `next_page`, …)."""
-    hits = built_hits(items, build)
+    """The page of the hits `build(item, modality=…)` makes of `items` for the request's modality, at
+    most `max_results` of them, whose note names the expert params outside `honoured`; `page` carries
+    the rest (`total`, `next_page`, …)."""
+    hits = built_hits(items, partial(build, modality=request.modality))
     return SearchPage(hits=hits[: request.max_results], note=unsupported_note(request, honoured), **page)
 
 
@@ -353,9 +361,15 @@ def error_text(raw: RawResponse, *keys: str) -> str | None:
     except ParseError:
         return None
     for path in keys:
-        node: Any = data
-        for part in path.split("."):
-            node = node.get(part) if isinstance(node, dict) else None
+        node = _at(data, path)
         if isinstance(node, str) and node.strip():
             return node.strip()
     return None
+
+
+def _at(data: Any, path: str) -> Any:
+    """The value at a dotted `path` through JSON objects (`detail.error`), else None."""
+    node = data
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node

@@ -26,14 +26,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..contract.enums import Modality, SearchDomain, Tier
+from ..contract.enums import Modality, SearchDomain
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._filters import next_offset, paging_honoured, resumed_int, time_range_start
 from ._text import as_int, unsupported_note
-from ._web import described_hit
+from ._web import described_hit, endpoint
 from ._xml import child, child_text, children, local, parse_xml
 
 if TYPE_CHECKING:
@@ -54,7 +54,6 @@ class ArxivProtocol:
     id = "arxiv"
     display_name = "arXiv"
     modalities = frozenset({Modality.ACADEMIC, Modality.PDF})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     domains = frozenset({SearchDomain.STEM, SearchDomain.ACADEMIC})
     key_required = False
     html_in_text = False
@@ -70,7 +69,6 @@ class ArxivProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         query = search_query(request.query)
         date_clause = _date_clause(request.expert_params, time_range_start(request), request.today)
         if date_clause:
@@ -88,7 +86,7 @@ class ArxivProtocol:
         )
         return RequestSpec(
             method="GET",
-            url=f"{base}/api/query",
+            url=endpoint(config, DEFAULT_BASE_URL, "/api/query"),
             params=params,
             headers={"Accept": "application/atom+xml"},
             state={"honoured": honoured, "start": start},

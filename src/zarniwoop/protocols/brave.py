@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
@@ -39,6 +39,7 @@ from ._text import as_int, expect, load_json, load_object, obj, unsupported_note
 from ._web import (
     built_hits,
     cited_hit,
+    endpoint,
     format_duration,
     hostname,
     json_get,
@@ -73,7 +74,6 @@ class BraveProtocol:
     id = "brave"
     display_name = "Brave Search"
     modalities = frozenset(_VERTICALS)
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = True
     html_in_text = True
     env_key = "BRAVE_API_KEY"
@@ -89,7 +89,6 @@ class BraveProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         path, cap = _VERTICALS[request.modality]
         query, honoured = query_with_operators(request)
         query = domain_operators(query, request, honoured)
@@ -126,7 +125,9 @@ class BraveProtocol:
             params.append(("freshness", f"{start}to{end}"))  # both ends: an open range ends today
             honoured.update(k for k in ("dateFrom", "dateTo") if k in expert)
         auth = key_header(config, "X-Subscription-Token")
-        return json_get(f"{base}{path}", params, auth, honoured=sorted(honoured), page=page)
+        return json_get(
+            endpoint(config, DEFAULT_BASE_URL, path), params, auth, honoured=sorted(honoured), page=page
+        )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = load_object(raw.body, "brave")

@@ -31,14 +31,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._polite import identifying_headers
 from ._text import as_int, embedded, expect, load_object, obj, shorten, strip_html, unsupported_note
-from ._web import compact, error_text, http_url, json_get, text
+from ._web import compact, endpoint, error_text, http_url, json_get, text
 
 DEFAULT_BASE_URL = "https://commons.wikimedia.org"
 MAX_LIMIT = 50
@@ -53,7 +53,6 @@ class CommonsProtocol:
     id = "commons"
     display_name = "Wikimedia Commons"
     modalities = frozenset({Modality.IMAGE})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = True
     default_rate_per_second = 5.0
@@ -65,7 +64,6 @@ class CommonsProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         params = (
             ("action", "query"),
             ("format", "json"),
@@ -82,7 +80,7 @@ class CommonsProtocol:
             ("iiextmetadatafilter", METADATA),
             ("iiextmetadatalanguage", _language(request)),
         )
-        return json_get(f"{base}/w/api.php", params, identifying_headers(config))
+        return json_get(endpoint(config, DEFAULT_BASE_URL, "/w/api.php"), params, identifying_headers(config))
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = load_object(raw.body, "commons")

@@ -26,10 +26,9 @@ Quirks:
 from __future__ import annotations
 
 import re
-from functools import partial
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
@@ -37,7 +36,7 @@ from ..contract.results import SearchHit
 from ._filters import next_offset, paging_honoured, resumed_offset, time_range_start
 from ._polite import contact_param, identifying_headers
 from ._text import as_int, expect, load_json, load_object, obj, strip_html
-from ._web import described_hit, error_text, http_url, json_get, listed_page, text
+from ._web import described_hit, endpoint, error_text, http_url, json_get, listed_page, text
 
 DEFAULT_BASE_URL = "https://api.crossref.org"
 DOI_URL = "https://doi.org/{doi}"
@@ -54,7 +53,6 @@ class CrossrefProtocol:
     id = "crossref"
     display_name = "Crossref"
     modalities = frozenset({Modality.ACADEMIC})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = True
     filters = frozenset({"timeRange", "page"})
@@ -68,7 +66,6 @@ class CrossrefProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         params: list[tuple[str, str]] = [
             ("query", request.query),
             ("rows", str(min(request.max_results, MAX_ROWS))),
@@ -90,7 +87,11 @@ class CrossrefProtocol:
             params.append(("filter", ",".join(filters)))
         params += contact_param(config, "mailto")
         return json_get(
-            f"{base}/works", params, identifying_headers(config), honoured=honoured, offset=offset
+            endpoint(config, DEFAULT_BASE_URL, "/works"),
+            params,
+            identifying_headers(config),
+            honoured=honoured,
+            offset=offset,
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
@@ -110,7 +111,7 @@ class CrossrefProtocol:
             raise ParseError("crossref: message has no items")
         return listed_page(
             works,
-            partial(_hit, modality=request.modality),
+            _hit,
             request,
             {"dateFrom", "dateTo"},
             total=total,

@@ -23,17 +23,16 @@ Quirks:
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._filters import paging_honoured, resumed_text, time_range_start
 from ._polite import contact_param, identifying_headers
 from ._text import as_int, embedded, expect, load_object, obj, shorten, strip_html
-from ._web import compact, error_text, http_url, json_get, listed_page, refusal, text
+from ._web import compact, endpoint, error_text, http_url, json_get, listed_page, refusal, text
 
 DEFAULT_BASE_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest"
 ARTICLE_URL = "https://europepmc.org/article/{source}/{id}"
@@ -46,7 +45,6 @@ class EuropePmcProtocol:
     id = "europepmc"
     display_name = "Europe PMC"
     modalities = frozenset({Modality.ACADEMIC})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = True
     filters = frozenset({"timeRange", "page"})
@@ -60,7 +58,6 @@ class EuropePmcProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         query = request.query
         expert = request.expert_params
         honoured = paging_honoured(request)
@@ -79,7 +76,12 @@ class EuropePmcProtocol:
             ("cursorMark", resumed_text(request, "cursor") or "*"),
         ]
         params += contact_param(config, "email")
-        return json_get(f"{base}/search", params, identifying_headers(config), honoured=honoured)
+        return json_get(
+            endpoint(config, DEFAULT_BASE_URL, "/search"),
+            params,
+            identifying_headers(config),
+            honoured=honoured,
+        )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = load_object(raw.body, "europepmc")
@@ -88,7 +90,7 @@ class EuropePmcProtocol:
         records = expect(obj(data["resultList"]).get("result", []), list, "europepmc result")
         return listed_page(
             records,
-            partial(_hit, modality=request.modality),
+            _hit,
             request,
             {"dateFrom", "dateTo"},
             total=as_int(data.get("hitCount")),

@@ -33,8 +33,7 @@ import re
 from functools import partial
 from typing import Any
 
-from ..contract.enums import ContentInline, Modality, Tier
-from ..contract.errors import ParseError
+from ..contract.enums import ContentInline, Modality
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
@@ -43,6 +42,7 @@ from ._text import as_int, embedded, expect, load_object, shorten
 from ._web import (
     built_hits,
     compact,
+    endpoint,
     error_text,
     find_doi,
     honoured_page,
@@ -51,6 +51,7 @@ from ._web import (
     json_post,
     key_header,
     pdf_url_for,
+    refusal,
     text,
 )
 
@@ -72,9 +73,7 @@ class ExaProtocol:
     id = "exa"
     display_name = "Exa"
     modalities = frozenset(_CATEGORY)
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     known_extras = frozenset({"textMaxCharacters"})
-    """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = True
     html_in_text = True
     filters = frozenset({"includeDomains", "excludeDomains", "timeRange"})
@@ -89,7 +88,6 @@ class ExaProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         expert = request.expert_params
         honoured: set[str] = set()
         max_chars = as_int(config.extra("textMaxCharacters")) or DEFAULT_TEXT_CHARS
@@ -119,15 +117,17 @@ class ExaProtocol:
         if since is not None:
             body["startPublishedDate"] = since.isoformat()
             honoured.add("timeRange")
-        return json_post(f"{base}/search", body, key_header(config, "x-api-key"), honoured=sorted(honoured))
+        return json_post(
+            endpoint(config, DEFAULT_BASE_URL, "/search"),
+            body,
+            key_header(config, "x-api-key"),
+            honoured=sorted(honoured),
+        )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = load_object(raw.body, "exa")
         if "results" not in data:
-            message = data.get("error") or data.get("message")
-            if isinstance(message, str) and message:
-                return SearchPage(error_message=f"exa: {message}")
-            raise ParseError("exa: body has no results")
+            return refusal(data, "exa", "results", "error", "message")
         items = expect(data["results"], list, "exa results")
         return honoured_page(built_hits(items, partial(_hit, modality=request.modality)), request, spec, raw)
 

@@ -27,17 +27,16 @@ from __future__ import annotations
 
 import json
 import re
-from functools import partial
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._polite import identifying_headers
 from ._text import expect
-from ._web import compact, hostname, http_url, json_get, listed_page, text_for
+from ._web import compact, endpoint, hostname, http_url, json_get, listed_page, text_for
 
 DEFAULT_BASE_URL = "https://api.gdeltproject.org"
 MAX_RECORDS = 250
@@ -57,7 +56,6 @@ class GdeltProtocol:
     id = "gdelt"
     display_name = "GDELT (DOC 2.0)"
     modalities = frozenset({Modality.NEWS})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = False
     filters = frozenset({"includeDomains", "excludeDomains", "timeRange"})
@@ -71,7 +69,6 @@ class GdeltProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         query, honoured = _query(request)
         params: list[tuple[str, str]] = [
             ("query", query),
@@ -93,7 +90,10 @@ class GdeltProtocol:
             params.append(("timespan", str(config.extra("timespan"))))
         honoured |= {"dateFrom", "dateTo"}
         return json_get(
-            f"{base}/api/v2/doc/doc", params, identifying_headers(config), honoured=sorted(honoured)
+            endpoint(config, DEFAULT_BASE_URL, "/api/v2/doc/doc"),
+            params,
+            identifying_headers(config),
+            honoured=sorted(honoured),
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
@@ -105,7 +105,7 @@ class GdeltProtocol:
         articles = data.get("articles", [])
         articles = expect(articles, list, "gdelt articles")
         honoured = set(spec.state.get("honoured", ()))
-        return listed_page(articles, partial(_hit, modality=request.modality), request, honoured)
+        return listed_page(articles, _hit, request, honoured)
 
     def describe_error(self, raw: RawResponse) -> str | None:
         """The 429's plain-text sentence ("Please limit requests to one every 5 seconds…")."""

@@ -32,18 +32,19 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.errors import ConfigError, ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import QuotaStatus, SearchHit
-from ._filters import next_number, resumed_int, time_range_start
+from ._filters import next_number, page_count, resumed_int, time_range_start
 from ._polite import identifying_headers
 from ._text import as_int, expect, load_json, load_object, obj, shorten, unsupported_note
 from ._web import (
     built_hits,
     compact,
     described_hit,
+    endpoint,
     error_text,
     http_url,
     json_get,
@@ -63,7 +64,6 @@ class GitHubProtocol:
     id = "github"
     display_name = "GitHub"
     modalities = frozenset({Modality.CODE})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = False
     filters = frozenset({"timeRange", "page"})
@@ -93,7 +93,6 @@ class GitHubProtocol:
             )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         kind = _kind(config) if _kind(config) in KINDS else "repositories"
         query, honoured = _qualified(request, kind)
         params: tuple[tuple[str, str], ...] = (
@@ -111,7 +110,12 @@ class GitHubProtocol:
             **key_header(config, "Authorization", "Bearer "),
         }
         return json_get(
-            f"{base}/search/{kind}", params, headers, kind=kind, honoured=sorted(honoured), page=page
+            endpoint(config, DEFAULT_BASE_URL, f"/search/{kind}"),
+            params,
+            headers,
+            kind=kind,
+            honoured=sorted(honoured),
+            page=page,
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
@@ -299,4 +303,4 @@ def _next_page(spec: RequestSpec, request: SearchRequest, total: int | None) -> 
     per_page = min(request.max_results, MAX_PER_PAGE)
     reachable = min(total if total is not None else 1000, 1000)
     page = int(spec.state.get("page", 1))
-    return next_number(page, reachable - (page - 1) * per_page, last=-(-reachable // per_page))
+    return next_number(page, reachable - (page - 1) * per_page, last=page_count(reachable, per_page))

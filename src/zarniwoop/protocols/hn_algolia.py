@@ -22,17 +22,16 @@ Quirks:
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
-from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..contract.enums import Modality, SearchDomain, Tier
+from ..contract.enums import Modality, SearchDomain
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._filters import next_number, paging_honoured, resumed_int, time_range_start
 from ._text import as_int, embedded, expect, load_object, shorten, strip_html, text
-from ._web import error_text, json_get, listed_page, refusal
+from ._web import endpoint, error_text, json_get, listed_page, refusal
 
 DEFAULT_BASE_URL = "https://hn.algolia.com"
 DISCUSSION_URL = "https://news.ycombinator.com/item?id={id}"
@@ -43,9 +42,7 @@ class HackerNewsProtocol:
     id = "hackernews"
     display_name = "Hacker News (Algolia)"
     modalities = frozenset({Modality.NEWS, Modality.WEB})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     known_extras = frozenset({"sort"})
-    """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     domains = frozenset({SearchDomain.TECH, SearchDomain.NEWS})
     key_required = False
     html_in_text = True
@@ -60,7 +57,6 @@ class HackerNewsProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         sort = (config.extra("sort") or "").lower()
         by_date = sort == "date" or (sort != "relevance" and request.modality is Modality.NEWS)
         params: list[tuple[str, str]] = [
@@ -78,7 +74,10 @@ class HackerNewsProtocol:
         if filters:
             params.append(("numericFilters", ",".join(filters)))
         return json_get(
-            f"{base}/api/v1/{'search_by_date' if by_date else 'search'}", params, honoured=honoured, page=page
+            endpoint(config, DEFAULT_BASE_URL, f"/api/v1/{'search_by_date' if by_date else 'search'}"),
+            params,
+            honoured=honoured,
+            page=page,
         )
 
     def describe_error(self, raw: RawResponse) -> str | None:
@@ -92,7 +91,7 @@ class HackerNewsProtocol:
         found = expect(data["hits"], list, "hackernews hits")
         return listed_page(
             found,
-            partial(_hit, modality=request.modality),
+            _hit,
             request,
             {"dateFrom", "dateTo"},
             total=as_int(data.get("nbHits")),

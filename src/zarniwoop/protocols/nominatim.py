@@ -28,17 +28,16 @@ from __future__ import annotations
 
 import math
 import re
-from functools import partial
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._polite import contact_param, identifying_headers
 from ._text import as_int, expect, load_json, obj
-from ._web import compact, error_text, json_get, language, listed_page, text_for
+from ._web import compact, endpoint, error_text, json_get, language, listed_page, text_for
 
 DEFAULT_BASE_URL = "https://nominatim.openstreetmap.org"
 OSM_OBJECT_URL = "https://www.openstreetmap.org/{type}/{id}"
@@ -54,7 +53,6 @@ class NominatimProtocol:
     id = "nominatim"
     display_name = "OpenStreetMap Nominatim"
     modalities = frozenset({Modality.MAP})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = False
     filters = frozenset({"language", "region"})
@@ -68,7 +66,6 @@ class NominatimProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         params: list[tuple[str, str]] = [
             ("q", request.query),
             ("format", "jsonv2"),
@@ -90,7 +87,12 @@ class NominatimProtocol:
         if countries:
             params.append(("countrycodes", countries))
         params += contact_param(config, "email")
-        return json_get(f"{base}/search", params, identifying_headers(config), honoured=honoured)
+        return json_get(
+            endpoint(config, DEFAULT_BASE_URL, "/search"),
+            params,
+            identifying_headers(config),
+            honoured=honoured,
+        )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = load_json(raw.body, "nominatim")
@@ -101,7 +103,7 @@ class NominatimProtocol:
                 return SearchPage(error_message=f"nominatim: {message}")
             raise ParseError("nominatim: expected a JSON list of places")
         places = expect(data, list, "nominatim")
-        return listed_page(places, partial(_hit, modality=request.modality), request, {"language"})
+        return listed_page(places, _hit, request, {"language"})
 
     def describe_error(self, raw: RawResponse) -> str | None:
         return error_text(raw, "error.message", "error")

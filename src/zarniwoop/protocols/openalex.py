@@ -21,15 +21,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import QuotaStatus, SearchHit
-from ._filters import next_number, resumed_int, time_range_start
+from ._filters import next_number, page_count, resumed_int, time_range_start
 from ._polite import contact_param
-from ._text import as_int, embedded, expect, load_object, obj, shorten, text
-from ._web import json_get, listed_page, quota_from_headers
+from ._text import as_int, expect, load_object, obj, text
+from ._web import described_hit, endpoint, json_get, listed_page, quota_from_headers
 
 DEFAULT_BASE_URL = "https://api.openalex.org"
 MAX_PER_PAGE = 200
@@ -42,9 +42,7 @@ class OpenAlexProtocol:
     id = "openalex"
     display_name = "OpenAlex"
     modalities = frozenset({Modality.ACADEMIC})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     known_extras = frozenset({"contactEmail"})
-    """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = False
     html_in_text = False
     filters = frozenset({"timeRange", "language", "page"})
@@ -56,7 +54,6 @@ class OpenAlexProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         params: list[tuple[str, str]] = [
             ("search", request.query),
             ("per-page", str(min(request.max_results, MAX_PER_PAGE))),
@@ -87,7 +84,7 @@ class OpenAlexProtocol:
             params.append(("filter", ",".join(filters)))
         params += contact_param(config, "mailto")
         state: dict[str, Any] = {"honoured": honoured, "page": page} if honoured or page > 1 else {}
-        return json_get(f"{base}/works", params, **state)
+        return json_get(endpoint(config, DEFAULT_BASE_URL, "/works"), params, **state)
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = load_object(raw.body, "openalex")
@@ -106,7 +103,7 @@ class OpenAlexProtocol:
         )
         page = int(spec.state.get("page", 1))
         per_page = min(request.max_results, MAX_PER_PAGE)
-        last = -(-total // per_page) if total is not None else None
+        last = page_count(total, per_page)
         return listed_page(
             works,
             _hit,
@@ -131,7 +128,7 @@ def rebuild_abstract(index: Any) -> str | None:
     return " ".join(word for _, word in sorted(placed))
 
 
-def _hit(work: dict[str, Any]) -> SearchHit | None:
+def _hit(work: dict[str, Any], modality: Modality) -> SearchHit | None:
     title, url, doi = _extract_identity(work)
     if not title or not url:
         return None
@@ -145,15 +142,7 @@ def _hit(work: dict[str, Any]) -> SearchHit | None:
         "pdfUrl": _extract_pdf(work),
         "openalexId": text(work.get("id")),
     }
-    return SearchHit(
-        title=title,
-        url=url,
-        modality=Modality.ACADEMIC,
-        snippet=shorten(abstract),
-        source="openalex",
-        content=embedded(abstract),
-        extras={k: v for k, v in extras.items() if v is not None},
-    )
+    return described_hit(title, url, modality, "openalex", abstract, extras)
 
 
 def _extract_identity(work: dict[str, Any]) -> tuple[str | None, str | None, str | None]:

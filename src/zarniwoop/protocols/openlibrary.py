@@ -23,13 +23,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
-from ._filters import next_number, paging_honoured, resumed_int
+from ._filters import next_number, page_count, paging_honoured, resumed_int
 from ._text import as_int, expect, load_object
-from ._web import error_text, json_get, listed_page, refusal
+from ._web import endpoint, error_text, json_get, listed_page, refusal
 
 DEFAULT_BASE_URL = "https://openlibrary.org"
 WORK_URL_BASE = "https://openlibrary.org"
@@ -51,7 +51,6 @@ class OpenLibraryProtocol:
     id = "openlibrary"
     display_name = "Open Library"
     modalities = frozenset({Modality.BOOK})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = False
     filters = frozenset({"page"})
@@ -65,7 +64,6 @@ class OpenLibraryProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         query = request.query
         start, end = request.expert_params.get("dateFrom"), request.expert_params.get("dateTo")
         if start or end:
@@ -82,7 +80,9 @@ class OpenLibraryProtocol:
         if language:
             params.append(("language", language))
         honoured = paging_honoured(request)
-        return json_get(f"{base}/search.json", params, honoured=honoured, page=page)
+        return json_get(
+            endpoint(config, DEFAULT_BASE_URL, "/search.json"), params, honoured=honoured, page=page
+        )
 
     def describe_error(self, raw: RawResponse) -> str | None:
         """Open Library's reason in a non-2xx JSON body (`error`), if it sent one."""
@@ -98,7 +98,7 @@ class OpenLibraryProtocol:
             {"language"} if _marc(request.expert_params.get("language")) else set()
         )
         limit = min(request.max_results, MAX_LIMIT)
-        last = -(-total // limit) if total is not None else None
+        last = page_count(total, limit)
         return listed_page(
             docs,
             _hit,
@@ -129,7 +129,7 @@ def _preferred_isbn(isbns: list[str]) -> str | None:
     return next((i for i in isbns if len(i) == 13), isbns[0] if isbns else None)
 
 
-def _hit(doc: dict[str, Any]) -> SearchHit | None:
+def _hit(doc: dict[str, Any], modality: Modality) -> SearchHit | None:
     found = _extract_identity(doc)
     if found is None:
         return None
@@ -153,7 +153,7 @@ def _hit(doc: dict[str, Any]) -> SearchHit | None:
     return SearchHit(
         title=title,
         url=f"{WORK_URL_BASE}{key}",
-        modality=Modality.BOOK,
+        modality=modality,
         snippet=_extract_byline(authors, year) or None,
         source="openlibrary",
         extras={k: v for k, v in extras.items() if v not in (None, [])},

@@ -29,7 +29,7 @@ from functools import partial
 from typing import Any
 from urllib.parse import urljoin
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
@@ -59,7 +59,6 @@ class PeerTubeProtocol:
     id = "peertube"
     display_name = "PeerTube (SepiaSearch)"
     modalities = frozenset({Modality.VIDEO})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = False
     filters = frozenset({"timeRange", "page"})
@@ -103,7 +102,7 @@ class PeerTubeProtocol:
         base = str(spec.state.get("base") or DEFAULT_BASE_URL)
         return listed_page(
             videos,
-            partial(_hit, base=base, modality=request.modality),
+            partial(_hit, base=base),
             request,
             {"dateFrom", "dateTo", "language"},
             total=as_int(data.get("total")),

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from ..contract.enums import ContentInline, Modality, SearchDomain, Tier
+from ..contract.enums import ContentInline, Modality, SearchDomain
 from ..contract.errors import InvalidRequestError, ParseError
 from ..contract.filters import TIME_RANGE_DAYS
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
@@ -65,9 +65,7 @@ class PubMedProtocol:
     id = "pubmed"
     display_name = "PubMed"
     modalities = frozenset({Modality.ACADEMIC})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     known_extras = frozenset({"tool", "contactEmail"})
-    """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     domains = frozenset({SearchDomain.BIOMEDICAL, SearchDomain.ACADEMIC})
     key_required = False
     html_in_text = False

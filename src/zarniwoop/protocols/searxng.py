@@ -34,7 +34,7 @@ import re
 from datetime import date
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.errors import ConfigError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
@@ -78,13 +78,11 @@ class SearxngProtocol:
     id = "searxng"
     display_name = "SearXNG"
     modalities = frozenset(_CATEGORY)
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     known_extras = frozenset({"engines"})
     filters = frozenset(
         {"includeDomains", "excludeDomains", "timeRange", "safeSearch", "language", "region", "page"}
     )
     """`site:`/`-site:` in `q`, `time_range`, `safesearch`, `language` (`de-DE` with a region), `pageno`."""
-    """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = False
     html_in_text = True
     default_rate_per_second = None

@@ -23,17 +23,16 @@ Quirks:
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._filters import paging_honoured, resumed_offset, time_range_start
 from ._text import as_int, expect, load_object, obj
-from ._web import described_hit, error_text, http_url, json_get, key_header, listed_page, text_for
+from ._web import described_hit, endpoint, error_text, http_url, json_get, key_header, listed_page, text_for
 
 DEFAULT_BASE_URL = "https://api.semanticscholar.org"
 PAPER_URL = "https://www.semanticscholar.org/paper/{id}"
@@ -48,7 +47,6 @@ class SemanticScholarProtocol:
     id = "semanticscholar"
     display_name = "Semantic Scholar"
     modalities = frozenset({Modality.ACADEMIC})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = False
     filters = frozenset({"timeRange", "page"})
@@ -65,7 +63,6 @@ class SemanticScholarProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         params: list[tuple[str, str]] = [
             ("query", request.query),
             ("limit", str(min(request.max_results, MAX_LIMIT))),
@@ -85,7 +82,10 @@ class SemanticScholarProtocol:
         if expert.get("filetype", "").lower() == "pdf":
             params.append(("openAccessPdf", ""))
         return json_get(
-            f"{base}/graph/v1/paper/search", params, key_header(config, "x-api-key"), honoured=honoured
+            endpoint(config, DEFAULT_BASE_URL, "/graph/v1/paper/search"),
+            params,
+            key_header(config, "x-api-key"),
+            honoured=honoured,
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
@@ -105,7 +105,7 @@ class SemanticScholarProtocol:
         following = as_int(data.get("next"))  # the offset of the next page; absent on the last one
         return listed_page(
             papers,
-            partial(_hit, modality=request.modality),
+            _hit,
             request,
             honoured,
             total=total,

@@ -29,7 +29,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from ..contract.enums import ContentInline, Modality, Tier
+from ..contract.enums import ContentInline, Modality
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
@@ -40,6 +40,7 @@ from ._web import (
     built_hits,
     cited_hit,
     compact,
+    endpoint,
     error_text,
     find_doi,
     format_duration,
@@ -72,7 +73,6 @@ class SerperProtocol:
     id = "serper"
     display_name = "Serper (Google)"
     modalities = frozenset(_VERTICALS)
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = True
     html_in_text = False
     filters = frozenset({"includeDomains", "excludeDomains", "timeRange", "language", "region", "page"})
@@ -87,7 +87,6 @@ class SerperProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         path, results_key = _VERTICALS[request.modality]
         forced = "pdf" if request.modality is Modality.PDF else None
         query, honoured = query_with_operators(request, filetype=forced)
@@ -121,7 +120,7 @@ class SerperProtocol:
         honoured.update(k for k in ("dateFrom", "dateTo") if k in expert)
         auth = key_header(config, "X-API-KEY")
         return json_post(
-            f"{base}{path}",
+            endpoint(config, DEFAULT_BASE_URL, path),
             body,
             auth,
             results=results_key,

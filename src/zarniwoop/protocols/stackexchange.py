@@ -29,16 +29,15 @@ from __future__ import annotations
 import re
 import zlib
 from datetime import UTC, date, datetime, time, timedelta
-from functools import partial
 from typing import Any
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import QuotaStatus, SearchHit
 from ._text import as_int, expect, load_object, obj, strip_html
-from ._web import described_hit, error_text, http_url, json_get, listed_page, refusal, text
+from ._web import described_hit, endpoint, error_text, http_url, json_get, listed_page, refusal, text
 
 DEFAULT_BASE_URL = "https://api.stackexchange.com"
 DEFAULT_SITE = "stackoverflow"
@@ -58,7 +57,6 @@ class StackExchangeProtocol:
     id = "stackexchange"
     display_name = "Stack Exchange"
     modalities = frozenset({Modality.CODE, Modality.WEB})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = True
     probes_allowed = False
@@ -73,7 +71,6 @@ class StackExchangeProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         params: list[tuple[str, str]] = [
             ("q", request.query),
             ("site", (config.extra("site") or DEFAULT_SITE).strip()),
@@ -85,7 +82,9 @@ class StackExchangeProtocol:
         params += _date_params(request.expert_params)
         if config.api_key:
             params.append(("key", config.api_key.reveal()))
-        return json_get(f"{base}/2.3/search/advanced", params, {"Accept-Encoding": "gzip"})
+        return json_get(
+            endpoint(config, DEFAULT_BASE_URL, "/2.3/search/advanced"), params, {"Accept-Encoding": "gzip"}
+        )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = load_object(inflate(raw.body), "stackexchange")
@@ -95,7 +94,7 @@ class StackExchangeProtocol:
         items = expect(data["items"], list, "stackexchange items")
         return listed_page(
             items,
-            partial(_hit, modality=request.modality),
+            _hit,
             request,
             {"dateFrom", "dateTo"},
             total=as_int(data.get("total")),

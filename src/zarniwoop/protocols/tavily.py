@@ -28,8 +28,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from ..contract.enums import Modality, Tier
-from ..contract.errors import ParseError
+from ..contract.enums import Modality
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import ContentRef, SearchHit
@@ -38,12 +37,14 @@ from ._text import embedded, expect, load_object, shorten
 from ._web import (
     built_hits,
     compact,
+    endpoint,
     error_text,
     honoured_page,
     hostname,
     json_filters,
     json_post,
     key_header,
+    refusal,
     text_for,
 )
 
@@ -56,9 +57,7 @@ class TavilyProtocol:
     id = "tavily"
     display_name = "Tavily"
     modalities = frozenset(_TOPIC)
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     known_extras = frozenset({"searchDepth"})
-    """Endpoint suffixes read from `InstanceConfig.extras` (the rest is warned about at start-up)."""
     key_required = True
     html_in_text = False
     filters = frozenset({"includeDomains", "excludeDomains", "timeRange"})
@@ -73,7 +72,6 @@ class TavilyProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
-        base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
         honoured: set[str] = set()
         body: dict[str, Any] = {
             "query": request.query,
@@ -87,28 +85,17 @@ class TavilyProtocol:
             body["time_range"] = request.filters.time_range  # day, week, month, year: Tavily's own words
             honoured.add("timeRange")
         auth = key_header(config, "Authorization", "Bearer ")
-        return json_post(f"{base}/search", body, auth, honoured=sorted(honoured))
+        return json_post(endpoint(config, DEFAULT_BASE_URL, "/search"), body, auth, honoured=sorted(honoured))
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = load_object(raw.body, "tavily")
         if "results" not in data:
-            message = _detail(data)
-            if message:
-                return SearchPage(error_message=f"tavily: {message}")
-            raise ParseError("tavily: body has no results")
+            return refusal(data, "tavily", "results", "detail.error", "detail", "error")
         items = expect(data["results"], list, "tavily results")
         return honoured_page(built_hits(items, partial(_hit, modality=request.modality)), request, spec, raw)
 
     def describe_error(self, raw: RawResponse) -> str | None:
         return error_text(raw, "detail.error", "detail", "error", "message")
-
-
-def _detail(data: dict[str, Any]) -> str | None:
-    detail = data.get("detail")
-    if isinstance(detail, dict):
-        detail = detail.get("error")
-    value = detail or data.get("error")
-    return value.strip() if isinstance(value, str) and value.strip() else None
 
 
 def _hit(item: dict[str, Any], modality: Modality) -> SearchHit | None:

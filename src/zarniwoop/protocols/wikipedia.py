@@ -24,7 +24,7 @@ import string
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from ..contract.enums import Modality, Tier
+from ..contract.enums import Modality
 from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
@@ -42,7 +42,6 @@ class WikipediaProtocol:
     id = "wikipedia"
     display_name = "Wikipedia"
     modalities = frozenset({Modality.ENCYCLOPEDIA, Modality.WEB})
-    tiers = frozenset({Tier.NORMAL, Tier.EXPERT})
     key_required = False
     html_in_text = True
     default_rate_per_second = 10.0
