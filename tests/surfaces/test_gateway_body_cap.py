@@ -68,6 +68,20 @@ def test_a_chat_with_a_1_5_mib_tool_result_reaches_the_upstream_whole(gw: LiveGa
     assert upstream.json()["messages"][2]["content"] == page
 
 
+def test_a_chat_with_a_4_mib_screenshot_reaches_the_upstream_whole(gw: LiveGateway) -> None:
+    gw.emulator.add(upstream_path("openai"), openai_completion("A login form.", 1_612, 5))
+    url = f"data:image/png;base64,{SCREENSHOT}"
+    image = {"type": "image_url", "image_url": {"url": url}}
+    answer = gw.openai().chat.completions.create(
+        model=MODELS["openai"],
+        messages=[{"role": "user", "content": [{"type": "text", "text": "What is on this screen?"}, image]}],
+    )
+    assert answer.choices[0].message.content == "A login form."
+    [upstream] = gw.emulator.requests(upstream_path("openai"))
+    assert len(upstream.body) > 4 * 1024 * 1024
+    assert upstream.json()["messages"][0]["content"][1]["image_url"]["url"] == url
+
+
 def test_a_message_with_a_4_mib_image_reaches_an_anthropic_upstream_whole(gw: LiveGateway) -> None:
     gw.emulator.add(upstream_path("anthropic"), anthropic_message("A login form.", 1_200, 5))
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": SCREENSHOT}}
