@@ -6,7 +6,6 @@ over-cap 413s in each API's shape are in `test_http_guard.py`, on a real server'
 from __future__ import annotations
 
 import base64
-import platform
 from collections.abc import Iterator
 
 import pytest
@@ -26,9 +25,6 @@ pytestmark = pytest.mark.xdist_group(__name__)
 openai = pytest.importorskip("openai", reason="these tests drive the real openai SDK (pip install openai)")
 anthropic = pytest.importorskip("anthropic", reason="these tests drive the real anthropic SDK")
 
-platform.platform()
-"""The SDKs read this on their first request, and Python runs `uname -p` for it once per process:
-read at collection, the fast tier's in-process tests start no process."""
 
 SCREENSHOT = base64.b64encode(bytes(range(256)) * (12 * 1024)).decode()
 """3 MiB of PNG-sized base64 (3,145,728 bytes encoded to 4 MiB): three times the guard's general cap."""

@@ -5,7 +5,6 @@ budget level with a usage row of purpose `embeddings`. In-process (the fast tier
 
 from __future__ import annotations
 
-import platform
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,10 +20,6 @@ from ..support.gateway import LiveGateway as Gateway
 pytestmark = pytest.mark.xdist_group(__name__)
 
 openai = pytest.importorskip("openai", reason="these tests drive the real openai SDK")
-
-# The openai SDK's first request reads `platform.platform()`, whose processor field runs `uname -p`
-# once per process: read it here, at collection, so no fast-tier test starts that process.
-platform.platform()
 
 VECTORS = [[0.25, -0.5, 1.0], [0.125, 0.75, -1.0]]
 TEXTS = ["the first text", "and a second one"]

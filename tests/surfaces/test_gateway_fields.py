@@ -8,7 +8,6 @@ answer's `service_tier` and `message.annotations` come back, streamed or not."""
 from __future__ import annotations
 
 import inspect
-import platform
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -25,9 +24,6 @@ pytestmark = pytest.mark.xdist_group(__name__)
 
 openai = pytest.importorskip("openai", reason="these tests drive the real openai SDK (pip install openai)")
 
-platform.platform()
-"""The openai SDK reads this on its first request, and Python runs `uname -p` for it once per process:
-read at collection, the fast tier's in-process tests start no process."""
 
 WIRE_MODELS = {**MODELS, "ollama": "ollama:llama3.1"}
 PATHS = {wire: upstream_path(wire) for wire in MODELS} | {"ollama": "/local/api/chat"}

@@ -8,7 +8,6 @@ and the hold counts `IMAGE_TOKENS` an image."""
 
 from __future__ import annotations
 
-import platform
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,7 +31,6 @@ pytestmark = pytest.mark.xdist_group(__name__)
 
 openai = pytest.importorskip("openai", reason="these tests drive the real openai SDK (pip install openai)")
 
-platform.platform()  # the SDK's `uname -p`, read at collection: no process starts in a test
 
 WIRE_MODELS = {**MODELS, "ollama": "ollama:llama3.1"}
 PATHS = {wire: upstream_path(wire) for wire in MODELS} | {"ollama": "/local/api/chat"}

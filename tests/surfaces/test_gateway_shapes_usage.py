@@ -7,7 +7,6 @@ and the answer's `usage` is that charged figure, not the upstream's. In-process 
 from __future__ import annotations
 
 import json
-import platform
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,8 +22,6 @@ pytestmark = pytest.mark.xdist_group(__name__)
 anthropic = pytest.importorskip("anthropic", reason="these tests drive the real anthropic SDK")
 openai = pytest.importorskip("openai", reason="these tests drive the real openai SDK")
 
-platform.platform()
-"""The SDKs read this on their first request (`uname -p` once per process): read at collection."""
 
 ARGUMENTS = {"rows": [f"row {i}: " + "x" * 90 for i in range(400)]}
 """About 40 KB of tool-call arguments: ~10,000 tokens by the estimate."""

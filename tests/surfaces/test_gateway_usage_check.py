@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import platform
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -30,9 +29,6 @@ pytestmark = pytest.mark.xdist_group(__name__)
 
 openai = pytest.importorskip("openai", reason="these tests drive the real openai SDK (pip install openai)")
 
-platform.platform()
-"""The openai SDK reads this on its first request, and Python runs `uname -p` for it once per process:
-read at collection, the fast tier's in-process tests start no process."""
 
 PATH = upstream_path("openai")
 ARGUMENTS = json.dumps({"rows": [f"row {i}: " + "x" * 90 for i in range(400)]})
