@@ -46,14 +46,11 @@ def stop_reason(response: ChatResponse) -> str:
     """The Messages API's vocabulary, whatever the wire said (`stop`, `length`, `STOP`, `tool_calls`…)."""
     if response.tool_calls:
         return "tool_use"
+    cut = response.cut_short
+    if cut is not None:
+        return "max_tokens" if cut == "length" else "refusal"
     raw = (response.finish_reason or "").lower()
-    if raw in ("length", "max_tokens", "max_output_tokens"):
-        return "max_tokens"
-    if raw in ("stop_sequence", "refusal", "pause_turn"):
-        return raw
-    if raw in ("content_filter", "safety", "recitation"):
-        return "refusal"
-    return "end_turn"
+    return raw if raw in ("stop_sequence", "pause_turn") else "end_turn"
 
 
 def usage_json(usage: TokenUsage) -> dict[str, int]:

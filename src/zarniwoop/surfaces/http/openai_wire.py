@@ -228,11 +228,9 @@ def finish_reason(response: ChatResponse) -> str:
     """OpenAI's vocabulary, whatever the wire said (`end_turn`, `STOP`, `tool_use`, `max_tokens`…)."""
     if response.tool_calls:
         return "tool_calls"
-    raw = (response.finish_reason or "").lower()
-    if raw in ("length", "max_tokens", "max_output_tokens"):
-        return "length"
-    if raw in ("content_filter", "safety", "recitation", "refusal"):
-        return "content_filter"
+    cut = response.cut_short
+    if cut is not None:
+        return "length" if cut == "length" else "content_filter"
     return "stop"
 
 
