@@ -120,3 +120,9 @@ class ChatResponse:
         if word in _LENGTH:
             return "length"
         return "filtered" if word in _FILTERED else None
+
+    @property
+    def ending(self) -> Literal["tools", "length", "filtered"] | None:
+        """How the answer ended, for a gateway shape to name in its vocabulary: `tools` (it calls
+        tools), else `cut_short`; None when it simply stopped."""
+        return "tools" if self.tool_calls else self.cut_short

@@ -224,14 +224,13 @@ def _message(message: Message) -> ChatMessage:
 # -- answers ------------------------------------------------------------------------------------
 
 
+_FINISH_REASONS = {"tools": "tool_calls", "length": "length", "filtered": "content_filter"}
+
+
 def finish_reason(response: ChatResponse) -> str:
     """OpenAI's vocabulary, whatever the wire said (`end_turn`, `STOP`, `tool_use`, `max_tokens`…)."""
-    if response.tool_calls:
-        return "tool_calls"
-    cut = response.cut_short
-    if cut is not None:
-        return "length" if cut == "length" else "content_filter"
-    return "stop"
+    ending = response.ending
+    return "stop" if ending is None else _FINISH_REASONS[ending]
 
 
 def tool_calls_json(calls: tuple[ToolCall, ...]) -> list[dict[str, Any]]:
