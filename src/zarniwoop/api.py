@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from . import operations
 from .contract.closing import ClosedOnExit
+from .contract.enums import EXPERT_PARAMS
 from .contract.errors import InvalidRequestError
 from .contract.query import SearchScope
 from .tools.dialects import Dialect
@@ -179,16 +180,13 @@ class Zarniwoop(ClosedOnExit):
     ) -> SearchResult:
         """`research_search_expert`: filters, or exactly one provider instance with `pinned_provider_id`;
         `overrides` and the search `filters` (`exclude_domains`, `time_range`, `page`, …) as for `search`."""
+        # the expert parameters under their contract names, in `EXPERT_PARAMS`'s order
+        expert = dict(zip(EXPERT_PARAMS, (site, filetype, date_from, date_to, domain, language), strict=True))
         raw = {
             "query": query,
             "modality": modality,
             "maxResults": max_results,
-            "site": site,
-            "filetype": filetype,
-            "dateFrom": date_from,
-            "dateTo": date_to,
-            "domain": domain,
-            "language": language,
+            **expert,
             "pinnedProviderId": pinned_provider_id,
             "profile": profile,
         }

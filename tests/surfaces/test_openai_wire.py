@@ -7,6 +7,7 @@ from pydantic import ValidationError
 
 from zarniwoop.contract.errors import InvalidRequestError
 from zarniwoop.llm.adapters.response import ChatResponse, ToolCall
+from zarniwoop.surfaces.http.anthropic_answers import stop_reason
 from zarniwoop.surfaces.http.openai_wire import DEFAULT_MAX_TOKENS, ChatCompletionRequest, finish_reason
 
 
@@ -99,3 +100,17 @@ def test_finish_reasons_speak_openais_vocabulary(
     raw: str | None, calls: tuple[ToolCall, ...], expected: str
 ) -> None:
     assert finish_reason(ChatResponse(finish_reason=raw, tool_calls=calls)) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "calls", "expected"),
+    [("stop", (), "end_turn"), ("length", (), "max_tokens"), ("max_output_tokens", (), "max_tokens"),
+     ("RECITATION", (), "refusal"), ("refusal", (), "refusal"), ("content_filter", (), "refusal"),
+     ("stop_sequence", (), "stop_sequence"), ("pause_turn", (), "pause_turn"), ("tool_calls", (), "end_turn"),
+     ("length", (ToolCall("c", "f", "{}"),), "tool_use"), (None, (), "end_turn")],
+)  # fmt: skip
+def test_stop_reasons_speak_the_messages_apis_vocabulary(
+    raw: str | None, calls: tuple[ToolCall, ...], expected: str
+) -> None:
+    """The same reading of the wire's word (`ChatResponse.ending`) as `finish_reason`, other words."""
+    assert stop_reason(ChatResponse(finish_reason=raw, tool_calls=calls)) == expected

@@ -15,7 +15,7 @@ declares) but a warning at start-up, naming the key and the extras the protocol 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from ..contract.enums import Modality
@@ -42,29 +42,43 @@ if TYPE_CHECKING:
     from .settings import ScopedSettings, SettingService
 
 _ROUTING = ("research.default.", "research.fallback.")
+_SYSTEM = SearchScope(K.SYSTEM_TENANT, K.TENANT_LEVEL)
 
 
 def validate_settings(service: SettingService, protocols: Mapping[str, SearchProtocol]) -> list[ConfigError]:
     """Every problem in every scope (empty list = valid)."""
-    problems: dict[str, ConfigError] = {}
-    system = service.scoped(SearchScope("_system", "_tenant"))
+    system = service.scoped(_SYSTEM)
     allow_private = operator_flag(system, ALLOW_PRIVATE_ENDPOINTS)
-    for row in service.rows():  # who may write what (config/trust.py), row by row
-        if row.type == "PASSWORD":
-            continue
-        for error in check_writes(row.level, {row.key: row.value}, allow_private_endpoints=allow_private):
-            problems.setdefault(error.key, error)
-    scopes = [SearchScope("_system", "_tenant"), *service.scopes()]
-    for scope in scopes:
-        for error in validate_scope(service.scoped(scope), protocols):
-            problems.setdefault(error.key, error)
+    writes = [  # who may write what (config/trust.py), row by row
+        error
+        for row in service.rows()
+        if row.type != "PASSWORD"
+        for error in check_writes(row.level, {row.key: row.value}, allow_private_endpoints=allow_private)
+    ]
+    return _first_per_key([*writes, *scope_problems(service, lambda s: validate_scope(s, protocols))])
+
+
+def scope_problems(
+    service: SettingService, check: Callable[[ScopedSettings], Iterable[ConfigError]]
+) -> list[ConfigError]:
+    """`check`'s problems in the system scope and every scope that has settings, once per key (the
+    outermost scope that has it): what each boot check reports."""
+    return _first_per_key(
+        error for scope in [_SYSTEM, *service.scopes()] for error in check(service.scoped(scope))
+    )
+
+
+def _first_per_key(errors: Iterable[ConfigError]) -> list[ConfigError]:
+    problems: dict[str, ConfigError] = {}
+    for error in errors:
+        problems.setdefault(error.key, error)
     return list(problems.values())
 
 
 def extras_warnings(service: SettingService, protocols: Mapping[str, SearchProtocol]) -> list[str]:
     """One line per endpoint extra, in any scope, that its protocol does not read."""
     warnings: dict[str, str] = {}
-    for scope in [SearchScope("_system", "_tenant"), *service.scopes()]:
+    for scope in [_SYSTEM, *service.scopes()]:
         settings = service.scoped(scope)
         for instance_id in endpoint_ids(settings):
             protocol = protocols.get(settings.get(K.endpoint_key(instance_id, K.SUFFIX_PROTOCOL)) or "")

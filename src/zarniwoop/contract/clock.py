@@ -10,6 +10,7 @@ it for the floors above.
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import time
 from datetime import UTC, date, datetime
 from typing import overload
@@ -45,3 +46,13 @@ def iso_utc(epoch: float | None) -> str | None:
     if epoch is None:
         return None
     return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def http_date(text: str) -> datetime | None:
+    """An HTTP-date (`Date`, `Retry-After`; RFC 9110 §5.6.7) as an aware datetime, a zone-less one
+    read as UTC; None when it does not parse."""
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)

@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .camel_json import camel_json
 from .enums import Availability, ContentInline, Modality, Outcome, Tier
 from .replacing import replacer, slot_init
+
+if TYPE_CHECKING:
+    from .query import SearchRequest
 
 
 @slot_init
@@ -189,6 +192,14 @@ class SearchResult:
     page_state: Mapping[str, str] | None = None
     """The protocol's position of the next page (`SearchPage.next_page`), sealed into `next_page`
     by the dispatcher; internal."""
+
+    @classmethod
+    def answering(
+        cls, request: SearchRequest, provider_instance_id: str | None, **fields: Any
+    ) -> SearchResult:
+        """The result of `request` (its query, modality and tier) as `provider_instance_id` served it
+        (None: no provider did)."""
+        return cls(request.query, request.modality, request.tier, provider_instance_id, **fields)
 
     @property
     def returned_count(self) -> int:

@@ -176,10 +176,8 @@ def unanswered(
     summary: str | None = None,
 ) -> SearchResult:
     """The result of a search no provider answered; `message` says why."""
-    return SearchResult(
-        request.query,
-        request.modality,
-        request.tier,
+    return SearchResult.answering(
+        request,
         None,
         note=note,
         error_message=message,

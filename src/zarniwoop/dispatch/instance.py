@@ -144,11 +144,9 @@ class HttpProviderInstance:
             spec = page.next_request
         assert page is not None
         hits = page.hits[: request.max_results]
-        return SearchResult(
-            query=request.query,
-            modality=request.modality,
-            tier=request.tier,
-            provider_instance_id=self.id,
+        return SearchResult.answering(
+            request,
+            self.id,
             hits=hits,
             dropped_count=len(page.hits) - len(hits),
             note=page.note,

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..config.validate import scope_problems
 from ..contract.errors import ConfigError
-from ..contract.query import SearchScope
 
 if TYPE_CHECKING:
     from ..config.settings import ScopedSettings, SettingService
@@ -63,8 +63,4 @@ def _check(settings: ScopedSettings) -> list[ConfigError]:
 
 def check_llm_settings(service: SettingService) -> list[ConfigError]:
     """Every problem, once per key (the outermost scope that has it)."""
-    problems: dict[str, ConfigError] = {}
-    for scope in [SearchScope("_system", "_tenant"), *service.scopes()]:
-        for error in _check(service.scoped(scope)):
-            problems.setdefault(error.key, error)
-    return list(problems.values())
+    return scope_problems(service, _check)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..config.validate import scope_problems
 from ..contract.errors import ConfigError, UnknownModelError
-from ..contract.query import SearchScope
 from .adapters.wire import WIRE_TYPES
 from .choice.aliases import ALIAS_PREFIX, DEFAULT_PROVIDER_KEY, FALLBACK_SUFFIX, resolve, split_fallbacks
 
@@ -69,8 +69,4 @@ def _fallback_errors(key: str, settings: ScopedSettings) -> list[ConfigError]:
 
 def validate_ai_settings(service: SettingService) -> list[ConfigError]:
     """Every `ai.*` problem in every scope that has settings (empty list = valid)."""
-    problems: dict[str, ConfigError] = {}
-    for scope in [SearchScope("_system", "_tenant"), *service.scopes()]:
-        for error in validate_ai_scope(service.scoped(scope)):
-            problems.setdefault(error.key, error)
-    return list(problems.values())
+    return scope_problems(service, validate_ai_scope)

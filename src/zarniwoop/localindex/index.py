@@ -27,9 +27,13 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..contract.errors import IndexFormatError
 from ..contract.names import check_name, path_inside
+
+if TYPE_CHECKING:
+    from .chunk import Passage
 
 SCHEMA_VERSION = "1"
 INDEX_FOLDER = "index"
@@ -98,15 +102,6 @@ class StoredDocument:
     mtime_ns: int
     sha256: str
     passages: int
-
-
-@dataclass(frozen=True, slots=True)
-class NewPassage:
-    chunk: int
-    body: str
-    heading: str = ""
-    page: int | None = None
-    line: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,7 +283,7 @@ class LocalIndex:
         size: int,
         mtime_ns: int,
         sha256: str,
-        passages: Iterable[NewPassage],
+        passages: Iterable[Passage],
     ) -> int:
         """Store a file's passages in place of any earlier ones, in one transaction; returns how many."""
         items = list(passages)
@@ -303,7 +298,7 @@ class LocalIndex:
             self.conn.executemany(
                 "INSERT INTO passages(document_id, chunk, page, line, title, heading, body) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [(document_id, p.chunk, p.page, p.line, title, p.heading, p.body) for p in items],
+                [(document_id, p.chunk, p.page, p.line, title, p.heading, p.text) for p in items],
             )
         return len(items)
 
@@ -371,7 +366,6 @@ __all__ = [
     "SCHEMA_VERSION",
     "IndexStats",
     "LocalIndex",
-    "NewPassage",
     "PassageHit",
     "StoredDocument",
     "index_file",

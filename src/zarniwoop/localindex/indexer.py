@@ -27,7 +27,7 @@ from ..contract.camel_json import camel_json
 from ..contract.errors import ExtractionError, InvalidRequestError, MissingLibraryError
 from .chunk import chunk_blocks
 from .extract import extract, filetype_of
-from .index import LocalIndex, NewPassage, StoredDocument, index_file
+from .index import LocalIndex, StoredDocument, index_file
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """Larger files are skipped: a 64 MB text file is a log or a dump, not a document to search."""
@@ -216,7 +216,6 @@ def _index_file(index: LocalIndex, path: Path, stored: StoredDocument | None, re
         report.failed.append(FileNote(key, exc.reason))
         return 0
     report.warnings.extend(FileNote(key, w) for w in document.warnings)
-    passages = [NewPassage(p.chunk, p.text, p.heading, p.page, p.line) for p in chunk_blocks(document.blocks)]
     report.passages_written += index.replace_document(
         key,
         filetype=filetype,
@@ -224,7 +223,7 @@ def _index_file(index: LocalIndex, path: Path, stored: StoredDocument | None, re
         size=len(data),
         mtime_ns=stat.st_mtime_ns,
         sha256=digest,
-        passages=passages,
+        passages=chunk_blocks(document.blocks),
     )
     if stored is None:
         report.indexed += 1

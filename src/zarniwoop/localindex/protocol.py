@@ -220,11 +220,9 @@ class LocalIndexInstance:
         notes: list[str] | None = None,
         error: str | None = None,
     ) -> SearchResult:
-        return SearchResult(
-            query=request.query,
-            modality=request.modality,
-            tier=request.tier,
-            provider_instance_id=self.id,
+        return SearchResult.answering(
+            request,
+            self.id,
             hits=hits,
             note="; ".join(notes) if notes else None,
             error_message=error,

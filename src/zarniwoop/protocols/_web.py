@@ -8,7 +8,6 @@ and the error text a provider puts in a body. Each protocol declares only what d
 
 from __future__ import annotations
 
-import email.utils
 import math
 import re
 from datetime import UTC, timedelta
@@ -16,6 +15,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, urlsplit
 
+from ..contract.clock import http_date
 from ..contract.errors import ParseError
 from ..contract.protocol import RequestSpec, SearchPage, carries_html
 from ..contract.results import QuotaStatus, SearchHit
@@ -345,12 +345,9 @@ def quota_from_headers(raw: RawResponse, *, windows: tuple[str, ...] = ()) -> Qu
 def _reset_time(date_header: str | None, seconds: int | None) -> str | None:
     if seconds is None or not date_header:
         return None
-    try:
-        sent = email.utils.parsedate_to_datetime(date_header)
-    except (TypeError, ValueError):
+    sent = http_date(date_header)
+    if sent is None:
         return None
-    if sent.tzinfo is None:
-        sent = sent.replace(tzinfo=UTC)
     return (sent + timedelta(seconds=seconds)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

@@ -21,11 +21,11 @@ message; `raise_for_status` is the search side's wording, `llm/adapters/errors.p
 
 from __future__ import annotations
 
-import email.utils
 import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from ..contract.clock import http_date
 from ..contract.errors import (
     AuthError,
     ProviderError,
@@ -112,11 +112,8 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
     value = value.strip()
     if value.isdigit():
         return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    when = http_date(value)
+    if when is None:
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
     current = datetime.fromtimestamp(now if now is not None else time.time(), UTC)
     return max(0.0, (when - current).total_seconds())

@@ -34,7 +34,7 @@ from ...contract.errors import InvalidRequestError, ParseError
 from ...contract.protocol import RequestSpec
 from .base import NATIVE_ANSWER, ChatMessage, ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
-from .fields import CHAT, MESSAGES, passed_fields
+from .fields import MESSAGES
 from .ids import check_model
 from .images import checked
 from .options import refuse_unsupported, tool_strict
@@ -60,9 +60,8 @@ class AnthropicAdapter:
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
         check_model(self.wire_type, model)
-        refuse_unsupported(request, self.wire_type)
+        further = refuse_unsupported(request, self.wire_type)
         options = request.options
-        further = passed_fields(CHAT, self.wire_type, options.extra)
         structured = bool(options.schema_strict and request.json_schema is not None)
         system = request.system_text()
         if request.wants_json and not structured:

@@ -26,7 +26,7 @@ from ...contract.errors import InvalidRequestError, ParseError
 from ...contract.protocol import RequestSpec
 from .base import ChatMessage, ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_object
-from .fields import CHAT, number_field, passed_fields
+from .fields import number_field
 from .ids import gemini_resource
 from .images import checked
 from .options import refuse_unsupported, tool_strict
@@ -46,12 +46,12 @@ class GeminiAdapter:
     native_shape: str | None = None
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
-        refuse_unsupported(request, self.wire_type)
+        further = refuse_unsupported(request, self.wire_type)
         options = request.options
         config: dict[str, Any] = {"maxOutputTokens": request.max_tokens}
         if request.temperature is not None:
             config["temperature"] = request.temperature
-        config.update(_further(passed_fields(CHAT, self.wire_type, options.extra)))
+        config.update(_further(further))
         for name, value in (
             ("topP", options.top_p),
             ("seed", options.seed),

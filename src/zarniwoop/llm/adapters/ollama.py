@@ -22,7 +22,7 @@ from ...contract.errors import InvalidRequestError, ParseError
 from ...contract.protocol import RequestSpec
 from .base import ChatMessage, ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_object
-from .fields import CHAT, number_field, passed_fields
+from .fields import number_field
 from .ids import check_model
 from .images import checked
 from .openai import function_tools
@@ -42,10 +42,9 @@ class OllamaAdapter:
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
         check_model(self.wire_type, model)
-        refuse_unsupported(request, self.wire_type)
+        further = refuse_unsupported(request, self.wire_type)
         asked = request.options
         options: dict[str, Any] = {"num_predict": request.max_tokens}
-        further = passed_fields(CHAT, self.wire_type, asked.extra)
         for name in ("frequency_penalty", "presence_penalty"):
             if name in further:
                 options[name] = number_field(name, further[name], -2, 2)

@@ -85,11 +85,12 @@ def asked(request: ChatRequest) -> list[str]:
     return out
 
 
-def refuse_unsupported(request: ChatRequest, wire_type: str) -> None:
+def refuse_unsupported(request: ChatRequest, wire_type: str) -> dict[str, Any]:
     """`InvalidRequestError` naming the first field of the request this wire cannot honour: a
-    modelled one (`asked`), then a further one (`SamplingOptions.extra`)."""
+    modelled one (`asked`), then a further one (`SamplingOptions.extra`). Returns the further
+    fields the wire passes on (`fields.passed_fields`), for the adapter's body."""
     refuse_fields(CHAT, wire_type, asked(request))
-    passed_fields(CHAT, wire_type, request.options.extra)
+    return passed_fields(CHAT, wire_type, request.options.extra)
 
 
 def tool_strict(request: ChatRequest) -> bool:

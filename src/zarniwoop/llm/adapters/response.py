@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from ...contract.errors import ParseError
 
@@ -90,6 +90,10 @@ class UsageReport:
         return TokenUsage(input, output, self.refused)
 
 
+_LENGTH = frozenset({"length", "max_tokens", "max_output_tokens"})
+_FILTERED = frozenset({"content_filter", "safety", "recitation", "refusal"})
+
+
 @dataclass(frozen=True, slots=True)
 class ChatResponse:
     text: str = ""
@@ -106,3 +110,19 @@ class ChatResponse:
 
     def with_changes(self, **changes: Any) -> ChatResponse:
         return replace(self, **changes)
+
+    @property
+    def cut_short(self) -> Literal["length", "filtered"] | None:
+        """Why the answer stopped early, whatever word its wire used: `length` (the token limit:
+        `length`, `max_tokens`, `MAX_TOKENS`, …), `filtered` (a safety filter or a refusal); None
+        when it did not. Each gateway shape says it in its own vocabulary."""
+        word = (self.finish_reason or "").lower()
+        if word in _LENGTH:
+            return "length"
+        return "filtered" if word in _FILTERED else None
+
+    @property
+    def ending(self) -> Literal["tools", "length", "filtered"] | None:
+        """How the answer ended, for a gateway shape to name in its vocabulary: `tools` (it calls
+        tools), else `cut_short`; None when it simply stopped."""
+        return "tools" if self.tool_calls else self.cut_short

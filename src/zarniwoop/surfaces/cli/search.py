@@ -63,17 +63,12 @@ def search(
     verbose: bool = typer.Option(False, "--verbose", "-v", help=VERBOSE_HELP),
 ) -> None:
     """Search one modality through the provider cascade."""
+    from ...contract.enums import EXPERT_PARAMS
     from ...contract.filters import SearchFilters
     from ...contract.query import SearchRequest
 
-    expert = {
-        "site": site,
-        "filetype": filetype,
-        "dateFrom": date_from,
-        "dateTo": date_to,
-        "domain": domain,
-        "language": language,
-    }
+    # the expert parameters under their contract names, in `EXPERT_PARAMS`'s order
+    expert = dict(zip(EXPERT_PARAMS, (site, filetype, date_from, date_to, domain, language), strict=True))
 
     def build_request(cursor: str | None = page) -> SearchRequest:
         filters = SearchFilters.create(

@@ -42,18 +42,16 @@ def error_json(status: int, message: str, param: str | None = None) -> dict[str,
     return {"type": "error", "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": message}}
 
 
+_STOP_REASONS = {"tools": "tool_use", "length": "max_tokens", "filtered": "refusal"}
+
+
 def stop_reason(response: ChatResponse) -> str:
     """The Messages API's vocabulary, whatever the wire said (`stop`, `length`, `STOP`, `tool_calls`…)."""
-    if response.tool_calls:
-        return "tool_use"
+    ending = response.ending
+    if ending is not None:
+        return _STOP_REASONS[ending]
     raw = (response.finish_reason or "").lower()
-    if raw in ("length", "max_tokens", "max_output_tokens"):
-        return "max_tokens"
-    if raw in ("stop_sequence", "refusal", "pause_turn"):
-        return raw
-    if raw in ("content_filter", "safety", "recitation"):
-        return "refusal"
-    return "end_turn"
+    return raw if raw in ("stop_sequence", "pause_turn") else "end_turn"
 
 
 def usage_json(usage: TokenUsage) -> dict[str, int]:

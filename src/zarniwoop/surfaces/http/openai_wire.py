@@ -175,16 +175,13 @@ def request_schemas() -> dict[str, Any]:
 # -- answers ------------------------------------------------------------------------------------
 
 
+_FINISH_REASONS = {"tools": "tool_calls", "length": "length", "filtered": "content_filter"}
+
+
 def finish_reason(response: ChatResponse) -> str:
     """OpenAI's vocabulary, whatever the wire said (`end_turn`, `STOP`, `tool_use`, `max_tokens`…)."""
-    if response.tool_calls:
-        return "tool_calls"
-    raw = (response.finish_reason or "").lower()
-    if raw in ("length", "max_tokens", "max_output_tokens"):
-        return "length"
-    if raw in ("content_filter", "safety", "recitation", "refusal"):
-        return "content_filter"
-    return "stop"
+    ending = response.ending
+    return "stop" if ending is None else _FINISH_REASONS[ending]
 
 
 def tool_calls_json(calls: tuple[ToolCall, ...]) -> list[dict[str, Any]]:

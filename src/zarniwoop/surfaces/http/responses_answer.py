@@ -139,11 +139,7 @@ def response_json(
     out.setdefault("text", sent.get("text") or {"format": {"type": "text"}})
     out.setdefault("reasoning", sent.get("reasoning") or {"effort": None, "summary": None})
     incomplete = None
-    if result is not None and (result.response.finish_reason or "").lower() in (
-        "length",
-        "max_tokens",
-        "max_output_tokens",
-    ):
+    if result is not None and result.response.cut_short == "length":
         status, incomplete = "incomplete", {"reason": "max_output_tokens"}
     out.update(
         id=response_id,
