@@ -5,6 +5,7 @@ no limited line checks the token alone. A live token reserves as before."""
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections.abc import AsyncIterator
 
@@ -99,3 +100,22 @@ async def test_a_store_given_no_check_refuses_a_remembered_token() -> None:
         await MemoryBudgets().reserve("acme", [LIMITED], 10, token="tok_x")
     [status] = await MemoryBudgets().status("acme", [LIMITED])
     assert status.held == 0
+
+
+async def test_fifty_concurrent_reservations_with_a_token_hold_exactly_twenty(stores) -> None:
+    """The token's check in the trip leaves the reservation atomic: a budget for 20 holds 20 of 50."""
+    budgets, tokens, tenant = stores
+    issued = await tokens.create("acme", "review", "user", account="mike")
+    line = QuotaLine("project", "review", "monthly", 20 * 37)
+
+    async def one() -> bool:
+        try:
+            await budgets.reserve(tenant, [line], 37, token=issued.id)
+        except QuotaExceededError:
+            return False
+        return True
+
+    results = await asyncio.gather(*(one() for _ in range(50)))
+    assert results.count(True) == 20
+    [status] = await budgets.status(tenant, [line])
+    assert (status.used, status.held) == (0, 20 * 37)
