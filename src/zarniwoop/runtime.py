@@ -235,7 +235,9 @@ class Runtime(ClosedOnExit):
         if self.redis is not None:  # the runtime's one Redis pool and the deployment's key prefix
             from .limits.budgets_redis import RedisBudgets
 
-            return RedisBudgets(self.redis, clock=self.clock, what="token budgets")
+            return RedisBudgets(
+                self.redis, clock=self.clock, what="token budgets", token_check=self.tokens.live
+            )
         from .limits.budgets_sql import SQLBudgets
 
         return SQLBudgets(self.db, clock=self.clock, what="token budgets")

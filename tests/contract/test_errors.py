@@ -20,6 +20,7 @@ CLASSES = sorted(
 
 EXAMPLES: dict[str, ZarniwoopError] = {
     "AccessDeniedError": errors.AccessDeniedError("token revoked"),
+    "RevokedTokenError": errors.RevokedTokenError(),
     "OAuthTokenError": errors.OAuthTokenError("the token's audience is not this server", status=401),
     "AuthError": errors.AuthError(401, "HTTP 401 (bad key)", instance_id="brave"),
     "BadPathError": errors.BadPathError("provider instance folder 'A' must match [a-z0-9._-]+"),

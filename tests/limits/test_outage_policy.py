@@ -153,6 +153,7 @@ class _UnreachableDatabase:
     """A database whose every statement fails as an unreachable PostgreSQL does."""
 
     dialect = "postgres"
+    lock_key = 1  # its advisory lock's id (`PostgresDatabase.lock_key`, the one-statement reservation's)
 
     def transaction(self):
         raise DatabaseUnavailableError("PostgreSQL at 127.0.0.1:1/x unreachable: ConnectionRefusedError")

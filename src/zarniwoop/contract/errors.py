@@ -25,6 +25,7 @@
     │   ├── BudgetUnavailableError              a token budget's store is unreachable (fail closed)
     │   └── QuotaBlockedError(attempts, switches)  …and no local LLM was left to take the call
     ├── AccessDeniedError                       token/scope not allowed            → exit 5 / HTTP 401/403
+    │   └── RevokedTokenError                   a remembered API token found revoked → HTTP 401
     ├── OAuthTokenError(error, status)          an OAuth access token refused      → HTTP 401/403/503
     ├── NoProviderAvailableError(attempts)      every candidate failed             → exit 3
     │   ├── FailoverError(switches)             every LLM candidate failed
@@ -302,6 +303,14 @@ class AccessDeniedError(ZarniwoopError):
     """The caller may not do this (missing/invalid token, other project's resource)."""
 
     exit_code = 5
+
+
+class RevokedTokenError(AccessDeniedError):
+    """An API token this process remembered (`TokenStore.recall`) was revoked since: found by the
+    check that travels with a gateway call's reservation, before its first upstream byte; HTTP 401."""
+
+    def __init__(self, message: str = "invalid or revoked token") -> None:
+        super().__init__(message)
 
 
 class OAuthTokenError(ZarniwoopError):

@@ -41,6 +41,7 @@ from typing import Literal, Protocol
 from ..contract.errors import BudgetUnavailableError, QuotaExceededError
 from ..observability.outage import OutageLog
 from .clock import Clock
+from .revocation import TokenCheck, confirm_live, hold_beside_check
 
 PERIODS = ("daily", "monthly")
 _SPELLINGS = {"daily": "daily", "monthly": "monthly", "day": "daily", "month": "monthly"}
@@ -264,8 +265,10 @@ class Budgets(Protocol):
         amount: int,
         *,
         buckets: BucketChoice = None,
+        token: str | None = None,
     ) -> Hold:
-        """Hold `amount` on every line, or raise QuotaExceededError when a limited line has no room."""
+        """Hold `amount` on every line, or raise QuotaExceededError when a limited line has no room;
+        with `token` (an API token's id) also `RevokedTokenError` if revoked, none held (`revocation.py`)."""
         ...
 
     async def spend(
@@ -312,6 +315,8 @@ class BudgetStore:
     record a checked hold on the limited lines; `_spend`: check and charge every line at once)."""
 
     clock: Clock
+    token_check: TokenCheck | None = None
+    """Whether a token id is unrevoked, for a form whose store has no `tokens` table (Redis)."""
 
     async def reserve(
         self,
@@ -320,12 +325,19 @@ class BudgetStore:
         amount: int,
         *,
         buckets: BucketChoice = None,
+        token: str | None = None,
     ) -> Hold:
         hold = new_hold(tenant, lines, amount, self.clock.now(), buckets)
         limited = [line for line in lines if line.limit is not None]
         if limited:
-            await self._hold(hold, limited)
+            await (self._hold(hold, limited) if token is None else self._hold_live(hold, limited, token))
+        elif token is not None:
+            await confirm_live(self.token_check, token)
         return hold
+
+    async def _hold_live(self, hold: Hold, limited: Sequence[QuotaLine], token: str) -> None:
+        """`_hold` beside the token's check (`SQLBudgets` makes both one statement)."""
+        await hold_beside_check(self._hold(hold, limited), self.token_check, token, self.release, hold)
 
     async def spend(
         self,
@@ -345,6 +357,9 @@ class BudgetStore:
         return [await self.settle(hold, amount) for hold, amount in settles]
 
     async def _hold(self, hold: Hold, limited: Sequence[QuotaLine]) -> None:
+        raise NotImplementedError
+
+    async def release(self, hold: Hold) -> None:
         raise NotImplementedError
 
     async def _spend(self, hold: Hold) -> list[LineStatus]:

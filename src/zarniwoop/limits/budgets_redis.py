@@ -47,6 +47,7 @@ from .budgets import (
 from .call_budgets import BudgetWindow, CallBudgets, window_line
 from .clock import Clock
 from .redis_state import RedisState, open_redis
+from .revocation import TokenCheck
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +119,10 @@ class RedisBudgets(BudgetStore):
         clock: Clock | None = None,
         hold_ttl: float = HOLD_TTL_SECONDS,
         what: str | None = "budgets",
+        token_check: TokenCheck | None = None,
     ) -> None:
+        """`token_check`: the database's `TokenStore.live`, run beside the script (`revocation.py`)."""
+        self.token_check = token_check
         self._owns = isinstance(state, str)
         self.state = open_redis(state) if isinstance(state, str) else state
         self.redis = self.state.client

@@ -75,6 +75,10 @@ class LlmCall:
     """The runtime fallback chain (seed 002 `params.fallbackModels`): specs tried in order after the
     primary model was really called and failed (provider error, overload, quota). Each may be a
     comma cascade."""
+    check_token: str | None = None
+    """The id of an API token the gateway took from memory (`TokenStore.recall`), not yet confirmed
+    unrevoked: the first attempt's reservation confirms it in its own round trip (`reserve(token=…)`),
+    or it is checked alone before the first byte; revoked, the call is a `RevokedTokenError`."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -277,18 +277,19 @@ async def choose_model(parts: CallParts, call: LlmCall) -> ModelChoice:
 
 
 async def _hold_below_light(
-    parts: CallParts, tenant: str, situation: _Situation, tokens: int, purpose: str
+    parts: CallParts, call: LlmCall, situation: _Situation, tokens: int, purpose: str
 ) -> FirstHold | None:
     """The first attempt's hold, reserved against each line's light-model threshold instead of its
     block: granted, no line is near the light model's switch nor exhausted, so the budgets need no
-    read of their own — one storage round trip before the first byte. Refused (or the store is
-    out), None: the caller reads the budgets and decides as before, the hold left to the attempt."""
+    read of their own — one storage round trip before the first byte, which also confirms the
+    call's remembered token (`LlmCall.check_token`). Refused (or the store is out), None: the caller
+    reads the budgets and decides as before, the hold left to the attempt."""
     lines = situation.lines
     if tokens < 1 or not any(line.limit is not None for line in lines):
         return None
     try:
         hold = await parts.ledger.reserve(
-            tenant, lines if purpose == LIGHT else situation.below_light, tokens
+            call.tenant, lines if purpose == LIGHT else situation.below_light, tokens, token=call.check_token
         )
     except QuotaExceededError:
         return None
@@ -321,7 +322,9 @@ async def prepare_call(
         except ZarniwoopError:
             plan = None  # the light model may serve where this one cannot: the budgets decide below
         if plan is not None and plan.candidates:
-            first = await _hold_below_light(parts, call.tenant, situation, estimate, plan.purpose)
+            first = await _hold_below_light(parts, call, situation, estimate, plan.purpose)
+    if first is None and call.check_token is not None:  # no reservation carried the token's check
+        await parts.ledger.reserve(call.tenant, (), 0, token=call.check_token)
     statuses: tuple[LineStatus, ...] = ()
     if first is None:
         statuses = await _statuses(parts, call.tenant, lines)

@@ -19,6 +19,12 @@ public id (`tok_…`) to list and revoke it by; the token itself is shown once, 
     issued = await store.create("acme", "review", "user")   # issued.token is shown once
     principal = await store.verify(issued.token)            # Principal(acme, review, user)
     await store.revoke(issued.id)
+
+A token's binding (tenant, project, role, account, profile) never changes once created: only its
+revocation does. So a process remembers what `verify` found (`recall`), and a gateway call made
+with a remembered token confirms only that it is still unrevoked (`live`) — inside its budget
+reservation's own round trip (`limits/budgets.py` `reserve(token=…)`), so a revocation still holds
+at once on every replica while the call makes one storage round trip before its first upstream byte.
 """
 
 from __future__ import annotations
@@ -166,9 +172,17 @@ def _check_binding(field: str, value: str) -> str:
     return value if value == ANY else check_name(field, value)
 
 
+LIVE_SQL = "SELECT 1 FROM tokens WHERE id = ? AND revoked_at IS NULL"
+"""A remembered token is still good: its row is there and unrevoked (`TokenStore.live`)."""
+
+
 class TokenStore:
+    MAX_REMEMBERED = 4096
+    """Principals kept by token hash at most (`recall`); the memory is emptied when it grows past it."""
+
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._known: dict[str, Principal] = {}
 
     async def create(
         self,
@@ -203,12 +217,30 @@ class TokenStore:
         """The principal of a valid, unrevoked token; None otherwise."""
         if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
             return None
+        digest = hash_token(token)
         row = await self.db.fetchone(
             "SELECT id, tenant, project, role, account, profile FROM tokens"
             " WHERE token_hash = ? AND revoked_at IS NULL",
-            (hash_token(token),),
+            (digest,),
         )
-        return Principal(row[1], row[2], row[3], row[0], row[4], row[5]) if row else None
+        if row is None:
+            self._known.pop(digest, None)
+            return None
+        principal = Principal(row[1], row[2], row[3], row[0], row[4], row[5])
+        if len(self._known) >= self.MAX_REMEMBERED:
+            self._known.clear()
+        self._known[digest] = principal
+        return principal
+
+    def recall(self, token: str) -> Principal | None:
+        """The principal `verify` found for this token before, without asking the database: its
+        binding, NOT that it is unrevoked — whoever acts on it must confirm `live(principal.token_id)`
+        before doing anything for the caller (the gateway's reservation does, in its round trip)."""
+        return self._known.get(hash_token(token)) if token.startswith(TOKEN_PREFIX) else None
+
+    async def live(self, token_id: str) -> bool:
+        """The token with this id exists and is not revoked (one statement)."""
+        return await self.db.fetchone(LIVE_SQL, (token_id,)) is not None
 
     async def revoke(self, token_or_id: str) -> TokenRecord:
         """Revoke by the token itself or by its id; raises `InvalidRequestError` when there is no such token."""
@@ -226,6 +258,7 @@ class TokenStore:
                 )
                 record = await self._find(column, key)
         assert record is not None
+        self._known = {k: p for k, p in self._known.items() if p.token_id != record.id}
         return record
 
     async def records(self, *, include_revoked: bool = False) -> list[TokenRecord]:
@@ -249,4 +282,14 @@ class TokenStore:
         return TokenRecord(*row) if row else None
 
 
-__all__ = ["ANY", "ROLES", "IssuedToken", "Principal", "TokenRecord", "TokenStore", "hash_token", "new_token"]
+__all__ = [
+    "ANY",
+    "LIVE_SQL",
+    "ROLES",
+    "IssuedToken",
+    "Principal",
+    "TokenRecord",
+    "TokenStore",
+    "hash_token",
+    "new_token",
+]

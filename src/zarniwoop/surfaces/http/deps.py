@@ -28,6 +28,11 @@ from .state import AppState
 
 PRINCIPAL_SCOPE_KEY = "zarniwoop.principal"
 """Where `guard.RequestGuard` leaves the principal it verified before the body was read."""
+REMEMBERED_SCOPE_KEY = "zarniwoop.remembered"
+"""Where the guard leaves, on `REMEMBERED_PATHS`, a principal recalled from memory and NOT yet
+confirmed unrevoked (`TokenStore.recall`): only the route that confirms it reads it (the chat
+completion's reservation does, issue 42); any other reader verifies the token as before."""
+REMEMBERED_PATHS = ("/v1/chat/completions",)
 
 
 async def get_state(request: Request) -> AppState:
@@ -41,6 +46,19 @@ RecordId = Annotated[str, Path(max_length=100, pattern=r"^[A-Za-z0-9_\-]+$")]
 """A stored record's id in a URL path (an API token's, an OAuth grant's or sign-in request's)."""
 
 
+def bearer_token(header: str) -> str | None:
+    """The token of `Bearer <token>`; None for another scheme or none."""
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+def recall_header(state: AppState, header: str | None) -> Principal | None:
+    """The principal the process remembers for this header's API token (`TokenStore.recall`): its
+    binding, not yet confirmed unrevoked. None when it remembers none (then: `authenticate_header`)."""
+    token = bearer_token(header) if header else None
+    return state.tokens.recall(token) if token else None
+
+
 async def authenticate_header(state: AppState, header: str | None) -> Principal:
     """The principal of an `Authorization: Bearer <token>` header; a 401 `HTTPException` otherwise
     (with `auth: oauth`, its `WWW-Authenticate` names the protected-resource metadata, RFC 9728)."""
@@ -48,11 +66,11 @@ async def authenticate_header(state: AppState, header: str | None) -> Principal:
         raise HTTPException(
             401, "missing bearer token: send Authorization: Bearer <token>", state.challenge()
         )
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
+    token = bearer_token(header)
+    if token is None:
         raise HTTPException(401, "expected Authorization: Bearer <token>", state.challenge())
     try:
-        principal = await state.authenticate(token.strip())
+        principal = await state.authenticate(token)
     except OAuthTokenError as exc:  # the description names the failed check, never the token
         raise HTTPException(exc.status, exc.message, state.challenge(exc.error, exc.message)) from None
     if principal is None:

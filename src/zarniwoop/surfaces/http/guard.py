@@ -5,7 +5,9 @@ parsed before the 401). For `/v1/*`, `/mcp` and `/metrics`:
 
 1. the `Authorization` header is verified first — a missing or bad token is a 401 while the body
    is still unread on the socket; the principal is left in the ASGI scope (`PRINCIPAL_SCOPE_KEY`)
-   so the route's dependency does not verify it a second time;
+   so the route's dependency does not verify it a second time. On a chat completion a token the
+   process remembers is not looked up: its principal goes to `REMEMBERED_SCOPE_KEY`, and the call's
+   budget reservation confirms it unrevoked in its own round trip (issue 42);
 2. a `Content-Length` over the path's cap is a 413 at once; a body without a length (chunked) is
    counted as it is read and cut with a 413 when it passes the cap. The cap is `MAX_BODY_BYTES`,
    but `GATEWAY_MAX_BODY_BYTES` on the LLM gateway's paths, whose bodies carry whole conversations
@@ -30,7 +32,13 @@ from starlette.exceptions import HTTPException
 
 from .anthropic_answers import error_json as anthropic_error
 from .anthropic_wire import MESSAGES_PATHS, authorization
-from .deps import PRINCIPAL_SCOPE_KEY, authenticate_header
+from .deps import (
+    PRINCIPAL_SCOPE_KEY,
+    REMEMBERED_PATHS,
+    REMEMBERED_SCOPE_KEY,
+    authenticate_header,
+    recall_header,
+)
 from .errors import error_body
 from .openai_wire import GATEWAY_PATHS, error_json
 
@@ -85,8 +93,10 @@ class RequestGuard:
         if path.startswith(MESSAGES_PATHS):
             key = headers.get(b"x-api-key")
             credential = authorization(credential, key.decode("latin-1") if key else None)
+        # a remembered token's revocation is checked in the call's reservation (deps.REMEMBERED_PATHS)
+        remembered = recall_header(state, credential) if path in REMEMBERED_PATHS else None
         try:
-            principal = await authenticate_header(state, credential)
+            principal = remembered or await authenticate_header(state, credential)
         except HTTPException as exc:
             await _answer(send, exc.status_code, _error(scope, exc.status_code, str(exc.detail)), exc.headers)
             return
@@ -97,7 +107,7 @@ class RequestGuard:
             message = str(too_large(cap).detail) if status == 413 else "Content-Length is not a number"
             await _answer(send, status, _error(scope, status, message))
             return
-        scope[PRINCIPAL_SCOPE_KEY] = principal
+        scope[REMEMBERED_SCOPE_KEY if remembered else PRINCIPAL_SCOPE_KEY] = principal
         if length is not None:  # the server delivers at most Content-Length bytes
             await self.app(scope, receive, send)
             return

@@ -57,6 +57,7 @@ from ....contract.errors import (
     ProviderError,
     QuotaExceededError,
     RateLimitExceededError,
+    RevokedTokenError,
     UnknownModelError,
     UnsafeValueError,
     ZarniwoopError,
@@ -68,7 +69,7 @@ from ....llm.catalog.liveness import partition
 from ....llm.catalog.usable import UsableModel, usable_models
 from ....tenancy.tokens import Principal
 from ..answering import streamed, unless_gone
-from ..deps import PRINCIPAL_SCOPE_KEY, Ctx, CurrentPrincipal, authenticate_header
+from ..deps import PRINCIPAL_SCOPE_KEY, REMEMBERED_SCOPE_KEY, Ctx, CurrentPrincipal, authenticate_header
 from ..fast_body import FastBodyRoute, request_only
 from ..fast_json import FastJSONResponse
 from ..openai_wire import (
@@ -138,12 +139,20 @@ async def chat_completions(request: Request) -> Response:
     # State and principal read here, not through `Ctx`/`CurrentPrincipal`: each dependency costs
     # FastAPI a resolution pass per call (a twentieth of a gateway call's CPU), as in `get_caller`.
     state: AppState = request.app.state.zarniwoop
-    principal = await principal_of(request, state)  # a 401 raised here, outside the OpenAI-shaped answers
+    remembered = request.scope.get(REMEMBERED_SCOPE_KEY)  # the guard's, still to be confirmed unrevoked
+    if not isinstance(remembered, Principal):
+        remembered = None
+    # a 401 raised here, outside the OpenAI-shaped answers
+    principal = remembered or await principal_of(request, state)
     try:
         who = gateway_call(principal)  # before the body is parsed: no account, no work
         body = _parse(await request.body())
         call = replace(
-            who, model=body.model, fallback_models=tuple(body.fallback_models), session_id=body.user
+            who,
+            model=body.model,
+            fallback_models=tuple(body.fallback_models),
+            session_id=body.user,
+            check_token=remembered.token_id if remembered else None,
         )
         manager = await state.runtime.llm()
         chat_request = body.to_chat_request()
@@ -160,7 +169,22 @@ async def chat_completions(request: Request) -> Response:
             return Response(status_code=499)
         return FastJSONResponse(completion(result, _served(result), completion_id, created))
     except Exception as exc:
-        return error_response(exc)
+        return error_response(await unless_revoked(state, remembered, exc))
+
+
+async def unless_revoked(state: AppState, remembered: Principal | None, exc: Exception) -> Exception:
+    """A call's error, or the 401 of its remembered token found revoked — by the reservation, or
+    here when the call failed before one confirmed it: a revoked token learns nothing of the call."""
+    revoked = HTTPException(401, "invalid or revoked token", state.challenge("invalid_token"))
+    if isinstance(exc, RevokedTokenError):
+        return revoked
+    if remembered is None or remembered.token_id is None:
+        return exc
+    try:
+        live = await state.tokens.live(remembered.token_id)
+    except Exception:  # the database is away: the call's own error (it served nothing)
+        return exc
+    return exc if live else revoked
 
 
 async def _events(
@@ -329,7 +353,13 @@ def error_parts(exc: BaseException) -> tuple[int, dict[str, Any], dict[str, str]
     if isinstance(exc, HTTPException):
         return (
             exc.status_code,
-            error_json(str(exc.detail), "invalid_request_error", None, None),
+            # as the guard's 401
+            error_json(
+                str(exc.detail),
+                "invalid_request_error",
+                None,
+                "invalid_api_key" if exc.status_code == 401 else None,
+            ),
             dict(exc.headers or {}),
         )
     log.exception("gateway call failed unexpectedly")

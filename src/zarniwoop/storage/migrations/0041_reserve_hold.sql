@@ -1,0 +1,2 @@
+-- Issue 42: PostgreSQL's one-statement budget reservation, `zw_reserve_hold` (postgres/0041_reserve_hold.sql).
+-- SQLite needs nothing: its reservation is one inline BEGIN IMMEDIATE transaction, no network between.

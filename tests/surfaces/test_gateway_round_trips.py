@@ -1,0 +1,257 @@
+"""Issue 42: a gateway chat completion makes ONE storage round trip before its first upstream byte —
+its budget reservation, which also confirms that the token (remembered by the process since its
+first call) is still unrevoked — on SQLite, on PostgreSQL (one statement, `zw_reserve_hold`), and
+with Redis budgets (the script and the token's check in flight together). A token revoked
+elsewhere (another replica's memory is not this one's) is still refused at once, with no hold kept.
+
+Trips are counted where the app meets its stores, for the call's own context only (a previous
+call's settlement running behind is not this call's): a statement or a transaction on SQLite (it
+runs inline, no network between BEGIN and COMMIT), every statement asyncpg sends on PostgreSQL
+(BEGIN and COMMIT each count), every Redis command. The snapshots' fingerprint checks
+(`storage/table_watch.py`, at most once a second per process, not per call) are counted apart."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from zarniwoop.storage import table_watch
+from zarniwoop.surfaces.http import create_app
+from zarniwoop.tenancy.tokens import TokenStore
+
+from ..support.emulator import Emulator, RecordedRequest, Reply
+from ..support.gateway import MODELS, gateway_tenants, openai_completion, prepare_gateway, upstream_path
+
+MASTER_KEY = "round-trips-share-this-passphrase"
+COUNTED: contextvars.ContextVar[bool] = contextvars.ContextVar("counted", default=False)
+"""Set around the measured call: trips made in any other context are not its."""
+_FINGERPRINT: contextvars.ContextVar[bool] = contextvars.ContextVar("fingerprint", default=False)
+
+
+@dataclass
+class Trips:
+    """Each store's trips of the measured call: (store, what, started, ended) in the order started."""
+
+    seen: list[list[Any]] = field(default_factory=list)
+    fingerprints: int = 0
+    at_upstream: list[tuple[str, str]] | None = None
+
+    @contextlib.contextmanager
+    def trip(self, store: str, what: str) -> Iterator[None]:
+        if not COUNTED.get():
+            yield
+            return
+        if _FINGERPRINT.get():
+            self.fingerprints += 1
+            yield
+            return
+        entry = [store, what, time.perf_counter(), None]
+        self.seen.append(entry)
+        try:
+            yield
+        finally:
+            entry[3] = time.perf_counter()
+
+    def upstream(self, request: RecordedRequest) -> Reply:
+        """The emulator's route: what was made before the upstream received the call."""
+        self.at_upstream = [(store, what) for store, what, _, _ in self.seen]
+        return openai_completion("hi", 5, 7)
+
+
+def _count_sqlite(db: Any, trips: Trips) -> None:
+    """A statement outside a transaction, or a whole transaction (its statements run inline)."""
+    for name in ("execute", "executemany", "fetchone", "fetchall"):
+        original = getattr(db, name)
+
+        async def counted(sql: str, params: Any = (), _original: Any = original) -> Any:
+            if db._in_own_transaction():
+                return await _original(sql, params)
+            with trips.trip("sqlite", " ".join(sql.split()[:4])):
+                return await _original(sql, params)
+
+        setattr(db, name, counted)
+    opened = db.transaction
+
+    @contextlib.asynccontextmanager
+    async def transaction() -> Any:
+        if db._in_own_transaction():
+            async with opened() as joined:
+                yield joined
+            return
+        with trips.trip("sqlite", "transaction"):
+            async with opened() as own:
+                yield own
+
+    db.transaction = transaction
+
+
+def _count_postgres(monkeypatch: pytest.MonkeyPatch, trips: Trips) -> None:
+    """Every statement asyncpg sends (its query logger), on every connection opened from now on."""
+    import asyncpg
+
+    init = asyncpg.Connection.__init__
+
+    def logged(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self.add_query_logger(lambda q: _log_postgres(trips, q))
+
+    monkeypatch.setattr(asyncpg.Connection, "__init__", logged)
+
+
+def _log_postgres(trips: Trips, query: Any) -> None:
+    """asyncpg calls its loggers just after the answer, in the caller's context (`call_soon`)."""
+    if COUNTED.get() and not _FINGERPRINT.get():
+        now = time.perf_counter()
+        trips.seen.append(["postgres", " ".join(query.query.split()[:2]), now - query.elapsed, now])
+    elif COUNTED.get():
+        trips.fingerprints += 1
+
+
+def _count_redis(client: Any, trips: Trips) -> None:
+    original = client.execute_command
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        with trips.trip("redis", str(args[0])):
+            return await original(*args, **kwargs)
+
+    client.execute_command = counted
+
+
+def _count_fingerprints(monkeypatch: pytest.MonkeyPatch) -> None:
+    refresh = table_watch.TableWatch.refresh
+
+    async def marked(self: Any, *args: Any, **kwargs: Any) -> bool:
+        token = _FINGERPRINT.set(True)
+        try:
+            return await refresh(self, *args, **kwargs)
+        finally:
+            _FINGERPRINT.reset(token)
+
+    monkeypatch.setattr(table_watch.TableWatch, "refresh", marked)
+
+
+@pytest.fixture(params=["sqlite", "postgres", "postgres+redis"])
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    if request.param == "sqlite":
+        return {}
+    monkeypatch.setenv("ZARNIWOOP_MASTER_KEY", MASTER_KEY)
+    shared = {"database_url": request.getfixturevalue("postgres_url")}
+    if request.param == "postgres+redis":
+        shared |= request.getfixturevalue("redis_config")
+    return shared
+
+
+def _setup(tmp_path: Path, emulator: Emulator, backend: dict[str, str], trips: Trips) -> Any:
+    emulator.add(upstream_path("openai"), trips.upstream)
+    tenants = gateway_tenants(emulator)
+    tenants["acme"]["projects"]["burst"] = {"team": "nlp", "llm": {"quota": {"monthly_tokens": 10**9}}}
+    return prepare_gateway(
+        tmp_path,
+        emulator,
+        tenants=tenants,
+        backend=backend,
+        tokens={"burst": ("burst", "mike"), "other": ("transformer-review", "mike")},
+    )
+
+
+async def _chat(http: httpx.AsyncClient, token: str, model: str = MODELS["openai"]) -> httpx.Response:
+    body = {"model": model, "messages": [{"role": "user", "content": "hi"}], "max_tokens": 16}
+    return await http.post("/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {token}"})
+
+
+async def _measured(http: httpx.AsyncClient, token: str, trips: Trips) -> httpx.Response:
+    trips.seen.clear()
+    trips.at_upstream = None
+    counted = COUNTED.set(True)
+    try:
+        return await _chat(http, token)
+    finally:
+        COUNTED.reset(counted)
+
+
+def _run(
+    tmp_path: Path, emulator: Emulator, backend: dict[str, str], monkeypatch: pytest.MonkeyPatch, body: Any
+) -> None:
+    """`body(http, runtime, setup, trips)` against the app in-process, its stores' trips counted."""
+    trips = Trips()
+    setup = _setup(tmp_path, emulator, backend, trips)
+    _count_postgres(monkeypatch, trips)
+    _count_fingerprints(monkeypatch)
+
+    async def go() -> None:
+        app = create_app(config=setup.config, home=setup.home)
+        async with (
+            app.router.lifespan_context(app),
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as http,
+        ):
+            runtime = app.state.zarniwoop.runtime
+            if runtime.db.dialect == "sqlite":
+                _count_sqlite(runtime.db, trips)
+            if runtime.redis is not None:
+                _count_redis(runtime.redis.client, trips)
+            await body(http, runtime, setup, trips)
+
+    asyncio.run(go())
+
+
+def test_a_call_makes_one_storage_round_trip_before_the_upstream(
+    tmp_path: Path, emulator: Emulator, backend: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def body(http: httpx.AsyncClient, runtime: Any, setup: Any, trips: Trips) -> None:
+        first = await _measured(http, setup.tokens["burst"], trips)  # the token is looked up, then kept
+        assert first.status_code == 200, first.text
+        assert trips.at_upstream is not None and trips.at_upstream[0][1].startswith("SELECT id")
+        answer = await _measured(http, setup.tokens["burst"], trips)
+        assert answer.status_code == 200, answer.text
+        assert trips.at_upstream is not None
+        if "redis_url" in backend:  # the script and the token's check, in flight together
+            assert sorted(store for store, _ in trips.at_upstream) == ["postgres", "redis"]
+            (_, _, start_a, end_a), (_, _, start_b, end_b) = trips.seen[:2]
+            assert max(start_a, start_b) < min(end_a, end_b), trips.seen
+            assert ("postgres", "SELECT 1") in trips.at_upstream
+        elif runtime.db.dialect == "postgres":
+            assert trips.at_upstream == [("postgres", "SELECT zw_reserve_hold($1,")]
+        else:
+            assert trips.at_upstream == [("sqlite", "transaction")]
+
+    _run(tmp_path, emulator, backend, monkeypatch, body)
+
+
+def test_a_token_revoked_elsewhere_is_refused_at_once_and_holds_nothing(
+    tmp_path: Path, emulator: Emulator, backend: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def body(http: httpx.AsyncClient, runtime: Any, setup: Any, trips: Trips) -> None:
+        for name in ("burst", "other"):
+            assert (await _chat(http, setup.tokens[name])).status_code == 200  # remembered from now on
+        called = len(emulator.requests(upstream_path("openai")))
+        other_replica = TokenStore(runtime.db)  # a memory of its own: this process's is not told
+        for name in ("burst", "other"):
+            await other_replica.revoke(setup.tokens[name])
+            refused = await _chat(http, setup.tokens[name])
+            assert refused.status_code == 401, refused.text
+            assert refused.json()["error"]["code"] == "invalid_api_key"
+            # an error before any reservation (an unknown model) is still the token's 401
+            unknown = await _chat(http, setup.tokens[name], model="no-such-instance:no-such-model")
+            assert unknown.status_code == 401, unknown.text
+        assert len(emulator.requests(upstream_path("openai"))) == called
+        held = await runtime.quota_ledger.status(
+            "acme", [line for line in _burst_lines() if line.limit is not None]
+        )
+        assert [status.held for status in held] == [0]
+
+    _run(tmp_path, emulator, backend, monkeypatch, body)
+
+
+def _burst_lines() -> list[Any]:
+    from zarniwoop.limits.token_budgets import QuotaLine
+
+    return [QuotaLine("project", "burst", "monthly", 10**9)]
