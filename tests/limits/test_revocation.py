@@ -119,3 +119,22 @@ async def test_fifty_concurrent_reservations_with_a_token_hold_exactly_twenty(st
     assert results.count(True) == 20
     [status] = await budgets.status(tenant, [line])
     assert (status.used, status.held) == (0, 20 * 37)
+
+
+async def test_a_token_is_remembered_once_verified_and_forgotten_once_found_revoked(tmp_path) -> None:
+    db = SQLiteDatabase(tmp_path / "r.db")
+    await apply_migrations(db)
+    try:
+        tokens = TokenStore(db)
+        issued = await tokens.create("acme", "review", "user", account="mike")
+        assert tokens.recall(issued.token) is None  # never verified here
+        verified = await tokens.verify(issued.token)
+        assert tokens.recall(issued.token) == verified and verified is not None
+        await TokenStore(db).revoke(issued.id)  # another replica: this memory is not told
+        assert tokens.recall(issued.token) == verified
+        assert await tokens.live(issued.id) is False
+        tokens.forget(issued.id)  # what the gateway does on finding it revoked
+        assert tokens.recall(issued.token) is None
+        assert await tokens.verify(issued.token) is None  # looked up again: refused before any body
+    finally:
+        await db.aclose()

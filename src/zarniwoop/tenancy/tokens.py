@@ -258,8 +258,13 @@ class TokenStore:
                 )
                 record = await self._find(column, key)
         assert record is not None
-        self._known = {k: p for k, p in self._known.items() if p.token_id != record.id}
+        self.forget(record.id)
         return record
+
+    def forget(self, token_id: str) -> None:
+        """Remember no more the token with this id (revoked here, or found revoked by another
+        replica's doing): its next request is looked up, and refused before its body is read."""
+        self._known = {k: p for k, p in self._known.items() if p.token_id != token_id}
 
     async def records(self, *, include_revoked: bool = False) -> list[TokenRecord]:
         where = "" if include_revoked else " WHERE revoked_at IS NULL"

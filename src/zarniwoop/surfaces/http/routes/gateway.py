@@ -175,16 +175,18 @@ async def chat_completions(request: Request) -> Response:
 async def unless_revoked(state: AppState, remembered: Principal | None, exc: Exception) -> Exception:
     """A call's error, or the 401 of its remembered token found revoked — by the reservation, or
     here when the call failed before one confirmed it: a revoked token learns nothing of the call."""
-    revoked = HTTPException(401, "invalid or revoked token", state.challenge("invalid_token"))
-    if isinstance(exc, RevokedTokenError):
-        return revoked
-    if remembered is None or remembered.token_id is None:
-        return exc
-    try:
-        live = await state.tokens.live(remembered.token_id)
-    except Exception:  # the database is away: the call's own error (it served nothing)
-        return exc
-    return exc if live else revoked
+    token_id = remembered.token_id if remembered is not None else None
+    if not isinstance(exc, RevokedTokenError):
+        if token_id is None:
+            return exc
+        try:
+            if await state.tokens.live(token_id):
+                return exc
+        except Exception:  # the database is away: the call's own error (it served nothing)
+            return exc
+    if token_id is not None:
+        state.tokens.forget(token_id)  # its next request is looked up, refused before its body
+    return HTTPException(401, "invalid or revoked token", state.challenge("invalid_token"))
 
 
 async def _events(
