@@ -33,10 +33,11 @@ from __future__ import annotations
 import functools
 import logging
 import secrets
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Literal, Protocol
+from typing import Literal
 
 from ..contract.errors import BudgetUnavailableError, QuotaExceededError
 from ..observability.outage import OutageLog
@@ -255,64 +256,10 @@ def unavailable_error(lines: Sequence[QuotaLine], exc: BaseException, store: str
     )
 
 
-class Budgets(Protocol):
-    """The one budget engine; `MemoryBudgets`, `SQLBudgets` and `RedisBudgets` implement it."""
-
-    async def reserve(
-        self,
-        tenant: str,
-        lines: Sequence[QuotaLine],
-        amount: int,
-        *,
-        buckets: BucketChoice = None,
-        token: str | None = None,
-    ) -> Hold:
-        """Hold `amount` on every line, or raise QuotaExceededError when a limited line has no room;
-        with `token` (an API token's id) also `RevokedTokenError` if revoked, none held (`revocation.py`)."""
-        ...
-
-    async def spend(
-        self,
-        tenant: str,
-        lines: Sequence[QuotaLine],
-        amount: int,
-        *,
-        buckets: BucketChoice = None,
-    ) -> list[LineStatus]:
-        """Reserve and settle at once (all or none): each line's usage after it, in order."""
-        ...
-
-    async def settle(self, hold: Hold, amount: int) -> list[LineStatus]:
-        """Release the hold and charge the real amount: each limited line's usage after it."""
-        ...
-
-    async def settle_many(self, settles: Sequence[tuple[Hold, int]]) -> list[list[LineStatus]]:
-        """`settle` for several holds at once, in order (the gateway's group commit): each one's
-        statuses as if they had been settled one after another."""
-        ...
-
-    async def release(self, hold: Hold) -> None:
-        """A failed attempt gives its hold back."""
-        ...
-
-    async def status(
-        self, tenant: str, lines: Sequence[QuotaLine], *, buckets: BucketChoice = None
-    ) -> list[LineStatus]: ...
-
-    async def mark_alert(self, tenant: str, status: LineStatus, threshold: int) -> bool:
-        """Record that `threshold` % was announced for this line and bucket; False if it already was."""
-        ...
-
-    async def charge(
-        self, tenant: str, line: QuotaLine, amount: int, *, bucket: str | Bucket | None = None
-    ) -> None:
-        """Add usage without a check (imports, tests, units spent while the store was away)."""
-        ...
-
-
-class BudgetStore:
-    """What the three forms share: the entry points, over each form's two primitives (`_hold`:
-    record a checked hold on the limited lines; `_spend`: check and charge every line at once)."""
+class Budgets(ABC):
+    """The one budget engine; `MemoryBudgets`, `SQLBudgets` and `RedisBudgets` are its three forms.
+    What they share is written here, over each form's two primitives (`_hold`: record a checked hold
+    on the limited lines; `_spend`: check and charge every line at once)."""
 
     clock: Clock
     token_check: TokenCheck | None = None
@@ -327,6 +274,8 @@ class BudgetStore:
         buckets: BucketChoice = None,
         token: str | None = None,
     ) -> Hold:
+        """Hold `amount` on every line, or raise QuotaExceededError when a limited line has no room;
+        with `token` (an API token's id) also `RevokedTokenError` if revoked, none held (`revocation.py`)."""
         hold = new_hold(tenant, lines, amount, self.clock.now(), buckets)
         limited = [line for line in lines if line.limit is not None]
         if limited:
@@ -347,23 +296,44 @@ class BudgetStore:
         *,
         buckets: BucketChoice = None,
     ) -> list[LineStatus]:
+        """Reserve and settle at once (all or none): each line's usage after it, in order."""
         return await self._spend(new_hold(tenant, lines, amount, self.clock.now(), buckets))
 
+    @abstractmethod
     async def settle(self, hold: Hold, amount: int) -> list[LineStatus]:
-        raise NotImplementedError
+        """Release the hold and charge the real amount: each limited line's usage after it."""
 
     async def settle_many(self, settles: Sequence[tuple[Hold, int]]) -> list[list[LineStatus]]:
-        """One after another; a form that can write them at once does (`SQLBudgets`)."""
+        """`settle` for several holds at once, in order (the gateway's group commit): each one's
+        statuses as if they had been settled one after another. Here one after another; a form
+        that can write them at once does (`SQLBudgets`)."""
         return [await self.settle(hold, amount) for hold, amount in settles]
 
-    async def _hold(self, hold: Hold, limited: Sequence[QuotaLine]) -> None:
-        raise NotImplementedError
-
+    @abstractmethod
     async def release(self, hold: Hold) -> None:
-        raise NotImplementedError
+        """A failed attempt gives its hold back."""
 
-    async def _spend(self, hold: Hold) -> list[LineStatus]:
-        raise NotImplementedError
+    @abstractmethod
+    async def status(
+        self, tenant: str, lines: Sequence[QuotaLine], *, buckets: BucketChoice = None
+    ) -> list[LineStatus]:
+        """Each line's usage and holds now, in order."""
+
+    @abstractmethod
+    async def mark_alert(self, tenant: str, status: LineStatus, threshold: int) -> bool:
+        """Record that `threshold` % was announced for this line and bucket; False if it already was."""
+
+    @abstractmethod
+    async def charge(
+        self, tenant: str, line: QuotaLine, amount: int, *, bucket: str | Bucket | None = None
+    ) -> None:
+        """Add usage without a check (imports, tests, units spent while the store was away)."""
+
+    @abstractmethod
+    async def _hold(self, hold: Hold, limited: Sequence[QuotaLine]) -> None: ...
+
+    @abstractmethod
+    async def _spend(self, hold: Hold) -> list[LineStatus]: ...
 
 
 CounterKey = tuple[str, str, str, str, str, str, str]

@@ -9,7 +9,7 @@ from .budgets import (
     HOLD_TTL_SECONDS,
     Bucket,
     BucketChoice,
-    BudgetStore,
+    Budgets,
     CounterKey,
     Hold,
     LineStatus,
@@ -22,7 +22,7 @@ from .budgets import (
 from .clock import Clock
 
 
-class MemoryBudgets(BudgetStore):
+class MemoryBudgets(Budgets):
     """The budgets of one process (no store to lose: no outage)."""
 
     def __init__(self, *, clock: Clock | None = None, hold_ttl: float = HOLD_TTL_SECONDS) -> None:

@@ -32,7 +32,7 @@ from .budgets import (
     HOLD_TTL_SECONDS,
     Bucket,
     BucketChoice,
-    BudgetStore,
+    Budgets,
     Hold,
     LineStatus,
     QuotaLine,
@@ -109,7 +109,7 @@ def expire_at(bucket: Bucket) -> int:
     return int(bucket.resets_at) + EXPIRY_GRACE_SECONDS
 
 
-class RedisBudgets(BudgetStore):
+class RedisBudgets(Budgets):
     """The `Budgets` of a replica set, on the deployment's `RedisState` (or a URL: its own)."""
 
     def __init__(

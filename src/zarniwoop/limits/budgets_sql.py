@@ -29,7 +29,7 @@ from .budgets import (
     HOLD_TTL_SECONDS,
     Bucket,
     BucketChoice,
-    BudgetStore,
+    Budgets,
     Hold,
     LineStatus,
     QuotaLine,
@@ -65,7 +65,7 @@ def _keys(hold: Hold, lines: Sequence[QuotaLine]) -> list[tuple[str, ...]]:
     return [_key(hold.tenant, line, starts[line.period]) for line in lines]
 
 
-class SQLBudgets(BudgetStore):
+class SQLBudgets(Budgets):
     """The `Budgets` of a database: one write transaction per reservation, holds that lapse."""
 
     def __init__(
