@@ -14,9 +14,10 @@ Docs: https://www.mediawiki.org/wiki/API:REST_API/Reference#Search_pages
 Pages: the REST search takes `q` and `limit` only and always starts at the first result (its
 handler fixes the offset at 0; there is no continuation in its answer). A resumed request therefore
 asks the Action API, `/w/api.php?action=query&list=search&sroffset=N`, which runs the same search
-engine over the same namespaces, so its offsets continue the REST page: page one from REST (with
-descriptions and thumbnails), later pages from `list=search` (title and snippet), each next offset
-the one the Action API answers in `continue.sroffset` (none past its last result).
+engine (on Wikipedia over the same main namespace), so its offsets continue the REST page: page
+one from REST (with descriptions and thumbnails), later pages from `list=search` (title and
+snippet), each next offset the one the Action API answers in `continue.sroffset` (none past its
+last result).
 
 Quirks:
 - REST search hits have no URL: build `{baseUrl}/wiki/{key}`.
