@@ -43,6 +43,8 @@ RESUMES = [
     ("semanticscholar", "academic", {"offset": "5"}, {"offset": "5"}),
     ("pubmed", "academic", {"offset": "5"}, {"retstart": "5"}),
     ("github", "code", {"page": "2"}, {"page": "2"}),
+    ("wikipedia", "encyclopedia", {"offset": "5"}, {"sroffset": "5", "list": "search"}),
+    ("nominatim", "map", {"shown": "7,8"}, {"exclude_place_ids": "7,8"}),
 ]
 
 
@@ -94,3 +96,11 @@ def test_next_pages_in_each_wires_terms():
         "resultList": {"result": [{"id": "1", "source": "MED", "title": "T", "pmid": "1"}]},
     }
     assert _parse("europepmc", _request("academic"), epmc).next_page == {"cursor": "AoE/next"}
+
+
+@pytest.mark.parametrize("protocol", ["tavily", "exa"])
+def test_a_wire_without_offset_or_cursor_declares_no_page_and_offers_none(protocol):
+    """Tavily's and Exa's `/search` take a result count and nothing that says where to start."""
+    assert "page" not in protocol_filters(PROTOCOLS[protocol])
+    body = {"results": [{"url": "https://a.org/1", "title": "t", "content": "c", "text": "c"}]}
+    assert _parse(protocol, _request("web"), body).next_page is None

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zarniwoop.contract import InstanceConfig, RawResponse, SearchRequest
+from zarniwoop.contract.filters import PageResume
 from zarniwoop.protocols.nominatim import PROTOCOL
 
 from ..support.fuzz_academic import survives_broken_json
@@ -40,6 +43,32 @@ def test_build_request_identifies_the_operator_and_honours_the_policy_pace():
     }
     assert "mailto:maps@example.org" in spec.headers["User-Agent"]
     assert PROTOCOL.default_rate_per_second == 1.0
+
+
+PALAIS_IDS = "257906993,47175961,24442199,24692458,322634700"
+
+
+def test_a_full_page_offers_its_place_ids_for_exclusion_and_a_short_one_none():
+    assert parse(fixture_bytes(*PALAIS), max_results=5).next_page == {"shown": PALAIS_IDS}
+    assert parse(fixture_bytes(*PALAIS), max_results=6).next_page is None
+    assert parse(fixture_bytes(*NOTHING), max_results=5).next_page is None
+
+
+def test_page_two_excludes_the_places_shown_and_page_three_excludes_both_pages():
+    asked = SearchRequest.create("Bruxelles", "map", max_results=5)
+    resumed = replace(asked, resume=PageResume("nominatim", (("shown", "1,2,3,4,5"),)))
+    spec = PROTOCOL.build_request(resumed, InstanceConfig("nominatim", "nominatim"))
+    assert dict(spec.params) == {
+        "q": "Bruxelles",
+        "format": "jsonv2",
+        "limit": "5",
+        "addressdetails": "1",
+        "extratags": "1",
+        "exclude_place_ids": "1,2,3,4,5",
+    }
+    assert spec.state["honoured"] == ["page"]
+    page = PROTOCOL.parse_response(RawResponse(200, {}, fixture_bytes(*PALAIS)), spec, resumed)
+    assert page.next_page == {"shown": "1,2,3,4,5," + PALAIS_IDS}
 
 
 def test_places_have_coordinates_bounding_box_osm_object_and_category():

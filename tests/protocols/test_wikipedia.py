@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarniwoop.contract import ContentInline, InstanceConfig, Modality, ParseError, SearchRequest
+from zarniwoop.contract import ContentInline, InstanceConfig, Modality, ParseError, RawResponse, SearchRequest
+from zarniwoop.contract.filters import PageResume
 from zarniwoop.protocols.wikipedia import PROTOCOL
 
 from ..support.fuzz_academic import any_body, json_bodies, parses_or_refuses
@@ -29,6 +31,42 @@ def test_build_request_rest_search():
     assert spec.url == "https://en.wikipedia.org/w/rest.php/v1/search/page"
     assert dict(spec.params) == {"q": "linksto:Shell", "limit": "5"}
     assert spec.state["language"] == "en"
+
+
+def test_a_full_rest_page_offers_the_next_offset_and_a_short_one_none():
+    body = fixture_bytes("wikipedia", "core-rest-search-page-linksto-shell.json")  # five pages
+    assert parse(body, max_results=5).next_page == {"offset": "5"}
+    assert parse(body, max_results=10).next_page is None
+
+
+def test_page_two_asks_the_action_api_at_the_offset_and_continues_where_it_says():
+    asked = SearchRequest.create("linksto:Shell", "encyclopedia", max_results=5)
+    resumed = replace(asked, resume=PageResume("wikipedia", (("offset", "5"),)))
+    spec = PROTOCOL.build_request(resumed, CONFIG)
+    assert spec.url == "https://en.wikipedia.org/w/api.php"
+    assert dict(spec.params) == {
+        "action": "query",
+        "list": "search",
+        "srsearch": "linksto:Shell",
+        "srlimit": "5",
+        "sroffset": "5",
+        "srprop": "snippet",
+        "format": "json",
+        "formatversion": "2",
+    }
+    assert spec.state["honoured"] == ["page"]
+    recorded = fixture_bytes("wikipedia", "action-query-list-search-suggestion-formatversion2.json")
+    page = PROTOCOL.parse_response(RawResponse(200, {}, recorded), spec, resumed)
+    assert ([h.title for h in page.hits], page.next_page) == (
+        ["Asad"],
+        {"offset": "1"},
+    )  # `continue.sroffset`
+    last = json.loads(recorded)
+    del last["continue"]  # past the last result the Action API sends no continuation
+    assert (
+        PROTOCOL.parse_response(RawResponse(200, {}, json.dumps(last).encode()), spec, resumed).next_page
+        is None
+    )
 
 
 @pytest.mark.parametrize(

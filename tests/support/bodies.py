@@ -91,3 +91,40 @@ def arxiv_page(start: int, n: int, total: int = 100) -> bytes:
         'xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/">'
         f"<opensearch:totalResults>{total}</opensearch:totalResults>{entries}</feed>"
     ).encode()
+
+
+def wikipedia_search(offset: int, limit: int, total: int) -> bytes:
+    """The Action API's `list=search` page (formatversion 2) at `sroffset` of a search with `total`
+    results, articles `Article 0` … in rank order; `continue.sroffset` while more remain."""
+    found = [
+        {"ns": 0, "title": f"Article {i}", "pageid": 1000 + i, "snippet": f"Article <b>{i}</b>"}
+        for i in range(offset, min(offset + limit, total))
+    ]
+    body: dict[str, Any] = {
+        "batchcomplete": True,
+        "query": {"searchinfo": {"totalhits": total}, "search": found},
+    }
+    if offset + limit < total:
+        body["continue"] = {"sroffset": offset + limit, "continue": "-||"}
+    return json.dumps(body).encode()
+
+
+def nominatim_places(excluded: str | None, limit: int, total: int) -> bytes:
+    """Nominatim's jsonv2 answer from a gazetteer of `total` places (`place_id` 101 …): the first
+    `limit` whose `place_id` is not in `excluded` (`exclude_place_ids`)."""
+    skip = set((excluded or "").split(","))
+    places = [
+        {
+            "place_id": 101 + i,
+            "osm_type": "node",
+            "osm_id": 5000 + i,
+            "lat": "50.84",
+            "lon": "4.36",
+            "display_name": f"Place {i}, Bruxelles, Belgique",
+            "category": "tourism",
+            "type": "attraction",
+        }
+        for i in range(total)
+        if str(101 + i) not in skip
+    ]
+    return json.dumps(places[:limit]).encode()

@@ -160,9 +160,15 @@ def add_hackernews(emu: Emulator, prefix: str = "/hn") -> str:
     return emu.url + prefix
 
 
-def add_wikipedia(emu: Emulator, prefix: str = "/wiki", body: tuple[str, str] = WIKI_SEARCH) -> str:
-    """`GET {prefix}/w/rest.php/v1/search/page?q=…&limit=N`."""
-    found = fixture_bytes(*body)
+def add_wikipedia(
+    emu: Emulator,
+    prefix: str = "/wiki",
+    body: tuple[str, str] | bytes = WIKI_SEARCH,
+    action: Callable[[RecordedRequest], bytes] | None = None,
+) -> str:
+    """`GET {prefix}/w/rest.php/v1/search/page?q=…&limit=N`; with `action`, also the Action API's
+    `GET {prefix}/w/api.php?action=query&list=search&srsearch=…` (later pages), answered by it."""
+    found = body if isinstance(body, bytes) else fixture_bytes(*body)
 
     def route(request: RecordedRequest) -> Reply:
         if request.method != "GET":
@@ -173,7 +179,19 @@ def add_wikipedia(emu: Emulator, prefix: str = "/wiki", body: tuple[str, str] = 
             )
         return Reply(body=found, headers={"Content-Type": JSON})
 
+    def search(request: RecordedRequest) -> Reply:
+        if request.param("action") != "query" or request.param("list") != "search":
+            return Reply.json({"errors": [{"code": "badvalue", "text": "action=query&list=search expected"}]})
+        if not request.param("srsearch"):
+            return Reply.json(
+                {"errors": [{"code": "missingparam", "text": 'The "srsearch" parameter must be set.'}]}
+            )
+        assert action is not None
+        return Reply(body=action(request), headers={"Content-Type": JSON})
+
     emu.add(f"{prefix}/w/rest.php/v1/search/page", route)
+    if action is not None:
+        emu.add(f"{prefix}/w/api.php", search)
     return emu.url + prefix
 
 

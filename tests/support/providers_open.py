@@ -117,10 +117,13 @@ def add_peertube(
 
 
 def add_nominatim(
-    emu: Emulator, prefix: str = "/nominatim", body: bytes | tuple[str, str] = NOMINATIM_SEARCH
+    emu: Emulator,
+    prefix: str = "/nominatim",
+    body: bytes | tuple[str, str] | Callable[[RecordedRequest], bytes] = NOMINATIM_SEARCH,
 ) -> str:
-    """`GET {prefix}/search?q=…&format=jsonv2`; a stock library agent is refused (403) as the policy says."""
-    found = _body(body)
+    """`GET {prefix}/search?q=…&format=jsonv2`; a stock library agent is refused (403) as the policy
+    says. `body` a recorded one, or one chosen from the request (a page by `exclude_place_ids`)."""
+    found = body if callable(body) else _body(body)
 
     def check(request: RecordedRequest) -> Reply | None:
         if not _identified(request):
@@ -131,7 +134,10 @@ def add_nominatim(
             return Reply.json({"error": {"code": 400, "message": "Nothing to search for."}}, status=400)
         return None
 
-    emu.add(f"{prefix}/search", _get(check, lambda _r: Reply(body=found, headers={"Content-Type": JSON})))
+    def answer(request: RecordedRequest) -> Reply:
+        return Reply(body=found(request) if callable(found) else found, headers={"Content-Type": JSON})
+
+    emu.add(f"{prefix}/search", _get(check, answer))
     return emu.url + prefix
 
 
@@ -249,7 +255,10 @@ def add_europepmc(
             return Reply.json({"errMsg": "query is required"})
         return None
 
-    emu.add(f"{prefix}/search", _get(check, lambda _r: Reply(body=found, headers={"Content-Type": JSON})))
+    def answer(request: RecordedRequest) -> Reply:
+        return Reply(body=found(request) if callable(found) else found, headers={"Content-Type": JSON})
+
+    emu.add(f"{prefix}/search", _get(check, answer))
     return emu.url + prefix
 
 

@@ -1,5 +1,6 @@
-"""`zarniwoop search … --next` (issue 47): three successive pages on the SearXNG, Brave, OpenAlex and
-arXiv emulators are disjoint, and each upstream saw pages 1, 2, 3 the way its wire counts them.
+"""`zarniwoop search … --next` (issue 47): three successive pages on the SearXNG, Brave, OpenAlex,
+arXiv and Nominatim emulators are disjoint, and each upstream saw pages 1, 2, 3 the way its wire
+counts them (Nominatim's by the places it is told to exclude).
 The home keeps only the cursor, never the query; filters on the command line reach the wire."""
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from ..support.bodies import arxiv_page, brave_page, openalex_page, searxng_page
+from ..support.bodies import arxiv_page, brave_page, nominatim_places, openalex_page, searxng_page
 from ..support.cli import run_cli
 from ..support.emulator import Emulator
 from ..support.providers_academic import add_arxiv, add_openalex
+from ..support.providers_open import add_nominatim
 from ..support.providers_web import KEYS, mount_brave, mount_searxng
 from ..support.runtime import cascade, endpoint, write_config
 
@@ -37,6 +39,16 @@ def _paged(emulator: Emulator, protocol: str) -> tuple[dict[str, Any], str, str,
     if protocol == "openalex":
         base = add_openalex(emulator, body=lambda r: openalex_page(int(r.param("page") or 1), PER_PAGE))
         return endpoint("openalex", "openalex", base, enabled=True), "academic", "/openalex/works", "page"
+    if protocol == "nominatim":
+        base = add_nominatim(
+            emulator, body=lambda r: nominatim_places(r.param("exclude_place_ids"), int(r.param("limit")), 10)
+        )
+        return (
+            endpoint("nominatim", "nominatim", base, enabled=True),
+            "map",
+            "/nominatim/search",
+            "exclude_place_ids",
+        )
     base = add_arxiv(emulator, body=lambda r: arxiv_page(int(r.param("start") or 0), PER_PAGE))
     return endpoint("arxiv", "arxiv", base, enabled=True), "academic", "/arxiv/api/query", "start"
 
@@ -46,6 +58,7 @@ WIRE_PAGES = {
     "brave": [None, "1", "2"],  # offset: a page index, the first page without one
     "openalex": [None, "2", "3"],  # page
     "arxiv": ["0", "3", "6"],  # start: results skipped
+    "nominatim": [None, "101,102,103", "101,102,103,104,105,106"],  # exclude_place_ids: places shown
 }
 
 

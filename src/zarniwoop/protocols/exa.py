@@ -15,6 +15,11 @@ WEB searches everything. Expert params: `site` → `includeDomains`, `dateFrom`/
 `startPublishedDate`/`endPublishedDate`, `filetype: pdf` → category `pdf` (WEB/PDF only);
 `language` has no Exa equivalent and is named in the note.
 
+Pages: none. `/search` takes `numResults` (at most 100) and no offset, page or cursor, and its
+answer (`requestId`, `results`, `costDollars`) names no next page, so there is no way to ask for the
+results after the first ones: `page` is not declared and an Exa result carries no `nextPage` (a
+larger `maxResults`, up to 100, is the way to more of them).
+
 Quirks:
 - Hits carry page text (`text`, up to `maxCharacters`): kept inline (EMBED_TEXT), the snippet is
   its first few sentences. `highlights`/`summary` are used when present instead.

@@ -12,6 +12,12 @@ Usage policy: https://operations.osmfoundation.org/policies/nominatim/
     research.endpoint.nominatim.contactEmail: maps@example.org                 # sent as `email`, as asked
     research.endpoint.nominatim.countryCodes: ch,de                            # optional: restrict countries
 
+Pages: Nominatim has no offset. Its documented way to "more results" is `exclude_place_ids`, the
+comma-separated `place_id`s not to return again (its own UI's "more results" link is that): a page's
+`next_page` carries every `place_id` shown so far, and the next request excludes them all. A page
+shorter than `limit` is the last (Nominatim answers fewer only when nothing else matches well
+enough). `place_id`s belong to one installation: the cursor resumes on the instance that made it.
+
 Quirks:
 - The public server's policy: an absolute maximum of 1 request per second (enforced per IP), an
   identifying User-Agent (stock library agents are refused), results cached, no bulk geocoding.
@@ -35,6 +41,7 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
+from ._filters import paging_honoured, resumed_text
 from ._polite import contact_param, identifying_headers
 from ._text import as_int, expect, load_json, obj
 from ._web import compact, endpoint, error_text, json_get, language, listed_page, text_for
@@ -55,8 +62,8 @@ class NominatimProtocol:
     modalities = frozenset({Modality.MAP})
     key_required = False
     html_in_text = False
-    filters = frozenset({"language", "region"})
-    """`accept-language`, `countrycodes`."""
+    filters = frozenset({"language", "region", "page"})
+    """`accept-language`, `countrycodes`; pages by `exclude_place_ids` (the places shown so far)."""
     default_rate_per_second = 1.0
     """The usage policy's absolute maximum: one request per second."""
     prompt_hint = (
@@ -66,14 +73,18 @@ class NominatimProtocol:
     )
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
+        limit = min(request.max_results, MAX_LIMIT)
         params: list[tuple[str, str]] = [
             ("q", request.query),
             ("format", "jsonv2"),
-            ("limit", str(min(request.max_results, MAX_LIMIT))),
+            ("limit", str(limit)),
             ("addressdetails", "1"),
             ("extratags", "1"),
         ]
-        honoured: list[str] = []
+        honoured = paging_honoured(request)
+        shown = resumed_text(request, "shown")
+        if shown:
+            params.append(("exclude_place_ids", shown))
         lang = language(request)
         if lang:
             params.append(("accept-language", lang))
@@ -92,6 +103,8 @@ class NominatimProtocol:
             params,
             identifying_headers(config),
             honoured=honoured,
+            limit=limit,
+            shown=shown,
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
@@ -103,10 +116,20 @@ class NominatimProtocol:
                 return SearchPage(error_message=f"nominatim: {message}")
             raise ParseError("nominatim: expected a JSON list of places")
         places = expect(data, list, "nominatim")
-        return listed_page(places, _hit, request, {"language"})
+        return listed_page(places, _hit, request, {"language"}, next_page=_next_page(places, spec))
 
     def describe_error(self, raw: RawResponse) -> str | None:
         return error_text(raw, "error.message", "error")
+
+
+def _next_page(places: list[Any], spec: RequestSpec) -> dict[str, str] | None:
+    """Every `place_id` shown so far, this page's after the earlier ones', for the next request to
+    exclude; none after a short page."""
+    if not places or len(places) < spec.state.get("limit", 0):
+        return None
+    ids = [str(i) for i in (as_int(obj(place).get("place_id")) for place in places) if i is not None]
+    earlier = spec.state.get("shown")
+    return {"shown": ",".join([earlier, *ids] if earlier else ids)} if ids else None
 
 
 def _number(value: Any) -> float | None:

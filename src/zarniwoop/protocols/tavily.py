@@ -15,6 +15,10 @@ Modalities: WEB (`topic: general`) and NEWS (`topic: news`, results carry `publi
 Expert params: `site` → `include_domains`, `dateFrom`/`dateTo` → `start_date`/`end_date`;
 `filetype` and `language` have no Tavily equivalent and are named in the note.
 
+Pages: none. `/search` takes `max_results` (at most 20) and no offset, page or cursor, and its
+answer names no next page, so there is no way to ask for the results after the first ones: `page`
+is not declared and a Tavily result carries no `nextPage`.
+
 Quirks:
 - `content` is a short extract chosen for the query (the snippet); `raw_content` (the page) is null
   unless asked for — when present it is kept inline as the hit's content.

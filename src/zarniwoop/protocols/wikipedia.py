@@ -11,6 +11,14 @@ Docs: https://www.mediawiki.org/wiki/API:REST_API/Reference#Search_pages
     research.endpoint.wiki-de.baseUrl: https://de.wikipedia.org
     research.endpoint.wiki-de.language: de        # routed by the request's locale
 
+Pages: the REST search takes `q` and `limit` only and always starts at the first result (its
+handler fixes the offset at 0; there is no continuation in its answer). A resumed request therefore
+asks the Action API, `/w/api.php?action=query&list=search&sroffset=N`, which runs the same search
+engine (on Wikipedia over the same main namespace), so its offsets continue the REST page: page
+one from REST (with descriptions and thumbnails), later pages from `list=search` (title and
+snippet), each next offset the one the Action API answers in `continue.sroffset` (none past its
+last result).
+
 Quirks:
 - REST search hits have no URL: build `{baseUrl}/wiki/{key}`.
 - Thumbnails are protocol-relative (`//upload.wikimedia.org/...`).
@@ -29,6 +37,7 @@ from ..contract.errors import ParseError
 from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, SearchPage
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
+from ._filters import next_offset, paging_honoured, resumed_int
 from ._text import as_int, embedded, expect, load_object, obj, strip_html, text, unsupported_note
 from ._web import json_get
 
@@ -44,6 +53,8 @@ class WikipediaProtocol:
     modalities = frozenset({Modality.ENCYCLOPEDIA, Modality.WEB})
     key_required = False
     html_in_text = True
+    filters = frozenset({"page"})
+    """Pages by offset: the first from the REST search, the next ones from the Action API (`sroffset`)."""
     default_rate_per_second = 10.0
     prompt_hint = (
         "**Wikipedia** — encyclopedia articles with a lead excerpt. Best for definitions, background, "
@@ -52,11 +63,26 @@ class WikipediaProtocol:
 
     def build_request(self, request: SearchRequest, config: InstanceConfig) -> RequestSpec:
         base = (config.base_url or DEFAULT_BASE_URL).rstrip("/")
+        limit = str(min(request.max_results, MAX_LIMIT))
+        path, params = "/w/rest.php/v1/search/page", [("q", request.query), ("limit", limit)]
+        offset = resumed_int(request, "offset", 0)
+        if offset:  # the REST search has no offset: a later page is the Action API's list=search
+            path, params = (
+                "/w/api.php",
+                [
+                    ("action", "query"),
+                    ("list", "search"),
+                    ("srsearch", request.query),
+                    ("srlimit", limit),
+                    ("sroffset", str(offset)),
+                    ("srprop", "snippet"),
+                    ("format", "json"),
+                    ("formatversion", "2"),
+                ],
+            )
+        honoured = paging_honoured(request)
         return json_get(
-            f"{base}/w/rest.php/v1/search/page",
-            (("q", request.query), ("limit", str(min(request.max_results, MAX_LIMIT)))),
-            base=base,
-            language=self.instance_language(config),
+            base + path, params, base=base, language=self.instance_language(config), honoured=honoured
         )
 
     def instance_language(self, config: InstanceConfig) -> str | None:
@@ -82,9 +108,12 @@ class WikipediaProtocol:
             note = unsupported_note(request, _honoured(request, spec.state.get("language")))
         if "errors" in data or "error" in data:
             return SearchPage(error_message=_error_text(data))
+        following = None
         if "pages" in data:
             pages = expect(data["pages"], list, "wikipedia pages")
             hits = [_rest_hit(p, base, request.modality) for p in pages if isinstance(p, dict)]
+            # REST says nothing of more results: a full page may have more, at the Action API's offset
+            following = next_offset(0, min(request.max_results, MAX_LIMIT), len(pages))
         elif "query" in data:
             query = expect(data["query"], dict, "wikipedia query")
             found = expect(query.get("search", []), list, "query.search")
@@ -92,11 +121,13 @@ class WikipediaProtocol:
             suggestion = text(obj(query.get("searchinfo")).get("suggestion"))
             if not hits and suggestion:
                 note = f"did you mean: {suggestion}"
+            sroffset = as_int(obj(data.get("continue")).get("sroffset"))
+            following = {"offset": str(sroffset)} if sroffset and found else None
         elif "extract" in data and "titles" in data:
             hits = [_summary_hit(data, request.modality)]
         else:
             raise ParseError("wikipedia: body has neither pages, query nor a summary")
-        return SearchPage(tuple(filter(None, hits))[: request.max_results], note=note)
+        return SearchPage(tuple(filter(None, hits))[: request.max_results], note=note, next_page=following)
 
 
 def _honoured(request: SearchRequest, language: object) -> set[str]:
