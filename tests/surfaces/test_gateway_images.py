@@ -8,7 +8,6 @@ and the hold counts `IMAGE_TOKENS` an image."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,27 +17,22 @@ from zarniwoop.llm.trace import request_json
 from zarniwoop.surfaces.http.openai_wire import ChatCompletionRequest
 
 from ..support.emulator import Reply
-from ..support.gateway import (
-    MODELS,
-    LiveGateway,
-    live_gateway,
-    openai_completion,
-    openai_text_stream,
-    upstream_path,
+from ..support.gateway import LiveGateway, openai_text_stream
+from ..support.images import (
+    GATEWAYS,
+    PATHS,
+    PHOTO,
+    PNG,
+    PROMPT_TOKENS,
+    WIRE_MODELS,
+    answering,
+    image_gateway,
+    sent,
 )
 
 pytestmark = pytest.mark.xdist_group(__name__)
 
 openai = pytest.importorskip("openai", reason="these tests drive the real openai SDK (pip install openai)")
-
-
-WIRE_MODELS = {**MODELS, "ollama": "ollama:llama3.1"}
-PATHS = {wire: upstream_path(wire) for wire in MODELS} | {"ollama": "/local/api/chat"}
-PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
-"""A 1×1 PNG, base64."""
-PHOTO = "https://images.example.org/cat.jpg"
-PROMPT_TOKENS = 1612
-"""What every emulated upstream reports as the input: the charge must be this, not the estimate."""
 
 
 def _image(url: str, detail: str | None = None) -> dict[str, Any]:
@@ -52,59 +46,16 @@ def _asking(*images: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"role": "system", "content": "Be brief."}, {"role": "user", "content": content}]
 
 
-def _answer(wire: str) -> Reply:
-    if wire == "openai":
-        return openai_completion("A cat.", PROMPT_TOKENS, 3)
-    bodies: dict[str, Any] = {
-        "anthropic": {
-            "id": "msg_1",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-sonnet-4-5",
-            "content": [{"type": "text", "text": "A cat."}],
-            "stop_reason": "end_turn",
-            "usage": {"input_tokens": PROMPT_TOKENS, "output_tokens": 3},
-        },
-        "gemini": {
-            "candidates": [
-                {"content": {"role": "model", "parts": [{"text": "A cat."}]}, "finishReason": "STOP"}
-            ],
-            "usageMetadata": {"promptTokenCount": PROMPT_TOKENS, "totalTokenCount": PROMPT_TOKENS + 3},
-        },
-        "ollama": {
-            "model": "llama3.1",
-            "message": {"role": "assistant", "content": "A cat."},
-            "done": True,
-            "prompt_eval_count": PROMPT_TOKENS,
-            "eval_count": 3,
-        },
-    }
-    return Reply.json(bodies[wire])
-
-
-@pytest.fixture(scope="module", params=["app", pytest.param("serve", marks=pytest.mark.process)])
-def gateway(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[LiveGateway]:
-    """In-process (the fast tier), and under a real `zarniwoop serve` (the process tier)."""
-    with live_gateway(tmp_path_factory.mktemp("images"), request.param) as gateway:
-        yield gateway
+gateway = pytest.fixture(scope="module", params=GATEWAYS, name="gateway")(image_gateway)
 
 
 @pytest.fixture
 def gw(gateway: LiveGateway) -> LiveGateway:
-    gateway.reset()
-    for wire, path in PATHS.items():
-        gateway.emulator.add(path, _answer(wire))
-    return gateway
+    return answering(gateway)
 
 
 def _ask(gw: LiveGateway, wire: str, messages: list[dict[str, Any]], **options: Any) -> Any:
     return gw.openai().chat.completions.create(model=WIRE_MODELS[wire], messages=messages, **options)
-
-
-def _sent(gw: LiveGateway, wire: str) -> list[dict[str, Any]]:
-    return [r.json() for r in gw.emulator.requests(PATHS[wire])]
 
 
 # -- each wire's form -----------------------------------------------------------------------------
@@ -112,7 +63,7 @@ def _sent(gw: LiveGateway, wire: str) -> list[dict[str, Any]]:
 
 def test_openai_wire_gets_the_parts_as_sent_and_the_reported_usage_is_charged(gw: LiveGateway) -> None:
     completion = _ask(gw, "openai", _asking(_image(f"data:image/png;base64,{PNG}", "low"), _image(PHOTO)))
-    [body] = _sent(gw, "openai")
+    [body] = sent(gw, "openai")
     assert body["messages"] == [
         {"role": "system", "content": "Be brief."},
         {
@@ -135,7 +86,7 @@ def test_anthropic_wire_gets_image_blocks_base64_and_url(gw: LiveGateway) -> Non
     completion = _ask(
         gw, "anthropic", _asking(_image(f"data:image/webp;base64,{PNG}"), _image(PHOTO, "auto"))
     )
-    [body] = _sent(gw, "anthropic")
+    [body] = sent(gw, "anthropic")
     assert body["system"] == "Be brief."
     assert body["messages"] == [
         {
@@ -154,7 +105,7 @@ def test_anthropic_wire_gets_image_blocks_base64_and_url(gw: LiveGateway) -> Non
 
 def test_gemini_wire_gets_inline_data_and_file_data_in_order(gw: LiveGateway) -> None:
     completion = _ask(gw, "gemini", _asking(_image(f"data:image/jpeg;base64,{PNG}"), _image(PHOTO)))
-    [body] = _sent(gw, "gemini")
+    [body] = sent(gw, "gemini")
     assert body["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
     assert body["contents"] == [
         {
@@ -174,7 +125,7 @@ def test_ollama_wire_gets_the_images_list(gw: LiveGateway) -> None:
     completion = _ask(
         gw, "ollama", _asking(_image(f"data:image/png;base64,{PNG}"), _image("data:image/gif;base64,R0lG"))
     )
-    [body] = _sent(gw, "ollama")
+    [body] = sent(gw, "ollama")
     assert body["messages"][1] == {"role": "user", "content": "What is in ?", "images": [PNG, "R0lG"]}
     row = gw.usage_row(completion.model_extra["zarniwoop"]["usage_id"])
     assert row[5:7] == (PROMPT_TOKENS, 3)
@@ -191,7 +142,7 @@ def test_a_streamed_call_carries_the_image_too(gw: LiveGateway) -> None:
             gw, "openai", _asking(_image(PHOTO, "high")), stream=True, stream_options={"include_usage": True}
         )
     )
-    [body] = _sent(gw, "openai")
+    [body] = sent(gw, "openai")
     assert body["stream"] is True
     assert body["messages"][1]["content"][1] == {
         "type": "image_url",
@@ -204,7 +155,7 @@ def test_a_streamed_call_carries_the_image_too(gw: LiveGateway) -> None:
 def test_an_image_of_600_kib_passes_the_gateway(gw: LiveGateway) -> None:
     data = "A" * (600 * 1024)
     _ask(gw, "anthropic", _asking(_image(f"data:image/png;base64,{data}")))
-    [body] = _sent(gw, "anthropic")
+    [body] = sent(gw, "anthropic")
     assert body["messages"][0]["content"][1]["source"]["data"] == data
 
 
@@ -243,7 +194,7 @@ def test_what_cannot_be_carried_is_a_400_naming_it(
         _ask(gw, wire, _asking(part))
     assert refused.value.body["param"] == param
     assert refused.value.body["type"] == "invalid_request_error" and param in refused.value.body["message"]
-    assert _sent(gw, wire) == []
+    assert sent(gw, wire) == []
 
 
 def test_an_image_is_taken_on_user_messages_only(gw: LiveGateway) -> None:
@@ -251,7 +202,7 @@ def test_an_image_is_taken_on_user_messages_only(gw: LiveGateway) -> None:
     with pytest.raises(openai.BadRequestError) as refused:
         _ask(gw, "openai", [*messages, {"role": "user", "content": "hi"}])
     assert refused.value.body["param"] == "messages[0].content[1].type"
-    assert _sent(gw, "openai") == []
+    assert sent(gw, "openai") == []
 
 
 # -- the hold -------------------------------------------------------------------------------------
@@ -259,7 +210,7 @@ def test_an_image_is_taken_on_user_messages_only(gw: LiveGateway) -> None:
 
 def test_the_estimate_holds_image_tokens_for_each_image() -> None:
     def estimate(*images: dict[str, Any]) -> int:
-        body = {"model": MODELS["openai"], "messages": _asking(*images)}
+        body = {"model": WIRE_MODELS["openai"], "messages": _asking(*images)}
         return ChatCompletionRequest.model_validate(body).to_chat_request().estimated_input_tokens()
 
     text_only = estimate()
@@ -270,7 +221,7 @@ def test_the_estimate_holds_image_tokens_for_each_image() -> None:
 
 def test_a_persisted_trace_names_each_image_never_its_data() -> None:
     body = {
-        "model": MODELS["openai"],
+        "model": WIRE_MODELS["openai"],
         "messages": _asking(_image(f"data:image/png;base64,{PNG}"), _image(PHOTO)),
     }
     traced = request_json(ChatCompletionRequest.model_validate(body).to_chat_request())

@@ -319,15 +319,21 @@ def test_fields_a_bridged_wire_cannot_carry_are_refused_naming_them(
     assert gw.emulator.requests(upstream_path("openai")) == []
 
 
-def test_an_image_block_is_refused_on_a_bridged_wire_naming_its_place(gw: Gateway) -> None:
+def test_an_image_block_is_carried_to_a_bridged_wire_in_its_place(gw: Gateway) -> None:
+    # was refused naming `messages[0].content[1].type` until images were bridged
+    # (tests/surfaces/test_gateway_bridged_images.py)
+    gw.emulator.add(upstream_path("openai"), Reply.json(OPENAI_TOOL_ANSWER))
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
-    with pytest.raises(anthropic.BadRequestError) as caught:
-        sdk(gw).messages.create(
-            model=MODELS["openai"],
-            max_tokens=100,
-            messages=[{"role": "user", "content": [{"type": "text", "text": "what is it?"}, image]}],
-        )
-    assert caught.value.body["error"]["message"].startswith("messages[0].content[1].type:")
+    sdk(gw).messages.create(
+        model=MODELS["openai"],
+        max_tokens=100,
+        messages=[{"role": "user", "content": [{"type": "text", "text": "what is it?"}, image]}],
+    )
+    [sent] = gw.emulator.requests(upstream_path("openai"))
+    assert sent.json()["messages"][0]["content"] == [
+        {"type": "text", "text": "what is it?"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+    ]
 
 
 # -- auth, version, errors, count_tokens ----------------------------------------------------------

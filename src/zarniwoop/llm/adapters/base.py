@@ -27,7 +27,7 @@ microsecond, where a new SDK client costs ~30 ms (CA bundle loading) — and it 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -61,6 +61,14 @@ class ChatMessage:
     parts: tuple[str | ImagePart, ...] = ()
     """On a user message with images: its text and image parts in the order sent (`content` is the
     text alone, joined); empty when the message is text only. Each wire writes them in its own form."""
+
+    @classmethod
+    def of_parts(cls, role: Role, parts: Sequence[str | ImagePart], **fields: Any) -> ChatMessage:
+        """A message of text and image parts in the order sent: `content` is their text joined,
+        `parts` kept only when one is an image (a text-only message has none)."""
+        text = "".join(p for p in parts if isinstance(p, str))
+        images = tuple(parts) if any(isinstance(p, ImagePart) for p in parts) else ()
+        return cls(role, text, parts=images, **fields)
 
     @property
     def images(self) -> tuple[ImagePart, ...]:

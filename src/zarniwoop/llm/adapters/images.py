@@ -5,6 +5,10 @@ written by each wire's chat adapter in its own form (`openai.py`, `anthropic.py`
     image = ImagePart.read("data:image/png;base64,iVBO…", "high", "messages[0].content[1].image_url")
     image.media_type, image.data, image.url, image.detail   # "image/png", "iVBO…", "", "high"
 
+Read from Chat Completions' `image_url` parts (`ImagePart.read`), and on the bridges from the Messages
+API's `image` blocks (`ImagePart.base64`, `ImagePart.http`) and the Responses API's `input_image`
+parts; `where` names the client's own field, whichever API it spoke.
+
 What a wire cannot carry is refused with a 400 naming the client's field, before anything is sent
 (`checked`, `url_type`): an image URL on Ollama (it takes the bytes only), on Gemini one that is not
 https or whose type its path does not tell (`fileData` needs the MIME type), a `detail` other than
@@ -14,7 +18,7 @@ https or whose type its path does not tell (`fileData` needs the MIME type), a `
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 from ...contract.errors import InvalidRequestError
@@ -23,7 +27,9 @@ IMAGE_TOKENS = 1600
 """The input estimate of one image (or document) for budget holds: Anthropic's own bound for a
 1.15-megapixel image (https://docs.anthropic.com/en/docs/build-with-claude/vision#calculate-image-costs);
 OpenAI's `high` detail of a 1024×1024 image is 765. The upstream's reported usage is what is charged."""
-_DATA_URL = re.compile(r"data:(image/(?:png|jpeg|gif|webp));base64,([A-Za-z0-9+/]+={0,2})")
+_TYPE = r"image/(?:png|jpeg|gif|webp)"
+_BASE64 = r"[A-Za-z0-9+/]+={0,2}"
+_DATA_URL = re.compile(rf"data:({_TYPE});base64,({_BASE64})")
 """The data URLs every image-taking wire accepts: PNG, JPEG, GIF or WebP, base64-encoded."""
 _EXTENSIONS = {
     "png": "image/png",
@@ -47,25 +53,51 @@ class ImagePart:
     forwards it as sent, the others refuse anything but `auto`), or None."""
     where: str = field(default="", compare=False)
     """The client's field this came from (`messages[0].content[1].image_url`), named in a refusal."""
+    detail_where: str = field(default="", compare=False)
+    """The client's `detail` field, where it is not `<where>.detail` (the Responses API's sits next to
+    its `image_url`)."""
 
     @classmethod
-    def read(cls, url: str, detail: str | None, where: str) -> ImagePart:
-        """An image from OpenAI's `image_url.url` and `detail`; a 400 naming `url` when it is neither
-        a base64 data URL of PNG, JPEG, GIF or WebP nor an http(s) URL."""
+    def read(
+        cls, url: str, detail: str | None, where: str, *, url_where: str = "", detail_where: str = ""
+    ) -> ImagePart:
+        """An image from OpenAI's image URL and `detail`; a 400 naming the URL's field (`url_where`,
+        by default Chat Completions' `<where>.url`) when it is neither a base64 data URL of PNG, JPEG,
+        GIF or WebP nor an http(s) URL."""
+        url_where = url_where or f"{where}.url"
         if url.startswith("data:"):
             found = _DATA_URL.fullmatch(url)
             if found is None:
                 raise InvalidRequestError(
-                    f"{where}.url",
+                    url_where,
                     f"a data URL must be data:image/(png|jpeg|gif|webp);base64,<data> (got {url[:40]!r}…)",
                 )
-            return cls(found.group(1), found.group(2), detail=detail, where=where)
+            return cls(found.group(1), found.group(2), detail=detail, where=where, detail_where=detail_where)
+        image = cls.http(url, where, url_where, "an http(s) URL or a base64 data URL of an image")
+        return replace(image, detail=detail, detail_where=detail_where)
+
+    @classmethod
+    def http(cls, url: str, where: str, url_where: str, expected: str = "an http(s) URL") -> ImagePart:
+        """An image the upstream fetches from `url` (the Messages API's `url` source); a 400 naming
+        `url_where` when it is not an http(s) URL."""
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise InvalidRequestError(url_where, f"expected {expected}, got {url[:40]!r}")
+        return cls(url=url, where=where)
+
+    @classmethod
+    def base64(cls, media_type: str, data: str, where: str) -> ImagePart:
+        """An image as the Messages API's `base64` source gives it (`where`: the source); a 400
+        naming `media_type` or `data` when it is not PNG, JPEG, GIF or WebP in base64 — what every
+        image-taking wire accepts."""
+        if re.fullmatch(_TYPE, media_type) is None:
             raise InvalidRequestError(
-                f"{where}.url", f"expected an http(s) URL or a base64 data URL of an image, got {url[:40]!r}"
+                f"{where}.media_type",
+                f"expected image/png, image/jpeg, image/gif or image/webp, got {media_type[:40]!r}",
             )
-        return cls(url=url, detail=detail, where=where)
+        if re.fullmatch(_BASE64, data) is None:
+            raise InvalidRequestError(f"{where}.data", "expected the image's bytes in base64")
+        return cls(media_type, data, where=where)
 
     @property
     def data_url(self) -> str:
@@ -97,7 +129,7 @@ def checked(images: tuple[ImagePart, ...], wire: str, *, urls: bool) -> tuple[Im
     for image in images:
         if image.asks_detail():
             raise InvalidRequestError(
-                f"{image.where}.detail",
+                image.detail_where or f"{image.where}.detail",
                 f"the {wire} wire has no per-image detail: send auto (or none), "
                 "or choose a model served over the OpenAI wire",
             )

@@ -5,7 +5,8 @@ twice over: the client's body as it came (`NativeBody`, shape `anthropic-message
 Anthropic-wire instance is sent unchanged but for `model` and the capped `max_tokens`, and the
 mapping below, which every other wire is sent. Fields the mapping cannot carry are listed in
 `NativeBody.refused`: a non-Anthropic wire refuses the call with a 400 naming the first — never
-dropped (`llm.adapters.adapter_for`, the one choice of every shape). Field meanings: https://docs.anthropic.com/en/api/messages.
+dropped (`llm.adapters.adapter_for`, the one choice of every shape). The mapping itself is
+`anthropic_mapping.py`. Field meanings: https://docs.anthropic.com/en/api/messages.
 
 | field (Messages API) | other wires (OpenAI chat, Gemini, Ollama) |
 |---|---|
@@ -14,7 +15,9 @@ dropped (`llm.adapters.adapter_for`, the one choice of every shape). Field meani
 | `tool_use` blocks (assistant) | the message's tool calls (`input` as JSON arguments) |
 | `tool_result` blocks (user) | tool messages, before the turn's text (`is_error: true` → text led by `Error: `) |
 | `thinking`/`redacted_thinking` blocks of earlier turns | left out (the Messages API itself strips them from earlier turns); counted in the estimate |
-| `image`, `document` and other blocks | refused, naming `messages[i].content[j].type` |
+| `image` blocks (user), `source` `{type: base64, media_type, data}` (PNG, JPEG, GIF, WebP) or `{type: url, url}` (http(s)) | the message's image parts, in order with its text (`ImagePart`: each wire's own form, or a 400 naming `messages[i].content[j].source…` where the wire cannot take it — a URL on Ollama); a malformed source is refused naming `…source.media_type`/`.data`/`.url` |
+| an image's `source` of another type (`file`) or with other keys | refused, naming `…source.type` or the key |
+| `document` blocks, images on assistant turns or in `tool_result` content, other blocks | refused, naming `messages[i].content[j].type` (`…content[k].type` inside a result) |
 | `cache_control` (top level, on blocks and tools) | no field: the other wires cache prefixes on their own |
 | `tools[]` custom (`name`, `description`, `input_schema`, `strict`) | function tools |
 | `tools[]` server tools (`type: web_search_…`, `bash_…`, …) | refused, naming `tools[i].type` |
@@ -38,13 +41,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...contract.errors import InvalidRequestError
-from ...llm.adapters import ChatMessage, ChatRequest, ToolSpec
+from ...llm.adapters import ChatRequest
 from ...llm.adapters.anthropic import ACCOUNT_HEADERS, NATIVE_SHAPE
 from ...llm.adapters.base import NativeBody
 from ...llm.adapters.fields import MESSAGES, bridge_refusals
-from ...llm.adapters.images import IMAGE_TOKENS
 from ...llm.adapters.options import SamplingOptions
-from ...llm.adapters.response import ToolCall
+from .anthropic_mapping import NO_BRIDGE, MessagesMapping
 from .openai_wire import COMPONENT_REF
 
 MESSAGES_PATHS = ("/v1/messages",)
@@ -53,8 +55,6 @@ VERSION = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 """An `anthropic-version` is a date: forwarded as sent to Anthropic (which refuses one it does not
 know); other wires are answered in the 2023-06-01 shape, which later versions keep."""
 PASSED_HEADERS = ("anthropic-version", "anthropic-beta", *ACCOUNT_HEADERS)
-NO_BRIDGE = "no other wire has an equivalent: remove it, or choose a model served over the Anthropic wire"
-"""Why a field the mapping cannot carry is refused off Anthropic (`NativeBody.refused`)."""
 
 
 class _Wire(BaseModel):
@@ -186,7 +186,7 @@ def to_chat_request(
     request: CountTokensRequest, body: Mapping[str, Any], headers: Mapping[str, str] | None = None
 ) -> ChatRequest:
     """The manager's request: the mapping for other wires, and the body as sent for Anthropic's."""
-    mapping = _Mapping()
+    mapping = MessagesMapping()
     messages = mapping.system(request.system)
     for i, message in enumerate(request.messages):
         messages += mapping.message(i, message)
@@ -198,7 +198,7 @@ def to_chat_request(
     metadata = body.get("metadata")
     if isinstance(metadata, Mapping):
         top.update({f"metadata.{key}": value for key, value in metadata.items()})
-    refused = [(name, NO_BRIDGE) for name in mapping.unmapped] + bridge_refusals(MESSAGES, top, NO_BRIDGE)
+    refused = mapping.refused + bridge_refusals(MESSAGES, top, NO_BRIDGE)
     full = isinstance(request, MessagesRequest)
     native = NativeBody(
         NATIVE_SHAPE,
@@ -226,113 +226,6 @@ def to_chat_request(
         options=options,
         native=native,
     )
-
-
-KNOWN_KEYS = {
-    "text": {"type", "text", "cache_control"},
-    "tool_use": {"type", "id", "name", "input", "cache_control"},
-    "tool_result": {"type", "tool_use_id", "content", "is_error", "cache_control"},
-    "thinking": {"type", "thinking", "signature"},
-    "redacted_thinking": {"type", "data"},
-}
-"""The keys of each content block the mapping carries; any other (`citations`, …) is refused off Anthropic."""
-
-
-class _Mapping:
-    """One request's mapping: the messages, and what could not be carried."""
-
-    def __init__(self) -> None:
-        self.unmapped: list[str] = []
-        self.extra_tokens = 0
-        self.tool_names: dict[str, str] = {}
-        """tool_use id → tool name (Gemini and Ollama match results by name)."""
-
-    def extra(self, where: str, model: BaseModel) -> None:
-        """Fields of a part that the model does not name: forwarded natively, refused elsewhere."""
-        self.unmapped += [f"{where}.{key}" for key in model.model_extra or ()]
-
-    def system(self, system: str | list[AnthropicTextBlock] | None) -> list[ChatMessage]:
-        if not system:
-            return []
-        if isinstance(system, str):
-            return [ChatMessage("system", system)]
-        for i, block in enumerate(system):
-            self.extra(f"system[{i}]", block)
-        return [ChatMessage("system", "\n\n".join(b.text for b in system))]
-
-    def message(self, i: int, message: AnthropicMessage) -> list[ChatMessage]:
-        self.extra(f"messages[{i}]", message)
-        if isinstance(message.content, str):
-            return [ChatMessage(message.role, message.content)]
-        texts: list[str] = []
-        calls: list[ToolCall] = []
-        results: list[ChatMessage] = []
-        for j, block in enumerate(message.content):
-            where = f"messages[{i}].content[{j}]"
-            kind = block.get("type")
-            known = KNOWN_KEYS.get(str(kind), set(block))
-            self.unmapped += [f"{where}.{key}" for key in block if key not in known]
-            if kind == "text":
-                texts.append(str(block.get("text") or ""))
-            elif kind == "tool_use" and message.role == "assistant":
-                call_id, name = str(block.get("id") or f"toolu_{i}_{j}"), str(block.get("name") or "")
-                self.tool_names[call_id] = name
-                calls.append(ToolCall.create(call_id, name, _object(block.get("input"), where + ".input")))
-            elif kind == "tool_result" and message.role == "user":
-                results.append(self._result(block, where))
-            elif kind in ("thinking", "redacted_thinking") and message.role == "assistant":
-                self.extra_tokens += len(str(block.get("thinking") or block.get("data") or "")) // 4
-            else:
-                self.unmapped.append(f"{where}.type")
-                self.extra_tokens += IMAGE_TOKENS
-        text = "".join(texts)
-        if message.role == "assistant":
-            return [ChatMessage("assistant", text, tool_calls=tuple(calls))] if text or calls else []
-        return results + ([ChatMessage("user", text)] if text or not results else [])
-
-    def _result(self, block: Mapping[str, Any], where: str) -> ChatMessage:
-        content = block.get("content")
-        if isinstance(content, list):
-            parts = []
-            for k, part in enumerate(content):
-                if isinstance(part, Mapping) and part.get("type") == "text":
-                    parts.append(str(part.get("text") or ""))
-                else:
-                    self.unmapped.append(f"{where}.content[{k}].type")
-                    self.extra_tokens += IMAGE_TOKENS
-            content = "".join(parts)
-        text = "" if content is None else str(content)
-        if block.get("is_error"):
-            text = "Error: " + text
-        call_id = str(block.get("tool_use_id") or "")
-        return ChatMessage("tool", text, tool_call_id=call_id, name=self.tool_names.get(call_id))
-
-    def tool(self, i: int, tool: AnthropicTool) -> ToolSpec:
-        if tool.type not in (None, "custom"):
-            self.unmapped.append(f"tools[{i}].type")
-        else:
-            self.extra(f"tools[{i}]", tool)
-        schema = tool.input_schema or {"type": "object", "properties": {}}
-        return ToolSpec(tool.name, tool.description or "", schema, tool.strict)
-
-    def tool_choice(self, choice: AnthropicToolChoice | None) -> tuple[str | None, bool | None]:
-        if choice is None:
-            return None, None
-        self.extra("tool_choice", choice)
-        parallel = False if choice.disable_parallel_tool_use else None
-        if choice.type == "tool":
-            if not choice.name:
-                raise InvalidRequestError("tool_choice.name", "required when tool_choice.type is 'tool'")
-            return choice.name, parallel
-        return {"auto": "auto", "any": "required", "none": "none"}[choice.type], parallel
-
-
-def _object(value: Any, where: str) -> Mapping[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise InvalidRequestError(where, "expected an object")
-    return value
 
 
 __all__ = [

@@ -58,11 +58,11 @@ class Message(Wire):
     tool_calls: list[MessageToolCall] | None = None
     tool_call_id: str | None = None
 
-    def parts(self, i: int) -> tuple[str, tuple[str | ImagePart, ...]]:
-        """The text, and — when the message has images — every part in order (`ChatMessage.parts`);
-        a 400 naming the first part the chat form cannot carry. `i`: the message's index."""
+    def parts(self, i: int) -> list[str | ImagePart]:
+        """The text and image parts in order (`ChatMessage.of_parts`); a 400 naming the first part
+        the chat form cannot carry. `i`: the message's index."""
         if self.content is None or isinstance(self.content, str):
-            return self.content or "", ()
+            return [self.content or ""]
         parts: list[str | ImagePart] = []
         for j, part in enumerate(self.content):
             where = f"messages[{i}].content[{j}]"
@@ -79,22 +79,19 @@ class Message(Wire):
                     f"only text parts, and image_url parts on user messages, are supported; "
                     f"got a {part.type[:40]!r} part on a {self.role} message",
                 )
-        text = "".join(p for p in parts if isinstance(p, str))
-        return text, tuple(parts) if any(isinstance(p, ImagePart) for p in parts) else ()
+        return parts
 
 
 def chat_message(i: int, message: Message) -> ChatMessage:
     """The chat form of the request's `i`-th message (`developer` counts as `system`)."""
     role = "system" if message.role == "developer" else message.role
     calls = tuple(ToolCall(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or ())
-    text, parts = message.parts(i)
-    return ChatMessage(
+    return ChatMessage.of_parts(
         role,
-        text,
+        message.parts(i),
         tool_calls=calls,
         tool_call_id=message.tool_call_id,
         name=message.name,
-        parts=parts,
     )
 
 

@@ -1,0 +1,292 @@
+"""Images across API shapes: the Messages API's `image` blocks (the real anthropic SDK) and the
+Responses API's `input_image` parts (the real openai SDK's `responses.create`), through the gateway to
+a model served over another wire on the loopback emulator. The upstream body holds the image in its
+wire's own form, in order with the text, streamed too; what the wire cannot carry (a URL on Ollama, a
+`detail` off the OpenAI wire, a `file_id`, a `document`, a malformed source) is a 400 naming the
+client's own field, with nothing sent; an Anthropic-wire model is still sent the block as written;
+the usage the upstream reports is what is charged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from zarniwoop.llm.adapters.images import IMAGE_TOKENS
+from zarniwoop.surfaces.http.anthropic_wire import MessagesRequest, to_chat_request
+
+from ..support.emulator import Reply
+from ..support.gateway import LiveGateway, openai_text_stream
+from ..support.images import (
+    GATEWAYS,
+    PATHS,
+    PHOTO,
+    PNG,
+    PROMPT_TOKENS,
+    WIRE_MODELS,
+    answering,
+    image_gateway,
+    sent,
+)
+
+pytestmark = pytest.mark.xdist_group(__name__)
+
+anthropic = pytest.importorskip("anthropic", reason="these tests drive the real anthropic SDK")
+openai = pytest.importorskip("openai", reason="these tests drive the real openai SDK")
+
+gateway = pytest.fixture(scope="module", params=GATEWAYS, name="gateway")(image_gateway)
+
+
+@pytest.fixture
+def gw(gateway: LiveGateway) -> LiveGateway:
+    return answering(gateway)
+
+
+# -- each wire's form, from either shape ------------------------------------------------------------
+
+PNG_URL = f"data:image/png;base64,{PNG}"
+GIF = "R0lGODdh"
+SECOND = {"ollama": f"data:image/gif;base64,{GIF}"}
+"""The second image each test sends, by wire: the photo's URL, but data where the wire takes no URL."""
+TEXT = ({"type": "text", "text": "What is in "}, {"type": "text", "text": "?"})
+EXPECTED = {
+    "openai": [
+        TEXT[0],
+        {"type": "image_url", "image_url": {"url": PNG_URL}},
+        {"type": "image_url", "image_url": {"url": PHOTO}},
+        TEXT[1],
+    ],
+    "anthropic": [
+        TEXT[0],
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+        {"type": "image", "source": {"type": "url", "url": PHOTO}},
+        TEXT[1],
+    ],
+    "gemini": [
+        {"text": "What is in "},
+        {"inlineData": {"mimeType": "image/png", "data": PNG}},
+        {"fileData": {"mimeType": "image/jpeg", "fileUri": PHOTO}},
+        {"text": "?"},
+    ],
+    "ollama": {"role": "user", "content": "What is in ?", "images": [PNG, GIF]},
+}
+"""The user turn each wire's upstream must be sent for the text, the PNG and the second image."""
+USER_TURN = {
+    "openai": lambda body: body["messages"][1]["content"],
+    "anthropic": lambda body: body["messages"][0]["content"],
+    "gemini": lambda body: body["contents"][0]["parts"],
+    "ollama": lambda body: body["messages"][1],
+}
+
+
+def _block(url: str) -> dict[str, Any]:
+    """A Messages API image block of a data URL or an http(s) URL."""
+    if not url.startswith("data:"):
+        return {"type": "image", "source": {"type": "url", "url": url}}
+    media_type, _, data = url.removeprefix("data:").partition(";base64,")
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+
+
+def _image(url: str, detail: str = "auto") -> dict[str, Any]:
+    """A Responses API `input_image` part."""
+    return {"type": "input_image", "image_url": url, "detail": detail}
+
+
+def _blocks(*images: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Messages API user turn: text, the image blocks, text."""
+    return [{"role": "user", "content": [TEXT[0], *images, TEXT[1]]}]
+
+
+def _input(*images: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Responses API user message: text, the `input_image` parts, text."""
+    content = [{"type": "input_text", "text": "What is in "}, *images, {"type": "input_text", "text": "?"}]
+    return [{"role": "user", "content": content}]
+
+
+def _anthropic(gw: LiveGateway) -> Any:
+    http = gw.http if gw.server is None else None
+    return anthropic.Anthropic(base_url=gw.url, http_client=http, max_retries=0, api_key=gw.setup.token)
+
+
+def _message(gw: LiveGateway, wire: str, *images: dict[str, Any]) -> Any:
+    return _anthropic(gw).messages.create(
+        model=WIRE_MODELS[wire], max_tokens=64, system="Be brief.", messages=_blocks(*images)
+    )
+
+
+def _respond(gw: LiveGateway, wire: str, *images: dict[str, Any]) -> Any:
+    return gw.openai().responses.create(
+        model=WIRE_MODELS[wire], instructions="Be brief.", input=_input(*images), store=False
+    )
+
+
+@pytest.mark.parametrize(
+    ("shape", "wire"),
+    [
+        ("messages", "openai"),
+        ("messages", "gemini"),
+        ("messages", "ollama"),
+        ("responses", "anthropic"),
+        ("responses", "gemini"),
+        ("responses", "ollama"),
+    ],
+)
+def test_a_bridged_image_reaches_the_wire_in_its_form_and_the_reported_usage_is_charged(
+    gw: LiveGateway, shape: str, wire: str
+) -> None:
+    images = (PNG_URL, SECOND.get(wire, PHOTO))
+    if shape == "messages":
+        answer = _message(gw, wire, *map(_block, images))
+        text = answer.content[0].text
+    else:
+        answer = _respond(gw, wire, *map(_image, images))
+        text = answer.output_text
+    [body] = sent(gw, wire)
+    assert USER_TURN[wire](body) == EXPECTED[wire]
+    assert text == "A cat."
+    assert (answer.usage.input_tokens, answer.usage.output_tokens) == (PROMPT_TOKENS, 3)
+    row = gw.usage_row(answer.model_extra["zarniwoop"]["usage_id"])
+    assert row[2:7] == (*WIRE_MODELS[wire].split(":"), "default", PROMPT_TOKENS, 3)
+
+
+# -- the Messages API (`/v1/messages`, the anthropic SDK) ------------------------------------------
+
+BASE64 = _block(PNG_URL)
+BY_URL = _block(PHOTO)
+
+
+def test_a_streamed_message_carries_its_image_to_the_openai_wire(gw: LiveGateway) -> None:
+    stream = Reply(
+        body=openai_text_stream("A small cat.", (PROMPT_TOKENS, 4)),
+        headers={"Content-Type": "text/event-stream"},
+    )
+    gw.emulator.add(PATHS["openai"], stream)
+    with _anthropic(gw).messages.stream(
+        model=WIRE_MODELS["openai"], max_tokens=64, messages=_blocks(BY_URL)
+    ) as streamed:
+        events = list(streamed)
+        final = streamed.get_final_message()
+    text = "".join(e.delta.text for e in events if e.type == "content_block_delta")
+    [served] = [e.model_extra["zarniwoop"] for e in events if e.type == "message_delta"]
+    [body] = sent(gw, "openai")
+    assert body["stream"] is True
+    assert body["messages"][0]["content"][1] == {"type": "image_url", "image_url": {"url": PHOTO}}
+    assert text == "A small cat."
+    assert (final.usage.input_tokens, final.usage.output_tokens) == (PROMPT_TOKENS, 4)
+    assert gw.usage_row(served["usage_id"])[5:7] == (PROMPT_TOKENS, 4)
+
+
+def test_an_anthropic_wire_model_is_still_sent_the_blocks_as_written(gw: LiveGateway) -> None:
+    # a source no bridge would take goes natively as the client wrote it: Anthropic judges it
+    heic = {"type": "image", "source": {"type": "base64", "media_type": "image/heic", "data": "AAAA"}}
+    _message(gw, "anthropic", heic, BY_URL)
+    [body] = sent(gw, "anthropic")
+    assert body["messages"] == _blocks(heic, BY_URL)
+
+
+@pytest.mark.parametrize(
+    ("wire", "block", "field"),
+    [
+        ("ollama", BY_URL, "messages[0].content[1].source"),
+        (
+            "gemini",
+            {"type": "image", "source": {"type": "url", "url": "https://images.example.org/cat"}},
+            "messages[0].content[1].source",
+        ),
+        (
+            "openai",
+            {"type": "image", "source": {"type": "base64", "media_type": "image/heic", "data": "AAAA"}},
+            "messages[0].content[1].source.media_type",
+        ),
+        (
+            "openai",
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "not base64!"}},
+            "messages[0].content[1].source.data",
+        ),
+        (
+            "gemini",
+            {"type": "image", "source": {"type": "url", "url": "ftp://images.example.org/cat.png"}},
+            "messages[0].content[1].source.url",
+        ),
+        (
+            "openai",
+            {"type": "image", "source": {"type": "file", "file_id": "file_011"}},
+            "messages[0].content[1].source.type",
+        ),
+        (
+            "openai",
+            {"type": "image", "source": "https://images.example.org/cat.png"},
+            "messages[0].content[1].source",
+        ),
+        (
+            "ollama",
+            {
+                "type": "document",
+                "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"},
+            },
+            "messages[0].content[1].type",
+        ),
+    ],
+)
+def test_what_a_bridged_wire_cannot_carry_of_an_image_block_is_a_400_naming_it(
+    gw: LiveGateway, wire: str, block: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        _message(gw, wire, block)
+    assert caught.value.body["error"]["type"] == "invalid_request_error"
+    assert caught.value.body["error"]["message"].startswith(field + ":")
+    assert sent(gw, wire) == []
+
+
+def test_the_messages_estimate_holds_image_tokens_for_each_image_block() -> None:
+    def estimate(*images: dict[str, Any]) -> int:
+        body = {"model": WIRE_MODELS["openai"], "max_tokens": 64, "messages": _blocks(*images)}
+        return to_chat_request(MessagesRequest.model_validate(body), body).estimated_input_tokens()
+
+    text_only = estimate()
+    assert estimate(BY_URL) == text_only + IMAGE_TOKENS == text_only + 1600
+    big = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A" * 40_000}}
+    assert estimate(big, BASE64) == text_only + 2 * 1600  # the data is not counted as text
+
+
+# -- the Responses API (`/v1/responses`, the openai SDK) ---------------------------------------------
+
+
+def test_responses_detail_goes_as_sent_to_the_openai_chat_wire(gw: LiveGateway) -> None:
+    # the emulated OpenAI instance is not OpenAI's own endpoint: /responses is bridged to its chat wire
+    response = _respond(gw, "openai", _image(PHOTO, "high"), _image(PNG_URL, "low"))
+    [body] = sent(gw, "openai")
+    assert body["messages"][1]["content"] == [
+        {"type": "text", "text": "What is in "},
+        {"type": "image_url", "image_url": {"url": PHOTO, "detail": "high"}},
+        {"type": "image_url", "image_url": {"url": PNG_URL, "detail": "low"}},
+        {"type": "text", "text": "?"},
+    ]
+    assert response.usage.input_tokens == PROMPT_TOKENS
+
+
+@pytest.mark.parametrize(
+    ("wire", "part", "param"),
+    [
+        ("anthropic", _image(PHOTO, "high"), "input[0].content[1].detail"),
+        ("gemini", _image(PNG_URL, "low"), "input[0].content[1].detail"),
+        ("ollama", _image(PHOTO), "input[0].content[1].image_url"),
+        ("gemini", _image("http://images.example.org/cat.png"), "input[0].content[1].image_url"),
+        (
+            "anthropic",
+            {"type": "input_image", "file_id": "file-1", "detail": "auto"},
+            "input[0].content[1].file_id",
+        ),
+        ("anthropic", _image("data:image/svg+xml;base64,PHN2Zz4="), "input[0].content[1].image_url"),
+        ("openai", _image("file:///etc/passwd"), "input[0].content[1].image_url"),
+        ("gemini", {"type": "input_file", "file_id": "file-1"}, "input[0].content[1].type"),
+    ],
+)
+def test_what_a_bridged_wire_cannot_carry_of_an_input_image_is_a_400_naming_it(
+    gw: LiveGateway, wire: str, part: dict[str, Any], param: str
+) -> None:
+    with pytest.raises(openai.BadRequestError) as refused:
+        _respond(gw, wire, part)
+    assert refused.value.body["param"] == param
+    assert refused.value.body["type"] == "invalid_request_error"
+    assert sent(gw, wire) == []
