@@ -147,7 +147,16 @@ FIELDS: dict[str, tuple[Any, dict[str, Any]]] = {
             "gemini": lambda b, r, m: _config(b)["temperature"] == 0.3,
         },
     ),
-    "thinking": ({"type": "enabled", "budget_tokens": 1024}, {"openai": REFUSED, "gemini": REFUSED}),
+    "thinking": (
+        {"type": "enabled", "budget_tokens": 1024},
+        {
+            "openai": REFUSED,  # no such parameter; `reasoning_effort` has no token budget to map to
+            # the budget at most `max_tokens` (16 here), which the gateway holds
+            "gemini": lambda b, r, m: (
+                _config(b)["thinkingConfig"] == {"thinkingBudget": 16, "includeThoughts": True}
+            ),
+        },
+    ),
     "tool_choice": (
         {"type": "any"},
         {
@@ -162,7 +171,7 @@ FIELDS: dict[str, tuple[Any, dict[str, Any]]] = {
             "gemini": lambda b, r, m: _gemini_tool(b) == "get_weather",
         },
     ),
-    "top_k": (5, {"openai": REFUSED, "gemini": REFUSED}),
+    "top_k": (5, {"openai": REFUSED, "gemini": lambda b, r, m: _config(b)["topK"] == 5}),
     "top_p": (
         0.5,
         {"openai": lambda b, r, m: b["top_p"] == 0.5, "gemini": lambda b, r, m: _config(b)["topP"] == 0.5},

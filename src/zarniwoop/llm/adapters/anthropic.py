@@ -34,7 +34,7 @@ from ...contract.errors import InvalidRequestError, ParseError
 from ...contract.protocol import RequestSpec
 from .base import NATIVE_ANSWER, ChatMessage, ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
-from .fields import MESSAGES
+from .fields import MESSAGES, whole_number
 from .ids import check_model
 from .images import checked
 from .options import refuse_unsupported, tool_strict
@@ -77,6 +77,8 @@ class AnthropicAdapter:
             body["temperature"] = request.temperature
         if options.top_p is not None:
             body["top_p"] = options.top_p
+        if "top_k" in further:
+            body["top_k"] = whole_number("top_k", further["top_k"], 0)
         if options.stop:
             body["stop_sequences"] = list(options.stop)
         user = further.get("safety_identifier") or options.user  # OpenAI's successor of `user`
