@@ -21,7 +21,8 @@ There is no JSON mode: a JSON request adds an instruction (and the schema) to th
 strict JSON schema (`response_format.json_schema.strict`) and strict tools go as structured outputs
 (`output_format`, tool `strict`, beta `structured-outputs-2025-11-13`). OpenAI fields the API has no
 equivalent of (`seed`, `logprobs`, `metadata`, `reasoning_effort`, …) are refused, naming the field
-(the table of `fields.py`); `safety_identifier`, like `user`, becomes `metadata.user_id`.
+(the table of `fields.py`); `safety_identifier`, like `user`, becomes `metadata.user_id`; `top_k` (not
+OpenAI's, but a chat client may send it) is Anthropic's own.
 """
 
 from __future__ import annotations

@@ -10,7 +10,10 @@
 A field a table does not name is forwarded as sent on the shape's native wire (`NATIVE`: a Chat
 Completions field OpenAI added yesterday reaches an OpenAI-wire upstream) and refused elsewhere. A
 value that asks for nothing beyond every wire's default (`NEUTRAL`: `n: 1`, `service_tier: "auto"`,
-`store: false`) needs no mapping and passes a wire that has none.
+`store: false`) needs no mapping and passes a wire that has none. A request *bridged* from another
+shape (below) has nothing forwarded merely as sent: its chat form was not written for the OpenAI
+wire, so `thinking` and `top_k` — which that wire forwards as sent for a Chat Completions client, to
+servers that take them (vLLM, LM Studio) — are refused there (`route(..., bridged=True)`).
 
 The gateway's other shapes — OpenAI Responses (`/v1/responses`) and Anthropic Messages
 (`/v1/messages`) — go to a wire that serves them natively as the client wrote them (every field
@@ -94,7 +97,9 @@ _CHAT_ROWS: dict[str, tuple[str, str, str]] = {
     "reasoning_effort": ("-", "generationConfig.thinkingConfig.thinkingBudget", "-"),
     # two fields Chat Completions does not define, which the Messages bridge carries (and a chat
     # client may send): the OpenAI wire forwards them as sent to a server that takes them (vLLM,
-    # LM Studio), and refuses them on a bridged request — OpenAI's API has no such parameter
+    # LM Studio), and refuses them on a bridged request — OpenAI's API has no such parameter, and no
+    # mapping of a budget onto `reasoning_effort` is documented (its levels name no token count, a
+    # non-reasoning model refuses it, and Chat Completions never returns the thoughts asked for)
     "thinking": ("-", "generationConfig.thinkingConfig", "think"),
     "top_k": ("top_k", "generationConfig.topK", "options.top_k"),
     "tools": ("tools", "tools", "tools"),
