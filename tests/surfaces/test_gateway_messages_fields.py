@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from ..support.emulator import RecordedRequest, Reply
-from ..support.gateway import MODELS, anthropic_message, live_gateway, openai_completion, upstream_path
+from ..support.gateway import MODELS, anthropic_message, app_gateway, openai_completion, upstream_path
 from ..support.gateway import LiveGateway as Gateway
 
 pytestmark = pytest.mark.xdist_group(__name__)
@@ -186,7 +186,7 @@ HEADERS = {"user_profile_id": "anthropic-user-profile-id", "workspace_id": "anth
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    with live_gateway(tmp_path_factory.mktemp("messages-fields")) as gateway:
+    with app_gateway(tmp_path_factory.mktemp("messages-fields")) as gateway:
         yield gateway
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from ..support.emulator import Reply
-from ..support.gateway import MODELS, live_gateway, upstream_path
+from ..support.gateway import MODELS, app_gateway, upstream_path
 from ..support.gateway import LiveGateway as Gateway
 from ..support.paths import optional_fixture_bytes
 
@@ -60,7 +60,7 @@ def sdk(gw: Gateway) -> Any:
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    with live_gateway(tmp_path_factory.mktemp("messages-thinking")) as gateway:
+    with app_gateway(tmp_path_factory.mktemp("messages-thinking")) as gateway:
         yield gateway
 
 
