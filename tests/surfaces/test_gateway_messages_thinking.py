@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from ..support.emulator import Reply
-from ..support.gateway import MODELS, app_gateway, upstream_path
+from ..support.emulator import Emulator, Reply
+from ..support.gateway import MODELS, app_gateway, gateway_tenants, upstream_path
 from ..support.gateway import LiveGateway as Gateway
 from ..support.paths import optional_fixture_bytes
 
@@ -58,9 +58,17 @@ def sdk(gw: Gateway) -> Any:
     return anthropic.Anthropic(base_url=gw.url, http_client=gw.http, max_retries=0, api_key=gw.setup.token)
 
 
+def _tenants(emulator: Emulator) -> dict[str, Any]:
+    """The gateway's tree with mike's fallback off: each call is its model's alone, so an upstream's
+    error is what the client reads (not the last of mike's other providers')."""
+    tenants = gateway_tenants(emulator)
+    tenants["acme"]["accounts"]["mike"]["llm"]["failover"] = {"fallback_enabled": False}
+    return tenants
+
+
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    with app_gateway(tmp_path_factory.mktemp("messages-thinking")) as gateway:
+    with app_gateway(tmp_path_factory.mktemp("messages-thinking"), tenants=_tenants) as gateway:
         yield gateway
 
 
@@ -224,3 +232,19 @@ def test_the_budget_stays_within_the_held_max_tokens_and_thinking_past_it_is_cha
     assert row[5:] == (20, 9100, "ok")
     [(after,)] = gw.rows(used)
     assert after - before == 9120
+
+
+def test_an_ollama_model_that_cannot_think_answers_ollamas_own_error(gw: Gateway) -> None:
+    refusal = {"error": '"llama3.1" does not support thinking'}
+    gw.emulator.add(OLLAMA_PATH, Reply.json(refusal, status=400))
+    with pytest.raises(anthropic.APIStatusError) as caught:
+        sdk(gw).messages.create(model=OLLAMA_MODEL, max_tokens=4096, messages=HI, thinking=THINKING)
+    # the upstream's own 400, as the gateway relays a failed provider (a tenant-set base URL's body
+    # is summarised, never reflected): the gateway judged nothing about the model's thinking
+    assert caught.value.status_code == 502
+    assert caught.value.body["error"] == {
+        "type": "api_error",
+        "message": "every LLM provider failed: ollama: ollama: HTTP 400 Bad Request",
+    }
+    [upstream] = gw.emulator.requests()
+    assert (upstream.path, upstream.json()["think"]) == (OLLAMA_PATH, True)
