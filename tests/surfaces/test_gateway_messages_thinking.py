@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from ..support.emulator import Emulator, Reply
-from ..support.gateway import MODELS, app_gateway, gateway_tenants, upstream_path
+from ..support.gateway import MODELS, app_gateway, gateway_tenants, openai_completion, upstream_path
 from ..support.gateway import LiveGateway as Gateway
 from ..support.paths import optional_fixture_bytes
 
@@ -110,12 +110,16 @@ def test_thinking_and_top_k_reach_ollama_as_think_and_options_top_k(gw: Gateway)
 def test_thinking_disabled_asks_nothing_of_any_wire(gw: Gateway) -> None:
     gw.emulator.add(upstream_path("gemini"), Reply.json(GEMINI_THOUGHT_ANSWER))
     gw.emulator.add(OLLAMA_PATH, Reply.json(OLLAMA_THOUGHT_ANSWER))
-    for model in (MODELS["gemini"], OLLAMA_MODEL):
-        sdk(gw).messages.create(model=model, max_tokens=64, messages=HI, thinking={"type": "disabled"})
+    gw.emulator.add(upstream_path("openai"), openai_completion("Scoop", 12, 2))
+    disabled = {"type": "disabled", "budget_tokens": None}  # as some clients send every key
+    for model in (MODELS["gemini"], OLLAMA_MODEL, MODELS["openai"]):
+        sdk(gw).messages.create(model=model, max_tokens=64, messages=HI, thinking=disabled)
     [gemini] = gw.emulator.requests(upstream_path("gemini"))
     [ollama] = gw.emulator.requests(OLLAMA_PATH)
+    [openai] = gw.emulator.requests(upstream_path("openai"))
     assert "thinkingConfig" not in gemini.json()["generationConfig"]
     assert "think" not in ollama.json()
+    assert "thinking" not in openai.json() and "reasoning_effort" not in openai.json()
 
 
 @pytest.mark.parametrize(

@@ -214,13 +214,17 @@ def to_chat_request(
     if not full:
         return ChatRequest(tuple(messages), max_tokens=0, tools=tools, native=native)
     assert isinstance(request, MessagesRequest)
+    # as sent, for each wire's table: a budget to Gemini, `think` to Ollama, refused on OpenAI's;
+    # `disabled` asks for nothing, whatever else it holds
+    further = {name: body[name] for name in ("thinking", "top_k") if body.get(name) is not None}
+    if request.thinking is not None and request.thinking.type == "disabled":
+        del further["thinking"]
     options = SamplingOptions(
         parallel_tool_calls=parallel,
         stop=tuple(request.stop_sequences or ()),
         top_p=request.top_p,
         user=request.metadata.user_id if request.metadata else None,
-        # as sent, for each wire's table: a budget to Gemini, `think` to Ollama, refused on OpenAI's
-        extra={name: body[name] for name in ("thinking", "top_k") if body.get(name) is not None},
+        extra=further,
     )
     return ChatRequest(
         tuple(messages),
