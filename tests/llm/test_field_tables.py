@@ -5,11 +5,21 @@ map or refuse — a neutral value passing a wire without the field."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
 from zarniwoop.contract.errors import InvalidRequestError
-from zarniwoop.llm.adapters.fields import CHAT, FIELD_TABLES, passed_fields, refuse_fields, route
+from zarniwoop.llm.adapters.fields import (
+    BRIDGED,
+    CHAT,
+    FIELD_TABLES,
+    MESSAGES,
+    passed_fields,
+    refuse_fields,
+    route,
+    thinking_budget,
+)
 
 from ..support.paths import REPO_ROOT
 
@@ -75,7 +85,7 @@ def test_neutral_values_pass_and_others_are_refused_or_kept() -> None:
 
 
 def test_the_other_shapes_bridges_are_tables_of_the_same_kind() -> None:
-    from zarniwoop.llm.adapters.fields import BRIDGED, MESSAGES, RESPONSES, bridge_refusals
+    from zarniwoop.llm.adapters.fields import RESPONSES, bridge_refusals
 
     assert route(RESPONSES, BRIDGED, "max_output_tokens").path == "max_tokens"
     assert route(MESSAGES, BRIDGED, "stop_sequences").path == "stop"
@@ -84,5 +94,60 @@ def test_the_other_shapes_bridges_are_tables_of_the_same_kind() -> None:
     assert (
         bridge_refusals(MESSAGES, {"thinking": "disabled", "top_k": None, "metadata.user_id": "u"}, "?") == []
     )
-    [(name, reason)] = bridge_refusals(MESSAGES, {"thinking": "enabled"}, "?")
-    assert name == "thinking" and "Anthropic wire" in reason
+    [(name, reason)] = bridge_refusals(MESSAGES, {"anthropic-workspace-id": "wrkspc_1"}, "?")
+    assert name == "anthropic-workspace-id" and "Anthropic wire" in reason
+    # `thinking` and `top_k` cross the bridge into the chat form, whose tables judge them per wire
+    enabled = {"type": "enabled", "budget_tokens": 1024}
+    assert bridge_refusals(MESSAGES, {"thinking": enabled, "top_k": 5}, "?") == []
+    assert (route(MESSAGES, BRIDGED, "thinking").path, route(MESSAGES, BRIDGED, "top_k").path) == (
+        "thinking",
+        "top_k",
+    )
+
+
+def test_thinking_and_top_k_per_wire_and_forwarded_only_for_a_chat_client_on_openai() -> None:
+    paths = {wire: (route(CHAT, wire, "thinking").path, route(CHAT, wire, "top_k").path) for wire in WIRES}
+    assert paths == {
+        "anthropic": ("", "top_k"),
+        "gemini": ("generationConfig.thinkingConfig", "generationConfig.topK"),
+        "ollama": ("think", "options.top_k"),
+    }
+    assert route(CHAT, "anthropic", "thinking").how == "refused"
+    # a Chat Completions client's own `top_k` reaches an OpenAI-wire server as sent (vLLM, LM Studio
+    # take it); one bridged from /v1/messages is refused — OpenAI's API has no such parameter
+    assert route(CHAT, "openai", "top_k").how == "forwarded"
+    assert route(CHAT, "lmstudio", "top_k", bridged=True).how == "refused"
+    assert route(CHAT, "gemini", "top_k", bridged=True).path == "generationConfig.topK"
+    assert passed_fields(CHAT, "openai", {"top_k": 5}) == {"top_k": 5}
+    for name in ("top_k", "thinking"):
+        with pytest.raises(InvalidRequestError) as caught:
+            passed_fields(CHAT, "openai", {name: {"type": "enabled", "budget_tokens": 9}}, bridged=True)
+        assert caught.value.field == name and "openai wire has no equivalent" in caught.value.message
+    disabled = {"type": "disabled"}
+    assert passed_fields(CHAT, "openai", {"thinking": disabled}, bridged=True) == {}  # asks for nothing
+    assert passed_fields(CHAT, "gemini", {"thinking": disabled, "top_k": None}) == {}
+
+
+@pytest.mark.parametrize(
+    ("value", "field", "words"),
+    [
+        ({"type": "adaptive"}, "thinking.type", "maps 'enabled'"),
+        ({"type": "enabled"}, "thinking.budget_tokens", "an integer of at least 1"),
+        ({"type": "enabled", "budget_tokens": "9"}, "thinking.budget_tokens", "'9'"),
+        ({"type": "enabled", "budget_tokens": 9, "display": "x"}, "thinking.display", "no equivalent"),
+        ("enabled", "thinking", "an object"),
+    ],
+)
+def test_a_thinking_value_a_wire_cannot_map_is_a_400_naming_its_part(
+    value: Any, field: str, words: str
+) -> None:
+    with pytest.raises(InvalidRequestError) as caught:
+        thinking_budget("gemini", value, 4096)
+    assert caught.value.field == field and words in caught.value.message
+
+
+def test_the_thinking_budget_is_held_within_max_tokens() -> None:
+    assert thinking_budget("gemini", {"type": "enabled", "budget_tokens": 1024}, 4096) == 1024
+    # `max_tokens` capped below the budget (`max_tokens_per_call`): the budget follows, so the hold
+    # of input estimate + max_tokens covers thinking and answer together
+    assert thinking_budget("ollama", {"budget_tokens": 10_000, "type": "enabled"}, 8192) == 8192

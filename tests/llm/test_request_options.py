@@ -179,3 +179,25 @@ def test_a_strict_schema_goes_to_anthropic_as_structured_output() -> None:
     assert spec.json_body["output_format"] == {"type": "json_schema", "schema": {"type": "object"}}
     assert "system" not in spec.json_body  # no instruction: the schema binds decoding
     assert dict(spec.headers)["anthropic-beta"] == "structured-outputs-2025-11-13"
+
+
+def test_top_k_and_thinking_of_the_chat_form_land_where_each_wire_takes_them() -> None:
+    extra = {"top_k": 7, "thinking": {"type": "enabled", "budget_tokens": 512}}
+    request = ChatRequest.prompt("hi", max_tokens=300, options=SamplingOptions(extra=extra))
+    config = _build("gemini", request)["generationConfig"]
+    # the budget at most max_tokens: the hold (input estimate + max_tokens) covers thinking and answer
+    assert (config["topK"], config["thinkingConfig"]) == (7, {"thinkingBudget": 300, "includeThoughts": True})
+    ollama = _build("ollama", request)
+    assert (ollama["think"], ollama["options"]["top_k"], ollama["options"]["num_predict"]) == (True, 7, 300)
+    assert (
+        _build("anthropic", ChatRequest.prompt("hi", options=SamplingOptions(extra={"top_k": 7})))["top_k"]
+        == 7
+    )
+    with pytest.raises(InvalidRequestError) as caught:
+        _build("anthropic", request)  # the chat form carries no thinking signatures back to Anthropic
+    assert caught.value.field == "thinking"
+    # a Chat Completions client's own fields reach an OpenAI-wire server as sent (vLLM takes top_k)
+    assert {k: _build("openai", request)[k] for k in extra} == extra
+    with pytest.raises(InvalidRequestError) as caught:
+        _build("gemini", ChatRequest.prompt("hi", options=SamplingOptions(extra={"top_k": -1})))
+    assert caught.value.field == "top_k"

@@ -187,6 +187,38 @@ class LiveGateway:
 
 
 @contextmanager
+def _emulated(
+    directory: Path, tenants: Callable[[Emulator], dict[str, Any]] | None, prepare: dict[str, Any]
+) -> Iterator[tuple[Emulator, GatewaySetup]]:
+    """A started emulator and a gateway set up against it (`prepare_gateway(**prepare)`, `tenants`
+    built for the emulator)."""
+    emulator = Emulator().start()
+    try:
+        if tenants is not None:
+            prepare["tenants"] = tenants(emulator)
+        yield emulator, prepare_gateway(directory, emulator, **prepare)
+    finally:
+        emulator.stop()
+
+
+@contextmanager
+def app_gateway(
+    directory: Path, *, tenants: Callable[[Emulator], dict[str, Any]] | None = None, **prepare: Any
+) -> Iterator[LiveGateway]:
+    """`live_gateway` in-process only (a server's 500 is an answer, not a raise): what a module
+    without a served twin uses, so that the collection scan (`support/processes.py`), which sees
+    `live_gateway`'s served branch, keeps its tests in the fast tier."""
+    from fastapi.testclient import TestClient
+
+    from zarniwoop.surfaces.http import create_app
+
+    with _emulated(directory, tenants, prepare) as (emulator, setup):
+        app = create_app(config=setup.config, home=setup.home)
+        with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as http:
+            yield LiveGateway(emulator, setup, http, str(http.base_url), None)
+
+
+@contextmanager
 def live_gateway(
     directory: Path,
     kind: str = "app",
@@ -195,27 +227,20 @@ def live_gateway(
     **prepare: Any,
 ) -> Iterator[LiveGateway]:
     """A started emulator, a gateway prepared against it (`prepare_gateway(**prepare)`, `tenants`
-    built for the emulator), running in-process (`app`: a server's 500 is an answer, not a raise)
-    or under a real `zarniwoop serve` (`serve`)."""
+    built for the emulator), running in-process (`app`: `app_gateway`) or under a real
+    `zarniwoop serve` (`serve`)."""
     import httpx
-    from fastapi.testclient import TestClient
 
-    from zarniwoop.surfaces.http import create_app
-
-    emulator = Emulator().start()
-    try:
-        if tenants is not None:
-            prepare["tenants"] = tenants(emulator)
-        setup = prepare_gateway(directory, emulator, **prepare)
-        if kind == "app":
-            app = create_app(config=setup.config, home=setup.home)
-            with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as http:
-                yield LiveGateway(emulator, setup, http, str(http.base_url), None)
-        else:
-            with served(setup.config, setup.home) as server, httpx.Client(base_url=server.url) as http:
-                yield LiveGateway(emulator, setup, http, server.url, server)
-    finally:
-        emulator.stop()
+    if kind == "app":
+        with app_gateway(directory, tenants=tenants, **prepare) as gateway:
+            yield gateway
+        return
+    with (
+        _emulated(directory, tenants, prepare) as (emulator, setup),
+        served(setup.config, setup.home) as server,
+        httpx.Client(base_url=server.url) as http,
+    ):
+        yield LiveGateway(emulator, setup, http, server.url, server)
 
 
 def openai_completion(

@@ -17,7 +17,7 @@ import pytest
 from zarniwoop.surfaces.http.anthropic_wire import MessagesRequest, to_chat_request
 
 from ..support.emulator import Reply
-from ..support.gateway import MIKE_KEYS, MODELS, live_gateway, openai_text_stream, upstream_path
+from ..support.gateway import MIKE_KEYS, MODELS, app_gateway, openai_text_stream, upstream_path
 from ..support.gateway import LiveGateway as Gateway
 from ..support.paths import optional_fixture_bytes
 
@@ -90,7 +90,7 @@ def sdk(gw: Gateway, **options: Any) -> Any:
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     tokens = {"no-account": ("transformer-review", None)}
-    with live_gateway(tmp_path_factory.mktemp("messages"), tokens=tokens) as gateway:
+    with app_gateway(tmp_path_factory.mktemp("messages"), tokens=tokens) as gateway:
         yield gateway
 
 

@@ -21,7 +21,8 @@ There is no JSON mode: a JSON request adds an instruction (and the schema) to th
 strict JSON schema (`response_format.json_schema.strict`) and strict tools go as structured outputs
 (`output_format`, tool `strict`, beta `structured-outputs-2025-11-13`). OpenAI fields the API has no
 equivalent of (`seed`, `logprobs`, `metadata`, `reasoning_effort`, …) are refused, naming the field
-(the table of `fields.py`); `safety_identifier`, like `user`, becomes `metadata.user_id`.
+(the table of `fields.py`); `safety_identifier`, like `user`, becomes `metadata.user_id`; `top_k` (not
+OpenAI's, but a chat client may send it) is Anthropic's own.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from ...contract.errors import InvalidRequestError, ParseError
 from ...contract.protocol import RequestSpec
 from .base import NATIVE_ANSWER, ChatMessage, ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_error
-from .fields import MESSAGES
+from .fields import MESSAGES, whole_number
 from .ids import check_model
 from .images import checked
 from .options import refuse_unsupported, tool_strict
@@ -77,6 +78,8 @@ class AnthropicAdapter:
             body["temperature"] = request.temperature
         if options.top_p is not None:
             body["top_p"] = options.top_p
+        if "top_k" in further:
+            body["top_k"] = whole_number("top_k", further["top_k"], 0)
         if options.stop:
             body["stop_sequences"] = list(options.stop)
         user = further.get("safety_identifier") or options.user  # OpenAI's successor of `user`

@@ -98,7 +98,7 @@ class NativeBody:
     body: Mapping[str, Any] = field(compare=False)
     refused: tuple[tuple[str, str], ...] = ()
     """`(field, reason)` pairs the mapped chat form cannot carry (a server tool, an image block,
-    `top_k`, `reasoning.effort`): a bridged wire answers a 400 naming the first."""
+    `reasoning.effort`): a bridged wire answers a 400 naming the first."""
     headers: Mapping[str, str] = field(default_factory=dict, compare=False)
     """The shape's own request headers the client sent (`anthropic-version`, `anthropic-beta`)."""
     extra_input_tokens: int = 0

@@ -10,7 +10,10 @@
 A field a table does not name is forwarded as sent on the shape's native wire (`NATIVE`: a Chat
 Completions field OpenAI added yesterday reaches an OpenAI-wire upstream) and refused elsewhere. A
 value that asks for nothing beyond every wire's default (`NEUTRAL`: `n: 1`, `service_tier: "auto"`,
-`store: false`) needs no mapping and passes a wire that has none.
+`store: false`) needs no mapping and passes a wire that has none. A request *bridged* from another
+shape (below) has nothing forwarded merely as sent: its chat form was not written for the OpenAI
+wire, so `thinking` and `top_k` — which that wire forwards as sent for a Chat Completions client, to
+servers that take them (vLLM, LM Studio) — are refused there (`route(..., bridged=True)`).
 
 The gateway's other shapes — OpenAI Responses (`/v1/responses`) and Anthropic Messages
 (`/v1/messages`) — go to a wire that serves them natively as the client wrote them (every field
@@ -92,6 +95,13 @@ _CHAT_ROWS: dict[str, tuple[str, str, str]] = {
     "logprobs": ("-", "generationConfig.responseLogprobs", "logprobs"),
     "top_logprobs": ("-", "generationConfig.logprobs", "top_logprobs"),
     "reasoning_effort": ("-", "generationConfig.thinkingConfig.thinkingBudget", "-"),
+    # two fields Chat Completions does not define, which the Messages bridge carries (and a chat
+    # client may send): the OpenAI wire forwards them as sent to a server that takes them (vLLM,
+    # LM Studio), and refuses them on a bridged request — OpenAI's API has no such parameter, and no
+    # mapping of a budget onto `reasoning_effort` is documented (its levels name no token count, a
+    # non-reasoning model refuses it, and Chat Completions never returns the thoughts asked for)
+    "thinking": ("-", "generationConfig.thinkingConfig", "think"),
+    "top_k": ("top_k", "generationConfig.topK", "options.top_k"),
     "tools": ("tools", "tools", "tools"),
     "tools[].function.strict": ("tools[].strict", "toolConfig.functionCallingConfig.mode", "-"),
     "tool_choice": ("tool_choice", "toolConfig", "(auto: the tools; none: no tools; others refused)"),
@@ -189,8 +199,8 @@ FIELD_TABLES[(MESSAGES, BRIDGED)] = {
     "metadata": _PARTS,
     "metadata.user_id": mapped("user"),
     "cache_control": mapped("", "no field: the other wires cache prefixes on their own"),
-    "thinking": refused(_OFF_ANTHROPIC),
-    "top_k": refused(_OFF_ANTHROPIC),
+    "thinking": mapped("thinking", "the chat form's `thinking`, judged by each wire's table"),
+    "top_k": mapped("top_k"),
     **dict.fromkeys(("anthropic-user-profile-id", "anthropic-workspace-id"), refused(_OFF_ANTHROPIC)),
 }
 """A Messages request on a wire other than Anthropic's (docs: `surfaces/http/anthropic_wire.py`)."""
@@ -207,7 +217,7 @@ NEUTRAL: dict[tuple[str, str], tuple[Any, ...]] = {
     (CHAT, "parallel_tool_calls"): (True,),
     (RESPONSES, "truncation"): ("disabled",),
     **{(RESPONSES, name): ([], {}) for name in _RESPONSES_ONLY},
-    (MESSAGES, "thinking"): ("disabled",),
+    (CHAT, "thinking"): ({"type": "disabled"},),
 }
 """Values that ask for nothing beyond every wire's default: they pass a wire that refuses the field."""
 
@@ -215,39 +225,47 @@ WIRE_FAMILY = {"lmstudio": "openai", "ollama-cloud": "ollama"}
 """Wire types whose requests are built by another wire's adapter, and so judged by its table."""
 
 
-def route(shape: str, wire: str, name: str) -> FieldRoute:
-    """How `wire` honours `name` of a `shape` request."""
+def route(shape: str, wire: str, name: str, *, bridged: bool = False) -> FieldRoute:
+    """How `wire` honours `name` of a `shape` request. `bridged`: the request is another shape's,
+    mapped to this one — nothing in it was written for this wire, so a field the wire would only
+    forward as sent (a name it does not define, as `top_k` on the OpenAI wire) has no place there."""
     wire = WIRE_FAMILY.get(wire, wire)
     found = FIELD_TABLES[(shape, wire)].get(name)
-    if found is not None:
-        return found
-    return FORWARDED if NATIVE.get(shape) == wire else REFUSED
+    if found is None:
+        found = FORWARDED if NATIVE.get(shape) == wire else REFUSED
+    return REFUSED if bridged and found.how == "forwarded" else found
 
 
 def refuse_fields(shape: str, wire: str, names: Iterable[str]) -> None:
     """`InvalidRequestError` naming the first of `names` the wire refuses."""
     for name in names:
         if route(shape, wire, name).how == "refused":
-            raise InvalidRequestError(
-                name,
-                f"the {wire} wire has no equivalent of {name!r}: "
-                "remove it, or choose a model served over another wire",
-            )
+            _refuse(wire, name)
 
 
-def passed_fields(shape: str, wire: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+def _refuse(wire: str, name: str) -> None:
+    raise InvalidRequestError(
+        name,
+        f"the {wire} wire has no equivalent of {name!r}: "
+        "remove it, or choose a model served over another wire",
+    )
+
+
+def passed_fields(
+    shape: str, wire: str, fields: Mapping[str, Any], *, bridged: bool = False
+) -> dict[str, Any]:
     """The further fields of a request this wire forwards or maps, as sent; a neutral value (or
     `null`) is left out where the wire has no place for it, and a refused field raises
-    (`refuse_fields`)."""
+    (`refuse_fields`; `bridged` as for `route`)."""
     out: dict[str, Any] = {}
     for name, value in fields.items():
-        how = route(shape, wire, name).how
+        how = route(shape, wire, name, bridged=bridged).how
         if how == "forwarded":
             out[name] = value
         elif value is None or value in NEUTRAL.get((shape, name), ()):
             continue  # asks for nothing: `null` (some clients send every field), or every wire's default
         elif how == "refused":
-            refuse_fields(shape, wire, (name,))
+            _refuse(wire, name)
         else:
             out[name] = value
     return out
@@ -272,6 +290,31 @@ def number_field(name: str, value: Any, low: float, high: float) -> float:
     return float(value)
 
 
+def whole_number(name: str, value: Any, low: int) -> int:
+    """A mapped field's integer (`top_k`, a thinking budget), at least `low`."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise InvalidRequestError(name, f"expected an integer of at least {low}, got {value!r:.40}")
+    return value
+
+
+def thinking_budget(wire: str, value: Any, max_tokens: int) -> int:
+    """The token budget of a `thinking` field (Anthropic's `{"type": "enabled", "budget_tokens": N}`;
+    `disabled` is neutral and never gets here), at most `max_tokens`: Anthropic counts the budget
+    within `max_tokens`, the one output bound the gateway reserves (after `max_tokens_per_call`), so
+    the hold covers thinking and answer together. A 400 names the part the wire cannot map."""
+    if not isinstance(value, Mapping):
+        raise InvalidRequestError("thinking", f"expected an object with a type, got {value!r:.40}")
+    for key in value:
+        if key not in ("type", "budget_tokens"):
+            _refuse(wire, f"thinking.{key}")
+    if value.get("type") != "enabled":
+        raise InvalidRequestError(
+            "thinking.type",
+            f"the {wire} wire maps 'enabled' (with budget_tokens), got {value.get('type')!r:.40}",
+        )
+    return min(whole_number("thinking.budget_tokens", value.get("budget_tokens"), 1), max_tokens)
+
+
 __all__ = [
     "BRIDGED",
     "CHAT",
@@ -291,4 +334,6 @@ __all__ = [
     "refuse_fields",
     "refused",
     "route",
+    "thinking_budget",
+    "whole_number",
 ]

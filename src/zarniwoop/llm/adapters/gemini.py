@@ -26,7 +26,7 @@ from ...contract.errors import InvalidRequestError, ParseError
 from ...contract.protocol import RequestSpec
 from .base import ChatMessage, ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_object
-from .fields import number_field
+from .fields import number_field, thinking_budget, whole_number
 from .ids import gemini_resource
 from .images import checked
 from .options import refuse_unsupported, tool_strict
@@ -35,7 +35,14 @@ from .response import ChatResponse, ToolCall, UsageReport
 
 THINKING_BUDGETS = {"low": 1024, "medium": 8192, "high": 24576}
 """`reasoning_effort` as `thinkingConfig.thinkingBudget`, the budgets Google's own OpenAI-compatible
-endpoint uses (https://ai.google.dev/gemini-api/docs/openai#thinking). OpenAI fields generateContent
+endpoint uses (https://ai.google.dev/gemini-api/docs/openai#thinking). Anthropic's `thinking`
+(`{"type": "enabled", "budget_tokens": N}`, from `/v1/messages`) is the same `thinkingBudget`, at
+most `max_tokens` (`fields.thinking_budget`), with `includeThoughts: true` — the thought summaries
+come back as reasoning, Anthropic's `thinking` blocks. So the hold (input estimate + `max_tokens`)
+covers the budget; `maxOutputTokens` is observed to bound thoughts and answer together, as Anthropic's
+`max_tokens` does (googleapis/python-genai#2062), and a model that thinks past its budget anyway is
+charged its report as it came, thoughts included (`llm/settlement.py`: a budget is passed by at most
+one call's excess). OpenAI fields generateContent
 has no equivalent of (`parallel_tool_calls`: it decides alone whether calls run in parallel;
 `metadata`: `labels` exist on Vertex AI only) are refused by the table of `fields.py`."""
 
@@ -51,7 +58,7 @@ class GeminiAdapter:
         config: dict[str, Any] = {"maxOutputTokens": request.max_tokens}
         if request.temperature is not None:
             config["temperature"] = request.temperature
-        config.update(_further(further))
+        config.update(_further(further, request.max_tokens))
         for name, value in (
             ("topP", options.top_p),
             ("seed", options.seed),
@@ -158,9 +165,11 @@ class GeminiStream(PartsStream):
         return self.answer(usage, dict(self.metadata))
 
 
-def _further(fields: dict[str, Any]) -> dict[str, Any]:
+def _further(fields: dict[str, Any], max_tokens: int) -> dict[str, Any]:
     """`generationConfig` entries of the further fields the table maps."""
     config: dict[str, Any] = {}
+    if "top_k" in fields:
+        config["topK"] = whole_number("top_k", fields["top_k"], 0)
     for name, key in (("frequency_penalty", "frequencyPenalty"), ("presence_penalty", "presencePenalty")):
         if name in fields:
             config[key] = number_field(name, fields[name], -2, 2)
@@ -171,6 +180,9 @@ def _further(fields: dict[str, Any]) -> dict[str, Any]:
                 "reasoning_effort", f"the gemini wire maps low, medium or high, got {effort!r:.40}"
             )
         config["thinkingConfig"] = {"thinkingBudget": THINKING_BUDGETS[effort]}
+    if "thinking" in fields:  # Anthropic's: the thoughts come back (as `thinking` blocks)
+        budget = thinking_budget("gemini", fields["thinking"], max_tokens)
+        config["thinkingConfig"] = {"thinkingBudget": budget, "includeThoughts": True}
     return config
 
 

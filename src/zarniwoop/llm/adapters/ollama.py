@@ -2,7 +2,10 @@
 
 `ollama` is a local server (no key); `ollama-cloud` is the same API at ollama.com with a bearer key.
 `stream` defaults to *true* in Ollama, so it is always sent explicitly. JSON output is `format:
-"json"` or `format: <schema>`; `max_tokens` is `options.num_predict`.
+"json"` or `format: <schema>`; `max_tokens` is `options.num_predict`. Anthropic's `thinking`
+(enabled, with a budget) is `think: true` — Ollama takes no budget; `num_predict` bounds thoughts and
+answer together, as `max_tokens` does on Anthropic's wire, and a model that cannot think answers
+Ollama's own error.
 
 Answers: `message{content, thinking?, tool_calls?}` — tool-call arguments are an object and carry
 no id (ids are made up). Usage: `prompt_eval_count` in, `eval_count` out; in a stream only the
@@ -22,7 +25,7 @@ from ...contract.errors import InvalidRequestError, ParseError
 from ...contract.protocol import RequestSpec
 from .base import ChatMessage, ChatRequest, Endpoint, Framing, StreamDelta
 from .errors import map_error, stream_object
-from .fields import number_field
+from .fields import number_field, thinking_budget, whole_number
 from .ids import check_model
 from .images import checked
 from .openai import function_tools
@@ -48,6 +51,8 @@ class OllamaAdapter:
         for name in ("frequency_penalty", "presence_penalty"):
             if name in further:
                 options[name] = number_field(name, further[name], -2, 2)
+        if "top_k" in further:
+            options["top_k"] = whole_number("top_k", further["top_k"], 0)
         if request.temperature is not None:
             options["temperature"] = request.temperature
         for name, value in (("seed", asked.seed), ("top_p", asked.top_p), ("stop", list(asked.stop) or None)):
@@ -59,6 +64,9 @@ class OllamaAdapter:
             "stream": request.stream,
             "options": options,
         }
+        if "thinking" in further:  # a boolean here: `num_predict` bounds thoughts and answer together
+            thinking_budget(self.wire_type, further["thinking"], request.max_tokens)
+            body["think"] = True
         if asked.logprobs:
             body["logprobs"] = True
             if asked.top_logprobs is not None:

@@ -30,7 +30,6 @@ from ...contract.errors import ParseError
 from ...contract.protocol import RequestSpec
 from .base import ChatMessage, ChatRequest, Endpoint, Framing, StreamDelta, ToolSpec
 from .errors import map_error
-from .fields import CHAT, passed_fields
 from .ids import check_model
 from .options import (
     ANSWER_EXTRAS,
@@ -40,6 +39,7 @@ from .options import (
     REFUSAL,
     SamplingOptions,
     openai_logprobs,
+    refuse_unsupported,
 )
 from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
 
@@ -82,8 +82,9 @@ class OpenAIAdapter:
         elif request.json_output:
             body["response_format"] = {"type": "json_object"}
         body.update(_passed_options(request.options))
-        # every further field as sent (the native wire: `fields.py` forwards what no table names)
-        further = passed_fields(CHAT, self.wire_type, request.options.extra)
+        # every further field as sent (the native wire: `fields.py` forwards what no table names;
+        # a bridged request's `thinking` and `top_k` are refused, OpenAI's API having no such field)
+        further = refuse_unsupported(request, self.wire_type)
         body.update({k: v for k, v in further.items() if k not in body})
         if request.stream:
             body["stream"] = True

@@ -88,9 +88,11 @@ def asked(request: ChatRequest) -> list[str]:
 def refuse_unsupported(request: ChatRequest, wire_type: str) -> dict[str, Any]:
     """`InvalidRequestError` naming the first field of the request this wire cannot honour: a
     modelled one (`asked`), then a further one (`SamplingOptions.extra`). Returns the further
-    fields the wire passes on (`fields.passed_fields`), for the adapter's body."""
+    fields the wire passes on (`fields.passed_fields`), for the adapter's body. A request bridged
+    from another shape (`ChatRequest.native`: `thinking`, `top_k` of a Messages request) has its
+    further fields honoured where a wire defines them, never merely forwarded as sent."""
     refuse_fields(CHAT, wire_type, asked(request))
-    return passed_fields(CHAT, wire_type, request.options.extra)
+    return passed_fields(CHAT, wire_type, request.options.extra, bridged=request.native is not None)
 
 
 def tool_strict(request: ChatRequest) -> bool:

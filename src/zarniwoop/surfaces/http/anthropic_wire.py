@@ -25,7 +25,11 @@ dropped (`llm.adapters.adapter_for`, the one choice of every shape). The mapping
 | `stop_sequences` | `stop` |
 | `metadata.user_id` | `user` |
 | `max_tokens`, `temperature`, `top_p`, `stream` | the same |
-| `thinking` (`enabled`), `top_k`, `service_tier`, `container`, `mcp_servers`, `output_config`, `inference_geo`, `speed`, `diagnostics`, any other field (top level, or of a block, tool, `tool_choice`) | refused, naming it |
+| `thinking` `{"type": "enabled", "budget_tokens": N}` | Gemini `generationConfig.thinkingConfig` `{thinkingBudget: N, includeThoughts: true}` (N at most `max_tokens`); Ollama `think: true`; OpenAI refused, naming it; the thoughts come back as `thinking` blocks |
+| `thinking` `{"type": "disabled"}` | nothing (every wire's default) |
+| `thinking` `{"type": "adaptive"}`, other keys of `thinking` | refused, naming `thinking.type` / the key |
+| `top_k` | Gemini `generationConfig.topK`, Ollama `options.top_k`; OpenAI refused, naming it |
+| `service_tier`, `container`, `mcp_servers`, `output_config`, `inference_geo`, `speed`, `diagnostics`, any other field (top level, or of a block, tool, `tool_choice`) | refused, naming it |
 | header `anthropic-version` (a date) | forwarded to Anthropic; elsewhere the answer follows 2023-06-01 |
 | header `anthropic-beta` | forwarded to Anthropic; elsewhere feature flags of Anthropic's servers, with no effect |
 | headers `anthropic-workspace-id`, `anthropic-user-profile-id` (the SDK's `workspace_id`, `user_profile_id`) | forwarded to Anthropic with a key of the caller's own (refused, naming the header, on the operator's key); elsewhere refused, naming the header |
@@ -193,7 +197,7 @@ def to_chat_request(
     tools = tuple(mapping.tool(i, t) for i, t in enumerate(request.tools or ()))
     choice, parallel = mapping.tool_choice(request.tool_choice)
     # the top-level fields (and `metadata`'s), judged by the one field table (`fields.py`)
-    top: dict[str, Any] = {**body, "thinking": request.thinking.type if request.thinking else None}
+    top: dict[str, Any] = dict(body)
     top.update({name: value for name, value in (headers or {}).items() if name in ACCOUNT_HEADERS})
     metadata = body.get("metadata")
     if isinstance(metadata, Mapping):
@@ -210,11 +214,17 @@ def to_chat_request(
     if not full:
         return ChatRequest(tuple(messages), max_tokens=0, tools=tools, native=native)
     assert isinstance(request, MessagesRequest)
+    # as sent, for each wire's table: a budget to Gemini, `think` to Ollama, refused on OpenAI's;
+    # `disabled` asks for nothing, whatever else it holds
+    further = {name: body[name] for name in ("thinking", "top_k") if body.get(name) is not None}
+    if request.thinking is not None and request.thinking.type == "disabled":
+        del further["thinking"]
     options = SamplingOptions(
         parallel_tool_calls=parallel,
         stop=tuple(request.stop_sequences or ()),
         top_p=request.top_p,
         user=request.metadata.user_id if request.metadata else None,
+        extra=further,
     )
     return ChatRequest(
         tuple(messages),
