@@ -32,7 +32,6 @@ from fastapi.responses import Response
 
 from ....llm.adapters import StreamDelta
 from ....llm.call import LlmResult
-from ....tenancy.tokens import Principal
 from ..answering import streamed, unless_gone
 from ..anthropic_answers import MessageEvents, error_json, event, message_json
 from ..anthropic_wire import (
@@ -47,14 +46,9 @@ from ..anthropic_wire import (
 )
 from ..fast_body import FastBodyRoute, request_only
 from ..fast_json import FastJSONResponse
+from ..gateway_caller import Caller, caller_of, failure, gateway_call, principal_of
 from ..state import AppState
-from .gateway import (
-    error_answers,
-    error_parts,
-    gateway_call,
-    principal_of,
-    request_body,
-)
+from .gateway import error_answers, error_parts, request_body
 
 log = logging.getLogger("zarniwoop.gateway")
 
@@ -69,9 +63,10 @@ router = APIRouter(tags=["gateway"], responses=error_answers(AnthropicErrorBody)
 @request_only
 async def messages(request: Request) -> Response:
     state: AppState = request.app.state.zarniwoop
+    caller: Caller | None = None  # a 401 of the guard's absence answers in Anthropic's shape too
     try:
-        principal = await _principal(request, state)
-        who = gateway_call(principal)
+        caller = await caller_of(request, state, _header(request))
+        who = caller.call()
         forwarded = check_version(request.headers)
         parsed, body = parse_body(await request.body(), MessagesRequest)
         assert isinstance(parsed, MessagesRequest)
@@ -90,7 +85,7 @@ async def messages(request: Request) -> Response:
             return Response(status_code=499)
         return FastJSONResponse(message_json(result, message_id, parsed.model))
     except Exception as exc:
-        return error_response(exc)
+        return error_response(await failure(state, caller, exc))
 
 
 @router.post(
@@ -103,7 +98,7 @@ async def messages(request: Request) -> Response:
 async def count_tokens(request: Request) -> Response:
     state: AppState = request.app.state.zarniwoop
     try:
-        gateway_call(await _principal(request, state))
+        gateway_call(await principal_of(request, state, _header(request)))
         check_version(request.headers)
         parsed, body = parse_body(await request.body(), CountTokensRequest)
         estimate = to_chat_request(parsed, body).estimated_input_tokens()
@@ -135,10 +130,9 @@ async def _events(
             await aclose()  # a client that went away abandons the call: it is settled on its own
 
 
-async def _principal(request: Request, state: AppState) -> Principal:
-    """The guard's principal, else the token of `Authorization: Bearer` or `x-api-key`."""
-    header = authorization(request.headers.get("authorization"), request.headers.get("x-api-key"))
-    return await principal_of(request, state, header)
+def _header(request: Request) -> str | None:
+    """The token as `Authorization: Bearer` or `x-api-key` sent it (used where the guard left none)."""
+    return authorization(request.headers.get("authorization"), request.headers.get("x-api-key"))
 
 
 def _error(exc: BaseException) -> tuple[int, dict[str, Any]]:
