@@ -10,7 +10,8 @@ The token comes as `x-api-key` or `Authorization: Bearer`; `anthropic-version` i
 forwarded (`anthropic_wire.check_version`). The call runs the gateway's one path — alias resolution,
 credential cascade, budgets reserved and settled at every level, failover — through
 `LlmManager.chat` / `.stream`, exactly as `/v1/chat/completions` does (`routes/gateway.py`, whose
-account check, disconnect handling and error mapping are used here). An Anthropic-wire instance is
+error mapping is used here; the caller, its account check and its remembered token's revocation
+are `gateway_caller.py`'s, the disconnect handling `answering.py`'s). An Anthropic-wire instance is
 sent the client's body as it came and its answer comes back as it came (`anthropic_answers.py`);
 any other wire gets the mapping of `anthropic_wire.py`, and a field it cannot carry is a 400 naming
 it. Errors are Anthropic's shape `{"type": "error", "error": {"type", "message"}}`.
