@@ -30,9 +30,12 @@ PRINCIPAL_SCOPE_KEY = "zarniwoop.principal"
 """Where `guard.RequestGuard` leaves the principal it verified before the body was read."""
 REMEMBERED_SCOPE_KEY = "zarniwoop.remembered"
 """Where the guard leaves, on `REMEMBERED_PATHS`, a principal recalled from memory and NOT yet
-confirmed unrevoked (`TokenStore.recall`): only the route that confirms it reads it (the chat
-completion's reservation does, issue 42); any other reader verifies the token as before."""
-REMEMBERED_PATHS = ("/v1/chat/completions",)
+confirmed unrevoked (`TokenStore.recall`): only a gateway route reads it, through
+`gateway_caller.caller_of`, whose call's reservation confirms it (issue 42); any other reader
+verifies the token as before."""
+REMEMBERED_PATHS = frozenset(("/v1/chat/completions", "/v1/messages", "/v1/responses", "/v1/embeddings"))
+"""The LLM gateway's calls (`gateway_caller.caller_of`); not `/v1/messages/count_tokens`, nor a
+stored response's `GET`/`DELETE`, which reserve nothing that could confirm the token."""
 
 
 async def get_state(request: Request) -> AppState:

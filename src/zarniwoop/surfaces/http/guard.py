@@ -5,9 +5,10 @@ parsed before the 401). For `/v1/*`, `/mcp` and `/metrics`:
 
 1. the `Authorization` header is verified first — a missing or bad token is a 401 while the body
    is still unread on the socket; the principal is left in the ASGI scope (`PRINCIPAL_SCOPE_KEY`)
-   so the route's dependency does not verify it a second time. On a chat completion a token the
-   process remembers is not looked up: its principal goes to `REMEMBERED_SCOPE_KEY`, and the call's
-   budget reservation confirms it unrevoked in its own round trip (issue 42);
+   so the route's dependency does not verify it a second time. On an LLM gateway call
+   (`deps.REMEMBERED_PATHS`: chat completions, messages, responses, embeddings) a token the process
+   remembers is not looked up: its principal goes to `REMEMBERED_SCOPE_KEY`, and the call's budget
+   reservation confirms it unrevoked in its own round trip (`gateway_caller.py`, issue 42);
 2. a `Content-Length` over the path's cap is a 413 at once; a body without a length (chunked) is
    counted as it is read and cut with a 413 when it passes the cap. The cap is `MAX_BODY_BYTES`,
    but `GATEWAY_MAX_BODY_BYTES` on the LLM gateway's paths, whose bodies carry whole conversations

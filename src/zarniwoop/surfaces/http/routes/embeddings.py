@@ -23,9 +23,10 @@ from ..answering import unless_gone
 from ..embeddings_wire import EmbeddingRequest, embeddings_json
 from ..fast_body import FastBodyRoute, request_only
 from ..fast_json import FastJSONResponse
+from ..gateway_caller import caller_of
 from ..openai_wire import COMPONENT_REF
 from ..state import AppState
-from .gateway import OPENAI_ERRORS, error_response, gateway_call, principal_of, request_body
+from .gateway import OPENAI_ERRORS, error_response, request_body
 
 router = APIRouter(tags=["gateway"], responses=OPENAI_ERRORS, route_class=FastBodyRoute)
 PURPOSE = "embeddings"
@@ -39,9 +40,9 @@ PURPOSE = "embeddings"
 @request_only
 async def embeddings(request: Request) -> Response:
     state: AppState = request.app.state.zarniwoop
-    principal = await principal_of(request, state)
+    caller = await caller_of(request, state)  # a 401 raised here, outside the OpenAI-shaped answers
     try:
-        who = gateway_call(principal)
+        who = caller.call()
         raw = await request.body()
         if not raw.strip():
             raise InvalidRequestError("body", "expected a JSON embeddings request")
@@ -56,7 +57,7 @@ async def embeddings(request: Request) -> Response:
         vectors = encoded(result.response, chat_request.embedding)
         return FastJSONResponse(embeddings_json(result, vectors, f"{result.instance}:{result.model}"))
     except Exception as exc:
-        return error_response(exc)
+        return error_response(await caller.failure(state, exc))
 
 
 def request_schemas() -> dict[str, object]:

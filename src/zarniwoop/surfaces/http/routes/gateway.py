@@ -57,21 +57,20 @@ from ....contract.errors import (
     ProviderError,
     QuotaExceededError,
     RateLimitExceededError,
-    RevokedTokenError,
     UnknownModelError,
     UnsafeValueError,
     ZarniwoopError,
 )
 from ....llm.adapters import StreamDelta
 from ....llm.adapters.options import passed_back
-from ....llm.call import LlmCall, LlmResult
+from ....llm.call import LlmResult
 from ....llm.catalog.liveness import partition
 from ....llm.catalog.usable import UsableModel, usable_models
-from ....tenancy.tokens import Principal
 from ..answering import streamed, unless_gone
-from ..deps import PRINCIPAL_SCOPE_KEY, REMEMBERED_SCOPE_KEY, Ctx, CurrentPrincipal, authenticate_header
+from ..deps import Ctx, CurrentPrincipal
 from ..fast_body import FastBodyRoute, request_only
 from ..fast_json import FastJSONResponse
+from ..gateway_caller import ACCOUNT_REQUIRED, caller_of, gateway_call
 from ..openai_wire import (
     COMPONENT_REF,
     DONE,
@@ -115,19 +114,6 @@ NO_RETRY = {"x-should-retry": "false"}
 """On answers a retry cannot change (a spent budget, a refused permission, an unsupported endpoint):
 the openai SDK honours it instead of retrying a 429 or 5xx with backoff."""
 
-ACCOUNT_REQUIRED = (
-    "this token is not bound to an account; the gateway charges an account's budgets: "
-    "create one with `zarniwoop tokens create --account NAME`"
-)
-
-
-def gateway_call(principal: Principal) -> LlmCall:
-    """The token's tenant, project and account; `AccessDeniedError` for a token without an account."""
-    if not principal.account:
-        raise AccessDeniedError(ACCOUNT_REQUIRED)
-    scope = principal.scope_for(None, None)
-    return LlmCall(tenant=scope.tenant, project=scope.project, account=principal.account)
-
 
 @router.post(
     "/v1/chat/completions",
@@ -139,20 +125,12 @@ async def chat_completions(request: Request) -> Response:
     # State and principal read here, not through `Ctx`/`CurrentPrincipal`: each dependency costs
     # FastAPI a resolution pass per call (a twentieth of a gateway call's CPU), as in `get_caller`.
     state: AppState = request.app.state.zarniwoop
-    remembered = request.scope.get(REMEMBERED_SCOPE_KEY)  # the guard's, still to be confirmed unrevoked
-    if not isinstance(remembered, Principal):
-        remembered = None
-    # a 401 raised here, outside the OpenAI-shaped answers
-    principal = remembered or await principal_of(request, state)
+    caller = await caller_of(request, state)  # a 401 raised here, outside the OpenAI-shaped answers
     try:
-        who = gateway_call(principal)  # before the body is parsed: no account, no work
+        who = caller.call()  # before the body is parsed: no account, no work
         body = _parse(await request.body())
         call = replace(
-            who,
-            model=body.model,
-            fallback_models=tuple(body.fallback_models),
-            session_id=body.user,
-            check_token=remembered.token_id if remembered else None,
+            who, model=body.model, fallback_models=tuple(body.fallback_models), session_id=body.user
         )
         manager = await state.runtime.llm()
         chat_request = body.to_chat_request()
@@ -169,24 +147,7 @@ async def chat_completions(request: Request) -> Response:
             return Response(status_code=499)
         return FastJSONResponse(completion(result, _served(result), completion_id, created))
     except Exception as exc:
-        return error_response(await unless_revoked(state, remembered, exc))
-
-
-async def unless_revoked(state: AppState, remembered: Principal | None, exc: Exception) -> Exception:
-    """A call's error, or the 401 of its remembered token found revoked — by the reservation, or
-    here when the call failed before one confirmed it: a revoked token learns nothing of the call."""
-    token_id = remembered.token_id if remembered is not None else None
-    if not isinstance(exc, RevokedTokenError):
-        if token_id is None:
-            return exc
-        try:
-            if await state.tokens.live(token_id):
-                return exc
-        except Exception:  # the database is away: the call's own error (it served nothing)
-            return exc
-    if token_id is not None:
-        state.tokens.forget(token_id)  # its next request is looked up, refused before its body
-    return HTTPException(401, "invalid or revoked token", state.challenge("invalid_token"))
+        return error_response(await caller.failure(state, exc))
 
 
 async def _events(
@@ -288,15 +249,6 @@ def _model_json(model: UsableModel, **extra: Any) -> dict[str, Any]:
 # -- helpers ----------------------------------------------------------------------------------
 
 
-async def principal_of(request: Request, state: AppState, header: str | None = None) -> Principal:
-    """`deps.get_principal` without the dependency: the guard's principal, else the one of `header`
-    (by default `Authorization`; `/v1/messages` passes the `x-api-key` one where that came)."""
-    verified = request.scope.get(PRINCIPAL_SCOPE_KEY)
-    if isinstance(verified, Principal):
-        return verified
-    return await authenticate_header(state, header or request.headers.get("authorization"))
-
-
 def _parse(raw: bytes) -> ChatCompletionRequest:
     if not raw.strip():
         raise InvalidRequestError("body", "expected a JSON chat completion request")
@@ -373,8 +325,6 @@ __all__ = [
     "error_answers",
     "error_parts",
     "error_response",
-    "gateway_call",
-    "principal_of",
     "request_body",
     "router",
 ]

@@ -10,7 +10,8 @@ The token comes as `x-api-key` or `Authorization: Bearer`; `anthropic-version` i
 forwarded (`anthropic_wire.check_version`). The call runs the gateway's one path — alias resolution,
 credential cascade, budgets reserved and settled at every level, failover — through
 `LlmManager.chat` / `.stream`, exactly as `/v1/chat/completions` does (`routes/gateway.py`, whose
-account check, disconnect handling and error mapping are used here). An Anthropic-wire instance is
+error mapping is used here; the caller, its account check and its remembered token's revocation
+are `gateway_caller.py`'s, the disconnect handling `answering.py`'s). An Anthropic-wire instance is
 sent the client's body as it came and its answer comes back as it came (`anthropic_answers.py`);
 any other wire gets the mapping of `anthropic_wire.py`, and a field it cannot carry is a 400 naming
 it. Errors are Anthropic's shape `{"type": "error", "error": {"type", "message"}}`.
@@ -32,7 +33,6 @@ from fastapi.responses import Response
 
 from ....llm.adapters import StreamDelta
 from ....llm.call import LlmResult
-from ....tenancy.tokens import Principal
 from ..answering import streamed, unless_gone
 from ..anthropic_answers import MessageEvents, error_json, event, message_json
 from ..anthropic_wire import (
@@ -47,14 +47,9 @@ from ..anthropic_wire import (
 )
 from ..fast_body import FastBodyRoute, request_only
 from ..fast_json import FastJSONResponse
+from ..gateway_caller import Caller, caller_of, failure, gateway_call, principal_of
 from ..state import AppState
-from .gateway import (
-    error_answers,
-    error_parts,
-    gateway_call,
-    principal_of,
-    request_body,
-)
+from .gateway import error_answers, error_parts, request_body
 
 log = logging.getLogger("zarniwoop.gateway")
 
@@ -69,9 +64,10 @@ router = APIRouter(tags=["gateway"], responses=error_answers(AnthropicErrorBody)
 @request_only
 async def messages(request: Request) -> Response:
     state: AppState = request.app.state.zarniwoop
+    caller: Caller | None = None  # a 401 of the guard's absence answers in Anthropic's shape too
     try:
-        principal = await _principal(request, state)
-        who = gateway_call(principal)
+        caller = await caller_of(request, state, _header(request))
+        who = caller.call()
         forwarded = check_version(request.headers)
         parsed, body = parse_body(await request.body(), MessagesRequest)
         assert isinstance(parsed, MessagesRequest)
@@ -90,7 +86,7 @@ async def messages(request: Request) -> Response:
             return Response(status_code=499)
         return FastJSONResponse(message_json(result, message_id, parsed.model))
     except Exception as exc:
-        return error_response(exc)
+        return error_response(await failure(state, caller, exc))
 
 
 @router.post(
@@ -103,7 +99,7 @@ async def messages(request: Request) -> Response:
 async def count_tokens(request: Request) -> Response:
     state: AppState = request.app.state.zarniwoop
     try:
-        gateway_call(await _principal(request, state))
+        gateway_call(await principal_of(request, state, _header(request)))
         check_version(request.headers)
         parsed, body = parse_body(await request.body(), CountTokensRequest)
         estimate = to_chat_request(parsed, body).estimated_input_tokens()
@@ -135,10 +131,9 @@ async def _events(
             await aclose()  # a client that went away abandons the call: it is settled on its own
 
 
-async def _principal(request: Request, state: AppState) -> Principal:
-    """The guard's principal, else the token of `Authorization: Bearer` or `x-api-key`."""
-    header = authorization(request.headers.get("authorization"), request.headers.get("x-api-key"))
-    return await principal_of(request, state, header)
+def _header(request: Request) -> str | None:
+    """The token as `Authorization: Bearer` or `x-api-key` sent it (used where the guard left none)."""
+    return authorization(request.headers.get("authorization"), request.headers.get("x-api-key"))
 
 
 def _error(exc: BaseException) -> tuple[int, dict[str, Any]]:

@@ -44,18 +44,12 @@ from ..answering import streamed, unless_gone
 from ..deps import Ctx, CurrentPrincipal
 from ..fast_body import FastBodyRoute, request_only
 from ..fast_json import FastJSONResponse
+from ..gateway_caller import caller_of, gateway_call
 from ..openai_wire import COMPONENT_REF
 from ..responses_answer import ResponseEvents, new_id, output_items, response_json
 from ..responses_wire import ResponsesRequest, to_chat_request
 from ..state import AppState
-from .gateway import (
-    OPENAI_ERRORS,
-    error_parts,
-    error_response,
-    gateway_call,
-    principal_of,
-    request_body,
-)
+from .gateway import OPENAI_ERRORS, error_parts, error_response, request_body
 
 log = logging.getLogger("zarniwoop.gateway")
 
@@ -87,9 +81,9 @@ def _answer_200(schema: str, *types: str) -> dict[str, Any]:
 @request_only
 async def create_response(request: Request) -> Response:
     state: AppState = request.app.state.zarniwoop
-    principal = await principal_of(request, state)  # a 401 raised here, outside the OpenAI-shaped answers
+    caller = await caller_of(request, state)  # a 401 raised here, outside the OpenAI-shaped answers
     try:
-        who = gateway_call(principal)
+        who = caller.call()
         raw, body = _parse(await request.body())
         runtime = state.runtime
         await runtime.settings.refresh(max_age=1.0)
@@ -131,7 +125,7 @@ async def create_response(request: Request) -> Response:
             await keep.save(answer)
         return FastJSONResponse(answer)
     except Exception as exc:
-        return error_response(exc)
+        return error_response(await caller.failure(state, exc))
 
 
 def _stored_route(method: str, summary: str, schema: str) -> Callable[[Any], Any]:
