@@ -397,7 +397,7 @@ def test_a_remembered_token_revoked_elsewhere_failing_before_its_reservation_is_
         assert route.refused(unknown), unknown.text
         # past the guard (no lookup), the route's one question: is the token live?
         live = "SELECT 1" if runtime.db.dialect == "postgres" else "SELECT 1 FROM tokens"
-        assert [(store, what) for store, what, _, _ in trips.seen] == [(runtime.db.dialect, live)]
+        assert [(store, what) for store, what in trips.seen] == [(runtime.db.dialect, live)]
         assert tokens.recall(token) is None
         assert _upstream_calls(emulator) == 1
         held = await runtime.quota_ledger.status("acme", _burst_lines())
