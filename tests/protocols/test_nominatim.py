@@ -71,6 +71,16 @@ def test_page_two_excludes_the_places_shown_and_page_three_excludes_both_pages()
     assert page.next_page == {"shown": "1,2,3,4,5," + PALAIS_IDS}
 
 
+def test_paging_stops_once_200_places_were_shown():
+    asked = SearchRequest.create("Bruxelles", "map", max_results=5)
+    for earlier, more in ((194, True), (195, False)):  # 194 + the page's 5 = 199 ids; 195 + 5 = 200
+        shown = ",".join(str(i) for i in range(1, earlier + 1))
+        resumed = replace(asked, resume=PageResume("nominatim", (("shown", shown),)))
+        spec = PROTOCOL.build_request(resumed, InstanceConfig("nominatim", "nominatim"))
+        page = PROTOCOL.parse_response(RawResponse(200, {}, fixture_bytes(*PALAIS)), spec, resumed)
+        assert (page.next_page is not None) is more
+
+
 def test_places_have_coordinates_bounding_box_osm_object_and_category():
     page = parse(fixture_bytes(*PALAIS))
     assert [h.title for h in page.hits] == [

@@ -14,8 +14,8 @@ Usage policy: https://operations.osmfoundation.org/policies/nominatim/
 
 Pages: Nominatim has no offset. Its documented way to "more results" is `exclude_place_ids`, the
 comma-separated `place_id`s not to return again (its own UI's "more results" link is that): a page's
-`next_page` carries every `place_id` shown so far, and the next request excludes them all. A page
-shorter than `limit` is the last (Nominatim answers fewer only when nothing else matches well
+`next_page` carries every `place_id` shown so far, and the next request excludes them all (up to
+`MAX_SHOWN` places: the list rides in the URL). A page shorter than `limit` is the last (Nominatim answers fewer only when nothing else matches well
 enough). `place_id`s belong to one installation: the cursor resumes on the instance that made it.
 
 Quirks:
@@ -50,6 +50,9 @@ DEFAULT_BASE_URL = "https://nominatim.openstreetmap.org"
 OSM_OBJECT_URL = "https://www.openstreetmap.org/{type}/{id}"
 OSM_MAP_URL = "https://www.openstreetmap.org/?mlat={lat}&mlon={lon}#map=17/{lat}/{lon}"
 MAX_LIMIT = 40
+MAX_SHOWN = 200
+"""Places one search pages through at most: `exclude_place_ids` names every place shown so far, and a
+request line of a couple of KB is what every server and proxy takes (200 ids ≈ 2 KB)."""
 """Nominatim caps `limit` at 40."""
 _HOUSE_NUMBER = re.compile(r"^\d+\s?[a-zA-Z]?$")
 _OSM_TYPES = {"node": "node", "way": "way", "relation": "relation", "n": "node", "w": "way", "r": "relation"}
@@ -124,12 +127,15 @@ class NominatimProtocol:
 
 def _next_page(places: list[Any], spec: RequestSpec) -> dict[str, str] | None:
     """Every `place_id` shown so far, this page's after the earlier ones', for the next request to
-    exclude; none after a short page."""
+    exclude; none after a short page, or once `MAX_SHOWN` places were shown."""
     if not places or len(places) < spec.state.get("limit", 0):
         return None
     ids = [str(i) for i in (as_int(obj(place).get("place_id")) for place in places) if i is not None]
     earlier = spec.state.get("shown")
-    return {"shown": ",".join([earlier, *ids] if earlier else ids)} if ids else None
+    count = (earlier.count(",") + 1 if earlier else 0) + len(ids)
+    if not ids or count >= MAX_SHOWN:
+        return None
+    return {"shown": ",".join([earlier, *ids] if earlier else ids)}
 
 
 def _number(value: Any) -> float | None:
