@@ -165,6 +165,16 @@ class LiveGateway:
             http_client=http,
         )
 
+    def anthropic(self, token: str | None = None) -> Any:
+        """The anthropic SDK on the gateway, the token as its `x-api-key` (in-process it sends
+        through the test client)."""
+        import anthropic
+
+        http = self.http if self.server is None else None
+        return anthropic.Anthropic(
+            base_url=self.url, api_key=token or self.setup.token, max_retries=0, http_client=http
+        )
+
     def reset(self) -> LiveGateway:
         """The emulator without routes or log (per test; the gateway is per module)."""
         self.emulator.reset()

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from .emulator import Reply
-from .gateway import MODELS, LiveGateway, live_gateway, openai_completion, upstream_path
+from .gateway import MODELS, LiveGateway, anthropic_message, live_gateway, openai_completion, upstream_path
 
 WIRE_MODELS = {**MODELS, "ollama": "ollama:llama3.1"}
 PATHS = {wire: upstream_path(wire) for wire in MODELS} | {"ollama": "/local/api/chat"}
@@ -53,16 +53,9 @@ def upstream_answer(wire: str) -> Reply:
     """ "A cat." in `wire`'s shape, reporting `PROMPT_TOKENS` in and 3 out."""
     if wire == "openai":
         return openai_completion("A cat.", PROMPT_TOKENS, 3)
+    if wire == "anthropic":
+        return anthropic_message("A cat.", PROMPT_TOKENS, 3)
     bodies: dict[str, Any] = {
-        "anthropic": {
-            "id": "msg_1",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-sonnet-4-5",
-            "content": [{"type": "text", "text": "A cat."}],
-            "stop_reason": "end_turn",
-            "usage": {"input_tokens": PROMPT_TOKENS, "output_tokens": 3},
-        },
         "gemini": {
             "candidates": [
                 {"content": {"role": "model", "parts": [{"text": "A cat."}]}, "finishReason": "STOP"}

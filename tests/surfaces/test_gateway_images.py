@@ -4,10 +4,14 @@ image in the wire's own form, in order with the text (OpenAI content parts, Anth
 Gemini `inlineData`, Ollama `images`), streamed too; what a wire cannot carry (an http(s) URL on
 Gemini and Ollama, `detail` off the OpenAI wire), a malformed image URL and every other part type
 are a 400 naming the field, with nothing sent; the usage the upstream reports is what is charged,
-and the hold counts `IMAGE_TOKENS` an image."""
+and the hold counts `IMAGE_TOKENS` an image. A request as agents send them — a screenshot, a
+fetched page, several MiB — passes the request guard (32 MiB on the gateway's paths, 1 MiB
+elsewhere: `surfaces/http/guard.py`) and reaches the upstream byte for byte; the over-cap 413s in
+each API's shape are in `test_http_guard.py`, on a real server's socket."""
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pytest
@@ -231,3 +235,55 @@ def test_a_persisted_trace_names_each_image_never_its_data() -> None:
         "images": ["image/png", PHOTO],
     }
     assert PNG not in str(traced)
+
+
+# -- the gateway's body cap (32 MiB) --------------------------------------------------------------
+
+SCREENSHOT = base64.b64encode(bytes(range(256)) * (12 * 1024)).decode()
+"""3 MiB of PNG-sized base64 (3,145,728 bytes encoded to 4 MiB): four times the guard's general cap."""
+
+
+def test_a_chat_with_a_4_mib_screenshot_reaches_the_upstream_whole(gw: LiveGateway) -> None:
+    url = f"data:image/png;base64,{SCREENSHOT}"
+    completion = _ask(gw, "openai", _asking(_image(url)))
+    assert completion.choices[0].message.content == "A cat."
+    [upstream] = gw.emulator.requests(PATHS["openai"])
+    assert len(upstream.body) > 4 * 1024 * 1024
+    assert upstream.json()["messages"][1]["content"][1]["image_url"]["url"] == url
+
+
+def test_a_chat_with_a_1_5_mib_tool_result_reaches_the_upstream_whole(gw: LiveGateway) -> None:
+    page = "<div class='login'>" * (80 * 1024)  # a fetched page an agent hands back: 1.5 MB
+    call = {"id": "call_1", "type": "function", "function": {"name": "fetch", "arguments": "{}"}}
+    messages = [
+        {"role": "user", "content": "What is on this page?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": page},
+    ]
+    assert _ask(gw, "openai", messages).choices[0].message.content == "A cat."
+    [upstream] = gw.emulator.requests(PATHS["openai"])
+    assert len(upstream.body) > 1024 * 1024  # over the general cap
+    assert upstream.json()["messages"][2]["content"] == page
+
+
+def test_a_message_with_a_4_mib_image_reaches_an_anthropic_upstream_whole(gw: LiveGateway) -> None:
+    pytest.importorskip("anthropic", reason="this test drives the real anthropic SDK")
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": SCREENSHOT}}
+    message = gw.anthropic().messages.create(
+        model=WIRE_MODELS["anthropic"],
+        max_tokens=64,
+        messages=[{"role": "user", "content": [image, {"type": "text", "text": "What is on this screen?"}]}],
+    )
+    assert message.content[0].text == "A cat."
+    [upstream] = sent(gw, "anthropic")
+    assert upstream["messages"][0]["content"][0]["source"]["data"] == SCREENSHOT
+
+
+def test_a_search_still_stops_at_1_mib(gw: LiveGateway) -> None:
+    body = b'{"query": "' + b"x" * (1024 * 1024) + b'", "modality": "web"}'
+    headers = {"Authorization": f"Bearer {gw.setup.token}", "Content-Type": "application/json"}
+    answer = gw.http.post("/v1/research/search", content=body, headers=headers)
+    assert (answer.status_code, answer.json()) == (
+        413,
+        {"error": {"message": "request body over 1048576 bytes"}},
+    )
