@@ -300,8 +300,11 @@ EVERY_TIER: frozenset[Tier] = frozenset(Tier)
 
 
 def protocol_tiers(protocol: SearchProtocol) -> frozenset[Tier]:
-    """The tiers the protocol serves (`ServesTiers`); by default every one."""
-    return frozenset(protocol.tiers) if isinstance(protocol, ServesTiers) else EVERY_TIER
+    """The tiers the protocol serves (`ServesTiers`, checked once by the provider factory); by
+    default every one. Read on every search's gate: an attribute read, not a runtime Protocol's
+    `isinstance` (which walks its members: +3.6 % of a search's instructions)."""
+    declared: frozenset[Tier] | None = getattr(protocol, "tiers", None)
+    return EVERY_TIER if declared is None else declared
 
 
 def carries_html(protocol: SearchProtocol) -> bool:

@@ -14,7 +14,7 @@ reason.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..config import keys as K
 from ..contract.enums import Outcome, Tier
@@ -156,7 +156,7 @@ def _assemble(
     request = run.request
     attempts = tuple(with_cause(a) for a in run.attempts)
     if winner is not None:
-        return winner.with_(attempts=attempts)
+        return winner.with_(attempts=attempts, **_next_page(run, winner))
     if run.soft is not None and not run.soft.error_message:  # an honest empty answer
         return run.soft.with_(attempts=attempts, hits=())
     if not candidates:
@@ -166,6 +166,16 @@ def _assemble(
         message = "every provider failed — " + "; ".join(reasons) if reasons else "no provider was tried"
     note = "; ".join(run.notes) or (run.soft.note if run.soft else None)
     return unanswered(request, message, note, attempts, summarize(attempts) or message)
+
+
+def _next_page(run: SearchRun, winner: SearchResult) -> dict[str, Any]:
+    """The winner's next page sealed as its `nextPage` (`dispatch/paging.py`), the protocol's own
+    position dropped — in the one copy `_assemble` makes of the winner anyway."""
+    if winner.page_state is None or winner.provider_instance_id is None:
+        return {}
+    pages = run.dispatcher.pages
+    cursor = pages.seal(run.request, run.scope, winner.provider_instance_id, winner.page_state)
+    return {"next_page": cursor, "page_state": None}
 
 
 def unanswered(

@@ -201,10 +201,7 @@ class Dispatcher:
                 return result
 
         async def run() -> SearchResult:
-            result = await walk(self, request, scope, provider_set, routed)
-            if result.page_state is not None and result.provider_instance_id is not None:
-                cursor = self.pages.seal(request, scope, result.provider_instance_id, result.page_state)
-                result = result.with_(next_page=cursor, page_state=None)
+            result = await walk(self, request, scope, provider_set, routed)  # its nextPage sealed
             if ttl > 0 and result.hits:
                 await self.cache.set(key, result.with_(fetched_at=self.clock.now()), ttl)
             return result

@@ -8,8 +8,8 @@ all, is refused naming `page`, as is one past its expiry.
 
     <payload>.<signature>
     payload   = base64url(JSON {"i": instance id, "s": protocol state, "e": expiry, epoch seconds})
-    signature = HMAC-SHA256 of the payload and the binding, under the master key's signing key
-                (`storage/crypto.py` `SecretBox.sign`, purpose "page")
+    signature = a keyed BLAKE2b MAC of the payload and the binding, under the master key's signing
+                key (`storage/crypto.py` `SecretBox.sign`, purpose "page")
 
 The binding (tenant, project, modality, query, filters) is never in the cursor: the query's text
 does not leave the service in it, and a cursor says nothing about the search it belongs to.
@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import secrets
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
+import orjson
+
 from ..contract.errors import InvalidRequestError
-from ..contract.filters import PageResume
+from ..contract.filters import NO_FILTERS, PageResume
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -59,8 +60,7 @@ class PageCursors:
     ) -> str:
         """The `nextPage` cursor for `state` on `instance_id`, bound to this search."""
         payload = {"i": instance_id, "s": dict(state), "e": int(self._clock.now() + self._ttl)}
-        body = base64.urlsafe_b64encode(json.dumps(payload, separators=(",", ":")).encode()).decode()
-        body = body.rstrip("=")
+        body = base64.urlsafe_b64encode(orjson.dumps(payload)).decode().rstrip("=")
         return f"{body}.{self._sign(body, request, scope)}"
 
     def open(self, request: SearchRequest, scope: SearchScope) -> PageResume:
@@ -73,9 +73,9 @@ class PageCursors:
         if not self._signer_for().verify(_PURPOSE, _message(body, request, scope), signature):
             raise InvalidRequestError("page", _FOREIGN)
         try:
-            payload = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+            payload = orjson.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
             instance_id, state, expires = payload["i"], payload["s"], payload["e"]
-        except (ValueError, binascii.Error, KeyError, TypeError):
+        except (ValueError, binascii.Error, KeyError, TypeError):  # orjson's JSONDecodeError is a ValueError
             raise InvalidRequestError(
                 "page", "not a cursor: pass the nextPage of a previous result"
             ) from None
@@ -98,10 +98,15 @@ class PageCursors:
 
 def _message(body: str, request: SearchRequest, scope: SearchScope) -> str:
     """What the signature binds: the payload and the search it belongs to (the cache key's parts,
-    the page itself left out), never stored anywhere."""
+    the page itself left out), never stored anywhere. Built on every search that offers a next page:
+    the filters' text is kept for the common unfiltered search, not written again each time."""
     folded, *rest = request.cache_key()
-    unpaged = replace(request.filters, page=None)
-    return "\n".join((body, scope.tenant, scope.project, folded, repr(tuple(rest[:-1])), repr(unpaged)))
+    unpaged = request.filters if request.filters.page is None else replace(request.filters, page=None)
+    filters = _UNFILTERED if unpaged == NO_FILTERS else repr(unpaged)
+    return "\n".join((body, scope.tenant, scope.project, folded, repr(tuple(rest[:-1])), filters))
+
+
+_UNFILTERED = repr(NO_FILTERS)
 
 
 __all__ = ["CURSOR_TTL_SECONDS", "PageCursors", "Signer"]

@@ -1,7 +1,7 @@
 """`GET /v1/image?url=…&sig=…`: image and video results as thumbnails, through the server (SearXNG's
 `image_proxy` idea), so the web UI's CSP keeps `img-src 'self'` and no browser talks to an image host.
 
-The signature is the capability: an HMAC of the URL under a key derived from the master key,
+The signature is the capability: a MAC of the URL under a key derived from the master key,
 minted when a hit is served (`extras.thumbnailProxy` on hits with a `thumbnailUrl` or `imageUrl`),
 so the proxy fetches only what a search returned — an `<img>` cannot send a bearer token. The fetch
 goes through the content fetcher's SSRF guard (public addresses only, checked after DNS and on every
