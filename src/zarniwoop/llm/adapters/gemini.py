@@ -6,8 +6,10 @@ prompt is `systemInstruction`; tools are `functionDeclarations`; JSON output is
 `responseMimeType: application/json` (+ `responseJsonSchema`).
 
 Answers: `candidates[0].content.parts[]`, each `{text}`, `{text, thought: true}` (a thought
-summary → reasoning) or `{functionCall: {name, args}}` — args an object, and no call id, so ids
-are made up (`call_0`, …). `finishReason` is `STOP` even for function calls.
+summary → reasoning) or `{functionCall: {name, args, id?}, thoughtSignature?}` — args an object;
+ids are made up (`call_0`, …) where Gemini sends none, and a call's thought signature rides in its
+id (`signatures.py`), to come back on the functionCall part of the next request of a tool loop.
+`finishReason` is `STOP` even for function calls.
 
 Usage: `promptTokenCount` in; everything else of `totalTokenCount` out — that includes the
 `thoughtsTokenCount`, which is billed as output.
@@ -32,6 +34,7 @@ from .images import checked
 from .options import refuse_unsupported, tool_strict
 from .parts import PartsStream, logprob_entry
 from .response import ChatResponse, ToolCall, UsageReport
+from .signatures import SKIP_VALIDATOR, made_up_id, signed_id, split_id
 
 THINKING_BUDGETS = {"low": 1024, "medium": 8192, "high": 24576}
 """`reasoning_effort` as `thinkingConfig.thinkingBudget`, the budgets Google's own OpenAI-compatible
@@ -136,8 +139,12 @@ class GeminiStream(PartsStream):
             for part in (candidate.get("content") or {}).get("parts") or ():
                 if "functionCall" in part:
                     call = part["functionCall"] or {}
+                    own, signature = call.get("id"), part.get("thoughtSignature")
+                    call_id = own if isinstance(own, str) and own else made_up_id(len(self.calls))
                     tool = ToolCall.create(
-                        f"call_{len(self.calls)}", str(call.get("name", "")), call.get("args") or {}
+                        signed_id(call_id, signature if isinstance(signature, str) else None),
+                        str(call.get("name", "")),
+                        call.get("args") or {},
                     )
                     deltas.append(self.called(tool))
                 elif part.get("text"):
@@ -214,25 +221,45 @@ def _logprobs(result: Any) -> list[dict[str, Any]]:
 
 def _contents(request: ChatRequest) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
+    names: dict[str, str] = {}  # call id → tool name: Gemini matches a result to its call by name
     for m in request.turns():
         if m.role == "tool":
-            part = {
-                "functionResponse": {
-                    "name": m.name or m.tool_call_id or "tool",
-                    "response": _tool_result(m.content),
-                }
+            split = split_id(m.tool_call_id or "")
+            result: dict[str, Any] = {
+                "name": m.name or names.get(m.tool_call_id or "") or split.id or "tool",
+                "response": _tool_result(m.content),
             }
+            if split.gemini_id:
+                result["id"] = split.id
+            part = {"functionResponse": result}
             if out and out[-1]["role"] == "user" and all("functionResponse" in p for p in out[-1]["parts"]):
                 out[-1]["parts"].append(part)
             else:
                 out.append({"role": "user", "parts": [part]})
         elif m.role == "assistant":
             parts: list[dict[str, Any]] = [{"text": m.content}] if m.content else []
-            parts += [{"functionCall": {"name": c.name, "args": c.parsed_arguments()}} for c in m.tool_calls]
+            names.update((c.id, c.name) for c in m.tool_calls)
+            parts += [_function_call(c, first=i == 0) for i, c in enumerate(m.tool_calls)]
             out.append({"role": "model", "parts": parts or [{"text": ""}]})
         else:
             out.append({"role": "user", "parts": _parts(m) if m.parts else [{"text": m.content}]})
     return out
+
+
+def _function_call(call: ToolCall, *, first: bool) -> dict[str, Any]:
+    """A model turn's call as Gemini sent it: its own id and thought signature back, read from the id
+    the client echoed (`signatures.py`). The turn's first call without one (history from another
+    model, an id a client shortened) gets Google's documented stand-in, so a Gemini 3 model accepts
+    the turn instead of answering 400; the later calls of a parallel turn carry none, as Gemini's own."""
+    split = split_id(call.id)
+    body: dict[str, Any] = {"name": call.name, "args": call.parsed_arguments()}
+    if split.gemini_id:
+        body["id"] = split.id
+    part: dict[str, Any] = {"functionCall": body}
+    signature = split.signature or (SKIP_VALIDATOR if first else None)
+    if signature:
+        part["thoughtSignature"] = signature
+    return part
 
 
 def _parts(message: ChatMessage) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ...contract.errors import ParseError
+from .signatures import split_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +31,12 @@ class ToolCall:
     @classmethod
     def create(cls, id: str, name: str, arguments: Mapping[str, Any]) -> ToolCall:
         return cls(id, name, json.dumps(dict(arguments), ensure_ascii=False))
+
+    @property
+    def signature(self) -> str | None:
+        """Gemini's thought signature for this call, carried in its id (`signatures.py`); None
+        for every other wire's call, and for Gemini's unsigned ones."""
+        return split_id(self.id).signature
 
     def parsed_arguments(self) -> dict[str, Any]:
         """The arguments as a dict; `ParseError` when they are not a JSON object."""

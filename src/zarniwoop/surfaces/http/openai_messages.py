@@ -20,6 +20,7 @@ from ...contract.errors import InvalidRequestError
 from ...llm.adapters import ChatMessage
 from ...llm.adapters.images import ImagePart
 from ...llm.adapters.response import ToolCall
+from ...llm.adapters.signatures import MAX_TOOL_CALL_ID
 
 
 class Wire(BaseModel):
@@ -46,7 +47,8 @@ class FunctionCall(Wire):
 
 
 class MessageToolCall(Wire):
-    id: str = Field(max_length=200)
+    id: str = Field(max_length=MAX_TOOL_CALL_ID)
+    """Up to 16 KiB, not 200: a Gemini call's id carries its thought signature (`llm/adapters/signatures.py`)."""
     type: Literal["function"] = "function"
     function: FunctionCall
 
@@ -56,7 +58,7 @@ class Message(Wire):
     content: str | list[ContentPart] | None = None
     name: str | None = None
     tool_calls: list[MessageToolCall] | None = None
-    tool_call_id: str | None = None
+    tool_call_id: str | None = Field(default=None, max_length=MAX_TOOL_CALL_ID)  # the call's id, echoed
 
     def parts(self, i: int) -> list[str | ImagePart]:
         """The text and image parts in order (`ChatMessage.of_parts`); a 400 naming the first part
