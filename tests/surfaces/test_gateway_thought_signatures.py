@@ -300,3 +300,22 @@ def test_an_id_past_the_bound_is_refused_not_a_500(gw: Gateway) -> None:
         _openai(gw).chat.completions.create(model=MODELS["gemini"], messages=history)
     assert caught.value.status_code == 400 and "tool_calls" in str(caught.value.body)
     assert gw.emulator.requests() == []
+
+
+def test_a_stored_response_hands_its_signature_back_through_previous_response_id(gw: Gateway) -> None:
+    gw.emulator.add(upstream_path("gemini"), _loop(SIGNED_CALL))
+    client = _openai(gw)
+    tools = [{"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {}}}]
+    first = client.responses.create(model=MODELS["gemini"], input="Weather in Oslo?", tools=tools)
+    [call] = [item for item in first.output if item.type == "function_call"]
+    assert call.call_id == signed_id("call_0", SIGNATURE)
+    output = {"type": "function_call_output", "call_id": call.call_id, "output": "sunny"}
+    second = client.responses.create(
+        model=MODELS["gemini"], previous_response_id=first.id, tools=tools, input=[output]
+    )
+    assert second.output_text == "Sunny, 14:00."
+    sent = _gemini_bodies(gw)[1]["contents"]
+    assert sent[1]["parts"][-1] == {
+        "functionCall": {"name": "get_weather", "args": WEATHER_ARGS},
+        "thoughtSignature": SIGNATURE,
+    }
