@@ -47,11 +47,6 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
         yield gateway
 
 
-@pytest.fixture
-def gw(gateway: Gateway) -> Gateway:
-    return gateway.reset()
-
-
 def _openai_answer(request: RecordedRequest) -> Reply:
     from zarniwoop.llm.adapters.embeddings import base64_vector
 

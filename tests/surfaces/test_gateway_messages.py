@@ -94,11 +94,6 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
         yield gateway
 
 
-@pytest.fixture
-def gw(gateway: Gateway) -> Gateway:
-    return gateway.reset()
-
-
 # -- native: an Anthropic-wire upstream ------------------------------------------------------------
 
 

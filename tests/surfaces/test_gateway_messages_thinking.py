@@ -72,11 +72,6 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
         yield gateway
 
 
-@pytest.fixture
-def gw(gateway: Gateway) -> Gateway:
-    return gateway.reset()
-
-
 def test_thinking_and_top_k_reach_gemini_as_its_thinking_config_and_top_k(gw: Gateway) -> None:
     gw.emulator.add(upstream_path("gemini"), Reply.json(GEMINI_THOUGHT_ANSWER))
     sdk(gw).messages.create(

@@ -40,11 +40,6 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveGateway]:
         yield gateway
 
 
-@pytest.fixture
-def gw(gateway: LiveGateway) -> LiveGateway:
-    return gateway.reset()
-
-
 def _charged(gw: LiveGateway, usage_id: str) -> tuple[int, int, bool]:
     [(tokens_in, tokens_out, estimated)] = gw.rows(
         "SELECT tokens_input, tokens_output, usage_estimated FROM llm_usage_records WHERE id = ?", usage_id

@@ -79,15 +79,6 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
         yield gateway
 
 
-@pytest.fixture
-def gw(gateway: Gateway) -> Gateway:
-    return gateway.reset()
-
-
-def _openai(gw: Gateway) -> Any:
-    return openai.OpenAI(base_url=gw.url + "/v1", api_key=gw.setup.token, http_client=gw.http, max_retries=0)
-
-
 def _anthropic(gw: Gateway) -> Any:
     return anthropic.Anthropic(base_url=gw.url, http_client=gw.http, max_retries=0, api_key=gw.setup.token)
 
@@ -103,7 +94,7 @@ def _gemini_bodies(gw: Gateway, stream: bool = False) -> list[dict[str, Any]]:
 
 def test_chat_completions_carry_the_signature_in_the_id_and_back_to_gemini(gw: Gateway) -> None:
     gw.emulator.add(upstream_path("gemini"), _loop(SIGNED_CALL))
-    client = _openai(gw)
+    client = gw.openai()
     ask = [{"role": "user", "content": "Weather in Oslo?"}]
     first = client.chat.completions.create(model=MODELS["gemini"], messages=ask, tools=OPENAI_TOOLS)
     [call] = first.choices[0].message.tool_calls
@@ -197,7 +188,7 @@ def test_a_streamed_loop_carries_the_signature_both_ways(gw: Gateway) -> None:
 
 def test_responses_items_carry_the_signature_back(gw: Gateway) -> None:
     gw.emulator.add(upstream_path("gemini"), _loop(SIGNED_CALL))
-    client = _openai(gw)
+    client = gw.openai()
     tools = [{"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {}}}]
     items: list[Any] = [{"role": "user", "content": "Weather in Oslo?"}]
     first = client.responses.create(model=MODELS["gemini"], input=items, tools=tools, store=False)
@@ -222,7 +213,7 @@ def test_the_recorded_gemini_3_signature_reaches_the_client_and_comes_back(gw: G
     answer = json.loads(recorded)
     [part] = answer["candidates"][0]["content"]["parts"]
     gw.emulator.add(upstream_path("gemini"), _loop(answer))
-    client = _openai(gw)
+    client = gw.openai()
     ask = [{"role": "user", "content": "Weather?"}]
     first = client.chat.completions.create(model=MODELS["gemini"], messages=ask, tools=OPENAI_TOOLS)
     [call] = first.choices[0].message.tool_calls
@@ -253,7 +244,7 @@ def test_a_history_without_signatures_gets_the_stand_in_on_its_first_call(gw: Ga
         {"role": "tool", "tool_call_id": "toolu_01", "content": "sunny"},
         {"role": "tool", "tool_call_id": "toolu_02", "content": "14:00"},
     ]
-    _openai(gw).chat.completions.create(model=MODELS["gemini"], messages=history, tools=OPENAI_TOOLS)
+    gw.openai().chat.completions.create(model=MODELS["gemini"], messages=history, tools=OPENAI_TOOLS)
     [sent] = _gemini_bodies(gw)
     assert sent["contents"][1]["parts"] == [
         {"functionCall": {"name": "get_weather", "args": WEATHER_ARGS}, "thoughtSignature": SKIP_VALIDATOR},
@@ -274,7 +265,7 @@ def test_an_openai_wire_upstream_gets_the_id_as_written_and_no_signature(gw: Gat
         {"role": "assistant", "content": None, "tool_calls": [call]},
         {"role": "tool", "tool_call_id": long_id, "content": "sunny"},
     ]
-    answer = _openai(gw).chat.completions.create(model=MODELS["openai"], messages=history, tools=OPENAI_TOOLS)
+    answer = gw.openai().chat.completions.create(model=MODELS["openai"], messages=history, tools=OPENAI_TOOLS)
     assert answer.choices[0].message.content == "Sunny."
     [upstream] = gw.emulator.requests(upstream_path("openai"))
     body = upstream.json()
@@ -297,14 +288,14 @@ def test_an_id_past_the_bound_is_refused_not_a_500(gw: Gateway) -> None:
         {"role": "assistant", "content": None, "tool_calls": [call]},
     ]
     with pytest.raises(openai.BadRequestError) as caught:
-        _openai(gw).chat.completions.create(model=MODELS["gemini"], messages=history)
+        gw.openai().chat.completions.create(model=MODELS["gemini"], messages=history)
     assert caught.value.status_code == 400 and "tool_calls" in str(caught.value.body)
     assert gw.emulator.requests() == []
 
 
 def test_a_stored_response_hands_its_signature_back_through_previous_response_id(gw: Gateway) -> None:
     gw.emulator.add(upstream_path("gemini"), _loop(SIGNED_CALL))
-    client = _openai(gw)
+    client = gw.openai()
     tools = [{"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {}}}]
     first = client.responses.create(model=MODELS["gemini"], input="Weather in Oslo?", tools=tools)
     [call] = [item for item in first.output if item.type == "function_call"]
