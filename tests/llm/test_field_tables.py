@@ -131,7 +131,8 @@ def test_thinking_and_top_k_per_wire_and_forwarded_only_for_a_chat_client_on_ope
 @pytest.mark.parametrize(
     ("value", "field", "words"),
     [
-        ({"type": "adaptive"}, "thinking.type", "maps 'enabled'"),
+        ({"type": "interleaved"}, "thinking.type", "maps 'enabled' (with budget_tokens) or 'adaptive'"),
+        ({"type": "adaptive", "budget_tokens": 9}, "thinking.budget_tokens", "no equivalent"),
         ({"type": "enabled"}, "thinking.budget_tokens", "an integer of at least 1"),
         ({"type": "enabled", "budget_tokens": "9"}, "thinking.budget_tokens", "'9'"),
         ({"type": "enabled", "budget_tokens": 9, "display": "x"}, "thinking.display", "no equivalent"),

@@ -102,6 +102,22 @@ def test_thinking_and_top_k_reach_ollama_as_think_and_options_top_k(gw: Gateway)
     assert (message.usage.input_tokens, message.usage.output_tokens) == (12, 30)
 
 
+def test_adaptive_thinking_is_geminis_dynamic_budget_and_ollamas_think(gw: Gateway) -> None:
+    gw.emulator.add(upstream_path("gemini"), Reply.json(GEMINI_THOUGHT_ANSWER))
+    gw.emulator.add(OLLAMA_PATH, Reply.json(OLLAMA_THOUGHT_ANSWER))
+    adaptive = {"type": "adaptive"}  # the model decides how much to think, within max_tokens
+    message = sdk(gw).messages.create(model=MODELS["gemini"], max_tokens=4096, messages=HI, thinking=adaptive)
+    [gemini] = gw.emulator.requests(upstream_path("gemini"))
+    assert gemini.json()["generationConfig"] == {
+        "maxOutputTokens": 4096,
+        "thinkingConfig": {"thinkingBudget": -1, "includeThoughts": True},
+    }
+    assert message.content[0].type == "thinking"
+    sdk(gw).messages.create(model=OLLAMA_MODEL, max_tokens=4096, messages=HI, thinking=adaptive)
+    [ollama] = gw.emulator.requests(OLLAMA_PATH)
+    assert ollama.json()["think"] is True
+
+
 def test_thinking_disabled_asks_nothing_of_any_wire(gw: Gateway) -> None:
     gw.emulator.add(upstream_path("gemini"), Reply.json(GEMINI_THOUGHT_ANSWER))
     gw.emulator.add(OLLAMA_PATH, Reply.json(OLLAMA_THOUGHT_ANSWER))
@@ -122,7 +138,7 @@ def test_thinking_disabled_asks_nothing_of_any_wire(gw: Gateway) -> None:
     [
         (MODELS["openai"], {"thinking": THINKING}, "thinking"),
         (MODELS["openai"], {"extra_body": {"top_k": 40}}, "top_k"),
-        (MODELS["gemini"], {"thinking": {"type": "adaptive"}}, "thinking.type"),
+        (MODELS["gemini"], {"thinking": {"type": "adaptive", "budget_tokens": 64}}, "thinking.budget_tokens"),
         (MODELS["gemini"], {"thinking": {"type": "enabled"}}, "thinking.budget_tokens"),
         (OLLAMA_MODEL, {"thinking": {**THINKING, "display": "omitted"}}, "thinking.display"),
     ],

@@ -297,20 +297,30 @@ def whole_number(name: str, value: Any, low: int) -> int:
     return value
 
 
+DYNAMIC_THINKING = -1
+"""`thinking_budget` of Anthropic's `{"type": "adaptive"}` (the model decides how much to think):
+Gemini's own "dynamic thinking" budget. Its thoughts count within `maxOutputTokens` (`max_tokens`),
+the bound the gateway reserves, so the hold still covers thinking and answer together."""
+
+
 def thinking_budget(wire: str, value: Any, max_tokens: int) -> int:
     """The token budget of a `thinking` field (Anthropic's `{"type": "enabled", "budget_tokens": N}`;
     `disabled` is neutral and never gets here), at most `max_tokens`: Anthropic counts the budget
     within `max_tokens`, the one output bound the gateway reserves (after `max_tokens_per_call`), so
-    the hold covers thinking and answer together. A 400 names the part the wire cannot map."""
+    the hold covers thinking and answer together; `{"type": "adaptive"}` is `DYNAMIC_THINKING`. A 400
+    names the part the wire cannot map."""
     if not isinstance(value, Mapping):
         raise InvalidRequestError("thinking", f"expected an object with a type, got {value!r:.40}")
+    kind = value.get("type")
     for key in value:
-        if key not in ("type", "budget_tokens"):
+        if key not in ("type", "budget_tokens") or (kind == "adaptive" and key == "budget_tokens"):
             _refuse(wire, f"thinking.{key}")
-    if value.get("type") != "enabled":
+    if kind == "adaptive":
+        return DYNAMIC_THINKING
+    if kind != "enabled":
         raise InvalidRequestError(
             "thinking.type",
-            f"the {wire} wire maps 'enabled' (with budget_tokens), got {value.get('type')!r:.40}",
+            f"the {wire} wire maps 'enabled' (with budget_tokens) or 'adaptive', got {kind!r:.40}",
         )
     return min(whole_number("thinking.budget_tokens", value.get("budget_tokens"), 1), max_tokens)
 

@@ -27,7 +27,8 @@ dropped (`llm.adapters.adapter_for`, the one choice of every shape). The mapping
 | `max_tokens`, `temperature`, `top_p`, `stream` | the same |
 | `thinking` `{"type": "enabled", "budget_tokens": N}` | Gemini `generationConfig.thinkingConfig` `{thinkingBudget: N, includeThoughts: true}` (N at most `max_tokens`); Ollama `think: true`; OpenAI refused, naming it; the thoughts come back as `thinking` blocks |
 | `thinking` `{"type": "disabled"}` | nothing (every wire's default) |
-| `thinking` `{"type": "adaptive"}`, other keys of `thinking` | refused, naming `thinking.type` / the key |
+| `thinking` `{"type": "adaptive"}` | Gemini `thinkingConfig` `{thinkingBudget: -1, includeThoughts: true}` (dynamic, within `max_tokens`); Ollama `think: true`; OpenAI refused, naming it |
+| other types or keys of `thinking` | refused, naming `thinking.type` / the key |
 | `top_k` | Gemini `generationConfig.topK`, Ollama `options.top_k`; OpenAI refused, naming it |
 | `service_tier`, `container`, `mcp_servers`, `output_config`, `inference_geo`, `speed`, `diagnostics`, any other field (top level, or of a block, tool, `tool_choice`) | refused, naming it |
 | header `anthropic-version` (a date) | forwarded to Anthropic; elsewhere the answer follows 2023-06-01 |
