@@ -11,7 +11,11 @@ instead, so the operator can be reached before they are blocked.
 
 from __future__ import annotations
 
-from ..contract.protocol import InstanceConfig
+from collections.abc import Iterable
+from typing import Any
+
+from ..contract.protocol import InstanceConfig, RequestSpec
+from ._web import json_get
 
 PRODUCT = "zarniwoop/0.1 (+https://pypi.org/project/zarniwoop/"
 
@@ -34,3 +38,11 @@ def contact_param(config: InstanceConfig, name: str) -> list[tuple[str, str]]:
     """The contact as the query parameter `name` (`mailto`, `email`), or none."""
     email = contact_email(config)
     return [(name, email)] if email else []
+
+
+def polite_get(
+    config: InstanceConfig, url: str, params: Iterable[tuple[str, str]], contact: str, **state: Any
+) -> RequestSpec:
+    """A JSON GET to a polite-pool API: the operator's contact as the query parameter `contact`
+    (`mailto`, `email`) and in the User-Agent (`identifying_headers`); `state` as `json_get` takes it."""
+    return json_get(url, [*params, *contact_param(config, contact)], identifying_headers(config), **state)

@@ -34,9 +34,9 @@ from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, Search
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._filters import next_offset, paging_honoured, resumed_offset, time_range_start
-from ._polite import contact_param, identifying_headers
+from ._polite import polite_get
 from ._text import as_int, expect, load_json, load_object, obj, strip_html
-from ._web import described_hit, endpoint, error_text, http_url, json_get, listed_page, text
+from ._web import described_hit, endpoint, error_text, http_url, listed_page, text
 
 DEFAULT_BASE_URL = "https://api.crossref.org"
 DOI_URL = "https://doi.org/{doi}"
@@ -85,11 +85,11 @@ class CrossrefProtocol:
             filters.append(f"until-pub-date:{expert['dateTo']}")
         if filters:
             params.append(("filter", ",".join(filters)))
-        params += contact_param(config, "mailto")
-        return json_get(
+        return polite_get(
+            config,
             endpoint(config, DEFAULT_BASE_URL, "/works"),
             params,
-            identifying_headers(config),
+            "mailto",
             honoured=honoured,
             offset=offset,
         )

@@ -30,9 +30,9 @@ from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, Search
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._filters import paging_honoured, resumed_text, time_range_start
-from ._polite import contact_param, identifying_headers
+from ._polite import polite_get
 from ._text import as_int, embedded, expect, load_object, obj, shorten, strip_html
-from ._web import compact, endpoint, error_text, http_url, json_get, listed_page, refusal, text
+from ._web import compact, endpoint, error_text, http_url, listed_page, refusal, text
 
 DEFAULT_BASE_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest"
 ARTICLE_URL = "https://europepmc.org/article/{source}/{id}"
@@ -75,11 +75,11 @@ class EuropePmcProtocol:
             ("pageSize", str(min(request.max_results, MAX_PAGE_SIZE))),
             ("cursorMark", resumed_text(request, "cursor") or "*"),
         ]
-        params += contact_param(config, "email")
-        return json_get(
+        return polite_get(
+            config,
             endpoint(config, DEFAULT_BASE_URL, "/search"),
             params,
-            identifying_headers(config),
+            "email",
             honoured=honoured,
         )
 

@@ -42,9 +42,9 @@ from ..contract.protocol import InstanceConfig, RawResponse, RequestSpec, Search
 from ..contract.query import SearchRequest
 from ..contract.results import SearchHit
 from ._filters import paging_honoured, resumed_text
-from ._polite import contact_param, identifying_headers
+from ._polite import polite_get
 from ._text import as_int, expect, load_json, obj
-from ._web import compact, endpoint, error_text, json_get, language, listed_page, text_for
+from ._web import compact, endpoint, error_text, language, listed_page, text_for
 
 DEFAULT_BASE_URL = "https://nominatim.openstreetmap.org"
 OSM_OBJECT_URL = "https://www.openstreetmap.org/{type}/{id}"
@@ -100,11 +100,11 @@ class NominatimProtocol:
                 honoured.append("region")
         if countries:
             params.append(("countrycodes", countries))
-        params += contact_param(config, "email")
-        return json_get(
+        return polite_get(
+            config,
             endpoint(config, DEFAULT_BASE_URL, "/search"),
             params,
-            identifying_headers(config),
+            "email",
             honoured=honoured,
             limit=limit,
             shown=shown,
