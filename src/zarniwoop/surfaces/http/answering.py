@@ -36,11 +36,17 @@ async def streamed(
     )
 
 
+class ClientGone(Exception):
+    """The client of a non-streamed call disconnected before its answer: nobody to answer (the
+    gateway route's frame answers 499); the call runs on, detached, and is settled on its own
+    (`llm/settlement.py`)."""
+
+
 async def unless_gone(
     request: Request, manager: LlmManager, call: LlmCall, chat_request: ChatRequest
-) -> LlmResult | None:
-    """The non-streamed call's result, or None when the client disconnected first: the call is then
-    abandoned — it runs on detached and is settled with what the upstream produced."""
+) -> LlmResult:
+    """The non-streamed call's result; `ClientGone` when the client disconnected first: the call is
+    then abandoned — it runs on detached and is settled with what the upstream produced."""
     watch = CallWatch()
     task = asyncio.ensure_future(manager.chat(call, chat_request, watch=watch))
     gone = asyncio.ensure_future(_disconnected(request))
@@ -57,7 +63,7 @@ async def unless_gone(
     watch.abandon()
     manager.adopt(task)
     task.add_done_callback(_quiet)
-    return None
+    raise ClientGone
 
 
 async def _disconnected(request: Request) -> None:
@@ -72,4 +78,4 @@ def _quiet(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-__all__ = ["streamed", "unless_gone"]
+__all__ = ["ClientGone", "streamed", "unless_gone"]

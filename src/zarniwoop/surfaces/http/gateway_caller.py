@@ -9,20 +9,25 @@ reservation confirms it in its own storage round trip (`reserve(token=…)`,
 `limits/revocation.py`) — issue 42: one round trip before the first upstream byte, on every route.
 A call that failed before a reservation confirmed the token asks `live()` in `Caller.failure`, so a
 revoked token gets the route's 401 (each route maps it to its API's error shape), never the
-call's own error.
+call's own error. `gateway_route` is the one frame of every such route: caller, handler, a client
+gone (499), and each failure in the route's API's error shape.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from fastapi import Request
+from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 
 from ...contract.errors import AccessDeniedError, RevokedTokenError
 from ...llm.call import LlmCall
 from ...tenancy.tokens import Principal
+from .answering import ClientGone
 from .deps import PRINCIPAL_SCOPE_KEY, REMEMBERED_SCOPE_KEY, authenticate_header
+from .fast_body import request_only
 from .state import AppState
 
 ACCOUNT_REQUIRED = (
@@ -95,4 +100,48 @@ async def failure(state: AppState, caller: Caller | None, exc: Exception) -> Exc
     return exc if caller is None else await caller.failure(state, exc)
 
 
-__all__ = ["ACCOUNT_REQUIRED", "Caller", "caller_of", "failure", "gateway_call", "principal_of"]
+Handler = Callable[[Request, AppState, LlmCall], Awaitable[Response]]
+"""A gateway route's work: the request, the app's state and the call its caller makes."""
+
+
+def gateway_route(
+    answer_error: Callable[[Exception], Response],
+    header: Callable[[Request], str | None] | None = None,
+) -> Callable[[Handler], Callable[[Request], Awaitable[Response]]]:
+    """The frame of a gateway route (a `request_only` endpoint): its caller (`caller_of`, the token
+    of `header(request)` where the API names another header), the handler under the call it makes,
+    499 for a client gone (`ClientGone`), and every failure — a missing or bad token's 401 too —
+    answered by `answer_error` in the route's API's shape, after `failure` (a remembered token
+    found revoked: its 401, never the call's error)."""
+
+    def frame(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            # State and principal read here, not through `Ctx`/`CurrentPrincipal`: each dependency
+            # costs FastAPI a resolution pass per call (a twentieth of a gateway call's CPU).
+            state: AppState = request.app.state.zarniwoop
+            caller: Caller | None = None
+            try:
+                caller = await caller_of(request, state, None if header is None else header(request))
+                return await handler(request, state, caller.call())  # no account, no work
+            except ClientGone:
+                return Response(status_code=499)
+            except Exception as exc:
+                return answer_error(await failure(state, caller, exc))
+
+        endpoint.__name__, endpoint.__qualname__ = handler.__name__, handler.__qualname__
+        endpoint.__doc__ = handler.__doc__
+        return request_only(endpoint)
+
+    return frame
+
+
+__all__ = [
+    "ACCOUNT_REQUIRED",
+    "Caller",
+    "Handler",
+    "caller_of",
+    "failure",
+    "gateway_call",
+    "gateway_route",
+    "principal_of",
+]

@@ -19,14 +19,15 @@ from fastapi.responses import Response
 
 from ....contract.errors import InvalidRequestError
 from ....llm.adapters.embeddings import encoded
+from ....llm.call import LlmCall
 from ..answering import unless_gone
 from ..embeddings_wire import EmbeddingRequest, embeddings_json
-from ..fast_body import FastBodyRoute, request_only
+from ..fast_body import FastBodyRoute
 from ..fast_json import FastJSONResponse
-from ..gateway_caller import caller_of
+from ..gateway_caller import gateway_route
+from ..gateway_errors import OPENAI_ERRORS, error_response, request_body
 from ..openai_wire import COMPONENT_REF
 from ..state import AppState
-from .gateway import OPENAI_ERRORS, error_response, request_body
 
 router = APIRouter(tags=["gateway"], responses=OPENAI_ERRORS, route_class=FastBodyRoute)
 PURPOSE = "embeddings"
@@ -37,27 +38,18 @@ PURPOSE = "embeddings"
     summary="OpenAI-compatible embeddings under the token's account (OpenAI, Gemini, Ollama wires)",
     openapi_extra=request_body("EmbeddingRequest"),
 )
-@request_only
-async def embeddings(request: Request) -> Response:
-    state: AppState = request.app.state.zarniwoop
-    caller = await caller_of(request, state)  # a 401 raised here, outside the OpenAI-shaped answers
-    try:
-        who = caller.call()
-        raw = await request.body()
-        if not raw.strip():
-            raise InvalidRequestError("body", "expected a JSON embeddings request")
-        body = EmbeddingRequest.model_validate_json(raw)
-        call = replace(who, model=body.model, purpose=PURPOSE, session_id=body.user)
-        chat_request = body.to_chat_request()
-        manager = await state.runtime.llm()
-        result = await unless_gone(request, manager, call, chat_request)
-        if result is None:  # nobody to answer: the call is settled on its own (`llm/settlement.py`)
-            return Response(status_code=499)
-        assert chat_request.embedding is not None
-        vectors = encoded(result.response, chat_request.embedding)
-        return FastJSONResponse(embeddings_json(result, vectors, f"{result.instance}:{result.model}"))
-    except Exception as exc:
-        return error_response(await caller.failure(state, exc))
+@gateway_route(error_response)
+async def embeddings(request: Request, state: AppState, who: LlmCall) -> Response:
+    raw = await request.body()
+    if not raw.strip():
+        raise InvalidRequestError("body", "expected a JSON embeddings request")
+    body = EmbeddingRequest.model_validate_json(raw)
+    call = replace(who, model=body.model, purpose=PURPOSE, session_id=body.user)
+    chat_request = body.to_chat_request()
+    result = await unless_gone(request, await state.runtime.llm(), call, chat_request)
+    assert chat_request.embedding is not None
+    vectors = encoded(result.response, chat_request.embedding)
+    return FastJSONResponse(embeddings_json(result, vectors, f"{result.instance}:{result.model}"))
 
 
 def request_schemas() -> dict[str, object]:

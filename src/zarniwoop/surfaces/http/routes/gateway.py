@@ -1,5 +1,5 @@
-"""The OpenAI-compatible gateway: `POST /v1/chat/completions`, `GET /v1/models` (and the helpers the
-gateway's other routes share: `routes/messages.py`, `routes/embeddings.py`).
+"""The OpenAI-compatible gateway: `POST /v1/chat/completions`, `GET /v1/models` (every gateway route
+runs in `gateway_caller.gateway_route`'s frame and answers failures as `gateway_errors.py` maps them).
 
 Point any OpenAI SDK at `http://host:port/v1` with a token bound to an account
 (`zarniwoop tokens create --account mike`): every call runs the whole seed 002 path under that
@@ -15,18 +15,8 @@ and answers in OpenAI's wire shape whatever wire served it (Anthropic, Gemini, O
 (Ollama, LM Studio, a keyless vLLM), a recent successful probe of it (`llm/catalog/liveness.py`) — each entry
 names its `instance`; `?all=true` adds the rest with `available: false` and the reason.
 
-A token without an account is refused (403 `account_required`): budgets and usage are per account,
-and silently charging a project's "default" account would hide who spent them. Errors use OpenAI's
-shape `{"error": {"message", "type", "param", "code"}}` (the rest of the API keeps its own):
-
-    unknown model spec                 404 model_not_found          (param: model)
-    bad body                           400 invalid_request_error    (param: the field)
-    no key for the model's provider    400 missing_credential       (param: model)
-    a budget exhausted                 429 insufficient_quota       (level: account|project|team|tenant; x-should-retry: false)
-    a per-minute limit                 429 rate_limit_exceeded      + Retry-After (seconds, rounded up)
-    a model id its wire does not admit 422 invalid_value            (param: model; x-should-retry: false)
-    every upstream failed              502 upstream_error
-    token without account / no scope   403 account_required / permission_denied
+A token without an account is refused (403 `account_required`); errors are OpenAI-shaped
+(`gateway_errors.py` has the table).
 
 The body is read only after the request guard checked the token (`guard.py`), and it is parsed
 here with the wire models of `openai_wire.py`, so a validation error is OpenAI-shaped too.
@@ -35,50 +25,32 @@ here with the wire models of `openai_wire.py`, so a validation error is OpenAI-s
 from __future__ import annotations
 
 import logging
-import math
 import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ValidationError
-from starlette.exceptions import HTTPException
 
-from ....contract.errors import (
-    AccessDeniedError,
-    BudgetUnavailableError,
-    ConfigError,
-    InvalidRequestError,
-    MissingCredentialError,
-    NoProviderAvailableError,
-    ProviderError,
-    QuotaExceededError,
-    RateLimitExceededError,
-    UnknownModelError,
-    UnsafeValueError,
-    ZarniwoopError,
-)
+from ....contract.errors import InvalidRequestError
 from ....llm.adapters import StreamDelta
 from ....llm.adapters.options import passed_back
-from ....llm.call import LlmResult
+from ....llm.call import LlmCall, LlmResult
 from ....llm.catalog.liveness import partition
 from ....llm.catalog.usable import UsableModel, usable_models
 from ..answering import streamed, unless_gone
 from ..deps import Ctx, CurrentPrincipal
-from ..fast_body import FastBodyRoute, request_only
+from ..fast_body import FastBodyRoute
 from ..fast_json import FastJSONResponse
-from ..gateway_caller import ACCOUNT_REQUIRED, caller_of, gateway_call
+from ..gateway_caller import gateway_call, gateway_route
+from ..gateway_errors import OPENAI_ERRORS, error_parts, error_response, request_body
 from ..openai_wire import (
-    COMPONENT_REF,
     DONE,
     ChatCompletionRequest,
-    OpenAIErrorBody,
     chunk,
     completion,
-    error_json,
     finish_reason,
     model_entry,
     response_extras,
@@ -87,32 +59,8 @@ from ..openai_wire import (
 )
 from ..state import AppState
 
-if TYPE_CHECKING:
-    pass
-
 log = logging.getLogger("zarniwoop.gateway")
-
-
-def error_answers(body: type[BaseModel]) -> dict[int | str, dict[str, Any]]:
-    """The OpenAPI error answers of a gateway route whose errors come in `body`'s shape."""
-    return {status: {"model": body} for status in (400, 401, 403, 404, 422, 429, 502)}
-
-
-def request_body(schema: str) -> dict[str, Any]:
-    """A gateway route's OpenAPI `requestBody`: JSON of the named component schema (its own
-    validation runs in the route, past FastAPI's, so the document names it here)."""
-    content = {"application/json": {"schema": {"$ref": COMPONENT_REF + schema}}}
-    return {"requestBody": {"required": True, "content": content}}
-
-
-OPENAI_ERRORS = error_answers(OpenAIErrorBody)
-"""The error answers of the OpenAI-shaped routes (`/v1/chat/completions`, `/v1/responses`, `/v1/embeddings`)."""
 router = APIRouter(tags=["gateway"], responses=OPENAI_ERRORS, route_class=FastBodyRoute)
-
-
-NO_RETRY = {"x-should-retry": "false"}
-"""On answers a retry cannot change (a spent budget, a refused permission, an unsupported endpoint):
-the openai SDK honours it instead of retrying a 429 or 5xx with backoff."""
 
 
 @router.post(
@@ -120,34 +68,22 @@ the openai SDK honours it instead of retrying a 429 or 5xx with backoff."""
     summary="OpenAI-compatible chat completion under the token's account (stream: SSE chunks)",
     openapi_extra=request_body("ChatCompletionRequest"),
 )
-@request_only
-async def chat_completions(request: Request) -> Response:
-    # State and principal read here, not through `Ctx`/`CurrentPrincipal`: each dependency costs
-    # FastAPI a resolution pass per call (a twentieth of a gateway call's CPU), as in `get_caller`.
-    state: AppState = request.app.state.zarniwoop
-    caller = await caller_of(request, state)  # a 401 raised here, outside the OpenAI-shaped answers
-    try:
-        who = caller.call()  # before the body is parsed: no account, no work
-        body = _parse(await request.body())
-        call = replace(
-            who, model=body.model, fallback_models=tuple(body.fallback_models), session_id=body.user
+@gateway_route(error_response)
+async def chat_completions(request: Request, state: AppState, who: LlmCall) -> Response:
+    body = _parse(await request.body())
+    call = replace(who, model=body.model, fallback_models=tuple(body.fallback_models), session_id=body.user)
+    manager = await state.runtime.llm()
+    chat_request = body.to_chat_request()
+    completion_id, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
+    if body.stream:
+        return await streamed(
+            manager,
+            call,
+            chat_request,
+            lambda items, first: _events(items, first, body, completion_id, created),
         )
-        manager = await state.runtime.llm()
-        chat_request = body.to_chat_request()
-        completion_id, created = f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time())
-        if body.stream:
-            return await streamed(
-                manager,
-                call,
-                chat_request,
-                lambda items, first: _events(items, first, body, completion_id, created),
-            )
-        result = await unless_gone(request, manager, call, chat_request)
-        if result is None:  # nobody to answer: the call is settled on its own (`llm/settlement.py`)
-            return Response(status_code=499)
-        return FastJSONResponse(completion(result, _served(result), completion_id, created))
-    except Exception as exc:
-        return error_response(await caller.failure(state, exc))
+    result = await unless_gone(request, manager, call, chat_request)
+    return FastJSONResponse(completion(result, _served(result), completion_id, created))
 
 
 async def _events(
@@ -260,71 +196,4 @@ def _served(result: LlmResult) -> str:
     return f"{result.instance}:{result.model}"
 
 
-def error_response(exc: BaseException) -> JSONResponse:
-    status, payload, headers = error_parts(exc)
-    return JSONResponse(payload, status_code=status, headers=headers)
-
-
-def error_parts(exc: BaseException) -> tuple[int, dict[str, Any], dict[str, str]]:
-    """OpenAI's error shape and status for anything a gateway call can raise."""
-    if isinstance(exc, ValidationError):
-        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
-        param = ".".join(str(p) for p in first.get("loc", ()) if not isinstance(p, int)) or None
-        message = f"{param}: {first.get('msg')}" if param else str(first.get("msg"))
-        return 400, error_json(message, "invalid_request_error", param, "invalid_value"), {}
-    if isinstance(exc, RateLimitExceededError):
-        body = error_json(exc.message, "requests", None, "rate_limit_exceeded", level=exc.level)
-        return 429, body, {"Retry-After": str(max(1, math.ceil(exc.retry_after)))}
-    if isinstance(exc, QuotaExceededError):
-        # a spent budget stays spent; only an unreachable budget store may pass on a later try
-        retry = {} if isinstance(exc, BudgetUnavailableError) else dict(NO_RETRY)
-        return (
-            429,
-            error_json(exc.message, "insufficient_quota", None, "insufficient_quota", level=exc.level),
-            retry,
-        )
-    if isinstance(exc, UnknownModelError):
-        return 404, error_json(exc.message, "invalid_request_error", "model", "model_not_found"), {}
-    if isinstance(exc, MissingCredentialError):
-        return 400, error_json(exc.message, "invalid_request_error", "model", "missing_credential"), {}
-    if isinstance(exc, UnsafeValueError):
-        return (
-            422,
-            error_json(exc.message, "invalid_request_error", exc.field, "invalid_value"),
-            dict(NO_RETRY),
-        )
-    if isinstance(exc, InvalidRequestError):
-        return 400, error_json(exc.message, "invalid_request_error", exc.field, "invalid_value"), {}
-    if isinstance(exc, AccessDeniedError):
-        code = "account_required" if exc.message == ACCOUNT_REQUIRED else "permission_denied"
-        return 403, error_json(exc.message, "permission_error", None, code), dict(NO_RETRY)
-    if isinstance(exc, (NoProviderAvailableError, ProviderError)):
-        return 502, error_json(exc.message, "upstream_error", None, "upstream_failed"), {}
-    if isinstance(exc, ConfigError):
-        return 400, error_json(exc.message, "invalid_request_error", None, "config_error"), {}
-    if isinstance(exc, ZarniwoopError):
-        return 400, error_json(exc.message, "invalid_request_error", None, None), {}
-    if isinstance(exc, HTTPException):
-        return (
-            exc.status_code,
-            # as the guard's 401
-            error_json(
-                str(exc.detail),
-                "invalid_request_error",
-                None,
-                "invalid_api_key" if exc.status_code == 401 else None,
-            ),
-            dict(exc.headers or {}),
-        )
-    log.exception("gateway call failed unexpectedly")
-    return 500, error_json("internal error; the server log has the details", "server_error", None, None), {}
-
-
-__all__ = [
-    "OPENAI_ERRORS",
-    "error_answers",
-    "error_parts",
-    "error_response",
-    "request_body",
-    "router",
-]
+__all__ = ["router"]

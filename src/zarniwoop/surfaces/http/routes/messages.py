@@ -9,9 +9,9 @@ Point the anthropic SDK (or Claude Code) at the gateway with a token bound to an
 The token comes as `x-api-key` or `Authorization: Bearer`; `anthropic-version` is checked and
 forwarded (`anthropic_wire.check_version`). The call runs the gateway's one path — alias resolution,
 credential cascade, budgets reserved and settled at every level, failover — through
-`LlmManager.chat` / `.stream`, exactly as `/v1/chat/completions` does (`routes/gateway.py`, whose
-error mapping is used here; the caller, its account check and its remembered token's revocation
-are `gateway_caller.py`'s, the disconnect handling `answering.py`'s). An Anthropic-wire instance is
+`LlmManager.chat` / `.stream`, exactly as `/v1/chat/completions` does (`routes/gateway.py`;
+the error mapping is `gateway_errors.py`'s; the caller, its account check, its remembered token's
+revocation and the route's frame are `gateway_caller.py`'s, the disconnect handling `answering.py`'s). An Anthropic-wire instance is
 sent the client's body as it came and its answer comes back as it came (`anthropic_answers.py`);
 any other wire gets the mapping of `anthropic_wire.py`, and a field it cannot carry is a 400 naming
 it. Errors are Anthropic's shape `{"type": "error", "error": {"type", "message"}}`.
@@ -32,7 +32,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from ....llm.adapters import StreamDelta
-from ....llm.call import LlmResult
+from ....llm.call import LlmCall, LlmResult
 from ..answering import streamed, unless_gone
 from ..anthropic_answers import MessageEvents, error_json, event, message_json
 from ..anthropic_wire import (
@@ -45,15 +45,35 @@ from ..anthropic_wire import (
     parse_body,
     to_chat_request,
 )
-from ..fast_body import FastBodyRoute, request_only
+from ..fast_body import FastBodyRoute
 from ..fast_json import FastJSONResponse
-from ..gateway_caller import Caller, caller_of, failure, gateway_call, principal_of
+from ..gateway_caller import gateway_route
+from ..gateway_errors import error_answers, error_parts, request_body
 from ..state import AppState
-from .gateway import error_answers, error_parts, request_body
 
 log = logging.getLogger("zarniwoop.gateway")
 
 router = APIRouter(tags=["gateway"], responses=error_answers(AnthropicErrorBody), route_class=FastBodyRoute)
+
+
+def _header(request: Request) -> str | None:
+    """The token as `Authorization: Bearer` or `x-api-key` sent it (used where the guard left none)."""
+    return authorization(request.headers.get("authorization"), request.headers.get("x-api-key"))
+
+
+def _error(exc: BaseException) -> tuple[int, dict[str, Any]]:
+    status, payload, _ = error_parts(exc)
+    detail = payload["error"]
+    return status, error_json(status, detail["message"], detail.get("param"))
+
+
+def error_response(exc: BaseException) -> Response:
+    """Anthropic's error shape for anything the gateway's mapping answers (`gateway_errors.error_parts`)."""
+    status, payload, headers = error_parts(exc)
+    detail = payload["error"]
+    return FastJSONResponse(
+        error_json(status, detail["message"], detail.get("param")), status_code=status, headers=headers
+    )
 
 
 @router.post(
@@ -61,32 +81,21 @@ router = APIRouter(tags=["gateway"], responses=error_answers(AnthropicErrorBody)
     summary="Anthropic Messages API under the token's account (stream: Anthropic's SSE events)",
     openapi_extra=request_body("MessagesRequest"),
 )
-@request_only
-async def messages(request: Request) -> Response:
-    state: AppState = request.app.state.zarniwoop
-    caller: Caller | None = None  # a 401 of the guard's absence answers in Anthropic's shape too
-    try:
-        caller = await caller_of(request, state, _header(request))
-        who = caller.call()
-        forwarded = check_version(request.headers)
-        parsed, body = parse_body(await request.body(), MessagesRequest)
-        assert isinstance(parsed, MessagesRequest)
-        chat_request = to_chat_request(parsed, body, forwarded)
-        metadata = parsed.metadata
-        call = replace(who, model=parsed.model, session_id=metadata.user_id if metadata else None)
-        manager = await state.runtime.llm()
-        message_id = f"msg_{uuid.uuid4().hex[:24]}"
-        if parsed.stream:
-            events = MessageEvents(message_id, parsed.model, chat_request.estimated_input_tokens())
-            return await streamed(
-                manager, call, chat_request, lambda items, first: _events(items, first, events)
-            )
-        result = await unless_gone(request, manager, call, chat_request)
-        if result is None:  # nobody to answer: the call is settled on its own (`llm/settlement.py`)
-            return Response(status_code=499)
-        return FastJSONResponse(message_json(result, message_id, parsed.model))
-    except Exception as exc:
-        return error_response(await failure(state, caller, exc))
+@gateway_route(error_response, _header)
+async def messages(request: Request, state: AppState, who: LlmCall) -> Response:
+    forwarded = check_version(request.headers)
+    parsed, body = parse_body(await request.body(), MessagesRequest)
+    assert isinstance(parsed, MessagesRequest)
+    chat_request = to_chat_request(parsed, body, forwarded)
+    metadata = parsed.metadata
+    call = replace(who, model=parsed.model, session_id=metadata.user_id if metadata else None)
+    manager = await state.runtime.llm()
+    message_id = f"msg_{uuid.uuid4().hex[:24]}"
+    if parsed.stream:
+        events = MessageEvents(message_id, parsed.model, chat_request.estimated_input_tokens())
+        return await streamed(manager, call, chat_request, lambda items, first: _events(items, first, events))
+    result = await unless_gone(request, manager, call, chat_request)
+    return FastJSONResponse(message_json(result, message_id, parsed.model))
 
 
 @router.post(
@@ -95,17 +104,12 @@ async def messages(request: Request) -> Response:
     response_model=CountTokensResponse,
     openapi_extra=request_body("CountTokensRequest"),
 )
-@request_only
-async def count_tokens(request: Request) -> Response:
-    state: AppState = request.app.state.zarniwoop
-    try:
-        gateway_call(await principal_of(request, state, _header(request)))
-        check_version(request.headers)
-        parsed, body = parse_body(await request.body(), CountTokensRequest)
-        estimate = to_chat_request(parsed, body).estimated_input_tokens()
-        return FastJSONResponse({"input_tokens": estimate})
-    except Exception as exc:
-        return error_response(exc)
+@gateway_route(error_response, _header)
+async def count_tokens(request: Request, state: AppState, who: LlmCall) -> Response:
+    check_version(request.headers)
+    parsed, body = parse_body(await request.body(), CountTokensRequest)
+    estimate = to_chat_request(parsed, body).estimated_input_tokens()
+    return FastJSONResponse({"input_tokens": estimate})
 
 
 async def _events(
@@ -129,26 +133,6 @@ async def _events(
         aclose = getattr(items, "aclose", None)
         if aclose is not None:
             await aclose()  # a client that went away abandons the call: it is settled on its own
-
-
-def _header(request: Request) -> str | None:
-    """The token as `Authorization: Bearer` or `x-api-key` sent it (used where the guard left none)."""
-    return authorization(request.headers.get("authorization"), request.headers.get("x-api-key"))
-
-
-def _error(exc: BaseException) -> tuple[int, dict[str, Any]]:
-    status, payload, _ = error_parts(exc)
-    detail = payload["error"]
-    return status, error_json(status, detail["message"], detail.get("param"))
-
-
-def error_response(exc: BaseException) -> Response:
-    """Anthropic's error shape for anything the gateway's mapping answers (`gateway.error_parts`)."""
-    status, payload, headers = error_parts(exc)
-    detail = payload["error"]
-    return FastJSONResponse(
-        error_json(status, detail["message"], detail.get("param")), status_code=status, headers=headers
-    )
 
 
 __all__ = ["error_response", "router"]

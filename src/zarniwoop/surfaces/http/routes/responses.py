@@ -42,14 +42,14 @@ from ....storage.responses import STORE_KEY, ResponseStore
 from ....tenancy.tokens import Principal
 from ..answering import streamed, unless_gone
 from ..deps import Ctx, CurrentPrincipal
-from ..fast_body import FastBodyRoute, request_only
+from ..fast_body import FastBodyRoute
 from ..fast_json import FastJSONResponse
-from ..gateway_caller import caller_of, gateway_call
+from ..gateway_caller import gateway_call, gateway_route
+from ..gateway_errors import OPENAI_ERRORS, error_parts, error_response, request_body
 from ..openai_wire import COMPONENT_REF
 from ..responses_answer import ResponseEvents, new_id, output_items, response_json
 from ..responses_wire import ResponsesRequest, to_chat_request
 from ..state import AppState
-from .gateway import OPENAI_ERRORS, error_parts, error_response, request_body
 
 log = logging.getLogger("zarniwoop.gateway")
 
@@ -78,54 +78,44 @@ def _answer_200(schema: str, *types: str) -> dict[str, Any]:
         **_answer_200("ResponsesAnswer", "text/event-stream"),
     },
 )
-@request_only
-async def create_response(request: Request) -> Response:
-    state: AppState = request.app.state.zarniwoop
-    caller = await caller_of(request, state)  # a 401 raised here, outside the OpenAI-shaped answers
-    try:
-        who = caller.call()
-        raw, body = _parse(await request.body())
-        runtime = state.runtime
-        await runtime.settings.refresh(max_age=1.0)
-        storing = runtime.settings.scoped(SearchScope(who.tenant, who.project)).get_bool(STORE_KEY, True)
-        for name, asked in (
-            ("store", body.store is True),
-            ("previous_response_id", body.previous_response_id),
-        ):
-            if asked and not storing:
-                raise InvalidRequestError(
-                    name, "the operator turned response storage off (ai.responses.store)"
-                )
-        store = ResponseStore(runtime.db, runtime.box)
-        items = await _history(store, who, body) + body.input_items()
-        chat_request = to_chat_request(body, raw, items, history=body.previous_response_id is not None)
-        call = replace(who, model=body.model, session_id=body.user)
-        keep = Keeper(store, who, items) if storing and body.store is not False else None
-        manager = await runtime.llm()
-        response_id, created = new_id("resp"), int(time.time())
-        if body.stream:
-            events = ResponseEvents(response_id, created, body, keep is not None)
-            return await streamed(
-                manager, call, chat_request, lambda upstream, first: _events(upstream, first, events, keep)
-            )
-        result = await unless_gone(request, manager, call, chat_request)
-        if result is None:  # nobody to answer: the call is settled on its own (`llm/settlement.py`)
-            return Response(status_code=499)
-        output = output_items(result.response, new_id("msg"))
-        answer = response_json(
-            response_id,
-            created,
-            body,
-            status="completed",
-            stored=keep is not None,
-            result=result,
-            output=output,
+@gateway_route(error_response)
+async def create_response(request: Request, state: AppState, who: LlmCall) -> Response:
+    raw, body = _parse(await request.body())
+    runtime = state.runtime
+    await runtime.settings.refresh(max_age=1.0)
+    storing = runtime.settings.scoped(SearchScope(who.tenant, who.project)).get_bool(STORE_KEY, True)
+    for name, asked in (
+        ("store", body.store is True),
+        ("previous_response_id", body.previous_response_id),
+    ):
+        if asked and not storing:
+            raise InvalidRequestError(name, "the operator turned response storage off (ai.responses.store)")
+    store = ResponseStore(runtime.db, runtime.box)
+    items = await _history(store, who, body) + body.input_items()
+    chat_request = to_chat_request(body, raw, items, history=body.previous_response_id is not None)
+    call = replace(who, model=body.model, session_id=body.user)
+    keep = Keeper(store, who, items) if storing and body.store is not False else None
+    manager = await runtime.llm()
+    response_id, created = new_id("resp"), int(time.time())
+    if body.stream:
+        events = ResponseEvents(response_id, created, body, keep is not None)
+        return await streamed(
+            manager, call, chat_request, lambda upstream, first: _events(upstream, first, events, keep)
         )
-        if keep is not None:
-            await keep.save(answer)
-        return FastJSONResponse(answer)
-    except Exception as exc:
-        return error_response(await caller.failure(state, exc))
+    result = await unless_gone(request, manager, call, chat_request)
+    output = output_items(result.response, new_id("msg"))
+    answer = response_json(
+        response_id,
+        created,
+        body,
+        status="completed",
+        stored=keep is not None,
+        result=result,
+        output=output,
+    )
+    if keep is not None:
+        await keep.save(answer)
+    return FastJSONResponse(answer)
 
 
 def _stored_route(method: str, summary: str, schema: str) -> Callable[[Any], Any]:
