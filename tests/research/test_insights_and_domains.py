@@ -11,6 +11,7 @@ from zarniwoop.research import Investigator
 from zarniwoop.research.heuristics import HeuristicPlanner
 from zarniwoop.research.insights import ExtractiveInsights
 from zarniwoop.research.model import Claim, HitSource, Insights, Plan, RankedHit, RankedHitSet
+from zarniwoop.research.strategies import Brief
 
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only, open_runtime
@@ -82,12 +83,12 @@ async def test_the_plan_prefers_sources_whose_domains_fit_the_question():
         "wiki": frozenset({SearchDomain.WEB}),
     }
     plan = await HeuristicPlanner().plan(
-        "Which clinical trials tested CRISPR therapy for sickle cell disease?", available, domains=domains
+        Brief("Which clinical trials tested CRISPR therapy for sickle cell disease?", available, domains)
     )
     academic = next(s for s in plan.searches if s.modality is Modality.ACADEMIC)
     assert dict(academic.source_affinity) == {"openalex": 1.0, "pubmed": 1.3}
     assert "BIOMEDICAL sources preferred" in plan.rationale
-    neutral = await HeuristicPlanner().plan("history of the printing press", available, domains=domains)
+    neutral = await HeuristicPlanner().plan(Brief("history of the printing press", available, domains))
     assert all(set(s.source_affinity.values()) == {1.0} for s in neutral.searches)
 
 

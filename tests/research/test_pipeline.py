@@ -8,6 +8,7 @@ import pytest
 from zarniwoop.contract import InvalidRequestError, Modality, SearchScope
 from zarniwoop.research import Investigator
 from zarniwoop.research.heuristics import HeuristicPlanner, key_terms
+from zarniwoop.research.strategies import Brief
 
 from ..support.emulator import Reply
 from ..support.runtime import endpoint, only, open_runtime
@@ -41,7 +42,9 @@ def page(i, title, excerpt):
 async def test_plan_uses_cues_and_ready_modalities():
     planner = HeuristicPlanner()
     available = {Modality.ACADEMIC: ["openalex"], Modality.WEB: ["wiki"], Modality.ENCYCLOPEDIA: ["wiki"]}
-    plan = await planner.plan("What clinical evidence is there for off-target effects of CRISPR?", available)
+    plan = await planner.plan(
+        Brief("What clinical evidence is there for off-target effects of CRISPR?", available)
+    )
     assert [(s.modality, s.query) for s in plan.searches] == [
         (Modality.ACADEMIC, "clinical evidence off-target effects crispr"),
         (Modality.WEB, "What clinical evidence is there for off-target effects of CRISPR?"),
@@ -382,5 +385,5 @@ async def test_an_llm_failure_falls_back_and_says_so(tmp_path, emulator):
 async def test_questions_about_our_own_documents_plan_the_local_index():
     planner = HeuristicPlanner()
     available = {Modality.INTERNAL_DOC: ["local"], Modality.WEB: ["wiki"]}
-    plan = await planner.plan("What did we decide in the onboarding meeting about budgets?", available)
+    plan = await planner.plan(Brief("What did we decide in the onboarding meeting about budgets?", available))
     assert [s.modality for s in plan.searches] == [Modality.INTERNAL_DOC, Modality.WEB]

@@ -16,10 +16,11 @@ few key terms are dropped, and the reason names the terms they miss.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from ..contract.enums import Modality, SearchDomain
 from .model import Evaluation, MergedHit, Plan, PlannedSearch, Verdict
+from .strategies import Brief, Verdicts
 
 
 def _words(text: str) -> list[str]:
@@ -99,18 +100,11 @@ def stem(word: str) -> str:
 class HeuristicPlanner:
     strategy = "heuristic"
 
-    async def plan(
-        self,
-        question: str,
-        available: Mapping[Modality, Sequence[str]],
-        max_searches: int = 4,
-        *,
-        domains: Mapping[str, frozenset[SearchDomain]] | None = None,
-    ) -> Plan:
+    async def plan(self, brief: Brief) -> Plan:
+        question, available, domains = brief.question, brief.available, brief.domains
         lowered = f" {question.lower()} "
         words = f" {' '.join(_WORD.findall(question.lower()))} "
         cued = {d for d, cues in DOMAIN_CUES.items() if any(f" {c} " in words for c in cues)}
-        domains = domains or {}
 
         def affinity(instance: str) -> float:
             return DOMAIN_AFFINITY if cued & domains.get(instance, frozenset()) else 1.0
@@ -121,7 +115,7 @@ class HeuristicPlanner:
         for modality in DEFAULT_ORDER:
             if modality not in wanted:
                 wanted.append(modality)
-        chosen = [m for m in wanted if available.get(m)][:max_searches]
+        chosen = [m for m in wanted if available.get(m)][: brief.max_searches]
         terms = " ".join(key_terms(question)) or question
         searches = tuple(
             PlannedSearch(terms if m in INDEX_STYLE else question, m, {i: affinity(i) for i in available[m]})
@@ -137,16 +131,9 @@ class HeuristicPlanner:
             rationale += f"; {', '.join(sorted(d.value for d in cued))} sources preferred"
         return Plan(searches, rationale, self.strategy)
 
-    async def refine(
-        self,
-        question: str,
-        plan: Plan,
-        found: Sequence[MergedHit],
-        available: Mapping[Modality, Sequence[str]],
-        verdicts: Mapping[str, Verdict] | None = None,
-    ) -> Plan:
+    async def refine(self, brief: Brief, plan: Plan, found: Sequence[MergedHit], verdicts: Verdicts) -> Plan:
         """A second wave: the key terms alone (broader), on the modalities the first wave used."""
-        terms = key_terms(question)
+        terms, available = key_terms(brief.question), brief.available
         broader = " ".join(terms[: max(2, len(terms) - 1)]) if len(terms) > 2 else " ".join(terms)
         used = {s.modality for s in plan.searches}
         searches = tuple(

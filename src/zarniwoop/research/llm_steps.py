@@ -22,6 +22,7 @@ from ..contract.errors import ParseError, ZarniwoopError
 from .batching import fit_batches
 from .heuristics import LexicalEvaluator
 from .model import Evaluation, MergedHit, Plan, PlannedSearch, Verdict, finders
+from .strategies import Brief, Verdicts
 
 if TYPE_CHECKING:
     from ..llm.light import LightLlm, Recipe
@@ -56,19 +57,11 @@ class LlmPlanner:
             for modality, ids in available.items()
         }
 
-    async def plan(
-        self,
-        question: str,
-        available: Mapping[Modality, Sequence[str]],
-        max_searches: int = 4,
-        *,
-        domains: Mapping[str, frozenset[SearchDomain]] | None = None,
-    ) -> Plan:
-        catalog = self._catalog(available, domains or {})
-        result = await self.light.call_for_json(
-            PLAN_RECIPE, {"question": question, "catalog": catalog, "max_searches": max_searches}
-        )
-        return self._cleaned(result.data, available, max_searches, PLAN_RECIPE, self.strategy)
+    async def plan(self, brief: Brief) -> Plan:
+        catalog = self._catalog(brief.available, brief.domains)
+        variables = {"question": brief.question, "catalog": catalog, "max_searches": brief.max_searches}
+        result = await self.light.call_for_json(PLAN_RECIPE, variables)
+        return self._cleaned(result.data, brief.available, brief.max_searches, PLAN_RECIPE, self.strategy)
 
     def _cleaned(
         self,
@@ -96,19 +89,11 @@ class LlmPlanner:
             raise ParseError(f"{recipe}: the plan names no modality a ready provider serves")
         return Plan(tuple(searches[:max_searches]), str(data["rationale"]), strategy)
 
-    async def refine(
-        self,
-        question: str,
-        plan: Plan,
-        found: Sequence[MergedHit],
-        available: Mapping[Modality, Sequence[str]],
-        verdicts: Mapping[str, Verdict] | None = None,
-    ) -> Plan:
+    async def refine(self, brief: Brief, plan: Plan, found: Sequence[MergedHit], verdicts: Verdicts) -> Plan:
         """A second wave from the recipe that sees what the first one found and how it was judged."""
-        judged = verdicts or {}
         hits = []
         for merged in found[:REFINE_HITS]:
-            verdict = judged.get(merged.key)
+            verdict = verdicts.get(merged.key)
             hits.append(
                 {
                     "title": merged.hit.title,
@@ -119,14 +104,16 @@ class LlmPlanner:
             )
         max_searches = max(1, len(plan.searches))
         variables = {
-            "question": question,
+            "question": brief.question,
             "plan": [s.to_json() for s in plan.searches],
             "hits": hits,
-            "catalog": self._catalog(available, {}),
+            "catalog": self._catalog(brief.available, {}),
             "max_searches": max_searches,
         }
         result = await self.light.call_for_json(REFINE_RECIPE, variables)
-        return self._cleaned(result.data, available, max_searches, REFINE_RECIPE, f"llm:{REFINE_RECIPE}")
+        return self._cleaned(
+            result.data, brief.available, max_searches, REFINE_RECIPE, f"llm:{REFINE_RECIPE}"
+        )
 
 
 class LlmEvaluator:

@@ -38,7 +38,7 @@ from .model import DroppedHit, Evaluation, Insights, MergedHit, Plan, RankedHit,
 from .progress import ProgressObserver, Tracker
 from .searches import search_and_merge
 from .spans import note_strategy, run_span, step
-from .strategies import Domains, Evaluator, Planner, Reranker, Strategies, StrategyChooser
+from .strategies import Brief, Evaluator, Planner, Reranker, Strategies, StrategyChooser
 from .verdicts import MAX_DEPTH as MAX_DEPTH  # the limits' old home: importers keep working
 from .verdicts import MAX_QUESTION_CHARS as MAX_QUESTION_CHARS
 from .verdicts import apply_verdicts, only_available, validate_question
@@ -146,7 +146,7 @@ class Investigator:
         checkpoint: Checkpoint | None = None,
     ) -> RankedHitSet:
         min_hits = provider_set.settings.get_int(MIN_HITS, 3)
-        available, domains = await self._available(scope)
+        brief = await self._brief(scope, question)
         chosen = (
             await self.strategies(scope)
             if self.strategies
@@ -160,7 +160,7 @@ class Investigator:
             plan, strategies["plan"] = await recalled_plan(
                 question,
                 checkpoint,
-                lambda: self._plan(chosen.planner, question, available, domains, fell_back),
+                lambda: self._plan(chosen.planner, brief, fell_back),
             )
             note_strategy(strategies["plan"])
         finishing = (1 if chosen.reranker is not None else 0) + (1 if want_insights else 0)
@@ -190,9 +190,7 @@ class Investigator:
         if len(kept) < min_hits and plan.searches:
             judged = {v.key: v for v in evaluation.verdicts}
             with step("refine"):
-                second, refine_strategy = await self._refine(
-                    chosen.planner, question, plan, merged, available, judged
-                )
+                second, refine_strategy = await self._refine(chosen.planner, brief, plan, merged, judged)
                 note_strategy(refine_strategy)
             if second.searches:
                 refine_depth, refine_plan = 1, second
@@ -266,10 +264,8 @@ class Investigator:
             refine_plan=refine_plan,
         )
 
-    async def _available(
-        self, scope: SearchScope
-    ) -> tuple[dict[Modality, list[str]], dict[str, frozenset[SearchDomain]]]:
-        """Which ready instances serve each modality, and the domains each covers (for the Plan)."""
+    async def _brief(self, scope: SearchScope, question: str) -> Brief:
+        """The question with the ready instances serving each modality and the domains each covers."""
         available: dict[Modality, list[str]] = {}
         domains: dict[str, frozenset[SearchDomain]] = {}
         for status in await provider_statuses(self.dispatcher, scope):
@@ -277,42 +273,34 @@ class Investigator:
                 domains[status.id] = status.domains
                 for modality in status.modalities:
                     available.setdefault(modality, []).append(status.id)
-        return available, domains
+        return Brief(question, available, domains)
 
-    async def _plan(
-        self,
-        planner: Planner,
-        question: str,
-        available: Mapping[Modality, Sequence[str]],
-        domains: Domains,
-        fell_back: set[str],
-    ) -> tuple[Plan, str]:
+    async def _plan(self, planner: Planner, brief: Brief, fell_back: set[str]) -> tuple[Plan, str]:
         try:
-            plan = await planner.plan(question, available, domains=domains)
-            return only_available(plan, available), plan.strategy
+            plan = await planner.plan(brief)
+            return only_available(plan, brief.available), plan.strategy
         except ZarniwoopError as exc:
             if isinstance(planner, HeuristicPlanner):
                 raise
             log.warning("plan step failed (%s); using the heuristic planner", exc.message)
             fell_back.add("plan")
-            plan = await self.fallback_planner.plan(question, available, domains=domains)
+            plan = await self.fallback_planner.plan(brief)
             return plan, f"{plan.strategy} (fallback: {exc.message})"
 
     async def _refine(
         self,
         planner: Planner,
-        question: str,
+        brief: Brief,
         plan: Plan,
         found: Sequence[MergedHit],
-        available: Mapping[Modality, Sequence[str]],
         verdicts: Mapping[str, Verdict],
     ) -> tuple[Plan, str]:
         try:
-            second = await planner.refine(question, plan, found, available, verdicts)
-            return only_available(second, available), second.strategy
+            second = await planner.refine(brief, plan, found, verdicts)
+            return only_available(second, brief.available), second.strategy
         except ZarniwoopError as exc:
             log.warning("refine step failed (%s); broadening the query instead", exc.message)
-            second = await self.fallback_planner.refine(question, plan, found, available)
+            second = await self.fallback_planner.refine(brief, plan, found, verdicts)
             return second, f"{second.strategy} (fallback: {exc.message})"
 
     async def _evaluate(

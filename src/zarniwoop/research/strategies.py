@@ -17,27 +17,28 @@ if TYPE_CHECKING:
     from .model import Evaluation, MergedHit, Plan, RankedHit, Verdict
 
 Domains = Mapping[str, frozenset[SearchDomain]]
+Verdicts = Mapping[str, "Verdict"]
+"""The first wave's verdicts by hit key, which a refine may read."""
+
+
+@dataclass(frozen=True, slots=True)
+class Brief:
+    """What a wave of searches is planned for: the question and the providers ready for it — the
+    instances serving each modality and the domains each covers."""
+
+    question: str
+    available: Mapping[Modality, Sequence[str]]
+    domains: Domains = field(default_factory=dict)
+    max_searches: int = 4
 
 
 class Planner(Protocol):
     strategy: str
 
-    async def plan(
-        self,
-        question: str,
-        available: Mapping[Modality, Sequence[str]],
-        max_searches: int = 4,
-        *,
-        domains: Domains | None = None,
-    ) -> Plan: ...
+    async def plan(self, brief: Brief) -> Plan: ...
 
     async def refine(
-        self,
-        question: str,
-        plan: Plan,
-        found: Sequence[MergedHit],
-        available: Mapping[Modality, Sequence[str]],
-        verdicts: Mapping[str, Verdict] | None = None,
+        self, brief: Brief, plan: Plan, found: Sequence[MergedHit], verdicts: Verdicts
     ) -> Plan: ...
 
 
