@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..contract.protocol import InstanceConfig, RequestSpec
-from ._web import json_get
+from ._web import endpoint, json_get
 
 PRODUCT = "zarniwoop/0.1 (+https://pypi.org/project/zarniwoop/"
 
@@ -41,8 +41,15 @@ def contact_param(config: InstanceConfig, name: str) -> list[tuple[str, str]]:
 
 
 def polite_get(
-    config: InstanceConfig, url: str, params: Iterable[tuple[str, str]], contact: str, **state: Any
+    config: InstanceConfig,
+    default: str,
+    path: str,
+    params: Iterable[tuple[str, str]],
+    contact: str,
+    **state: Any,
 ) -> RequestSpec:
-    """A JSON GET to a polite-pool API: the operator's contact as the query parameter `contact`
-    (`mailto`, `email`) and in the User-Agent (`identifying_headers`); `state` as `json_get` takes it."""
-    return json_get(url, [*params, *contact_param(config, contact)], identifying_headers(config), **state)
+    """A JSON GET of `path` on the endpoint (`endpoint(config, default, path)`) of a polite-pool API:
+    the operator's contact as the query parameter `contact` (`mailto`, `email`) and in the
+    User-Agent (`identifying_headers`); `state` as `json_get` takes it."""
+    params = [*params, *contact_param(config, contact)]
+    return json_get(endpoint(config, default, path), params, identifying_headers(config), **state)

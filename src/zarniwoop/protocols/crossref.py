@@ -36,7 +36,7 @@ from ..contract.results import SearchHit
 from ._filters import next_offset, paging_honoured, resumed_offset, time_range_start
 from ._polite import polite_get
 from ._text import as_int, expect, load_json, load_object, obj, strip_html
-from ._web import described_hit, endpoint, error_text, http_url, listed_page, text
+from ._web import described_hit, error_text, http_url, listed_page, text
 
 DEFAULT_BASE_URL = "https://api.crossref.org"
 DOI_URL = "https://doi.org/{doi}"
@@ -86,12 +86,7 @@ class CrossrefProtocol:
         if filters:
             params.append(("filter", ",".join(filters)))
         return polite_get(
-            config,
-            endpoint(config, DEFAULT_BASE_URL, "/works"),
-            params,
-            "mailto",
-            honoured=honoured,
-            offset=offset,
+            config, DEFAULT_BASE_URL, "/works", params, "mailto", honoured=honoured, offset=offset
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:

@@ -32,7 +32,7 @@ from ..contract.results import SearchHit
 from ._filters import paging_honoured, resumed_text, time_range_start
 from ._polite import polite_get
 from ._text import as_int, embedded, expect, load_object, obj, shorten, strip_html
-from ._web import compact, endpoint, error_text, http_url, listed_page, refusal, text
+from ._web import compact, error_text, http_url, listed_page, refusal, text
 
 DEFAULT_BASE_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest"
 ARTICLE_URL = "https://europepmc.org/article/{source}/{id}"
@@ -75,13 +75,7 @@ class EuropePmcProtocol:
             ("pageSize", str(min(request.max_results, MAX_PAGE_SIZE))),
             ("cursorMark", resumed_text(request, "cursor") or "*"),
         ]
-        return polite_get(
-            config,
-            endpoint(config, DEFAULT_BASE_URL, "/search"),
-            params,
-            "email",
-            honoured=honoured,
-        )
+        return polite_get(config, DEFAULT_BASE_URL, "/search", params, "email", honoured=honoured)
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:
         data = load_object(raw.body, "europepmc")

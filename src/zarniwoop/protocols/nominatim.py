@@ -44,7 +44,7 @@ from ..contract.results import SearchHit
 from ._filters import paging_honoured, resumed_text
 from ._polite import polite_get
 from ._text import as_int, expect, load_json, obj
-from ._web import compact, endpoint, error_text, language, listed_page, text_for
+from ._web import compact, error_text, language, listed_page, text_for
 
 DEFAULT_BASE_URL = "https://nominatim.openstreetmap.org"
 OSM_OBJECT_URL = "https://www.openstreetmap.org/{type}/{id}"
@@ -101,13 +101,7 @@ class NominatimProtocol:
         if countries:
             params.append(("countrycodes", countries))
         return polite_get(
-            config,
-            endpoint(config, DEFAULT_BASE_URL, "/search"),
-            params,
-            "email",
-            honoured=honoured,
-            limit=limit,
-            shown=shown,
+            config, DEFAULT_BASE_URL, "/search", params, "email", honoured=honoured, limit=limit, shown=shown
         )
 
     def parse_response(self, raw: RawResponse, spec: RequestSpec, request: SearchRequest) -> SearchPage:

@@ -172,7 +172,6 @@ class HttpTransport:
         for count in range(redirects.limit + 1):
             if redirects.check is not None:
                 await redirects.check(url, came_from)
-            # `open()` without its generator-based context manager: this is every search's hot path
             response = await self._request(
                 method,
                 url,
@@ -227,53 +226,25 @@ class HttpTransport:
         connect_timeout: float | None = None,
         head_deadline: float | None = None,
     ) -> AsyncIterator[Streamed]:
-        """One request whose answer is read as it arrives (no redirects followed): the head must come
-        within `head_deadline` (default: `timeout`), then each chunk within `timeout` of the last."""
-        async with self.open(
-            spec.method,
-            spec.url,
-            spec.headers,
-            spec.json_body,
-            params=spec.params,
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            policy=self.endpoint_policy if guarded else None,
-            head_deadline=head_deadline,
-        ) as response:
-            yield Streamed(response, str(response.url), timeout)
-
-    @contextlib.asynccontextmanager
-    async def open(
-        self,
-        method: str,
-        url: str,
-        headers: Mapping[str, str],
-        body: Any,
-        *,
-        params: tuple[tuple[str, str], ...] = (),
-        timeout: float,
-        connect_timeout: float | None = None,
-        policy: TargetPolicy | None = None,
-        head_deadline: float | None = None,
-    ) -> AsyncIterator[aiohttp.ClientResponse]:
-        """One exchange until its head arrived; the response is released (its connection kept only
-        when the body was read to the end) when the block ends. `policy`: the SSRF policy every
-        connect of this exchange must pass (None: the operator's URL, not checked). Connecting and
-        the head together get `head_deadline` (default: `timeout`); the body is the caller's to bound."""
-        head = timeout if head_deadline is None else head_deadline
-        async with total_deadline(head, url=url, head=True):
+        """One request whose answer is read as it arrives (no redirects followed): connecting and the
+        head together get `head_deadline` (default: `timeout`), then each chunk `timeout` after the
+        last. `guarded`: every connect passes the SSRF policy (the URL is not the operator's). The
+        response is released (its connection kept only when the body was read to the end) when the
+        block ends."""
+        url = spec.url
+        async with total_deadline(timeout if head_deadline is None else head_deadline, url=url, head=True):
             response = await self._request(
-                method,
+                spec.method,
                 url,
-                params,
-                headers,
-                body,
+                spec.params,
+                spec.headers,
+                spec.json_body,
                 timeout=timeout,
                 connect_timeout=connect_timeout,
-                policy=policy,
+                policy=self.endpoint_policy if guarded else None,
             )
         try:
-            yield response
+            yield Streamed(response, str(response.url), timeout)
         except BaseException:
             response.close()
             raise
