@@ -14,7 +14,7 @@ back to the model.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from pydantic import BaseModel, ValidationError
 
@@ -59,6 +59,17 @@ def parse_arguments(spec: ToolSpec[InputT], arguments: Any) -> InputT:
         raise to_invalid_request(exc.errors(include_input=True), spec.input_model) from None
 
 
+class RunOptions(TypedDict, total=False):
+    """How a surface runs a tool (`Toolbox.run`'s keyword arguments, which say what each means)."""
+
+    admin: bool
+    cache: bool
+    progress: ProgressObserver | None
+    profile: ProfileChoice | None
+    overrides: Mapping[str, str] | None
+    checkpoint: Checkpoint | None
+
+
 class Toolbox:
     def __init__(self, host: ToolHost) -> None:
         self.host = host
@@ -72,21 +83,11 @@ class Toolbox:
         return tool_definitions(dialect, TOOLS)
 
     async def execute(
-        self,
-        name: str,
-        arguments: Any,
-        scope: SearchScope,
-        *,
-        admin: bool = False,
-        cache: bool = True,
-        progress: ProgressObserver | None = None,
-        profile: ProfileChoice | None = None,
+        self, name: str, arguments: Any, scope: SearchScope, **options: Unpack[RunOptions]
     ) -> ToolResult:
+        """`run` of the tool called `name` on untrusted `arguments`, validated first."""
         spec = tool_spec(name)
-        arguments = parse_arguments(spec, arguments)
-        return await self.run(
-            spec, arguments, scope, admin=admin, cache=cache, progress=progress, profile=profile
-        )
+        return await self.run(spec, parse_arguments(spec, arguments), scope, **options)
 
     async def run(
         self,
@@ -134,17 +135,11 @@ class Toolbox:
         )
 
     async def call(
-        self,
-        name: str,
-        arguments: Any,
-        scope: SearchScope,
-        *,
-        admin: bool = False,
-        profile: ProfileChoice | None = None,
+        self, name: str, arguments: Any, scope: SearchScope, **options: Unpack[RunOptions]
     ) -> ToolResult:
         """Like `execute`, but bad arguments come back as an `is_error` result naming the field."""
         try:
-            return await self.execute(name, arguments, scope, admin=admin, profile=profile)
+            return await self.execute(name, arguments, scope, **options)
         except InvalidRequestError as exc:
             error = {"field": exc.field, "message": exc.message}
             return ToolResult(name, {"error": error}, f"Invalid arguments: {exc.message}", is_error=True)
