@@ -94,12 +94,15 @@ CONTROL_FLOW = {
     "surfaces/http/server_protocol.py: _HeadTooLarge",
     "dispatch/flights.py: FlightWaitExpiredError",
     "transport/heads.py: AmbiguousFraming",
+    "surfaces/http/answering.py: ClientGone",
 }
 """Signals, not errors: the CLI's `Exit(code, message)` leaves a command (click's `Exit` does the same);
 `_HeadTooLarge` leaves httptools' parser callback for a 431 and never reaches a caller;
 `FlightWaitExpiredError` tells the dispatcher a follower's wait ended, and it calls itself;
 `AmbiguousFraming` leaves aiohttp's response start for the transport's `translate_errors`, which
-turns it into the `TransportError` (cause `malformed`) a caller sees."""
+turns it into the `TransportError` (cause `malformed`) a caller sees; `ClientGone` leaves a gateway
+route whose client disconnected for its frame (`gateway_caller.gateway_route`), which answers 499
+to nobody."""
 
 
 def test_no_project_exception_class_lives_outside_the_tree():
