@@ -9,12 +9,12 @@ Point the anthropic SDK (or Claude Code) at the gateway with a token bound to an
 The token comes as `x-api-key` or `Authorization: Bearer`; `anthropic-version` is checked and
 forwarded (`anthropic_wire.check_version`). The call runs the gateway's one path — alias resolution,
 credential cascade, budgets reserved and settled at every level, failover — through
-`LlmManager.chat` / `.stream`, exactly as `/v1/chat/completions` does (`routes/gateway.py`;
-the error mapping is `gateway_errors.py`'s; the caller, its account check, its remembered token's
-revocation and the route's frame are `gateway_caller.py`'s, the disconnect handling `answering.py`'s). An Anthropic-wire instance is
-sent the client's body as it came and its answer comes back as it came (`anthropic_answers.py`);
-any other wire gets the mapping of `anthropic_wire.py`, and a field it cannot carry is a 400 naming
-it. Errors are Anthropic's shape `{"type": "error", "error": {"type", "message"}}`.
+`LlmManager.chat` / `.stream`, exactly as `/v1/chat/completions` does (`routes/gateway.py`; the
+error mapping is `gateway_errors.py`'s; the caller, its account check, its remembered token's
+revocation and the route's frame are `gateway_caller.py`'s, the disconnect handling
+`answering.py`'s). An Anthropic-wire instance is sent the client's body as it came and its answer
+comes back as it came (`anthropic_answers.py`); any other wire gets the mapping of
+`anthropic_wire.py`, and a field it cannot carry is a 400 naming it. Errors are Anthropic's shape `{"type": "error", "error": {"type", "message"}}`.
 
 `count_tokens` answers `{"input_tokens": N}`: the input estimate the gateway holds and, when the
 upstream reports no usage, charges (`ChatRequest.estimated_input_tokens`) — not the upstream's count.
