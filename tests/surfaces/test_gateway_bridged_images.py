@@ -4,7 +4,8 @@ a model served over another wire on the loopback emulator. The upstream body hol
 wire's own form, in order with the text, streamed too; what the wire cannot carry (a URL on Ollama, a
 `detail` off the OpenAI wire, a `file_id`, a `document`, a malformed source) is a 400 naming the
 client's own field, with nothing sent; an Anthropic-wire model is still sent the block as written;
-the usage the upstream reports is what is charged."""
+the usage the upstream reports is what is charged. Images a tool returned (a screenshot read) reach
+every wire too: inside Anthropic's `tool_result`, right after the results elsewhere."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from typing import Any
 
 import pytest
 
-from zarniwoop.llm.adapters.images import IMAGE_TOKENS
+from zarniwoop.llm.adapters.base import ChatMessage
+from zarniwoop.llm.adapters.images import IMAGE_TOKENS, ImagePart
+from zarniwoop.llm.adapters.results import results_with_images_after
 from zarniwoop.surfaces.http.anthropic_wire import MessagesRequest, to_chat_request
 
 from ..support.emulator import Reply
@@ -85,6 +88,11 @@ def _block(url: str) -> dict[str, Any]:
         return {"type": "image", "source": {"type": "url", "url": url}}
     media_type, _, data = url.removeprefix("data:").partition(";base64,")
     return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+
+
+def _part(url: str) -> dict[str, Any]:
+    """A Chat Completions image part of `url`, as the OpenAI wire is sent it."""
+    return {"type": "image_url", "image_url": {"url": url}}
 
 
 def _image(url: str, detail: str = "auto") -> dict[str, Any]:
@@ -239,14 +247,16 @@ def test_what_a_bridged_wire_cannot_carry_of_an_image_block_is_a_400_naming_it(
 
 
 def test_the_messages_estimate_holds_image_tokens_for_each_image_block() -> None:
-    def estimate(*images: dict[str, Any]) -> int:
-        body = {"model": WIRE_MODELS["openai"], "max_tokens": 64, "messages": _blocks(*images)}
+    def estimate(messages: list[dict[str, Any]]) -> int:
+        body = {"model": WIRE_MODELS["openai"], "max_tokens": 64, "messages": messages}
         return to_chat_request(MessagesRequest.model_validate(body), body).estimated_input_tokens()
 
-    text_only = estimate()
-    assert estimate(BY_URL) == text_only + IMAGE_TOKENS == text_only + 1600
+    text_only = estimate(_blocks())
+    assert estimate(_blocks(BY_URL)) == text_only + IMAGE_TOKENS == text_only + 1600
     big = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A" * 40_000}}
-    assert estimate(big, BASE64) == text_only + 2 * 1600  # the data is not counted as text
+    assert estimate(_blocks(big, BASE64)) == text_only + 2 * 1600  # the data is not counted as text
+    # a tool result's images (a screenshot read) too
+    assert estimate(_conversation(SHOT, SHOT)) == estimate(_conversation()) + 2 * IMAGE_TOKENS
 
 
 # -- the Responses API (`/v1/responses`, the openai SDK) ---------------------------------------------
@@ -290,3 +300,152 @@ def test_what_a_bridged_wire_cannot_carry_of_an_input_image_is_a_400_naming_it(
     assert refused.value.body["param"] == param
     assert refused.value.body["type"] == "invalid_request_error"
     assert sent(gw, wire) == []
+
+
+# -- images a tool returned ---------------------------------------------------------------------
+# Claude Code's `Read` of a screenshot: a `tool_result` whose content holds an `image` block; a
+# Responses API `function_call_output` with an `input_image`. Anthropic's `tool_result` takes them;
+# OpenAI's chat, Gemini and Ollama, whose tool results are text, get the results' text and then one
+# user message with each result's images, led by a line naming the tool and the call.
+
+SHOT = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}
+READ = {"type": "tool_use", "id": "toolu_01", "name": "Read", "input": {"file_path": "/tmp/shot.png"}}
+LABEL = "The images the Read call toolu_01 returned:"
+
+
+def _conversation(*result: dict[str, Any], after: str | None = None) -> list[dict[str, Any]]:
+    """The turns of a Claude Code session that read a screenshot: the ask, the call, its result
+    (content blocks `result`), and the user's next words if any."""
+    closing = [{"type": "text", "text": after}] if after else []
+    return [
+        {"role": "user", "content": "What does the screenshot show?"},
+        {"role": "assistant", "content": [READ]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_01", "content": list(result)},
+                *closing,
+            ],
+        },
+    ]
+
+
+def _turns(gw: LiveGateway, wire: str, messages: list[dict[str, Any]]) -> Any:
+    return _anthropic(gw).messages.create(model=WIRE_MODELS[wire], max_tokens=64, messages=messages)
+
+
+def test_a_read_screenshot_reaches_the_openai_wire_after_the_tool_result(gw: LiveGateway) -> None:
+    answer = _turns(gw, "openai", _conversation({"type": "text", "text": "Read image (1x1)"}, SHOT))
+    [body] = sent(gw, "openai")
+    assert body["messages"][2:] == [
+        {"role": "tool", "content": "Read image (1x1)", "tool_call_id": "toolu_01"},
+        {"role": "user", "content": [{"type": "text", "text": LABEL}, _part(PNG_URL)]},
+    ]
+    assert answer.content[0].text == "A cat."
+    row = gw.usage_row(answer.model_extra["zarniwoop"]["usage_id"])
+    assert row[5:7] == (PROMPT_TOKENS, 3)  # the upstream's count is charged, not the estimate
+
+
+def test_the_users_next_words_follow_the_results_images_in_the_same_user_turn(gw: LiveGateway) -> None:
+    _turns(gw, "openai", _conversation(SHOT, after="Is the button blue?"))
+    [body] = sent(gw, "openai")
+    tool, user = body["messages"][2:]
+    assert tool == {"role": "tool", "content": "(images: in the next message)", "tool_call_id": "toolu_01"}
+    assert user["content"] == [
+        {"type": "text", "text": LABEL},
+        _part(PNG_URL),
+        {"type": "text", "text": "Is the button blue?"},
+    ]
+
+
+def test_gemini_gets_the_function_response_then_the_image_inline(gw: LiveGateway) -> None:
+    _turns(gw, "gemini", _conversation({"type": "text", "text": "Read image"}, SHOT))
+    [body] = sent(gw, "gemini")
+    result, shown = body["contents"][2:]
+    assert result["role"] == "user" and result["parts"][0]["functionResponse"]["name"] == "Read"
+    assert shown == {
+        "role": "user",
+        "parts": [{"text": LABEL}, {"inlineData": {"mimeType": "image/png", "data": PNG}}],
+    }
+
+
+def test_ollama_gets_the_image_bytes_on_the_message_after_the_result(gw: LiveGateway) -> None:
+    _turns(gw, "ollama", _conversation({"type": "text", "text": "Read image"}, SHOT))
+    [body] = sent(gw, "ollama")
+    assert body["messages"][2:] == [
+        {"role": "tool", "content": "Read image", "tool_name": "Read"},
+        {"role": "user", "content": LABEL, "images": [PNG]},
+    ]
+
+
+def test_an_anthropic_wire_model_is_sent_the_read_screenshot_as_written(gw: LiveGateway) -> None:
+    messages = _conversation({"type": "text", "text": "Read image"}, SHOT)
+    _turns(gw, "anthropic", messages)
+    [body] = sent(gw, "anthropic")
+    assert body["messages"] == messages
+
+
+def test_what_a_wire_cannot_carry_inside_a_result_is_a_400_naming_it(gw: LiveGateway) -> None:
+    pdf = {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"}}
+    inside = "messages[2].content[0].content[0]"
+    for wire, block, field in (("ollama", BY_URL, f"{inside}.source"), ("openai", pdf, f"{inside}.type")):
+        with pytest.raises(anthropic.BadRequestError) as refused:
+            _turns(gw, wire, _conversation(block))
+        assert refused.value.body["error"]["message"].startswith(field + ":")
+        assert sent(gw, wire) == []
+
+
+def _read_output(gw: LiveGateway, wire: str) -> Any:
+    """A Responses API conversation whose `read` call answered text and a screenshot."""
+    output = [{"type": "input_text", "text": "Read image"}, {"type": "input_image", "image_url": PNG_URL}]
+    items = [
+        {"role": "user", "content": "What does the screenshot show?"},
+        {"type": "function_call", "call_id": "call_7", "name": "read", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "call_7", "output": output},
+    ]
+    return gw.openai().responses.create(model=WIRE_MODELS[wire], input=items, store=False)
+
+
+def test_a_function_call_outputs_image_goes_inside_an_anthropic_tool_result(gw: LiveGateway) -> None:
+    response = _read_output(gw, "anthropic")
+    [body] = sent(gw, "anthropic")
+    [result] = body["messages"][2]["content"]
+    assert result == {
+        "type": "tool_result",
+        "tool_use_id": "call_7",
+        "content": [{"type": "text", "text": "Read image"}, SHOT],
+    }
+    assert response.output_text == "A cat."
+
+
+def test_a_function_call_outputs_image_follows_the_result_on_the_ollama_wire(gw: LiveGateway) -> None:
+    _read_output(gw, "ollama")
+    [body] = sent(gw, "ollama")
+    assert body["messages"][2:] == [
+        {"role": "tool", "content": "Read image", "tool_name": "read"},
+        {"role": "user", "content": "The images the read call call_7 returned:", "images": [PNG]},
+    ]
+
+
+def test_parallel_results_images_follow_the_run_each_led_by_its_call() -> None:
+    one, two = ImagePart.base64("image/png", PNG, "a"), ImagePart.http(PHOTO, "b", "b.url")
+    messages = [
+        ChatMessage("assistant", ""),
+        ChatMessage.of_parts("tool", ["first", one], tool_call_id="c1", name="shot"),
+        ChatMessage("tool", "no image", tool_call_id="c2", name="ls"),
+        ChatMessage.of_parts("tool", [two], tool_call_id="c3", name="shot"),
+        ChatMessage("assistant", "seen"),
+    ]
+    out = results_with_images_after(messages)
+    assert [(m.role, m.content) for m in out] == [
+        ("assistant", ""),
+        ("tool", "first"),
+        ("tool", "no image"),
+        ("tool", "(images: in the next message)"),
+        ("user", "The images the shot call c1 returned:\nThe images the shot call c3 returned:"),
+        ("assistant", "seen"),
+    ]
+    assert out[4].images == (one, two)
+    assert out[1].parts == () and out[3].parts == ()
+    text_only = [messages[0], messages[2]]
+    assert results_with_images_after(text_only) is text_only  # nothing to move: the list itself

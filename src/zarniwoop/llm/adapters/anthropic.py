@@ -303,7 +303,9 @@ def _messages(request: ChatRequest) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for m in request.turns():
         if m.role == "tool":
-            block = {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content}
+            # a result's images go inside it, as Anthropic's `tool_result` takes them
+            content = _blocks(m) if m.parts else m.content
+            block = {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": content}
             if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], list):
                 out[-1]["content"].append(block)  # results of parallel calls share one user turn
             else:

@@ -59,8 +59,9 @@ class ChatMessage:
     name: str | None = None
     """On a tool message: the tool's name (Gemini and Ollama match results by name)."""
     parts: tuple[str | ImagePart, ...] = ()
-    """On a user message with images: its text and image parts in the order sent (`content` is the
-    text alone, joined); empty when the message is text only. Each wire writes them in its own form."""
+    """On a user message with images, or a tool result with images (a screenshot a tool read): its
+    text and image parts in the order sent (`content` is the text alone, joined); empty when the
+    message is text only. Each wire writes them in its own form (`results.py`: where a tool result takes none)."""
 
     @classmethod
     def of_parts(cls, role: Role, parts: Sequence[str | ImagePart], **fields: Any) -> ChatMessage:

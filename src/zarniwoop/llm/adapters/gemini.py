@@ -34,6 +34,7 @@ from .images import checked
 from .options import refuse_unsupported, tool_strict
 from .parts import PartsStream, logprob_entry
 from .response import ChatResponse, ToolCall, UsageReport
+from .results import results_with_images_after
 from .signatures import SKIP_VALIDATOR, made_up_id, signed_id, split_id
 
 THINKING_BUDGETS = {"low": 1024, "medium": 8192, "high": 24576}
@@ -222,7 +223,7 @@ def _logprobs(result: Any) -> list[dict[str, Any]]:
 def _contents(request: ChatRequest) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     names: dict[str, str] = {}  # call id → tool name: Gemini matches a result to its call by name
-    for m in request.turns():
+    for m in results_with_images_after(request.turns()):
         if m.role == "tool":
             split = split_id(m.tool_call_id or "")
             result: dict[str, Any] = {

@@ -32,6 +32,7 @@ from .openai import function_tools
 from .options import refuse_unsupported
 from .parts import PartsStream, logprob_entry
 from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
+from .results import results_with_images_after
 
 # OpenAI fields `/api/chat` has no equivalent of (strict tools, `parallel_tool_calls`, `metadata`, …)
 # are refused by the table of `fields.py`; a strict JSON schema is honoured, since `format: <schema>`
@@ -60,7 +61,7 @@ class OllamaAdapter:
                 options[name] = value
         body: dict[str, Any] = {
             "model": model,
-            "messages": [_message(m) for m in request.messages],
+            "messages": [_message(m) for m in results_with_images_after(request.messages)],
             "stream": request.stream,
             "options": options,
         }

@@ -42,6 +42,7 @@ from .options import (
     refuse_unsupported,
 )
 from .response import ChatResponse, TokenUsage, ToolCall, UsageReport
+from .results import results_with_images_after
 
 
 class OpenAIAdapter:
@@ -52,7 +53,10 @@ class OpenAIAdapter:
 
     def build(self, request: ChatRequest, endpoint: Endpoint, model: str) -> RequestSpec:
         check_model(self.wire_type, model)
-        body: dict[str, Any] = {"model": model, "messages": [_message(m) for m in request.messages]}
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": [_message(m) for m in results_with_images_after(request.messages)],
+        }
         if "api.openai.com" in endpoint.base_url:
             body["max_completion_tokens"] = request.max_tokens
         else:

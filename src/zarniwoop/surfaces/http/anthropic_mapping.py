@@ -127,20 +127,25 @@ class MessagesMapping:
         return []
 
     def _result(self, block: Mapping[str, Any], where: str) -> ChatMessage:
+        """A `tool_result` block as a tool message: its text and images in order (a screenshot a
+        tool read; each wire carries them its way, `results_with_images_after`)."""
         content = block.get("content")
+        parts: list[str | ImagePart] = []
         if isinstance(content, list):
-            parts = []
             for k, part in enumerate(content):
-                if isinstance(part, Mapping) and part.get("type") == "text":
+                kind = part.get("type") if isinstance(part, Mapping) else None
+                if kind == "text":
                     parts.append(str(part.get("text") or ""))
-                else:  # a tool message of the chat form is text: an image here has no equivalent
+                elif kind == "image":
+                    parts += self._image(part.get("source"), f"{where}.content[{k}].source")
+                else:  # a document, a search result, …: no tool message of the chat form takes it
                     self._uncarried(f"{where}.content[{k}].type")
-            content = "".join(parts)
-        text = "" if content is None else str(content)
+        elif content is not None:
+            parts.append(str(content))
         if block.get("is_error"):
-            text = "Error: " + text
+            parts.insert(0, "Error: ")
         call_id = str(block.get("tool_use_id") or "")
-        return ChatMessage("tool", text, tool_call_id=call_id, name=self.tool_names.get(call_id))
+        return ChatMessage.of_parts("tool", parts, tool_call_id=call_id, name=self.tool_names.get(call_id))
 
     def tool(self, i: int, tool: AnthropicTool) -> ToolSpec:
         if tool.type not in (None, "custom"):

@@ -14,10 +14,11 @@ dropped (`llm.adapters.adapter_for`, the one choice of every shape). The mapping
 | `messages[].content` text blocks | the message's text |
 | `tool_use` blocks (assistant) | the message's tool calls (`input` as JSON arguments) |
 | `tool_result` blocks (user) | tool messages, before the turn's text (`is_error: true` → text led by `Error: `) |
+| `image` blocks inside a `tool_result`'s content (a screenshot a tool read) | the tool message's image parts: Anthropic's `tool_result` takes them as they are; OpenAI chat, Gemini and Ollama, whose tool results are text, get them in one user message right after the results, each result's led by a line naming its tool and call id; a source the wire cannot take is refused as above, naming `…content[k].source` |
 | `thinking`/`redacted_thinking` blocks of earlier turns | left out (the Messages API itself strips them from earlier turns); counted in the estimate |
 | `image` blocks (user), `source` `{type: base64, media_type, data}` (PNG, JPEG, GIF, WebP) or `{type: url, url}` (http(s)) | the message's image parts, in order with its text (`ImagePart`: each wire's own form, or a 400 naming `messages[i].content[j].source…` where the wire cannot take it — a URL on Ollama); a malformed source is refused naming `…source.media_type`/`.data`/`.url` |
 | an image's `source` of another type (`file`) or with other keys | refused, naming `…source.type` or the key |
-| `document` blocks, images on assistant turns or in `tool_result` content, other blocks | refused, naming `messages[i].content[j].type` (`…content[k].type` inside a result) |
+| `document` blocks, images on assistant turns, other blocks (in a `tool_result` too) | refused, naming `messages[i].content[j].type` (`…content[k].type` inside a result) |
 | `cache_control` (top level, on blocks and tools) | no field: the other wires cache prefixes on their own |
 | `tools[]` custom (`name`, `description`, `input_schema`, `strict`) | function tools |
 | `tools[]` server tools (`type: web_search_…`, `bash_…`, …) | refused, naming `tools[i].type` |

@@ -10,7 +10,8 @@ Every field is forwarded, mapped or refused with a 400 naming it — never dropp
 | `input` reasoning items | as sent | omitted: no bridge takes a model's earlier reasoning back |
 | `input_image` parts of user messages (`image_url`: a base64 data URL of PNG, JPEG, GIF or WebP, or an http(s) URL; `detail`) | as sent | the message's image parts, in order with its text (`ImagePart`): each wire's own form, or a 400 naming `input[i].content[j].image_url` or `….detail` where the wire cannot take it (a URL on Ollama, `detail` but `auto` off the OpenAI wire) or the URL is malformed |
 | `input_image` with a `file_id` | as sent | 400 naming `input[i].content[j].file_id` |
-| other `input` items and parts (files, `item_reference`, images on other roles or in a `function_call_output`, …) | as sent | 400 naming `input[i]…` |
+| `input_image` parts of a `function_call_output`'s `output` | as sent | the tool result's image parts: Anthropic's `tool_result` takes them; OpenAI chat, Gemini and Ollama get them in one user message right after the results (each result's led by a line naming its call); refused as above where the wire cannot take one |
+| other `input` items and parts (files, `item_reference`, images on other roles, …) | as sent | 400 naming `input[i]…` |
 | `instructions` | as sent | the system message |
 | `tools` function tools, `strict` | as sent | tools; `strict` per wire (`llm/adapters/options.py`) |
 | built-in tools (`web_search`, `file_search`, `computer_use_preview`, …) | as sent | 400 naming `tools[i]` and the tool |
@@ -202,7 +203,7 @@ def _messages(
                 messages.append(ChatMessage("assistant", "", tool_calls=(call,)))
         elif kind == "function_call_output":
             call_id = _required(item, "call_id", where)
-            output = _content(item.get("output"), f"{where}.output", refused, images=False)
+            output = _content(item.get("output"), f"{where}.output", refused, images=True)
             messages.append(
                 ChatMessage.of_parts("tool", output, tool_call_id=call_id, name=names.get(call_id))
             )
