@@ -115,6 +115,25 @@ def test_a_malformed_id_is_a_400_naming_response_id(gateway: Gateway, response_i
         assert caught.value.body["param"] == "response_id"
 
 
+def test_a_query_parameter_of_retrieve_is_a_400_naming_it_never_ignored(gateway: Gateway) -> None:
+    client = gateway.client()
+    response_id = _created(client)["id"]
+    asks = {
+        "stream": {"stream": True},
+        "starting_after": {"starting_after": 3},
+        "include": {"include": ["x"]},
+    }
+    for param, options in asks.items():
+        with pytest.raises(openai.BadRequestError) as caught:
+            client.responses.retrieve(response_id, **options)
+        assert caught.value.body["param"] == param
+    deleted = gateway.http.delete(
+        f"/v1/responses/{response_id}?force=1", headers={"Authorization": f"Bearer {gateway.tokens['main']}"}
+    )
+    assert (deleted.status_code, deleted.json()["error"]["param"]) == (400, "force")
+    assert _retrieved(client, response_id)["id"] == response_id  # refused, so still there
+
+
 def test_where_storage_is_off_nothing_is_there_to_retrieve(gateway: Gateway) -> None:
     client = gateway.client("nostore")
     created = _created(client)

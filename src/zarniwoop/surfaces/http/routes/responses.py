@@ -15,7 +15,8 @@ it was answered for `GET /v1/responses/{response_id}` (`client.responses.retriev
 `DELETE` (`client.responses.delete(id)`) or `ai.responses.retentionDays` — sealed, the account's
 alone (`storage/responses.py`): any other caller's retrieve or delete is the 404 of an id that never
 existed, and a deleted id continues nothing (`previous_response_id`: the 400 of an unknown one).
-A `response_id` not of the shape `resp_<32 hex>` is a 400 naming it. Where the operator set
+A `response_id` not of the shape `resp_<32 hex>` is a 400 naming it, as is any query parameter
+(retrieve's `stream`, `starting_after`, `include`: the stored object is all there is). Where the operator set
 `ai.responses.store: false`, `store: true` and `previous_response_id` are a 400 naming them. Errors are
 OpenAI-shaped as on the rest of the gateway; an error after the stream began is `response.failed`.
 """
@@ -26,7 +27,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -118,6 +119,16 @@ async def create_response(request: Request, state: AppState, who: LlmCall) -> Re
     return FastJSONResponse(answer)
 
 
+STORED_QUERY = {
+    "stream": "the gateway keeps no event stream of a stored response: retrieve it whole",
+    "starting_after": "the gateway keeps no event stream of a stored response: retrieve it whole",
+    "include": "the stored response is the object as it was answered: there is nothing more to include",
+    "include_obfuscation": "the gateway keeps no event stream of a stored response, so nothing to obfuscate",
+}
+"""The query parameters OpenAI's retrieve takes (`client.responses.retrieve(id, stream=True, …)`):
+each is a 400 naming it, as is any other — a parameter is honoured or refused, never dropped."""
+
+
 def _stored_route(method: str, summary: str, schema: str) -> Callable[[Any], Any]:
     """The route of one method on a stored response, answering the named component schema."""
     return router.api_route(
@@ -129,7 +140,7 @@ def _stored_route(method: str, summary: str, schema: str) -> Callable[[Any], Any
     "GET", "A stored response of the token's account, the object as it was answered", "ResponsesAnswer"
 )
 async def retrieve_response(
-    ctx: Ctx, principal: CurrentPrincipal, response_id: str = RESPONSE_ID_PATH
+    request: Request, ctx: Ctx, principal: CurrentPrincipal, response_id: str = RESPONSE_ID_PATH
 ) -> Response:
     async def answered(store: ResponseStore, who: LlmCall) -> Response | None:
         stored = await store.load(response_id, who.tenant, who.account)
@@ -137,19 +148,19 @@ async def retrieve_response(
         # None: absent, expired, another's, or stored before retrieval was
         return FastJSONResponse(answer) if isinstance(answer, dict) else None
 
-    return await _owned(ctx, principal, response_id, answered)
+    return await _owned(ctx, principal, response_id, answered, request.query_params.keys())
 
 
 @_stored_route("DELETE", "Delete a stored response of the token's account", "ResponsesDeleted")
 async def delete_response(
-    ctx: Ctx, principal: CurrentPrincipal, response_id: str = RESPONSE_ID_PATH
+    request: Request, ctx: Ctx, principal: CurrentPrincipal, response_id: str = RESPONSE_ID_PATH
 ) -> Response:
     async def deleted(store: ResponseStore, who: LlmCall) -> Response | None:
         if not await store.delete(response_id, who.tenant, who.account):
             return None
         return JSONResponse({"id": response_id, "object": "response.deleted", "deleted": True})
 
-    return await _owned(ctx, principal, response_id, deleted)
+    return await _owned(ctx, principal, response_id, deleted, request.query_params.keys())
 
 
 async def _owned(
@@ -157,13 +168,19 @@ async def _owned(
     principal: Principal,
     response_id: str,
     act: Callable[[ResponseStore, LlmCall], Awaitable[Response | None]],
+    query: Iterable[str],
 ) -> Response:
     """`act` on the caller's stored response — a token without an account refused, then an id not of
-    the shape this route issues — and one 404 where it found none (`_not_found`)."""
+    the shape this route issues, then a query parameter (`STORED_QUERY`: none is honoured, so none
+    is dropped) — and one 404 where it found none (`_not_found`)."""
     try:
         who = gateway_call(principal)
         if RESPONSE_ID.fullmatch(response_id) is None:
             raise InvalidRequestError("response_id", "expected an id as `POST /v1/responses` answered it")
+        asked = next(iter(query), None)
+        if asked is not None:
+            name = asked.removesuffix("[]")  # `include[]=…`, as some clients send a list
+            raise InvalidRequestError(name, STORED_QUERY.get(name, "unknown query parameter"))
         answer = await act(ResponseStore(state.runtime.db, state.runtime.box), who)
         if answer is None:
             raise _not_found(response_id)
