@@ -71,3 +71,7 @@ def upstream_answer(wire: str) -> Reply:
         },
     }
     return Reply.json(bodies[wire])
+
+
+gw_fixture = pytest.fixture(name="gw")(answering)
+"""Each test's gateway (`answering`), of the module's `gateway` fixture."""

@@ -2,7 +2,8 @@
 Responses API's `input_image` parts (the real openai SDK's `responses.create`), through the gateway to
 a model served over another wire on the loopback emulator. The upstream body holds the image in its
 wire's own form, in order with the text, streamed too; what the wire cannot carry (a URL on Ollama, a
-`detail` off the OpenAI wire, a `file_id`, a `document`, a malformed source) is a 400 naming the
+`detail` off the OpenAI wire, a `file_id`, a PDF on Ollama or by URL on OpenAI's chat, a document's
+citations, a malformed source) is a 400 naming the
 client's own field, with nothing sent; an Anthropic-wire model is still sent the block as written;
 the usage the upstream reports is what is charged. Images a tool returned (a screenshot read) reach
 every wire too: inside Anthropic's `tool_result`, right after the results elsewhere."""
@@ -159,6 +160,12 @@ def test_a_bridged_image_reaches_the_wire_in_its_form_and_the_reported_usage_is_
 
 # -- the Messages API (`/v1/messages`, the anthropic SDK) ------------------------------------------
 
+PDF_BLOCK = {
+    "type": "document",
+    "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"},
+}
+PAPER = "https://papers.example.org/attention.pdf"
+
 BASE64 = _block(PNG_URL)
 BY_URL = _block(PHOTO)
 
@@ -192,51 +199,42 @@ def test_an_anthropic_wire_model_is_still_sent_the_blocks_as_written(gw: LiveGat
     assert body["messages"] == _blocks(heic, BY_URL)
 
 
+AT = "messages[0].content[1]"
+"""The block each refusal names: `_blocks` puts it second in the user turn."""
+
+
+def _source(kind: str, source: Any) -> dict[str, Any]:
+    """An `image` or `document` block of `source`."""
+    return {"type": kind, "source": source}
+
+
+def _url(url: str) -> dict[str, str]:
+    return {"type": "url", "url": url}
+
+
+def _data(media_type: str, data: str) -> dict[str, str]:
+    return {"type": "base64", "media_type": media_type, "data": data}
+
+
 @pytest.mark.parametrize(
     ("wire", "block", "field"),
     [
-        ("ollama", BY_URL, "messages[0].content[1].source"),
-        (
-            "gemini",
-            {"type": "image", "source": {"type": "url", "url": "https://images.example.org/cat"}},
-            "messages[0].content[1].source",
-        ),
-        (
-            "openai",
-            {"type": "image", "source": {"type": "base64", "media_type": "image/heic", "data": "AAAA"}},
-            "messages[0].content[1].source.media_type",
-        ),
-        (
-            "openai",
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "not base64!"}},
-            "messages[0].content[1].source.data",
-        ),
-        (
-            "gemini",
-            {"type": "image", "source": {"type": "url", "url": "ftp://images.example.org/cat.png"}},
-            "messages[0].content[1].source.url",
-        ),
-        (
-            "openai",
-            {"type": "image", "source": {"type": "file", "file_id": "file_011"}},
-            "messages[0].content[1].source.type",
-        ),
-        (
-            "openai",
-            {"type": "image", "source": "https://images.example.org/cat.png"},
-            "messages[0].content[1].source",
-        ),
-        (
-            "ollama",
-            {
-                "type": "document",
-                "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"},
-            },
-            "messages[0].content[1].type",
-        ),
+        ("ollama", BY_URL, f"{AT}.source"),
+        ("gemini", _source("image", _url("https://images.example.org/cat")), f"{AT}.source"),
+        ("openai", _source("image", _data("image/heic", "AAAA")), f"{AT}.source.media_type"),
+        ("openai", _source("image", _data("image/png", "not base64!")), f"{AT}.source.data"),
+        ("gemini", _source("image", _url("ftp://images.example.org/cat.png")), f"{AT}.source.url"),
+        ("openai", _source("image", {"type": "file", "file_id": "file_011"}), f"{AT}.source.type"),
+        ("openai", _source("image", "https://images.example.org/cat.png"), f"{AT}.source"),
+        # PDF documents (`test_gateway_bridged_documents.py` has what the wires carry of them)
+        ("ollama", PDF_BLOCK, f"{AT}.source"),
+        ("openai", _source("document", _url(PAPER)), f"{AT}.source"),
+        ("gemini", {**PDF_BLOCK, "citations": {"enabled": True}}, f"{AT}.citations"),
+        ("openai", _source("document", {"type": "file", "file_id": "file_011"}), f"{AT}.source.type"),
+        ("gemini", _source("document", _data("text/csv", "YSxi")), f"{AT}.source.media_type"),
     ],
 )
-def test_what_a_bridged_wire_cannot_carry_of_an_image_block_is_a_400_naming_it(
+def test_what_a_bridged_wire_cannot_carry_of_an_image_or_document_block_is_a_400_naming_it(
     gw: LiveGateway, wire: str, block: dict[str, Any], field: str
 ) -> None:
     with pytest.raises(anthropic.BadRequestError) as caught:
@@ -289,7 +287,7 @@ def test_responses_detail_goes_as_sent_to_the_openai_chat_wire(gw: LiveGateway) 
         ),
         ("anthropic", _image("data:image/svg+xml;base64,PHN2Zz4="), "input[0].content[1].image_url"),
         ("openai", _image("file:///etc/passwd"), "input[0].content[1].image_url"),
-        ("gemini", {"type": "input_file", "file_id": "file-1"}, "input[0].content[1].type"),
+        ("gemini", {"type": "input_file", "file_id": "file-1"}, "input[0].content[1].file_id"),
     ],
 )
 def test_what_a_bridged_wire_cannot_carry_of_an_input_image_is_a_400_naming_it(
@@ -386,9 +384,9 @@ def test_an_anthropic_wire_model_is_sent_the_read_screenshot_as_written(gw: Live
 
 
 def test_what_a_wire_cannot_carry_inside_a_result_is_a_400_naming_it(gw: LiveGateway) -> None:
-    pdf = {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "JVBE"}}
+    found = {"type": "search_result", "source": "https://example.org", "title": "A", "content": []}
     inside = "messages[2].content[0].content[0]"
-    for wire, block, field in (("ollama", BY_URL, f"{inside}.source"), ("openai", pdf, f"{inside}.type")):
+    for wire, block, field in (("ollama", BY_URL, f"{inside}.source"), ("openai", found, f"{inside}.type")):
         with pytest.raises(anthropic.BadRequestError) as refused:
             _turns(gw, wire, _conversation(block))
         assert refused.value.body["error"]["message"].startswith(field + ":")

@@ -323,19 +323,24 @@ def _messages(request: ChatRequest) -> list[dict[str, Any]]:
 
 
 def _blocks(message: ChatMessage) -> list[dict[str, Any]]:
-    """A message with images as Anthropic's content blocks, in order: an `image` block's source is
-    the base64 data or the URL (Anthropic fetches it); no per-image `detail` (a 400 naming it)."""
-    checked(message.images, "anthropic", urls=True)
+    """A message with images (or PDFs) as Anthropic's content blocks, in order: an `image` (or
+    `document`) block's source is the base64 data or the URL (Anthropic fetches it); no per-image
+    `detail` (a 400 naming it)."""
+    checked(message.images, "anthropic")
     out: list[dict[str, Any]] = []
     for part in message.parts:
         if isinstance(part, str):
             if part:  # Anthropic refuses an empty text block
                 out.append({"type": "text", "text": part})
-        elif part.url:
-            out.append({"type": "image", "source": {"type": "url", "url": part.url}})
+            continue
+        if part.url:
+            source: dict[str, Any] = {"type": "url", "url": part.url}
         else:
             source = {"type": "base64", "media_type": part.media_type, "data": part.data}
-            out.append({"type": "image", "source": source})
+        block = {"type": "document" if part.is_document else "image", "source": source}
+        if part.filename:
+            block["title"] = part.filename
+        out.append(block)
     return out
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ...contract.protocol import RequestSpec, Secret
-from .images import IMAGE_TOKENS, ImagePart
+from .images import ImagePart
 from .options import NO_OPTIONS, SamplingOptions
 from .response import ChatResponse, TokenUsage, ToolCall
 
@@ -144,8 +144,8 @@ class ChatRequest:
         return [m for m in self.messages if m.role != "system"]
 
     def estimated_input_tokens(self) -> int:
-        """A cheap upper-side estimate (≈4 characters a token, plus framing, `IMAGE_TOKENS` an image)
-        for quota holds."""
+        """A cheap upper-side estimate for quota holds: ≈4 characters a token, plus framing,
+        `IMAGE_TOKENS` an image and `PAGE_TOKENS` a PDF page (`ImagePart.estimated_tokens`)."""
         chars = sum(
             len(m.content) + sum(len(c.arguments) + len(c.name) for c in m.tool_calls) for m in self.messages
         )
@@ -153,7 +153,7 @@ class ChatRequest:
         if self.json_schema is not None:
             chars += len(json.dumps(self.json_schema))
         extra = self.native.extra_input_tokens if self.native is not None else 0
-        extra += IMAGE_TOKENS * sum(len(m.images) for m in self.messages if m.parts)
+        extra += sum(part.estimated_tokens for m in self.messages if m.parts for part in m.images)
         return chars // 4 + 4 * len(self.messages) + 8 + extra
 
 

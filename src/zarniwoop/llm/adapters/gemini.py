@@ -264,11 +264,11 @@ def _function_call(call: ToolCall, *, first: bool) -> dict[str, Any]:
 
 
 def _parts(message: ChatMessage) -> list[dict[str, Any]]:
-    """A message with images as Gemini's parts, in order: `inlineData` for data (`inline_data` in
+    """A message with images (or PDFs) as Gemini's parts, in order: `inlineData` for data (`inline_data` in
     Google's REST examples; either spelling is read), `fileData` for an https URL Gemini fetches
     itself (https://ai.google.dev/gemini-api/docs/file-input-methods), its MIME type told by the
     URL's extension (`ImagePart.url_type`: the gateway never fetches an image)."""
-    checked(message.images, "gemini", urls=True)
+    checked(message.images, "gemini")
     out: list[dict[str, Any]] = []
     for part in message.parts:
         if isinstance(part, str):

@@ -1,6 +1,7 @@
-"""Image parts of a user message (`ChatMessage.parts`): what a client sent, checked once at the edge,
-written by each wire's chat adapter in its own form (`openai.py`, `anthropic.py`, `gemini.py`,
-`ollama.py`). An image is data or an http(s) URL the *upstream* fetches; the gateway never fetches one.
+"""Image (and PDF document) parts of a user message or a tool result (`ChatMessage.parts`): what a
+client sent, checked once at the edge, written by each wire's chat adapter in its own form
+(`openai.py`, `anthropic.py`, `gemini.py`, `ollama.py`). An image or a PDF is data or an http(s) URL
+the *upstream* fetches; the gateway never fetches one.
 
     image = ImagePart.read("data:image/png;base64,iVBO…", "high", "messages[0].content[1].image_url")
     image.media_type, image.data, image.url, image.detail   # "image/png", "iVBO…", "", "high"
@@ -10,13 +11,19 @@ API's `image` blocks (`ImagePart.base64`, `ImagePart.http`) and the Responses AP
 parts; `where` names the client's own field, whichever API it spoke.
 
 What a wire cannot carry is refused with a 400 naming the client's field, before anything is sent
-(`checked`, `url_type`): an image URL on Ollama (it takes the bytes only), on Gemini one that is not
-https or whose type its path does not tell (`fileData` needs the MIME type), a `detail` other than
-`auto` off the OpenAI wire (no other wire has a per-image resolution).
+(`checked` by the table `CARRIES`, `url_type`): an image URL on Ollama (it takes the bytes only), on
+Gemini one that is not https or whose type its path does not tell (`fileData` needs the MIME type), a
+`detail` other than `auto` off the OpenAI wire (no other wire has a per-image resolution), a PDF on
+Ollama, a PDF's URL on the OpenAI wire (its `file` part takes data only).
+
+A PDF (the Messages API's `document` block, the Responses API's `input_file`) is a part of type
+`application/pdf` (`ImagePart.pdf`, `.pdf_at`): OpenAI's `file` part, Anthropic's `document` block,
+Gemini's `inlineData`/`fileData` — held at `PAGE_TOKENS` a page (`estimated_tokens`).
 """
 
 from __future__ import annotations
 
+import binascii
 import re
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
@@ -27,6 +34,13 @@ IMAGE_TOKENS = 1600
 """The input estimate of one image (or document) for budget holds: Anthropic's own bound for a
 1.15-megapixel image (https://docs.anthropic.com/en/docs/build-with-claude/vision#calculate-image-costs);
 OpenAI's `high` detail of a 1024×1024 image is 765. The upstream's reported usage is what is charged."""
+PDF = "application/pdf"
+PAGE_TOKENS = 3000
+"""The input estimate of one PDF page: the upper end of Anthropic's 1,500–3,000 text tokens a page
+(https://docs.anthropic.com/en/docs/build-with-claude/pdf-support); a PDF by URL, whose pages the
+gateway does not know, is held at one. The upstream's reported usage is what is charged."""
+_PAGE = re.compile(rb"/Type\s*/Page(?![A-Za-z])")
+"""A page object of a PDF (`/Type /Page`, not the `/Pages` tree): the pages, counted from the bytes."""
 _TYPE = r"image/(?:png|jpeg|gif|webp)"
 _BASE64 = r"[A-Za-z0-9+/]+={0,2}"
 _DATA_URL = re.compile(rf"data:({_TYPE});base64,({_BASE64})")
@@ -56,6 +70,9 @@ class ImagePart:
     detail_where: str = field(default="", compare=False)
     """The client's `detail` field, where it is not `<where>.detail` (the Responses API's sits next to
     its `image_url`)."""
+    filename: str = ""
+    """A PDF's name as the client gave it (the Messages API's `title`, the Responses API's `filename`):
+    OpenAI's `file` part and Anthropic's `document` block carry it."""
 
     @classmethod
     def read(
@@ -99,6 +116,37 @@ class ImagePart:
             raise InvalidRequestError(f"{where}.data", "expected the image's bytes in base64")
         return cls(media_type, data, where=where)
 
+    @classmethod
+    def pdf(cls, data: str, where: str, *, data_where: str = "", filename: str = "") -> ImagePart:
+        """A PDF document's bytes in base64 (`where`: its field; a 400 naming `data_where`, by default
+        `<where>.data`, when they are not base64)."""
+        if re.fullmatch(_BASE64, data) is None:
+            raise InvalidRequestError(data_where or f"{where}.data", "expected the PDF's bytes in base64")
+        return cls(PDF, data, where=where, filename=filename)
+
+    @classmethod
+    def pdf_at(cls, url: str, where: str, url_where: str, *, filename: str = "") -> ImagePart:
+        """A PDF document the upstream fetches from `url`; a 400 naming `url_where` when it is not an
+        http(s) URL."""
+        return replace(cls.http(url, where, url_where), media_type=PDF, filename=filename)
+
+    @property
+    def is_document(self) -> bool:
+        return self.media_type == PDF
+
+    @property
+    def estimated_tokens(self) -> int:
+        """The part's input estimate: `IMAGE_TOKENS` an image, `PAGE_TOKENS` a PDF page."""
+        if not self.is_document:
+            return IMAGE_TOKENS
+        if self.url:
+            return PAGE_TOKENS
+        try:
+            pages = len(_PAGE.findall(binascii.a2b_base64(self.data)))
+        except binascii.Error:
+            pages = 1  # the upstream judges the bytes; the hold still holds one page
+        return PAGE_TOKENS * max(1, pages)
+
     @property
     def data_url(self) -> str:
         """The image as OpenAI's `image_url.url` takes it."""
@@ -109,6 +157,8 @@ class ImagePart:
         `.gif`, `.webp`), for a wire that fetches the image but must be sent its type (Gemini's
         `fileData`); a 400 naming the field when the URL does not tell it — the gateway never fetches."""
         parts = urlsplit(self.url)
+        if self.is_document and parts.scheme == "https":
+            return PDF
         found = _EXTENSIONS.get(parts.path.rpartition(".")[2].lower()) if "." in parts.path else None
         if parts.scheme != "https" or found is None:
             raise InvalidRequestError(
@@ -123,23 +173,37 @@ class ImagePart:
         return self.detail not in (None, "auto")
 
 
-def checked(images: tuple[ImagePart, ...], wire: str, *, urls: bool) -> tuple[ImagePart, ...]:
-    """`images` as a wire without per-image detail takes them (`urls`: whether it takes http(s) URLs),
-    else the 400 naming the first it cannot carry."""
+CARRIES: dict[str, frozenset[str]] = {
+    "openai": frozenset({"detail", "image url", "pdf"}),
+    "anthropic": frozenset({"image url", "pdf", "pdf url"}),
+    "gemini": frozenset({"image url", "pdf", "pdf url"}),
+    "ollama": frozenset(),
+}
+"""What each wire's chat form carries beyond an image's base64 data, which every one takes."""
+_REFUSED = {
+    "detail": "the {wire} wire has no per-image detail: send auto (or none), "
+    "or choose a model served over the OpenAI wire",
+    "image url": "the {wire} wire takes images as data only: send a base64 data URL "
+    "(the gateway does not fetch image URLs)",
+    "pdf": "the {wire} wire takes no documents: choose a model served over the OpenAI, Anthropic or "
+    "Gemini wire",
+    "pdf url": "the {wire} wire takes a PDF as data only: send its bytes in base64 "
+    "(the gateway does not fetch documents)",
+}
+
+
+def checked(images: tuple[ImagePart, ...], wire: str) -> tuple[ImagePart, ...]:
+    """`images` as `wire` takes them (`CARRIES`), else the 400 naming the first it cannot carry."""
+    carries = CARRIES[wire]
     for image in images:
-        if image.asks_detail():
-            raise InvalidRequestError(
-                image.detail_where or f"{image.where}.detail",
-                f"the {wire} wire has no per-image detail: send auto (or none), "
-                "or choose a model served over the OpenAI wire",
-            )
-        if image.url and not urls:
-            raise InvalidRequestError(
-                image.where,
-                f"the {wire} wire takes images as data only: send a base64 data URL "
-                "(the gateway does not fetch image URLs)",
-            )
+        if image.asks_detail() and "detail" not in carries:
+            field_name = image.detail_where or f"{image.where}.detail"
+            raise InvalidRequestError(field_name, _REFUSED["detail"].format(wire=wire))
+        kind = "pdf" if image.is_document else "image"
+        need = f"{kind} url" if image.url else kind
+        if need != "image" and need not in carries:
+            raise InvalidRequestError(image.where, _REFUSED[need].format(wire=wire))
     return images
 
 
-__all__ = ["IMAGE_TOKENS", "ImagePart", "checked"]
+__all__ = ["CARRIES", "IMAGE_TOKENS", "PAGE_TOKENS", "PDF", "ImagePart", "checked"]

@@ -170,7 +170,7 @@ def _token(token: Mapping[str, Any]) -> dict[str, Any]:
 def _message(message: ChatMessage) -> dict[str, Any]:
     out: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.parts:  # `/api/chat` takes a message's images as base64 next to its text, no URLs
-        out["images"] = [image.data for image in checked(message.images, "ollama", urls=False)]
+        out["images"] = [image.data for image in checked(message.images, "ollama")]
     if message.role == "assistant" and message.tool_calls:
         out["tool_calls"] = [
             {"function": {"name": c.name, "arguments": c.parsed_arguments()}} for c in message.tool_calls

@@ -31,6 +31,7 @@ from ...contract.protocol import RequestSpec
 from .base import ChatMessage, ChatRequest, Endpoint, Framing, StreamDelta, ToolSpec
 from .errors import map_error
 from .ids import check_model
+from .images import checked
 from .options import (
     ANSWER_EXTRAS,
     FINGERPRINT,
@@ -348,17 +349,22 @@ def _message(message: ChatMessage) -> dict[str, Any]:
 
 
 def _content(message: ChatMessage) -> list[dict[str, Any]]:
-    """A message with images as OpenAI's content parts, in order: every OpenAI-wire upstream takes
-    data and http(s) URLs and `detail` as they came."""
+    """A message with images (or PDFs) as OpenAI's content parts, in order: every OpenAI-wire upstream
+    takes an image's data or http(s) URL and its `detail` as they came; a PDF goes as a `file` part
+    of its data (the chat API takes no document URL: a 400 naming it, `checked`)."""
     out: list[dict[str, Any]] = []
     for part in message.parts:
         if isinstance(part, str):
             out.append({"type": "text", "text": part})
-            continue
-        image: dict[str, Any] = {"url": part.data_url}
-        if part.detail is not None:
-            image["detail"] = part.detail
-        out.append({"type": "image_url", "image_url": image})
+        elif part.is_document:
+            checked((part,), "openai")
+            document = {"filename": part.filename or "document.pdf", "file_data": part.data_url}
+            out.append({"type": "file", "file": document})
+        else:
+            image: dict[str, Any] = {"url": part.data_url}
+            if part.detail is not None:
+                image["detail"] = part.detail
+            out.append({"type": "image_url", "image_url": image})
     return out
 
 

@@ -9,12 +9,12 @@ image source included, which Anthropic itself judges on the native path.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...contract.errors import InvalidRequestError
 from ...llm.adapters import ChatMessage, ToolSpec
-from ...llm.adapters.images import IMAGE_TOKENS, ImagePart
+from ...llm.adapters.images import IMAGE_TOKENS, PDF, ImagePart
 from ...llm.adapters.response import ToolCall
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ NO_BRIDGE = "no other wire has an equivalent: remove it, or choose a model serve
 KNOWN_KEYS = {
     "text": {"type", "text", "cache_control"},
     "image": {"type", "source", "cache_control"},
+    "document": {"type", "source", "title", "context", "citations", "cache_control"},
     "tool_use": {"type", "id", "name", "input", "cache_control"},
     "tool_result": {"type", "tool_use_id", "content", "is_error", "cache_control"},
     "thinking": {"type", "thinking", "signature"},
@@ -36,6 +37,13 @@ KNOWN_KEYS = {
 SOURCE_KEYS = {"base64": {"type", "media_type", "data"}, "url": {"type", "url"}}
 """The image sources the chat form carries, and their keys: a `file` source (the Files API) is
 Anthropic's own."""
+DOCUMENT_SOURCES = {
+    "base64": {"type", "media_type", "data"},
+    "url": {"type", "url"},
+    "text": {"type", "media_type", "data"},
+    "content": {"type", "content"},
+}
+"""The document sources the chat form carries: a PDF (base64 or by URL), plain text, content blocks."""
 
 
 class MessagesMapping:
@@ -80,6 +88,8 @@ class MessagesMapping:
                 parts.append(str(block.get("text") or ""))
             elif kind == "image" and message.role == "user":
                 parts += self._image(block.get("source"), f"{where}.source")
+            elif kind == "document" and message.role == "user":
+                parts += self._document(block, where)
             elif kind == "tool_use" and message.role == "assistant":
                 call_id, name = str(block.get("id") or f"toolu_{i}_{j}"), str(block.get("name") or "")
                 self.tool_names[call_id] = name
@@ -119,6 +129,62 @@ class MessagesMapping:
         except InvalidRequestError as exc:  # refused off Anthropic; the native path sends it as written
             return self._uncarried(exc.field, exc.reason)
 
+    def _document(self, block: Mapping[str, Any], where: str) -> Sequence[str | ImagePart]:
+        """A `document` block (at `where`) as chat parts: its `title` and `context` as text lines
+        before it, then a PDF (base64 or by URL) as a document part, plain text as text, content
+        blocks as their text and images; what cannot be carried is refused naming its field —
+        `citations` asked for (no other wire cites a document's passages), a `file` source."""
+        self.cannot(*(f"{where}.{key}" for key in block if key not in KNOWN_KEYS["document"]))
+        citations = block.get("citations")
+        if isinstance(citations, Mapping) and citations.get("enabled"):
+            self.cannot(f"{where}.citations")
+        title, context = block.get("title"), block.get("context")
+        lines = [f"{line}\n" for line in (title, context) if isinstance(line, str) and line]
+        source, at = block.get("source"), f"{where}.source"
+        kind = source.get("type") if isinstance(source, Mapping) else None
+        keys = DOCUMENT_SOURCES.get(str(kind))
+        if not isinstance(source, Mapping) or keys is None:
+            return self._uncarried(f"{at}.type", "expected a base64 or url PDF, text, or content source")
+        self.cannot(*(f"{at}.{key}" for key in source if key not in keys))
+        name = title if isinstance(title, str) else ""
+        try:
+            if kind == "text":
+                return [*lines, str(source.get("data") or "")]
+            if kind == "content":  # text and image blocks (a string: its text)
+                content = source.get("content")
+                if isinstance(content, list):
+                    return [*lines, *self._content_blocks(content, f"{at}.content", documents=False)]
+                return [*lines, str(content or "")]
+            if kind == "url":
+                return [
+                    *lines,
+                    ImagePart.pdf_at(str(source.get("url") or ""), at, f"{at}.url", filename=name),
+                ]
+            if source.get("media_type") != PDF:
+                return self._uncarried(f"{at}.media_type", "expected application/pdf")
+            return [*lines, ImagePart.pdf(str(source.get("data") or ""), at, filename=name)]
+        except InvalidRequestError as exc:  # refused off Anthropic; the native path sends it as written
+            return self._uncarried(exc.field, exc.reason)
+
+    def _content_blocks(
+        self, blocks: list[Any], where: str, *, documents: bool = True
+    ) -> list[str | ImagePart]:
+        """Text, image and (`documents`) document blocks — a tool result's, a `content` document's —
+        as chat parts in order; any other block refused naming `<where>[k].type`."""
+        parts: list[str | ImagePart] = []
+        for k, block in enumerate(blocks):
+            at = f"{where}[{k}]"
+            kind = block.get("type") if isinstance(block, Mapping) else None
+            if kind == "text":
+                parts.append(str(block.get("text") or ""))
+            elif kind == "image":
+                parts += self._image(block.get("source"), f"{at}.source")
+            elif kind == "document" and documents:
+                parts += self._document(block, at)
+            else:  # a search result, …: the chat form has no equivalent
+                self._uncarried(f"{at}.type")
+        return parts
+
     def _uncarried(self, field: str, reason: str = NO_BRIDGE) -> list[ImagePart]:
         """A block the chat form does not take (an image, a document, …): refused off Anthropic naming
         `field`, held at `IMAGE_TOKENS` as the native path sends it."""
@@ -132,14 +198,7 @@ class MessagesMapping:
         content = block.get("content")
         parts: list[str | ImagePart] = []
         if isinstance(content, list):
-            for k, part in enumerate(content):
-                kind = part.get("type") if isinstance(part, Mapping) else None
-                if kind == "text":
-                    parts.append(str(part.get("text") or ""))
-                elif kind == "image":
-                    parts += self._image(part.get("source"), f"{where}.content[{k}].source")
-                else:  # a document, a search result, …: no tool message of the chat form takes it
-                    self._uncarried(f"{where}.content[{k}].type")
+            parts = self._content_blocks(content, f"{where}.content")
         elif content is not None:
             parts.append(str(content))
         if block.get("is_error"):

@@ -18,7 +18,10 @@ dropped (`llm.adapters.adapter_for`, the one choice of every shape). The mapping
 | `thinking`/`redacted_thinking` blocks of earlier turns | left out (the Messages API itself strips them from earlier turns); counted in the estimate |
 | `image` blocks (user), `source` `{type: base64, media_type, data}` (PNG, JPEG, GIF, WebP) or `{type: url, url}` (http(s)) | the message's image parts, in order with its text (`ImagePart`: each wire's own form, or a 400 naming `messages[i].content[j].source…` where the wire cannot take it — a URL on Ollama); a malformed source is refused naming `…source.media_type`/`.data`/`.url` |
 | an image's `source` of another type (`file`) or with other keys | refused, naming `…source.type` or the key |
-| `document` blocks, images on assistant turns, other blocks (in a `tool_result` too) | refused, naming `messages[i].content[j].type` (`…content[k].type` inside a result) |
+| `document` blocks (user turns, `tool_result` content): `source` base64 `application/pdf` or url | a PDF part (`ImagePart.pdf`): OpenAI chat's `file` part (data only: a URL is refused naming `…source`), Gemini's `inlineData`/`fileData`; Ollama refused naming `…source`; `title` (also the file's name) and `context` as text lines before it |
+| `document` `source` text (`text/plain`) or content (text and image blocks) | the text, the images, after the `title` and `context` lines |
+| a `document`'s `citations: {enabled: true}`, its `file` source or another `media_type` | refused, naming `…citations`, `…source.type`, `…source.media_type` |
+| images on assistant turns, other blocks (in a `tool_result` too) | refused, naming `messages[i].content[j].type` (`…content[k].type` inside a result) |
 | `cache_control` (top level, on blocks and tools) | no field: the other wires cache prefixes on their own |
 | `tools[]` custom (`name`, `description`, `input_schema`, `strict`) | function tools |
 | `tools[]` server tools (`type: web_search_…`, `bash_…`, …) | refused, naming `tools[i].type` |

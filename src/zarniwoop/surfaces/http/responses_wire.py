@@ -10,8 +10,9 @@ Every field is forwarded, mapped or refused with a 400 naming it — never dropp
 | `input` reasoning items | as sent | omitted: no bridge takes a model's earlier reasoning back |
 | `input_image` parts of user messages (`image_url`: a base64 data URL of PNG, JPEG, GIF or WebP, or an http(s) URL; `detail`) | as sent | the message's image parts, in order with its text (`ImagePart`): each wire's own form, or a 400 naming `input[i].content[j].image_url` or `….detail` where the wire cannot take it (a URL on Ollama, `detail` but `auto` off the OpenAI wire) or the URL is malformed |
 | `input_image` with a `file_id` | as sent | 400 naming `input[i].content[j].file_id` |
+| `input_file` parts (user messages, `function_call_output`s): `file_data` a base64 data URL of a PDF, or `file_url`; `filename` | as sent | a PDF part: OpenAI chat's `file` part (data only), Anthropic's `document` block (`filename` its title), Gemini's `inlineData`/`fileData`; 400 naming `….file_data`/`….file_url` on Ollama, for another file type or a malformed one, `….file_id` for an uploaded file |
 | `input_image` parts of a `function_call_output`'s `output` | as sent | the tool result's image parts: Anthropic's `tool_result` takes them; OpenAI chat, Gemini and Ollama get them in one user message right after the results (each result's led by a line naming its call); refused as above where the wire cannot take one |
-| other `input` items and parts (files, `item_reference`, images on other roles, …) | as sent | 400 naming `input[i]…` |
+| other `input` items and parts (`item_reference`, images or files on other roles, …) | as sent | 400 naming `input[i]…` |
 | `instructions` | as sent | the system message |
 | `tools` function tools, `strict` | as sent | tools; `strict` per wire (`llm/adapters/options.py`) |
 | built-in tools (`web_search`, `file_search`, `computer_use_preview`, …) | as sent | 400 naming `tools[i]` and the tool |
@@ -38,23 +39,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...contract.errors import InvalidRequestError
 from ...llm.adapters import ChatMessage, ChatRequest, NativeBody, ToolSpec
 from ...llm.adapters.fields import RESPONSES, bridge_refusals
-from ...llm.adapters.images import ImagePart
 from ...llm.adapters.openai_responses import API
 from ...llm.adapters.options import SamplingOptions
 from ...llm.adapters.response import ToolCall
 from .openai_wire import DEFAULT_MAX_TOKENS
+from .responses_content import UNKNOWN, read_content
 
 Item = dict[str, Any]
 
-UNKNOWN = "an unknown field: forwarded only to a wire that serves /responses"
 NEVER = ("background", "conversation")
 """Fields that need the upstream to keep state: the gateway sends `store: false`, so refused everywhere."""
-TEXT_PARTS = ("input_text", "output_text", "text", "summary_text")
-IMAGE_FIELDS = {
-    "file_id": "an uploaded file is the OpenAI Responses API's own: send the image as image_url "
-    "(a base64 data URL or an http(s) URL)"
-}
-"""Why an `input_image` field other than `image_url` and `detail` is refused on a bridge."""
 
 
 class _Wire(BaseModel):
@@ -189,7 +183,7 @@ def _messages(
             role = item.get("role")
             if role not in ("user", "system", "developer", "assistant"):
                 raise InvalidRequestError(f"{where}.role", "expected user, system, developer or assistant")
-            parts = _content(item.get("content"), f"{where}.content", refused, images=role == "user")
+            parts = read_content(item.get("content"), f"{where}.content", refused, images=role == "user")
             messages.append(ChatMessage.of_parts("assistant" if role == "assistant" else _role(role), parts))
         elif kind == "function_call":
             call = ToolCall(
@@ -203,7 +197,7 @@ def _messages(
                 messages.append(ChatMessage("assistant", "", tool_calls=(call,)))
         elif kind == "function_call_output":
             call_id = _required(item, "call_id", where)
-            output = _content(item.get("output"), f"{where}.output", refused, images=True)
+            output = read_content(item.get("output"), f"{where}.output", refused, images=True)
             messages.append(
                 ChatMessage.of_parts("tool", output, tool_call_id=call_id, name=names.get(call_id))
             )
@@ -216,57 +210,6 @@ def _messages(
 
 def _role(role: str) -> Any:
     return "user" if role == "user" else "system"
-
-
-def _content(
-    content: Any, where: str, refused: list[tuple[str, str]], *, images: bool
-) -> list[str | ImagePart]:
-    """The text and (`images`: on a user message) image parts of `content`, in order."""
-    if content is None or isinstance(content, str):
-        return [content or ""]
-    if not isinstance(content, list):
-        raise InvalidRequestError(where, "expected a text or a list of content parts")
-    parts: list[str | ImagePart] = []
-    for j, part in enumerate(content):
-        kind = part.get("type") if isinstance(part, dict) else None
-        if kind in TEXT_PARTS:
-            parts.append(str(part.get("text") or ""))
-        elif kind == "refusal":
-            parts.append(str(part.get("refusal") or ""))
-        elif kind == "input_image" and images:
-            parts += _image(part, f"{where}[{j}]", refused)
-        else:
-            refused.append(
-                (f"{where}[{j}].type", f"content parts of type {kind!r} have no bridged equivalent")
-            )
-    return parts
-
-
-def _image(part: Mapping[str, Any], where: str, refused: list[tuple[str, str]]) -> list[ImagePart]:
-    """An `input_image` part as the chat form's image (each wire then writes it, or refuses what it
-    cannot take: `images.checked`); none when no bridge can carry it, refused naming the field — a
-    `file_id` (the gateway holds no uploaded files), a malformed `image_url`. Only refused: the native
-    path sends the part as written."""
-    refused += [
-        (f"{where}.{key}", IMAGE_FIELDS.get(key, UNKNOWN))
-        for key, value in part.items()
-        if key not in ("type", "image_url", "detail") and value is not None
-    ]
-    url, detail = part.get("image_url"), part.get("detail")
-    if part.get("file_id") is not None:
-        return []
-    if not isinstance(url, str):
-        refused.append((f"{where}.image_url", "expected a data URL or an http(s) URL of the image"))
-        return []
-    if detail is not None and not isinstance(detail, str):
-        refused.append((f"{where}.detail", "expected auto, low or high"))
-        return []
-    at = f"{where}.image_url"
-    try:
-        return [ImagePart.read(url, detail, at, url_where=at, detail_where=f"{where}.detail")]
-    except InvalidRequestError as exc:
-        refused.append((exc.field, exc.reason))
-        return []
 
 
 def _required(item: Mapping[str, Any], name: str, where: str) -> str:
