@@ -308,7 +308,7 @@ def test_what_a_bridged_wire_cannot_carry_of_an_input_image_is_a_400_naming_it(
 
 SHOT = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}
 READ = {"type": "tool_use", "id": "toolu_01", "name": "Read", "input": {"file_path": "/tmp/shot.png"}}
-LABEL = "The images the Read call toolu_01 returned:"
+LABEL = "What the Read call toolu_01 returned:"
 
 
 def _conversation(*result: dict[str, Any], after: str | None = None) -> list[dict[str, Any]]:
@@ -348,7 +348,7 @@ def test_the_users_next_words_follow_the_results_images_in_the_same_user_turn(gw
     _turns(gw, "openai", _conversation(SHOT, after="Is the button blue?"))
     [body] = sent(gw, "openai")
     tool, user = body["messages"][2:]
-    assert tool == {"role": "tool", "content": "(images: in the next message)", "tool_call_id": "toolu_01"}
+    assert tool == {"role": "tool", "content": "(attached: in the next message)", "tool_call_id": "toolu_01"}
     assert user["content"] == [
         {"type": "text", "text": LABEL},
         _part(PNG_URL),
@@ -421,7 +421,7 @@ def test_a_function_call_outputs_image_follows_the_result_on_the_ollama_wire(gw:
     [body] = sent(gw, "ollama")
     assert body["messages"][2:] == [
         {"role": "tool", "content": "Read image", "tool_name": "read"},
-        {"role": "user", "content": "The images the read call call_7 returned:", "images": [PNG]},
+        {"role": "user", "content": "What the read call call_7 returned:", "images": [PNG]},
     ]
 
 
@@ -439,8 +439,8 @@ def test_parallel_results_images_follow_the_run_each_led_by_its_call() -> None:
         ("assistant", ""),
         ("tool", "first"),
         ("tool", "no image"),
-        ("tool", "(images: in the next message)"),
-        ("user", "The images the shot call c1 returned:\nThe images the shot call c3 returned:"),
+        ("tool", "(attached: in the next message)"),
+        ("user", "What the shot call c1 returned:\nWhat the shot call c3 returned:"),
         ("assistant", "seen"),
     ]
     assert out[4].images == (one, two)

@@ -1,5 +1,5 @@
-"""A tool result's images on the wires whose tool results are text (OpenAI's chat, Gemini, Ollama):
-they follow the results in a user message. Anthropic's `tool_result` takes images itself.
+"""A tool result's images (and PDFs) on the wires whose tool results are text (OpenAI's chat,
+Gemini, Ollama): they follow the results in a user message. Anthropic's `tool_result` takes them itself.
 
 A tool that read a screenshot (Claude Code's Read tool, an agent's browser) answers with an image; the
 Messages and Responses APIs carry it inside the result (`ChatMessage.parts` of a tool message), but
@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from .base import ChatMessage
 from .images import ImagePart
 
-IMAGES_OF_RESULT = "The images the {name} call {call_id} returned:"
-"""Leads the user message that carries a tool result's images on a wire whose results are text."""
-IMAGES_FOLLOW = "(images: in the next message)"
-"""A tool result's text where it had nothing but images."""
+ATTACHED_TO_RESULT = "What the {name} call {call_id} returned:"
+"""Leads each result's images (or PDFs) in the user message that carries them."""
+ATTACHED_FOLLOW = "(attached: in the next message)"
+"""A tool result's text where it had nothing but images (or PDFs)."""
 
 
 def results_with_images_after(messages: Sequence[ChatMessage]) -> Sequence[ChatMessage]:
@@ -32,9 +32,11 @@ def results_with_images_after(messages: Sequence[ChatMessage]) -> Sequence[ChatM
     for m in messages:
         if m.role == "tool":
             if m.parts:
-                label = IMAGES_OF_RESULT.format(name=m.name or "tool", call_id=m.tool_call_id or "")
+                label = ATTACHED_TO_RESULT.format(name=m.name or "tool", call_id=m.tool_call_id or "")
                 shown += ["\n" + label if shown else label, *m.images]  # a line each, where joined
-                m = ChatMessage("tool", m.content or IMAGES_FOLLOW, tool_call_id=m.tool_call_id, name=m.name)
+                m = ChatMessage(
+                    "tool", m.content or ATTACHED_FOLLOW, tool_call_id=m.tool_call_id, name=m.name
+                )
             out.append(m)
             continue
         if shown and m.role == "user":  # the user's next words: one turn with the images before them
@@ -48,4 +50,4 @@ def results_with_images_after(messages: Sequence[ChatMessage]) -> Sequence[ChatM
     return out
 
 
-__all__ = ["IMAGES_FOLLOW", "IMAGES_OF_RESULT", "results_with_images_after"]
+__all__ = ["ATTACHED_FOLLOW", "ATTACHED_TO_RESULT", "results_with_images_after"]
