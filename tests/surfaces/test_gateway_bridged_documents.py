@@ -2,9 +2,9 @@
 the Responses API's `input_file` parts (the real openai SDK), through the gateway to a model served
 over another wire on the loopback emulator. A PDF reaches OpenAI's chat as a `file` part, Gemini as
 `inlineData`/`fileData`, Anthropic as a `document` block; a plain-text document is text; its title
-and context are lines before it. What a wire cannot carry of an `input_file` (an uploaded file's id,
-another file type) is a 400 naming the client's own field, with nothing sent; of a `document` block
-(a PDF on Ollama, a PDF's URL on OpenAI's chat, citations): `test_gateway_bridged_images.py`. A PDF is held at 3,000 tokens a page; the usage the upstream reports is charged."""
+and context are lines before it. What a wire cannot carry of either (a PDF on Ollama, a PDF's URL on
+OpenAI's chat, citations, an uploaded file's id, another file type) is a 400 naming the client's own
+field, with nothing sent: `test_gateway_bridged_images.py`, beside the images' refusals. A PDF is held at 3,000 tokens a page; the usage the upstream reports is charged."""
 
 from __future__ import annotations
 
@@ -133,25 +133,28 @@ def test_an_input_file_by_url_reaches_gemini_to_fetch(gw: LiveGateway) -> None:
     assert body["contents"][0]["parts"][0] == {"fileData": {"mimeType": "application/pdf", "fileUri": PAPER}}
 
 
-@pytest.mark.parametrize(
-    ("wire", "file", "param"),
-    [
-        (
-            "gemini",
-            {"file_data": "data:text/csv;base64,YSxi", "filename": "a.csv"},
-            "input[0].content[0].file_data",
-        ),
-        ("gemini", {"file_data": "data:application/pdf;base64,not base64!"}, "input[0].content[0].file_data"),
-        ("gemini", {"file_url": "ftp://papers.example.org/a.pdf"}, "input[0].content[0].file_url"),
-        ("gemini", {"file_id": "file-1"}, "input[0].content[0].file_id"),
-        ("ollama", {"file_data": f"data:application/pdf;base64,{PDF}"}, "input[0].content[0].file_data"),
-        ("openai", {"file_url": PAPER}, "input[0].content[0].file_url"),
-    ],
-)
-def test_what_no_bridge_carries_of_an_input_file_is_a_400_naming_it(
-    gw: LiveGateway, wire: str, file: dict[str, Any], param: str
-) -> None:
-    with pytest.raises(openai.BadRequestError) as refused:
-        _respond(gw, wire, file)
-    assert refused.value.body["param"] == param
-    assert sent(gw, wire) == []
+def test_a_pdf_a_tool_returned_follows_the_result_on_the_openai_wire(gw: LiveGateway) -> None:
+    call = {"type": "tool_use", "id": "toolu_9", "name": "Read", "input": {"file_path": "/tmp/a.pdf"}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_9", "content": [DOCUMENT]}
+    http = gw.http if gw.server is None else None
+    client = anthropic.Anthropic(base_url=gw.url, http_client=http, max_retries=0, api_key=gw.setup.token)
+    turns = [
+        {"role": "user", "content": "Read /tmp/a.pdf"},
+        {"role": "assistant", "content": [call]},
+        {"role": "user", "content": [result]},
+    ]
+    client.messages.create(model=WIRE_MODELS["openai"], max_tokens=64, messages=turns)
+    [body] = sent(gw, "openai")
+    assert body["messages"][2:] == [
+        {"role": "tool", "content": "(attached: in the next message)", "tool_call_id": "toolu_9"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "What the Read call toolu_9 returned:"},
+                {
+                    "type": "file",
+                    "file": {"filename": "document.pdf", "file_data": f"data:application/pdf;base64,{PDF}"},
+                },
+            ],
+        },
+    ]

@@ -101,6 +101,11 @@ def _image(url: str, detail: str = "auto") -> dict[str, Any]:
     return {"type": "input_image", "image_url": url, "detail": detail}
 
 
+def _file(**fields: str) -> dict[str, Any]:
+    """A Responses API `input_file` part."""
+    return {"type": "input_file", **fields}
+
+
 def _blocks(*images: dict[str, Any]) -> list[dict[str, Any]]:
     """A Messages API user turn: text, the image blocks, text."""
     return [{"role": "user", "content": [TEXT[0], *images, TEXT[1]]}]
@@ -288,9 +293,19 @@ def test_responses_detail_goes_as_sent_to_the_openai_chat_wire(gw: LiveGateway) 
         ("anthropic", _image("data:image/svg+xml;base64,PHN2Zz4="), "input[0].content[1].image_url"),
         ("openai", _image("file:///etc/passwd"), "input[0].content[1].image_url"),
         ("gemini", {"type": "input_file", "file_id": "file-1"}, "input[0].content[1].file_id"),
+        # PDFs as `input_file` (`test_gateway_bridged_documents.py` has what the wires carry of them)
+        ("gemini", _file(file_data="data:text/csv;base64,YSxi"), "input[0].content[1].file_data"),
+        (
+            "gemini",
+            _file(file_data="data:application/pdf;base64,not base64!"),
+            "input[0].content[1].file_data",
+        ),
+        ("gemini", _file(file_url="ftp://papers.example.org/a.pdf"), "input[0].content[1].file_url"),
+        ("ollama", _file(file_data="data:application/pdf;base64,JVBE"), "input[0].content[1].file_data"),
+        ("openai", _file(file_url=PAPER), "input[0].content[1].file_url"),
     ],
 )
-def test_what_a_bridged_wire_cannot_carry_of_an_input_image_is_a_400_naming_it(
+def test_what_a_bridged_wire_cannot_carry_of_an_input_image_or_file_is_a_400_naming_it(
     gw: LiveGateway, wire: str, part: dict[str, Any], param: str
 ) -> None:
     with pytest.raises(openai.BadRequestError) as refused:
