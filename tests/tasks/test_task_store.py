@@ -3,6 +3,8 @@ and their takeover, sealed contents, and the retention job deleting expired task
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from zarniwoop.runtime import retention_rules
@@ -84,3 +86,15 @@ async def test_expired_tasks_and_their_steps_go_with_the_retention_job(tmp_path,
         assert removed["research_tasks"] == 1
         assert await rt.db.fetchall("SELECT id FROM research_tasks") == [(kept.id,)]
         assert await rt.db.fetchall("SELECT task_id FROM research_task_steps") == []
+
+
+async def test_task_ids_are_hex_never_read_as_a_command_line_option(tmp_path, database_url):
+    # a url-safe id began with "-" one time in 64: `zarniwoop tasks get -Nx…` was an unknown option
+    async with await open_runtime(tmp_path, database_url=database_url) as rt:
+        store = TaskStore(rt.db, rt.box, TestClock())
+        ids = [
+            (await store.create(ALICE, "research_investigate", REQUEST, ttl=600, owner="p1", lease=30)).id
+            for _ in range(200)
+        ]
+    assert all(re.fullmatch("[0-9a-f]{48}", i) for i in ids)
+    assert len(set(ids)) == 200

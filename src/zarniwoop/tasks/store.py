@@ -7,7 +7,8 @@
 
 A task belongs to the tenant, project and token (or OAuth grant) that made it: every read names
 that `TaskCaller`, and any other gets "not found" — an id says nothing to another scope. Ids come
-from `secrets.token_urlsafe` (unguessable). The request (the question), the progress, the result,
+from `secrets.token_hex` (unguessable, 192 bits; hex, so `zarniwoop tasks get ID` never takes one
+for an option). The request (the question), the progress, the result,
 the failure reason and each finished step's output are sealed with the `SecretBox`: the database
 never holds a query in clear (DESIGN §10).
 
@@ -140,7 +141,7 @@ class TaskStore:
         lease: float,
     ) -> TaskRecord:
         """A new `working` task; `owner` None leaves it to whichever process claims it first."""
-        task_id = secrets.token_urlsafe(24)
+        task_id = secrets.token_hex(24)  # never led by "-", which a command line reads as an option
         now = self.clock.now()
         lease_until = now + lease if owner is not None else 0.0
         await self.db.execute(
