@@ -29,7 +29,8 @@ _PDF_DATA = "data:application/pdf;base64,"
 def read_content(
     content: Any, where: str, refused: list[tuple[str, str]], *, images: bool
 ) -> list[str | ImagePart]:
-    """The text and (`images`: on a user message) image parts of `content`, in order."""
+    """The text and (`images`: on a user message or in a tool's output) image and PDF parts of
+    `content`, in order."""
     if content is None or isinstance(content, str):
         return [content or ""]
     if not isinstance(content, list):
