@@ -4,7 +4,7 @@ module, in-process for the fast tier and under a real `zarniwoop serve` for the 
 wire's upstream answering with the same reported usage, and the images sent.
 
     gateway = pytest.fixture(scope="module", params=GATEWAYS, name="gateway")(image_gateway)
-    gw = answering(gateway)                      # per test: the emulator reset, every wire answering
+    gw = gw_fixture                              # per test: the emulator reset, every wire answering
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from ..support.images import (
     PNG,
     PROMPT_TOKENS,
     WIRE_MODELS,
-    answering,
+    gw_fixture,
     image_gateway,
     sent,
 )
@@ -40,10 +40,7 @@ openai = pytest.importorskip("openai", reason="these tests drive the real openai
 
 gateway = pytest.fixture(scope="module", params=GATEWAYS, name="gateway")(image_gateway)
 
-
-@pytest.fixture
-def gw(gateway: LiveGateway) -> LiveGateway:
-    return answering(gateway)
+gw = gw_fixture
 
 
 # -- each wire's form, from either shape ------------------------------------------------------------

@@ -29,7 +29,7 @@ from ..support.images import (
     PNG,
     PROMPT_TOKENS,
     WIRE_MODELS,
-    answering,
+    gw_fixture,
     image_gateway,
     sent,
 )
@@ -52,10 +52,7 @@ def _asking(*images: dict[str, Any]) -> list[dict[str, Any]]:
 
 gateway = pytest.fixture(scope="module", params=GATEWAYS, name="gateway")(image_gateway)
 
-
-@pytest.fixture
-def gw(gateway: LiveGateway) -> LiveGateway:
-    return answering(gateway)
+gw = gw_fixture
 
 
 def _ask(gw: LiveGateway, wire: str, messages: list[dict[str, Any]], **options: Any) -> Any:

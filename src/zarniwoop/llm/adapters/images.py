@@ -73,6 +73,8 @@ class ImagePart:
     filename: str = ""
     """A PDF's name as the client gave it (the Messages API's `title`, the Responses API's `filename`):
     OpenAI's `file` part and Anthropic's `document` block carry it."""
+    pages: int = field(default=1, compare=False)
+    """A PDF's pages, counted once from its bytes where it is read (one for a PDF by URL)."""
 
     @classmethod
     def read(
@@ -122,7 +124,11 @@ class ImagePart:
         `<where>.data`, when they are not base64)."""
         if re.fullmatch(_BASE64, data) is None:
             raise InvalidRequestError(data_where or f"{where}.data", "expected the PDF's bytes in base64")
-        return cls(PDF, data, where=where, filename=filename)
+        try:
+            pages = len(_PAGE.findall(binascii.a2b_base64(data)))
+        except binascii.Error:
+            pages = 1  # the upstream judges the bytes; the hold still holds one page
+        return cls(PDF, data, where=where, filename=filename, pages=max(1, pages))
 
     @classmethod
     def pdf_at(cls, url: str, where: str, url_where: str, *, filename: str = "") -> ImagePart:
@@ -137,15 +143,7 @@ class ImagePart:
     @property
     def estimated_tokens(self) -> int:
         """The part's input estimate: `IMAGE_TOKENS` an image, `PAGE_TOKENS` a PDF page."""
-        if not self.is_document:
-            return IMAGE_TOKENS
-        if self.url:
-            return PAGE_TOKENS
-        try:
-            pages = len(_PAGE.findall(binascii.a2b_base64(self.data)))
-        except binascii.Error:
-            pages = 1  # the upstream judges the bytes; the hold still holds one page
-        return PAGE_TOKENS * max(1, pages)
+        return PAGE_TOKENS * self.pages if self.is_document else IMAGE_TOKENS
 
     @property
     def data_url(self) -> str:
